@@ -1,0 +1,93 @@
+"""Per-feature acquisition costs.
+
+A costs file is a CSV with a header: ``feature,cost`` (a constant cost per
+feature) or ``feature,c0,c1,c2`` (cost c0 + c1*n + c2*n^2 for an item of size
+n). ``feature`` is a feature name or a 0-based column index. Features that the
+file does not name cost 1 (constant).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+class CostsError(ValueError):
+    """A costs file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class FeatureCosts:
+    """Polynomial cost per feature: coef[j] = (c0, c1, c2)."""
+
+    coef: np.ndarray  # shape (n_features, 3), float64
+
+    @classmethod
+    def uniform(cls, n_features: int, cost: float = 1.0) -> FeatureCosts:
+        coef = np.zeros((n_features, 3))
+        coef[:, 0] = cost
+        return cls(coef)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.coef.shape[0])
+
+    @property
+    def is_constant(self) -> bool:
+        return bool(np.all(self.coef[:, 1:] == 0))
+
+    def at(self, size: float = 0.0) -> np.ndarray:
+        """Cost of every feature for an item of the given size."""
+        c = self.coef
+        return c[:, 0] + c[:, 1] * size + c[:, 2] * size * size
+
+
+def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
+    """Read a costs CSV for a data set with the given feature names."""
+    n = len(feature_names)
+    coef = FeatureCosts.uniform(n).coef.copy()
+    index = {name: j for j, name in enumerate(feature_names)}
+    p = Path(path)
+    if not p.is_file():
+        raise CostsError(f"costs file not found: {p}")
+    with p.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    if not rows:
+        raise CostsError(f"costs file {p} is empty")
+    header = [h.strip().lower() for h in rows[0]]
+    if header[:2] == ["feature", "cost"] and len(header) == 2:
+        cols = 1
+    elif header == ["feature", "c0", "c1", "c2"]:
+        cols = 3
+    else:
+        raise CostsError(
+            f"costs file {p}: header must be 'feature,cost' or 'feature,c0,c1,c2', got {','.join(rows[0])}"
+        )
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != cols + 1:
+            raise CostsError(f"costs file {p} line {lineno}: expected {cols + 1} fields, got {len(row)}")
+        name = row[0].strip()
+        if name in index:
+            j = index[name]
+        else:
+            try:
+                j = int(name)
+            except ValueError:
+                raise CostsError(f"costs file {p} line {lineno}: unknown feature {name!r}") from None
+            if not 0 <= j < n:
+                raise CostsError(f"costs file {p} line {lineno}: feature index {j} out of range 0..{n - 1}")
+        try:
+            vals = [float(v) for v in row[1:]]
+        except ValueError:
+            raise CostsError(f"costs file {p} line {lineno}: cost is not a number") from None
+        if not all(np.isfinite(vals)) or any(v < 0 for v in vals):
+            raise CostsError(f"costs file {p} line {lineno}: costs must be finite and >= 0")
+        coef[j, :cols] = vals
+        if cols == 1:
+            coef[j, 1:] = 0.0
+    return FeatureCosts(coef)

@@ -1,0 +1,54 @@
+"""Small helpers to validate and coerce the numpy arrays of a model IR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import DataError, ModelFormatError
+
+
+def as_array(value: Any, dtype: str, name: str, ndim: int = 1) -> np.ndarray:
+    """Coerce to a C-contiguous array of dtype, or raise ModelFormatError."""
+    try:
+        arr = np.ascontiguousarray(np.asarray(value), dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"{name}: cannot be read as {dtype}: {exc}") from None
+    if arr.ndim != ndim:
+        raise ModelFormatError(f"{name}: expected {ndim}-D array, got shape {arr.shape}")
+    return arr
+
+
+def require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ModelFormatError(message)
+
+
+def check_inputs(X: Any, n_features: int) -> np.ndarray:
+    """Validate an input matrix (or one row) and return it as float32 C-contiguous, 2-D."""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError("inputs must be numeric") from None
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise DataError(f"inputs must be a 2-D matrix, got shape {arr.shape}")
+    if arr.shape[1] != n_features:
+        raise DataError(f"inputs have {arr.shape[1]} features, the model expects {n_features}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise DataError(f"input row {bad[0]} feature {bad[1]} is NaN or infinite")
+    f32 = arr.astype(np.float32)
+    if not np.all(np.isfinite(f32)):
+        raise DataError("an input value overflows float32")
+    return np.ascontiguousarray(f32)
+
+
+def float_keys(values: np.ndarray) -> np.ndarray:
+    """Order-preserving int32 keys of float32 values (fm_key_bits in C)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
+    neg = (bits & 0x80000000) != 0
+    keys = np.where(neg, -(bits & 0x7FFFFFFF), bits)
+    return keys.astype(np.int32)

@@ -1,0 +1,76 @@
+/*
+ * Naive Bayes with a reading order, static (top-k) or with early-stopping
+ * stop points (Verachtert, Blockeel, Davis, IJCAI 2016).
+ *
+ * Per input: score = d0; for position i = 0 .. n_used-1: read feature
+ * order[i], find its bin, score += d[table_start[i] + bin]; after i+1
+ * features, if i+1 is a stop point s: return 1 if score > stop_hi[s],
+ * 0 if score < stop_lo[s]. At the end: label 1 iff score > threshold.
+ *
+ * Binning: bin = (zero_bin[i] && x == 0) ? 0 : zero_bin[i] + #{edges < x}.
+ * The q15 build compares fm_key_bits() of the raw float bits with int32
+ * edge keys, and sums int16 table entries in a saturating int32
+ * accumulator: integer operations only.
+ */
+#ifndef FM_NB_H
+#define FM_NB_H
+
+#include "frugalml.h"
+
+typedef struct {
+    uint32_t n_features;          /* length of an input vector */
+    uint32_t n_used;              /* features in the reading order (budget k) */
+    const uint32_t *order;        /* [n_used] feature index per position */
+    const uint8_t *zero_bin;      /* [n_used] 1: exact zero is bin 0 */
+    const uint32_t *edge_start;   /* [n_used + 1] offsets into edges */
+    const float *edges;           /* ascending per position */
+    const uint32_t *table_start;  /* [n_used + 1] offsets into d */
+    const float *d;               /* log-likelihood differences l(x|1)-l(x|0) */
+    float d0;                     /* l(1) - l(0) */
+    float threshold;              /* label 1 iff final score > threshold */
+    uint32_t n_stops;
+    const uint32_t *stop_at;      /* [n_stops] strictly increasing, 1 .. n_used-1 */
+    const float *stop_hi;         /* [n_stops] answer 1 if score > stop_hi */
+    const float *stop_lo;         /* [n_stops] answer 0 if score < stop_lo */
+    const float *costs;           /* [n_features] or NULL (cost 1 each) */
+} fm_nb_f32;
+
+typedef struct {
+    uint32_t n_features;
+    uint32_t n_used;
+    const uint32_t *order;
+    const uint8_t *zero_bin;
+    const uint32_t *edge_start;
+    const int32_t *edge_keys;     /* fm_key_bits() of the float32 edges */
+    const uint32_t *table_start;
+    const int16_t *d;             /* round(d * 2^shift) */
+    int32_t d0;
+    int32_t threshold;
+    uint32_t n_stops;
+    const uint32_t *stop_at;
+    const int32_t *stop_hi;
+    const int32_t *stop_lo;
+    const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
+} fm_nb_q15;
+
+/* Lazy prediction: features come from the reader. */
+int fm_nb_f32_predict(const fm_nb_f32 *m, const fm_reader *in, fm_result *out);
+int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out);
+
+/* Eager prediction over a float vector of length n (must equal n_features). */
+int fm_nb_f32_predict_vec(const fm_nb_f32 *m, const float *x, uint32_t n, fm_result *out);
+int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *x, uint32_t n, fm_result *out);
+
+/* Batch over a row-major matrix; stops at the first failing row and returns
+ * its error, with *n_done set to the rows completed. */
+int fm_nb_f32_predict_batch(const fm_nb_f32 *m, const float *X, uint32_t rows, uint32_t cols,
+                            fm_result *out, uint32_t *n_done);
+int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                            fm_result *out, uint32_t *n_done);
+
+/* Check tables loaded at run time: FM_OK or FM_E_MODEL. n_edges and n_table
+ * are the lengths of the edges and d arrays. */
+int fm_nb_f32_check(const fm_nb_f32 *m, uint32_t n_edges, uint32_t n_table);
+int fm_nb_q15_check(const fm_nb_q15 *m, uint32_t n_edges, uint32_t n_table);
+
+#endif /* FM_NB_H */

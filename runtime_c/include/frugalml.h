@@ -1,0 +1,80 @@
+/*
+ * frugalml runtime: common types shared by every model family.
+ *
+ * Rules for every family (see docs/runtime.md):
+ *  - C99, no malloc, no global mutable state, no libm on the hot path;
+ *  - tables are const (flash on an MCU);
+ *  - features are read lazily through an fm_reader, each at most once per
+ *    prediction; the eager form wraps a float vector (fm_vector_reader);
+ *  - every prediction fills an fm_result (label, score, features read, cost).
+ */
+#ifndef FRUGALML_H
+#define FRUGALML_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+#define FM_FORMAT_VERSION 1
+
+/* Return codes: 0 is success, negative is an error. */
+#define FM_OK 0
+#define FM_E_ARG (-1)    /* NULL pointer, wrong length, bad argument */
+#define FM_E_READ (-2)   /* the feature callback reported a failure */
+#define FM_E_VALUE (-3)  /* a feature value is NaN or infinite */
+#define FM_E_MODEL (-4)  /* the tables are inconsistent (see fm_*_check) */
+#define FM_E_BUDGET (-5) /* nothing fits the call's budget */
+
+/* A label that means "this input must be answered elsewhere". */
+#define FM_LABEL_DEFER (-1)
+
+/* Lazy feature access: write feature `index` to *value, return 0 on
+ * success, non-zero on failure (the prediction then fails with FM_E_READ). */
+typedef int (*fm_read_fn)(void *ctx, uint32_t index, float *value);
+
+typedef struct {
+    fm_read_fn read;
+    void *ctx;
+} fm_reader;
+
+/* Outcome of one prediction. */
+typedef struct {
+    int32_t label;     /* class index (0 .. n_classes-1) or FM_LABEL_DEFER */
+    float score;       /* float32 models: decision score */
+    int32_t score_q;   /* fixed-point models: decision score in table units */
+    uint32_t n_read;   /* distinct features read */
+    float cost;        /* summed acquisition cost of the features read */
+    uint32_t stage;    /* stop point / stage / model index it ended at */
+    uint32_t cost_q;   /* fixed-point models: summed integer cost units */
+} fm_result;
+
+/* Eager reader over a dense float vector of length n. */
+typedef struct {
+    const float *x;
+    uint32_t n;
+} fm_vector;
+
+int fm_vector_read(void *ctx, uint32_t index, float *value);
+
+/* Order-preserving map of a float32's bits to int32: for finite a, b,
+ * a < b  <=>  fm_key(a) < fm_key(b), and fm_key(-0.0f) == fm_key(0.0f).
+ * Lets fixed-point builds compare raw float inputs with integer ops only. */
+static inline int32_t fm_key_bits(uint32_t bits)
+{
+    return (bits & 0x80000000u) ? -(int32_t)(bits & 0x7fffffffu) : (int32_t)bits;
+}
+
+static inline uint32_t fm_float_bits(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
+/* Non-zero when the float's bits are a NaN or an infinity. */
+static inline int fm_bits_nonfinite(uint32_t bits)
+{
+    return (bits & 0x7f800000u) == 0x7f800000u;
+}
+
+#endif /* FRUGALML_H */

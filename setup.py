@@ -1,0 +1,3 @@
+from setuptools import setup
+
+setup(cffi_modules=["pyruntime/build_cffi.py:ffibuilder"])
