@@ -1,0 +1,362 @@
+"""Search for the models of a budget index: PolyDom's lattice search, Greedy, brute force.
+
+Feature sets are bit masks over at most ~24 features. The cost of a set for
+an item of size n is the sum of its features' polynomials c0 + c1*n + c2*n^2
+(a polynomial in n); its accuracy comes from an :class:`AccuracyOracle`.
+
+PolyDom (from "Indexing Cost Sensitive Prediction") walks the lattice of
+feature sets from both ends, one level at a time (bottom: empty set, sets of
+1 feature, ...; top: all features, all but one, ...), and skips a set G
+without training a model on it when G cannot be on the skyline at any size:
+
+* the assumption: adding features hurts accuracy by at most ``epsilon``,
+  a(F) <= a(H) + epsilon whenever F is a subset of H (epsilon = 0 is plain
+  monotonicity; epsilon > 0 is the relaxed variant for when more features
+  can hurt);
+* sandwich: if F < G < H with F and H evaluated and a(F) >= a(H) + epsilon,
+  then a(G) <= a(H) + epsilon <= a(F); F reads a subset of G's features, so
+  it costs no more at every size and G is dominated;
+* covering: the special case H = all features: once some F reaches
+  a(all) + epsilon, no superset of F can be on the skyline.
+
+Each level is tested against the best evaluated subset and the worst
+evaluated superset (sum-over-subsets dynamic programming over all masks),
+so the pruning is exact under the assumption: the skyline equals the brute
+force skyline whenever the oracle satisfies it.
+
+Candidate pruning then drops evaluated sets that can never be on the
+skyline in the size range: subset dominance (an evaluated subset is at
+least as accurate) and polynomial dominance (another candidate is at least
+as accurate and never costlier over the whole range).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import clone
+
+MAX_LATTICE_FEATURES = 24
+
+
+def popcount(mask: int) -> int:
+    return int(mask).bit_count()
+
+
+def mask_features(mask: int) -> list[int]:
+    """Feature indices of a mask, ascending."""
+    return [j for j in range(int(mask).bit_length()) if (mask >> j) & 1]
+
+
+def set_coef(feature_coef: np.ndarray, mask: int) -> np.ndarray:
+    """Cost polynomial of a feature set: per-feature coefficients summed in ascending feature order."""
+    out = np.zeros(3, dtype=np.float64)
+    for j in mask_features(mask):
+        out = out + feature_coef[j]
+    return out
+
+
+class AccuracyOracle:
+    """Validation accuracy of a base model trained on a feature set, cached per mask.
+
+    The empty set predicts the most frequent training class. ``n_evaluated``
+    counts distinct feature sets trained (the paper's expanded nodes).
+    """
+
+    def __init__(self, base: object, X_train: np.ndarray, y_train: np.ndarray, X_val: np.ndarray,
+                 y_val: np.ndarray) -> None:
+        self.base = base
+        self.X_train = np.asarray(X_train)
+        self.y_train = np.asarray(y_train)
+        self.X_val = np.asarray(X_val)
+        self.y_val = np.asarray(y_val)
+        self.cache: dict[int, float] = {}
+        values, counts = np.unique(self.y_train, return_counts=True)
+        self.majority = values[int(np.argmax(counts))]
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X_train.shape[1])
+
+    @property
+    def n_evaluated(self) -> int:
+        return len(self.cache)
+
+    def fit_model(self, mask: int) -> object | None:
+        """A base model fitted on the set's features (None for the empty set)."""
+        cols = mask_features(mask)
+        if not cols:
+            return None
+        model = clone(self.base)
+        model.fit(self.X_train[:, cols], self.y_train)
+        return model
+
+    def __call__(self, mask: int) -> float:
+        mask = int(mask)
+        hit = self.cache.get(mask)
+        if hit is not None:
+            return hit
+        model = self.fit_model(mask)
+        if model is None:
+            pred = np.full(self.y_val.shape, self.majority)
+        else:
+            pred = model.predict(self.X_val[:, mask_features(mask)])
+        acc = float(np.count_nonzero(pred == self.y_val)) / max(len(self.y_val), 1)
+        self.cache[mask] = acc
+        return acc
+
+
+class TableOracle:
+    """An oracle over a fixed accuracy table (tests, paper examples): acc[mask]."""
+
+    def __init__(self, acc: np.ndarray) -> None:
+        self.acc = np.asarray(acc, dtype=np.float64)
+        self.cache: dict[int, float] = {}
+
+    @property
+    def n_features(self) -> int:
+        return int(self.acc.shape[0]).bit_length() - 1
+
+    @property
+    def n_evaluated(self) -> int:
+        return len(self.cache)
+
+    def __call__(self, mask: int) -> float:
+        v = float(self.acc[int(mask)])
+        self.cache[int(mask)] = v
+        return v
+
+
+Oracle = Callable[[int], float]
+
+
+@dataclass
+class SearchResult:
+    """Evaluated feature sets and the candidates left after pruning."""
+
+    accuracy: dict[int, float]  # every evaluated mask -> accuracy
+    candidates: list[int]  # masks that may be on the skyline somewhere in the size range
+    n_lattice: int  # 2^d, the brute-force count
+    pruned_sandwich: int = 0  # sets never trained thanks to the sandwich property
+    pruned_covering: int = 0  # ... of which the covering property (bound from the full set) sufficed
+    pruned_subset: int = 0  # evaluated sets dropped by subset dominance
+    pruned_poly: int = 0  # evaluated sets dropped by polynomial dominance over the size range
+    complete: bool = True  # False when max_sets stopped the search early
+    orders: list[list[int]] = field(default_factory=list)  # Greedy: recorded feature orders
+
+    @property
+    def n_evaluated(self) -> int:
+        return len(self.accuracy)
+
+
+# -- sum over subsets / supersets ----------------------------------------------------
+def _max_over_subsets(v: np.ndarray, d: int) -> np.ndarray:
+    out = v.copy()
+    for j in range(d):
+        w = out.reshape(-1, 2, 1 << j)
+        np.maximum(w[:, 1, :], w[:, 0, :], out=w[:, 1, :])
+    return out
+
+
+def _min_over_supersets(v: np.ndarray, d: int) -> np.ndarray:
+    out = v.copy()
+    for j in range(d):
+        w = out.reshape(-1, 2, 1 << j)
+        np.minimum(w[:, 0, :], w[:, 1, :], out=w[:, 0, :])
+    return out
+
+
+def _popcounts(d: int) -> np.ndarray:
+    pc = np.zeros(1 << d, dtype=np.int64)
+    for j in range(d):
+        pc[1 << j : 1 << (j + 1)] = pc[: 1 << j] + 1
+    return pc
+
+
+# -- PolyDom lattice search ----------------------------------------------------------------
+def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int | None = None) -> SearchResult:
+    """Bidirectional lattice walk with sandwich and covering pruning (see the module doc)."""
+    if d > MAX_LATTICE_FEATURES:
+        raise ValueError(f"polydom walks the lattice of 2^d feature sets; d={d} > {MAX_LATTICE_FEATURES}: "
+                         "use method greedy-acc or greedy-cost")
+    if epsilon < 0:
+        raise ValueError("epsilon must be >= 0")
+    size = 1 << d
+    full = size - 1
+    acc = np.full(size, np.nan)
+    pc = _popcounts(d)
+    levels = [np.flatnonzero(pc == k) for k in range(d + 1)]
+    order: list[int] = []
+    lo, hi = 0, d
+    while lo <= hi:
+        order.append(lo)
+        if hi != lo:
+            order.append(hi)
+        lo += 1
+        hi -= 1
+    result = SearchResult(accuracy={}, candidates=[], n_lattice=size)
+    budget = max_sets if max_sets is not None else size
+    for level in order:
+        nodes = levels[level]
+        evaluated = ~np.isnan(acc)
+        if evaluated.any():
+            best_sub = _max_over_subsets(np.where(evaluated, acc, -np.inf), d)
+            worst_sup = _min_over_supersets(np.where(evaluated, acc, np.inf), d)
+            pruned = worst_sup[nodes] + epsilon <= best_sub[nodes]
+            if not np.isnan(acc[full]):
+                covering = pruned & (acc[full] + epsilon <= best_sub[nodes])
+                result.pruned_covering += int(np.count_nonzero(covering))
+            result.pruned_sandwich += int(np.count_nonzero(pruned))
+            nodes = nodes[~pruned]
+        for m in nodes:
+            if result.n_evaluated >= budget:
+                result.complete = False
+                break
+            a = oracle(int(m))
+            acc[m] = a
+            result.accuracy[int(m)] = a
+    return result
+
+
+def brute_force_search(oracle: Oracle, d: int) -> SearchResult:
+    """Evaluate every feature set (the exactness reference)."""
+    size = 1 << d
+    return SearchResult(accuracy={m: oracle(m) for m in range(size)}, candidates=[], n_lattice=size)
+
+
+# -- Greedy ------------------------------------------------------------------------------
+DEFAULT_WEIGHTS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, method: str = "greedy-acc",
+                  weights: tuple[float, ...] = DEFAULT_WEIGHTS, max_sets: int | None = None) -> SearchResult:
+    """Greedy forward selection, once per trade-off weight; every prefix of every run is a model.
+
+    greedy-acc scores a candidate feature by  gain_acc - w * gain_cost,
+    greedy-cost by  w * gain_acc - gain_cost  (cost first), with gain_cost the
+    feature's cost at ``ref_size`` divided by the cost of all features there.
+    """
+    if method not in ("greedy-acc", "greedy-cost"):
+        raise ValueError(f"unknown greedy method {method!r}")
+    d = int(feature_coef.shape[0])
+    fcost = feature_coef[:, 0] + feature_coef[:, 1] * ref_size + feature_coef[:, 2] * ref_size * ref_size
+    total = float(fcost.sum())
+    ncost = fcost / total if total > 0 else np.zeros(d)
+    budget = max_sets if max_sets is not None else np.inf
+    result = SearchResult(accuracy={}, candidates=[], n_lattice=1 << d)
+
+    def evaluate(mask: int) -> float | None:
+        if mask not in result.accuracy:
+            if result.n_evaluated >= budget:
+                result.complete = False
+                return None
+            result.accuracy[mask] = oracle(mask)
+        return result.accuracy[mask]
+
+    for w in weights:
+        mask = 0
+        base = evaluate(0)
+        if base is None:
+            break
+        run: list[int] = []
+        while len(run) < d:
+            best: tuple[float, float, int] | None = None
+            for j in range(d):
+                if (mask >> j) & 1:
+                    continue
+                a = evaluate(mask | (1 << j))
+                if a is None:
+                    continue
+                gain = a - base
+                score = gain - w * ncost[j] if method == "greedy-acc" else w * gain - ncost[j]
+                key = (score, gain if method == "greedy-acc" else -ncost[j], -j)
+                if best is None or key > best:
+                    best = key
+            if best is None:
+                break
+            j = -best[2]
+            mask |= 1 << j
+            base = result.accuracy[mask]
+            run.append(j)
+        result.orders.append(run)
+    return result
+
+
+# -- candidate pruning ------------------------------------------------------------------------
+def _quad_min(c: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum over [lo, hi] (hi may be inf) of the quadratics c[:,0] + c[:,1] n + c[:,2] n^2, and its argmin."""
+    c0, c1, c2 = c[:, 0], c[:, 1], c[:, 2]
+    pts = [np.full(c0.shape, lo)]
+    if np.isfinite(hi):
+        pts.append(np.full(c0.shape, hi))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(c2 > 0, -c1 / (2 * c2), lo)
+    pts.append(np.clip(vertex, lo, hi if np.isfinite(hi) else np.inf))
+    vals = np.stack([c0 + c1 * p + c2 * p * p for p in pts])
+    at = np.stack(pts)
+    if not np.isfinite(hi):
+        # unbounded range: a negative leading term (or a zero one with negative slope) goes to -inf
+        down = (c2 < 0) | ((c2 == 0) & (c1 < 0))
+        vals[:, down] = -np.inf
+    k = np.argmin(vals, axis=0)
+    idx = np.arange(c0.shape[0])
+    return vals[k, idx], at[k, idx]
+
+
+def prune_candidates(accuracy: dict[int, float], feature_coef: np.ndarray, lo: float, hi: float,
+                     result: SearchResult | None = None) -> list[int]:
+    """Evaluated sets that may be on the skyline somewhere in [lo, hi] (see the module doc)."""
+    masks = sorted(accuracy)
+    acc = {m: accuracy[m] for m in masks}
+    # subset dominance: an evaluated strict subset at least as accurate
+    keep: list[int] = []
+    d = int(feature_coef.shape[0])
+    n_sub = 0
+    if d <= MAX_LATTICE_FEATURES:
+        size = 1 << d
+        arr = np.full(size, -np.inf)
+        arr[masks] = [acc[m] for m in masks]
+        best = _max_over_subsets(arr, d)
+        for m in masks:
+            strict = max((best[m ^ (1 << j)] for j in mask_features(m)), default=-np.inf)
+            if strict >= acc[m]:
+                n_sub += 1
+            else:
+                keep.append(m)
+    else:
+        for m in masks:
+            if any((s & m) == s and s != m and acc[s] >= acc[m] for s in masks):
+                n_sub += 1
+            else:
+                keep.append(m)
+    # polynomial dominance over the size range
+    coef = np.array([set_coef(feature_coef, m) for m in keep]).reshape(-1, 3)
+    a = np.array([acc[m] for m in keep])
+    tie = np.array([(popcount(m) << 32) | m for m in keep], dtype=np.int64) if keep else np.zeros(0, np.int64)
+    survivors: list[int] = []
+    n_poly = 0
+    for i, m in enumerate(keep):
+        # a rival at least as accurate that never costs more on the range (strictly less when it would
+        # lose the tie-break at equal cost) precedes m in the skyline scan at every size
+        first = (a > a[i]) | ((a == a[i]) & (tie < tie[i]))
+        later = (a == a[i]) & (tie > tie[i])
+        rivals = first | later
+        if not rivals.any():
+            survivors.append(m)
+            continue
+        diff = coef[i] - coef[rivals]
+        coefwise = np.all(diff >= 0, axis=1)
+        dmin, at = _quad_min(diff, lo, hi)
+        scale = np.abs(coef[i, 0]) + np.abs(coef[i, 1] * at) + np.abs(coef[i, 2] * at * at) + 1.0
+        strict = dmin > 1e-9 * scale
+        if np.any((first[rivals] & (coefwise | strict)) | (later[rivals] & strict)):
+            n_poly += 1
+        else:
+            survivors.append(m)
+    if result is not None:
+        result.pruned_subset = n_sub
+        result.pruned_poly = n_poly
+        result.candidates = survivors
+    return survivors

@@ -1,0 +1,148 @@
+"""PolyDom / Greedy search: exactness against brute force, pruning counts, candidate pruning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.naive_bayes import GaussianNB
+
+from compiler.skyline_index import skyline_at, tie_keys
+from compiler.skyline_search import (
+    AccuracyOracle,
+    TableOracle,
+    _max_over_subsets,
+    brute_force_search,
+    greedy_search,
+    mask_features,
+    polydom_search,
+    prune_candidates,
+    set_coef,
+)
+
+
+def coverage_table(d: int, n_items: int, seed: int) -> np.ndarray:
+    """A monotone accuracy oracle: fraction of items covered by the features' item sets (many ties)."""
+    rng = np.random.default_rng(seed)
+    covers = rng.random((d, n_items)) < 0.25
+    acc = np.zeros(1 << d)
+    for m in range(1 << d):
+        cols = mask_features(m)
+        acc[m] = (0.5 * n_items + np.count_nonzero(covers[cols].any(axis=0)) * 0.5) / n_items if cols else 0.5
+    return acc
+
+
+def random_costs(d: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    coef = np.round(rng.uniform(0, 4, (d, 3)) * 4) / 4  # dyadic: exact float sums
+    coef[:, 2] = np.round(coef[:, 2] * rng.integers(0, 2, d)) / 64
+    return coef
+
+
+def skyline_masks(masks: list[int], accuracy: dict[int, float], coef: np.ndarray, size: float) -> list[int]:
+    c = np.array([set_coef(coef, m) for m in masks])
+    a = np.array([accuracy[m] for m in masks])
+    return [masks[i] for i in skyline_at(c, a, tie_keys(masks), size)]
+
+
+def assert_same_skylines(cands: list[int], truth: dict[int, float], coef: np.ndarray, lo: float, hi: float,
+                         seed: int = 0) -> None:
+    every = sorted(truth)
+    rng = np.random.default_rng(seed)
+    for n in np.concatenate(([lo, hi], rng.uniform(lo, hi, 40))):
+        assert skyline_masks(cands, truth, coef, n) == skyline_masks(every, truth, coef, n), n
+
+
+@pytest.mark.parametrize("d,seed", [(8, 0), (10, 1), (12, 2)])
+def test_polydom_equals_brute_force_on_monotone_oracle(d: int, seed: int) -> None:
+    table = coverage_table(d, 12, seed)
+    coef = random_costs(d, seed)
+    res = polydom_search(TableOracle(table), d, epsilon=0.0)
+    cands = prune_candidates(res.accuracy, coef, 0.0, 50.0, res)
+    truth = {m: float(table[m]) for m in range(1 << d)}
+    assert_same_skylines(cands, truth, coef, 0.0, 50.0, seed)
+    # the sandwich/covering pruning skipped part of the lattice, and every set is accounted for
+    assert res.pruned_sandwich > 0 and res.pruned_covering > 0
+    assert res.n_evaluated + res.pruned_sandwich == 1 << d
+    assert res.pruned_subset > 0
+    assert res.complete
+
+
+def test_polydom_relaxed_epsilon_exact_on_trained_models() -> None:
+    """Real NB accuracies are not monotone; with epsilon = the oracle's worst violation PolyDom stays exact."""
+    d = 8
+    X, y = make_classification(300, d, n_informative=3, n_redundant=2, random_state=3)
+    oracle = AccuracyOracle(GaussianNB(), X[:200], y[:200], X[200:], y[200:])
+    brute = brute_force_search(oracle, d)
+    acc = np.array([brute.accuracy[m] for m in range(1 << d)])
+    violation = float(np.max(_max_over_subsets(acc, d) - acc))
+    assert violation > 0  # more features do hurt here
+    coef = random_costs(d, 5)
+    res = polydom_search(oracle, d, epsilon=violation)
+    cands = prune_candidates(res.accuracy, coef, 0.0, 20.0, res)
+    assert_same_skylines(cands, brute.accuracy, coef, 0.0, 20.0)
+    # plain PolyDom (epsilon 0) assumes monotonicity and expands fewer sets
+    plain = polydom_search(oracle, d, epsilon=0.0)
+    assert plain.n_evaluated < res.n_evaluated <= 1 << d
+
+
+def test_covering_prunes_supersets_of_a_perfect_set() -> None:
+    d = 6
+    table = np.full(1 << d, 0.6)
+    for m in range(1 << d):
+        if m & 1:
+            table[m] = 1.0  # feature 0 alone is perfect; every superset is no better
+    res = polydom_search(TableOracle(table), d)
+    # evaluated: empty set, full set, the singletons; all strict supersets of {0} are covered
+    assert 1 in res.accuracy
+    assert res.pruned_covering >= (1 << (d - 1)) - 1 - d
+    cands = prune_candidates(res.accuracy, np.ones((d, 3)), 0.0, 10.0, res)
+    assert cands == [0, 1]
+
+
+def test_max_sets_stops_the_search() -> None:
+    d = 8
+    res = polydom_search(TableOracle(coverage_table(d, 20, 0)), d, max_sets=10)
+    assert res.n_evaluated == 10 and not res.complete
+
+
+def test_polydom_rejects_huge_lattices() -> None:
+    with pytest.raises(ValueError, match="greedy"):
+        polydom_search(TableOracle(np.zeros(2)), 30)
+
+
+def test_polynomial_dominance_prunes_over_the_range() -> None:
+    # f0 is cheap for small items, f1 for large ones (cross at n = 10); f2 costs more than f0 everywhere
+    coef = np.array([[1.0, 1.0, 0.0], [11.0, 0.0, 0.0], [2.0, 1.5, 0.0]])
+    acc = {0: 0.5, 1: 0.8, 2: 0.8, 4: 0.7, 3: 0.9, 5: 0.85, 6: 0.85, 7: 0.9}
+    small = prune_candidates(acc, coef, 0.0, 5.0)
+    assert 2 not in small  # {f1} costs more than {f0} below n = 10 at equal accuracy, f0 has the smaller mask
+    assert 4 not in small  # {f2}: less accurate and costlier than {f0}
+    large = prune_candidates(acc, coef, 20.0, 30.0)
+    assert 2 in large and 1 not in large
+    both = prune_candidates(acc, coef, 0.0, 30.0)
+    assert 1 in both and 2 in both
+    assert 7 not in both  # subset {f0, f1} is as accurate
+
+
+@pytest.mark.parametrize("method", ["greedy-acc", "greedy-cost"])
+def test_greedy_records_nested_orders(method: str) -> None:
+    d = 7
+    table = coverage_table(d, 25, 4)
+    coef = random_costs(d, 4)
+    res = greedy_search(TableOracle(table), coef, 5.0, method)
+    assert len(res.orders) >= 2
+    for run in res.orders:
+        assert sorted(run) == list(range(d))  # each run adds every feature once
+        mask = 0
+        for j in run:
+            mask |= 1 << j
+            assert mask in res.accuracy
+    first = res.orders[0]
+    if method == "greedy-acc":  # weight 0: pure accuracy gain first
+        gains = [table[1 << j] for j in range(d)]
+        assert table[1 << first[0]] == max(gains)
+    else:  # weight 0: cheapest feature first
+        c = coef[:, 0] + coef[:, 1] * 5.0 + coef[:, 2] * 25.0
+        assert c[first[0]] == c.min()
+    assert res.n_evaluated < 1 << d
