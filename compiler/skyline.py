@@ -124,7 +124,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                 coef = np.column_stack([coef, np.zeros_like(coef), np.zeros_like(coef)])
         coef = np.asarray(coef, dtype=np.float64)
         if coef.shape != (d, 3):
-            raise ValueError(f"costs must give one (c0, c1, c2) per feature: expected ({d}, 3), got {coef.shape}")
+            raise ValueError(f"costs must give one (c0, c1, c2) per feature: expected ({d}, 3), "
+                             f"got {coef.shape}")
         if not np.all(np.isfinite(coef)) or np.any(coef < 0):
             raise ValueError("costs must be finite and >= 0")
         return coef
@@ -226,7 +227,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                 labels[rows] = est.predict(X[rows][:, mask_features(self.masks_[k])])
         return SkylinePrediction(labels, model, cost, model != NO_MODEL)
 
-    def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf, size: Any = 0.0) -> float:
+    def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf,
+              size: Any = 0.0) -> float:
         """Accuracy at a budget; rows where nothing fits count as wrong."""
         pred = self.predict(X, budget, size)
         ok = (pred.labels == np.asarray(y)) & pred.fits

@@ -139,10 +139,9 @@ def build_size_index(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, lo: flo
                     interesting = True  # j may enter: decided by recomputing below
                 new = [members[1], members[0]]
             else:
-                sl = coef[members, 1] + 2.0 * coef[members, 2] * x
-                keyed = sorted(members, key=lambda k, sl=dict(zip(members, sl, strict=True)):
-                               (sl[k], coef[k, 2], -acc[k], tie[k]))
-                new = keyed
+                # all members cost the same at x: order by slope, then curvature, then the scan's tie keys
+                new = sorted(members, key=lambda k: (coef[k, 1] + 2.0 * coef[k, 2] * x, coef[k, 2], -acc[k],
+                                                     tie[k]))
                 interesting = True
             order[p0 : p1 + 1] = new
             for off, k in enumerate(new):

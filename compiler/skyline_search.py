@@ -286,7 +286,7 @@ def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, met
 
 # -- candidate pruning ------------------------------------------------------------------------
 def _quad_min(c: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Minimum over [lo, hi] (hi may be inf) of the quadratics c[:,0] + c[:,1] n + c[:,2] n^2, and its argmin."""
+    """Min over [lo, hi] (hi may be inf) of the quadratics c0 + c1 n + c2 n^2 (rows of c), and argmin."""
     c0, c1, c2 = c[:, 0], c[:, 1], c[:, 2]
     pts = [np.full(c0.shape, lo)]
     if np.isfinite(hi):

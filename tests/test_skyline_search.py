@@ -69,7 +69,7 @@ def test_polydom_equals_brute_force_on_monotone_oracle(d: int, seed: int) -> Non
 
 
 def test_polydom_relaxed_epsilon_exact_on_trained_models() -> None:
-    """Real NB accuracies are not monotone; with epsilon = the oracle's worst violation PolyDom stays exact."""
+    """Real NB accuracies are not monotone; with epsilon = the worst violation PolyDom stays exact."""
     d = 8
     X, y = make_classification(300, d, n_informative=3, n_redundant=2, random_state=3)
     oracle = AccuracyOracle(GaussianNB(), X[:200], y[:200], X[200:], y[200:])
