@@ -1,0 +1,264 @@
+"""``frugalml power``: list meters, read one, emulate one, measure joules per prediction."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from .emulator import CycleValues, Emulator
+from .energy_counters import find_counters
+from .measure import Measurement, RunSettings, format_report
+from .meters import METERS, UT_D02, find_meter
+from .protocols import PROTOCOLS
+from .reading import Reading
+from .sources import MeterError, PortLost, Source
+from .spec import open_spec
+from .workload import pyruntime_workload, template_workload
+
+METER_HELP = ("METER:PORT (e.g. tenma-72-7730a:/dev/ttyUSB0), emulated:METER, sigrok:DRIVER[:PORT], "
+              "powercap[:FILTER] or hwmon[:FILTER]")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group("power")
+def power() -> None:
+    """Measure joules per prediction with a logging multimeter (or an emulated one).
+
+    \b
+    power meters    supported meters, serial settings, cable notes
+    power read      print decoded readings from a meter
+    power emulate   stream a meter's byte protocol on a pseudo-terminal
+    power run       idle + load protocol -> energy per prediction with a 95% interval
+    """
+
+
+@power.command("meters")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per meter.")
+def meters_cmd(as_json: bool) -> None:
+    """List supported meters: name, protocol family, serial settings, cable notes.
+
+    Optically isolated cables (UT-D02/UT-D04 style) are powered from the port's control lines:
+    DTR high, RTS low, set before the port opens; frugalml does this for every meter listed.
+    """
+    counters = find_counters()
+    if as_json:
+        for m in METERS:
+            click.echo(json.dumps({"name": m.name, "aliases": list(m.aliases), "vendor": m.vendor,
+                                   "model": m.model, "protocol": m.protocol, "serial": m.serial_settings,
+                                   "sigrok_driver": m.sigrok_driver, "notes": m.notes}))
+        return
+    click.echo(f"{'meter':18} {'aliases':15} {'protocol':9} {'serial':26} sigrok driver")
+    for m in METERS:
+        click.echo(f"{m.name:18} {','.join(m.aliases) or '-':15} {m.protocol:9} {m.serial_settings:26} "
+                   f"{m.sigrok_driver}")
+    click.echo("")
+    click.echo(f"cable: {UT_D02}.")
+    for name, proto in PROTOCOLS.items():
+        click.echo(f"protocol {name}: {proto.summary}")
+    click.echo("other meters: sigrok:DRIVER[:PORT] through sigrok-cli "
+               + ("(found)" if shutil.which("sigrok-cli") else "(sigrok-cli not installed)"))
+    if counters:
+        click.echo("energy counters: " + ", ".join(c.name for c in counters))
+    else:
+        click.echo("energy counters: none on this machine "
+                   "(no /sys/class/powercap/intel-rapl*, no hwmon power sensors)")
+
+
+def _open(spec: str, **kwargs: object) -> tuple[Source, object]:
+    try:
+        source, listener = open_spec(spec, **kwargs)  # type: ignore[arg-type]
+        source.open()
+    except (ValueError, MeterError) as exc:
+        _fail(str(exc))
+    return source, listener
+
+
+@power.command("read")
+@click.option("--meter", "spec", required=True, help=METER_HELP)
+@click.option("--samples", type=click.IntRange(min=1), help="Stop after N decoded readings.")
+@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after S seconds.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per reading.")
+def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: bool) -> None:
+    """Print one line per decoded reading: value in base units, unit, AC/DC, then range, flags, time.
+
+    Runs until --samples or --seconds is reached, or Ctrl-C. Dropped (garbage/partial) packets are
+    counted and reported on stderr at the end.
+    """
+    if samples is not None and seconds is not None:
+        raise click.UsageError("give --samples or --seconds, not both")
+    source, _ = _open(spec)
+    t0 = time.monotonic()
+    got = 0
+    code = 0
+    try:
+        while (samples is None or got < samples) and (seconds is None or time.monotonic() - t0 < seconds):
+            try:
+                batch = source.poll(0.1)
+            except PortLost as exc:
+                batch = exc.samples
+                click.echo(f"error: {exc}", err=True)
+                code = 1
+            for s in batch:
+                if s.reading is None or (samples is not None and got >= samples):
+                    continue
+                got += 1
+                _print_reading(s.reading, s.t - t0, s.raw, as_json)
+            if code:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        source.close()
+    stats = source.stats()
+    if stats:
+        click.echo("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stats.items()), err=True)
+    sys.exit(code)
+
+
+def _print_reading(r: Reading, t: float, raw: bytes, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({**r.as_dict(), "t": round(t, 4), "raw": raw.hex(" ")}))
+    else:
+        click.echo(f"{r.describe()} t={t:.3f}s")
+
+
+@power.command("emulate")
+@click.argument("meter")
+@click.option("--values", "values_text", help="Values to loop over, e.g. 123.4mA,-0.512A,5V,OLmA.")
+@click.option("--profile", type=click.Path(exists=True, dir_okay=False),
+              help="File with one VALUE[,REPEAT] per line, looped.")
+@click.option("--garbage", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Probability that junk (random bytes, partial or corrupted packet) precedes a packet.")
+@click.option("--interval", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
+              help="Seconds between packets (a real meter: 0.05-0.5; faster is fine for tests).")
+@click.option("--count", type=click.IntRange(min=1), help="Stop after N packets and close the pty "
+              "(what a reader sees when a meter is unplugged).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for garbage.")
+def emulate_cmd(meter: str, values_text: str | None, profile: str | None, garbage: float, interval: float,
+                count: int | None, seed: int) -> None:
+    """Emulate METER on a pseudo-terminal: print its path first, then stream the meter's real byte
+    protocol, looping over the values, until stopped (Ctrl-C / SIGTERM) or --count packets."""
+    if values_text and profile:
+        raise click.UsageError("give --values or --profile, not both")
+    try:
+        m = find_meter(meter)
+        values = CycleValues.from_file(profile) if profile else CycleValues.parse(values_text or "123.4mA")
+        for q in set(values._items):
+            m.proto.encode(q)
+        emulator = Emulator(m, values, interval=interval, garbage=garbage, seed=seed, count=count)
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+        return
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    click.echo(emulator.open())
+    sys.stdout.flush()
+    try:
+        emulator.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emulator.close()
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, phase: str, elapsed: float, planned: float, n: int, last: Reading | None) -> None:
+        now = time.monotonic()
+        if not self.tty and now - self._last < 5:
+            return
+        self._last = now
+        shown = last.describe().split(" range=")[0] if last else "-"
+        text = f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}"
+        click.echo(("\r" + text.ljust(78)) if self.tty else text, err=True, nl=not self.tty)
+
+    def done(self) -> None:
+        if self.tty:
+            click.echo("", err=True)
+
+
+@power.command("run")
+@click.option("--meter", "spec", required=True, help=METER_HELP)
+@click.option("--volts", type=click.FloatRange(min=0, min_open=True),
+              help="Supply voltage of the device (required when the meter reads current).")
+@click.option("--model", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Model A (msgpack).")
+@click.option("--data", required=True, help="Data the workload loops over (path or bundled name).")
+@click.option("--compare", type=click.Path(exists=True, dir_okay=False),
+              help="Model B: runs alternate A B A B ...; the report gives the energy ratio B/A.")
+@click.option("--idle-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True)
+@click.option("--min-samples", type=click.IntRange(min=2), default=30, show_default=True,
+              help="Meter readings needed in the idle phase and per model; fewer -> no figure.")
+@click.option("--rounds", type=click.IntRange(min=1), default=None,
+              help="Runs per model [default: 1, or 2 with --compare].")
+@click.option("--settle-seconds", type=click.FloatRange(min=0), default=0.5, show_default=True,
+              help="Readings this soon after a phase starts are left out (meter lag).")
+@click.option("--numeric", type=click.Choice(["float32", "q15"]), help="Runtime arithmetic of the workload.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Run directory: samples.csv, summary.json, plot.png.")
+@click.option("--workload-cmd", help="Workload command template with {model} {data} {seconds} "
+              "[default: python -m pyruntime.workload]; its last stdout line must be "
+              '{"predictions": N, "seconds": T}.')
+@click.option("--emulate", "emulate", help="Current profile for emulated:METER, e.g. "
+              "'idle=100mA,A=150mA,B=130mA,noise=0.5mA,interval=0.25'.")
+@click.option("--garbage", type=click.FloatRange(0, 1), default=0.0, help="Junk rate for emulated:METER.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for emulated noise.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary JSON instead of the text report.")
+@click.option("--quiet", is_flag=True, help="No progress display.")
+def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str | None, idle_seconds: float,
+            min_samples: int, rounds: int | None, settle_seconds: float, numeric: str | None, out_dir: str,
+            workload_cmd: str | None, emulate: str | None, garbage: float, seed: int, as_json: bool,
+            quiet: bool) -> None:
+    """Measure energy per prediction.
+
+    Samples the idle current, then runs the prediction workload (the C runtime in a subprocess) long
+    enough to collect --min-samples readings, and reports
+
+      energy/prediction = (mean load I - mean idle I) x volts x run time / predictions
+
+    with a 95% confidence interval from the spread and count of the samples, and the total including
+    the idle draw. With --compare the models alternate to cancel drift. Everything is logged to
+    RUN_DIR as it arrives. Exit status: 0 full result, 1 partial or no figure (too few samples, port
+    lost, workload failed; logs are kept), 2 bad usage or input.
+    """
+    if emulate and not spec.lower().startswith("emulated:"):
+        raise click.UsageError("--emulate only applies to --meter emulated:METER")
+    try:
+        workload = template_workload(workload_cmd) if workload_cmd else pyruntime_workload(numeric)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--workload-cmd") from exc
+    source, listener = _open(spec, emulate=emulate, seed=seed, garbage=garbage)
+    if source.expected_unit == "A" and volts is None:
+        source.close()
+        raise click.UsageError("--volts is required when the meter measures current")
+    models = [("A", model)] + ([("B", compare)] if compare else [])
+    settings = RunSettings(volts=volts, idle_seconds=idle_seconds, min_samples=min_samples,
+                           settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1))
+    progress = None if quiet else _Progress()
+    try:
+        summary = Measurement(source, models, data, workload, settings, Path(out_dir), listener,  # type: ignore[arg-type]
+                              progress).run()
+    finally:
+        source.close()
+        if progress is not None:
+            progress.done()
+    click.echo(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
+    click.echo(f"logs: {out_dir}/samples.csv, {out_dir}/summary.json, {out_dir}/plot.png", err=True)
+    sys.exit(0 if summary["status"] == "ok" else 1)

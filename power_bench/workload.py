@@ -1,0 +1,107 @@
+"""The prediction workload: a subprocess that loops predictions and reports how many it made.
+
+Contract: the command prints, as its last stdout line, one JSON object
+``{"predictions": N, "seconds": T}`` where T is the time spent in the prediction loop.
+The default command is ``python -m pyruntime.workload MODEL DATA --seconds S [--numeric N]``;
+any other command can be injected (a function building argv, or a template string).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ArgvBuilder = Callable[[str, str, float], list[str]]
+
+
+class WorkloadError(RuntimeError):
+    """The workload failed or did not report its prediction count."""
+
+
+class WorkloadInterrupted(WorkloadError):
+    """The workload was stopped before it finished (port lost, Ctrl-C)."""
+
+
+def pyruntime_workload(numeric: str | None = None, python: str = sys.executable) -> ArgvBuilder:
+    """argv for the C runtime's workload in ``pyruntime.workload``."""
+
+    def build(model: str, data: str, seconds: float) -> list[str]:
+        argv = [python, "-m", "pyruntime.workload", model, data, "--seconds", f"{seconds:.3f}"]
+        if numeric:
+            argv += ["--numeric", numeric]
+        return argv
+
+    return build
+
+
+def template_workload(template: str) -> ArgvBuilder:
+    """argv from a shell-like template with ``{model}``, ``{data}``, ``{seconds}`` placeholders,
+    e.g. ``ssh pi@rpi ./bench {model} {data} {seconds}``."""
+    tokens = shlex.split(template)
+    if not tokens:
+        raise ValueError("empty workload command")
+
+    def build(model: str, data: str, seconds: float) -> list[str]:
+        return [t.format(model=model, data=data, seconds=f"{seconds:.3f}") for t in tokens]
+
+    return build
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    predictions: int
+    seconds: float
+    t_start: float  # time.monotonic() at launch
+    t_end: float  # time.monotonic() when the process had exited
+
+
+def parse_report(stdout: str) -> tuple[int, float]:
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        raise WorkloadError('the workload printed nothing; expected {"predictions": N, "seconds": T} last')
+    try:
+        report = json.loads(lines[-1])
+        predictions = int(report["predictions"])
+        seconds = float(report["seconds"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise WorkloadError(f"cannot read the workload's last line {lines[-1]!r}: {exc}") from exc
+    if predictions <= 0 or seconds <= 0:
+        raise WorkloadError(f"the workload reported {predictions} predictions in {seconds} s")
+    return predictions, seconds
+
+
+def run_workload(
+    argv: list[str], stop: threading.Event | None = None, timeout: float | None = None
+) -> WorkloadResult:
+    """Run the workload to completion; terminate it if ``stop`` is set or ``timeout`` passes."""
+    t_start = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        raise WorkloadError(f"cannot start the workload {argv[0]!r}: {exc}") from exc
+    while True:
+        try:
+            out, err = proc.communicate(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            late = timeout is not None and time.monotonic() - t_start > timeout
+            if (stop is not None and stop.is_set()) or late:
+                proc.terminate()
+                try:
+                    proc.communicate(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.communicate()
+                raise WorkloadInterrupted("workload timed out" if late else "workload stopped") from None
+    t_end = time.monotonic()
+    if proc.returncode != 0:
+        tail = " | ".join(err.strip().splitlines()[-3:])
+        raise WorkloadError(f"the workload exited with code {proc.returncode}: {tail}")
+    predictions, seconds = parse_report(out)
+    return WorkloadResult(predictions, seconds, t_start, t_end)
