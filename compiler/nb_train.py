@@ -23,7 +23,7 @@ from pyruntime.nb import NBModel
 from .discretize import Bins, fit_bins, parse_bins
 from .orderings import ORDERINGS, class_bin_counts, fcbf, rank
 
-CRITERIA = ("agree", "paper", "relerr")
+CRITERIA = ("agree", "paper", "relerr", "safe")
 BUDGET_GRID = (5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000)
 AGREEMENT = Fraction(9975, 10000)
 
@@ -148,6 +148,11 @@ def _accepted(early: np.ndarray, full: np.ndarray, agree: np.ndarray, wsum: np.n
     """Which prefixes (stopped sets) meet the criterion; arrays are cumulative sums (int)."""
     r1 = early > full  # strict: stopping must beat the full model on the stopped rows
     p = Fraction(str(rule.performance))
+    n = np.arange(1, early.size + 1, dtype=np.int64)
+    if rule.criterion == "safe":
+        # no loss on the stopped rows (ties allowed) and >= 99.75% agreement with the full model
+        lhs, rhs = _scaled(agree.astype(np.int64), AGREEMENT, n)
+        return (early >= full) & np.asarray(lhs >= rhs, dtype=bool)
     if rule.criterion == "relerr":
         # weighted error of the stopped rows at most (1-p) times the full model's overall error
         lhs, rhs = _scaled(wsum - early, (1 - p) * full_err, wsum)
@@ -156,7 +161,6 @@ def _accepted(early: np.ndarray, full: np.ndarray, agree: np.ndarray, wsum: np.n
     r2 = np.asarray(lhs >= rhs, dtype=bool)
     if rule.criterion == "paper":
         return r1 & r2
-    n = np.arange(1, early.size + 1, dtype=np.int64)
     lhs, rhs = _scaled(agree.astype(np.int64), AGREEMENT, n)
     return r1 & (r2 | np.asarray(lhs >= rhs, dtype=bool))
 
