@@ -1,0 +1,148 @@
+"""``frugalml profile-costs``: time feature functions over item sizes, fit c0 + c1*n + c2*n^2.
+
+A features file is a Python file that defines the feature functions, either
+as a dict ``FEATURES = {"name": func, ...}`` or as functions named
+``feature_<name>(item)``; optionally ``make_item(n)`` builds an item of size
+n (default: ``n`` uniform floats from a fixed seed). Each function is timed
+on items of every size (best of ``repeats`` calls), and a non-negative least
+squares fit gives the cost polynomial per feature, written as a costs CSV
+``feature,c0,c1,c2`` (read by compiler/costs.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+from scipy.optimize import nnls
+
+UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+DEFAULT_SIZES = (100, 300, 1000, 3000, 10000)
+
+
+@dataclass
+class CostProfile:
+    """Measured times (in ``unit``) per feature and size, and the fitted polynomials."""
+
+    names: list[str]
+    sizes: np.ndarray  # float64 [n_sizes]
+    times: np.ndarray  # float64 [n_features, n_sizes]
+    coef: np.ndarray  # float64 [n_features, 3]
+    unit: str
+
+    def predicted(self) -> np.ndarray:
+        n = self.sizes
+        return self.coef[:, :1] + self.coef[:, 1:2] * n + self.coef[:, 2:3] * n * n
+
+
+def fit_polynomial(sizes: Sequence[float], times: Sequence[float]) -> np.ndarray:
+    """Least-squares c0, c1, c2 >= 0 with times ~ c0 + c1*n + c2*n^2 (columns scaled for conditioning)."""
+    n = np.asarray(sizes, dtype=np.float64)
+    t = np.asarray(times, dtype=np.float64)
+    if n.shape != t.shape or n.ndim != 1 or n.size == 0:
+        raise ValueError("sizes and times must be 1-D and of the same length")
+    if not (np.all(np.isfinite(n)) and np.all(np.isfinite(t))):
+        raise ValueError("sizes and times must be finite")
+    scale = max(float(np.max(np.abs(n))), 1.0)
+    u = n / scale
+    A = np.column_stack([np.ones_like(u), u, u * u])
+    tscale = max(float(np.max(np.abs(t))), 1e-300)
+    x, _ = nnls(A, t / tscale)
+    return np.array([x[0], x[1] / scale, x[2] / (scale * scale)]) * tscale
+
+
+def default_item(n: int) -> np.ndarray:
+    return np.random.default_rng(0).random(int(n))
+
+
+def time_call(func: Callable[[Any], Any], item: Any, repeats: int, timer: Callable[[], float]) -> float:
+    """Best of ``repeats`` timed calls, in the timer's unit."""
+    best = np.inf
+    for _ in range(max(int(repeats), 1)):
+        t0 = timer()
+        func(item)
+        best = min(best, timer() - t0)
+    return float(best)
+
+
+def profile_costs(features: Mapping[str, Callable[[Any], Any]], sizes: Sequence[int] = DEFAULT_SIZES,
+                  make_item: Callable[[int], Any] | None = None, repeats: int = 5,
+                  timer: Callable[[], float] = time.perf_counter, unit: str = "us") -> CostProfile:
+    """Time every feature function at every size and fit its cost polynomial (timer in seconds)."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}")
+    if not features:
+        raise ValueError("no feature functions to profile")
+    sz = np.asarray(sorted({int(s) for s in sizes}), dtype=np.float64)
+    if sz.size < 3 and sz.size != 1:
+        raise ValueError("give at least 3 distinct sizes to fit c0 + c1*n + c2*n^2 (or 1 for a constant)")
+    if np.any(sz < 0):
+        raise ValueError("sizes must be >= 0")
+    make = make_item or default_item
+    names = list(features)
+    times = np.zeros((len(names), sz.size))
+    for k, n in enumerate(sz):
+        item = make(int(n))
+        for i, name in enumerate(names):
+            times[i, k] = time_call(features[name], item, repeats, timer) * UNITS[unit]
+    if sz.size == 1:
+        coef = np.column_stack([times[:, 0], np.zeros(len(names)), np.zeros(len(names))])
+    else:
+        coef = np.array([fit_polynomial(sz, times[i]) for i in range(len(names))])
+    return CostProfile(names, sz, times, coef, unit)
+
+
+def load_features(path: str | Path) -> tuple[dict[str, Callable[[Any], Any]], Callable[[int], Any] | None]:
+    """Feature functions (FEATURES dict or ``feature_*`` functions) and optional make_item from a file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"features file not found: {p}")
+    spec = importlib.util.spec_from_file_location(f"_frugalml_features_{p.stem}", p)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load {p} as Python")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    feats = getattr(module, "FEATURES", None)
+    if feats is None:
+        feats = {name[len("feature_"):]: getattr(module, name) for name in sorted(vars(module))
+                 if name.startswith("feature_") and callable(getattr(module, name))}
+    if not isinstance(feats, Mapping) or not feats or not all(callable(f) for f in feats.values()):
+        raise ValueError(f"{p}: define FEATURES = {{name: function}} or functions named feature_<name>")
+    make = getattr(module, "make_item", None)
+    return {str(k): v for k, v in feats.items()}, make if callable(make) else None
+
+
+def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) -> None:
+    """Write ``feature,c0,c1,c2`` rows (repr floats: read back exactly)."""
+    with Path(path).open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["feature", "c0", "c1", "c2"])
+        for name, c in zip(names, np.asarray(coef, dtype=np.float64), strict=True):
+            w.writerow([name, repr(float(c[0])), repr(float(c[1])), repr(float(c[2]))])
+
+
+@click.command("profile-costs")
+@click.argument("features_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--sizes", default=",".join(map(str, DEFAULT_SIZES)), show_default=True,
+              help="Item sizes to time, comma-separated.")
+@click.option("--repeats", default=5, show_default=True, help="Timed calls per feature and size (best kept).")
+@click.option("--unit", type=click.Choice(list(UNITS)), default="us", show_default=True, help="Cost unit.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Costs CSV to write.")
+def profile_costs_command(features_file: str, sizes: str, repeats: int, unit: str, output: str) -> None:
+    """Time the feature functions of FEATURES_FILE over item sizes and fit c0 + c1*n + c2*n^2 each."""
+    try:
+        size_list = [int(s) for s in sizes.split(",") if s.strip()]
+        feats, make = load_features(features_file)
+        prof = profile_costs(feats, size_list, make, repeats, unit=unit)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    write_costs_csv(output, prof.names, prof.coef)
+    for name, c in zip(prof.names, prof.coef, strict=True):
+        click.echo(f"{name}: {c[0]:.4g} + {c[1]:.4g}*n + {c[2]:.4g}*n^2 {unit}")

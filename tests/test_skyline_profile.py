@@ -1,0 +1,104 @@
+"""profile-costs: fitting cost polynomials from (deterministic, fake) timings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler.costs import load_costs
+from compiler.profile_costs import (
+    fit_polynomial,
+    load_features,
+    profile_costs,
+    profile_costs_command,
+    write_costs_csv,
+)
+
+
+class FakeClock:
+    """A timer that only moves when a fake feature function says it spent time (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def spender(self, c0: float, c1: float, c2: float, jitter: float = 0.0):
+        calls = [0]
+
+        def feature(item) -> None:
+            n = len(item)
+            calls[0] += 1
+            # later repeats are slower: the profiler must keep the best call
+            self.now += (c0 + c1 * n + c2 * n * n) * (1.0 + jitter * (calls[0] % 3))
+
+        return feature
+
+
+TRUE = {"const": (5e-6, 0.0, 0.0), "linear": (2e-6, 3e-8, 0.0), "quad": (1e-6, 1e-9, 4e-12),
+        "pure_quad": (0.0, 0.0, 2e-11)}
+
+
+def test_fit_recovers_known_polynomials() -> None:
+    clock = FakeClock()
+    feats = {name: clock.spender(*c, jitter=0.5) for name, c in TRUE.items()}
+    prof = profile_costs(feats, sizes=[10, 100, 1000, 5000, 20000], make_item=lambda n: range(n), repeats=3,
+                         timer=clock, unit="us")
+    assert prof.names == list(TRUE)
+    for i, name in enumerate(prof.names):
+        want = np.array(TRUE[name]) * 1e6  # microseconds
+        np.testing.assert_allclose(prof.coef[i], want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(prof.predicted(), prof.times, rtol=1e-6, atol=1e-9)
+
+
+def test_fit_is_non_negative_and_least_squares() -> None:
+    n = np.array([1.0, 2.0, 3.0, 4.0])
+    # a decreasing trend cannot be a cost: the slope is clipped at 0 and the constant absorbs the mean
+    coef = fit_polynomial(n, [4.0, 3.0, 2.0, 1.0])
+    assert np.all(coef >= 0)
+    np.testing.assert_allclose(coef, [2.5, 0.0, 0.0], atol=1e-9)
+    with pytest.raises(ValueError):
+        fit_polynomial([1, 2], [1.0])
+    with pytest.raises(ValueError):
+        profile_costs({"a": len}, sizes=[1, 2])
+
+
+def test_single_size_gives_constant_costs() -> None:
+    clock = FakeClock()
+    prof = profile_costs({"a": clock.spender(3e-3, 1e-6, 0)}, sizes=[100], make_item=lambda n: [0] * n,
+                         repeats=1, timer=clock, unit="ms")
+    np.testing.assert_allclose(prof.coef, [[3.1, 0, 0]])
+
+
+def test_features_file_and_costs_csv_round_trip(tmp_path: Path) -> None:
+    src = tmp_path / "feats.py"
+    src.write_text("def feature_total(item):\n    return sum(item)\n\n"
+                   "def feature_first(item):\n    return item[0]\n\n"
+                   "def make_item(n):\n    return list(range(n + 1))\n")
+    feats, make = load_features(src)
+    assert sorted(feats) == ["first", "total"] and make(3) == [0, 1, 2, 3]
+    coef = np.array([[1.5, 0.25, 1e-7], [0.1, 0.0, 0.0]])
+    out = tmp_path / "costs.csv"
+    write_costs_csv(out, ["total", "first"], coef)
+    assert np.array_equal(load_costs(out, ["first", "total"]).coef, coef[::-1])
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = 1\n")
+    with pytest.raises(ValueError, match="FEATURES"):
+        load_features(bad)
+
+
+def test_command_writes_a_costs_file(tmp_path: Path) -> None:
+    src = tmp_path / "feats.py"
+    src.write_text("FEATURES = {'mean': lambda item: sum(item) / len(item), 'size': len}\n")
+    out = tmp_path / "costs.csv"
+    res = CliRunner().invoke(profile_costs_command, [str(src), "--sizes", "10,100,1000", "--repeats", "1",
+                                                     "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    costs = load_costs(out, ["mean", "size"])
+    assert costs.coef.shape == (2, 3) and np.all(costs.coef >= 0)
+    res = CliRunner().invoke(profile_costs_command, [str(src), "--sizes", "10,100", "-o", str(out)])
+    assert res.exit_code == 2
