@@ -239,3 +239,29 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         """Validation accuracy of the model a budget selects (nan when nothing fits)."""
         model, _ = self.lookup(budget, size)
         return float(self.index_.model_acc[model[0]]) if model[0] != NO_MODEL else float("nan")
+
+
+def budget_report(clf: SkylineClassifier, X: Any, y: Any, budget: Any, size: Any = 0.0) -> dict[str, Any]:
+    """The skyline fields of ``frugalml eval --budget B [--size n] --json``.
+
+    accuracy (rows where nothing fits count as wrong), mean_cost and max_cost
+    over the rows (never above the budget), the fraction of rows where nothing
+    fits, and how often each model was chosen (by model index, with its features).
+    """
+    pred = clf.predict(X, budget, size)
+    y = np.asarray(y)
+    fits = pred.fits
+    counts = {int(k): int(np.count_nonzero(pred.model == k)) for k in np.unique(pred.model[fits])}
+    return {
+        "accuracy": float(np.mean((pred.labels == y) & fits)) if len(y) else float("nan"),
+        "mean_cost": float(np.mean(pred.cost[fits])) if fits.any() else 0.0,
+        "max_cost": float(np.max(pred.cost[fits])) if fits.any() else 0.0,
+        "nothing_fits": float(np.mean(~fits)) if len(y) else 0.0,
+        "models_chosen": {str(k): {"count": c, "features": mask_features(clf.masks_[k])}
+                          for k, c in counts.items()},
+    }
+
+
+def budget_sweep(clf: SkylineClassifier, X: Any, y: Any, budgets: Any, size: Any = 0.0) -> np.ndarray:
+    """Test accuracy at each budget (the accuracy-vs-budget curve), rows where nothing fits counted wrong."""
+    return np.array([budget_report(clf, X, y, b, size)["accuracy"] for b in np.atleast_1d(budgets)])

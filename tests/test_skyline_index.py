@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-from compiler.skyline import SkylineClassifier, make_base, parse_sizes
+from compiler.skyline import SkylineClassifier, budget_report, budget_sweep, make_base, parse_sizes
 from compiler.skyline_index import build_size_index, skyline_at
 from pyruntime.errors import ModelFormatError
 from pyruntime.skyline import NO_MODEL, SkylineIndex, poly_cost
@@ -192,3 +192,15 @@ def test_base_factories_and_score(data) -> None:
         SkylineClassifier(costs=np.ones((3, 3))).fit(X, y)
     assert parse_sizes("3,1,7") == (1.0, 7.0)
     assert parse_sizes(None) == (0.0, np.inf)
+
+
+def test_budget_report_and_sweep(data) -> None:
+    X, y, coef = data
+    clf = SkylineClassifier(costs=coef, sizes=[0, 40]).fit(X[:350], y[:350])
+    rep = budget_report(clf, X[350:], y[350:], budget=8.0, size=5.0)
+    assert rep["max_cost"] <= 8.0 and rep["mean_cost"] <= rep["max_cost"]
+    assert sum(v["count"] for v in rep["models_chosen"].values()) == 150
+    assert rep["nothing_fits"] == 0.0
+    curve = budget_sweep(clf, X[350:], y[350:], [-1.0, 0.0, 1e9], size=5.0)
+    assert curve[0] == 0.0  # nothing fits a negative budget
+    assert curve[2] == clf.score(X[350:], y[350:], size=5.0)
