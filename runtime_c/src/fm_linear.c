@@ -1,0 +1,283 @@
+/* frugalml runtime: feature memo and sparse linear scorers (see fm_linear.h). */
+#include "fm_linear.h"
+
+#define FM_MAX_SHIFT 30u
+
+void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n)
+{
+    memo->values = values;
+    memo->seen = seen;
+    memo->n = n;
+    memo->epoch = 1u; /* stamps are 0 = never read: usable before fm_memo_start */
+    if (n > 0u) {
+        memset(seen, 0, n);
+    }
+}
+
+void fm_memo_start(fm_memo *memo, fm_result *res)
+{
+    memo->epoch = (uint8_t)(memo->epoch + 1u);
+    if (memo->epoch == 0u) {
+        /* the stamps wrapped: forget every old stamp */
+        if (memo->n > 0u) {
+            memset(memo->seen, 0, memo->n);
+        }
+        memo->epoch = 1u;
+    }
+    if (res != NULL) {
+        res->label = 0;
+        res->score = 0.0f;
+        res->score_q = 0;
+        res->n_read = 0u;
+        res->cost = 0.0f;
+        res->stage = 0u;
+        res->cost_q = 0u;
+    }
+}
+
+int32_t fm_float_to_fixed(uint32_t bits, uint32_t shift)
+{
+    uint32_t e = (bits >> 23) & 0xffu;
+    uint32_t m = bits & 0x7fffffu;
+    int32_t k;
+    uint32_t mag;
+    if (e == 0u) {
+        e = 1u; /* subnormal: m * 2^-149 */
+    } else {
+        m |= 0x800000u;
+    }
+    /* |x| * 2^shift = m * 2^k with m < 2^24 */
+    k = (int32_t)e - 150 + (int32_t)shift;
+    if (m == 0u) {
+        mag = 0u;
+    } else if (k >= 0) {
+        /* m >= 2^23 here (subnormals never reach k >= 0 with shift <= 30) */
+        mag = (k > 7) ? 0x7fffffffu : (m << k);
+    } else {
+        mag = (k <= -24) ? 0u : (m >> (uint32_t)(-k));
+    }
+    if (mag > 0x7fffffffu) {
+        mag = 0x7fffffffu;
+    }
+    return (bits & 0x80000000u) ? -(int32_t)mag : (int32_t)mag;
+}
+
+static int costs_ok(const float *costs, uint32_t n)
+{
+    uint32_t j;
+    if (costs == NULL) {
+        return 1;
+    }
+    for (j = 0; j < n; ++j) {
+        uint32_t b = fm_float_bits(costs[j]);
+        if (fm_bits_nonfinite(b) || (b & 0x80000000u && (b & 0x7fffffffu) != 0u)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int features_ok(const int32_t *feature, uint32_t nnz, uint32_t n_features)
+{
+    uint32_t k;
+    if (nnz > 0u && feature == NULL) {
+        return 0;
+    }
+    for (k = 0; k < nnz; ++k) {
+        if (feature[k] < 0 || (uint32_t)feature[k] >= n_features) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int fm_linear_check(const fm_linear *m)
+{
+    uint32_t k;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    if (!features_ok(m->feature, m->nnz, m->n_features) || (m->nnz > 0u && m->weight == NULL)) {
+        return FM_E_MODEL;
+    }
+    for (k = 0; k < m->nnz; ++k) {
+        if (fm_bits_nonfinite(fm_float_bits(m->weight[k]))) {
+            return FM_E_MODEL;
+        }
+    }
+    if (fm_bits_nonfinite(fm_float_bits(m->bias)) ||
+        fm_bits_nonfinite(fm_float_bits(m->decision_threshold)) || !costs_ok(m->costs, m->n_features)) {
+        return FM_E_MODEL;
+    }
+    return FM_OK;
+}
+
+int fm_linear_q15_check(const fm_linear_q15 *m)
+{
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    if (!features_ok(m->feature, m->nnz, m->n_features) || (m->nnz > 0u && m->weight_q == NULL) ||
+        m->in_shift > FM_MAX_SHIFT || m->w_shift > FM_MAX_SHIFT) {
+        return FM_E_MODEL;
+    }
+    return FM_OK;
+}
+
+int fm_linear_score(const fm_linear *m, const fm_reader *r, fm_memo *memo, float *acc, fm_result *res)
+{
+    uint32_t k;
+    float a;
+    if (m == NULL || r == NULL || memo == NULL || acc == NULL || res == NULL || memo->n < m->n_features) {
+        return FM_E_ARG;
+    }
+    a = *acc;
+    for (k = 0; k < m->nnz; ++k) {
+        float x;
+        float p;
+        int rc = fm_memo_get(memo, r, m->costs, (uint32_t)m->feature[k], &x, res);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        p = m->weight[k] * x;
+        a = a + p;
+    }
+    *acc = a;
+    return FM_OK;
+}
+
+static int32_t sat32(int64_t v)
+{
+    if (v > (int64_t)0x7fffffff) {
+        return 0x7fffffff;
+    }
+    if (v < -(int64_t)0x7fffffff - 1) {
+        return -0x7fffffff - 1;
+    }
+    return (int32_t)v;
+}
+
+int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *acc,
+                        fm_result *res)
+{
+    uint32_t k;
+    int32_t a;
+    if (m == NULL || r == NULL || memo == NULL || acc == NULL || res == NULL || memo->n < m->n_features ||
+        m->in_shift > FM_MAX_SHIFT) {
+        return FM_E_ARG;
+    }
+    a = *acc;
+    for (k = 0; k < m->nnz; ++k) {
+        float x;
+        int64_t p;
+        int rc = fm_memo_get_q(memo, r, m->costs, (uint32_t)m->feature[k], &x, res);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        p = (int64_t)m->weight_q[k] * (int64_t)fm_float_to_fixed(fm_float_bits(x), m->in_shift);
+        /* divide by 2^in_shift, truncating toward zero, without relying on
+         * the implementation-defined right shift of negative numbers */
+        if (p < 0) {
+            p = -(int64_t)((uint64_t)(-p) >> m->in_shift);
+        } else {
+            p = (int64_t)((uint64_t)p >> m->in_shift);
+        }
+        a = sat32((int64_t)a + p);
+    }
+    *acc = a;
+    return FM_OK;
+}
+
+int fm_linear_predict(const fm_linear *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+{
+    float acc;
+    int rc;
+    if (m == NULL || memo == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    acc = m->bias;
+    rc = fm_linear_score(m, r, memo, &acc, res);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    res->score = acc;
+    res->label = (acc > m->decision_threshold) ? 1 : 0;
+    return FM_OK;
+}
+
+int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+{
+    int32_t acc;
+    int rc;
+    if (m == NULL || memo == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    acc = m->bias_q;
+    rc = fm_linear_q15_score(m, r, memo, &acc, res);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    res->score_q = acc;
+    res->label = (acc > m->decision_threshold_q) ? 1 : 0;
+    return FM_OK;
+}
+
+int fm_linear_predict_batch(const fm_linear *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
+                            fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_linear_predict(m, &r, memo, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_linear_q15_predict_batch(const fm_linear_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                                fm_memo *memo, fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_linear_q15_predict(m, &r, memo, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}

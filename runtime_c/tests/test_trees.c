@@ -1,0 +1,497 @@
+/*
+ * Unit tests of the tree-ensemble and linear-scorer runtime (fm_trees.c,
+ * fm_linear.c). Returns non-zero when a check fails.
+ *
+ *   test_trees                 run the unit tests
+ *   test_trees chain D REPS    evaluate a one-tree chain of D internal nodes
+ *                              REPS times (per-node instruction counts are
+ *                              measured by tests/test_trees_runtime.py under
+ *                              callgrind, as a difference between two D)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fm_linear.h"
+#include "fm_trees.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                          \
+        }                                                                        \
+    } while (0)
+
+/* A reader that logs every request and can be told to fail. */
+typedef struct {
+    const float *x;
+    uint32_t n;
+    uint32_t calls[8];
+    uint32_t order[8];
+    uint32_t n_calls;
+    int fail;
+} log_reader;
+
+static int log_read(void *ctx, uint32_t index, float *value)
+{
+    log_reader *lr = (log_reader *)ctx;
+    if (lr->fail || index >= lr->n) {
+        return 1;
+    }
+    if (index < 8u) {
+        lr->calls[index]++;
+    }
+    if (lr->n_calls < 8u) {
+        lr->order[lr->n_calls] = index;
+    }
+    lr->n_calls++;
+    *value = lr->x[index];
+    return 0;
+}
+
+static void log_init(log_reader *lr, const float *x, uint32_t n)
+{
+    memset(lr, 0, sizeof *lr);
+    lr->x = x;
+    lr->n = n;
+}
+
+/*
+ * Tree 0: n0: x0 <= 1 ? n1 (leaf 0.5) : n2
+ *         n2: x1 <= -0.5 ? n3 (leaf -1) : n4 (leaf 2)
+ * Tree 1: n5 (leaf 0.125)
+ * base 0.25, threshold 0, costs {1, 10, 100}. Feature 2 is never used.
+ */
+static const int32_t H_FEATURE[6] = {0, -1, 1, -1, -1, -1};
+static const float H_THRESHOLD[6] = {1.0f, 0.0f, -0.5f, 0.0f, 0.0f, 0.0f};
+static const int32_t H_LEFT[6] = {1, -1, 3, -1, -1, -1};
+static const int32_t H_RIGHT[6] = {2, -1, 4, -1, -1, -1};
+static const float H_VALUE[6] = {0.0f, 0.5f, 0.0f, -1.0f, 2.0f, 0.125f};
+static const int32_t H_ROOTS[2] = {0, 5};
+static const int32_t H_OUT[2] = {0, 0};
+static const float H_BASE[1] = {0.25f};
+static const float H_COSTS[3] = {1.0f, 10.0f, 100.0f};
+
+static fm_trees hand_trees(void)
+{
+    fm_trees m;
+    m.n_features = 3;
+    m.n_outputs = 1;
+    m.n_nodes = 6;
+    m.n_trees = 2;
+    m.feature = H_FEATURE;
+    m.threshold = H_THRESHOLD;
+    m.left = H_LEFT;
+    m.right = H_RIGHT;
+    m.value = H_VALUE;
+    m.roots = H_ROOTS;
+    m.tree_output = H_OUT;
+    m.base_score = H_BASE;
+    m.costs = H_COSTS;
+    m.decision_threshold = 0.0f;
+    return m;
+}
+
+static void test_hand_float(void)
+{
+    static const struct {
+        float x[3];
+        float score;
+        int32_t label;
+        uint32_t n_read;
+        float cost;
+    } cases[] = {
+        {{0.5f, 99.0f, 0.0f}, 0.875f, 1, 1u, 1.0f},
+        {{1.0f, -0.5f, 7.0f}, 0.875f, 1, 1u, 1.0f}, /* tie goes left */
+        {{2.0f, -0.5f, 0.0f}, -0.625f, 0, 2u, 11.0f},
+        {{2.0f, 0.0f, 0.0f}, 2.375f, 1, 2u, 11.0f},
+        {{1.5f, -3.0f, 0.0f}, -0.625f, 0, 2u, 11.0f},
+    };
+    fm_trees m = hand_trees();
+    float values[3];
+    uint8_t seen[3];
+    float scores[1];
+    fm_memo memo;
+    size_t i;
+    CHECK(fm_trees_check(&m) == FM_OK);
+    fm_memo_init(&memo, values, seen, 3u);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        log_reader lr;
+        fm_reader r;
+        fm_result res;
+        log_init(&lr, cases[i].x, 3u);
+        r.read = log_read;
+        r.ctx = &lr;
+        CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_OK);
+        CHECK(res.label == cases[i].label);
+        CHECK(res.score == cases[i].score);
+        CHECK(res.n_read == cases[i].n_read);
+        CHECK(res.cost == cases[i].cost);
+        CHECK(lr.calls[2] == 0u);              /* never branches on feature 2 */
+        CHECK(lr.calls[0] == 1u);              /* root feature read once */
+        CHECK(lr.calls[1] == res.n_read - 1u); /* at most once */
+        CHECK(lr.order[0] == 0u);
+    }
+}
+
+static void test_errors(void)
+{
+    fm_trees m = hand_trees();
+    float values[3];
+    uint8_t seen[3];
+    float scores[1];
+    fm_memo memo;
+    fm_memo small;
+    fm_result res;
+    log_reader lr;
+    fm_reader r;
+    const float nan_x[3] = {2.0f, 0.0f, 0.0f};
+    float x[3];
+    float inf = 1e38f;
+    fm_memo_init(&memo, values, seen, 3u);
+    r.read = log_read;
+    r.ctx = &lr;
+
+    memcpy(x, nan_x, sizeof x);
+    inf = inf * 10.0f;   /* +infinity without libm */
+    x[1] = inf;
+    log_init(&lr, x, 3u);
+    CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_E_VALUE);
+    x[1] = inf - inf;    /* NaN */
+    log_init(&lr, x, 3u);
+    CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_E_VALUE);
+    x[1] = 0.0f;
+    x[2] = inf - inf;    /* never read: no error */
+    log_init(&lr, x, 3u);
+    CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    lr.fail = 1;
+    CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_E_READ);
+
+    /* a memo smaller than n_features and bad tree ranges are argument errors */
+    fm_memo_init(&small, values, seen, 2u);
+    log_init(&lr, nan_x, 3u);
+    CHECK(fm_trees_predict(&m, &r, &small, scores, &res) == FM_E_ARG);
+    fm_memo_start(&memo, &res);
+    CHECK(fm_trees_accumulate(&m, 1u, 0u, &r, &memo, scores, &res) == FM_E_ARG);
+    CHECK(fm_trees_accumulate(&m, 0u, 3u, &r, &memo, scores, &res) == FM_E_ARG);
+    CHECK(fm_trees_predict(NULL, &r, &memo, scores, &res) == FM_E_ARG);
+}
+
+static void test_slices_share_memo(void)
+{
+    fm_trees m = hand_trees();
+    float values[3];
+    uint8_t seen[3];
+    float s_full[1];
+    float s_cut[1];
+    fm_memo memo;
+    fm_result full;
+    fm_result cut;
+    log_reader lr;
+    fm_reader r;
+    const float x[3] = {2.0f, -1.0f, 5.0f};
+    int k;
+    fm_memo_init(&memo, values, seen, 3u);
+    r.read = log_read;
+    r.ctx = &lr;
+    log_init(&lr, x, 3u);
+    CHECK(fm_trees_predict(&m, &r, &memo, s_full, &full) == FM_OK);
+
+    log_init(&lr, x, 3u);
+    fm_memo_start(&memo, &cut);
+    CHECK(fm_trees_begin(&m, s_cut) == FM_OK);
+    CHECK(fm_trees_accumulate(&m, 0u, 1u, &r, &memo, s_cut, &cut) == FM_OK);
+    CHECK(cut.n_read == 2u && s_cut[0] == -0.75f);
+    /* the same slice again reads nothing new (the memo is shared) */
+    CHECK(fm_trees_accumulate(&m, 0u, 0u, &r, &memo, s_cut, &cut) == FM_OK);
+    CHECK(fm_trees_accumulate(&m, 1u, 2u, &r, &memo, s_cut, &cut) == FM_OK);
+    CHECK(fm_trees_finish(&m, s_cut, &cut) == FM_OK);
+    CHECK(lr.n_calls == 2u);
+    CHECK(cut.score == full.score && cut.label == full.label && cut.n_read == full.n_read &&
+          cut.cost == full.cost);
+
+    /* the epoch stamp wraps every 255 predictions: results stay the same */
+    for (k = 0; k < 600; ++k) {
+        fm_result again;
+        log_init(&lr, x, 3u);
+        CHECK(fm_trees_predict(&m, &r, &memo, s_full, &again) == FM_OK);
+        CHECK(again.n_read == 2u && again.score == full.score && lr.n_calls == 2u);
+    }
+}
+
+static void test_check_rejects(void)
+{
+    int32_t feature[6];
+    int32_t left[6];
+    int32_t right[6];
+    int32_t roots[2];
+    int32_t out[2];
+    float thr[6];
+    float costs[3];
+    fm_trees m;
+    int k;
+    for (k = 0; k < 13; ++k) {
+        memcpy(feature, H_FEATURE, sizeof feature);
+        memcpy(left, H_LEFT, sizeof left);
+        memcpy(right, H_RIGHT, sizeof right);
+        memcpy(roots, H_ROOTS, sizeof roots);
+        memcpy(out, H_OUT, sizeof out);
+        memcpy(thr, H_THRESHOLD, sizeof thr);
+        memcpy(costs, H_COSTS, sizeof costs);
+        m = hand_trees();
+        m.feature = feature;
+        m.left = left;
+        m.right = right;
+        m.roots = roots;
+        m.tree_output = out;
+        m.threshold = thr;
+        m.costs = costs;
+        switch (k) {
+        case 0: left[2] = 6; break;          /* child out of range */
+        case 1: right[0] = 0; break;         /* self loop */
+        case 2: left[2] = 1; break;          /* points backward */
+        case 3: right[2] = -1; break;        /* negative child */
+        case 4: feature[2] = 3; break;       /* feature >= n_features */
+        case 5: feature[1] = -2; break;      /* bad leaf marker */
+        case 6: roots[1] = 6; break;         /* root out of range */
+        case 7: out[1] = 1; break;           /* output >= n_outputs */
+        case 8: m.n_outputs = 0; break;
+        case 9: thr[0] = thr[0] * 1e38f * 1e38f; break; /* infinite threshold */
+        case 10: costs[1] = -1.0f; break;
+        case 11: m.left = NULL; break;
+        default: m.n_nodes = 0; break;       /* trees without nodes */
+        }
+        if (fm_trees_check(&m) != FM_E_MODEL) {
+            fprintf(stderr, "corruption %d not rejected\n", k);
+            failures++;
+        }
+    }
+}
+
+static void test_q15(void)
+{
+    static const int16_t vq[6] = {0, 32767, 0, -32768, 32767, 32767};
+    static const int32_t keys[6] = {0x3f800000, 0, -0x3f000000, 0, 0, 0}; /* keys of 1.0f, -0.5f */
+    static const uint16_t cq[3] = {3u, 40u, 500u};
+    int32_t base[1];
+    int32_t scores[1];
+    float values[3];
+    uint8_t seen[3];
+    fm_memo memo;
+    fm_result res;
+    fm_reader r;
+    fm_vector v;
+    float x[3] = {0.5f, 0.0f, 0.0f};
+    fm_trees_q15 m;
+    m.n_features = 3;
+    m.n_outputs = 1;
+    m.n_nodes = 6;
+    m.n_trees = 2;
+    m.feature = H_FEATURE;
+    m.threshold_key = keys;
+    m.left = H_LEFT;
+    m.right = H_RIGHT;
+    m.value_q = vq;
+    m.roots = H_ROOTS;
+    m.tree_output = H_OUT;
+    m.base_q = base;
+    m.costs = cq;
+    m.decision_threshold_q = 0;
+    m.shift = 0;
+    CHECK(keys[0] == fm_key_bits(fm_float_bits(1.0f)) && keys[2] == fm_key_bits(fm_float_bits(-0.5f)));
+    CHECK(fm_trees_q15_check(&m) == FM_OK);
+    fm_memo_init(&memo, values, seen, 3u);
+    v.x = x;
+    v.n = 3u;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    /* saturation at the top */
+    base[0] = INT32_MAX - 40000;
+    CHECK(fm_trees_q15_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.score_q == INT32_MAX && res.label == 1 && res.n_read == 1u && res.cost_q == 3u);
+    CHECK(res.score == 0.0f && res.cost == 0.0f);
+    /* no saturation just below */
+    base[0] = INT32_MAX - 2 * 32767;
+    CHECK(fm_trees_q15_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.score_q == INT32_MAX);
+    base[0] = INT32_MAX - 2 * 32767 - 1;
+    CHECK(fm_trees_q15_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.score_q == INT32_MAX - 1);
+    /* saturation at the bottom: x0 > 1, x1 <= -0.5 reaches -32768 */
+    x[0] = 3.0f;
+    x[1] = -0.5f;
+    base[0] = INT32_MIN + 100;
+    CHECK(fm_trees_q15_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.score_q == INT32_MIN + 32767 && res.n_read == 2u && res.cost_q == 43u);
+    base[0] = INT32_MIN;
+    CHECK(fm_trees_q15_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.score_q == INT32_MIN + 32767); /* clamped first, then + 32767 */
+    CHECK(res.label == 0);
+}
+
+static void test_fixed_conversion(void)
+{
+    CHECK(fm_float_to_fixed(fm_float_bits(0.0f), 16) == 0);
+    CHECK(fm_float_to_fixed(fm_float_bits(-0.0f), 16) == 0);
+    CHECK(fm_float_to_fixed(fm_float_bits(1.5f), 1) == 3);
+    CHECK(fm_float_to_fixed(fm_float_bits(-1.75f), 0) == -1);  /* truncation toward zero */
+    CHECK(fm_float_to_fixed(fm_float_bits(1.75f), 0) == 1);
+    CHECK(fm_float_to_fixed(fm_float_bits(0.5f), 30) == (1 << 29));
+    CHECK(fm_float_to_fixed(fm_float_bits(1.0f), 30) == (1 << 30));
+    CHECK(fm_float_to_fixed(fm_float_bits(2.0f), 30) == INT32_MAX);
+    CHECK(fm_float_to_fixed(fm_float_bits(-2.0f), 30) == -INT32_MAX);
+    CHECK(fm_float_to_fixed(fm_float_bits(3e38f), 0) == INT32_MAX);
+    CHECK(fm_float_to_fixed(fm_float_bits(2147483520.0f), 0) == 2147483520); /* largest float < 2^31 */
+    CHECK(fm_float_to_fixed(fm_float_bits(1e-45f), 30) == 0);               /* subnormal */
+    CHECK(fm_float_to_fixed(fm_float_bits(-123.456f), 8) == -31604);        /* trunc(-31604.7) */
+}
+
+static void test_linear(void)
+{
+    static const int32_t feature[3] = {2, 0, 2};
+    static const float weight[3] = {0.5f, -2.0f, 0.25f};
+    static const int16_t wq[3] = {16384, -32768, 8192};  /* w_shift 15: 0.5, -1.0, 0.25 */
+    static const float costs[3] = {1.0f, 10.0f, 100.0f};
+    static const uint16_t cq[3] = {1u, 10u, 100u};
+    const float x[3] = {1.0f, 1e30f, 3.0f};
+    float values[3];
+    uint8_t seen[3];
+    fm_memo memo;
+    fm_result res;
+    log_reader lr;
+    fm_reader r;
+    fm_linear m;
+    fm_linear_q15 q;
+    m.n_features = 3;
+    m.nnz = 3;
+    m.feature = feature;
+    m.weight = weight;
+    m.bias = 0.125f;
+    m.decision_threshold = 0.0f;
+    m.costs = costs;
+    CHECK(fm_linear_check(&m) == FM_OK);
+    fm_memo_init(&memo, values, seen, 3u);
+    r.read = log_read;
+    r.ctx = &lr;
+    log_init(&lr, x, 3u);
+    CHECK(fm_linear_predict(&m, &r, &memo, &res) == FM_OK);
+    /* 0.125 + 1.5 - 2 + 0.75 */
+    CHECK(res.score == 0.375f && res.label == 1 && res.n_read == 2u && res.cost == 101.0f);
+    CHECK(lr.calls[1] == 0u && lr.calls[2] == 1u && lr.order[0] == 2u && lr.order[1] == 0u);
+
+    q.n_features = 3;
+    q.nnz = 3;
+    q.feature = feature;
+    q.weight_q = wq;
+    q.bias_q = 4096;            /* 0.125 * 2^15 */
+    q.decision_threshold_q = 0;
+    q.in_shift = 8;
+    q.w_shift = 15;
+    q.costs = cq;
+    CHECK(fm_linear_q15_check(&q) == FM_OK);
+    log_init(&lr, x, 3u);
+    CHECK(fm_linear_q15_predict(&q, &r, &memo, &res) == FM_OK);
+    /* x2 = 3 -> 768; 16384*768 >> 8 = 49152; x0 = 1 -> 256: -32768; 8192*768>>8 = 24576 */
+    CHECK(res.score_q == 4096 + 49152 - 32768 + 24576 && res.label == 1);
+    CHECK(res.n_read == 2u && res.cost_q == 101u && res.cost == 0.0f);
+    /* the same sum from a bias near INT32_MIN (no saturation on the way) */
+    q.bias_q = INT32_MIN + 5;
+    log_init(&lr, x, 3u);
+    CHECK(fm_linear_q15_predict(&q, &r, &memo, &res) == FM_OK);
+    CHECK(res.score_q == INT32_MIN + 5 + 49152 - 32768 + 24576);
+    q.in_shift = 31;
+    CHECK(fm_linear_q15_check(&q) == FM_E_MODEL);
+    m.feature = NULL;
+    CHECK(fm_linear_check(&m) == FM_E_MODEL);
+}
+
+/* A single chain tree: node i < depth splits on feature i % 8 with x <= 1
+ * (true for x = 0) and goes left to i + 1; node depth is the leaf. */
+static int chain_bench(uint32_t depth, uint32_t reps)
+{
+    enum { MAXD = 4096 };
+    static int32_t feature[MAXD + 1];
+    static float thr[MAXD + 1];
+    static int32_t left[MAXD + 1];
+    static int32_t right[MAXD + 1];
+    static float value[MAXD + 1];
+    static const int32_t roots[1] = {0};
+    static const int32_t out[1] = {0};
+    static const float base[1] = {0.0f};
+    const float x[8] = {0};
+    float values[8];
+    uint8_t seen[8];
+    float scores[1];
+    fm_memo memo;
+    fm_result res;
+    fm_vector v;
+    fm_reader r;
+    fm_trees m;
+    uint32_t i;
+    float total = 0.0f;
+    if (depth > MAXD) {
+        return 2;
+    }
+    for (i = 0; i < depth; ++i) {
+        feature[i] = (int32_t)(i % 8u);
+        thr[i] = 1.0f;
+        left[i] = (int32_t)i + 1;
+        right[i] = (int32_t)depth;
+        value[i] = 0.0f;
+    }
+    feature[depth] = -1;
+    left[depth] = right[depth] = -1;
+    value[depth] = 1.0f;
+    m.n_features = 8;
+    m.n_outputs = 1;
+    m.n_nodes = depth + 1u;
+    m.n_trees = 1;
+    m.feature = feature;
+    m.threshold = thr;
+    m.left = left;
+    m.right = right;
+    m.value = value;
+    m.roots = roots;
+    m.tree_output = out;
+    m.base_score = base;
+    m.costs = NULL;
+    m.decision_threshold = 0.0f;
+    if (fm_trees_check(&m) != FM_OK) {
+        return 3;
+    }
+    fm_memo_init(&memo, values, seen, 8u);
+    v.x = x;
+    v.n = 8u;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    for (i = 0; i < reps; ++i) {
+        if (fm_trees_predict(&m, &r, &memo, scores, &res) != FM_OK) {
+            return 4;
+        }
+        total = total + res.score;
+    }
+    printf("%u %u %.1f\n", (unsigned)depth, (unsigned)reps, (double)total);
+    return total == (float)reps ? 0 : 5;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "chain") == 0) {
+        return chain_bench((uint32_t)strtoul(argv[2], NULL, 10), (uint32_t)strtoul(argv[3], NULL, 10));
+    }
+    test_hand_float();
+    test_errors();
+    test_slices_share_memo();
+    test_check_rejects();
+    test_q15();
+    test_fixed_conversion();
+    test_linear();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all tree/linear runtime tests passed\n");
+    return 0;
+}

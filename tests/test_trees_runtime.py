@@ -1,0 +1,452 @@
+"""Tree-ensemble runtime: C (runtime_c/src/fm_trees.c) against the numpy reference
+(pyruntime/trees.py), float32 and q15, lazy reads, slices, load-time checks, and the
+C unit test under sanitizers."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyruntime.arrays import float_keys
+from pyruntime.errors import ModelFormatError, RuntimeCError
+from pyruntime.linear import FM_E_VALUE, FM_OK, INT32_MAX, INT32_MIN, ReadState
+from pyruntime.trees import CTrees, TreeEnsemble, TreeEnsembleQ15, quantize_trees, trees_struct
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ROOT / "runtime_c"
+FM_E_MODEL = -4
+PROPS = settings(max_examples=60, derandomize=True, deadline=None)
+
+
+# -- a private cffi build of the tree/linear runtime (switch to pyruntime._frugalml_c later) --
+
+def build_module(tmp: Path, name: str) -> Any:
+    from cffi import FFI
+
+    ffi = FFI()
+    for cdef in ("common", "linear", "trees"):
+        ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
+    srcs = [RUNTIME / "src" / f for f in ("fm_common.c", "fm_linear.c", "fm_trees.c")]
+    ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
+                   sources=[str(s) for s in srcs], include_dirs=[str(RUNTIME / "include")],
+                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])
+    so = ffi.compile(tmpdir=str(tmp))
+    spec = importlib.util.spec_from_file_location(name, so)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sys.modules[name] = mod
+    return mod
+
+
+@pytest.fixture(scope="module")
+def cmod(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return build_module(tmp_path_factory.mktemp("cffi_trees"), "_fm_trees_test")
+
+
+# -- random models and inputs ------------------------------------------------------------
+
+GRID = np.array([-2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 3.0, 1e-40, -1e-40, 1e30], np.float32)
+
+
+def random_tree(rng: np.random.Generator, n_features: int, max_depth: int, scale: float) -> dict[str, list]:
+    t: dict[str, list] = {"feature": [], "threshold": [], "left": [], "right": [], "value": []}
+
+    def grow(depth: int) -> int:
+        i = len(t["feature"])
+        for key, init in (("feature", -1), ("threshold", 0.0), ("left", -1), ("right", -1)):
+            t[key].append(init)
+        t["value"].append(float(rng.normal() * scale))
+        if depth < max_depth and rng.random() < 0.75:
+            t["feature"][i] = int(rng.integers(n_features))
+            t["threshold"][i] = float(rng.choice(GRID)) if rng.random() < 0.6 else float(rng.normal())
+            t["left"][i] = grow(depth + 1)
+            t["right"][i] = grow(depth + 1)
+        return i
+
+    grow(0)
+    return t
+
+
+def random_ensemble(rng: np.random.Generator, n_features: int, n_outputs: int, n_trees: int,
+                    max_depth: int, scale: float = 1.0, with_costs: bool = True) -> TreeEnsemble:
+    trees = [random_tree(rng, n_features, max_depth, scale) for _ in range(n_trees)]
+    costs = rng.choice([0.1, 1.0, 5.0, 20.0, 150.0, 0.3], n_features) if with_costs else None
+    return TreeEnsemble.from_trees(n_features, trees, base_score=rng.normal(size=n_outputs),
+                                   tree_output=rng.integers(n_outputs, size=n_trees).tolist(),
+                                   decision_threshold=float(rng.normal() * 0.5), costs=costs)
+
+
+def random_inputs(rng: np.random.Generator, rows: int, n_features: int, nonfinite: bool) -> np.ndarray:
+    X = np.where(rng.random((rows, n_features)) < 0.5, rng.choice(GRID, (rows, n_features)),
+                 rng.normal(size=(rows, n_features)) * 2).astype(np.float32)
+    if nonfinite:
+        mask = rng.random((rows, n_features)) < 0.08
+        X[mask] = rng.choice(np.array([np.nan, np.inf, -np.inf], np.float32), int(mask.sum()))
+    return X
+
+
+def c_rows(ct: CTrees, X32: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Row-by-row C predictions (a failing row does not stop the others) and status."""
+    out, status = [], np.zeros(X32.shape[0], np.int32)
+    for i in range(X32.shape[0]):
+        try:
+            out.append(ct.predict_raw(X32[i : i + 1]))
+        except RuntimeCError as exc:
+            out.append(None)
+            status[i] = exc.code
+    return out, status
+
+
+def assert_same(ct: CTrees, ref: Any, X32: np.ndarray) -> None:
+    pred, status = ref.reference(X32)
+    got, cstatus = c_rows(ct, X32)
+    np.testing.assert_array_equal(cstatus, status)
+    q = isinstance(ref, TreeEnsembleQ15)
+    for i, g in enumerate(got):
+        if g is None:
+            continue
+        assert g.label[0] == pred.label[i]
+        assert g.n_read[0] == pred.n_read[i]
+        if q:
+            assert g.score[0] == pred.score[i]
+            assert g.cost[0] == pred.cost[i]
+        else:
+            assert g.score.view(np.uint32)[0] == np.float32(pred.score[i]).view(np.uint32)
+            assert g.cost.view(np.uint32)[0] == np.float32(pred.cost[i]).view(np.uint32)
+
+
+# -- a plain-python walker: a third oracle for reading order --------------------------------
+
+def walk_python(m: TreeEnsemble, x: np.ndarray) -> tuple[list[np.float32], list[int]]:
+    scores = [np.float32(b) for b in m.base_score]
+    order: list[int] = []
+    for t in range(m.n_trees):
+        node = int(m.roots[t])
+        while m.feature[node] >= 0:
+            f = int(m.feature[node])
+            if f not in order:
+                order.append(f)
+            node = int(m.left[node] if x[f] <= m.threshold[node] else m.right[node])
+        o = int(m.tree_output[t])
+        scores[o] = np.float32(scores[o] + m.value[node])
+    return scores, order
+
+
+# -- properties -------------------------------------------------------------------------------
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 7), n_outputs=st.integers(1, 3),
+       n_trees=st.integers(0, 6), depth=st.integers(0, 5))
+def test_c_equals_numpy_float32(cmod: Any, seed: int, n_features: int, n_outputs: int, n_trees: int,
+                                depth: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = random_ensemble(rng, n_features, n_outputs, n_trees, depth, with_costs=bool(seed % 3))
+    X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
+    assert_same(CTrees(m, cmod.ffi, cmod.lib), m, X)
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 7), n_outputs=st.integers(1, 3),
+       n_trees=st.integers(0, 6), depth=st.integers(0, 5), scale=st.sampled_from([1e-3, 1.0, 300.0, 4e4]))
+def test_c_equals_numpy_q15(cmod: Any, seed: int, n_features: int, n_outputs: int, n_trees: int, depth: int,
+                            scale: float) -> None:
+    rng = np.random.default_rng(seed)
+    q = random_ensemble(rng, n_features, n_outputs, n_trees, depth, scale=scale).q15()
+    X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
+    assert_same(CTrees(q, cmod.ffi, cmod.lib), q, X)
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1))
+def test_q15_walk_equals_float_walk(seed: int) -> None:
+    """Integer key compares take exactly the float compares' branches (same n_read, cost)."""
+    rng = np.random.default_rng(seed)
+    m = random_ensemble(rng, 5, 1, 5, 4, with_costs=False)
+    X = random_inputs(rng, 40, 5, nonfinite=False)
+    pf, _ = m.reference(X)
+    pq, _ = m.q15().reference(X)
+    np.testing.assert_array_equal(pf.n_read, pq.n_read)
+    np.testing.assert_array_equal(pf.cost, pq.cost)
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), n_trees=st.integers(1, 6))
+def test_reading_order_and_slices(cmod: Any, seed: int, n_trees: int) -> None:
+    """Lazy reads through a logging callback: each feature at most once, exactly the features on the
+    decision paths, in first-use order; slices sharing a memo give the full prediction."""
+    ffi, lib = cmod.ffi, cmod.lib
+    rng = np.random.default_rng(seed)
+    m = random_ensemble(rng, 6, int(rng.integers(1, 3)), n_trees, 4)
+    ct = CTrees(m, ffi, lib)
+    cuts = sorted(rng.integers(0, n_trees + 1, size=2).tolist())
+    for x in random_inputs(rng, 6, 6, nonfinite=False):
+        log: list[int] = []
+
+        @ffi.callback("int(void *, uint32_t, float *)")
+        def read(ctx: Any, index: int, value: Any, x: np.ndarray = x, log: list[int] = log) -> int:
+            log.append(int(index))
+            value[0] = float(x[index])
+            return 0
+
+        reader = ffi.new("fm_reader *", {"read": read, "ctx": ffi.NULL})
+        res = ffi.new("fm_result *")
+        lib.fm_memo_start(ct.memo, res)
+        assert lib.fm_trees_begin(ct.struct, ct.scores) == FM_OK
+        partial = []
+        for a, b in zip([0, *cuts], [*cuts, n_trees], strict=True):
+            assert lib.fm_trees_accumulate(ct.struct, a, b, reader, ct.memo, ct.scores, res) == FM_OK
+            partial.append((b, res.n_read, res.cost))
+        assert lib.fm_trees_finish(ct.struct, ct.scores, res) == FM_OK
+        scores, order = walk_python(m, x)
+        assert log == order
+        full, _ = m.reference(x[None, :])
+        assert np.float32(res.score) == full.score[0] and res.label == full.label[0]
+        assert res.n_read == len(order) and np.float32(res.cost) == full.cost[0]
+        for end, n_read, cost in partial:  # the state after each slice equals a shorter ensemble
+            p, _ = m.reference(x[None, :], 0, end)
+            assert n_read == p.n_read[0] and np.float32(cost) == p.cost[0]
+
+
+def test_numpy_slices_share_state() -> None:
+    rng = np.random.default_rng(7)
+    m = random_ensemble(rng, 5, 2, 6, 4)
+    X = random_inputs(rng, 50, 5, nonfinite=False)
+    full, _ = m.reference(X)
+    state, scores = ReadState.start(50, 5), m.start_scores(50)
+    for a, b in ((0, 2), (2, 2), (2, 5), (5, 6)):
+        m.accumulate_into(X, state, scores, a, b)
+    label, score = m.finish(scores)
+    np.testing.assert_array_equal(label, full.label)
+    np.testing.assert_array_equal(score.view(np.uint32), full.score.view(np.uint32))
+    np.testing.assert_array_equal(state.n_read, full.n_read)
+    # evaluating only some rows leaves the others untouched
+    state, scores = ReadState.start(50, 5), m.start_scores(50)
+    m.accumulate_into(X, state, scores, rows=np.arange(0, 50, 2))
+    assert np.all(state.n_read[1::2] == 0) and np.all(scores[1::2] == m.base_score)
+    np.testing.assert_array_equal(state.n_read[::2], full.n_read[::2])
+
+
+# -- known answers ----------------------------------------------------------------------------
+
+def hand_model() -> TreeEnsemble:
+    """Tree 0: x0 <= 1 ? 0.5 : (x1 <= -0.5 ? -1 : 2); tree 1: 0.125; base 0.25; costs 1, 10, 100."""
+    return TreeEnsemble(n_features=3, n_outputs=1, feature=[0, -1, 1, -1, -1, -1],
+                        threshold=[1.0, 0, -0.5, 0, 0, 0], left=[1, -1, 3, -1, -1, -1],
+                        right=[2, -1, 4, -1, -1, -1], value=[0, 0.5, 0, -1.0, 2.0, 0.125], roots=[0, 5],
+                        tree_output=[0, 0], base_score=[0.25], decision_threshold=0.0, costs=[1, 10, 100])
+
+
+HAND_CASES = [  # x, score, label, n_read, cost
+    ([0.5, 99.0, np.nan], 0.875, 1, 1, 1.0),
+    ([1.0, -0.5, 7.0], 0.875, 1, 1, 1.0),
+    ([-0.0, 5.0, 0.0], 0.875, 1, 1, 1.0),
+    ([2.0, -0.5, 0.0], -0.625, 0, 2, 11.0),
+    ([2.0, 0.0, np.inf], 2.375, 1, 2, 11.0),
+]
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_hand_built_known_answers(cmod: Any, numeric: str) -> None:
+    m = hand_model()
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    ct = CTrees(model, cmod.ffi, cmod.lib)
+    X = np.array([c[0] for c in HAND_CASES], np.float32)
+    pred, status = model.reference(X)
+    assert np.all(status == FM_OK)  # NaN/inf in features that are never read are fine
+    for i, (_, score, label, n_read, cost) in enumerate(HAND_CASES):
+        c = ct.predict_raw(X[i : i + 1])
+        if numeric == "q15":
+            assert isinstance(model, TreeEnsembleQ15) and model.shift == 13  # largest leaf 2.0
+            score = round(score * 2**13)
+        assert pred.score[i] == score and c.score[0] == score
+        assert pred.label[i] == label and c.label[0] == label
+        assert pred.n_read[i] == n_read and c.n_read[0] == n_read
+        assert pred.cost[i] == cost and c.cost[0] == cost
+    bad = np.array([[np.nan, 0, 0], [3.0, np.inf, 0]], np.float32)
+    _, status = model.reference(bad)
+    assert list(status) == [FM_E_VALUE, FM_E_VALUE]
+    for row in bad:
+        with pytest.raises(RuntimeCError) as err:
+            ct.predict_raw(row[None, :])
+        assert err.value.code == FM_E_VALUE
+
+
+def test_multi_output_argmax_ties(cmod: Any) -> None:
+    # three constant trees: outputs 0 and 2 tie at 1.5, output 1 at 1.0 -> label 0 (first max)
+    m = TreeEnsemble(n_features=1, n_outputs=3, feature=[-1, -1, -1], threshold=[0, 0, 0], left=[-1] * 3,
+                     right=[-1] * 3, value=[1.0, 0.5, 1.5], roots=[0, 1, 2], tree_output=[0, 1, 2],
+                     base_score=[0.5, 0.5, 0.0])
+    X = np.zeros((1, 1), np.float32)
+    for model in (m, m.q15()):
+        pred, _ = model.reference(X)
+        c = CTrees(model, cmod.ffi, cmod.lib).predict_raw(X)
+        assert pred.label[0] == 0 and c.label[0] == 0 and c.n_read[0] == 0
+
+
+def test_q15_saturation_extremes(cmod: Any) -> None:
+    """int32 accumulation saturates after every addition, at both ends."""
+    def q(base: int, lv: int, rv: int, cv: int) -> TreeEnsembleQ15:
+        # tree 0 splits on x0 <= 0 (key 0): left leaf lv, right leaf rv; trees 1, 2: constant cv
+        return TreeEnsembleQ15(n_features=1, n_outputs=1, feature=[0, -1, -1, -1], threshold_key=[0, 0, 0, 0],
+                               left=[1, -1, -1, -1], right=[2, -1, -1, -1], value_q=[0, lv, rv, cv],
+                               roots=[0, 3, 3], tree_output=[0, 0, 0], base_q=[base], decision_threshold_q=0,
+                               shift=0)
+    X = np.array([[-1.0], [1.0]], np.float32)
+    cases = [
+        (INT32_MAX - 5, 32767, -32768, 32767, [INT32_MAX, INT32_MAX]),
+        (INT32_MIN + 5, -32768, 32767, -32768, [INT32_MIN, INT32_MIN]),
+        (INT32_MIN, 32767, -32768, 0, [INT32_MIN + 32767, INT32_MIN]),
+        # clamped at the first step, then moved down: not the same as clamping the exact sum
+        (INT32_MAX, -1, 1, -32768, [INT32_MAX - 1 - 65536, INT32_MAX - 65536]),
+    ]
+    for base, lv, rv, cv, expected in cases:
+        model = q(base, lv, rv, cv)
+        pred, _ = model.reference(X)
+        c = CTrees(model, cmod.ffi, cmod.lib).predict_raw(X)
+        assert list(pred.score) == expected, (base, lv, rv, cv)
+        assert list(c.score) == expected, (base, lv, rv, cv)
+        assert list(c.label) == [int(e > 0) for e in expected]
+
+
+def test_quantize_trees_tables() -> None:
+    m = hand_model()
+    q = quantize_trees(m)
+    assert q.shift == 13
+    assert list(q.value_q) == [0, 4096, 0, -8192, 16384, 1024]
+    assert list(q.base_q) == [2048] and q.decision_threshold_q == 0
+    leaf = m.feature == -1
+    np.testing.assert_array_equal(q.threshold_key[~leaf], float_keys(m.threshold[~leaf]))
+    assert q.costs is not None and list(q.costs) == [1, 10, 100] and q.cost_unit == 1.0
+    assert quantize_trees(m, shift=2).value_q[4] == 8
+
+
+def test_round_trip_dict() -> None:
+    rng = np.random.default_rng(3)
+    m = random_ensemble(rng, 4, 2, 3, 3)
+    for model in (m, m.q15()):
+        d = model.to_dict()
+        assert all(isinstance(v, (int, float, np.ndarray, type(None))) for v in d.values())
+        back = type(model).from_dict(d)
+        for k, v in d.items():
+            np.testing.assert_array_equal(getattr(back, k), v)
+    with pytest.raises(ModelFormatError):
+        TreeEnsemble.from_dict({k: v for k, v in m.to_dict().items() if k != "roots"})
+
+
+# -- load-time checks ------------------------------------------------------------------------
+
+def _corrupt(d: dict[str, Any], what: str) -> dict[str, Any]:
+    d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+    inner = int(np.flatnonzero(d["feature"] >= 0)[1])
+    if what == "child out of range":
+        d["left"][inner] = len(d["feature"])
+    elif what == "child points backward":
+        d["right"][inner] = inner - 1
+    elif what == "self loop":
+        d["left"][inner] = inner
+    elif what == "negative child":
+        d["right"][inner] = -1
+    elif what == "feature out of range":
+        d["feature"][inner] = d["n_features"]
+    elif what == "bad leaf marker":
+        d["feature"][int(np.flatnonzero(d["feature"] < 0)[0])] = -2
+    elif what == "root out of range":
+        d["roots"][-1] = len(d["feature"])
+    elif what == "negative root":
+        d["roots"][0] = -1
+    elif what == "tree_output out of range":
+        d["tree_output"][0] = d["n_outputs"]
+    elif what == "no outputs":
+        d["n_outputs"] = 0
+    elif what == "non-finite table":
+        key = "threshold" if "threshold" in d else "shift"
+        if key == "threshold":
+            d["threshold"][inner] = np.nan
+        else:
+            d["shift"] = 31
+    elif what == "negative cost":
+        d["costs"] = np.array([-1.0] * d["n_features"], np.float32) if "threshold" in d else None
+        if d["costs"] is None:
+            d["n_outputs"] = -1
+    return d
+
+
+CORRUPTIONS = ["child out of range", "child points backward", "self loop", "negative child",
+               "feature out of range", "bad leaf marker", "root out of range", "negative root",
+               "tree_output out of range", "no outputs", "non-finite table", "negative cost"]
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("what", CORRUPTIONS)
+def test_check_rejects_corruption(cmod: Any, what: str, numeric: str) -> None:
+    m = TreeEnsemble.from_trees(3, [
+        {"feature": [0, 1, -1, -1, -1], "threshold": [0.5, 1.5, 0, 0, 0], "left": [1, 2, -1, -1, -1],
+         "right": [4, 3, -1, -1, -1], "value": [0, 0, 1, 2, 3]},
+        {"feature": [2, -1, -1], "threshold": [0, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1],
+         "value": [0, -1, 1]}], base_score=[0.0], costs=[1, 2, 3])
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    good = model.to_dict()
+    keep: list[Any] = []
+    check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
+    assert check(trees_struct(cmod.ffi, good, keep)) == FM_OK
+    bad = _corrupt(good, what)
+    if bad["n_outputs"] < 0:
+        bad["n_outputs"] = 0
+    with pytest.raises(ModelFormatError):
+        type(model).from_dict(bad)
+    assert check(trees_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
+
+
+def test_python_rejects_length_mismatch() -> None:
+    d = hand_model().to_dict()
+    for key in ("threshold", "left", "value", "tree_output", "base_score", "costs"):
+        bad = dict(d)
+        bad[key] = np.append(d[key], 0)
+        with pytest.raises(ModelFormatError):
+            TreeEnsemble.from_dict(bad)
+
+
+# -- C unit test and per-node cost -------------------------------------------------------------
+
+C_SOURCES = [str(RUNTIME / "tests" / "test_trees.c")] + [
+    str(RUNTIME / "src" / f) for f in ("fm_trees.c", "fm_linear.c", "fm_common.c")]
+
+
+def test_c_unit_tests_under_sanitizers(tmp_path: Path) -> None:
+    exe = tmp_path / "test_trees"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-ffp-contract=off",
+                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", f"-I{RUNTIME / 'include'}",
+                    *C_SOURCES, "-o", str(exe)], check=True)
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "all tree/linear runtime tests passed" in run.stdout
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
+    """A flat, non-recursive walk: a handful of instructions per node (callgrind counts, difference
+    between two chain depths so that the fixed cost cancels)."""
+    exe = tmp_path / "chain"
+    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}", *C_SOURCES,
+                    "-o", str(exe)], check=True)
+
+    def instructions(depth: int, reps: int) -> int:
+        run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(exe),
+                              "chain", str(depth), str(reps)], capture_output=True, text=True, check=True)
+        return int(re.search(r"Collected : (\d+)", run.stderr).group(1))  # type: ignore[union-attr]
+
+    reps = 100
+    per_node = (instructions(1088, reps) - instructions(64, reps)) / (1024 * reps)
+    print(f"tree walk: {per_node:.1f} instructions per node")
+    assert 3 <= per_node <= 20
