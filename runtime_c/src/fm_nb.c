@@ -145,49 +145,73 @@ int fm_nb_q15_check(const fm_nb_q15 *m, uint32_t n_edges, uint32_t n_table)
 
 /* ---------- float32 evaluation ---------- */
 
-/* Reads feature j from the vector x when given, else through the reader. */
-static int nb_read(const float *x, const fm_reader *in, uint32_t j, uint32_t *bits)
+/* Reads feature j through the reader; FM_OK or an error code. */
+static int nb_read(const fm_reader *in, uint32_t j, uint32_t *bits)
 {
     float v;
-    if (x != NULL) {
-        v = x[j];
-    } else if (in->read(in->ctx, j, &v) != 0) {
+    if (in->read(in->ctx, j, &v) != 0) {
         return FM_E_READ;
     }
     *bits = fm_float_bits(v);
     return fm_bits_nonfinite(*bits) ? FM_E_VALUE : FM_OK;
 }
 
+/* Bin of a finite value: zero_bin + #{edges < v}, or 0 for an exact zero when
+ * zero_bin is set. Branch-free in the value (zeros are common in sparse data). */
+static inline uint32_t nb_bin_f32(const float *e, const float *end, uint32_t zero_bin, uint32_t bits)
+{
+    float v;
+    uint32_t cnt = zero_bin, keep;
+    memcpy(&v, &bits, sizeof v);
+    for (; e < end; ++e) {
+        cnt += (uint32_t)(*e < v);
+    }
+    keep = (uint32_t)0 - (uint32_t)!(zero_bin & (uint32_t)((bits & 0x7fffffffu) == 0u));
+    return cnt & keep;
+}
+
+/* Cost of the first n features of the reading order, summed in that order. */
+static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
+{
+    float cost = 0.0f;
+    uint32_t p;
+    if (costs == NULL) {
+        return (float)n;
+    }
+    for (p = 0; p < n; ++p) {
+        cost += costs[order[p]];
+    }
+    return cost;
+}
+
 static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, fm_result *out)
 {
     float score = m->d0;
-    float cost = 0.0f;
     uint32_t i = 0, s = 0;
     uint32_t next = m->n_stops > 0 ? m->stop_at[0] : m->n_used;
     int32_t label = -1;
 
     for (;;) {
-        for (; i < next; ++i) {
-            uint32_t j = m->order[i], bits, bin;
-            const float *e = m->edges + m->edge_start[i];
-            const float *end = m->edges + m->edge_start[i + 1];
-            float v;
-            int rc = nb_read(x, in, j, &bits);
-            if (rc != FM_OK) {
-                return rc;
-            }
-            memcpy(&v, &bits, sizeof v);
-            bin = m->zero_bin[i];
-            if (bin && (bits & 0x7fffffffu) == 0u) {
-                bin = 0;
-            } else {
-                for (; e < end; ++e) {
-                    bin += (uint32_t)(*e < v);
+        if (x != NULL) {
+            for (; i < next; ++i) {
+                uint32_t bits = fm_float_bits(x[m->order[i]]);
+                if (fm_bits_nonfinite(bits)) {
+                    return FM_E_VALUE;
                 }
+                score += m->d[m->table_start[i] + nb_bin_f32(m->edges + m->edge_start[i],
+                                                             m->edges + m->edge_start[i + 1],
+                                                             m->zero_bin[i], bits)];
             }
-            score += m->d[m->table_start[i] + bin];
-            if (m->costs != NULL) {
-                cost += m->costs[j];
+        } else {
+            for (; i < next; ++i) {
+                uint32_t bits;
+                int rc = nb_read(in, m->order[i], &bits);
+                if (rc != FM_OK) {
+                    return rc;
+                }
+                score += m->d[m->table_start[i] + nb_bin_f32(m->edges + m->edge_start[i],
+                                                             m->edges + m->edge_start[i + 1],
+                                                             m->zero_bin[i], bits)];
             }
         }
         if (s == m->n_stops) {
@@ -209,7 +233,7 @@ static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, f
     out->score = score;
     out->score_q = 0;
     out->n_read = i;
-    out->cost = m->costs != NULL ? cost : (float)i;
+    out->cost = nb_cost_f32(m->costs, m->order, i);
     out->cost_q = 0;
     return FM_OK;
 }
@@ -260,35 +284,53 @@ static int32_t sat_add(int32_t a, int32_t b)
     return a + b;
 }
 
+static inline uint32_t nb_bin_q15(const int32_t *e, const int32_t *end, uint32_t zero_bin, uint32_t bits)
+{
+    int32_t key = fm_key_bits(bits);
+    uint32_t cnt = zero_bin, keep;
+    for (; e < end; ++e) {
+        cnt += (uint32_t)(*e < key);
+    }
+    keep = (uint32_t)0 - (uint32_t)!(zero_bin & (uint32_t)(key == 0));
+    return cnt & keep;
+}
+
+static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t n)
+{
+    uint32_t cost = 0, p;
+    if (costs == NULL) {
+        return n;
+    }
+    for (p = 0; p < n; ++p) {
+        cost += costs[order[p]];
+    }
+    return cost;
+}
+
 static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, fm_result *out)
 {
     int32_t score = m->d0;
-    uint32_t cost = 0;
     uint32_t i = 0, s = 0;
     uint32_t next = m->n_stops > 0 ? m->stop_at[0] : m->n_used;
     int32_t label = -1;
 
     for (;;) {
         for (; i < next; ++i) {
-            uint32_t j = m->order[i], bits, bin;
-            const int32_t *e = m->edge_keys + m->edge_start[i];
-            const int32_t *end = m->edge_keys + m->edge_start[i + 1];
-            int32_t key;
-            int rc = nb_read(x, in, j, &bits);
-            if (rc != FM_OK) {
-                return rc;
-            }
-            key = fm_key_bits(bits);
-            bin = m->zero_bin[i];
-            if (bin && key == 0) {
-                bin = 0;
+            uint32_t bits;
+            if (x != NULL) {
+                bits = fm_float_bits(x[m->order[i]]);
+                if (fm_bits_nonfinite(bits)) {
+                    return FM_E_VALUE;
+                }
             } else {
-                for (; e < end; ++e) {
-                    bin += (uint32_t)(*e < key);
+                int rc = nb_read(in, m->order[i], &bits);
+                if (rc != FM_OK) {
+                    return rc;
                 }
             }
-            score = sat_add(score, m->d[m->table_start[i] + bin]);
-            cost += m->costs != NULL ? m->costs[j] : 1u;
+            score = sat_add(score, m->d[m->table_start[i] + nb_bin_q15(m->edge_keys + m->edge_start[i],
+                                                                        m->edge_keys + m->edge_start[i + 1],
+                                                                        m->zero_bin[i], bits)]);
         }
         if (s == m->n_stops) {
             break;
@@ -310,7 +352,7 @@ static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, f
     out->score_q = score;
     out->n_read = i;
     out->cost = 0.0f;
-    out->cost_q = cost;
+    out->cost_q = nb_cost_q(m->costs, m->order, i);
     return FM_OK;
 }
 

@@ -1,0 +1,47 @@
+# frugalml: `make demo` runs the main job, `make test` the whole suite.
+# Both set themselves up: a local virtual environment with the package
+# (whose install builds the C runtime through cffi) and the test tools.
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.frugalml-installed
+SOURCES := pyproject.toml setup.py $(wildcard runtime_c/src/*.c runtime_c/include/*.h pyruntime/cdefs/*.cdef)
+
+.PHONY: all venv demo test test-fast lint bench toolchains clean
+
+all: venv
+
+$(STAMP): $(SOURCES)
+	@$(PYTHON) -c 'import sysconfig, os, sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)' \
+	  || (echo "installing python3-dev and python3-venv (Python headers for the C runtime build)"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev python3-venv >/dev/null)
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV) \
+	  || (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && $(PYTHON) -m venv $(VENV))
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+# Cross compilers and QEMU for the firmware tests (Debian packages; skipped tests say why when missing).
+toolchains:
+	@bash tools/install_toolchains.sh
+
+demo: venv
+	$(VPY) -m compiler.demo --out demo_out
+
+test: venv toolchains
+	$(VPY) -m pytest -q -p no:cacheprovider
+
+test-fast: venv
+	$(VPY) -m pytest -q -x -m "not slow"
+
+lint: venv
+	$(VPY) -m ruff check compiler pyruntime power_bench tests benchmarks
+
+bench: venv
+	$(VPY) benchmarks/nb_stop.py
+
+clean:
+	rm -rf $(VENV) build demo_out *.egg-info pyruntime/_frugalml_c.*
