@@ -70,6 +70,16 @@ def check_structure(n_features: Any, n_outputs: Any, feature: np.ndarray, left: 
     require(bool(np.all((tree_output >= 0) & (tree_output < n_outputs))), "tree_output out of range")
 
 
+def float32_floor(values: Any) -> np.ndarray:
+    """The largest float32 <= each value: for every float32 x, x <= float32_floor(t) iff x <= t.
+    Use it to store float64 split thresholds (e.g. scikit-learn's) without changing any decision."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        t32 = v.astype(np.float32)
+    down = np.nextafter(t32, np.float32(-np.inf))
+    return np.where(t32.astype(np.float64) > v, down, t32).astype(np.float32)
+
+
 def _set_arrays(obj: Any, spec: Sequence[tuple[str, str]]) -> None:
     for name, dtype in spec:
         object.__setattr__(obj, name, as_array(getattr(obj, name), dtype, name))
@@ -134,7 +144,8 @@ class TreeEnsemble:
                    costs: Any = None) -> TreeEnsemble:
         """Concatenate per-tree tables (keys feature, threshold, left, right, value, with
         tree-local child indices as in sklearn's tree_, leaves: feature < 0) into one ensemble.
-        tree_output defaults to 0 for every tree."""
+        Thresholds are rounded down to float32 (float32_floor), which keeps every decision of a
+        float64 threshold on float32 inputs. tree_output defaults to 0 for every tree."""
         base = np.atleast_1d(np.asarray(base_score, np.float32))
         names = ("feature", "threshold", "left", "right", "value")
         parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
@@ -143,7 +154,7 @@ class TreeEnsemble:
             feat = np.asarray(tree["feature"], np.int64)
             leaf = feat < 0
             parts["feature"].append(np.where(leaf, -1, feat))
-            parts["threshold"].append(np.where(leaf, 0.0, np.asarray(tree["threshold"], np.float64)))
+            parts["threshold"].append(np.where(leaf, 0.0, float32_floor(tree["threshold"])))
             for side in ("left", "right"):
                 parts[side].append(np.where(leaf, -1, np.asarray(tree[side], np.int64) + offset))
             parts["value"].append(np.asarray(tree["value"], np.float64).reshape(len(feat)))

@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 from pyruntime.arrays import float_keys
 from pyruntime.errors import ModelFormatError, RuntimeCError
 from pyruntime.linear import FM_E_VALUE, FM_OK, INT32_MAX, INT32_MIN, ReadState
-from pyruntime.trees import CTrees, TreeEnsemble, TreeEnsembleQ15, quantize_trees, trees_struct
+from pyruntime.trees import (
+    CTrees,
+    TreeEnsemble,
+    TreeEnsembleQ15,
+    float32_floor,
+    quantize_trees,
+    trees_struct,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
@@ -329,6 +336,20 @@ def test_quantize_trees_tables() -> None:
     np.testing.assert_array_equal(q.threshold_key[~leaf], float_keys(m.threshold[~leaf]))
     assert q.costs is not None and list(q.costs) == [1, 10, 100] and q.cost_unit == 1.0
     assert quantize_trees(m, shift=2).value_q[4] == 8
+
+
+def test_float32_floor_keeps_decisions() -> None:
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.normal(size=2000), rng.normal(size=2000) * 1e-3]).astype(np.float32)
+    nxt = np.nextafter(x, np.float32(np.inf))
+    # midpoints between adjacent float32 values (what CART stores) and arbitrary float64 values
+    mid = (x.astype(np.float64) + nxt.astype(np.float64)) / 2
+    t64 = np.concatenate([mid, rng.normal(size=4000), [1e300]])
+    t32 = float32_floor(t64)
+    assert t32.dtype == np.float32 and np.all(t32.astype(np.float64) <= t64)
+    xs = np.concatenate([x, nxt])
+    for t_hi, t_lo in zip(t64[::50], t32[::50], strict=True):
+        np.testing.assert_array_equal(xs <= t_hi, xs <= t_lo)
 
 
 def test_round_trip_dict() -> None:
