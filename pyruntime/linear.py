@@ -18,13 +18,14 @@ The reference reproduces the C runtime bit for bit:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .arrays import as_array, check_inputs, require
-from .errors import ModelFormatError, RuntimeCError
+from .errors import DataError, ModelFormatError, RuntimeCError
 from .nb import Predictions
 
 FM_OK = 0
@@ -348,6 +349,30 @@ def linear_struct(ffi: Any, tables: dict[str, Any], keep: list[Any]) -> Any:
     return s
 
 
+class LazyReader:
+    """An fm_reader over a Python callable read(index) -> float; exceptions become FM_E_READ and are
+    re-raised as DataError by raise_for_read()."""
+
+    def __init__(self, ffi: Any, read: Callable[[int], float]) -> None:
+        self.errors: list[BaseException] = []
+
+        def call(ctx: Any, index: int, value: Any) -> int:
+            try:
+                value[0] = float(read(int(index)))
+            except Exception as exc:  # noqa: BLE001 - reported through the C error code
+                self.errors.append(exc)
+                return 1
+            return 0
+
+        self._cb = ffi.callback("int(void *, uint32_t, float *)", call)
+        self.reader = ffi.new("fm_reader *", {"read": self._cb, "ctx": ffi.NULL})
+
+    def raise_for_read(self) -> None:
+        if self.errors:
+            exc = self.errors[-1]
+            raise DataError(f"feature callback failed: {exc}") from exc
+
+
 class CLinear:
     """The C evaluator over a linear scorer's tables (float32 or q15 by the model's type).
 
@@ -386,6 +411,17 @@ class CLinear:
         if rc != FM_OK:
             raise RuntimeCError(rc, f"linear scorer failed at row {done[0]} (code {rc})")
         return results_to_predictions(ffi, out, rows, self.q, getattr(self.model, "cost_unit", 1.0))
+
+    def predict_lazy(self, read: Callable[[int], float]) -> Predictions:
+        """One prediction whose features come from read(index), called at most once per feature."""
+        lazy = LazyReader(self.ffi, read)
+        out = self.ffi.new("fm_result[]", 1)
+        fn = self.lib.fm_linear_q15_predict if self.q else self.lib.fm_linear_predict
+        rc = fn(self._struct, lazy.reader, self.memo, out)
+        lazy.raise_for_read()
+        if rc != FM_OK:
+            raise RuntimeCError(rc, f"linear scorer failed (code {rc})")
+        return results_to_predictions(self.ffi, out, 1, self.q, getattr(self.model, "cost_unit", 1.0))
 
 
 RESULT_DTYPE = np.dtype([("label", "<i4"), ("score", "<f4"), ("score_q", "<i4"), ("n_read", "<u4"),

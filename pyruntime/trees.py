@@ -22,7 +22,7 @@ across models through a ``ReadState``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from .linear import (
     INT32_MAX,
     INT32_MIN,
     MAX_SHIFT,
+    LazyReader,
     ReadState,
     c_ptr,
     check_costs,
@@ -415,3 +416,15 @@ class CTrees:
         if rc != FM_OK:
             raise RuntimeCError(rc, f"tree ensemble failed at row {done[0]} (code {rc})")
         return results_to_predictions(ffi, out, rows, self.q, getattr(self.model, "cost_unit", 1.0))
+
+    def predict_lazy(self, read: Callable[[int], float]) -> Predictions:
+        """One prediction whose features come from read(index): only features on the decision paths,
+        each at most once."""
+        lazy = LazyReader(self.ffi, read)
+        out = self.ffi.new("fm_result[]", 1)
+        fn = self.lib.fm_trees_q15_predict if self.q else self.lib.fm_trees_predict
+        rc = fn(self.struct, lazy.reader, self.memo, self.scores, out)
+        lazy.raise_for_read()
+        if rc != FM_OK:
+            raise RuntimeCError(rc, f"tree ensemble failed (code {rc})")
+        return results_to_predictions(self.ffi, out, 1, self.q, getattr(self.model, "cost_unit", 1.0))

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyruntime.arrays import float_keys
-from pyruntime.errors import ModelFormatError, RuntimeCError
+from pyruntime.errors import DataError, ModelFormatError, RuntimeCError
 from pyruntime.linear import FM_E_VALUE, FM_OK, INT32_MAX, INT32_MIN, ReadState
 from pyruntime.trees import (
     CTrees,
@@ -287,6 +287,27 @@ def test_hand_built_known_answers(cmod: Any, numeric: str) -> None:
         with pytest.raises(RuntimeCError) as err:
             ct.predict_raw(row[None, :])
         assert err.value.code == FM_E_VALUE
+
+
+def test_predict_lazy_callable(cmod: Any) -> None:
+    m = hand_model()
+    x = [2.0, -0.5, 0.0]
+    calls: list[int] = []
+
+    def read(i: int) -> float:
+        calls.append(i)
+        return x[i]
+
+    for model in (m, m.q15()):
+        calls.clear()
+        p = CTrees(model, cmod.ffi, cmod.lib).predict_lazy(read)
+        assert calls == [0, 1] and p.n_read[0] == 2 and p.label[0] == 0
+
+    def broken(i: int) -> float:
+        raise OSError("sensor offline")
+
+    with pytest.raises(DataError, match="sensor offline"):
+        CTrees(m, cmod.ffi, cmod.lib).predict_lazy(broken)
 
 
 def test_multi_output_argmax_ties(cmod: Any) -> None:
