@@ -1,0 +1,115 @@
+"""Tests for ADAPT-GBRT (compiler/adapt_gbrt.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+from sklearn.model_selection import train_test_split
+
+from compiler.adapt_gbrt import AdaptGbrtClassifier, adapt_sweep, sklearn_to_tree_ensemble, solve_q
+from compiler.cost_tree import ir_decide, ir_scores
+
+
+def easy_and_hard_regions(n: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x0 < 0: the label is sign(x1) (cheap). x0 >= 0: an XOR of the expensive x2, x3."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 6))
+    easy = X[:, 0] < 0
+    y = np.where(easy, X[:, 1] > 0, (X[:, 2] > 0) ^ (X[:, 3] > 0)).astype(int)
+    costs = np.array([1.0, 1.0, 20.0, 20.0, 20.0, 20.0])
+    return X, y, costs
+
+
+def test_solve_q_closed_form_and_budget() -> None:
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=500), rng.normal(size=500)
+    q, beta = solve_q(A, B, p_full=1.0)
+    assert beta == 0.0
+    np.testing.assert_allclose(q, 1 / (1 + np.exp(B - A)))
+    q, beta = solve_q(A, B, p_full=0.2)
+    assert beta > 0 and q.mean() == pytest.approx(0.2, abs=1e-9)
+    np.testing.assert_allclose(q, 1 / (1 + np.exp(B - A + beta)))
+    # q_i minimises (1-q)A + qB + q log q + (1-q) log(1-q) + beta q for every i
+    grid = np.linspace(1e-6, 1 - 1e-6, 20001)
+    for i in range(5):
+        neg_entropy = grid * np.log(grid) + (1 - grid) * np.log(1 - grid)
+        obj = (1 - grid) * A[i] + grid * B[i] + neg_entropy + beta * grid
+        assert q[i] == pytest.approx(grid[np.argmin(obj)], abs=1e-3)
+
+
+def test_gate_routes_hard_region_to_f0_and_saves_cost() -> None:
+    X, y, costs = easy_and_hard_regions()
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    rf = RandomForestClassifier(n_estimators=60, random_state=0)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.55, gamma=0.3, n_trees=40, step=0.3, costs=costs)
+    m.fit(Xtr, ytr)
+    r = m.route(Xte)
+    hard = Xte[:, 0] >= 0
+    # the gate sends mostly the hard region to f0 and keeps mostly the easy one
+    assert r[hard].mean() > 0.8 and r[~hard].mean() < 0.2
+    assert m.train_route_fraction_ <= 0.55 + 1e-9
+    f0_acc = np.mean(m.predict_f0(Xte) == yte)
+    assert m.score(Xte, yte) >= f0_acc - 0.03
+    assert m.mean_cost(Xte) < 0.7 * m.hpc_cost()
+    # f1 and the gate never need the expensive XOR features for the easy inputs
+    read = m.features_read(Xte)
+    assert not read[~r][:, 2:].any()
+
+
+def test_large_gamma_uses_no_features_and_p_full_zero_routes_nothing() -> None:
+    X, y, costs = easy_and_hard_regions(n=800, seed=1)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=1e6, n_trees=10, n_iter=2, costs=costs).fit(X, y)
+    ir = m.to_tree_ensemble()
+    assert np.all(ir["gate"]["feature"] < 0) and np.all(ir["f1"]["feature"] < 0)
+    assert np.all(m.cost(X)[~m.route(X)] == 0.0)
+    m0 = AdaptGbrtClassifier(hpc=rf, p_full=0.0, gamma=0.1, n_trees=10, n_iter=2, costs=costs).fit(X, y)
+    assert not m0.route(X).any()
+    assert m0.mean_cost(X) < m0.hpc_cost()
+
+
+def test_multiclass_ir_and_prediction_agree() -> None:
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, _ = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=0.1, n_trees=8, n_iter=2, step=0.3).fit(Xtr, ytr)
+    ir = m.to_tree_ensemble()
+    assert ir["f1"]["n_outputs"] == 10 and ir["gate"]["n_outputs"] == 1
+    route = ir_scores(ir["gate"], Xte)[:, 0] > np.float32(ir["gate"]["decision_threshold"])
+    np.testing.assert_array_equal(route, m.route(Xte))
+    low = m.classes_[ir_decide(ir["f1"], ir_scores(ir["f1"], Xte))]
+    f0 = m.classes_[ir_decide(ir["f0"], ir_scores(ir["f0"], Xte))]
+    np.testing.assert_array_equal(np.where(route, f0, low), m.predict(Xte))
+
+
+@pytest.mark.parametrize("kind", ["rf", "gbrt"])
+def test_sklearn_models_convert_to_the_ir_exactly(kind: str) -> None:
+    X, y = load_breast_cancer(return_X_y=True)
+    Xtr, Xte, ytr, _ = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    est = (RandomForestClassifier(n_estimators=25, random_state=0) if kind == "rf"
+           else GradientBoostingClassifier(n_estimators=25, random_state=0)).fit(Xtr, ytr)
+    ir = sklearn_to_tree_ensemble(est, np.ones(X.shape[1]))
+    s = ir_scores(ir, Xte)[:, 0]
+    np.testing.assert_array_equal(ir_decide(ir, s[:, None]), est.predict(Xte))
+    ref = est.predict_proba(Xte)[:, 1] if kind == "rf" else est.decision_function(Xte)
+    np.testing.assert_allclose(s, ref, atol=1e-5)
+
+
+def test_deterministic_and_sweep_respects_tolerance() -> None:
+    X, y, costs = easy_and_hard_regions(n=1000, seed=2)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0)
+    kw = dict(n_trees=12, n_iter=3, step=0.3, costs=costs)
+    a = AdaptGbrtClassifier(hpc=rf, **kw).fit(X, y).to_tree_ensemble()
+    b = AdaptGbrtClassifier(hpc=rf, **kw).fit(X, y).to_tree_ensemble()
+    for part in ("gate", "f1"):
+        for k in a[part]:
+            np.testing.assert_array_equal(a[part][k], b[part][k])
+    res = adapt_sweep(X, y, [0.3, 0.6], [0.1, 1.0], hpc=rf, tolerance=0.02, **kw)
+    assert len(res.points) == 4
+    ok = [p for p in res.points if p.validation_accuracy >= res.hpc_accuracy - 0.02]
+    if ok:
+        assert res.chosen.validation_cost == min(p.validation_cost for p in ok)
+    budget = adapt_sweep(X, y, [0.3, 0.6], [0.1, 1.0], hpc=rf, budget=30.0, **kw)
+    assert budget.chosen.validation_cost <= 30.0 or all(p.validation_cost > 30.0 for p in budget.points)
