@@ -145,17 +145,16 @@ int fm_trees_accumulate(const fm_trees *m, uint32_t first_tree, uint32_t end_tre
         int32_t node = m->roots[t];
         int32_t f;
         int32_t o;
-        /* the walk: a load, a compare and a select per node */
+        /* the walk: about a dozen instructions per node on x86-64 -O2 (memo hit) */
         while ((f = feature[node]) >= 0) {
             float x;
-            if (seen[f] == epoch) {
-                x = mvalues[f];
-            } else {
+            if (seen[f] != epoch) {
                 int rc = fm_memo_get(memo, r, m->costs, (uint32_t)f, &x, res);
                 if (rc != FM_OK) {
                     return rc;
                 }
             }
+            x = mvalues[f];
             node = (x <= threshold[node]) ? left[node] : right[node];
         }
         o = m->tree_output[t];
@@ -286,14 +285,13 @@ int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t
         int32_t o;
         while ((f = feature[node]) >= 0) {
             float x;
-            if (seen[f] == epoch) {
-                x = mvalues[f];
-            } else {
+            if (seen[f] != epoch) {
                 int rc = fm_memo_get_q(memo, r, m->costs, (uint32_t)f, &x, res);
                 if (rc != FM_OK) {
                     return rc;
                 }
             }
+            x = mvalues[f];
             node = (fm_key_bits(fm_float_bits(x)) <= key[node]) ? left[node] : right[node];
         }
         o = m->tree_output[t];
