@@ -210,6 +210,8 @@ class _Progress:
               help="Runs per model [default: 1, or 2 with --compare].")
 @click.option("--settle-seconds", type=click.FloatRange(min=0), default=0.5, show_default=True,
               help="Readings this soon after a phase starts are left out (meter lag).")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
+              help="Cap on the workload time per model (the run then may rest on too few samples).")
 @click.option("--numeric", type=click.Choice(["float32", "q15"]), help="Runtime arithmetic of the workload.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Run directory: samples.csv, summary.json, plot.png.")
@@ -223,7 +225,8 @@ class _Progress:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON instead of the text report.")
 @click.option("--quiet", is_flag=True, help="No progress display.")
 def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str | None, idle_seconds: float,
-            min_samples: int, rounds: int | None, settle_seconds: float, numeric: str | None, out_dir: str,
+            min_samples: int, rounds: int | None, settle_seconds: float, max_seconds: float,
+            numeric: str | None, out_dir: str,
             workload_cmd: str | None, emulate: str | None, garbage: float, seed: int, as_json: bool,
             quiet: bool) -> None:
     """Measure energy per prediction.
@@ -250,7 +253,8 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
         raise click.UsageError("--volts is required when the meter measures current")
     models = [("A", model)] + ([("B", compare)] if compare else [])
     settings = RunSettings(volts=volts, idle_seconds=idle_seconds, min_samples=min_samples,
-                           settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1))
+                           settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1),
+                           max_load_seconds=max_seconds)
     progress = None if quiet else _Progress()
     try:
         summary = Measurement(source, models, data, workload, settings, Path(out_dir), listener,  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import termios
 import time
 from dataclasses import dataclass, field
 
@@ -103,13 +104,13 @@ class SerialSource(Source):
         ser = self._make(self.meter.bytesize, self.meter.parity)
         try:
             ser.open()
-        except (serial.SerialException, OSError, ValueError) as exc:
+        except (serial.SerialException, OSError, ValueError, termios.error) as exc:
             if self.meter.bytesize == 8:
                 raise MeterError(f"cannot open {self.port}: {exc}") from exc
             ser = self._make(8, serial.PARITY_NONE)
             try:
                 ser.open()
-            except (serial.SerialException, OSError, ValueError) as exc2:
+            except (serial.SerialException, OSError, ValueError, termios.error) as exc2:
                 raise MeterError(f"cannot open {self.port}: {exc2}") from exc2
             self.notes.append(f"{self.port} refused 7-bit framing; opened 8N1 and stripping bit 7")
         self._serial = ser

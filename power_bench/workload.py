@@ -41,14 +41,21 @@ def pyruntime_workload(numeric: str | None = None, python: str = sys.executable)
 
 
 def template_workload(template: str) -> ArgvBuilder:
-    """argv from a shell-like template with ``{model}``, ``{data}``, ``{seconds}`` placeholders,
+    """argv from a shell-like template with ``{model}``, ``{data}``, ``{seconds}`` placeholders
+    (replaced literally; other braces are left alone),
     e.g. ``ssh pi@rpi ./bench {model} {data} {seconds}``."""
     tokens = shlex.split(template)
     if not tokens:
         raise ValueError("empty workload command")
 
     def build(model: str, data: str, seconds: float) -> list[str]:
-        return [t.format(model=model, data=data, seconds=f"{seconds:.3f}") for t in tokens]
+        values = {"{model}": model, "{data}": data, "{seconds}": f"{seconds:.3f}"}
+        out = []
+        for token in tokens:
+            for key, value in values.items():
+                token = token.replace(key, value)
+            out.append(token)
+        return out
 
     return build
 

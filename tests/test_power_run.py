@@ -1,0 +1,230 @@
+"""The measurement protocol end to end: emulated meter on a real pty, fake workload in a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from power_bench.cli import power
+from power_bench.emulator import Emulator, PhaseProfile
+from power_bench.measure import Measurement, RunSettings
+from power_bench.meters import find_meter
+from power_bench.reading import Quantity, parse_quantity
+from power_bench.sources import SerialSource
+from power_bench.workload import ArgvBuilder, parse_report, template_workload
+
+PREDICTIONS = 1000
+FAKE = ("import json, sys, time; s = float(sys.argv[1]); time.sleep(s); print('log line'); "
+        f"print(json.dumps({{'predictions': {PREDICTIONS}, 'seconds': s}}))")
+
+
+def fake_workload(model: str, data: str, seconds: float) -> list[str]:
+    """Stands in for `python -m pyruntime.workload`: busy for `seconds`, reports a fixed prediction count."""
+    return [sys.executable, "-c", FAKE, f"{seconds:.3f}"]
+
+
+class AlternatingProfile(PhaseProfile):
+    """Known current per phase with deterministic +-noise (alternating), so window means are exact-ish."""
+
+    def __init__(self, levels: dict[str, Quantity], noise: float, every: dict[int, Quantity] | None = None):
+        super().__init__(levels, 0.0)
+        self.amp = noise
+        self.n = 0
+        self.every = every or {}
+
+    def next(self) -> Quantity:
+        self.n += 1
+        for k, q in self.every.items():
+            if self.n % k == 0:
+                return q
+        q = super().next()
+        sign = 1 if self.n % 2 else -1
+        return Quantity(q.value + sign * self.amp, q.unit, q.prefix)
+
+
+def run_emulated(tmp_path: Path, profile: PhaseProfile, meter: str = "tenma-72-7730a", compare: bool = False,
+                 settings: RunSettings | None = None, count: int | None = None, interval: float = 0.01,
+                 workload: ArgvBuilder = fake_workload, garbage: float = 0.0) -> dict:
+    m = find_meter(meter)
+    emu = Emulator(m, profile, interval=interval, count=count, garbage=garbage, seed=3)
+    emu.start()
+    source = SerialSource(m, emu.path)
+    source.open()
+    models = [("A", "a.msgpack")] + ([("B", "b.msgpack")] if compare else [])
+    st = settings or RunSettings(volts=5.0, idle_seconds=0.5, min_samples=15, settle_seconds=0.05)
+    try:
+        run = Measurement(source, models, "data.csv", workload, st, tmp_path / "run", profile.set_phase)
+        return run.run()
+    finally:
+        source.close()
+        emu.stop()
+
+
+def levels(**kw: str) -> dict[str, Quantity]:
+    return {k: parse_quantity(v) for k, v in kw.items()}
+
+
+def truth(delta_amps: float, summary: dict, label: str = "A", volts: float = 5.0) -> float:
+    m = summary["models"][label]
+    return delta_amps * volts * m["seconds"] / m["predictions"]
+
+
+@pytest.mark.parametrize("meter", ["tenma-72-7730a", "uni-t-ut61e"])
+def test_known_answer_inside_confidence_interval(tmp_path: Path, meter: str) -> None:
+    profile = AlternatingProfile(levels(idle="100mA", A="150mA"), noise=0.002)
+    s = run_emulated(tmp_path, profile, meter)
+    assert s["status"] == "ok", s["errors"]
+    m = s["models"]["A"]
+    expected = truth(0.050, s)
+    lo, hi = m["ci95_j"]
+    assert lo <= expected <= hi
+    assert m["energy_per_prediction_j"] == pytest.approx(expected, rel=0.01)
+    assert m["total_energy_per_prediction_j"] == pytest.approx(0.150 * 5 * m["seconds"] / m["predictions"],
+                                                               rel=0.01)
+    assert m["samples"] >= 15 and s["idle"]["samples"] >= 15
+    assert m["predictions"] == PREDICTIONS
+
+
+def test_compare_alternates_and_reports_ratio(tmp_path: Path) -> None:
+    profile = AlternatingProfile(levels(idle="100mA", A="150mA", B="125mA"), noise=0.001)
+    st = RunSettings(volts=5.0, idle_seconds=0.5, min_samples=15, settle_seconds=0.05, rounds=2)
+    s = run_emulated(tmp_path, profile, compare=True, settings=st)
+    assert s["status"] == "ok", s["errors"]
+    assert [seg["label"] for seg in s["segments"]] == ["A", "B", "A", "B"]
+    for label, delta in (("A", 0.050), ("B", 0.025)):
+        lo, hi = s["models"][label]["ci95_j"]
+        assert lo <= truth(delta, s, label) <= hi
+    r = s["ratio"]
+    assert r["ci95_low"] <= 0.5 <= r["ci95_high"]
+    assert r["value"] == pytest.approx(0.5, rel=0.02)
+
+
+def test_logs_written_per_line_with_raw_bytes_summary_and_plot(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="100mA", A="150mA"), noise=0.001, seed=1)
+    s = run_emulated(tmp_path, profile, garbage=0.2)
+    run = tmp_path / "run"
+    rows = list(csv.DictReader((run / "samples.csv").open()))
+    packets = [r for r in rows if r["kind"] == "packet"]
+    dropped = [r for r in rows if r["kind"] == "dropped"]
+    assert len(packets) >= 30 and dropped
+    first = bytes.fromhex(packets[0]["raw_hex"])
+    assert len(first) == 11 and first.endswith(b"\r\n")
+    assert {r["phase"] for r in packets} >= {"idle", "A"}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "ok"
+    assert summary["meter_stats"]["dropped_packets"] >= len(dropped)  # each dropped row: >= 1 packet
+    assert (run / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert s["meter_stats"]["garbage_bytes"] > 0
+
+
+def test_wrong_function_and_overload_readings_are_left_out(tmp_path: Path) -> None:
+    every = {5: parse_quantity("5V"), 7: parse_quantity("OLmA")}
+    profile = AlternatingProfile(levels(idle="100mA", A="150mA"), noise=0.002, every=every)
+    s = run_emulated(tmp_path, profile)
+    text = " ".join(s["warnings"])
+    assert "in V, not A" in text and "wrong function" in text
+    assert "OL (overload)" in text
+    assert s["readings"]["left_out"]["unit V"] > 0 and s["readings"]["left_out"]["overload"] > 0
+    m = s["models"]["A"]
+    lo, hi = m["ci95_j"]
+    assert lo <= truth(0.050, s) <= hi  # the V and OL readings would have wrecked the mean
+
+
+def test_meter_on_volts_gives_error_naming_the_problem(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="5V", A="5V"))
+    s = run_emulated(tmp_path, profile)
+    assert s["status"] == "insufficient"
+    assert s["models"]["A"]["energy_per_prediction_j"] is None
+    assert "wrong function" in s["errors"][0]
+
+
+def test_range_change_mid_run_warns(tmp_path: Path) -> None:
+    # UT71x mA function: 35 mA fits the 40.000 mA range, 45 mA needs the 400.00 mA range
+    profile = AlternatingProfile(levels(idle="35mA", A="45mA"), noise=0.0001)
+    s = run_emulated(tmp_path, profile)
+    assert any("changed range" in w and "mA r0 -> mA r1" in w for w in s["warnings"])
+    lo, hi = s["models"]["A"]["ci95_j"]
+    assert lo <= truth(0.010, s) <= hi
+
+
+def test_port_disappearing_mid_run_gives_partial_result_and_keeps_logs(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="100mA", A="150mA"), noise=0.001)
+    st = RunSettings(volts=5.0, idle_seconds=0.5, min_samples=30, settle_seconds=0.05, rounds=3)
+    s = run_emulated(tmp_path, profile, settings=st, count=90)  # ~0.9 s of data, the run needs more
+    assert s["status"] == "partial"
+    assert "lost" in s["errors"][0] and "keeping everything logged" in s["errors"][0]
+    rows = list(csv.DictReader((tmp_path / "run" / "samples.csv").open()))
+    assert len([r for r in rows if r["kind"] == "packet"]) >= 80
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "partial"
+    assert sum(seg["complete"] for seg in s["segments"]) < 3  # not all planned runs happened
+
+
+def test_too_few_samples_gives_no_number(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="100mA", A="150mA"), noise=0.001)
+    st = RunSettings(volts=5.0, idle_seconds=0.3, min_samples=200, settle_seconds=0.05, max_load_seconds=0.4)
+    s = run_emulated(tmp_path, profile, settings=st, interval=0.02)
+    assert s["status"] == "insufficient"
+    assert s["models"]["A"]["energy_per_prediction_j"] is None
+    assert any("too few samples" in e for e in s["errors"])
+
+
+def test_workload_failure_is_reported(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="100mA", A="150mA"))
+    failing = template_workload(f"{sys.executable} -c \"import sys; sys.exit('no model')\"")
+    s = run_emulated(tmp_path, profile, workload=failing)
+    assert s["status"] == "error"
+    assert any("exited with code 1" in e and "no model" in e for e in s["errors"])
+
+
+def test_workload_report_contract() -> None:
+    assert parse_report('warming up\n{"predictions": 12, "seconds": 0.5}\n') == (12, 0.5)
+    for bad in ("", "not json", '{"predictions": 0, "seconds": 1}'):
+        with pytest.raises(RuntimeError):
+            parse_report(bad)
+    argv = template_workload("ssh pi ./bench {model} {data} {seconds}")("m.msgpack", "d.csv", 2.5)
+    assert argv == ["ssh", "pi", "./bench", "m.msgpack", "d.csv", "2.500"]
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def _cli_run(tmp_path: Path, *extra: str) -> tuple[int, str, str]:
+    (tmp_path / "m.msgpack").write_bytes(b"x")
+    (tmp_path / "o.msgpack").write_bytes(b"y")
+    template = f"{sys.executable} -c \"{FAKE}\" {{seconds}}"
+    args = ["run", "--meter", "emulated:uni-t-ut61e", "--model", str(tmp_path / "m.msgpack"),
+            "--data", "sklearn:digits", "--idle-seconds", "0.5", "--settle-seconds", "0.05",
+            "--workload-cmd", template, "-o", str(tmp_path / "out"), "--quiet", *extra]
+    r = CliRunner().invoke(power, args)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_cli_run_with_emulated_meter(tmp_path: Path) -> None:
+    code, out, err = _cli_run(tmp_path, "--volts", "5", "--min-samples", "15", "--compare",
+                              str(tmp_path / "o.msgpack"), "--emulate",
+                              "idle=100mA,A=150mA,B=120mA,noise=0.5mA,interval=0.01")
+    assert code == 0, out + err
+    assert "energy per prediction:" in out and "energy ratio B/A" in out and "status: ok" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["ratio"]["value"] == pytest.approx(0.4, rel=0.05)
+
+
+def test_cli_run_too_few_samples_exit_1_without_number(tmp_path: Path) -> None:
+    code, out, err = _cli_run(tmp_path, "--volts", "5", "--min-samples", "500", "--max-seconds", "0.5",
+                              "--emulate", "idle=100mA,A=150mA,interval=0.05")
+    assert code == 1
+    assert "too few samples" in out and "no figure" in out
+
+
+def test_cli_run_bad_usage_exit_2(tmp_path: Path) -> None:
+    code, _out, err = _cli_run(tmp_path, "--emulate", "idle=100mA,interval=0.01")
+    assert code == 2 and "--volts" in err
+    code, _out, err = _cli_run(tmp_path, "--volts", "5", "--meter", "emulated:fluke-87")
+    assert code == 2 and err.startswith("error: unknown meter")
+    code, _out, err = _cli_run(tmp_path, "--volts", "5", "--emulate", "idle=100")
+    assert code == 2
