@@ -85,8 +85,10 @@ def cli() -> None:
               help="Share of running validation rows a stop point must stop [nb-stop; default 0.05].")
 @click.option("--performance", type=click.FloatRange(0, 1, max_open=True), default=None,
               help="The paper's p in R2 / relative error margin [nb-stop; default 0.05].")
-@click.option("--criterion", type=click.Choice(["agree", "paper", "relerr"]), default=None,
-              help="Stop point acceptance rule [nb-stop; default agree].")
+@click.option("--criterion", type=click.Choice(["safe", "agree", "paper", "relerr"]), default=None,
+              help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule].")
+@click.option("--disagreement", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02].")
 @click.pass_context
 @friendly
 def train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,

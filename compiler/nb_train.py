@@ -130,9 +130,10 @@ def partial_scores(model: NBModel, X: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------- stop points ----
 @dataclass
 class StopRule:
-    criterion: str = "agree"
+    criterion: str = "safe"
     support: float = 0.05
     performance: float = 0.05
+    disagreement: float = 0.02
 
 
 def _scaled(a: np.ndarray, frac: Fraction, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,8 +152,12 @@ def _accepted(early: np.ndarray, full: np.ndarray, agree: np.ndarray, wsum: np.n
     n = np.arange(1, early.size + 1, dtype=np.int64)
     if rule.criterion == "safe":
         # no loss on the stopped rows (ties allowed) and >= 99.75% agreement with the full model
+        # (disagreements + 3) / stopped rows -- the rule of three: a 95% upper bound on the
+        # disagreement rate when none were seen -- at most rule.disagreement; agreement >= 99.75%
         lhs, rhs = _scaled(agree.astype(np.int64), AGREEMENT, n)
-        return (early >= full) & np.asarray(lhs >= rhs, dtype=bool)
+        dis = n - agree.astype(np.int64)
+        lhs2, rhs2 = _scaled(dis + 3, Fraction(str(rule.disagreement)), n)
+        return (early >= full) & np.asarray(lhs >= rhs, dtype=bool) & np.asarray(lhs2 <= rhs2, dtype=bool)
     if rule.criterion == "relerr":
         # weighted error of the stopped rows at most (1-p) times the full model's overall error
         lhs, rhs = _scaled(wsum - early, (1 - p) * full_err, wsum)
@@ -242,15 +247,19 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
     Parameters follow the CLI: budget (k, None = the grid value with the best
     static validation weighted accuracy), ordering (ig, chi2, dcp, greedy,
     fcbf), bins ('mean-std' or 'quantile:N'), early_stopping (learn stop
-    points), support and performance (the paper's s and p), criterion
-    ('agree' default, 'paper', 'relerr'), alpha (Laplace smoothing),
+    points), support and performance (the paper's s and p), criterion:
+    'safe' (default: no loss on the stopped validation rows, ties allowed,
+    >= 99.75% agreement with the full model and a rule-of-three bound
+    (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
+    R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
+    strict and stopped error <= (1 - p) x full error); alpha (Laplace smoothing),
     validation_fraction (used when fit gets no validation set).
     """
 
     def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
-                 criterion: str = "agree", alpha: float = 1.0, validation_fraction: float = 0.25,
-                 random_state: int = 0) -> None:
+                 criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
+                 validation_fraction: float = 0.25, random_state: int = 0) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -258,6 +267,7 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         self.support = support
         self.performance = performance
         self.criterion = criterion
+        self.disagreement = disagreement
         self.alpha = alpha
         self.validation_fraction = validation_fraction
         self.random_state = random_state
@@ -274,6 +284,8 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
             raise ValueError(f"support must be in [0, 1), got {self.support}")
         if not 0 <= self.performance < 1:
             raise ValueError(f"performance must be in [0, 1), got {self.performance}")
+        if not 0 < self.disagreement <= 1:
+            raise ValueError(f"disagreement must be in (0, 1], got {self.disagreement}")
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
 
@@ -322,7 +334,7 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         if self.early_stopping and k > 1:
             stops, running = learn_stop_points(
                 P, y_val, t_static, self.weights_,
-                StopRule(self.criterion, self.support, self.performance))
+                StopRule(self.criterion, self.support, self.performance, self.disagreement))
             if stops and running.any():
                 t = best_threshold(P[running, k], y_val[running], self.weights_)
         model = tables.model(order[:k], t, X.shape[1], costs)

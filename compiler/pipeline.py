@@ -67,7 +67,8 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     est = NaiveBayesBudget(
         budget=opts.get("budget"), ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
-        performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "agree"),
+        performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
+        disagreement=opts.get("disagreement", 0.02),
         random_state=task.split.seed,
     )
     cost_vec = None if costs is None else costs.at(0.0).astype(np.float32)
@@ -95,7 +96,7 @@ TRAINERS: dict[str, Callable[[str, Task, dict[str, Any], FeatureCosts | None], M
 # Options each kind accepts (beyond the common DATA/--positive/--seed/--costs/-o).
 KIND_OPTIONS: dict[str, set[str]] = {
     "nb-static": {"ordering", "budget", "bins"},
-    "nb-stop": {"ordering", "budget", "bins", "support", "performance", "criterion"},
+    "nb-stop": {"ordering", "budget", "bins", "support", "performance", "criterion", "disagreement"},
 }
 
 

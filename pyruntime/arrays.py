@@ -40,7 +40,8 @@ def check_inputs(X: Any, n_features: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise DataError(f"input row {bad[0]} feature {bad[1]} is NaN or infinite")
-    f32 = arr.astype(np.float32)
+    with np.errstate(over="ignore"):
+        f32 = arr.astype(np.float32)
     if not np.all(np.isfinite(f32)):
         raise DataError("an input value overflows float32")
     return np.ascontiguousarray(f32)

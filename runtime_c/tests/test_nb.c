@@ -1,0 +1,165 @@
+/* C unit tests of the NB evaluator: known answers, table checks, bad input,
+ * lazy reads, q15 saturation. Exit status 0 when every check passes. */
+#include <stdio.h>
+#include <math.h>
+
+#include "fm_nb.h"
+
+static int failures = 0;
+#define CHECK(cond)                                                                \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            ++failures;                                                            \
+        }                                                                          \
+    } while (0)
+
+/* Two features read in order 1, 0. Feature 1: zero bin + edges {-1, 1};
+ * feature 0: no zero bin, one edge {0.5}. */
+static const uint32_t order[2] = {1, 0};
+static const uint8_t zero_bin[2] = {1, 0};
+static const uint32_t edge_start[3] = {0, 2, 3};
+static const float edges[3] = {-1.0f, 1.0f, 0.5f};
+static const uint32_t table_start[3] = {0, 4, 6};
+static const float d[6] = {0.0f, -2.0f, 0.25f, 2.0f, -0.5f, 0.5f};
+static const uint32_t stop_at[1] = {1};
+static const float stop_hi[1] = {1.5f};
+static const float stop_lo[1] = {-1.5f};
+
+static const fm_nb_f32 model = {2u, 2u, order, zero_bin, edge_start, edges, table_start, d,
+                                0.125f, 0.0f, 1u, stop_at, stop_hi, stop_lo, NULL};
+
+typedef struct {
+    const float *x;
+    unsigned reads[2];
+    int fail_on;
+} counting_ctx;
+
+static int counting_read(void *ctx, uint32_t j, float *v)
+{
+    counting_ctx *c = (counting_ctx *)ctx;
+    if ((int)j == c->fail_on) {
+        return 1;
+    }
+    c->reads[j]++;
+    *v = c->x[j];
+    return 0;
+}
+
+static void test_known_answers(void)
+{
+    fm_result r;
+    /* x1 = 3 -> bin 3 -> +2.0: score 2.125 > 1.5: stops after 1 feature, label 1 */
+    float a[2] = {0.0f, 3.0f};
+    /* x1 = -3 -> bin 1 -> -2.0: score -1.875 < -1.5: stops, label 0 */
+    float b[2] = {0.0f, -3.0f};
+    /* x1 = 0 -> zero bin -> 0: 0.125; x0 = 0.75 -> bin 1 -> +0.5: 0.625 > 0: label 1 */
+    float c[2] = {0.75f, 0.0f};
+    /* x1 = 0.5 -> bin 2 -> 0.25: 0.375; x0 = 0.5 -> bin 0 (0.5 < 0.5 false) -> -0.5: -0.125 -> 0 */
+    float e[2] = {0.5f, 0.5f};
+    /* -0.0 is an exact zero */
+    float z[2] = {0.75f, -0.0f};
+
+    CHECK(fm_nb_f32_predict_vec(&model, a, 2, &r) == FM_OK);
+    CHECK(r.label == 1 && r.n_read == 1 && r.stage == 1 && r.score == 2.125f && r.cost == 1.0f);
+    CHECK(fm_nb_f32_predict_vec(&model, b, 2, &r) == FM_OK);
+    CHECK(r.label == 0 && r.n_read == 1 && r.score == -1.875f);
+    CHECK(fm_nb_f32_predict_vec(&model, c, 2, &r) == FM_OK);
+    CHECK(r.label == 1 && r.n_read == 2 && r.stage == 0 && r.score == 0.625f);
+    CHECK(fm_nb_f32_predict_vec(&model, e, 2, &r) == FM_OK);
+    CHECK(r.label == 0 && r.n_read == 2 && r.score == -0.125f);
+    CHECK(fm_nb_f32_predict_vec(&model, z, 2, &r) == FM_OK);
+    CHECK(r.label == 1 && r.score == 0.625f);
+}
+
+static void test_lazy_reads_once(void)
+{
+    float x[2] = {0.75f, 0.0f};
+    counting_ctx c = {x, {0, 0}, -1};
+    fm_reader in = {counting_read, &c};
+    fm_result r;
+    CHECK(fm_nb_f32_predict(&model, &in, &r) == FM_OK);
+    CHECK(c.reads[0] == 1 && c.reads[1] == 1 && r.n_read == 2);
+    c.fail_on = 0;
+    CHECK(fm_nb_f32_predict(&model, &in, &r) == FM_E_READ);
+}
+
+static void test_bad_input(void)
+{
+    fm_result r;
+    float nan_x[2] = {NAN, 0.0f};
+    float inf_x[2] = {0.0f, INFINITY};
+    float rows[4] = {0.0f, 3.0f, 0.0f, NAN};
+    fm_result out[2];
+    uint32_t done = 99;
+    CHECK(fm_nb_f32_predict_vec(&model, nan_x, 2, &r) == FM_E_VALUE);
+    CHECK(fm_nb_f32_predict_vec(&model, inf_x, 2, &r) == FM_E_VALUE);
+    CHECK(fm_nb_f32_predict_vec(&model, nan_x, 3, &r) == FM_E_ARG);
+    CHECK(fm_nb_f32_predict_vec(NULL, nan_x, 2, &r) == FM_E_ARG);
+    CHECK(fm_nb_f32_predict_batch(&model, rows, 2, 2, out, &done) == FM_E_VALUE);
+    CHECK(done == 1 && out[0].label == 1);
+}
+
+static void test_checks(void)
+{
+    fm_nb_f32 bad;
+    uint32_t bad_order[2] = {1, 7};
+    uint32_t dup_order[2] = {1, 1};
+    uint32_t bad_stops[1] = {2};
+    uint32_t bad_tables[3] = {0, 4, 7};
+    CHECK(fm_nb_f32_check(&model, 3, 6) == FM_OK);
+    CHECK(fm_nb_f32_check(&model, 3, 7) == FM_E_MODEL);
+    bad = model;
+    bad.order = bad_order;
+    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    bad = model;
+    bad.order = dup_order;
+    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    bad = model;
+    bad.stop_at = bad_stops;
+    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    bad = model;
+    bad.table_start = bad_tables;
+    CHECK(fm_nb_f32_check(&bad, 3, 7) == FM_E_MODEL);
+    bad = model;
+    bad.threshold = NAN;
+    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    CHECK(fm_nb_f32_check(NULL, 3, 6) == FM_E_ARG);
+}
+
+static void test_q15_saturation(void)
+{
+    static const int32_t keys[3] = {-1065353216, 1065353216, 1056964608}; /* keys of -1, 1, 0.5 */
+    static const int16_t dq[6] = {0, -32768, 8, 32767, -16, 16};
+    static const int32_t hi[1] = {INT32_MAX};
+    static const int32_t lo[1] = {INT32_MIN};
+    fm_nb_q15 q = {2u, 2u, order, zero_bin, edge_start, keys, table_start, dq,
+                   INT32_MAX - 10, 0, 1u, stop_at, hi, lo, NULL};
+    float up[2] = {0.75f, 3.0f};
+    float down[2] = {0.0f, -3.0f};
+    fm_result r;
+    CHECK(fm_nb_q15_check(&q, 3, 6) == FM_OK);
+    CHECK(fm_nb_q15_predict_vec(&q, up, 2, &r) == FM_OK);
+    CHECK(r.score_q == INT32_MAX && r.label == 1 && r.n_read == 2 && r.cost_q == 2);
+    q.d0 = INT32_MIN + 10;
+    CHECK(fm_nb_q15_predict_vec(&q, down, 2, &r) == FM_OK);
+    CHECK(r.score_q == INT32_MIN && r.label == 0);
+    CHECK(fm_key_bits(fm_float_bits(-0.0f)) == fm_key_bits(fm_float_bits(0.0f)));
+    CHECK(fm_key_bits(fm_float_bits(-2.0f)) < fm_key_bits(fm_float_bits(-1.0f)));
+    CHECK(fm_key_bits(fm_float_bits(1.0f)) == keys[1]);
+}
+
+int main(void)
+{
+    test_known_answers();
+    test_lazy_reads_once();
+    test_bad_input();
+    test_checks();
+    test_q15_saturation();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_nb: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,54 @@
+"""Random NB tables for property tests (hypothesis strategies)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from pyruntime.nb import NBModel
+
+
+@st.composite
+def nb_models(draw: st.DrawFn, max_features: int = 12, with_costs: bool | None = None) -> NBModel:
+    n_features = draw(st.integers(1, max_features))
+    k = draw(st.integers(1, n_features))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n_features)[:k]
+    zero_bin = rng.integers(0, 2, k).astype(np.uint8)
+    n_edges = rng.integers(0, 5, k)
+    edges = [np.sort(rng.choice(np.float32([-2, -1, -0.5, 0, 0.25, 0.5, 1, 3]), size=n, replace=True)
+                     if rng.random() < 0.5 else rng.normal(size=n).astype(np.float32)).astype(np.float32)
+             for n in n_edges]
+    scale = draw(st.sampled_from([1e-3, 1.0, 30.0, 3000.0]))
+    sizes = n_edges + 1 + zero_bin
+    d = (rng.normal(size=int(sizes.sum())) * scale).astype(np.float32)
+    n_stops = draw(st.integers(0, max(0, k - 1)))
+    stop_at = np.sort(rng.choice(np.arange(1, k), size=n_stops, replace=False)) if n_stops else []
+    hi = [np.inf if rng.random() < 0.2 else rng.normal() * scale for _ in range(n_stops)]
+    lo = [-np.inf if rng.random() < 0.2 else rng.normal() * scale - scale for _ in range(n_stops)]
+    costs = None
+    if with_costs or (with_costs is None and draw(st.booleans())):
+        costs = rng.choice([0.5, 1.0, 3.0, 10.0, 0.1], size=n_features).astype(np.float32)
+    return NBModel(
+        n_features=n_features, order=order, zero_bin=zero_bin,
+        edge_start=np.concatenate([[0], np.cumsum(n_edges)]),
+        edges=np.concatenate(edges) if edges else np.zeros(0, np.float32),
+        table_start=np.concatenate([[0], np.cumsum(sizes)]), d=d,
+        d0=float(rng.normal() * scale), threshold=float(rng.normal() * scale),
+        stop_at=stop_at, stop_hi=hi, stop_lo=lo, costs=costs,
+    )
+
+
+@st.composite
+def inputs_for(draw: st.DrawFn, model: NBModel, rows: int = 40) -> np.ndarray:
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, model.n_features)) * rng.choice([0.5, 2.0, 100.0])
+    # exact zeros, -0.0 and values sitting exactly on bin edges
+    X[rng.random(X.shape) < 0.2] = 0.0
+    X[rng.random(X.shape) < 0.05] = -0.0
+    if model.edges.size:
+        mask = rng.random(X.shape) < 0.15
+        X[mask] = rng.choice(model.edges, size=int(mask.sum()))
+    return X.astype(np.float32)

@@ -1,0 +1,138 @@
+"""The msgpack model file: round trip, and a clear ModelFormatError for every defect."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import msgpack
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nb_strategies import nb_models
+
+from pyruntime import format as fmt
+from pyruntime.errors import ModelFormatError
+from pyruntime.nb import NBModel
+
+
+def small_model() -> fmt.ModelFile:
+    m = NBModel(n_features=2, order=[1, 0], zero_bin=[1, 0], edge_start=[0, 2, 3], edges=np.float32([-1, 1, 0.5]),
+                table_start=[0, 4, 6], d=np.float32([0, -2, 0.25, 2, -0.5, 0.5]), d0=0.125, threshold=0.0,
+                stop_at=[1], stop_hi=[1.5], stop_lo=[-np.inf])
+    return fmt.ModelFile(kind="nb-stop", tables=m, meta={"feature_names": ["a", "b"], "classes": ["no", "yes"]})
+
+
+def rebuild(body: dict) -> bytes:
+    """A file with a valid header and checksum around an arbitrary body."""
+    raw = msgpack.packb(body, use_bin_type=True)
+    return fmt.HEADER.pack(fmt.MAGIC, fmt.FORMAT_VERSION, 0, len(raw), zlib.crc32(raw)) + raw
+
+
+@settings(max_examples=30, deadline=None)
+@given(model=nb_models())
+def test_round_trip_is_exact(model: NBModel) -> None:
+    back = fmt.loads(fmt.dumps(fmt.ModelFile("nb-stop", model, {"x": [1, 2]})))
+    for key, value in model.to_dict().items():
+        got = getattr(back.tables, key)
+        if isinstance(value, np.ndarray):
+            assert got.dtype == value.dtype
+            np.testing.assert_array_equal(got, value)
+        else:
+            assert got == value
+    assert back.meta == {"x": [1, 2]}
+
+
+def test_file_starts_with_magic_and_version(tmp_path) -> None:
+    path = tmp_path / "m.msgpack"
+    n = fmt.save(small_model(), path)
+    blob = path.read_bytes()
+    assert len(blob) == n and blob[:8] == b"FRUGALML" and struct.unpack_from("<H", blob, 8)[0] == 1
+    assert fmt.load(path).meta["classes"] == ["no", "yes"]
+
+
+@pytest.mark.parametrize("cut", [0, 5, 19, 20, 40, -1])
+def test_truncated(cut: int) -> None:
+    blob = fmt.dumps(small_model())
+    with pytest.raises(ModelFormatError, match="too short|truncated"):
+        fmt.loads(blob[:cut] if cut >= 0 else blob[:-1])
+
+
+def test_corrupted_byte_fails_checksum() -> None:
+    blob = bytearray(fmt.dumps(small_model()))
+    blob[len(blob) // 2] ^= 0x40
+    with pytest.raises(ModelFormatError, match="checksum"):
+        fmt.loads(bytes(blob))
+
+
+def test_wrong_magic_version_and_trailing_bytes() -> None:
+    blob = fmt.dumps(small_model())
+    with pytest.raises(ModelFormatError, match="bad magic"):
+        fmt.loads(b"NOTAMODL" + blob[8:])
+    with pytest.raises(ModelFormatError, match="version 7 is not supported"):
+        fmt.loads(blob[:8] + struct.pack("<H", 7) + blob[10:])
+    with pytest.raises(ModelFormatError, match="unexpected bytes"):
+        fmt.loads(blob + b"\x00")
+
+
+def test_inconsistent_bodies() -> None:
+    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    bad_kind = {**good, "kind": "nb-magic"}
+    with pytest.raises(ModelFormatError, match="unknown model kind"):
+        fmt.loads(rebuild(bad_kind))
+    with pytest.raises(ModelFormatError, match="must hold kind"):
+        fmt.loads(rebuild({"kind": "nb-stop"}))
+    tables = dict(good["tables"])
+    tables["order"] = {**tables["order"], "data": np.uint32([1, 9]).tobytes()}
+    with pytest.raises(ModelFormatError, match="out of range"):
+        fmt.loads(rebuild({**good, "tables": tables}))
+    tables = dict(good["tables"])
+    tables["d"] = {**tables["d"], "data": tables["d"]["data"][:-4]}
+    with pytest.raises(ModelFormatError, match="bytes for shape"):
+        fmt.loads(rebuild({**good, "tables": tables}))
+    tables = dict(good["tables"])
+    tables["stop_at"] = {"nd": "<u4", "shape": [2], "data": np.uint32([1, 1]).tobytes()}
+    with pytest.raises(ModelFormatError, match="differ in length|strictly"):
+        fmt.loads(rebuild({**good, "tables": tables}))
+    tables = dict(good["tables"])
+    del tables["threshold"]
+    with pytest.raises(ModelFormatError, match="miss fields: threshold"):
+        fmt.loads(rebuild({**good, "tables": tables}))
+    tables = dict(good["tables"])
+    tables["edges"] = {"nd": "O", "shape": [3], "data": b"abc"}
+    with pytest.raises(ModelFormatError, match="unsupported dtype"):
+        fmt.loads(rebuild({**good, "tables": tables}))
+
+
+def test_not_msgpack_body() -> None:
+    raw = b"\xc1\xc1\xc1"
+    blob = fmt.HEADER.pack(fmt.MAGIC, 1, 0, len(raw), zlib.crc32(raw)) + raw
+    with pytest.raises(ModelFormatError, match="not valid msgpack"):
+        fmt.loads(blob)
+
+
+def test_missing_file_and_directory(tmp_path) -> None:
+    with pytest.raises(ModelFormatError, match="not found"):
+        fmt.load(tmp_path / "nope.msgpack")
+    with pytest.raises(ModelFormatError, match="directory"):
+        fmt.load(tmp_path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_fuzzed_files_never_crash(data) -> None:
+    """Random mutations of a valid file (with or without a fixed-up checksum):
+    either a valid model or ModelFormatError, never another exception."""
+    blob = bytearray(fmt.dumps(small_model()))
+    for _ in range(data.draw(st.integers(1, 8))):
+        i = data.draw(st.integers(0, len(blob) - 1))
+        blob[i] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        body = bytes(blob[fmt.HEADER.size:])
+        blob[:fmt.HEADER.size] = fmt.HEADER.pack(fmt.MAGIC, 1, 0, len(body), zlib.crc32(body))
+    try:
+        model = fmt.loads(bytes(blob))
+    except ModelFormatError:
+        return
+    model.tables.validate()
