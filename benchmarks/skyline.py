@@ -167,8 +167,15 @@ def main() -> None:
                   f"{len(clf.search_.candidates):>7}{idx.n_ranges:>8}{idx.n_models:>8}{idx.nbytes():>8}"
                   f"{total:>11.2f}{ns[0]:>11.1f}{ns[1]:>8.1f}")
             fitted[label] = clf
-        # accuracy vs budget on the test items (each with its own size)
+        # how close each search gets to the exact skyline, on the validation accuracies it optimizes
         full = float(poly_cost(costs.sum(axis=0), HI))
+        grid = [(b, n) for b in np.linspace(0, full, 40) for n in np.linspace(LO, HI, 15)]
+        exact = np.array([fitted["brute"].skyline_accuracy(b, n) for b, n in grid])
+        print("\nvalidation-accuracy regret vs the exact skyline, budget x size grid (mean / max, points):")
+        for k, c in fitted.items():
+            gap = exact - np.array([c.skyline_accuracy(b, n) for b, n in grid])
+            print(f"  {k:<16}{100 * np.nanmean(gap):>8.2f}{100 * np.nanmax(gap):>8.2f}")
+        # accuracy vs budget on the test items (each with its own size)
         budgets = full * np.array([0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0])
         print(f"\naccuracy vs budget (test, per-item sizes; the static model must fit size {HI:g})")
         print(f"{'budget':>10}" + "".join(f"{k:>16}" for k in fitted) + f"{'static':>10}")
