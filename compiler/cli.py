@@ -51,7 +51,27 @@ def numeric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """Usage errors as one line on stderr ("error: ..."), exit code 2."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+            sys.exit(2)
+        except click.ClickException as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+            click.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="frugalml")
 def cli() -> None:
     """frugalml: train budget-aware classifiers, compile them to const C tables,

@@ -221,7 +221,7 @@ def make_sparse_binary(rows: int, features: int, seed: int = 0) -> tuple[np.ndar
     y = (rng.random(rows) < 0.4).astype(int)
     base = rng.beta(0.3, 12.0, size=features) + 0.002
     effect = np.exp(rng.normal(0.0, 0.25, size=features))
-    informative = rng.choice(features, size=max(1, features // 20), replace=False)
+    informative = rng.choice(features, size=min(features, max(8, features // 20)), replace=False)
     effect[informative] = np.exp(rng.normal(0.0, 1.4, size=informative.size))
     p1 = np.clip(base * effect, 0.0005, 0.95)
     p = np.where(y[:, None] == 1, p1[None, :], base[None, :])
