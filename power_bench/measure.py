@@ -265,18 +265,23 @@ class Measurement:
             recorder.start()
             idle_start = time.monotonic()
             _wait(st.idle_seconds, recorder.lost)
+            rate, usable = self._idle_counts(recorder, idle_start, expected)
+            if 0 < usable < st.min_samples and rate > 0:  # a slow meter: extend the idle phase
+                extra = st.margin * (st.min_samples - usable) / rate
+                self._phase(recorder, "idle", st.idle_seconds + extra)
+                _wait(min(extra, st.max_load_seconds), recorder.lost)
+                rate, usable = self._idle_counts(recorder, idle_start, expected)
             idle_window = (idle_start, time.monotonic())
-            n_idle = sum(1 for s, _p in list(recorder.samples) if s.reading is not None and s.t >= idle_start)
-            rate = n_idle / max(idle_window[1] - idle_window[0], 1e-9)
             if recorder.lost.is_set():
                 pass
             elif rate == 0:
                 errors.append("no readings from the meter during the idle phase: check the port, the meter's "
                               "RS232/PC mode, and that the cable is powered (DTR=1, RTS=0)")
             else:
-                needed = st.margin * st.min_samples / rate + st.settle_seconds
-                per_model = min(max(st.min_load_seconds, needed), st.max_load_seconds)
-                per_segment = max(per_model / st.rounds, st.settle_seconds + 2.0 / rate)
+                # every run pays the settle time; together they must collect min_samples per model
+                needed = st.margin * st.min_samples / rate / st.rounds + st.settle_seconds
+                floor = max(st.min_load_seconds / st.rounds, st.settle_seconds + 2.0 / rate)
+                per_segment = min(max(floor, needed), st.max_load_seconds / st.rounds)
                 self._run_segments(recorder, segments, errors, per_segment)
         except KeyboardInterrupt:
             interrupted = True
@@ -323,6 +328,14 @@ class Measurement:
                   for s in segments if s.complete],
                  expected, f"{self.source.label}: {status}")
         return summary
+
+    def _idle_counts(self, recorder: Recorder, idle_start: float, expected: str) -> tuple[float, int]:
+        """(readings per second since idle_start, usable readings after the settle time)."""
+        now = time.monotonic()
+        readings = [s for s, _p in list(recorder.samples) if s.reading is not None and s.t >= idle_start]
+        settled = idle_start + self.settings.settle_seconds
+        usable = sum(1 for s in readings if s.t >= settled and not classify(s.reading, expected))  # type: ignore[arg-type]
+        return len(readings) / max(now - idle_start, 1e-9), usable
 
     def _run_segments(self, recorder: Recorder, segments: list[Segment], errors: list[str],
                       per_segment: float) -> None:

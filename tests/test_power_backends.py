@@ -111,9 +111,11 @@ def test_measurement_in_watts_from_hwmon_power_sensor(tmp_path: Path) -> None:
     power_file = _fake_sysfs(tmp_path)
     lock = threading.Lock()
 
-    def on_phase(phase: str) -> None:
+    def on_phase(phase: str) -> None:  # atomic replace, as a sysfs read never sees a half-written value
         with lock:
-            power_file.write_text("3500000\n" if phase == "A" else "2000000\n")
+            tmp = power_file.with_suffix(".tmp")
+            tmp.write_text("3500000\n" if phase == "A" else "2000000\n")
+            os.replace(tmp, power_file)
 
     source = EnergyCounterSource(select_counters("hwmon", tmp_path), interval=0.01)
     source.open()
