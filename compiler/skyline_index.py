@@ -28,7 +28,9 @@ import numpy as np
 
 from pyruntime.skyline import poly_cost
 
-from .skyline_search import popcount
+from .skyline_search import tie_keys
+
+__all__ = ["SizeIndex", "build_size_index", "skyline_at", "tie_keys"]
 
 
 @dataclass
@@ -160,8 +162,3 @@ def build_size_index(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, lo: flo
                     out.skylines[-1] = sky
                 on_sky = set(sky)
     return out
-
-
-def tie_keys(masks: list[int]) -> np.ndarray:
-    """Tie-break key of feature sets: fewer features first, then the smaller mask."""
-    return np.array([(popcount(m) << 32) | m for m in masks], dtype=np.int64)

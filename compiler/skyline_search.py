@@ -45,6 +45,14 @@ def popcount(mask: int) -> int:
     return int(mask).bit_count()
 
 
+def tie_keys(masks: list[int]) -> np.ndarray:
+    """Tie-break rank of feature sets (fewer features first, then the smaller mask), as int64."""
+    order = sorted(range(len(masks)), key=lambda i: (popcount(masks[i]), masks[i]))
+    rank = np.empty(len(masks), dtype=np.int64)
+    rank[order] = np.arange(len(masks), dtype=np.int64)
+    return rank
+
+
 def mask_features(mask: int) -> list[int]:
     """Feature indices of a mask, ascending."""
     return [j for j in range(int(mask).bit_length()) if (mask >> j) & 1]
@@ -98,11 +106,12 @@ class AccuracyOracle:
         hit = self.cache.get(mask)
         if hit is not None:
             return hit
-        model = self.fit_model(mask)
-        if model is None:
-            pred = np.full(self.y_val.shape, self.majority)
-        else:
-            pred = model.predict(self.X_val[:, mask_features(mask)])
+        with np.errstate(all="ignore"):  # GaussianNB on all-constant columns: nan scores, not a crash
+            model = self.fit_model(mask)
+            if model is None:
+                pred = np.full(self.y_val.shape, self.majority)
+            else:
+                pred = model.predict(self.X_val[:, mask_features(mask)])
         acc = float(np.count_nonzero(pred == self.y_val)) / max(len(self.y_val), 1)
         self.cache[mask] = acc
         return acc
@@ -231,12 +240,15 @@ DEFAULT_WEIGHTS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
 
 def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, method: str = "greedy-acc",
-                  weights: tuple[float, ...] = DEFAULT_WEIGHTS, max_sets: int | None = None) -> SearchResult:
+                  weights: tuple[float, ...] = DEFAULT_WEIGHTS, max_sets: int | None = None,
+                  patience: int = 3) -> SearchResult:
     """Greedy forward selection, once per trade-off weight; every prefix of every run is a model.
 
     greedy-acc scores a candidate feature by  gain_acc - w * gain_cost,
     greedy-cost by  w * gain_acc - gain_cost  (cost first), with gain_cost the
     feature's cost at ``ref_size`` divided by the cost of all features there.
+    A run stops when all features are in, or after ``patience`` additions in
+    a row that did not raise the accuracy (more features only cost more).
     """
     if method not in ("greedy-acc", "greedy-cost"):
         raise ValueError(f"unknown greedy method {method!r}")
@@ -261,6 +273,7 @@ def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, met
         if base is None:
             break
         run: list[int] = []
+        stalled = 0
         while len(run) < d:
             best: tuple[float, float, int] | None = None
             for j in range(d):
@@ -278,8 +291,11 @@ def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, met
                 break
             j = -best[2]
             mask |= 1 << j
+            stalled = stalled + 1 if result.accuracy[mask] <= base else 0
             base = result.accuracy[mask]
             run.append(j)
+            if stalled >= patience:
+                break
         result.orders.append(run)
     return result
 
@@ -325,6 +341,15 @@ def prune_candidates(accuracy: dict[int, float], feature_coef: np.ndarray, lo: f
                 n_sub += 1
             else:
                 keep.append(m)
+    elif d <= 64:
+        bits = np.array(masks, dtype=np.uint64)
+        accs = np.array([acc[m] for m in masks])
+        for i, m in enumerate(masks):
+            sub = ((bits & bits[i]) == bits) & (bits != bits[i]) & (accs >= accs[i])
+            if sub.any():
+                n_sub += 1
+            else:
+                keep.append(m)
     else:
         for m in masks:
             if any((s & m) == s and s != m and acc[s] >= acc[m] for s in masks):
@@ -334,7 +359,7 @@ def prune_candidates(accuracy: dict[int, float], feature_coef: np.ndarray, lo: f
     # polynomial dominance over the size range
     coef = np.array([set_coef(feature_coef, m) for m in keep]).reshape(-1, 3)
     a = np.array([acc[m] for m in keep])
-    tie = np.array([(popcount(m) << 32) | m for m in keep], dtype=np.int64) if keep else np.zeros(0, np.int64)
+    tie = tie_keys(keep)
     survivors: list[int] = []
     n_poly = 0
     for i, m in enumerate(keep):

@@ -133,7 +133,11 @@ def test_greedy_records_nested_orders(method: str) -> None:
     res = greedy_search(TableOracle(table), coef, 5.0, method)
     assert len(res.orders) >= 2
     for run in res.orders:
-        assert sorted(run) == list(range(d))  # each run adds every feature once
+        assert len(set(run)) == len(run) >= 1  # each feature at most once
+        if len(run) < d:  # stopped early: the last `patience` additions did not raise the accuracy
+            m = sum(1 << j for j in run)
+            before = m & ~sum(1 << j for j in run[-3:])
+            assert table[m] <= table[before]
         mask = 0
         for j in run:
             mask |= 1 << j
