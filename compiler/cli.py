@@ -23,6 +23,7 @@ from pyruntime.evaluators import c_evaluator
 from . import pipeline
 from .costs import CostsError
 from .export_c import TARGETS, c_tables, numeric_for, render_header
+from .kinds import all_options, load_kind_modules
 
 
 def fail(message: str) -> None:
@@ -86,56 +87,59 @@ def cli() -> None:
 
 
 # ------------------------------------------------------------------ train ----
-@cli.command()
-@click.argument("kind", type=click.Choice(sorted(pipeline.TRAINERS)))
-@click.argument("data")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Model file to write.")
-@click.option("--positive", default=None, help="Label of the positive class (one-vs-rest for multi-class data).")
-@click.option("--target-column", default=None, help="Name of the target column (CSV/ARFF; default: "
-              "a column named target/class/label/y, else the last).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the train/validation/test split.")
-@click.option("--costs", "costs_path", default=None, type=click.Path(dir_okay=False),
-              help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs.")
-@click.option("--ordering", type=click.Choice(["ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
-              help="Feature ordering metric [NB; default ig].")
-@click.option("--budget", type=click.IntRange(min=1), default=None,
-              help="Features the model may read (k) [NB; default: best static validation accuracy].")
-@click.option("--bins", default=None, help="Discretization: mean-std (default) or quantile:N [NB].")
-@click.option("--support", type=click.FloatRange(0, 1, max_open=True), default=None,
-              help="Share of running validation rows a stop point must stop [nb-stop; default 0.05].")
-@click.option("--performance", type=click.FloatRange(0, 1, max_open=True), default=None,
-              help="The paper's p in R2 / relative error margin [nb-stop; default 0.05].")
-@click.option("--criterion", type=click.Choice(["safe", "agree", "paper", "relerr"]), default=None,
-              help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule].")
-@click.option("--disagreement", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02].")
+KINDS = load_kind_modules()
+
+
 @click.pass_context
 @friendly
-def train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
-          seed: int, costs_path: str | None, **opts: Any) -> None:
-    """Train a model of KIND on DATA and write it to a model file.
-
-    DATA is a CSV (with header), libsvm, ARFF or NPZ path, or a bundled name:
-    sklearn:digits, sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES.
-    The data is split (60/20/20, stratified, by --seed) into train, validation
-    and test; the model file records the split so `eval` reports on the test part.
-    """
-    given = {k: v for k, v in opts.items() if v is not None}
-    allowed = pipeline.KIND_OPTIONS.get(kind, set())
-    extra = sorted(set(given) - allowed)
+def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
+           seed: int, costs_path: str | None, **opts: Any) -> None:
+    given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
+    extra = sorted(set(given) - KINDS[kind].option_names)
     if extra:
         raise click.UsageError(f"--{extra[0].replace('_', '-')} does not apply to kind {kind}", ctx)
     task = pipeline.prepare(data, positive, target_column, seed)
     costs = pipeline.task_costs(task, costs_path)
     click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
                f"{task.data.X.shape[1]} features", err=True)
-    model = pipeline.TRAINERS[kind](kind, task, given, costs)
+    model = KINDS[kind].train(kind, task, given, costs)
     size = fmt.save(model, output)
     tr = model.meta.get("training", {})
     extras = ", ".join(f"{k.replace('validation_', 'validation ')}={v:.4g}" if isinstance(v, float)
                        else f"{k}={v}" for k, v in tr.items()
                        if k.startswith("validation_") or k == "budget_chosen")
-    click.echo(f"wrote {output} ({size} bytes): {extras}", err=True)
+    click.echo(f"wrote {output} ({size} bytes){': ' + extras if extras else ''}", err=True)
+
+
+train = click.Command(
+    "train",
+    callback=_train,
+    help=(
+        "Train a model of KIND on DATA and write it to a model file.\n\n"
+        "DATA is a CSV (with header), libsvm, ARFF or NPZ path, or a bundled name: sklearn:digits, "
+        "sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES. The data is split (60/20/20, "
+        "stratified, by --seed) into train, validation and test; the model file records the split so "
+        "`eval` reports on the test part.\n\nKinds:\n\n\b\n"
+        + "\n".join(f"  {name:<10} {spec.help}" for name, spec in sorted(KINDS.items()))
+        + "\n\nOptions in [brackets] apply to the kinds named there."
+    ),
+    params=[
+        click.Argument(["kind"], type=click.Choice(sorted(KINDS))),
+        click.Argument(["data"]),
+        click.Option(["-o", "--output"], required=True, type=click.Path(dir_okay=False), help="Model file to write."),
+        click.Option(["--positive"], default=None,
+                     help="Label of the positive class (one-vs-rest for multi-class data)."),
+        click.Option(["--target-column"], default=None,
+                     help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
+                     "else the last)."),
+        click.Option(["--seed"], default=0, show_default=True, type=int,
+                     help="Seed of the train/validation/test split."),
+        click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
+                     help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs."),
+        *all_options(),
+    ],
+)
+cli.add_command(train)
 
 
 # --------------------------------------------------------------- export-c ----
@@ -187,6 +191,9 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     report = pipeline.summarize(model, y[idx], pred)
     report.update({"runtime": "c", "numeric": num, "rows": part,
                    "ns_per_prediction": ev.ns_per_prediction(X) if X.shape[0] else 0.0})
+    spec = KINDS.get(model.kind)
+    if spec is not None and spec.extra_metrics is not None:
+        report.update(spec.extra_metrics(model, X, y[idx], pred, num))
     if as_json:
         click.echo(json.dumps(report))
         return

@@ -7,7 +7,6 @@ positive label, the target column and the validation class counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,18 +85,6 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},
     }
     return ModelFile(kind=kind, tables=model, meta=meta)
-
-
-TRAINERS: dict[str, Callable[[str, Task, dict[str, Any], FeatureCosts | None], ModelFile]] = {
-    "nb-static": train_nb,
-    "nb-stop": train_nb,
-}
-
-# Options each kind accepts (beyond the common DATA/--positive/--seed/--costs/-o).
-KIND_OPTIONS: dict[str, set[str]] = {
-    "nb-static": {"ordering", "budget", "bins"},
-    "nb-stop": {"ordering", "budget", "bins", "support", "performance", "criterion", "disagreement"},
-}
 
 
 # ---------------------------------------------------------- evaluation ----

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .format import ModelFile
-from .nb import NB_KINDS, NBModel, Predictions
+from .nb import Predictions
 
 
 class Evaluator(Protocol):
@@ -27,24 +27,6 @@ def register_evaluators(kind: str, c: Callable[[Any, str], Any],
                         reference: Callable[[Any, str], Evaluator]) -> None:
     C_FACTORIES[kind] = c
     REFERENCE_FACTORIES[kind] = reference
-
-
-class _NBReference:
-    def __init__(self, model: NBModel, numeric: str) -> None:
-        self.impl = model.q15() if numeric == "q15" else model
-
-    def predict(self, X: Any) -> Predictions:
-        return self.impl.predict_reference(X)
-
-
-def _nb_c(model: NBModel, numeric: str) -> Any:
-    from .cruntime import CNaiveBayes
-
-    return CNaiveBayes(model, numeric)
-
-
-for _kind in NB_KINDS:
-    register_evaluators(_kind, _nb_c, _NBReference)
 
 
 def c_evaluator(model: ModelFile, numeric: str = "float32") -> Any:

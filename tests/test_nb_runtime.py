@@ -50,8 +50,8 @@ def test_lazy_reads_each_feature_once_in_order(data, model: NBModel, numeric: st
     for r in range(X.shape[0]):
         seen: list[int] = []
 
-        def read(j: int, row: int = r) -> float:
-            seen.append(j)
+        def read(j: int, row: int = r, log: list[int] = seen) -> float:
+            log.append(j)
             return float(X[row, j])
 
         one = c.predict_lazy(read)

@@ -1,0 +1,66 @@
+"""Registry of trainable model kinds.
+
+Each kind lives in a module ``compiler/kind_<name>.py`` that calls
+``register(KindSpec(...))`` at import; ``load_kind_modules`` imports them all,
+so a new kind adds its module and touches nothing else. A kind declares its
+own click options (shown by ``frugalml train --help``; an option given for a
+kind that does not declare it is a usage error), a trainer, a C-header
+emitter (``compiler.export_c.register_emitter``) and, optionally, extra
+figures for ``eval --json``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+import numpy as np
+
+from pyruntime.format import ModelFile
+from pyruntime.nb import Predictions
+
+from .costs import FeatureCosts
+
+
+@dataclass
+class KindSpec:
+    name: str
+    help: str
+    train: Callable[[str, Any, dict[str, Any], FeatureCosts | None], ModelFile]
+    options: list[click.Option] = field(default_factory=list)
+    # extra eval figures: (model, X, y, predictions, numeric) -> dict
+    extra_metrics: Callable[[ModelFile, np.ndarray, np.ndarray, Predictions, str], dict[str, Any]] | None = None
+
+    @property
+    def option_names(self) -> set[str]:
+        return {o.name for o in self.options if o.name}
+
+
+KINDS: dict[str, KindSpec] = {}
+
+
+def register(spec: KindSpec) -> None:
+    KINDS[spec.name] = spec
+
+
+def load_kind_modules() -> dict[str, KindSpec]:
+    from . import __path__ as pkg_path
+
+    for info in sorted(pkgutil.iter_modules(pkg_path), key=lambda i: i.name):
+        if info.name.startswith("kind_"):
+            importlib.import_module(f"{__package__}.{info.name}")
+    return KINDS
+
+
+def all_options() -> list[click.Option]:
+    """Every kind's options, each name once (the first declaration wins)."""
+    seen: dict[str, click.Option] = {}
+    for spec in KINDS.values():
+        for opt in spec.options:
+            if opt.name and opt.name not in seen:
+                seen[opt.name] = opt
+    return list(seen.values())
