@@ -265,3 +265,23 @@ def budget_report(clf: SkylineClassifier, X: Any, y: Any, budget: Any, size: Any
 def budget_sweep(clf: SkylineClassifier, X: Any, y: Any, budgets: Any, size: Any = 0.0) -> np.ndarray:
     """Test accuracy at each budget (the accuracy-vs-budget curve), rows where nothing fits counted wrong."""
     return np.array([budget_report(clf, X, y, b, size)["accuracy"] for b in np.atleast_1d(budgets)])
+
+
+def plot_budget_sweep(budgets: Any, curves: dict[str, Any], path: str, title: str = "accuracy vs budget") -> None:
+    """Write the accuracy-vs-budget curves (one line per method) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, acc in curves.items():
+        ax.plot(np.asarray(budgets), np.asarray(acc), marker="o", ms=3, label=name)
+    ax.set_xlabel("budget")
+    ax.set_ylabel("accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -204,3 +204,25 @@ def test_budget_report_and_sweep(data) -> None:
     curve = budget_sweep(clf, X[350:], y[350:], [-1.0, 0.0, 1e9], size=5.0)
     assert curve[0] == 0.0  # nothing fits a negative budget
     assert curve[2] == clf.score(X[350:], y[350:], size=5.0)
+
+
+def test_index_round_trips_through_the_model_format(data) -> None:
+    from pyruntime import format as fmt
+
+    X, y, coef = data
+    clf = SkylineClassifier(costs=coef, sizes=[0, 40]).fit(X, y)
+    fmt.register_kind("skyline", SkylineIndex)
+    blob = fmt.dumps(fmt.ModelFile("skyline", clf.index_, {"classes": ["0", "1"]}))
+    back = fmt.loads(blob).tables
+    assert isinstance(back, SkylineIndex)
+    for name in ("model_coef", "model_acc", "feat_ptr", "feat_idx", "breaks", "sky_ptr", "sky_model"):
+        assert np.array_equal(getattr(back, name), getattr(clf.index_, name))
+    assert back.lookup(7.5, 12.0) == clf.index_.lookup(7.5, 12.0)
+
+
+def test_plot_budget_sweep_writes_a_png(tmp_path) -> None:
+    from compiler.skyline import plot_budget_sweep
+
+    out = tmp_path / "sweep.png"
+    plot_budget_sweep([0, 1, 2], {"polydom": [0.5, 0.7, 0.9], "greedy-acc": [0.5, 0.6, 0.9]}, str(out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
