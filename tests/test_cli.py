@@ -180,5 +180,5 @@ def test_real_process_exit_code_and_help() -> None:
     res = subprocess.run([*exe, "inspect", "/nonexistent.msgpack"], capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.startswith("error: model file not found")
     for cmd in ("train", "export-c", "eval", "predict", "inspect", "bench"):
-        res = subprocess.run([*exe, cmd, "--help"], capture_output=True, text=True)
-        assert res.returncode == 0 and "Usage:" in res.stdout
+        code, out, _ = run(cmd, "--help")
+        assert code == 0 and "Usage:" in out
