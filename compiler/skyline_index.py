@@ -72,7 +72,9 @@ def _next_crossing(d: np.ndarray, after: float) -> float:
             if q != 0.0:
                 roots.append(c0 / q)
     tol = 1e-12 * max(1.0, abs(after))
-    later = [r for r in roots if r > after + tol]
+    # only a root where d goes from + to - (negative derivative) reorders the pair; this also keeps a
+    # pair that just swapped at `after` from swapping back on a rounding-level root
+    later = [r for r in roots if r > after + tol and 2.0 * c2 * r + c1 < 0.0]
     return min(later) if later else math.inf
 
 
@@ -123,12 +125,26 @@ def build_size_index(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, lo: flo
         out.n_crossings += len(events)
         # group the swapped positions into contiguous blocks and re-sort each by the order right after x
         touched = sorted({int(pos[a]) for a, _ in events} | {int(pos[b]) for _, b in events})
-        blocks: list[list[int]] = []
+        # a block is a maximal run of curves with the same cost at x around a swapped pair: it also takes
+        # in duplicates and curves through the same point that have no event of their own; two crossings
+        # at the same x but at different costs stay separate blocks
+        xval = poly_cost(coef[order], x)
+        eq_tol = 1e-9 * (1.0 + np.abs(xval))
+        spans: list[list[int]] = []
         for p in touched:
-            if blocks and p <= blocks[-1][-1] + 1:
-                blocks[-1].append(p)
+            b0 = b1 = p
+            while b0 > 0 and abs(xval[b0 - 1] - xval[b0]) <= eq_tol[b0]:
+                b0 -= 1
+            while b1 < m - 1 and abs(xval[b1 + 1] - xval[b1]) <= eq_tol[b1]:
+                b1 += 1
+            spans.append([b0, b1])
+        spans += [sorted((int(pos[a]), int(pos[b]))) for a, b in events]  # a swapped pair shares a block
+        blocks: list[list[int]] = []
+        for b0, b1 in sorted(spans):
+            if blocks and b0 <= blocks[-1][-1]:
+                blocks[-1] = list(range(blocks[-1][0], max(blocks[-1][-1], b1) + 1))
             else:
-                blocks.append([p])
+                blocks.append(list(range(b0, b1 + 1)))
         interesting = False
         for block in blocks:
             p0, p1 = block[0], block[-1]
