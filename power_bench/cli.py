@@ -154,8 +154,8 @@ def emulate_cmd(meter: str, values_text: str | None, profile: str | None, garbag
     try:
         m = find_meter(meter)
         values = CycleValues.from_file(profile) if profile else CycleValues.parse(values_text or "123.4mA")
-        for q in set(values._items):
-            m.proto.encode(q)
+        for q in values.quantities():
+            m.proto.encode(q)  # fail now, with the reason, if the meter cannot show a value
         emulator = Emulator(m, values, interval=interval, garbage=garbage, seed=seed, count=count)
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
@@ -203,7 +203,8 @@ class _Progress:
 @click.option("--data", required=True, help="Data the workload loops over (path or bundled name).")
 @click.option("--compare", type=click.Path(exists=True, dir_okay=False),
               help="Model B: runs alternate A B A B ...; the report gives the energy ratio B/A.")
-@click.option("--idle-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True)
+@click.option("--idle-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              help="Idle phase before the workload (extended when it yields too few readings).")
 @click.option("--min-samples", type=click.IntRange(min=2), default=30, show_default=True,
               help="Meter readings needed in the idle phase and per model; fewer -> no figure.")
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
@@ -234,7 +235,9 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     Samples the idle current, then runs the prediction workload (the C runtime in a subprocess) long
     enough to collect --min-samples readings, and reports
 
-      energy/prediction = (mean load I - mean idle I) x volts x run time / predictions
+    \b
+      energy/prediction = (mean load I - mean idle I) x volts x T / N
+      (T: workload's prediction time, N: its prediction count)
 
     with a 95% confidence interval from the spread and count of the samples, and the total including
     the idle draw. With --compare the models alternate to cancel drift. Everything is logged to

@@ -30,6 +30,10 @@ class CycleValues(ValueSource):
         self._items = [q for q, repeat in values for _ in range(max(1, repeat))]
         self._i = 0
 
+    def quantities(self) -> list[Quantity]:
+        """The distinct quantities, in order of first appearance."""
+        return list(dict.fromkeys(self._items))
+
     def next(self) -> Quantity:
         q = self._items[self._i % len(self._items)]
         self._i += 1

@@ -168,3 +168,22 @@ def test_dtr_rts_set_before_open_on_a_pty() -> None:
             source.close()
     assert sum(s.reading is not None for s in samples) >= 2
     assert os.path.exists("/dev/ptmx")
+
+
+def test_reopening_a_seven_bit_port_falls_back_cleanly() -> None:
+    # Some pty stacks refuse a 7O1 termios setting (EINVAL) once the port was configured: the reader must
+    # then open 8N1 and strip bit 7, as a 7O1 UART would, and still decode every packet.
+    meter = find_meter("uni-t-ut61e")
+    with Emulator(meter, CycleValues.parse("123.4mA"), interval=0.005) as emu:
+        for _ in range(2):
+            source = SerialSource(meter, emu.path)
+            source.open()
+            try:
+                samples, lost = collect(source, 3)
+            finally:
+                source.close()
+            assert not lost
+            assert all(s.reading is not None and s.reading.value == pytest.approx(0.1234)
+                       for s in samples if s.kind == "packet")
+            assert sum(s.reading is not None for s in samples) >= 3
+            assert all("8N1" in note for note in source.notes)

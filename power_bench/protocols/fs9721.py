@@ -106,6 +106,7 @@ def decode(packet: bytes) -> Reading:
         divisor = 100
     elif bit(packet[7], 3):
         divisor = 10
+    label += f"/{divisor}"  # the decimal point moves when an auto-ranging meter changes range
     value = scale_display(-count if f["sign"] else count, divisor, factor)
     return Reading(value, unit, f["ac"], f["dc"], f["auto"], False, label, tuple(flags))
 
