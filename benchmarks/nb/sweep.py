@@ -1,0 +1,79 @@
+"""Budget sweep for static and early-stopping NB that fits bins, tables and the
+ordering once per split and derives every (budget, criterion) model from them.
+
+It repeats NaiveBayesBudget.fit step by step (same functions, same order), so
+the models are the estimator's; `same_as_estimator` checks that on one case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.discretize import fit_bins
+from compiler.nb_train import (
+    NaiveBayesBudget,
+    NBTables,
+    StopRule,
+    best_threshold,
+    class_weights,
+    fit_tables,
+    learn_stop_points,
+    partial_scores,
+    weighted_accuracy,
+)
+from compiler.orderings import rank
+from pyruntime.nb import NBModel
+
+
+@dataclass
+class Base:
+    tables: NBTables
+    order: np.ndarray
+    P: np.ndarray  # validation partial scores up to the largest budget
+    y_val: np.ndarray
+    weights: tuple[int, int]
+    n_features: int
+
+
+def fit_base(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray, ordering: str,
+             kmax: int, bins: str = "mean-std") -> Base:
+    b = fit_bins(X, bins)
+    tables, counts = fit_tables(b.transform(X), y, b, 1.0)
+    order = rank(ordering, counts)
+    kmax = min(kmax, order.size)
+    P = partial_scores(tables.model(order[:kmax], 0.0, X.shape[1]), X_val)
+    return Base(tables, order, P, np.asarray(y_val, np.int64), class_weights(y_val), X.shape[1])
+
+
+def models_at(base: Base, k: int, criteria: tuple[str, ...]) -> tuple[dict[str, NBModel], float]:
+    """{'static': ..., criterion: ...} at budget k, and the static validation weighted accuracy."""
+    P = base.P[:, : k + 1]
+    t_static = best_threshold(P[:, k], base.y_val, base.weights)
+    static = base.tables.model(base.order[:k], t_static, base.n_features)
+    val_wa = weighted_accuracy(base.y_val, (P[:, k] > t_static).astype(int), base.weights)
+    out = {"static": static}
+    for crit in criteria:
+        stops: list[tuple[int, float, float]] = []
+        t = t_static
+        if k > 1:
+            stops, running = learn_stop_points(P, base.y_val, t_static, base.weights, StopRule(crit))
+            if stops and running.any():
+                t = best_threshold(P[running, k], base.y_val[running], base.weights)
+        m = base.tables.model(base.order[:k], t, base.n_features)
+        if stops:
+            m = NBModel(**{**m.to_dict(), "stop_at": [s[0] for s in stops],
+                           "stop_hi": [s[1] for s in stops], "stop_lo": [s[2] for s in stops]})
+        out[crit] = m
+    return out, val_wa
+
+
+def same_as_estimator(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray, ordering: str,
+                      k: int, criterion: str) -> bool:
+    """True when models_at gives exactly NaiveBayesBudget(...).fit(...).model_."""
+    mine = models_at(fit_base(X, y, X_val, y_val, ordering, k), k, (criterion,))[0][criterion].to_dict()
+    est = NaiveBayesBudget(budget=k, ordering=ordering, criterion=criterion).fit(X, y, X_val, y_val)
+    ref = est.model_.to_dict()
+    return all(np.array_equal(np.asarray(mine[key]), np.asarray(ref[key]))
+               for key in ref if ref[key] is not None)
