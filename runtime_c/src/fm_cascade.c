@@ -1,0 +1,279 @@
+/* frugalml runtime: cascades of tree-ensemble stages with early exits (see fm_cascade.h). */
+#include "fm_cascade.h"
+
+/* ---- load-time checks ------------------------------------------------ */
+
+static int stages_valid(uint32_t n_stages, const uint32_t *stage_end, uint32_t n_trees, uint32_t exit_rule,
+                        uint32_t n_outputs)
+{
+    uint32_t s;
+    uint32_t prev = 0u;
+    if (n_stages == 0u || stage_end == NULL) {
+        return 0;
+    }
+    for (s = 0; s < n_stages; ++s) {
+        if (stage_end[s] < prev || stage_end[s] > n_trees) {
+            return 0;
+        }
+        prev = stage_end[s];
+    }
+    if (prev != n_trees) {
+        return 0;
+    }
+    if (exit_rule == FM_EXIT_SCORE) {
+        return n_outputs == 1u;
+    }
+    if (exit_rule == FM_EXIT_MARGIN) {
+        return n_outputs >= 2u;
+    }
+    return 0;
+}
+
+int fm_cascade_check(const fm_cascade *m)
+{
+    uint32_t s;
+    int rc;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_trees_check(&m->trees);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    if (!stages_valid(m->n_stages, m->stage_end, m->trees.n_trees, m->exit_rule, m->trees.n_outputs) ||
+        m->exit_upper == NULL || m->exit_lower == NULL) {
+        return FM_E_MODEL;
+    }
+    for (s = 0; s < m->n_stages; ++s) {
+        /* +-inf allowed (never exit), NaN not */
+        if (m->exit_upper[s] != m->exit_upper[s] || m->exit_lower[s] != m->exit_lower[s]) {
+            return FM_E_MODEL;
+        }
+    }
+    return FM_OK;
+}
+
+int fm_cascade_q15_check(const fm_cascade_q15 *m)
+{
+    int rc;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_trees_q15_check(&m->trees);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    if (!stages_valid(m->n_stages, m->stage_end, m->trees.n_trees, m->exit_rule, m->trees.n_outputs) ||
+        m->exit_upper_q == NULL || m->exit_lower_q == NULL) {
+        return FM_E_MODEL;
+    }
+    return FM_OK;
+}
+
+/* ---- exit tests -------------------------------------------------------- */
+
+/* Index of the first largest score and the largest of the others. */
+static float margin_f32(const float *scores, uint32_t n_outputs)
+{
+    uint32_t o;
+    uint32_t best = 0u;
+    float second;
+    for (o = 1; o < n_outputs; ++o) {
+        if (scores[o] > scores[best]) {
+            best = o;
+        }
+    }
+    second = (best == 0u) ? scores[1] : scores[0];
+    for (o = 0; o < n_outputs; ++o) {
+        if (o != best && scores[o] > second) {
+            second = scores[o];
+        }
+    }
+    return scores[best] - second;
+}
+
+static int32_t margin_q(const int32_t *scores, uint32_t n_outputs)
+{
+    uint32_t o;
+    uint32_t best = 0u;
+    int32_t second;
+    int64_t d;
+    for (o = 1; o < n_outputs; ++o) {
+        if (scores[o] > scores[best]) {
+            best = o;
+        }
+    }
+    second = (best == 0u) ? scores[1] : scores[0];
+    for (o = 0; o < n_outputs; ++o) {
+        if (o != best && scores[o] > second) {
+            second = scores[o];
+        }
+    }
+    d = (int64_t)scores[best] - (int64_t)second;
+    return d > (int64_t)INT32_MAX ? INT32_MAX : (int32_t)d;
+}
+
+static int exits_f32(const fm_cascade *m, uint32_t s, const float *scores)
+{
+    if (m->exit_rule == FM_EXIT_SCORE) {
+        return scores[0] > m->exit_upper[s] || scores[0] < m->exit_lower[s];
+    }
+    return margin_f32(scores, m->trees.n_outputs) > m->exit_upper[s];
+}
+
+static int exits_q(const fm_cascade_q15 *m, uint32_t s, const int32_t *scores)
+{
+    if (m->exit_rule == FM_EXIT_SCORE) {
+        return scores[0] > m->exit_upper_q[s] || scores[0] < m->exit_lower_q[s];
+    }
+    return margin_q(scores, m->trees.n_outputs) > m->exit_upper_q[s];
+}
+
+/* ---- float32 ---------------------------------------------------------- */
+
+int fm_cascade_predict(const fm_cascade *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+{
+    uint32_t s;
+    uint32_t start = 0u;
+    int rc;
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    rc = fm_trees_begin(&m->trees, scores);
+    for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
+        uint32_t end = m->stage_end[s];
+        rc = fm_trees_accumulate(&m->trees, start, end, r, memo, scores, res);
+        start = end;
+        if (rc == FM_OK && (s + 1u == m->n_stages || exits_f32(m, s, scores))) {
+            res->stage = s;
+            return fm_trees_finish(&m->trees, scores, res);
+        }
+    }
+    return rc;
+}
+
+int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
+                             float *scores, fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
+        cols != m->trees.n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_cascade_predict(m, &r, memo, scores, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_CASCADE_VEC_MAX_FEATURES];
+    uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
+    float scores[FM_CASCADE_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
+        n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    return fm_cascade_predict(m, &r, &memo, scores, out);
+}
+
+/* ---- fixed point ------------------------------------------------------ */
+
+int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
+                           fm_result *res)
+{
+    uint32_t s;
+    uint32_t start = 0u;
+    int rc;
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    rc = fm_trees_q15_begin(&m->trees, scores);
+    for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
+        uint32_t end = m->stage_end[s];
+        rc = fm_trees_q15_accumulate(&m->trees, start, end, r, memo, scores, res);
+        start = end;
+        if (rc == FM_OK && (s + 1u == m->n_stages || exits_q(m, s, scores))) {
+            res->stage = s;
+            return fm_trees_q15_finish(&m->trees, scores, res);
+        }
+    }
+    return rc;
+}
+
+int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                                 fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
+        cols != m->trees.n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_cascade_q15_predict(m, &r, memo, scores, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_CASCADE_VEC_MAX_FEATURES];
+    uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
+    int32_t scores[FM_CASCADE_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
+        n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    return fm_cascade_q15_predict(m, &r, &memo, scores, out);
+}
