@@ -1,0 +1,86 @@
+/*
+ * Bare-metal self-test: evaluates the model on the rows embedded in the
+ * generated header and prints one line per row over semihosting,
+ * "LABEL FEATURES_READ", exactly as `frugalml predict MODEL DATA --rows N`.
+ *
+ * Exit code (main's return value, passed to the host by the start-up code):
+ * 0 all rows predicted, 1 a prediction failed (an "error ROW CODE" line says
+ * which). No C library, no heap, no mutable globals: the tables and rows are
+ * const (flash); the only RAM is the stack.
+ *
+ * Build options (-D...):
+ *   FM_MODEL_HEADER="/abs/path/model.h"  the generated header (default "model.h")
+ *   FM_REPEAT=N                          evaluate the rows N times (workload for
+ *                                        power or cycle measurements); prints once
+ */
+#include <stdint.h>
+
+#include "semihost.h"
+
+#ifndef FM_MODEL_HEADER
+#define FM_MODEL_HEADER "model.h"
+#endif
+#include FM_MODEL_HEADER
+
+#ifndef FM_N_ROWS
+#error "the model header has no embedded rows: export it with --embed DATA --rows N"
+#endif
+#ifndef FM_REPEAT
+#define FM_REPEAT 1
+#endif
+
+/* Decimal text of v at the end of buf[12]; returns the first character. */
+static char *fmt_int(char *end, int32_t v)
+{
+    uint32_t u = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+    *--end = '\0';
+    do {
+        *--end = (char)('0' + u % 10u);
+        u /= 10u;
+    } while (u != 0u);
+    if (v < 0) {
+        *--end = '-';
+    }
+    return end;
+}
+
+/* Copies s to dst, returns the end (the NUL written). */
+static char *append(char *dst, const char *s)
+{
+    while (*s != '\0') {
+        *dst++ = *s++;
+    }
+    *dst = '\0';
+    return dst;
+}
+
+static void print_pair(const char *prefix, int32_t a, int32_t b)
+{
+    char line[48], num[12];
+    char *p = append(line, prefix);
+    p = append(p, fmt_int(num + sizeof num, a));
+    p = append(p, " ");
+    p = append(p, fmt_int(num + sizeof num, b));
+    (void)append(p, "\n");
+    sh_write0(line);
+}
+
+int main(void)
+{
+    fm_result r;
+    uint32_t i, rep;
+
+    for (rep = 0; rep < (uint32_t)FM_REPEAT; ++rep) {
+        for (i = 0; i < FM_N_ROWS; ++i) {
+            int rc = FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r);
+            if (rc != FM_OK) {
+                print_pair("error ", (int32_t)i, rc);
+                return 1;
+            }
+            if (rep == 0) {
+                print_pair("", r.label, (int32_t)r.n_read);
+            }
+        }
+    }
+    return 0;
+}
