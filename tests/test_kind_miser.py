@@ -1,0 +1,190 @@
+"""Kind ``miser`` end to end: CLI training (plain and --sweep), the runtime's lazy reads and costs,
+lambda = 0 against plain gradient boosting, C vs numpy reference, format checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler import pipeline
+from compiler.cli import cli
+from compiler.cost_tree import CostTreeFitter, leaf_ratio
+from pyruntime import format as fmt
+from pyruntime.cascade import TreeCascade
+from pyruntime.errors import ModelFormatError
+from pyruntime.evaluators import c_evaluator, reference_evaluator
+
+N_CHEAP = 4
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def cheap_noisy_expensive_informative(n: int = 900, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Four cheap noisy views of the label, four expensive clean ones."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n)
+    s = 2.0 * y - 1.0
+    cheap = 0.5 * s[:, None] + 1.5 * rng.normal(size=(n, N_CHEAP))
+    expensive = 2.0 * s[:, None] + 0.7 * rng.normal(size=(n, 4))
+    return np.column_stack([cheap, expensive]), y
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("miser")
+    X, y = cheap_noisy_expensive_informative()
+    np.savez(d / "data.npz", X=X, y=y)
+    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"{j},{1 if j < N_CHEAP else 100}\n" for j in range(8)))
+    return d
+
+
+def train(work: Path, name: str, *opts: object) -> fmt.ModelFile:
+    code, _, err = run("train", "miser", work / "data.npz", "--costs", work / "costs.csv", "-o", work / name, *opts)
+    assert code == 0, err
+    return fmt.load(work / name)
+
+
+def test_large_lambda_reads_only_cheap_features(work: Path) -> None:
+    free = train(work, "free.msgpack", "--lambda", 0, "--trees", 30)
+    frugal = train(work, "frugal.msgpack", "--lambda", 10, "--trees", 30)
+    X = np.load(work / "data.npz")["X"]
+    used_free = set(free.meta["training"]["features_used"])
+    used_frugal = set(frugal.meta["training"]["features_used"])
+    assert used_free & set(range(N_CHEAP, 8))  # unconstrained: wants the informative features
+    assert used_frugal and used_frugal <= set(range(N_CHEAP))
+    p = c_evaluator(frugal).predict(X)
+    assert np.all(p.n_read <= N_CHEAP) and np.all(p.cost <= N_CHEAP)
+    assert np.all(p.cost == p.n_read)  # cheap features cost 1 each
+    assert np.mean(c_evaluator(free).predict(X).cost) > 100
+    code, out, _ = run("eval", work / "frugal.msgpack", work / "data.npz", "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["kind"] == "miser" and rep["mean_cost"] <= N_CHEAP
+    assert rep["exit_histogram"] == [rep["n"]] and rep["mean_trees"] == frugal.tables.trees.n_trees
+    assert rep["accuracy"] > 0.6
+
+
+def reference_boosting(X: np.ndarray, y01: np.ndarray, n_iter: int, loss: str, step: float,
+                       depth: int) -> tuple[list, np.float32]:
+    """Plain stage-wise regression (no costs) on the same tree fitter, written independently."""
+    f = CostTreeFitter.from_data(X)
+    if loss == "squared":
+        t = 2.0 * y01 - 1.0
+        base = np.float32(t.mean())
+    else:
+        p = y01.mean()
+        base = np.float32(np.log(p / (1 - p)))
+    F = np.full(len(y01), base, dtype=np.float32)
+    trees = []
+    for _ in range(n_iter):
+        if loss == "squared":
+            r = t - F.astype(np.float64)
+            fit = f.fit(r, max_depth=depth)
+            v = fit.tree.value
+        else:
+            p = 1.0 / (1.0 + np.exp(-F.astype(np.float64)))
+            r = y01 - p
+            fit = f.fit(r, max_depth=depth)
+            v = leaf_ratio(fit.leaf_of_sample, r, p * (1 - p), fit.tree.n_nodes)
+        leaf = (step * v).astype(np.float32)
+        F = F + leaf[fit.leaf_of_sample]
+        trees.append((fit.tree, leaf))
+    return trees, base
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_lambda_zero_runtime_equals_plain_gradient_boosting(work: Path, loss: str) -> None:
+    model = train(work, f"zero-{loss}.msgpack", "--lambda", 0, "--trees", 25, "--loss", loss, "--depth", 2)
+    task = pipeline.prepare(str(work / "data.npz"))
+    X32 = task.data.X.astype(np.float32)
+    n_iter = model.tables.trees.n_trees
+    trees, base = reference_boosting(X32[task.train], task.y[task.train], n_iter, loss, 0.1, 2)
+    ref = np.full(len(X32), base, dtype=np.float32)
+    for tree, leaf in trees:
+        ref = ref + leaf[tree.apply(X32)]
+    for numeric_pred in (c_evaluator(model).predict(X32), reference_evaluator(model).predict(X32)):
+        np.testing.assert_array_equal(numeric_pred.score, ref)
+        np.testing.assert_array_equal(numeric_pred.label, (ref > 0).astype(np.int32))
+    # and the number of trees is the validation-loss optimum of the whole run: not all 25 when it overfits
+    assert 1 <= n_iter <= 25
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_c_and_reference_agree_on_cli_models(work: Path, numeric: str) -> None:
+    model = train(work, "mid.msgpack", "--lambda", 0.5, "--trees", 30, "--tree-cost", 0.5)
+    X = np.load(work / "data.npz")["X"]
+    c, r = c_evaluator(model, numeric).predict(X), reference_evaluator(model, numeric).predict(X)
+    for field in ("label", "score", "n_read", "cost", "stage"):
+        np.testing.assert_array_equal(getattr(c, field), getattr(r, field), err_msg=field)
+    code, out, _ = run("eval", work / "mid.msgpack", work / "data.npz", "--json", "--numeric", numeric)
+    rep = json.loads(out)
+    assert code == 0 and rep["tree_eval_cost"] == 0.5
+    assert rep["mean_test_time_cost"] == pytest.approx(rep["mean_cost"] + 0.5 * rep["mean_trees"])
+
+
+def test_sweep_keeps_cheapest_within_tolerance_and_prints_curve(work: Path) -> None:
+    code, _, err = run("train", "miser", work / "data.npz", "--costs", work / "costs.csv", "-o",
+                       work / "sweep.msgpack", "--sweep", "--trees", 20, "--lambda-grid", "0.1,1,10,100",
+                       "--tolerance", "0.02")
+    assert code == 0, err
+    assert "<- kept" in err and "val cost" in err
+    model = fmt.load(work / "sweep.msgpack")
+    curve = model.meta["training"]["sweep_curve"]
+    assert [p["lambda"] for p in curve] == [0.0, 0.1, 1.0, 10.0, 100.0]
+    ref = curve[0]
+    kept = next(p for p in curve if p["lambda"] == model.meta["training"]["lambda_chosen"])
+    ok = [p for p in curve if p["validation_accuracy"] >= ref["validation_accuracy"] - 0.02]
+    assert kept in ok and kept["validation_cost"] == min(p["validation_cost"] for p in ok)
+    assert kept["validation_cost"] < ref["validation_cost"]
+    # the file's own validation figures are those of the kept model
+    assert model.meta["training"]["validation_accuracy"] == pytest.approx(kept["validation_accuracy"])
+
+
+@pytest.mark.parametrize("args", [
+    ("--stages", "3"),
+    ("--tolerance", "0.1"),
+    ("--sweep", "--lambda", "1"),
+    ("--lambda-grid", "1,x", "--sweep"),
+    ("--lambda", "-1"),
+])
+def test_bad_options_are_one_line_errors(work: Path, args: tuple[str, ...]) -> None:
+    code, _, err = run("train", "miser", work / "data.npz", "-o", work / "bad.msgpack", "--trees", "2", *args)
+    lines = err.strip().splitlines()
+    assert code == 2 and lines[-1].startswith("error: ")
+    assert sum(line.startswith("error") for line in lines) == 1 and "Traceback" not in err
+
+
+def test_format_round_trip_and_inconsistent_tables(work: Path) -> None:
+    model = train(work, "rt.msgpack", "--lambda", 1, "--trees", 5)
+    blob = fmt.dumps(model)
+    again = fmt.loads(blob)
+    assert isinstance(again.tables, TreeCascade) and again.kind == "miser"
+    np.testing.assert_array_equal(again.tables.trees.threshold, model.tables.trees.threshold)
+    d = model.tables.to_dict()
+    for key, bad in (("stage_end", np.array([1], np.uint32)), ("exit_rule", "margin"),
+                     ("exit_upper", np.array([np.nan], np.float32)), ("stage_end", np.zeros(0, np.uint32))):
+        broken = fmt.ModelFile("miser", model.tables, model.meta)
+        raw = {**d, key: bad}
+        with pytest.raises(ModelFormatError):
+            TreeCascade.from_dict(raw)
+        # through the file reader too: one clear error, never a crash
+        object.__setattr__(broken, "tables", _Raw(raw))
+        with pytest.raises(ModelFormatError):
+            fmt.loads(fmt.dumps(broken))
+
+
+class _Raw:
+    """Tables that serialize a given dict as is (to write inconsistent files)."""
+
+    def __init__(self, d: dict) -> None:
+        self.d = d
+        self.n_features = 8
+
+    def to_dict(self) -> dict:
+        return self.d
