@@ -1,0 +1,261 @@
+"""Kind ``cascade`` end to end and the cascade runtime: C and numpy reference agree exactly on
+random cascades and inputs (float32 and q15), lazy reads, CLI training (CSCC and early exit) against
+the estimators, eval extras, generated headers compiled and run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler import pipeline
+from compiler.cascade import CsccCascadeClassifier, EarlyExitEnsemble
+from compiler.cli import cli
+from compiler.demo import build_row_runner, run_rows
+from compiler.export_c import render_header
+from compiler.miser import GreedyMiserClassifier
+from pyruntime import format as fmt
+from pyruntime.cascade import CCascade, TreeCascade
+from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.trees import TreeEnsemble
+
+GRID = np.array([-1.0, -0.5, 0.0, 0.5, 1.0], np.float32)
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+# ------------------------------------------------------- random cascades ----
+def random_tree(rng: np.random.Generator, n_features: int, depth: int, nodes: list[tuple]) -> int:
+    """Append a random tree in pre-order (children after their parent); return its root index."""
+    i = len(nodes)
+    if depth == 0 or rng.random() < 0.3:
+        v = rng.integers(-16, 17) / 8 if rng.random() < 0.5 else rng.normal()
+        nodes.append([-1, 0.0, -1, -1, v])
+        return i
+    thr = rng.choice(GRID) if rng.random() < 0.7 else rng.normal()
+    nodes.append([int(rng.integers(0, n_features)), thr, -1, -1, 0.0])
+    nodes[i][2] = random_tree(rng, n_features, depth - 1, nodes)
+    nodes[i][3] = random_tree(rng, n_features, depth - 1, nodes)
+    return i
+
+
+def random_cascade(seed: int) -> tuple[TreeCascade, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 7))
+    K = int(rng.choice([1, 1, 2, 3]))
+    T = int(rng.integers(1, 8))
+    nodes: list[list] = []
+    roots = [random_tree(rng, d, int(rng.integers(0, 4)), nodes) for _ in range(T)]
+    a = np.array(nodes, dtype=object)
+    costs = None
+    if rng.random() < 0.7:
+        costs = rng.integers(0, 200, d).astype(np.float32)
+        if rng.random() < 0.3:
+            costs = costs + np.float32(0.3)
+    trees = TreeEnsemble(n_features=d, n_outputs=K, feature=a[:, 0].astype(np.int32),
+                         threshold=a[:, 1].astype(np.float32), left=a[:, 2].astype(np.int32),
+                         right=a[:, 3].astype(np.int32), value=a[:, 4].astype(np.float32),
+                         roots=np.array(roots, np.int32), tree_output=rng.integers(0, K, T).astype(np.int32),
+                         base_score=(rng.integers(-4, 5, K) / 8).astype(np.float32),
+                         decision_threshold=float(rng.choice([0.0, 0.25])), costs=costs)
+    S = int(rng.integers(1, 5))
+    ends = np.sort(rng.integers(0, T + 1, S))
+    ends[-1] = T
+    if K == 1:
+        upper = rng.integers(-4, 12, S) / 8
+        lower = upper - rng.integers(0, 16, S) / 8
+    else:
+        upper, lower = rng.integers(0, 12, S) / 8, np.zeros(S)
+    upper = np.where(rng.random(S) < 0.15, np.inf, upper)
+    lower = np.where(rng.random(S) < 0.15, -np.inf, lower)
+    m = TreeCascade(trees=trees, stage_end=ends, exit_upper=upper, exit_lower=lower,
+                    exit_rule="score" if K == 1 else "margin")
+    rows = int(rng.integers(1, 25))
+    X = np.where(rng.random((rows, d)) < 0.6, rng.choice(GRID, (rows, d)), rng.normal(size=(rows, d)) * 2)
+    return m, X.astype(np.float32)
+
+
+FIELDS = ("label", "score", "n_read", "cost", "stage")
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_c_and_reference_agree_on_random_cascades(seed: int) -> None:
+    m, X = random_cascade(seed)
+    for tables in (m, m.q15()):
+        c = CCascade(tables).predict(X)
+        r = tables.predict_reference(X)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(c, f), getattr(r, f), err_msg=f"{f} ({type(tables).__name__})")
+        assert np.all(c.stage < m.n_stages)
+    # the tables survive the file format unchanged
+    again = fmt.loads(fmt.dumps(fmt.ModelFile("cascade", m, {}))).tables
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(again.predict_reference(X), f), getattr(m.predict_reference(X), f))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_lazy_reads_each_feature_at_most_once_and_only_on_paths(seed: int) -> None:
+    m, X = random_cascade(seed)
+    ev = CCascade(m)
+    batch = ev.predict(X)
+    for i, row in enumerate(X[:5]):
+        calls: list[int] = []
+
+        def read(j: int, row: np.ndarray = row, calls: list[int] = calls) -> float:
+            calls.append(j)
+            return float(row[j])
+
+        p = ev.predict_lazy(read)
+        assert len(calls) == len(set(calls)) == int(p.n_read[0])
+        assert p.stage[0] == batch.stage[i] and p.label[0] == batch.label[i] and p.cost[0] == batch.cost[i]
+        # only features that the trees of the stages evaluated branch on
+        end = int(m.stage_end[p.stage[0]])
+        used = set(m.trees.feature[m.trees.feature >= 0].tolist()) if end else set()
+        assert set(calls) <= used
+
+
+def test_stages_share_the_memo_and_exit_at_known_stages() -> None:
+    """Hand cascade: stage 0 and stage 2 split on x0; a row reaching stage 2 reads x0 once."""
+    trees = TreeEnsemble.from_trees(3, [
+        {"feature": [0, -1, -1], "threshold": [0.0, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1],
+         "value": [0, -1.0, 1.0]},
+        {"feature": [1, -1, -1], "threshold": [0.0, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1],
+         "value": [0, -0.25, 0.25]},
+        {"feature": [0, 2, -1, -1, -1], "threshold": [5.0, 0.0, 0, 0, 0], "left": [1, 3, -1, -1, -1],
+         "right": [2, 4, -1, -1, -1], "value": [0, 0, 4.0, -2.0, 2.0]},
+    ], base_score=0.0, costs=[1.0, 10.0, 100.0])
+    m = TreeCascade(trees=trees, stage_end=[1, 2, 3], exit_upper=[1.5, 1.0, np.inf],
+                    exit_lower=[-1.5, -1.0, -np.inf])
+    X = np.array([[1, 1, 1], [1, -1, 1], [-1, -1, -1], [-1, 1, 1]], np.float32)
+    for ev in (CCascade(m).predict, m.predict_reference):
+        p = ev(X)
+        np.testing.assert_array_equal(p.stage, [1, 2, 1, 2])
+        np.testing.assert_array_equal(p.score, [1.25, 2.75, -1.25, 1.25])
+        np.testing.assert_array_equal(p.n_read, [2, 3, 2, 3])
+        np.testing.assert_array_equal(p.cost, [11, 111, 11, 111])
+        np.testing.assert_array_equal(m.trees_at(p.stage), [2, 3, 2, 3])
+
+
+# ------------------------------------------------------------- via the CLI ----
+def cheap_noisy_expensive_informative(n: int = 900, seed: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n)
+    s = 2.0 * y - 1.0
+    cheap = 0.8 * s[:, None] + 1.0 * rng.normal(size=(n, 4))
+    expensive = 2.0 * s[:, None] + 0.7 * rng.normal(size=(n, 4))
+    return np.column_stack([cheap, expensive]), y
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("cascade")
+    X, y = cheap_noisy_expensive_informative()
+    np.savez(d / "data.npz", X=X, y=y)
+    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"{j},{1 if j < 4 else 100}\n" for j in range(8)))
+    code, _, err = run("train", "cascade", d / "data.npz", "--costs", d / "costs.csv", "-o", d / "c.msgpack",
+                       "--stages", 3, "--trees", 24, "--stage-lambdas", "30,3,0")
+    assert code == 0, err
+    return d
+
+
+def test_cli_cascade_matches_the_estimator(work: Path) -> None:
+    model = fmt.load(work / "c.msgpack")
+    task = pipeline.prepare(str(work / "data.npz"))
+    X = task.data.X.astype(np.float32)
+    costs = np.array([1.0] * 4 + [100.0] * 4)
+    est = CsccCascadeClassifier(n_stages=3, n_trees=24, lambdas=[30, 3, 0], costs=costs, random_state=0)
+    est.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
+    np.testing.assert_array_equal(model.tables.stage_end, est.stage_end_)
+    d = est.predict_detailed(X)
+    for numeric in ("float32", "q15"):
+        p = c_evaluator(model, numeric).predict(X)
+        r = reference_evaluator(model, numeric).predict(X)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
+    p = c_evaluator(model).predict(X)
+    np.testing.assert_array_equal(p.label, d["label"])
+    np.testing.assert_array_equal(p.stage, d["exit_stage"])
+    np.testing.assert_array_equal(p.score, d["score"])
+    np.testing.assert_array_equal(p.n_read, d["features_read"])
+    np.testing.assert_allclose(p.cost, d["cost"], rtol=1e-6)
+    np.testing.assert_array_equal(model.tables.trees_at(p.stage), d["trees_evaluated"])
+    # cheap first stage: inputs exiting there read cheap features only; exits save cost
+    assert np.mean(p.stage == 0) > 0.1 and np.all(p.cost[p.stage == 0] <= 4)
+    t = model.tables
+    full = TreeCascade(trees=t.trees, stage_end=t.stage_end[-1:], exit_upper=[np.inf], exit_lower=[-np.inf])
+    assert np.mean(CCascade(full).predict(X).cost) > 1.5 * np.mean(p.cost)
+
+
+def test_eval_json_reports_cost_trees_and_exits(work: Path) -> None:
+    code, out, _ = run("eval", work / "c.msgpack", work / "data.npz", "--json")
+    assert code == 0
+    rep = json.loads(out)
+    model = fmt.load(work / "c.msgpack")
+    task = pipeline.prepare(str(work / "data.npz"))
+    p = c_evaluator(model).predict(task.data.X[task.test])
+    assert rep["kind"] == "cascade" and rep["n"] == task.test.size
+    assert rep["exit_histogram"] == np.bincount(p.stage, minlength=3).tolist()
+    assert sum(rep["exit_histogram"]) == rep["n"]
+    assert rep["mean_trees"] == pytest.approx(np.mean(model.tables.stage_end[p.stage]))
+    assert rep["mean_cost"] == pytest.approx(float(np.mean(p.cost)))
+    assert rep["accuracy"] > 0.85
+
+
+def test_early_exit_baseline(work: Path) -> None:
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
+                       work / "ee.msgpack", "--early-exit-every", 5, "--trees", 20, "--lambda", 0)
+    assert code == 0, err
+    model = fmt.load(work / "ee.msgpack")
+    task = pipeline.prepare(str(work / "data.npz"))
+    X = task.data.X.astype(np.float32)
+    base = GreedyMiserClassifier(lambda_=0.0, n_trees=20, loss="logistic",
+                                 costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
+    base.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
+    ee = EarlyExitEnsemble(base, every=5).fit(X[task.validation], task.y[task.validation])
+    np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
+    assert np.all(np.diff(model.tables.stage_end[:-1]) == 5)
+    p = c_evaluator(model).predict(X)
+    d = ee.predict_detailed(X)
+    np.testing.assert_array_equal(p.label, d["label"])
+    np.testing.assert_array_equal(p.stage, d["exit_stage"])
+    code, _, err = run("train", "cascade", work / "data.npz", "-o", work / "bad.msgpack", "--early-exit-every", 5,
+                       "--stages", 2)
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: ")
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("kind", ["cascade", "miser"])
+def test_generated_header_compiles_clean_and_agrees(work: Path, tmp_path: Path, kind: str, numeric: str) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    if kind == "cascade":
+        model = fmt.load(work / "c.msgpack")
+    else:
+        code, _, err = run("train", "miser", work / "data.npz", "--costs", work / "costs.csv", "-o",
+                           tmp_path / "m.msgpack", "--trees", 15, "--lambda", 0.3, "--loss", "multiclass-log")
+        assert code == 0, err
+        model = fmt.load(tmp_path / "m.msgpack")
+    X = np.load(work / "data.npz")["X"][:80]
+    header = tmp_path / "model.h"
+    header.write_text(render_header(model, numeric, "model", X))
+    text = header.read_text()
+    assert all(line.startswith("static const ") for line in text.splitlines() if line.startswith("static "))
+    exe = build_row_runner(header, tmp_path)
+    labels, n_read, ns = run_rows(exe, seconds=0.01)
+    pred = c_evaluator(model, numeric).predict(X)
+    np.testing.assert_array_equal(labels, pred.label)
+    np.testing.assert_array_equal(n_read, pred.n_read)
+    assert ns > 0
+    code, out, _ = run("inspect", tmp_path / "nothing.msgpack")
+    assert code == 2
