@@ -1,6 +1,6 @@
 """Cost/accuracy of Greedy Miser, plain stage-wise regression, early exit, CSCC and LightGBM CEGB.
 
-Usage: .venv/bin/python benchmarks/miser_cascade.py [--seed 0] [--trees 100] [--quick]
+Usage: .venv/bin/python benchmarks/miser_cascade.py [--seed 0] [--trees 100] [--quick] [--plot PNG]
 
 Data sets (costs fixed by the seed):
 - cancer-yahoo: scikit-learn breast_cancer, each feature a cost drawn from the
@@ -12,6 +12,12 @@ Each is split train/validation/test 60/20/20 (stratified). Costs are the summed
 acquisition cost of the distinct features read per test input (tree_eval_cost 0).
 Prints one table per data set and the cost ratio of the sweep's model
 (cheapest within 1% of lambda = 0 on validation) against lambda = 0 on test.
+Then, in the C runtime (pyruntime.cascade.CCascade, fm_cascade.c) on the same
+test inputs in one run: ns per prediction of the cascades (CSCC kept on
+validation, early exit) against the full ensemble of the same trees without
+exits, with the runtime's own mean cost and trees evaluated (the runtime's
+labels and costs are checked against the estimators'). Writes a PNG of the
+cost/accuracy curves (--plot, default miser_cascade.png).
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from compiler.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: E402
 from compiler.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
 from compiler.miser import GreedyMiserClassifier  # noqa: E402
+from pyruntime.cascade import CCascade, TreeCascade  # noqa: E402
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0]
+CSCC_LAMBDAS = ([30.0, 3.0, 0.3], [100.0, 10.0, 1.0], [3.0, 0.3, 0.0], [1.0, 0.1, 0.0])
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -100,15 +108,48 @@ def ir_cost(ir: dict, X: np.ndarray, costs: np.ndarray) -> np.ndarray:
     return read @ costs
 
 
+def runtime_check(tables: TreeCascade, X: np.ndarray, d: dict) -> None:
+    """The C runtime gives the estimator's labels, exits and features read on these inputs."""
+    p = CCascade(tables).predict(X)
+    if not (np.array_equal(p.label, d["label"]) and np.array_equal(p.stage, d["exit_stage"])
+            and np.array_equal(p.n_read, d["features_read"])):
+        raise SystemExit("error: the C runtime disagrees with the estimator")
+
+
+def full_ensemble(tables: TreeCascade) -> TreeCascade:
+    """The same trees as one stage without exits."""
+    return TreeCascade(trees=tables.trees, stage_end=tables.stage_end[-1:], exit_upper=[np.inf],
+                       exit_lower=[-np.inf])
+
+
+def c_timing(label: str, tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> list[tuple]:
+    """(model, accuracy, mean cost, mean trees, ns/prediction) of a cascade and its full ensemble,
+    timed alternately in one run on the same inputs (best of three each)."""
+    out = []
+    evs = [(label, CCascade(tables)), ("  same trees, no exits", CCascade(full_ensemble(tables)))]
+    ns = {k: float("inf") for k, _ in evs}
+    for _ in range(3):
+        for k, ev in evs:
+            ns[k] = min(ns[k], ev.ns_per_prediction(X, min_seconds=0.1))
+    for k, ev in evs:
+        p = ev.predict(X)
+        out.append((k, float(np.mean(p.label == y)), float(np.mean(p.cost)),
+                    float(np.mean(ev.model.trees_at(p.stage))), ns[k]))
+    return out
+
+
 def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, trees: int,
-        quick: bool) -> None:
+        quick: bool) -> dict:
     X = X.astype(np.float32)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=seed, stratify=y)
     Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.25, random_state=seed, stratify=ytr)
     rows = []
+    curves: dict[str, list[tuple[float, float]]] = {}
 
-    def add(label: str, val_acc: float, acc: float, cost: float, extra: str = "") -> None:
+    def add(label: str, val_acc: float, acc: float, cost: float, extra: str = "", family: str = "") -> None:
         rows.append((label, val_acc, acc, cost, extra))
+        if family:
+            curves.setdefault(family, []).append((float(cost), float(acc)))
 
     t0 = time.time()
     misers = {}
@@ -117,31 +158,34 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         m.fit(Xa, ya, eval_set=(Xv, yv))
         misers[lam] = m
         add(f"miser lambda={lam:g}" if lam else "stage-wise (lambda=0)", m.validation_accuracy_,
-            m.score(Xte, yte), m.test_time_cost(Xte).mean(), f"trees={m.n_trees_}")
+            m.score(Xte, yte), m.test_time_cost(Xte).mean(), f"trees={m.n_trees_}",
+            "Greedy Miser (lambda grid)")
     ref = misers[0.0]
+    add("stage-wise (lambda=0)", ref.validation_accuracy_, ref.score(Xte, yte), ref.test_time_cost(Xte).mean(),
+        family="stage-wise regression (lambda=0)")
+    rows.pop()
     ok = [m for m in misers.values() if m.validation_accuracy_ >= ref.validation_accuracy_ - 0.01]
     chosen = min(ok, key=lambda m: m.test_time_cost(Xv).mean())
 
-    ee = EarlyExitEnsemble(ref, every=10).fit(Xv, yv)
-    d = ee.predict_detailed(Xte)
-    add("early exit every 10 (lambda=0)", np.nan, np.mean(d["label"] == yte), d["cost"].mean(),
-        f"trees={d['trees_evaluated'].mean():.1f}")
-    if chosen is ref:
-        chosen_ee = None
-    else:
-        chosen_ee = chosen
-    for model in [chosen_ee] if chosen_ee is not None else []:
-        ee2 = EarlyExitEnsemble(model, every=10).fit(Xv, yv)
-        d = ee2.predict_detailed(Xte)
-        add(f"early exit every 10 (lambda={chosen.lambda_:g})", np.nan, np.mean(d["label"] == yte),
-            d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}")
-    for lams in ([30.0, 3.0, 0.3], [100.0, 10.0, 1.0]):
+    early = []
+    for model in dict.fromkeys([ref, chosen]):
+        ee = EarlyExitEnsemble(model, every=10).fit(Xv, yv)
+        d = ee.predict_detailed(Xte)
+        runtime_check(TreeCascade.from_ir(ee.to_tree_ensemble()), Xte, d)
+        early.append(ee)
+        add(f"early exit every 10 (lambda={model.lambda_:g})", np.nan, np.mean(d["label"] == yte),
+            d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}", "early exit every 10")
+    cascades = []
+    for lams in CSCC_LAMBDAS[:2] if quick else CSCC_LAMBDAS:
         c = CsccCascadeClassifier(n_stages=3, n_trees=[trees // 4, trees // 4, trees // 2], lambdas=lams,
                                   costs=costs, random_state=seed)
         c.fit(Xa, ya, eval_set=(Xv, yv))
         d = c.predict_detailed(Xte)
-        add(f"CSCC 3 stages lambdas={lams}", np.nan, np.mean(d["label"] == yte), d["cost"].mean(),
-            f"exits={c.exit_histogram(Xte).tolist()}")
+        runtime_check(TreeCascade.from_ir(c.to_tree_ensemble()), Xte, d)
+        dv = c.predict_detailed(Xv)
+        cascades.append((c, float(np.mean(dv["label"] == yv)), float(dv["cost"].mean())))
+        add(f"CSCC 3 stages lambdas={lams}", cascades[-1][1], np.mean(d["label"] == yte), d["cost"].mean(),
+            f"exits={c.exit_histogram(Xte).tolist()}", "CSCC (3 stages)")
     try:
         import lightgbm as lgb
 
@@ -154,7 +198,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
             s = ir_scores(ir, Xte)[:, 0]
             acc = float(np.mean((s > 0).astype(int) == yte))
             add(f"LightGBM CEGB tradeoff={tradeoff:g}", np.nan, acc, ir_cost(ir, Xte, costs).mean(),
-                f"trees={ir['roots'].size}")
+                f"trees={ir['roots'].size}", "LightGBM CEGB")
     except ImportError:
         add("LightGBM CEGB (lightgbm not installed)", np.nan, np.nan, np.nan)
 
@@ -166,9 +210,51 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         print(f"{label:44s} {vs:>8s} {acc:8.4f} {cost:10.2f}  {extra}")
     r_cost = ref.test_time_cost(Xte).mean()
     c_cost = chosen.test_time_cost(Xte).mean()
-    print(f"sweep choice lambda={chosen.lambda_:g}: test acc {chosen.score(Xte, yte):.4f} vs "
-          f"{ref.score(Xte, yte):.4f} at lambda=0; cost {c_cost:.2f} vs {r_cost:.2f} "
+    r_acc, c_acc = ref.score(Xte, yte), chosen.score(Xte, yte)
+    print(f"sweep choice lambda={chosen.lambda_:g}: test acc {c_acc:.4f} vs {r_acc:.4f} at lambda=0 "
+          f"({100 * (c_acc - r_acc):+.2f} points); cost {c_cost:.2f} vs {r_cost:.2f} "
           f"= 1/{r_cost / max(c_cost, 1e-12):.1f}")
+
+    # C runtime: cascades vs the full ensemble of the same trees, same inputs, one run
+    kept = max(cascades, key=lambda t: (t[1], -t[2]))[0]  # best validation accuracy, then cheapest
+    timing = c_timing("CSCC (kept on validation)", TreeCascade.from_ir(kept.to_tree_ensemble()), Xte, yte)
+    timing += c_timing("early exit every 10 (lambda=0)", TreeCascade.from_ir(early[0].to_tree_ensemble()),
+                       Xte, yte)
+    miser_c = [CCascade(TreeCascade.from_ir(m.to_tree_ensemble())) for m in (ref, chosen)]
+    print(f"C runtime on the {len(yte)} test inputs (ns/prediction best of 3, timed in one run):")
+    print(f"{'model':44s} {'test acc':>8s} {'mean cost':>10s} {'trees':>7s} {'ns/pred':>8s} {'speedup':>8s}")
+    for i, (label, acc, cost, tr, ns) in enumerate(timing):
+        base = timing[i + 1][4] if i % 2 == 0 else ns
+        print(f"{label:44s} {acc:8.4f} {cost:10.2f} {tr:7.1f} {ns:8.1f} {base / ns:7.2f}x")
+    ns_m = [ev.ns_per_prediction(Xte, min_seconds=0.1) for ev in miser_c]
+    print(f"{'miser sweep choice vs lambda=0':44s} {'':8s} {'':10s} {'':7s} {ns_m[1]:8.1f} "
+          f"{ns_m[0] / ns_m[1]:7.2f}x")
+    return curves
+
+
+def plot(results: dict[str, dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4.4))
+    styles = {"Greedy Miser (lambda grid)": "o-", "stage-wise regression (lambda=0)": "k*",
+              "early exit every 10": "s", "CSCC (3 stages)": "^", "LightGBM CEGB": "d--"}
+    for ax, (name, curves) in zip(np.atleast_1d(axes), results.items(), strict=True):
+        for family, pts in curves.items():
+            pts = sorted(pts)
+            ax.plot([max(c, 0.5) for c, _ in pts], [a for _, a in pts], styles.get(family, "o"), label=family,
+                    markersize=9 if family.startswith("stage") else 5)
+        ax.set_xscale("log")
+        ax.set_xlabel("mean test-time feature cost per input (log)")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(name)
+        ax.grid(True, alpha=0.3)
+    np.atleast_1d(axes)[0].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"\nwrote {path}")
 
 
 def main() -> None:
@@ -176,11 +262,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="fewer grid points")
+    ap.add_argument("--plot", default="miser_cascade.png", help="PNG of the cost/accuracy curves ('' = none)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", message=".*eval_set.*")
+    results = {}
     for name, (X, y, costs) in datasets(args.seed).items():
-        run(name, X, y, costs, args.seed, args.trees, args.quick)
+        results[name] = run(name, X, y, costs, args.seed, args.trees, args.quick)
+    if args.plot:
+        plot(results, args.plot)
 
 
 if __name__ == "__main__":
