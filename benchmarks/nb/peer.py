@@ -34,7 +34,8 @@ class PeerBuild:
     sklearn_pred: np.ndarray  # the GaussianNB's own predictions on the test rows
 
 
-def build(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, out: Path) -> PeerBuild:
+def build(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, out: Path,
+          var_smoothing: float = 1e-9) -> PeerBuild:
     """Fit sklearn GaussianNB, convert with emlearn, compile the timing harness."""
     from sklearn.naive_bayes import GaussianNB
 
@@ -42,7 +43,7 @@ def build(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, out: Pat
     try:
         import emlearn
 
-        clf = GaussianNB().fit(X_train, y_train)
+        clf = GaussianNB(var_smoothing=var_smoothing).fit(X_train, y_train)
         with np.errstate(all="ignore"):
             cmodel = emlearn.convert(clf, method="loadable")
         out.mkdir(parents=True, exist_ok=True)
@@ -61,10 +62,12 @@ def build(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, out: Pat
     return PeerBuild(exe, rows, clf.predict(X_test).astype(np.int64))
 
 
-def run(b: PeerBuild, min_seconds: float) -> tuple[np.ndarray, float]:
-    """Labels of every test row and ns per prediction."""
-    text = subprocess.run([str(b.exe), str(b.rows), str(min_seconds)], check=True, capture_output=True,
-                          text=True).stdout.split("\n")
+def run(b: PeerBuild, min_seconds: float) -> tuple[np.ndarray, float] | str:
+    """Labels of every test row and ns per prediction, or why the program failed."""
+    res = subprocess.run([str(b.exe), str(b.rows), str(min_seconds)], capture_output=True, text=True)
+    if res.returncode != 0:
+        return f"exit {res.returncode}" + (" (SIGFPE)" if res.returncode == -8 else "")
+    text = res.stdout.split("\n")
     ns = float(next(s.split()[1] for s in text if s.startswith("ns_per")))
     labels = np.array([int(s) for s in text if s and not s.startswith("ns_per")], dtype=np.int64)
     return labels, ns
