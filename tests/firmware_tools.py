@@ -1,0 +1,57 @@
+"""Helpers of the firmware tests: the frugalml CLI, the example Makefiles,
+and skips (with the reason) when a cross tool is missing."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRMWARE = ROOT / "firmware_examples"
+CORTEX_M = FIRMWARE / "cortex_m"
+PI = FIRMWARE / "raspberry_pi"
+# Developers may point the builds at another runtime tree (default: the repository's).
+RUNTIME = os.environ.get("FRUGALML_FW_RUNTIME", str(ROOT / "runtime_c"))
+
+CORTEX_M_TOOLS = ("arm-none-eabi-gcc", "arm-none-eabi-size", "qemu-system-arm")
+PI_TOOLS = {
+    "": ("gcc",),
+    "aarch64-linux-gnu-": ("aarch64-linux-gnu-gcc", "qemu-aarch64"),
+    "arm-linux-gnueabihf-": ("arm-linux-gnueabihf-gcc", "qemu-arm"),
+}
+
+
+def require_tools(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"missing {', '.join(missing)} (run `make toolchains`)")
+
+
+def frugalml(*args: str | Path) -> str:
+    """Runs the CLI; returns stdout, fails the test with stderr on a non-zero exit."""
+    p = subprocess.run([sys.executable, "-m", "compiler.cli", *map(str, args)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, f"frugalml {' '.join(map(str, args))} failed:\n{p.stderr}"
+    return p.stdout
+
+
+def make(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", *args], capture_output=True,
+                       text=True, timeout=120)
+    if check:
+        assert p.returncode == 0, f"make {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def size_report(text: str) -> tuple[int, int]:
+    """(flash_bytes, ram_bytes) from a `make size` output."""
+    flash = re.search(r"^flash_bytes (\d+)$", text, re.M)
+    ram = re.search(r"^ram_bytes (\d+)$", text, re.M)
+    assert flash and ram, text
+    return int(flash.group(1)), int(ram.group(1))

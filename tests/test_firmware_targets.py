@@ -1,0 +1,162 @@
+"""Firmware examples on their targets, under emulation: every printed
+prediction (label and features read) equals `frugalml predict` on the same
+rows with the same tables, and the exit codes are the documented ones."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, frugalml, make, require_tools, size_report
+
+from compiler.export_c import numeric_for, render_header
+from pyruntime import format as fmt
+from pyruntime.data import load_dataset
+from pyruntime.evaluators import c_evaluator
+
+# (name, DATA, train options, rows embedded): a dense model without early stops
+# and a sparse early-stopping model whose rows stop at different points.
+MODELS = {
+    "dense": ("sklearn:breast_cancer", (), 40),
+    "sparse": ("gen:sparse:1500:400:7", ("--budget", "60"), 30),
+}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    work = tmp_path_factory.mktemp("fw_models")
+    out = {}
+    for name, (data, opts, _) in MODELS.items():
+        out[name] = work / f"{name}.msgpack"
+        frugalml("train", "nb-stop", data, "-o", out[name], *opts)
+    return out
+
+
+@cache
+def _rows(name: str) -> np.ndarray:
+    data, _, rows = MODELS[name]
+    return load_dataset(data).X[:rows]
+
+
+def export(model: Path, name: str, out: Path, target: str, numeric: str | None = None) -> tuple[Path, list[str]]:
+    """Header with embedded rows, and the lines `frugalml predict` prints for them (in process:
+    the same export and evaluator functions the CLI calls; test_cli_interface runs the commands)."""
+    m = fmt.load(model)
+    num = numeric_for(target, numeric)
+    header = out / "model.h"
+    header.write_text(render_header(m, num, "model", _rows(name), target))
+    pred = c_evaluator(m, num).predict(_rows(name))
+    return header, [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
+
+
+def test_cli_interface_cortex_m3(models: dict[str, Path], tmp_path: Path) -> None:
+    """The documented commands end to end: export-c --embed, make run, predict."""
+    require_tools(*CORTEX_M_TOOLS)
+    data, _, rows = MODELS["sparse"]
+    header = tmp_path / "model.h"
+    frugalml("export-c", models["sparse"], "-o", header, "--target", "cortex-m3", "--embed", data, "--rows", str(rows))
+    expected = frugalml("predict", models["sparse"], data, "--rows", str(rows), "--target", "cortex-m3")
+    p = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m3", f"BUILD={tmp_path / 'b'}", "run")
+    assert p.stdout == expected and len(expected.splitlines()) == rows
+
+
+def test_sparse_model_stops_early_on_some_rows(models: dict[str, Path], tmp_path: Path) -> None:
+    """The sparse model exercises the stop points: rows end after different numbers of features."""
+    _, expected = export(models["sparse"], "sparse", tmp_path, "host")
+    assert len({line.split()[1] for line in expected}) >= 2
+
+
+CORTEX_M_CASES = [
+    ("cortex-m0", "microbit", None),
+    ("cortex-m0", "mps2-an385", None),
+    ("cortex-m3", "mps2-an385", None),
+    ("cortex-m3", "mps2-an385", "float32"),  # soft-float evaluation of float tables
+    ("cortex-m4f", "mps2-an386", None),
+    ("cortex-m4f", "mps2-an386", "q15"),
+    ("cortex-m33", "mps2-an505", None),
+]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize(("target", "machine", "numeric"), CORTEX_M_CASES)
+def test_cortex_m_matches_predict(models: dict[str, Path], tmp_path: Path, name: str, target: str, machine: str,
+                                  numeric: str | None) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    header, expected = export(models[name], name, tmp_path, target, numeric)
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
+             "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+    flash, ram = size_report(make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
+                                  f"BUILD={tmp_path / 'b'}", "size").stdout)
+    assert flash > 0 and ram < 1024  # tables and rows stay in flash: no RAM copies
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("cross", sorted(PI_TOOLS))
+def test_raspberry_pi_matches_predict(models: dict[str, Path], tmp_path: Path, cross: str, numeric: str) -> None:
+    require_tools(*PI_TOOLS[cross])
+    header, expected = export(models["sparse"], "sparse", tmp_path, "pi", numeric)
+    p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+    flash, _ = size_report(make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "size").stdout)
+    assert flash > 0
+
+
+def _csv_of_rows(header: Path, path: Path) -> int:
+    """The header's embedded rows as a CSV with a header line (same float32 text)."""
+    text = header.read_text()
+    body = text[text.index("_rows["):]
+    rows = re.findall(r"^\s*\{([^}]*)\},$", body, re.M)
+    n = len(rows[0].split(","))
+    path.write_text(",".join(f"x{i}" for i in range(n)) + "\n" + "\n".join(r.replace("f", "") for r in rows) + "\n")
+    return len(rows)
+
+
+def test_raspberry_pi_reads_rows_from_a_file_and_loops_a_workload(models: dict[str, Path], tmp_path: Path) -> None:
+    require_tools(*PI_TOOLS["aarch64-linux-gnu-"])
+    header, expected = export(models["dense"], "dense", tmp_path, "pi")
+    csv = tmp_path / "rows.csv"
+    assert _csv_of_rows(header, csv) == len(expected)
+    build = f"BUILD={tmp_path / 'b'}"
+    cross = "CROSS=aarch64-linux-gnu-"
+    p = make(PI, f"MODEL={header}", cross, build, "run", f"ARGS={csv}")
+    assert p.stdout.splitlines() == expected
+    p = make(PI, f"MODEL={header}", cross, build, "run", f"ARGS=-q -n 7 {csv}")
+    assert p.stdout.strip().startswith('{"predictions": ' + str(7 * len(expected)) + ",")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1,2,3\n")
+    p = make(PI, f"MODEL={header}", cross, build, "run", f"ARGS={bad}", check=False)
+    assert p.returncode != 0 and "expected 30 numbers" in p.stderr
+
+
+def _poison_first_row(header: Path) -> None:
+    """Every value of embedded row 0 becomes NaN: the runtime must refuse it."""
+    text = header.read_text()
+    start = text.index("{", text.index("{", text.index("_rows[")) + 1)
+    end = text.index("}", start)
+    n = len(text[start + 1:end].split(","))
+    header.write_text(text[:start + 1] + ", ".join(["NAN"] * n) + text[end:])
+
+
+@pytest.mark.parametrize("target", ["cortex-m3", "cortex-m4f"])
+def test_cortex_m_failed_prediction_exits_1(models: dict[str, Path], tmp_path: Path, target: str) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    header, _ = export(models["dense"], "dense", tmp_path, target)
+    _poison_first_row(header)
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert "error 0 -3" in p.stdout  # FM_E_VALUE on row 0
+    assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
+
+
+def test_raspberry_pi_failed_prediction_exits_1(models: dict[str, Path], tmp_path: Path) -> None:
+    require_tools(*PI_TOOLS["aarch64-linux-gnu-"])
+    header, _ = export(models["dense"], "dense", tmp_path, "pi")
+    _poison_first_row(header)
+    p = make(PI, f"MODEL={header}", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert "row 0: prediction failed (error -3)" in p.stderr
+    assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
