@@ -84,6 +84,11 @@ class TreeCascade:
     def n_stages(self) -> int:
         return int(self.stage_end.shape[0])
 
+    @property
+    def n_used(self) -> int:
+        """Distinct features the trees split on (the most a prediction can read; `inspect`'s budget)."""
+        return int(np.unique(self.trees.feature[self.trees.feature >= 0]).size)
+
     def validate(self) -> None:
         _check_stages(self.trees, self.stage_end, self.exit_upper, self.exit_lower, self.exit_rule,
                       self.tree_eval_cost)
