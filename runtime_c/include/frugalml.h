@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FM_FORMAT_VERSION 1
 
 /* Return codes: 0 is success, negative is an error. */
@@ -76,5 +80,9 @@ static inline int fm_bits_nonfinite(uint32_t bits)
 {
     return (bits & 0x7f800000u) == 0x7f800000u;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FRUGALML_H */
