@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from ._frugalml_c import ffi, lib
-from .arrays import check_inputs
+from .arrays import check_inputs, float_keys
 from .errors import DataError, ModelFormatError, RuntimeCError
-from .nb import NBModel, NBQ15, Predictions
+from .nb import NBQ15, NBModel, Predictions
 
 RESULT_DTYPE = np.dtype([("label", "<i4"), ("score", "<f4"), ("score_q", "<i4"), ("n_read", "<u4"),
                          ("cost", "<f4"), ("stage", "<u4"), ("cost_q", "<u4")])
@@ -73,9 +73,10 @@ class CNaiveBayes:
         k = self._keep
         if numeric == "float32":
             self.q: NBQ15 | None = None
+            n_edges, edges, d = model.strided()
             s = ffi.new("fm_nb_f32 *")
-            s.edges = _ptr(k, "const float *", model.edges)
-            s.d = _ptr(k, "const float *", model.d)
+            s.edges = _ptr(k, "const float *", edges)
+            s.d = _ptr(k, "const float *", d)
             s.d0, s.threshold = model.d0, model.threshold
             s.stop_hi = _ptr(k, "const float *", model.stop_hi)
             s.stop_lo = _ptr(k, "const float *", model.stop_lo)
@@ -85,9 +86,10 @@ class CNaiveBayes:
             check = lib.fm_nb_f32_check
         else:
             q = self.q = model.q15()
+            n_edges, edges, d = model.strided(q.d)
             s = ffi.new("fm_nb_q15 *")
-            s.edge_keys = _ptr(k, "const int32_t *", q.edge_keys)
-            s.d = _ptr(k, "const int16_t *", q.d)
+            s.edge_keys = _ptr(k, "const int32_t *", float_keys(edges))
+            s.d = _ptr(k, "const int16_t *", d)
             s.d0, s.threshold = q.d0, q.threshold
             s.stop_hi = _ptr(k, "const int32_t *", q.stop_hi)
             s.stop_lo = _ptr(k, "const int32_t *", q.stop_lo)
@@ -95,14 +97,11 @@ class CNaiveBayes:
             self._predict_batch = lib.fm_nb_q15_predict_batch
             self._predict_lazy = lib.fm_nb_q15_predict
             check = lib.fm_nb_q15_check
-        s.n_features, s.n_used, s.n_stops = model.n_features, model.n_used, model.n_stops
+        s.n_features, s.n_used, s.n_stops, s.n_edges = model.n_features, model.n_used, model.n_stops, n_edges
         s.order = _ptr(k, "const uint32_t *", model.order)
-        s.zero_bin = _ptr(k, "const uint8_t *", model.zero_bin)
-        s.edge_start = _ptr(k, "const uint32_t *", model.edge_start)
-        s.table_start = _ptr(k, "const uint32_t *", model.table_start)
         s.stop_at = _ptr(k, "const uint32_t *", model.stop_at)
         self._struct = s
-        rc = check(s, model.edges.shape[0], model.d.shape[0])
+        rc = check(s)
         if rc != lib.FM_OK:
             raise ModelFormatError("the C runtime rejected the model tables (inconsistent indices or lengths)")
 

@@ -156,6 +156,29 @@ class NBModel:
     def q15(self) -> NBQ15:
         return quantize_q15(self)
 
+    def strided(self, d: np.ndarray | None = None) -> tuple[int, np.ndarray, np.ndarray]:
+        """The C runtime's fixed-stride layout: (n_edges, edges [k*n_edges], entries [k*(n_edges+2)]).
+
+        Every position gets n_edges edges (+inf padded) and n_edges + 2 entries: entry 0 for an
+        exact zero (for a feature without a zero bin, the entry its zero falls into), entry 1 + c
+        for a value with c edges below it. Exactly the same answers as the variable layout.
+        """
+        table = self.d if d is None else d
+        k = self.n_used
+        n_edges = int(np.max(np.diff(self.edge_start), initial=0))
+        edges = np.full((k, n_edges), np.inf, dtype=np.float32)
+        out = np.empty((k, n_edges + 2), dtype=table.dtype)
+        for i in range(k):
+            e = self.edges[self.edge_start[i]:self.edge_start[i + 1]]
+            t = table[self.table_start[i]:self.table_start[i + 1]]
+            zb = int(self.zero_bin[i])
+            edges[i, :e.size] = e
+            intervals = t[zb:]
+            out[i, 1:1 + intervals.size] = intervals
+            out[i, 1 + intervals.size:] = intervals[-1]
+            out[i, 0] = t[0] if zb else intervals[int(np.sum(e < np.float32(0.0)))]
+        return n_edges, edges.ravel(), out.ravel()
+
 
 @dataclass
 class NBQ15:

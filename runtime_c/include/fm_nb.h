@@ -2,30 +2,37 @@
  * Naive Bayes with a reading order, static (top-k) or with early-stopping
  * stop points (Verachtert, Blockeel, Davis, IJCAI 2016).
  *
- * Per input: score = d0; for position i = 0 .. n_used-1: read feature
- * order[i], find its bin, score += d[table_start[i] + bin]; after i+1
- * features, if i+1 is a stop point s: return 1 if score > stop_hi[s],
- * 0 if score < stop_lo[s]. At the end: label 1 iff score > threshold.
+ * Fixed-stride tables: every position i has n_edges ascending edges
+ * (edges[i*n_edges ...], padded with +inf) and n_edges + 2 table entries
+ * (d[i*(n_edges+2) ...]): entry 0 is for an exact zero, entry 1 + c for a
+ * value with c edges below it. A feature without its own zero bin stores in
+ * entry 0 the entry its zero falls into, so the rule is the same everywhere.
  *
- * Binning: bin = (zero_bin[i] && x == 0) ? 0 : zero_bin[i] + #{edges < x}.
+ * Per input: score = d0; for i = 0 .. n_used-1: x = feature order[i];
+ * score += d[i*(n_edges+2) + (x == 0 ? 0 : 1 + #{edges < x})]; after
+ * stop_at[s] features: answer 1 if score > stop_hi[s], 0 if < stop_lo[s].
+ * At the end: label 1 iff score > threshold.
+ *
  * The q15 build compares fm_key_bits() of the raw float bits with int32
- * edge keys, and sums int16 table entries in a saturating int32
- * accumulator: integer operations only.
+ * edge keys and sums int16 entries in a saturating int32 accumulator:
+ * integer operations only.
  */
 #ifndef FM_NB_H
 #define FM_NB_H
 
 #include "frugalml.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     uint32_t n_features;          /* length of an input vector */
     uint32_t n_used;              /* features in the reading order (budget k) */
+    uint32_t n_edges;             /* edges per position (stride of edges) */
     const uint32_t *order;        /* [n_used] feature index per position */
-    const uint8_t *zero_bin;      /* [n_used] 1: exact zero is bin 0 */
-    const uint32_t *edge_start;   /* [n_used + 1] offsets into edges */
-    const float *edges;           /* ascending per position */
-    const uint32_t *table_start;  /* [n_used + 1] offsets into d */
-    const float *d;               /* log-likelihood differences l(x|1)-l(x|0) */
+    const float *edges;           /* [n_used * n_edges] ascending, +inf padded */
+    const float *d;               /* [n_used * (n_edges + 2)] l(x|1) - l(x|0) */
     float d0;                     /* l(1) - l(0) */
     float threshold;              /* label 1 iff final score > threshold */
     uint32_t n_stops;
@@ -38,11 +45,9 @@ typedef struct {
 typedef struct {
     uint32_t n_features;
     uint32_t n_used;
+    uint32_t n_edges;
     const uint32_t *order;
-    const uint8_t *zero_bin;
-    const uint32_t *edge_start;
     const int32_t *edge_keys;     /* fm_key_bits() of the float32 edges */
-    const uint32_t *table_start;
     const int16_t *d;             /* round(d * 2^shift) */
     int32_t d0;
     int32_t threshold;
@@ -68,9 +73,14 @@ int fm_nb_f32_predict_batch(const fm_nb_f32 *m, const float *X, uint32_t rows, u
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done);
 
-/* Check tables loaded at run time: FM_OK or FM_E_MODEL. n_edges and n_table
- * are the lengths of the edges and d arrays. */
-int fm_nb_f32_check(const fm_nb_f32 *m, uint32_t n_edges, uint32_t n_table);
-int fm_nb_q15_check(const fm_nb_q15 *m, uint32_t n_edges, uint32_t n_table);
+/* Check tables loaded at run time: FM_OK or FM_E_MODEL (every feature index
+ * in range and read once, edges sorted and not NaN, stops increasing inside
+ * the order, entries finite). */
+int fm_nb_f32_check(const fm_nb_f32 *m);
+int fm_nb_q15_check(const fm_nb_q15 *m);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FM_NB_H */

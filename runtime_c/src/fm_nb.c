@@ -1,40 +1,27 @@
 #include "fm_nb.h"
 
-/* ---------- shared checks of the layout both numeric types use ---------- */
+/* ---------- checks of tables loaded at run time ---------- */
 
-static int nb_check_layout(uint32_t n_features, uint32_t n_used, const uint32_t *order,
-                           const uint8_t *zero_bin, const uint32_t *edge_start, uint32_t n_edges,
-                           const uint32_t *table_start, uint32_t n_table, uint32_t n_stops,
+static int finite_f(float v)
+{
+    return !fm_bits_nonfinite(fm_float_bits(v));
+}
+
+static int nb_check_common(uint32_t n_features, uint32_t n_used, const uint32_t *order, uint32_t n_stops,
                            const uint32_t *stop_at)
 {
     uint32_t i, k;
-    if (edge_start == NULL || table_start == NULL) {
-        return FM_E_MODEL;
-    }
-    if (n_used > 0 && (order == NULL || zero_bin == NULL)) {
-        return FM_E_MODEL;
-    }
-    if (edge_start[0] != 0 || table_start[0] != 0 || edge_start[n_used] != n_edges ||
-        table_start[n_used] != n_table) {
+    if (n_used > 0 && order == NULL) {
         return FM_E_MODEL;
     }
     for (i = 0; i < n_used; ++i) {
-        uint32_t ne;
-        if (order[i] >= n_features || zero_bin[i] > 1) {
+        if (order[i] >= n_features) {
             return FM_E_MODEL;
         }
         for (k = 0; k < i; ++k) {
             if (order[k] == order[i]) {
                 return FM_E_MODEL; /* a feature is read at most once */
             }
-        }
-        if (edge_start[i + 1] < edge_start[i] || edge_start[i + 1] > n_edges) {
-            return FM_E_MODEL;
-        }
-        ne = edge_start[i + 1] - edge_start[i];
-        if (table_start[i + 1] < table_start[i] ||
-            table_start[i + 1] - table_start[i] != ne + 1u + zero_bin[i]) {
-            return FM_E_MODEL;
         }
     }
     if (n_stops > 0 && stop_at == NULL) {
@@ -48,46 +35,27 @@ static int nb_check_layout(uint32_t n_features, uint32_t n_used, const uint32_t 
     return FM_OK;
 }
 
-static int is_nan(float v)
+int fm_nb_f32_check(const fm_nb_f32 *m)
 {
-    return v != v;
-}
-
-static int finite_f(float v)
-{
-    return !fm_bits_nonfinite(fm_float_bits(v));
-}
-
-static int edges_sorted_f32(const float *e, const uint32_t *start, uint32_t n_used)
-{
-    uint32_t i, k;
-    for (i = 0; i < n_used; ++i) {
-        for (k = start[i]; k < start[i + 1]; ++k) {
-            if (!finite_f(e[k]) || (k > start[i] && e[k] < e[k - 1])) {
-                return 0;
-            }
-        }
-    }
-    return 1;
-}
-
-int fm_nb_f32_check(const fm_nb_f32 *m, uint32_t n_edges, uint32_t n_table)
-{
-    uint32_t i;
+    uint32_t i, n_edges, n_table;
     int rc;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    rc = nb_check_layout(m->n_features, m->n_used, m->order, m->zero_bin, m->edge_start, n_edges,
-                         m->table_start, n_table, m->n_stops, m->stop_at);
+    rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
     if (rc != FM_OK) {
         return rc;
     }
+    n_edges = m->n_used * m->n_edges;
+    n_table = m->n_used * (m->n_edges + 2u);
     if ((n_edges > 0 && m->edges == NULL) || (n_table > 0 && m->d == NULL)) {
         return FM_E_MODEL;
     }
-    if (!edges_sorted_f32(m->edges, m->edge_start, m->n_used)) {
-        return FM_E_MODEL;
+    for (i = 0; i < n_edges; ++i) {
+        /* NaN never compares; +inf is the padding */
+        if (m->edges[i] != m->edges[i] || (i % m->n_edges != 0 && m->edges[i] < m->edges[i - 1])) {
+            return FM_E_MODEL;
+        }
     }
     for (i = 0; i < n_table; ++i) {
         if (!finite_f(m->d[i])) {
@@ -101,7 +69,7 @@ int fm_nb_f32_check(const fm_nb_f32 *m, uint32_t n_edges, uint32_t n_table)
         return FM_E_MODEL;
     }
     for (i = 0; i < m->n_stops; ++i) {
-        if (is_nan(m->stop_hi[i]) || is_nan(m->stop_lo[i])) {
+        if (m->stop_hi[i] != m->stop_hi[i] || m->stop_lo[i] != m->stop_lo[i]) {
             return FM_E_MODEL;
         }
     }
@@ -115,26 +83,25 @@ int fm_nb_f32_check(const fm_nb_f32 *m, uint32_t n_edges, uint32_t n_table)
     return FM_OK;
 }
 
-int fm_nb_q15_check(const fm_nb_q15 *m, uint32_t n_edges, uint32_t n_table)
+int fm_nb_q15_check(const fm_nb_q15 *m)
 {
-    uint32_t i, k;
+    uint32_t i, n_edges, n_table;
     int rc;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    rc = nb_check_layout(m->n_features, m->n_used, m->order, m->zero_bin, m->edge_start, n_edges,
-                         m->table_start, n_table, m->n_stops, m->stop_at);
+    rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
     if (rc != FM_OK) {
         return rc;
     }
+    n_edges = m->n_used * m->n_edges;
+    n_table = m->n_used * (m->n_edges + 2u);
     if ((n_edges > 0 && m->edge_keys == NULL) || (n_table > 0 && m->d == NULL)) {
         return FM_E_MODEL;
     }
-    for (i = 0; i < m->n_used; ++i) {
-        for (k = m->edge_start[i] + 1; k < m->edge_start[i + 1]; ++k) {
-            if (m->edge_keys[k] < m->edge_keys[k - 1]) {
-                return FM_E_MODEL;
-            }
+    for (i = 1; i < n_edges; ++i) {
+        if (i % m->n_edges != 0 && m->edge_keys[i] < m->edge_keys[i - 1]) {
+            return FM_E_MODEL;
         }
     }
     if (m->n_stops > 0 && (m->stop_hi == NULL || m->stop_lo == NULL)) {
@@ -143,7 +110,7 @@ int fm_nb_q15_check(const fm_nb_q15 *m, uint32_t n_edges, uint32_t n_table)
     return FM_OK;
 }
 
-/* ---------- float32 evaluation ---------- */
+/* ---------- shared pieces ---------- */
 
 /* Reads feature j through the reader; FM_OK or an error code. */
 static int nb_read(const fm_reader *in, uint32_t j, uint32_t *bits)
@@ -156,18 +123,88 @@ static int nb_read(const fm_reader *in, uint32_t j, uint32_t *bits)
     return fm_bits_nonfinite(*bits) ? FM_E_VALUE : FM_OK;
 }
 
-/* Bin of a finite value: zero_bin + #{edges < v}, or 0 for an exact zero when
- * zero_bin is set. Branch-free in the value (zeros are common in sparse data). */
-static inline uint32_t nb_bin_f32(const float *e, const float *end, uint32_t zero_bin, uint32_t bits)
+/* Table slot of a finite value: 0 for an exact zero, else 1 + #{edges < v}.
+ * Branch-free in the value (zeros are common in sparse data). */
+static inline uint32_t nb_slot_f32(const float *e, uint32_t n_edges, uint32_t bits)
 {
     float v;
-    uint32_t cnt = zero_bin, keep;
+    uint32_t c, cnt = 1u;
     memcpy(&v, &bits, sizeof v);
-    for (; e < end; ++e) {
-        cnt += (uint32_t)(*e < v);
+    for (c = 0; c < n_edges; ++c) {
+        cnt += (uint32_t)(e[c] < v);
     }
-    keep = (uint32_t)0 - (uint32_t)!(zero_bin & (uint32_t)((bits & 0x7fffffffu) == 0u));
-    return cnt & keep;
+    return cnt & ((uint32_t)0 - (uint32_t)((bits & 0x7fffffffu) != 0u));
+}
+
+static inline uint32_t nb_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t bits)
+{
+    int32_t key = fm_key_bits(bits);
+    uint32_t c, cnt = 1u;
+    for (c = 0; c < n_edges; ++c) {
+        cnt += (uint32_t)(e[c] < key);
+    }
+    return cnt & ((uint32_t)0 - (uint32_t)(key != 0));
+}
+
+static int32_t sat_add(int32_t a, int32_t b)
+{
+    if (b > 0 && a > INT32_MAX - b) {
+        return INT32_MAX;
+    }
+    if (b < 0 && a < INT32_MIN - b) {
+        return INT32_MIN;
+    }
+    return a + b;
+}
+
+/* ---------- float32 evaluation ---------- */
+
+/* Adds positions [i, end) of a float vector to *score; FM_OK or FM_E_VALUE.
+ * The mean-std layout (two edges) gets its own loop without an inner loop. */
+static int nb_f32_span_vec(const fm_nb_f32 *m, const float *x, uint32_t i, uint32_t end, float *score)
+{
+    const uint32_t *const order = m->order;
+    const float *const edges = m->edges;
+    const float *const d = m->d;
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
+    float acc = *score;
+    if (ne == 2u) {
+        for (; i < end; ++i) {
+            float v = x[order[i]];
+            uint32_t bits = fm_float_bits(v);
+            uint32_t slot = 1u + (uint32_t)(edges[2u * i] < v) + (uint32_t)(edges[2u * i + 1u] < v);
+            if (fm_bits_nonfinite(bits)) {
+                return FM_E_VALUE;
+            }
+            slot &= (uint32_t)0 - (uint32_t)((bits & 0x7fffffffu) != 0u);
+            acc += d[4u * i + slot];
+        }
+    } else {
+        for (; i < end; ++i) {
+            uint32_t bits = fm_float_bits(x[order[i]]);
+            if (fm_bits_nonfinite(bits)) {
+                return FM_E_VALUE;
+            }
+            acc += d[stride * i + nb_slot_f32(edges + ne * i, ne, bits)];
+        }
+    }
+    *score = acc;
+    return FM_OK;
+}
+
+/* The same through the lazy reader. */
+static int nb_f32_span_read(const fm_nb_f32 *m, const fm_reader *in, uint32_t i, uint32_t end, float *score)
+{
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
+    for (; i < end; ++i) {
+        uint32_t bits;
+        int rc = nb_read(in, m->order[i], &bits);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        *score += m->d[stride * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
+    }
+    return FM_OK;
 }
 
 /* Cost of the first n features of the reading order, summed in that order. */
@@ -188,32 +225,15 @@ static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, f
 {
     float score = m->d0;
     uint32_t i = 0, s = 0;
-    uint32_t next = m->n_stops > 0 ? m->stop_at[0] : m->n_used;
     int32_t label = -1;
 
     for (;;) {
-        if (x != NULL) {
-            for (; i < next; ++i) {
-                uint32_t bits = fm_float_bits(x[m->order[i]]);
-                if (fm_bits_nonfinite(bits)) {
-                    return FM_E_VALUE;
-                }
-                score += m->d[m->table_start[i] + nb_bin_f32(m->edges + m->edge_start[i],
-                                                             m->edges + m->edge_start[i + 1],
-                                                             m->zero_bin[i], bits)];
-            }
-        } else {
-            for (; i < next; ++i) {
-                uint32_t bits;
-                int rc = nb_read(in, m->order[i], &bits);
-                if (rc != FM_OK) {
-                    return rc;
-                }
-                score += m->d[m->table_start[i] + nb_bin_f32(m->edges + m->edge_start[i],
-                                                             m->edges + m->edge_start[i + 1],
-                                                             m->zero_bin[i], bits)];
-            }
+        uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
+        int rc = x != NULL ? nb_f32_span_vec(m, x, i, next, &score) : nb_f32_span_read(m, in, i, next, &score);
+        if (rc != FM_OK) {
+            return rc;
         }
+        i = next;
         if (s == m->n_stops) {
             break;
         }
@@ -226,7 +246,6 @@ static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, f
         if (label >= 0) {
             break;
         }
-        next = s < m->n_stops ? m->stop_at[s] : m->n_used;
     }
     out->label = label >= 0 ? label : (int32_t)(score > m->threshold);
     out->stage = label >= 0 ? s : 0u;
@@ -273,28 +292,6 @@ int fm_nb_f32_predict_batch(const fm_nb_f32 *m, const float *X, uint32_t rows, u
 
 /* ---------- q15 evaluation: integer operations only ---------- */
 
-static int32_t sat_add(int32_t a, int32_t b)
-{
-    if (b > 0 && a > INT32_MAX - b) {
-        return INT32_MAX;
-    }
-    if (b < 0 && a < INT32_MIN - b) {
-        return INT32_MIN;
-    }
-    return a + b;
-}
-
-static inline uint32_t nb_bin_q15(const int32_t *e, const int32_t *end, uint32_t zero_bin, uint32_t bits)
-{
-    int32_t key = fm_key_bits(bits);
-    uint32_t cnt = zero_bin, keep;
-    for (; e < end; ++e) {
-        cnt += (uint32_t)(*e < key);
-    }
-    keep = (uint32_t)0 - (uint32_t)!(zero_bin & (uint32_t)(key == 0));
-    return cnt & keep;
-}
-
 static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t n)
 {
     uint32_t cost = 0, p;
@@ -309,12 +306,13 @@ static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t
 
 static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, fm_result *out)
 {
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
     int32_t score = m->d0;
     uint32_t i = 0, s = 0;
-    uint32_t next = m->n_stops > 0 ? m->stop_at[0] : m->n_used;
     int32_t label = -1;
 
     for (;;) {
+        uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
         for (; i < next; ++i) {
             uint32_t bits;
             if (x != NULL) {
@@ -328,9 +326,7 @@ static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, f
                     return rc;
                 }
             }
-            score = sat_add(score, m->d[m->table_start[i] + nb_bin_q15(m->edge_keys + m->edge_start[i],
-                                                                        m->edge_keys + m->edge_start[i + 1],
-                                                                        m->zero_bin[i], bits)]);
+            score = sat_add(score, m->d[stride * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)]);
         }
         if (s == m->n_stops) {
             break;
@@ -344,7 +340,6 @@ static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, f
         if (label >= 0) {
             break;
         }
-        next = s < m->n_stops ? m->stop_at[s] : m->n_used;
     }
     out->label = label >= 0 ? label : (int32_t)(score > m->threshold);
     out->stage = label >= 0 ? s : 0u;

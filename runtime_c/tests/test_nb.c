@@ -14,20 +14,17 @@ static int failures = 0;
         }                                                                          \
     } while (0)
 
-/* Two features read in order 1, 0. Feature 1: zero bin + edges {-1, 1};
- * feature 0: no zero bin, one edge {0.5}. */
+/* Two features read in order 1, 0, two edges per position. Feature 1: edges
+ * {-1, 1}, entries {zero, <=-1, (-1,1], >1}; feature 0: one edge {0.5} padded
+ * with +inf, no zero bin of its own (its zero falls in "<= 0.5": -0.5). */
 static const uint32_t order[2] = {1, 0};
-static const uint8_t zero_bin[2] = {1, 0};
-static const uint32_t edge_start[3] = {0, 2, 3};
-static const float edges[3] = {-1.0f, 1.0f, 0.5f};
-static const uint32_t table_start[3] = {0, 4, 6};
-static const float d[6] = {0.0f, -2.0f, 0.25f, 2.0f, -0.5f, 0.5f};
+static const float edges[4] = {-1.0f, 1.0f, 0.5f, INFINITY};
+static const float d[8] = {0.0f, -2.0f, 0.25f, 2.0f, -0.5f, -0.5f, 0.5f, 0.5f};
 static const uint32_t stop_at[1] = {1};
 static const float stop_hi[1] = {1.5f};
 static const float stop_lo[1] = {-1.5f};
 
-static const fm_nb_f32 model = {2u, 2u, order, zero_bin, edge_start, edges, table_start, d,
-                                0.125f, 0.0f, 1u, stop_at, stop_hi, stop_lo, NULL};
+static const fm_nb_f32 model = {2u, 2u, 2u, order, edges, d, 0.125f, 0.0f, 1u, stop_at, stop_hi, stop_lo, NULL};
 
 typedef struct {
     const float *x;
@@ -53,12 +50,13 @@ static void test_known_answers(void)
     float a[2] = {0.0f, 3.0f};
     /* x1 = -3 -> bin 1 -> -2.0: score -1.875 < -1.5: stops, label 0 */
     float b[2] = {0.0f, -3.0f};
-    /* x1 = 0 -> zero bin -> 0: 0.125; x0 = 0.75 -> bin 1 -> +0.5: 0.625 > 0: label 1 */
+    /* x1 = 0 -> zero entry -> 0: 0.125; x0 = 0.75 -> above 0.5 -> +0.5: 0.625 > 0: label 1 */
     float c[2] = {0.75f, 0.0f};
-    /* x1 = 0.5 -> bin 2 -> 0.25: 0.375; x0 = 0.5 -> bin 0 (0.5 < 0.5 false) -> -0.5: -0.125 -> 0 */
+    /* x1 = 0.5 -> (-1,1] -> 0.25: 0.375; x0 = 0.5 -> "<= 0.5" -> -0.5: -0.125 -> 0 */
     float e[2] = {0.5f, 0.5f};
-    /* -0.0 is an exact zero */
+    /* -0.0 is an exact zero; feature 0's zero uses its "<= 0.5" entry */
     float z[2] = {0.75f, -0.0f};
+    float z0[2] = {0.0f, 0.5f};
 
     CHECK(fm_nb_f32_predict_vec(&model, a, 2, &r) == FM_OK);
     CHECK(r.label == 1 && r.n_read == 1 && r.stage == 1 && r.score == 2.125f && r.cost == 1.0f);
@@ -70,6 +68,8 @@ static void test_known_answers(void)
     CHECK(r.label == 0 && r.n_read == 2 && r.score == -0.125f);
     CHECK(fm_nb_f32_predict_vec(&model, z, 2, &r) == FM_OK);
     CHECK(r.label == 1 && r.score == 0.625f);
+    CHECK(fm_nb_f32_predict_vec(&model, z0, 2, &r) == FM_OK);
+    CHECK(r.label == 0 && r.score == -0.125f);
 }
 
 static void test_lazy_reads_once(void)
@@ -106,39 +106,45 @@ static void test_checks(void)
     uint32_t bad_order[2] = {1, 7};
     uint32_t dup_order[2] = {1, 1};
     uint32_t bad_stops[1] = {2};
-    uint32_t bad_tables[3] = {0, 4, 7};
-    CHECK(fm_nb_f32_check(&model, 3, 6) == FM_OK);
-    CHECK(fm_nb_f32_check(&model, 3, 7) == FM_E_MODEL);
+    float unsorted[4] = {1.0f, -1.0f, 0.5f, INFINITY};
+    float nan_d[8] = {0.0f, -2.0f, NAN, 2.0f, -0.5f, -0.5f, 0.5f, 0.5f};
+    CHECK(fm_nb_f32_check(&model) == FM_OK);
     bad = model;
     bad.order = bad_order;
-    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.order = dup_order;
-    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.stop_at = bad_stops;
-    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
     bad = model;
-    bad.table_start = bad_tables;
-    CHECK(fm_nb_f32_check(&bad, 3, 7) == FM_E_MODEL);
+    bad.edges = unsorted;
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    bad = model;
+    bad.d = nan_d;
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.threshold = NAN;
-    CHECK(fm_nb_f32_check(&bad, 3, 6) == FM_E_MODEL);
-    CHECK(fm_nb_f32_check(NULL, 3, 6) == FM_E_ARG);
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    bad = model;
+    bad.d = NULL;
+    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_f32_check(NULL) == FM_E_ARG);
 }
 
 static void test_q15_saturation(void)
 {
-    static const int32_t keys[3] = {-1065353216, 1065353216, 1056964608}; /* keys of -1, 1, 0.5 */
-    static const int16_t dq[6] = {0, -32768, 8, 32767, -16, 16};
+    /* keys of -1, 1, 0.5, +inf */
+    static const int32_t keys[4] = {-1065353216, 1065353216, 1056964608, 2139095040};
+    static const int16_t dq[8] = {0, -32768, 8, 32767, -16, -16, 16, 16};
     static const int32_t hi[1] = {INT32_MAX};
     static const int32_t lo[1] = {INT32_MIN};
-    fm_nb_q15 q = {2u, 2u, order, zero_bin, edge_start, keys, table_start, dq,
-                   INT32_MAX - 10, 0, 1u, stop_at, hi, lo, NULL};
+    fm_nb_q15 q = {2u, 2u, 2u, order, keys, dq, INT32_MAX - 10, 0, 1u, stop_at, hi, lo, NULL};
     float up[2] = {0.75f, 3.0f};
     float down[2] = {0.0f, -3.0f};
     fm_result r;
-    CHECK(fm_nb_q15_check(&q, 3, 6) == FM_OK);
+    CHECK(fm_nb_q15_check(&q) == FM_OK);
     CHECK(fm_nb_q15_predict_vec(&q, up, 2, &r) == FM_OK);
     CHECK(r.score_q == INT32_MAX && r.label == 1 && r.n_read == 2 && r.cost_q == 2);
     q.d0 = INT32_MIN + 10;
