@@ -214,16 +214,20 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
             target_name: str | None) -> None:
     """Run the C runtime on every row of DATA as given (no split).
 
-    Prints one line per row: LABEL FEATURES_READ, where LABEL is the class
-    index (1 = positive class, see `inspect`), exactly as the firmware
-    examples print it.
+    Prints one line per row: LABEL FEATURES_READ (other kinds than nb-*
+    append the COST spent), where LABEL is the class index (1 = positive
+    class, see `inspect`; -1 = deferred), exactly as the firmware examples
+    print it.
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
     ds = load_dataset(data, model.meta.get("target_column"))
     X = ds.X[:rows] if rows else ds.X
     pred = c_evaluator(model, num).predict(X)
-    lines = [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
+    if model.kind.startswith("nb-"):
+        lines = [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
+    else:  # kinds with feature costs append the cost spent
+        lines = [f"{int(lab)} {int(k)} {float(c):.9g}" for lab, k, c in zip(pred.label, pred.n_read, pred.cost)]
     if output:
         with open(output, "w") as fh:
             fh.write("label,features_read,cost\n")

