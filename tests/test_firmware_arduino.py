@@ -1,0 +1,62 @@
+"""The Arduino sketch, without an Arduino core: compiled as C++ with
+arm-none-eabi-g++ against the runtime, and run on Cortex-M cores under QEMU
+with stand-ins (analogRead serves the header's rows as ADC counts, Serial
+prints over semihosting); its lines equal `frugalml predict` on the rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from firmware_tools import CORTEX_M_TOOLS, FIRMWARE, frugalml, make, require_tools
+
+from compiler.export_c import numeric_for, render_header
+from pyruntime import format as fmt
+from pyruntime.data import load_dataset
+from pyruntime.evaluators import c_evaluator
+
+ARDUINO = FIRMWARE / "arduino"
+ROWS = 40
+
+
+@pytest.fixture(scope="module")
+def adc_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A model trained on six 10-bit ADC channels (integer counts 0..1023)."""
+    work = tmp_path_factory.mktemp("adc")
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 1024, size=(600, 6))
+    y = (X[:, 0] + 0.5 * X[:, 1] - X[:, 2] + rng.normal(0, 150, 600) > 300).astype(int)
+    csv = work / "adc.csv"
+    lines = ["a0,a1,a2,a3,a4,a5,label"] + [",".join(map(str, r)) + f",{t}" for r, t in zip(X, y)]
+    csv.write_text("\n".join(lines) + "\n")
+    model = work / "adc.msgpack"
+    frugalml("train", "nb-stop", str(csv), "-o", model, "--target-column", "label")
+    return model, csv
+
+
+def header_and_expected(model: Path, csv: Path, target: str, out: Path) -> tuple[Path, list[str]]:
+    m = fmt.load(model)
+    num = numeric_for(target, None)
+    X = load_dataset(str(csv), "label").X[:ROWS]
+    header = out / "model.h"
+    header.write_text(render_header(m, num, "model", X, target))
+    pred = c_evaluator(m, num).predict(X)
+    return header, [f"{int(a)} {int(b)}" for a, b in zip(pred.label, pred.n_read)]
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33"])
+def test_sketch_compiles_as_cxx(adc_model: tuple[Path, Path], tmp_path: Path, target: str) -> None:
+    require_tools("arm-none-eabi-g++")
+    header, _ = header_and_expected(*adc_model, target, tmp_path)
+    make(ARDUINO, f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / 'b'}", "check")
+    assert (tmp_path / "b" / "sketch.o").stat().st_size > 0
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4f"])
+def test_sketch_predicts_from_analog_reads(adc_model: tuple[Path, Path], tmp_path: Path, target: str) -> None:
+    require_tools("arm-none-eabi-g++", *CORTEX_M_TOOLS)
+    header, expected = header_and_expected(*adc_model, target, tmp_path)
+    p = make(ARDUINO, f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
