@@ -92,10 +92,14 @@ def test_integer_firmware_saturates_like_the_reference(tmp_path: Path, sign: int
     assert p.stdout.splitlines() == expected
 
 
-@pytest.mark.parametrize("cross", ["arm-linux-gnueabihf-", "aarch64-linux-gnu-"])
-def test_pi_q15_saturates_like_the_reference(tmp_path: Path, cross: str) -> None:
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("cross", ["arm-linux-gnueabihf-", "aarch64-linux-gnu-", ""])
+def test_pi_q15_saturates_like_the_reference(tmp_path: Path, cross: str, sign: int) -> None:
+    """Also natively under ASan + UBSan: a signed overflow would abort the run."""
     require_tools(*PI_TOOLS[cross])
-    expected = _header(1, "pi", tmp_path / "model.h")
-    p = make(PI, f"MODEL={tmp_path / 'model.h'}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    expected = _header(sign, "pi", tmp_path / "model.h")
+    san = [] if cross else ["CFLAGS=-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"]
+    p = make(PI, f"MODEL={tmp_path / 'model.h'}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "run", *san,
+             check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected

@@ -5,12 +5,13 @@ rows with the same tables, and the exit codes are the documented ones."""
 from __future__ import annotations
 
 import re
+import subprocess
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
-from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, frugalml, make, require_tools, size_report
+from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, RUNTIME, frugalml, make, require_tools, size_report
 
 from compiler.export_c import numeric_for, render_header
 from pyruntime import format as fmt
@@ -160,3 +161,39 @@ def test_raspberry_pi_failed_prediction_exits_1(models: dict[str, Path], tmp_pat
     p = make(PI, f"MODEL={header}", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path / 'b'}", "run", check=False)
     assert "row 0: prediction failed (error -3)" in p.stderr
     assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_native_build_under_sanitizers(models: dict[str, Path], tmp_path: Path, name: str) -> None:
+    """The Pi program built natively with ASan + UBSan: no out-of-table read, no overflow."""
+    require_tools("gcc")
+    for numeric in ("float32", "q15"):
+        header, expected = export(models[name], name, tmp_path, "host", numeric)
+        p = make(PI, f"MODEL={header}", "CROSS=", f"BUILD={tmp_path / numeric}", "run",
+                 "CFLAGS=-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all", check=False)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines() == expected
+
+
+GPIOD_STUB = """
+struct gpiod_chip;
+struct gpiod_line;
+struct gpiod_chip *gpiod_chip_open_lookup(const char *name);
+struct gpiod_line *gpiod_chip_get_line(struct gpiod_chip *chip, unsigned int offset);
+int gpiod_line_request_output(struct gpiod_line *line, const char *consumer, int value);
+int gpiod_line_set_value(struct gpiod_line *line, int value);
+void gpiod_line_release(struct gpiod_line *line);
+void gpiod_chip_close(struct gpiod_chip *chip);
+"""
+
+
+def test_gpio_marker_compiles_against_the_libgpiod_1_api(models: dict[str, Path], tmp_path: Path) -> None:
+    """The optional libgpiod marker (GPIO=1) compiles warning-free; the declarations
+    are libgpiod 1.6's (Raspberry Pi OS bookworm), so no board or library is needed."""
+    require_tools("gcc")
+    header, _ = export(models["dense"], "dense", tmp_path, "pi")
+    (tmp_path / "gpiod.h").write_text(GPIOD_STUB)
+    p = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
+                        "-DFM_GPIOD", f"-DFM_MODEL_HEADER=\"{header}\"", f"-I{tmp_path}", f"-I{RUNTIME}/include",
+                        f"-I{PI}", str(PI / "fm_pi.c")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
