@@ -12,8 +12,15 @@ from .errors import DataError, ModelFormatError
 def as_array(value: Any, dtype: str, name: str, ndim: int = 1) -> np.ndarray:
     """Coerce to a C-contiguous array of dtype, or raise ModelFormatError."""
     try:
-        arr = np.ascontiguousarray(np.asarray(value), dtype=dtype)
+        src = np.asarray(value)
+        if src.dtype.kind == "f" and np.dtype(dtype).kind in "iu":
+            if not np.all(np.isfinite(src)) or np.any(src != np.round(src)):
+                raise ModelFormatError(f"{name}: integer array holds non-integer values")
+        with np.errstate(invalid="ignore", over="ignore"):
+            arr = np.ascontiguousarray(src, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ModelFormatError):
+            raise
         raise ModelFormatError(f"{name}: cannot be read as {dtype}: {exc}") from None
     if arr.ndim != ndim:
         raise ModelFormatError(f"{name}: expected {ndim}-D array, got shape {arr.shape}")

@@ -139,7 +139,7 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
     if not isinstance(raw, dict) or not {"kind", "tables", "meta"} <= set(raw):
         raise ModelFormatError(f"{source}: body must hold kind, tables and meta")
     kind = raw["kind"]
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ModelFormatError(f"{source}: unknown model kind {kind!r}")
     if not isinstance(raw["tables"], dict) or not isinstance(raw["meta"], dict):
         raise ModelFormatError(f"{source}: tables and meta must be maps")
