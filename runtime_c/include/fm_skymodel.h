@@ -1,0 +1,77 @@
+/*
+ * frugalml runtime: budget-indexed model family (kind "skyline").
+ *
+ * A skyline model is a budget index (fm_skyline.h) over n_models models,
+ * each on its own feature set, plus the models' own tables: naive Bayes
+ * (fm_nb_f32, base FM_SKY_NB) or sparse linear scorers (fm_linear, base
+ * FM_SKY_LINEAR). One prediction for an item of size n under a budget B:
+ *
+ *   1. fm_skyline_lookup: the most accurate model whose cost
+ *      c0 + c1*n + c2*n*n is <= B (FM_E_BUDGET when nothing fits: then
+ *      out->label = FM_LABEL_DEFER, out->stage = n_models, nothing read);
+ *   2. evaluate that model (it reads only features of its set);
+ *   3. out->stage = the chosen model, out->cost = its polynomial cost at n
+ *      (float32 rounding of the double; *spent, when not NULL, gets the
+ *      double, which is <= B).
+ *
+ * The default budget and size (the model file's defaults) serve the generic
+ * FM_PREDICT_VEC. Float32 tables only.
+ */
+#ifndef FM_SKYMODEL_H
+#define FM_SKYMODEL_H
+
+#include "frugalml.h"
+#include "fm_linear.h"
+#include "fm_nb.h"
+#include "fm_skyline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FM_SKY_NB 0u
+#define FM_SKY_LINEAR 1u
+
+/* Upper bound on n_features for the stack memo of fm_skymodel_predict_vec*
+ * (linear base only); larger models must call fm_skymodel_predict with
+ * their own memo. */
+#ifndef FM_SKYMODEL_MAX_FEATURES
+#define FM_SKYMODEL_MAX_FEATURES 256u
+#endif
+
+typedef struct {
+    fm_skyline index;
+    uint32_t base;                /* FM_SKY_NB or FM_SKY_LINEAR */
+    const fm_nb_f32 *nb;          /* [index.n_models] when base == FM_SKY_NB, else NULL */
+    const fm_linear *linear;      /* [index.n_models] when base == FM_SKY_LINEAR, else NULL */
+    double default_budget;        /* may be +inf: the most accurate model */
+    double default_size;
+} fm_skymodel;
+
+/* FM_OK when the index and every model are consistent and each model reads
+ * only features of its indexed set; FM_E_MODEL otherwise, FM_E_ARG on NULL. */
+int fm_skymodel_check(const fm_skymodel *m);
+
+/* One prediction under (budget, size) with lazy reads; memo is used by the
+ * linear base only (may be NULL for FM_SKY_NB). spent may be NULL. */
+int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo, double budget, double size,
+                        fm_result *out, double *spent);
+
+/* Eager forms over a float vector of length n (stack memo, see above). */
+int fm_skymodel_predict_vec_at(const fm_skymodel *m, const float *x, uint32_t n, double budget, double size,
+                               fm_result *out, double *spent);
+int fm_skymodel_predict_vec(const fm_skymodel *m, const float *x, uint32_t n, fm_result *out);
+
+/* Batch over a row-major matrix, one budget and size per row (budget/size
+ * NULL: the defaults). A row where nothing fits is not an error: its result
+ * says so (stage n_models) and spent[i] = 0. Stops at the first other
+ * failing row; *n_done = rows done. spent may be NULL. */
+int fm_skymodel_predict_batch(const fm_skymodel *m, const float *X, uint32_t rows, uint32_t cols,
+                              const double *budget, const double *size, fm_result *out, double *spent,
+                              uint32_t *n_done);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FM_SKYMODEL_H */

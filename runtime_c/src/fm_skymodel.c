@@ -1,0 +1,206 @@
+#include "fm_skymodel.h"
+
+/* Is feature j one of model k's indexed features (ascending list)? */
+static int sky_has_feature(const fm_skyline *s, uint32_t k, uint32_t j)
+{
+    uint32_t lo = s->feat_ptr[k], hi = s->feat_ptr[k + 1u];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2u;
+        if (s->feat_idx[mid] == j) {
+            return 1;
+        }
+        if (s->feat_idx[mid] < j) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return 0;
+}
+
+static int sky_check_model(const fm_skymodel *m, uint32_t k)
+{
+    const fm_skyline *s = &m->index;
+    uint32_t i;
+    int rc;
+    if (m->base == FM_SKY_NB) {
+        const fm_nb_f32 *nb = &m->nb[k];
+        rc = fm_nb_f32_check(nb);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (nb->n_features != s->n_features) {
+            return FM_E_MODEL;
+        }
+        for (i = 0; i < nb->n_used; ++i) {
+            if (!sky_has_feature(s, k, nb->order[i])) {
+                return FM_E_MODEL;
+            }
+        }
+        return FM_OK;
+    }
+    {
+        const fm_linear *lin = &m->linear[k];
+        rc = fm_linear_check(lin);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (lin->n_features != s->n_features) {
+            return FM_E_MODEL;
+        }
+        for (i = 0; i < lin->nnz; ++i) {
+            if (lin->feature[i] < 0 || !sky_has_feature(s, k, (uint32_t)lin->feature[i])) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    return FM_OK;
+}
+
+int fm_skymodel_check(const fm_skymodel *m)
+{
+    uint32_t k;
+    int rc;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_skyline_check(&m->index);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    if (m->base == FM_SKY_NB) {
+        if (m->nb == NULL && m->index.n_models > 0) {
+            return FM_E_ARG;
+        }
+    } else if (m->base == FM_SKY_LINEAR) {
+        if (m->linear == NULL && m->index.n_models > 0) {
+            return FM_E_ARG;
+        }
+    } else {
+        return FM_E_MODEL;
+    }
+    /* NaN defaults are rejected (the lookup would refuse them on every call) */
+    if (m->default_budget != m->default_budget || m->default_size != m->default_size) {
+        return FM_E_MODEL;
+    }
+    for (k = 0; k < m->index.n_models; ++k) {
+        rc = sky_check_model(m, k);
+        if (rc != FM_OK) {
+            return rc;
+        }
+    }
+    return FM_OK;
+}
+
+static void sky_nothing(const fm_skymodel *m, fm_result *out, double *spent)
+{
+    out->label = FM_LABEL_DEFER;
+    out->score = 0.0f;
+    out->score_q = 0;
+    out->n_read = 0u;
+    out->cost = 0.0f;
+    out->stage = m->index.n_models;
+    out->cost_q = 0u;
+    if (spent != NULL) {
+        *spent = 0.0;
+    }
+}
+
+int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo, double budget, double size,
+                        fm_result *out, double *spent)
+{
+    uint32_t k;
+    double cost;
+    int rc;
+    if (m == NULL || in == NULL || out == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_skyline_lookup(&m->index, size, budget, &k, &cost);
+    if (rc != FM_OK) {
+        sky_nothing(m, out, spent);
+        return rc;
+    }
+    if (m->base == FM_SKY_NB) {
+        rc = fm_nb_f32_predict(&m->nb[k], in, out);
+    } else if (m->base == FM_SKY_LINEAR) {
+        if (memo == NULL || memo->n < m->linear[k].n_features) {
+            return FM_E_ARG;
+        }
+        rc = fm_linear_predict(&m->linear[k], in, memo, out);
+    } else {
+        return FM_E_MODEL;
+    }
+    if (rc != FM_OK) {
+        return rc;
+    }
+    out->stage = k;
+    out->cost = (float)cost;
+    out->cost_q = 0u;
+    if (spent != NULL) {
+        *spent = cost;
+    }
+    return FM_OK;
+}
+
+int fm_skymodel_predict_vec_at(const fm_skymodel *m, const float *x, uint32_t n, double budget, double size,
+                               fm_result *out, double *spent)
+{
+    float values[FM_SKYMODEL_MAX_FEATURES];
+    uint8_t seen[FM_SKYMODEL_MAX_FEATURES];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->index.n_features) {
+        return FM_E_ARG;
+    }
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    if (m->base == FM_SKY_LINEAR) {
+        if (n > FM_SKYMODEL_MAX_FEATURES) {
+            return FM_E_ARG;
+        }
+        fm_memo_init(&memo, values, seen, n);
+        return fm_skymodel_predict(m, &r, &memo, budget, size, out, spent);
+    }
+    return fm_skymodel_predict(m, &r, NULL, budget, size, out, spent);
+}
+
+int fm_skymodel_predict_vec(const fm_skymodel *m, const float *x, uint32_t n, fm_result *out)
+{
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    return fm_skymodel_predict_vec_at(m, x, n, m->default_budget, m->default_size, out, NULL);
+}
+
+int fm_skymodel_predict_batch(const fm_skymodel *m, const float *X, uint32_t rows, uint32_t cols,
+                              const double *budget, const double *size, fm_result *out, double *spent,
+                              uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || (X == NULL && rows > 0u) || out == NULL || cols != m->index.n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        double b = budget != NULL ? budget[i] : m->default_budget;
+        double s = size != NULL ? size[i] : m->default_size;
+        rc = fm_skymodel_predict_vec_at(m, X + (size_t)i * cols, cols, b, s, &out[i],
+                                        spent != NULL ? &spent[i] : NULL);
+        if (rc == FM_E_BUDGET) {
+            rc = FM_OK;
+        }
+        if (rc != FM_OK) {
+            break;
+        }
+        if (n_done != NULL) {
+            *n_done = i + 1u;
+        }
+    }
+    return rc;
+}
