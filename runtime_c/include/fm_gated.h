@@ -1,0 +1,105 @@
+/*
+ * frugalml runtime: gated low-cost / high-cost prediction (kind "gated":
+ * ADAPT-LIN, ADAPT-GBRT and the L1 baseline), float32 and fixed point,
+ * lazy feature reads.
+ *
+ * A gated model has three parts, each a sparse linear scorer (fm_linear.h)
+ * or a flat tree ensemble (fm_trees.h): a gate g, a low-cost model f1 and a
+ * high-cost model f0. f0 may also be FM_PART_REMOTE (it lives off-device).
+ *
+ *   1. g is evaluated; its label is 1 iff its score > its threshold.
+ *   2. The input is "hard" iff that label is 1 and gate_above ==
+ *      FM_GATE_ABOVE_F0, or the label is 0 and gate_above == FM_GATE_ABOVE_F1.
+ *   3. Easy: f1 answers (res->stage = 0). Hard: f0 answers (res->stage = 1),
+ *      or, when f0 is remote, res->label = FM_LABEL_DEFER with the gate's
+ *      score in res->score (score_q) and res->stage = 1.
+ *
+ * All parts share one feature memo: a feature read by g and f1 is read and
+ * paid for once. n_read/cost count the distinct features read on the device
+ * (for a deferred input: the gate's). Labels are the answering part's: a
+ * linear part says 1 iff score > threshold; trees as fm_trees_finish.
+ *
+ * q15: the same with fm_linear_q15 / fm_trees_q15 parts; every part must use
+ * the same integer cost units.
+ */
+#ifndef FM_GATED_H
+#define FM_GATED_H
+
+#include "frugalml.h"
+#include "fm_linear.h"
+#include "fm_trees.h"
+
+#define FM_PART_LINEAR 0u
+#define FM_PART_TREES 1u
+#define FM_PART_REMOTE 2u
+
+#define FM_GATE_ABOVE_F0 0u /* gate score > threshold sends the input to f0 */
+#define FM_GATE_ABOVE_F1 1u /* gate score > threshold lets f1 answer */
+
+/* Stack scratch bounds of the eager fm_gated*_predict_vec (no malloc). */
+#ifndef FM_GATED_VEC_MAX_FEATURES
+#define FM_GATED_VEC_MAX_FEATURES 1024u
+#endif
+#ifndef FM_GATED_VEC_MAX_OUTPUTS
+#define FM_GATED_VEC_MAX_OUTPUTS 16u
+#endif
+
+/* One part: `type` says which member is used; the other is ignored. */
+typedef struct {
+    uint32_t type;  /* FM_PART_LINEAR, FM_PART_TREES or FM_PART_REMOTE (f0 only) */
+    fm_linear linear;
+    fm_trees trees;
+} fm_gated_part;
+
+typedef struct {
+    uint32_t type;
+    fm_linear_q15 linear;
+    fm_trees_q15 trees;
+} fm_gated_part_q15;
+
+typedef struct {
+    uint32_t n_features;
+    uint32_t gate_above;  /* FM_GATE_ABOVE_F0 or FM_GATE_ABOVE_F1 */
+    fm_gated_part gate;
+    fm_gated_part f1;
+    fm_gated_part f0;
+} fm_gated;
+
+typedef struct {
+    uint32_t n_features;
+    uint32_t gate_above;
+    fm_gated_part_q15 gate;
+    fm_gated_part_q15 f1;
+    fm_gated_part_q15 f0;
+} fm_gated_q15;
+
+/* Load-time checks (FM_OK or FM_E_MODEL): each used part passes its own
+ * check and has n_features == the model's, the gate is linear or trees with
+ * one output, f1 is linear or trees, f0 linear, trees or remote, a valid
+ * gate_above. */
+int fm_gated_check(const fm_gated *m);
+int fm_gated_q15_check(const fm_gated_q15 *m);
+
+/* Outputs a tree part needs in scores (>= 1). */
+uint32_t fm_gated_max_outputs(const fm_gated *m);
+uint32_t fm_gated_q15_max_outputs(const fm_gated_q15 *m);
+
+/* One lazy prediction; memo of capacity >= n_features, scores of
+ * fm_gated*_max_outputs entries (caller scratch). */
+int fm_gated_predict(const fm_gated *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res);
+int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
+                         fm_result *res);
+
+/* Eager batch over row-major X[rows][cols], cols == n_features; stops at
+ * the first failing row (*n_done = rows completed, may be NULL). */
+int fm_gated_predict_batch(const fm_gated *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
+                           float *scores, fm_result *out, uint32_t *n_done);
+int fm_gated_q15_predict_batch(const fm_gated_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                               fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done);
+
+/* Eager prediction from x[n] with stack scratch (FM_E_ARG beyond the
+ * bounds above). FM_PREDICT_VEC. */
+int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_result *out);
+int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, fm_result *out);
+
+#endif /* FM_GATED_H */

@@ -1,0 +1,280 @@
+/* frugalml runtime: gated low-cost / high-cost prediction (see fm_gated.h). */
+#include "fm_gated.h"
+
+/* ---- load-time checks ------------------------------------------------ */
+
+static int part_ok(const fm_gated_part *p, uint32_t n_features, int is_gate, int may_be_remote)
+{
+    if (p->type == FM_PART_LINEAR) {
+        return fm_linear_check(&p->linear) == FM_OK && p->linear.n_features == n_features;
+    }
+    if (p->type == FM_PART_TREES) {
+        return fm_trees_check(&p->trees) == FM_OK && p->trees.n_features == n_features &&
+               (!is_gate || p->trees.n_outputs == 1u);
+    }
+    return p->type == FM_PART_REMOTE && may_be_remote;
+}
+
+static int part_q_ok(const fm_gated_part_q15 *p, uint32_t n_features, int is_gate, int may_be_remote)
+{
+    if (p->type == FM_PART_LINEAR) {
+        return fm_linear_q15_check(&p->linear) == FM_OK && p->linear.n_features == n_features;
+    }
+    if (p->type == FM_PART_TREES) {
+        return fm_trees_q15_check(&p->trees) == FM_OK && p->trees.n_features == n_features &&
+               (!is_gate || p->trees.n_outputs == 1u);
+    }
+    return p->type == FM_PART_REMOTE && may_be_remote;
+}
+
+int fm_gated_check(const fm_gated *m)
+{
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    if ((m->gate_above != FM_GATE_ABOVE_F0 && m->gate_above != FM_GATE_ABOVE_F1) ||
+        !part_ok(&m->gate, m->n_features, 1, 0) || !part_ok(&m->f1, m->n_features, 0, 0) ||
+        !part_ok(&m->f0, m->n_features, 0, 1)) {
+        return FM_E_MODEL;
+    }
+    return FM_OK;
+}
+
+int fm_gated_q15_check(const fm_gated_q15 *m)
+{
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    if ((m->gate_above != FM_GATE_ABOVE_F0 && m->gate_above != FM_GATE_ABOVE_F1) ||
+        !part_q_ok(&m->gate, m->n_features, 1, 0) || !part_q_ok(&m->f1, m->n_features, 0, 0) ||
+        !part_q_ok(&m->f0, m->n_features, 0, 1)) {
+        return FM_E_MODEL;
+    }
+    return FM_OK;
+}
+
+static uint32_t outputs_of(const fm_gated_part *p)
+{
+    return p->type == FM_PART_TREES ? p->trees.n_outputs : 1u;
+}
+
+static uint32_t outputs_of_q(const fm_gated_part_q15 *p)
+{
+    return p->type == FM_PART_TREES ? p->trees.n_outputs : 1u;
+}
+
+static uint32_t max3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint32_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+uint32_t fm_gated_max_outputs(const fm_gated *m)
+{
+    return max3(outputs_of(&m->gate), outputs_of(&m->f1), outputs_of(&m->f0));
+}
+
+uint32_t fm_gated_q15_max_outputs(const fm_gated_q15 *m)
+{
+    return max3(outputs_of_q(&m->gate), outputs_of_q(&m->f1), outputs_of_q(&m->f0));
+}
+
+/* ---- one part into a running prediction ------------------------------- */
+
+static int part_eval(const fm_gated_part *p, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+{
+    int rc;
+    if (p->type == FM_PART_LINEAR) {
+        float acc = p->linear.bias;
+        rc = fm_linear_score(&p->linear, r, memo, &acc, res);
+        if (rc == FM_OK) {
+            res->score = acc;
+            res->label = (acc > p->linear.decision_threshold) ? 1 : 0;
+        }
+        return rc;
+    }
+    if (p->type != FM_PART_TREES) {
+        return FM_E_ARG;
+    }
+    rc = fm_trees_begin(&p->trees, scores);
+    if (rc == FM_OK) {
+        rc = fm_trees_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
+    }
+    return rc == FM_OK ? fm_trees_finish(&p->trees, scores, res) : rc;
+}
+
+static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *r, fm_memo *memo, int32_t *scores,
+                       fm_result *res)
+{
+    int rc;
+    if (p->type == FM_PART_LINEAR) {
+        int32_t acc = p->linear.bias_q;
+        rc = fm_linear_q15_score(&p->linear, r, memo, &acc, res);
+        if (rc == FM_OK) {
+            res->score_q = acc;
+            res->label = (acc > p->linear.decision_threshold_q) ? 1 : 0;
+        }
+        return rc;
+    }
+    if (p->type != FM_PART_TREES) {
+        return FM_E_ARG;
+    }
+    rc = fm_trees_q15_begin(&p->trees, scores);
+    if (rc == FM_OK) {
+        rc = fm_trees_q15_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
+    }
+    return rc == FM_OK ? fm_trees_q15_finish(&p->trees, scores, res) : rc;
+}
+
+/* ---- predictions ------------------------------------------------------ */
+
+int fm_gated_predict(const fm_gated *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+{
+    int rc;
+    int hard;
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    rc = part_eval(&m->gate, r, memo, scores, res);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
+    if (!hard) {
+        res->stage = 0u;
+        return part_eval(&m->f1, r, memo, scores, res);
+    }
+    res->stage = 1u;
+    if (m->f0.type == FM_PART_REMOTE) {
+        res->label = FM_LABEL_DEFER;
+        return FM_OK;
+    }
+    return part_eval(&m->f0, r, memo, scores, res);
+}
+
+int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
+                         fm_result *res)
+{
+    int rc;
+    int hard;
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    rc = part_eval_q(&m->gate, r, memo, scores, res);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
+    if (!hard) {
+        res->stage = 0u;
+        return part_eval_q(&m->f1, r, memo, scores, res);
+    }
+    res->stage = 1u;
+    if (m->f0.type == FM_PART_REMOTE) {
+        res->label = FM_LABEL_DEFER;
+        return FM_OK;
+    }
+    return part_eval_q(&m->f0, r, memo, scores, res);
+}
+
+int fm_gated_predict_batch(const fm_gated *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
+                           float *scores, fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
+        cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_gated_predict(m, &r, memo, scores, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_gated_q15_predict_batch(const fm_gated_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                               fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
+        cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_gated_q15_predict(m, &r, memo, scores, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_GATED_VEC_MAX_FEATURES];
+    uint8_t seen[FM_GATED_VEC_MAX_FEATURES];
+    float scores[FM_GATED_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_GATED_VEC_MAX_FEATURES ||
+        fm_gated_max_outputs(m) > FM_GATED_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    return fm_gated_predict(m, &r, &memo, scores, out);
+}
+
+int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_GATED_VEC_MAX_FEATURES];
+    uint8_t seen[FM_GATED_VEC_MAX_FEATURES];
+    int32_t scores[FM_GATED_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_GATED_VEC_MAX_FEATURES ||
+        fm_gated_q15_max_outputs(m) > FM_GATED_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    return fm_gated_q15_predict(m, &r, &memo, scores, out);
+}
