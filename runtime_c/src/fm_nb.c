@@ -146,7 +146,7 @@ static inline uint32_t nb_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t 
     return cnt & ((uint32_t)0 - (uint32_t)(key != 0));
 }
 
-static int32_t sat_add(int32_t a, int32_t b)
+static inline int32_t sat_add(int32_t a, int32_t b)
 {
     if (b > 0 && a > INT32_MAX - b) {
         return INT32_MAX;
@@ -304,30 +304,60 @@ static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t
     return cost;
 }
 
+/* Adds positions [i, end) to *score (saturating); features from x when given, else the reader. */
+static int nb_q15_span(const fm_nb_q15 *m, const float *x, const fm_reader *in, uint32_t i, uint32_t end,
+                       int32_t *score)
+{
+    const uint32_t *const order = m->order;
+    const int32_t *const keys = m->edge_keys;
+    const int16_t *const d = m->d;
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
+    int32_t acc = *score;
+    if (x != NULL && ne == 2u) {
+        for (; i < end; ++i) {
+            uint32_t bits = fm_float_bits(x[order[i]]);
+            int32_t key = fm_key_bits(bits);
+            uint32_t slot = 1u + (uint32_t)(keys[2u * i] < key) + (uint32_t)(keys[2u * i + 1u] < key);
+            if (fm_bits_nonfinite(bits)) {
+                return FM_E_VALUE;
+            }
+            slot &= (uint32_t)0 - (uint32_t)(key != 0);
+            acc = sat_add(acc, d[4u * i + slot]);
+        }
+    } else {
+        for (; i < end; ++i) {
+            uint32_t bits;
+            if (x != NULL) {
+                bits = fm_float_bits(x[order[i]]);
+                if (fm_bits_nonfinite(bits)) {
+                    return FM_E_VALUE;
+                }
+            } else {
+                int rc = nb_read(in, order[i], &bits);
+                if (rc != FM_OK) {
+                    return rc;
+                }
+            }
+            acc = sat_add(acc, d[stride * i + nb_slot_q15(keys + ne * i, ne, bits)]);
+        }
+    }
+    *score = acc;
+    return FM_OK;
+}
+
 static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, fm_result *out)
 {
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
     int32_t score = m->d0;
     uint32_t i = 0, s = 0;
     int32_t label = -1;
 
     for (;;) {
         uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        for (; i < next; ++i) {
-            uint32_t bits;
-            if (x != NULL) {
-                bits = fm_float_bits(x[m->order[i]]);
-                if (fm_bits_nonfinite(bits)) {
-                    return FM_E_VALUE;
-                }
-            } else {
-                int rc = nb_read(in, m->order[i], &bits);
-                if (rc != FM_OK) {
-                    return rc;
-                }
-            }
-            score = sat_add(score, m->d[stride * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)]);
+        int rc = nb_q15_span(m, x, in, i, next, &score);
+        if (rc != FM_OK) {
+            return rc;
         }
+        i = next;
         if (s == m->n_stops) {
             break;
         }
