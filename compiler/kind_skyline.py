@@ -205,7 +205,7 @@ def _report(tables: SkylineModel, y: np.ndarray, pred: Predictions, budget: floa
     n = int(y.size)
     cost = np.asarray(pred.cost, np.float64)
     max_cost = float(cost[fits].max()) if fits.any() else 0.0
-    if max_cost > budget:  # the runtime guarantees this; a violation is a bug, never a figure
+    if fits.any() and max_cost > budget:  # the runtime guarantees this; a violation is a bug, never a figure
         raise RuntimeError(f"skyline runtime spent {max_cost} above the budget {budget}")
     counts = np.bincount(pred.stage[fits].astype(np.int64), minlength=tables.n_models)
     return {

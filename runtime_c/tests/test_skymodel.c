@@ -1,0 +1,187 @@
+/* Unit test of the skyline model family: lookup then the chosen model, known answers for NB and linear
+ * bases, nothing fits, defaults, batch, and tables that read outside their feature set. */
+#include <math.h>
+#include <stdio.h>
+
+#include "fm_skymodel.h"
+
+static int failures = 0;
+
+#define EXPECT(cond)                                                   \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            ++failures;                                                \
+        }                                                              \
+    } while (0)
+
+/* Index as in test_skyline.c: m0 = {}, cost 0; m1 = {f0}, cost 1 + n; m2 = {f1}, cost 11;
+ * m3 = {f0, f1}, cost 12 + n. Below n = 10 the skyline is m0, m1, m3; from 10 on m0, m2, m3. */
+static const double coef[] = {0, 0, 0, 1, 1, 0, 11, 0, 0, 12, 1, 0};
+static const uint32_t feat_ptr[] = {0, 0, 1, 2, 4};
+static const uint32_t feat_idx[] = {0, 1, 0, 1};
+static const double breaks[] = {0.0, 10.0};
+static const uint32_t sky_ptr[] = {0, 3, 6};
+static const uint32_t sky_model[] = {0, 1, 3, 0, 2, 3};
+
+/* NB tables: one edge at 0.5 per position; entries (zero, below, above). */
+static const uint32_t o0[] = {0}, o1[] = {1}, o01[] = {0, 1};
+static const float e1[] = {0.5f}, e2[] = {0.5f, 0.5f};
+static const float d1[] = {-2.0f, -2.0f, 2.0f};
+static const float d01[] = {-2.0f, -2.0f, 2.0f, -3.0f, -3.0f, 3.0f};
+
+static fm_nb_f32 nb_model(uint32_t n_used, const uint32_t *order, const float *edges, const float *d, float d0)
+{
+    fm_nb_f32 m;
+    memset(&m, 0, sizeof m);
+    m.n_features = 2;
+    m.n_used = n_used;
+    m.n_edges = n_used > 0 ? 1u : 0u;
+    m.order = order;
+    m.edges = edges;
+    m.d = d;
+    m.d0 = d0;
+    m.threshold = 0.0f;
+    return m;
+}
+
+static fm_skyline make_index(void)
+{
+    fm_skyline s;
+    s.n_features = 2;
+    s.n_models = 4;
+    s.n_ranges = 2;
+    s.model_coef = coef;
+    s.feat_ptr = feat_ptr;
+    s.feat_idx = feat_idx;
+    s.breaks = breaks;
+    s.sky_ptr = sky_ptr;
+    s.sky_model = sky_model;
+    return s;
+}
+
+static void test_nb(void)
+{
+    fm_nb_f32 nbs[4];
+    fm_skymodel m;
+    fm_result r;
+    double spent = -1.0;
+    const float a[2] = {1.0f, 0.0f}; /* m1 says 1, m2 says 0, m3: 2 - 3 < 0 says 0 */
+    const float b[2] = {0.0f, 1.0f}; /* m1 says 0, m2 says 1, m3: -2 + 3 > 0 says 1 */
+    const float rows[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+    const double budgets[2] = {-1.0, 1.5};
+    const double sizes[2] = {0.0, 0.0};
+    fm_result out[2];
+    double sp[2];
+    uint32_t done = 0;
+    nbs[0] = nb_model(0, o0, e1, d1, -1.0f);
+    nbs[1] = nb_model(1, o0, e1, d1, 0.0f);
+    nbs[2] = nb_model(1, o1, e1, d1, 0.0f);
+    nbs[3] = nb_model(2, o01, e2, d01, 0.0f);
+    m.index = make_index();
+    m.base = FM_SKY_NB;
+    m.nb = nbs;
+    m.linear = NULL;
+    m.default_budget = INFINITY;
+    m.default_size = 0.0;
+    EXPECT(fm_skymodel_check(&m) == FM_OK);
+
+    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, -1.0, 0.0, &r, &spent) == FM_E_BUDGET);
+    EXPECT(r.label == FM_LABEL_DEFER && r.stage == 4u && r.n_read == 0u && r.cost == 0.0f && spent == 0.0);
+
+    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, 0.0, 0.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 0u && r.label == 0 && r.n_read == 0u && spent == 0.0);
+
+    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, 1.5, 0.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.cost == 1.0f && spent == 1.0);
+
+    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, 100.0, 0.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 3u && r.label == 0 && r.n_read == 2u && spent == 12.0);
+
+    EXPECT(fm_skymodel_predict_vec_at(&m, b, 2, 15.0, 20.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 2u && r.label == 1 && r.n_read == 1u && spent == 11.0);
+    EXPECT(fm_skymodel_predict_vec_at(&m, b, 2, 10.5, 20.0, &r, NULL) == FM_OK);
+    EXPECT(r.stage == 0u);
+
+    /* defaults: +inf budget = the best model */
+    EXPECT(fm_skymodel_predict_vec(&m, b, 2, &r) == FM_OK);
+    EXPECT(r.stage == 3u && r.label == 1 && r.cost == 12.0f);
+    EXPECT(fm_skymodel_predict_vec(&m, b, 1, &r) == FM_E_ARG);
+    EXPECT(fm_skymodel_predict_vec_at(&m, b, 2, NAN, 0.0, &r, NULL) == FM_E_ARG);
+
+    /* batch: a row where nothing fits is reported, not an error */
+    EXPECT(fm_skymodel_predict_batch(&m, rows, 2, 2, budgets, sizes, out, sp, &done) == FM_OK);
+    EXPECT(done == 2u && out[0].stage == 4u && out[0].label == FM_LABEL_DEFER && sp[0] == 0.0);
+    EXPECT(out[1].stage == 1u && out[1].label == 0 && sp[1] == 1.0);
+
+    /* m1 reading feature 1, outside its set {f0} */
+    nbs[1] = nb_model(1, o1, e1, d1, 0.0f);
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    nbs[1] = nb_model(1, o0, e1, d1, 0.0f);
+    m.default_budget = NAN;
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    m.default_budget = 3.0;
+    m.base = 7u;
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    m.base = FM_SKY_LINEAR; /* no linear tables */
+    EXPECT(fm_skymodel_check(&m) == FM_E_ARG);
+    EXPECT(fm_skymodel_check(NULL) == FM_E_ARG);
+}
+
+static const int32_t lf0[] = {0}, lf1[] = {1}, lf01[] = {0, 1};
+static const float w1[] = {1.0f}, w01[] = {1.0f, 1.0f};
+
+static fm_linear lin(uint32_t nnz, const int32_t *feature, const float *weight, float bias)
+{
+    fm_linear l;
+    l.n_features = 2;
+    l.nnz = nnz;
+    l.feature = feature;
+    l.weight = weight;
+    l.bias = bias;
+    l.decision_threshold = 0.0f;
+    l.costs = NULL;
+    return l;
+}
+
+static void test_linear(void)
+{
+    fm_linear ls[4];
+    fm_skymodel m;
+    fm_result r;
+    double spent;
+    const float x[2] = {2.0f, -3.0f};
+    ls[0] = lin(0, lf0, w1, 1.0f);
+    ls[1] = lin(1, lf0, w1, -0.5f);  /* 1.5 > 0: 1 */
+    ls[2] = lin(1, lf1, w1, 0.0f);   /* -3 : 0 */
+    ls[3] = lin(2, lf01, w01, 0.5f); /* -0.5 : 0 */
+    m.index = make_index();
+    m.base = FM_SKY_LINEAR;
+    m.nb = NULL;
+    m.linear = ls;
+    m.default_budget = 1.0;
+    m.default_size = 0.0;
+    EXPECT(fm_skymodel_check(&m) == FM_OK);
+    EXPECT(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK);
+    EXPECT(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.score == 1.5f && r.cost == 1.0f);
+    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 0.5, 0.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 0u && r.label == 1 && r.n_read == 0u);
+    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 13.0, 1.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 3u && r.label == 0 && r.n_read == 2u && spent == 13.0);
+    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 12.5, 10.0, &r, &spent) == FM_OK);
+    EXPECT(r.stage == 2u && r.label == 0 && spent == 11.0);
+    ls[2] = lin(1, lf0, w1, 0.0f); /* m2 = {f1} reading f0 */
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+}
+
+int main(void)
+{
+    test_nb();
+    test_linear();
+    if (failures) {
+        fprintf(stderr, "test_skymodel: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_skymodel: ok\n");
+    return 0;
+}

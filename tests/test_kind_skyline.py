@@ -1,0 +1,225 @@
+"""Kind ``skyline`` end to end: CLI train / eval / predict / inspect / export-c, budgets never exceeded,
+nothing fits, the C runtime against the numpy reference (hypothesis), the compiled header against the
+C evaluator, skyline_eval with a budget sweep and its plot, format checks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.cli import cli
+from compiler.demo import build_row_runner, run_rows
+from compiler.kind_skyline import skyline_eval, sweep_budgets
+from pyruntime import format as fmt
+from pyruntime.errors import ModelFormatError
+from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.skyline import poly_cost
+from pyruntime.skyline_model import SkylineModel
+
+N_FEATURES = 6
+SIZES = (0.0, 10.0)
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def cheap_noisy_expensive_clean(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n)
+    s = 2.0 * y - 1.0
+    cheap = 0.4 * s[:, None] + rng.normal(size=(n, 3))
+    clean = 1.5 * s[:, None] + rng.normal(size=(n, 3))
+    return np.column_stack([cheap, clean]), y
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("skyline")
+    X, y = cheap_noisy_expensive_clean()
+    np.savez(d / "data.npz", X=X, y=y)
+    # c0 + c1 * n: cheap features cost 1, clean ones 5, plus a size term growing with the index
+    (d / "costs.csv").write_text("feature,c0,c1,c2\n" + "".join(
+        f"{j},{1 if j < 3 else 5},{0.1 * j},{0.01 if j == 5 else 0}\n" for j in range(N_FEATURES)))
+    for base in ("nb", "linear"):
+        code, _, err = run("train", "skyline", d / "data.npz", "--base", base, "--costs", d / "costs.csv",
+                           "--sizes", ",".join(str(s) for s in SIZES), "-o", d / f"{base}.msgpack")
+        assert code == 0, err
+    return d
+
+
+def load(work: Path, base: str) -> fmt.ModelFile:
+    return fmt.load(work / f"{base}.msgpack")
+
+
+def data(work: Path) -> tuple[np.ndarray, np.ndarray]:
+    z = np.load(work / "data.npz")
+    return z["X"], z["y"]
+
+
+@pytest.mark.parametrize("base", ["nb", "linear"])
+def test_budget_never_exceeded_and_best_model_chosen(work: Path, base: str) -> None:
+    model = load(work, base)
+    t: SkylineModel = model.tables
+    assert model.kind == "skyline" and t.base == base and t.n_models >= 3
+    X, _ = data(work)
+    ev = c_evaluator(model)
+    ix = t.index
+    for size in (0.0, 3.0, 10.0):
+        costs = poly_cost(ix.model_coef, size)
+        for budget in np.concatenate([[0.0, 0.5], costs, costs + 0.25, [1e9]]):
+            p = ev.predict(X[:40], budget, size)
+            fits = costs <= budget
+            best = ix.model_acc[fits].max()
+            assert np.all(p.stage < t.n_models)  # the empty set (cost 0) always fits
+            k = int(p.stage[0])
+            assert np.all(p.stage == k) and ix.model_acc[k] == best  # most accurate model that fits
+            assert np.all(p.cost <= budget) and np.all(p.cost == costs[k])
+            assert np.all(p.n_read <= len(ix.features_of(k)))
+
+
+@pytest.mark.parametrize("base", ["nb", "linear"])
+def test_nothing_fits(work: Path, base: str) -> None:
+    model = load(work, base)
+    X, y = data(work)
+    for ev in (c_evaluator(model), reference_evaluator(model)):
+        p = ev.predict(X[:10], -1.0, 0.0)
+        assert np.all(p.label == -1) and np.all(p.stage == model.tables.n_models)
+        assert np.all(p.n_read == 0) and np.all(p.cost == 0)
+    rep = skyline_eval(model, X, y, budget=-1.0, size=0.0)
+    assert rep["nothing_fits"] == 1.0 and rep["accuracy"] == 0.0 and rep["models_chosen"] == {}
+    # without the empty model, a budget below every model's cost fits nothing
+    code, _, err = run("train", "skyline", work / "data.npz", "--base", base, "--costs", work / "costs.csv",
+                       "--no-empty-model", "--method", "greedy-acc", "-o", work / "noempty.msgpack")
+    assert code == 0, err
+    m2 = fmt.load(work / "noempty.msgpack")
+    cheapest = float(poly_cost(m2.tables.index.model_coef, 0.0).min())
+    assert cheapest >= 1.0
+    c = c_evaluator(m2)
+    rc, one = c.predict_one(X[0], cheapest - 0.5, 0.0)
+    assert rc == -5 and one.label[0] == -1  # FM_E_BUDGET
+    rc, one = c.predict_one(X[0], cheapest, 0.0)
+    assert rc == 0 and one.cost[0] == cheapest
+
+
+@pytest.mark.parametrize("base", ["nb", "linear"])
+def test_c_equals_numpy_reference(work: Path, base: str) -> None:
+    model = load(work, base)
+    c, ref = c_evaluator(model), reference_evaluator(model)
+    X, _ = data(work)
+    top = float(poly_cost(model.tables.index.model_coef, 20.0).max())
+
+    @settings(max_examples=25, deadline=None, derandomize=True)
+    @given(st.lists(st.tuples(st.floats(-1.0, top + 1.0), st.floats(0.0, 20.0), st.integers(0, len(X) - 1),
+                              st.floats(-3.0, 3.0)), min_size=1, max_size=30))
+    def check(calls: list[tuple[float, float, int, float]]) -> None:
+        b = np.array([t[0] for t in calls])
+        s = np.array([t[1] for t in calls])
+        Xs = X[[t[2] for t in calls]] * np.array([t[3] for t in calls])[:, None]
+        pc, pr = c.predict(Xs, b, s), ref.predict(Xs, b, s)
+        for name in ("label", "score", "n_read", "cost", "stage"):
+            np.testing.assert_array_equal(getattr(pc, name), getattr(pr, name), err_msg=name)
+        fits = pc.stage < model.tables.n_models
+        assert np.all(pc.cost[fits] <= b[fits])
+
+    check()
+
+
+@pytest.mark.parametrize("base", ["nb", "linear"])
+def test_cli_eval_predict_inspect(work: Path, base: str) -> None:
+    path = work / f"{base}.msgpack"
+    code, out, err = run("eval", path, work / "data.npz", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    model = load(work, base)
+    best = int(np.argmax(model.tables.index.model_acc))
+    assert rep["kind"] == "skyline" and rep["nothing_fits"] == 0.0
+    assert rep["models_chosen"] == {str(best): {"count": rep["n"],
+                                                "features": model.tables.index.features_of(best).tolist()}}
+    assert rep["max_cost"] == float(poly_cost(model.tables.index.model_coef[best], 0.0))
+    assert rep["accuracy"] > 0.85
+    code, out, err = run("predict", path, work / "data.npz", "--rows", 5)
+    assert code == 0, err
+    X, _ = data(work)
+    p = c_evaluator(model).predict(X[:5])
+    assert out.split("\n")[:5] == [f"{int(a)} {int(b)} {float(c):.9g}" for a, b, c in zip(p.label, p.n_read, p.cost)]
+    code, out, err = run("inspect", path, "--json")
+    assert code == 0, err
+    assert json.loads(out)["table_bytes"] > model.tables.index.nbytes()
+
+
+def test_skyline_eval_budget_and_sweep(work: Path, tmp_path: Path) -> None:
+    model = load(work, "nb")
+    X, y = data(work)
+    t = model.tables
+    costs = poly_cost(t.index.model_coef, 5.0)
+    mid = float(np.median(costs))
+    rep = skyline_eval(model, X, y, budget=mid, size=5.0)
+    assert rep["max_cost"] <= mid and rep["mean_cost"] <= rep["max_cost"]
+    assert sum(v["count"] for v in rep["models_chosen"].values()) == len(y)
+    plot = tmp_path / "sweep.png"
+    rep = skyline_eval(model, X, y, budget=mid, size=5.0, sweep=True, plot_path=str(plot))
+    curve = rep["budget_sweep"]
+    assert [c["budget"] for c in curve] == sweep_budgets(t, 5.0).tolist()
+    assert all(c["max_cost"] <= c["budget"] for c in curve)
+    # the most generous budget selects the most accurate model, as eval at +inf does
+    top = skyline_eval(model, X, y, budget=np.inf, size=5.0)
+    assert curve[-1]["accuracy"] == top["accuracy"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("base", ["nb", "linear"])
+def test_header_compiled_back(work: Path, base: str, tmp_path: Path) -> None:
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    # a default budget below the best model's cost: FM_PREDICT_VEC must use it
+    X, _ = data(work)
+    mid = float(np.median(poly_cost(load(work, base).tables.index.model_coef, 4.0)))
+    path = tmp_path / "m.msgpack"
+    code, _, err = run("train", "skyline", work / "data.npz", "--base", base, "--costs", work / "costs.csv",
+                       "--sizes", "0,10", "--default-budget", mid, "--default-size", 4, "-o", path)
+    assert code == 0, err
+    model = fmt.load(path)
+    header = tmp_path / "model.h"
+    code, _, err = run("export-c", path, "-o", header, "--embed", work / "data.npz", "--rows", 60)
+    assert code == 0, err
+    exe = build_row_runner(header, tmp_path, cc=cc)
+    labels, n_read, ns = run_rows(exe, seconds=0.01)
+    pred = c_evaluator(model).predict(X[:60])
+    assert np.all(pred.cost <= mid) and len(np.unique(pred.stage)) == 1
+    np.testing.assert_array_equal(labels, pred.label)
+    np.testing.assert_array_equal(n_read, pred.n_read)
+    assert ns > 0
+    code, _, err = run("export-c", path, "-o", tmp_path / "q.h", "--numeric", "q15")
+    assert code == 2 and "float32" in err
+
+
+def test_unexportable_base_and_format_checks(work: Path) -> None:
+    code, _, err = run("train", "skyline", work / "data.npz", "--base", "trees", "-o", work / "t.msgpack")
+    assert code == 2 and "--base trees" in err
+    code, _, _ = run("train", "nb-static", work / "data.npz", "--method", "polydom", "-o", work / "x.msgpack")
+    assert code == 2
+    model = load(work, "nb")
+    back = fmt.loads(fmt.dumps(model))
+    X, _ = data(work)
+    a = reference_evaluator(back).predict(X[:20], 7.0, 2.0)
+    b = reference_evaluator(model).predict(X[:20], 7.0, 2.0)
+    np.testing.assert_array_equal(a.label, b.label)
+    np.testing.assert_array_equal(a.stage, b.stage)
+    d = model.tables.to_dict()
+    k = next(i for i in range(model.tables.n_models) if len(model.tables.index.features_of(i)) == 1)
+    own = int(model.tables.index.features_of(k)[0])
+    d["models"][k] = {**d["models"][k], "order": np.array([(own + 1) % N_FEATURES], np.uint32)}
+    with pytest.raises(ModelFormatError, match="outside its indexed set"):
+        SkylineModel.from_dict(d)
+    with pytest.raises(ModelFormatError):
+        SkylineModel.from_dict({**model.tables.to_dict(), "base": "trees"})
