@@ -1,0 +1,273 @@
+/*
+ * Unit tests of the gated runtime (fm_gated.c): routing by the gate in both
+ * directions, one feature memo shared by the gate and the answering part,
+ * costs, deferral to a remote f0, fixed point, the eager vector call and the
+ * load-time checks.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fm_gated.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                          \
+        }                                                                        \
+    } while (0)
+
+typedef struct {
+    const float *x;
+    uint32_t calls[3];
+} count_reader;
+
+static int count_read(void *ctx, uint32_t index, float *value)
+{
+    count_reader *cr = (count_reader *)ctx;
+    if (index >= 3u) {
+        return 1;
+    }
+    cr->calls[index]++;
+    *value = cr->x[index];
+    return 0;
+}
+
+/* gate: x0 (> 0 = easy); f1: x0 + x1 > 0; f0: one stump on x2 (<= 0.5: class 0, else 1) */
+static const int32_t gate_feature[1] = {0};
+static const float gate_weight[1] = {1.0f};
+static const int16_t gate_weight_q[1] = {16384};
+static const int32_t f1_feature[2] = {0, 1};
+static const float f1_weight[2] = {1.0f, 1.0f};
+static const int16_t f1_weight_q[2] = {16384, 16384};
+static const float costs[3] = {1.0f, 2.0f, 4.0f};
+static const uint16_t costs_q[3] = {1u, 2u, 4u};
+static const int32_t t_feature[3] = {2, -1, -1};
+static const float t_threshold[3] = {0.5f, 0.0f, 0.0f};
+static const int32_t t_key[3] = {0x3f000000, 0, 0}; /* fm_key_bits(0.5f) == bits of 0.5f (positive) */
+static const int32_t t_left[3] = {1, -1, -1};
+static const int32_t t_right[3] = {2, -1, -1};
+static const float t_value[3] = {0.0f, -1.0f, 1.0f};
+static const int16_t t_value_q[3] = {0, -100, 100};
+static const int32_t t_roots[1] = {0};
+static const int32_t t_out[1] = {0};
+static const float t_base[1] = {0.0f};
+static const int32_t t_base_q[1] = {0};
+static const float t_base2[2] = {0.0f, 0.0f};
+
+static fm_gated make_model(void)
+{
+    fm_gated m;
+    memset(&m, 0, sizeof m);
+    m.n_features = 3u;
+    m.gate_above = FM_GATE_ABOVE_F1;
+    m.gate.type = FM_PART_LINEAR;
+    m.gate.linear.n_features = 3u;
+    m.gate.linear.nnz = 1u;
+    m.gate.linear.feature = gate_feature;
+    m.gate.linear.weight = gate_weight;
+    m.gate.linear.costs = costs;
+    m.f1.type = FM_PART_LINEAR;
+    m.f1.linear.n_features = 3u;
+    m.f1.linear.nnz = 2u;
+    m.f1.linear.feature = f1_feature;
+    m.f1.linear.weight = f1_weight;
+    m.f1.linear.costs = costs;
+    m.f0.type = FM_PART_TREES;
+    m.f0.trees.n_features = 3u;
+    m.f0.trees.n_outputs = 1u;
+    m.f0.trees.n_nodes = 3u;
+    m.f0.trees.n_trees = 1u;
+    m.f0.trees.feature = t_feature;
+    m.f0.trees.threshold = t_threshold;
+    m.f0.trees.left = t_left;
+    m.f0.trees.right = t_right;
+    m.f0.trees.value = t_value;
+    m.f0.trees.roots = t_roots;
+    m.f0.trees.tree_output = t_out;
+    m.f0.trees.base_score = t_base;
+    m.f0.trees.costs = costs;
+    return m;
+}
+
+static fm_gated_q15 make_model_q(void)
+{
+    fm_gated_q15 m;
+    memset(&m, 0, sizeof m);
+    m.n_features = 3u;
+    m.gate_above = FM_GATE_ABOVE_F1;
+    m.gate.type = FM_PART_LINEAR;
+    m.gate.linear.n_features = 3u;
+    m.gate.linear.nnz = 1u;
+    m.gate.linear.feature = gate_feature;
+    m.gate.linear.weight_q = gate_weight_q;
+    m.gate.linear.in_shift = 16u;
+    m.gate.linear.w_shift = 14u;
+    m.gate.linear.costs = costs_q;
+    m.f1.type = FM_PART_LINEAR;
+    m.f1.linear.n_features = 3u;
+    m.f1.linear.nnz = 2u;
+    m.f1.linear.feature = f1_feature;
+    m.f1.linear.weight_q = f1_weight_q;
+    m.f1.linear.in_shift = 16u;
+    m.f1.linear.w_shift = 14u;
+    m.f1.linear.costs = costs_q;
+    m.f0.type = FM_PART_TREES;
+    m.f0.trees.n_features = 3u;
+    m.f0.trees.n_outputs = 1u;
+    m.f0.trees.n_nodes = 3u;
+    m.f0.trees.n_trees = 1u;
+    m.f0.trees.feature = t_feature;
+    m.f0.trees.threshold_key = t_key;
+    m.f0.trees.left = t_left;
+    m.f0.trees.right = t_right;
+    m.f0.trees.value_q = t_value_q;
+    m.f0.trees.roots = t_roots;
+    m.f0.trees.tree_output = t_out;
+    m.f0.trees.base_q = t_base_q;
+    m.f0.trees.costs = costs_q;
+    m.f0.trees.shift = 7u;
+    return m;
+}
+
+static void test_routing_float(void)
+{
+    fm_gated m = make_model();
+    float values[3];
+    uint8_t seen[3];
+    float scores[1];
+    fm_memo memo;
+    fm_result res;
+    fm_reader r;
+    count_reader cr;
+    const float easy[3] = {1.0f, -3.0f, 9.0f};  /* f1: 1 - 3 < 0 -> 0 */
+    const float hard[3] = {-1.0f, 5.0f, 0.75f}; /* f0: x2 > 0.5 -> 1 */
+    CHECK(fm_gated_check(&m) == FM_OK);
+    CHECK(fm_gated_max_outputs(&m) == 1u);
+    fm_memo_init(&memo, values, seen, 3u);
+    r.read = count_read;
+    r.ctx = &cr;
+
+    memset(&cr, 0, sizeof cr);
+    cr.x = easy;
+    CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.label == 0 && res.stage == 0u && res.score == -2.0f);
+    CHECK(res.n_read == 2u && res.cost == 3.0f);         /* x0 once (gate and f1), x1 */
+    CHECK(cr.calls[0] == 1u && cr.calls[1] == 1u && cr.calls[2] == 0u);
+
+    memset(&cr, 0, sizeof cr);
+    cr.x = hard;
+    CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.label == 1 && res.stage == 1u && res.score == 1.0f);
+    CHECK(res.n_read == 2u && res.cost == 5.0f);         /* x0 (gate) and x2 (f0), never x1 */
+    CHECK(cr.calls[1] == 0u);
+
+    /* the other direction: score > threshold sends to f0 */
+    m.gate_above = FM_GATE_ABOVE_F0;
+    memset(&cr, 0, sizeof cr);
+    cr.x = easy;
+    CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.stage == 1u && res.label == 1 && res.n_read == 2u);
+
+    /* remote f0: deferral with the gate's score, gate's reads only */
+    m.gate_above = FM_GATE_ABOVE_F1;
+    m.f0.type = FM_PART_REMOTE;
+    CHECK(fm_gated_check(&m) == FM_OK);
+    memset(&cr, 0, sizeof cr);
+    cr.x = hard;
+    CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
+    CHECK(res.label == FM_LABEL_DEFER && res.stage == 1u && res.score == -1.0f);
+    CHECK(res.n_read == 1u && res.cost == 1.0f && cr.calls[2] == 0u);
+}
+
+static void test_routing_q15(void)
+{
+    fm_gated_q15 m = make_model_q();
+    fm_result res;
+    fm_result batch[2];
+    uint32_t done = 0u;
+    float values[3];
+    uint8_t seen[3];
+    int32_t scores[1];
+    fm_memo memo;
+    const float X[6] = {1.0f, -3.0f, 9.0f, -1.0f, 5.0f, 0.75f};
+    CHECK(fm_gated_q15_check(&m) == FM_OK);
+    CHECK(fm_gated_q15_predict_vec(&m, X, 3u, &res) == FM_OK);
+    CHECK(res.label == 0 && res.stage == 0u && res.cost_q == 3u && res.n_read == 2u);
+    CHECK(res.score_q == -2 * 16384);
+    CHECK(fm_gated_q15_predict_vec(&m, X + 3, 3u, &res) == FM_OK);
+    CHECK(res.label == 1 && res.stage == 1u && res.cost_q == 5u && res.score_q == 100);
+    fm_memo_init(&memo, values, seen, 3u);
+    CHECK(fm_gated_q15_predict_batch(&m, X, 2u, 3u, &memo, scores, batch, &done) == FM_OK);
+    CHECK(done == 2u && batch[0].label == 0 && batch[1].label == 1);
+    CHECK(fm_gated_q15_predict_batch(&m, X, 2u, 2u, &memo, scores, batch, &done) == FM_E_ARG);
+    m.f0.type = FM_PART_REMOTE;
+    CHECK(fm_gated_q15_predict_vec(&m, X + 3, 3u, &res) == FM_OK);
+    CHECK(res.label == FM_LABEL_DEFER && res.cost_q == 1u);
+}
+
+static void test_vec_and_errors(void)
+{
+    fm_gated m = make_model();
+    fm_result res;
+    const float x[3] = {2.0f, 1.0f, 0.0f};
+    const float bad[3] = {1.0f, INFINITY, 0.0f};
+    CHECK(fm_gated_predict_vec(&m, x, 3u, &res) == FM_OK);
+    CHECK(res.label == 1 && res.stage == 0u && res.n_read == 2u);
+    CHECK(fm_gated_predict_vec(&m, x, 2u, &res) == FM_E_ARG);
+    CHECK(fm_gated_predict_vec(&m, bad, 3u, &res) == FM_E_VALUE);
+    CHECK(fm_gated_predict_vec(NULL, x, 3u, &res) == FM_E_ARG);
+}
+
+static void test_checks(void)
+{
+    fm_gated m = make_model();
+    fm_gated_q15 mq = make_model_q();
+    int32_t bad_feature[1] = {3};
+    CHECK(fm_gated_check(NULL) == FM_E_ARG);
+    m.f1.type = FM_PART_REMOTE; /* only f0 may be remote */
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    m = make_model();
+    m.gate.type = FM_PART_REMOTE;
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    m = make_model();
+    m.gate_above = 7u;
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    m = make_model();
+    m.f0.type = 9u;
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    m = make_model();
+    m.gate.linear.feature = bad_feature;
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    m = make_model();
+    m.f1.linear.n_features = 2u; /* parts must agree on n_features */
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    m = make_model();
+    m.gate = m.f0; /* a tree gate with one output is fine ... */
+    CHECK(fm_gated_check(&m) == FM_OK);
+    m.gate.trees.n_outputs = 2u; /* ... with two it is not */
+    m.gate.trees.base_score = t_base2;
+    CHECK(fm_gated_check(&m) == FM_E_MODEL);
+    mq.f0.trees.roots = NULL;
+    CHECK(fm_gated_q15_check(&mq) == FM_E_MODEL);
+    mq = make_model_q();
+    mq.f1.linear.in_shift = 31u;
+    CHECK(fm_gated_q15_check(&mq) == FM_E_MODEL);
+}
+
+int main(void)
+{
+    test_routing_float();
+    test_routing_q15();
+    test_vec_and_errors();
+    test_checks();
+    if (failures) {
+        fprintf(stderr, "test_gated: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_gated: ok\n");
+    return 0;
+}
