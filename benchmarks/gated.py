@@ -1,0 +1,138 @@
+"""Gated low-cost / high-cost models (kind ``gated``) side by side: ADAPT-GBRT, ADAPT-LIN, the L1
+baseline and f0 alone, uniform feature costs.
+
+For every data set: each trainer runs its --sweep (one shared f0 per trainer, the CLI's code path
+compiler.kind_gated.train_gated), keeps the cheapest model within 1% (absolute) of f0's validation
+accuracy, and is then measured on the held-out test part with the C runtime: accuracy, mean cost
+(distinct features read), share sent to f0, cost reduction vs f0 alone, and C ns per prediction of
+the gated model vs f0 alone in the same run. Writes a PNG of the validation accuracy/cost curves.
+
+    .venv/bin/python benchmarks/gated.py [--sets digits,letter,magic] [--plot gated.png] [--quick]
+
+Data: sklearn:digits (positive class 8, one-vs-rest), keel:letter (A-M vs N-Z), keel:magic (g vs h).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from compiler.kind_gated import train_gated  # noqa: E402
+from compiler.pipeline import Task  # noqa: E402
+from pyruntime.data import Split, load_dataset  # noqa: E402
+from pyruntime.gated import CGated, GatedModel  # noqa: E402
+from pyruntime.linear import LinearScorer  # noqa: E402
+
+SETS = {
+    "digits": ("sklearn:digits", lambda y: (y.astype(str) == "8").astype(np.int64)),
+    "letter": ("keel:letter", lambda y: (np.asarray(y).astype(str) > "M").astype(np.int64)),
+    "magic": ("keel:magic", lambda y: (np.asarray(y).astype(str) == "h").astype(np.int64)),
+}
+GRIDS = {
+    "adapt-gbrt": {"pfull_grid": "0.1,0.2,0.3,0.5", "gamma_grid": "0.03,0.3,3"},
+    "adapt-lin": {"pfull_grid": "0.1,0.2,0.3,0.5", "gamma_grid": "0.001,0.01,0.03"},
+    "l1-gate": {"pfull_grid": "0.1,0.2,0.3,0.5", "gamma_grid": "0.001,0.01,0.03"},
+}
+
+
+def make_task(name: str, seed: int = 0, max_rows: int | None = None) -> Task:
+    spec, to01 = SETS[name]
+    data = load_dataset(spec)
+    if max_rows is not None and data.X.shape[0] > max_rows:
+        idx = np.random.default_rng(seed).choice(data.X.shape[0], max_rows, replace=False)
+        data = dataclasses.replace(data, X=data.X[idx], y=np.asarray(data.y)[idx])
+    y = to01(np.asarray(data.y))
+    split = Split(seed=seed)
+    tr, va, te = split.indices(y)
+    return Task(data, y, ["rest", "positive"], None, None, split, tr, va, te)
+
+
+def f0_alone(m: GatedModel) -> GatedModel:
+    """f0 behind a constant gate that reads nothing and sends every input to f0 (same C code path)."""
+    const = LinearScorer(n_features=m.n_features, feature=[], weight=[], bias=1.0, decision_threshold=0.0)
+    return GatedModel(n_features=m.n_features, gate=const, f1=const, f0=m.f0, gate_above="f0", costs=m.costs)
+
+
+def measure(task: Task, trainer: str, trees: int) -> dict[str, Any]:
+    opts: dict[str, Any] = {"sweep": True, "tolerance": 0.01, **GRIDS[trainer]}
+    if trainer == "adapt-gbrt":
+        opts["trees"] = trees
+    t0 = time.perf_counter()
+    model = train_gated(trainer, task, opts, None)
+    train_s = time.perf_counter() - t0
+    m = model.tables
+    X = task.data.X[task.test].astype(np.float32)
+    y = task.y[task.test]
+    g = CGated(m)
+    p = g.predict(X)
+    f0 = CGated(f0_alone(m))
+    p0 = f0.predict(X)
+    ns_g, ns_0 = g.ns_per_prediction(X, 0.3), f0.ns_per_prediction(X, 0.3)
+    return {
+        "trainer": trainer, "train_s": train_s, "acc": float(np.mean(p.label == y)),
+        "cost": float(np.mean(p.cost)), "to_f0": float(np.mean(p.stage == 1)),
+        "f0_acc": float(np.mean(p0.label == y)), "f0_cost": float(np.mean(p0.cost)),
+        "ns": ns_g, "f0_ns": ns_0, "curve": model.meta["training"]["sweep_curve"],
+        "f0_val_acc": model.meta["training"]["hpc_validation_accuracy"],
+        "f0_val_cost": model.meta["training"]["hpc_validation_mean_cost"],
+        "kept": (model.meta["training"]["pfull_chosen"], model.meta["training"]["gamma_chosen"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sets", default="digits,letter,magic")
+    ap.add_argument("--plot", default=str(ROOT / "benchmarks" / "gated.png"))
+    ap.add_argument("--trees", type=int, default=60, help="ADAPT-GBRT boosting iterations")
+    ap.add_argument("--max-rows", type=int, default=None, help="subsample every data set (quick runs)")
+    args = ap.parse_args(argv)
+    results: dict[str, list[dict[str, Any]]] = {}
+    print(f"{'data':<8} {'trainer':<11} {'acc':>6} {'f0 acc':>7} {'cost':>6} {'f0 cost':>8} {'reduct':>7} "
+          f"{'to f0':>6} {'ns':>7} {'f0 ns':>7} {'train s':>8} kept(P,gamma)")
+    for name in args.sets.split(","):
+        try:
+            task = make_task(name, max_rows=args.max_rows)
+        except Exception as exc:  # noqa: BLE001 - a missing optional data set is skipped
+            print(f"{name}: skipped ({exc})")
+            continue
+        results[name] = []
+        for trainer in ("adapt-gbrt", "adapt-lin", "l1-gate"):
+            r = measure(task, trainer, args.trees)
+            results[name].append(r)
+            red = 1.0 - r["cost"] / r["f0_cost"] if r["f0_cost"] else 0.0
+            print(f"{name:<8} {trainer:<11} {r['acc']:>6.4f} {r['f0_acc']:>7.4f} {r['cost']:>6.2f} "
+                  f"{r['f0_cost']:>8.2f} {red:>7.1%} {r['to_f0']:>6.2f} {r['ns']:>7.0f} {r['f0_ns']:>7.0f} "
+                  f"{r['train_s']:>8.1f} {r['kept']}", flush=True)
+    if results and args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4), squeeze=False)
+        for ax, (name, rs) in zip(axes[0], results.items()):
+            for r in rs:
+                pts = sorted((q["validation_cost"], q["validation_accuracy"]) for q in r["curve"])
+                ax.plot([c for c, _ in pts], [a for _, a in pts], "o-", ms=3, label=r["trainer"])
+            ax.plot([rs[0]["f0_val_cost"]], [rs[0]["f0_val_acc"]], "k*", ms=10, label="f0 alone")
+            ax.set_title(f"{name} (validation)")
+            ax.set_xlabel("mean feature cost")
+            ax.set_ylabel("accuracy")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=100)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
