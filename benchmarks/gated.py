@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default="digits,letter,magic")
     ap.add_argument("--plot", default=str(ROOT / "benchmarks" / "gated.png"))
     ap.add_argument("--trees", type=int, default=60, help="ADAPT-GBRT boosting iterations")
+    ap.add_argument("--trainers", default="adapt-gbrt,adapt-lin,l1-gate")
+    ap.add_argument("--pfull-grid", default=None, help="override every trainer's P grid")
     ap.add_argument("--max-rows", type=int, default=None, help="subsample every data set (quick runs)")
     args = ap.parse_args(argv)
     results: dict[str, list[dict[str, Any]]] = {}
@@ -105,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: skipped ({exc})")
             continue
         results[name] = []
-        for trainer in ("adapt-gbrt", "adapt-lin", "l1-gate"):
+        for trainer in args.trainers.split(","):
+            if args.pfull_grid:
+                GRIDS[trainer]["pfull_grid"] = args.pfull_grid
             r = measure(task, trainer, args.trees)
             results[name].append(r)
             red = 1.0 - r["cost"] / r["f0_cost"] if r["f0_cost"] else 0.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import shutil
 from pathlib import Path
 
@@ -226,6 +227,7 @@ def test_cli_train_eval_predict_export(trainer: str, data_dir: Path, tmp_path: P
             pred = c_evaluator(model, numeric).predict(X40)
             np.testing.assert_array_equal(labels, pred.label)
             np.testing.assert_array_equal(n_read, pred.n_read)
+            assert_same(pred, reference_evaluator(model, numeric).predict(X40))
 
 
 def test_synthetic2_through_the_cli(data_dir: Path, tmp_path: Path) -> None:
@@ -298,3 +300,22 @@ def test_sweep_budget_and_bad_input(data_dir: Path, tmp_path: Path) -> None:
         code, _, err = run(*args)
         assert code == 2, (args, err)
         assert needle in err, (args, err)
+
+
+def test_pickled_f0(data_dir: Path, tmp_path: Path) -> None:
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = make_synthetic2(50, random_state=3)
+    pkl = tmp_path / "f0.pkl"
+    pkl.write_bytes(pickle.dumps(GradientBoostingClassifier(n_estimators=15, random_state=0).fit(X, y)))
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "adapt-lin", data_dir / "syn2.csv", "-o", out, "--hpc", pkl, "--pfull", "0.5")
+    assert code == 0, err
+    t = fmt.load(out).tables
+    assert not t.remote and t.f0.n_trees == 15 and t.f0_kind == str(pkl)
+    Xs = np.loadtxt(data_dir / "syn2.csv", delimiter=",", skiprows=1)[:, :2]
+    hard = t.predict_reference(Xs).stage == 1
+    # f0's tables answer the hard rows exactly as the pickled model does (up to float32 ties)
+    est = pickle.loads(pkl.read_bytes())
+    agree = np.mean(CGated(t).predict(Xs).label[hard] == est.predict(Xs[hard].astype(np.float32)))
+    assert agree >= 0.99
