@@ -261,10 +261,11 @@ def skyline_eval(model: ModelFile, X: np.ndarray, y: np.ndarray, budget: float |
 
 def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions,
                     numeric: str) -> dict[str, Any]:
-    """eval --json extras at the stored default budget and size."""
+    """eval --json extras at the stored default budget (null when +inf) and size."""
     tables: SkylineModel = model.tables
     r = _report(tables, np.asarray(y), pred, tables.default_budget)
-    return {"budget": r["budget"], "size": tables.default_size, "max_cost": r["max_cost"],
+    budget = r["budget"] if math.isfinite(r["budget"]) else None  # strict JSON: +inf is reported as null
+    return {"budget": budget, "size": tables.default_size, "max_cost": r["max_cost"],
             "nothing_fits": r["nothing_fits"], "models_chosen": r["models_chosen"],
             "n_models": tables.n_models, "n_ranges": tables.index.n_ranges}
 

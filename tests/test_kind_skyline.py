@@ -141,7 +141,8 @@ def test_cli_eval_predict_inspect(work: Path, base: str) -> None:
     rep = json.loads(out)
     model = load(work, base)
     best = int(np.argmax(model.tables.index.model_acc))
-    assert rep["kind"] == "skyline" and rep["nothing_fits"] == 0.0
+    assert rep["kind"] == "skyline" and rep["nothing_fits"] == 0.0 and rep["budget"] is None
+    assert "Infinity" not in out
     assert rep["models_chosen"] == {str(best): {"count": rep["n"],
                                                 "features": model.tables.index.features_of(best).tolist()}}
     assert rep["max_cost"] == float(poly_cost(model.tables.index.model_coef[best], 0.0))
