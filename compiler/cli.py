@@ -175,8 +175,13 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 @click.argument("data")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @numeric_options
+@click.option("--budget", type=float, default=None, help="Per-call budget (skyline models).")
+@click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (skyline models).")
+@click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (skyline models).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG of the --budget-sweep curve.")
 @friendly
-def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None) -> None:
+def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None,
+             budget: float | None, size: float | None, budget_sweep: bool, plot: str | None) -> None:
     """Evaluate MODEL on DATA with the C runtime.
 
     On the data set the model was trained on, reports on its held-out test
@@ -194,6 +199,12 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     spec = KINDS.get(model.kind)
     if spec is not None and spec.extra_metrics is not None:
         report.update(spec.extra_metrics(model, X, y[idx], pred, num))
+    if budget is not None or size is not None or budget_sweep:
+        if model.kind != "skyline":
+            raise click.UsageError("--budget/--size/--budget-sweep need a skyline model")
+        from .kind_skyline import skyline_eval
+
+        report.update(skyline_eval(model, X, y[idx], budget, size, budget_sweep, plot, num))
     if as_json:
         click.echo(json.dumps(report))
         return
@@ -305,6 +316,15 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
     for path, acc, feats, ns in rows:
         click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
+
+
+def _add_profile_costs() -> None:
+    from .profile_costs import profile_costs_command
+
+    cli.add_command(profile_costs_command)
+
+
+_add_profile_costs()
 
 
 def _add_power() -> None:

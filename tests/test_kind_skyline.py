@@ -224,3 +224,21 @@ def test_unexportable_base_and_format_checks(work: Path) -> None:
         SkylineModel.from_dict(d)
     with pytest.raises(ModelFormatError):
         SkylineModel.from_dict({**model.tables.to_dict(), "base": "trees"})
+
+
+def test_cli_eval_budget_options(work: Path, tmp_path: Path) -> None:
+    path = work / "nb.msgpack"
+    t = load(work, "nb").tables
+    mid = float(np.median(poly_cost(t.index.model_coef, 5.0)))
+    code, out, err = run("eval", path, work / "data.npz", "--json", "--budget", mid, "--size", 5,
+                         "--budget-sweep", "--plot", tmp_path / "curve.png")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["max_cost"] <= mid and rep["budget_sweep"] and (tmp_path / "curve.png").exists()
+    code, out, err = run("eval", work / "linear.msgpack", work / "data.npz", "--budget", -1, "--json")
+    assert code == 0, err
+    assert json.loads(out)["nothing_fits"] == 1.0 and json.loads(out)["max_cost"] == 0.0
+    nb = tmp_path / "plain.msgpack"
+    assert run("train", "nb-static", work / "data.npz", "-o", nb)[0] == 0
+    code, _, err = run("eval", nb, work / "data.npz", "--budget", 3)
+    assert code == 2 and "need a skyline model" in err
