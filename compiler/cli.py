@@ -23,7 +23,7 @@ from pyruntime.evaluators import c_evaluator
 from . import pipeline
 from .costs import CostsError
 from .export_c import TARGETS, c_tables, numeric_for, render_header
-from .kinds import all_options, load_kind_modules
+from .kinds import FILE_METRICS, all_options, load_kind_modules
 
 
 def fail(message: str) -> None:
@@ -196,9 +196,9 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     report = pipeline.summarize(model, y[idx], pred)
     report.update({"runtime": "c", "numeric": num, "rows": part,
                    "ns_per_prediction": ev.ns_per_prediction(X) if X.shape[0] else 0.0})
-    spec = KINDS.get(model.kind)
-    if spec is not None and spec.extra_metrics is not None:
-        report.update(spec.extra_metrics(model, X, y[idx], pred, num))
+    metrics = FILE_METRICS.get(model.kind)
+    if metrics is not None:
+        report.update(metrics(model, X, y[idx], pred, num))
     if budget is not None or size is not None or budget_sweep:
         if model.kind != "skyline":
             raise click.UsageError("--budget/--size/--budget-sweep need a skyline model")

@@ -38,7 +38,7 @@ from .export_c import CArray, CTables, c_float, register_emitter
 from .gated_common import F0_KINDS, SweepPoint, choose_point, fit_f0
 from .kind_cascade import TREE_OPTIONS, cost_vector, parse_floats, split
 from .kind_miser import SWEEP_OPTIONS
-from .kinds import KindSpec, register
+from .kinds import KindSpec, register, register_file_metrics
 from .l1_gate import L1GateClassifier
 from .nb_train import class_weights, weighted_accuracy
 
@@ -331,11 +331,6 @@ for _kind in TRAINERS:
                       gated_metrics))
 
 
-def _not_trainable(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
-    raise click.UsageError("kind gated is the file kind; train it with adapt-gbrt, adapt-lin or l1-gate")
-
-
-register(KindSpec("gated", "(file kind of adapt-gbrt, adapt-lin, l1-gate; train those)", _not_trainable, [],
-                  gated_metrics))
+register_file_metrics("gated", gated_metrics)
 
 __all__ = ["F0_KINDS", "gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]

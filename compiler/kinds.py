@@ -41,10 +41,20 @@ class KindSpec:
 
 
 KINDS: dict[str, KindSpec] = {}
+# eval extras by the kind written in the model file (a trainer may write another kind, e.g. adapt-lin -> gated)
+FILE_METRICS: dict[str, Callable[[ModelFile, np.ndarray, np.ndarray, Predictions, str], dict[str, Any]]] = {}
 
 
 def register(spec: KindSpec) -> None:
     KINDS[spec.name] = spec
+    if spec.extra_metrics is not None:
+        FILE_METRICS.setdefault(spec.name, spec.extra_metrics)
+
+
+def register_file_metrics(file_kind: str,
+                          fn: Callable[[ModelFile, np.ndarray, np.ndarray, Predictions, str], dict[str, Any]]) -> None:
+    """Extra `eval --json` figures for model files of file_kind."""
+    FILE_METRICS[file_kind] = fn
 
 
 def load_kind_modules() -> dict[str, KindSpec]:
