@@ -20,7 +20,6 @@ evaluation cost e of the test-time cost) is kept for reporting only.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from .arrays import as_array, check_inputs, require
-from .errors import DataError, ModelFormatError, RuntimeCError
-from .linear import FM_OK, INT32_MAX, LazyReader, ReadState, c_ptr, results_to_predictions, to_fixed
+from .cbind import LazyReader, c_ptr, results_to_predictions, time_batch
+from .errors import ModelFormatError, RuntimeCError
+from .linear import FM_OK, INT32_MAX, ReadState, to_fixed
 from .nb import Predictions
 from .trees import TreeEnsemble, TreeEnsembleQ15, trees_struct
 
@@ -313,20 +313,8 @@ class CCascade:
     def ns_per_prediction(self, X: Any, min_seconds: float = 0.2) -> float:
         """Wall-clock ns per prediction of the batch call, best of repeats over >= min_seconds."""
         X32 = check_inputs(X, self.model.n_features)
-        n = X32.shape[0]
-        if n == 0:
-            raise DataError("no rows to time")
-        out = self.ffi.new("fm_result[]", n)
-        reps, best, total = 1, float("inf"), 0.0
-        while total < min_seconds:
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                self._call(X32, out)
-            dt = time.perf_counter() - t0
-            total += dt
-            best = min(best, dt / reps)
-            reps *= 2
-        return best / n * 1e9
+        out = self.ffi.new("fm_result[]", max(X32.shape[0], 1))
+        return time_batch(lambda: self._call(X32, out), X32.shape[0], min_seconds)
 
 
 def as_cascade(tables: Any) -> TreeCascade:

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from .arrays import as_array, check_inputs, require
-from .errors import DataError, ModelFormatError, RuntimeCError
+from .cbind import LazyReader, c_ptr, results_to_predictions
+from .errors import ModelFormatError, RuntimeCError
 from .nb import Predictions
 
 FM_OK = 0
@@ -319,17 +320,6 @@ def in_shift_for(absmax: float) -> int:
 
 # -- C binding -------------------------------------------------------------------------
 
-def c_ptr(ffi: Any, keep: list[Any], ctype: str, arr: np.ndarray | None, dtype: str) -> Any:
-    """A C pointer to arr (kept alive in keep); NULL for None."""
-    if arr is None:
-        return ffi.NULL
-    a = np.ascontiguousarray(arr, dtype=dtype)
-    if a.size == 0:
-        a = np.zeros(1, dtype=dtype)
-    keep.append(a)
-    return ffi.cast(ctype, ffi.from_buffer(a))
-
-
 def linear_struct(ffi: Any, tables: dict[str, Any], keep: list[Any]) -> Any:
     """fm_linear / fm_linear_q15 over the arrays of a to_dict() (not validated: C checks it)."""
     q = "weight_q" in tables
@@ -347,30 +337,6 @@ def linear_struct(ffi: Any, tables: dict[str, Any], keep: list[Any]) -> Any:
         s.bias, s.decision_threshold = tables["bias"], tables["decision_threshold"]
         s.costs = c_ptr(ffi, keep, "const float *", tables["costs"], "f4")
     return s
-
-
-class LazyReader:
-    """An fm_reader over a Python callable read(index) -> float; exceptions become FM_E_READ and are
-    re-raised as DataError by raise_for_read()."""
-
-    def __init__(self, ffi: Any, read: Callable[[int], float]) -> None:
-        self.errors: list[BaseException] = []
-
-        def call(ctx: Any, index: int, value: Any) -> int:
-            try:
-                value[0] = float(read(int(index)))
-            except Exception as exc:  # noqa: BLE001 - reported through the C error code
-                self.errors.append(exc)
-                return 1
-            return 0
-
-        self._cb = ffi.callback("int(void *, uint32_t, float *)", call)
-        self.reader = ffi.new("fm_reader *", {"read": self._cb, "ctx": ffi.NULL})
-
-    def raise_for_read(self) -> None:
-        if self.errors:
-            exc = self.errors[-1]
-            raise DataError(f"feature callback failed: {exc}") from exc
 
 
 class CLinear:
@@ -422,19 +388,3 @@ class CLinear:
         if rc != FM_OK:
             raise RuntimeCError(rc, f"linear scorer failed (code {rc})")
         return results_to_predictions(self.ffi, out, 1, self.q, getattr(self.model, "cost_unit", 1.0))
-
-
-RESULT_DTYPE = np.dtype([("label", "<i4"), ("score", "<f4"), ("score_q", "<i4"), ("n_read", "<u4"),
-                         ("cost", "<f4"), ("stage", "<u4"), ("cost_q", "<u4")])
-
-
-def results_to_predictions(ffi: Any, out: Any, rows: int, q: bool, cost_unit: float = 1.0) -> Predictions:
-    """Copy fm_result[rows] into a Predictions (q15: score_q and cost_q * cost_unit)."""
-    assert ffi.sizeof("fm_result") == RESULT_DTYPE.itemsize
-    res = np.frombuffer(ffi.buffer(out, rows * RESULT_DTYPE.itemsize), dtype=RESULT_DTYPE).copy()
-    if q:
-        score, cost = res["score_q"].copy(), res["cost_q"].astype(np.float64) * cost_unit
-    else:
-        score, cost = res["score"].copy(), res["cost"].copy()
-    return Predictions(label=res["label"].copy(), score=score, n_read=res["n_read"].copy(), cost=cost,
-                       stage=res["stage"].copy())

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from .arrays import check_inputs, require
+from .cbind import c_ptr, results_to_predictions
 from .errors import ModelFormatError, RuntimeCError
-from .linear import LinearScorer, c_ptr, linear_struct
+from .linear import LinearScorer, linear_struct
 from .nb import NBModel, Predictions
 from .skyline import NO_MODEL, SkylineIndex
 
@@ -220,7 +221,6 @@ class CSkyModel:
 
     def predict_raw(self, X32: np.ndarray, budget: Any = None, size: Any = None) -> tuple[Predictions, np.ndarray]:
         """Predictions (cost = the double *spent) and the float32 fm_result.cost of each row."""
-        from .linear import results_to_predictions
 
         ffi, lib = self.ffi, self.lib
         X32 = np.ascontiguousarray(X32, dtype=np.float32)
@@ -247,7 +247,6 @@ class CSkyModel:
 
     def predict_one(self, x: Any, budget: float, size: float) -> tuple[int, Predictions]:
         """One eager prediction through fm_skymodel_predict_vec_at: (return code, result)."""
-        from .linear import results_to_predictions
 
         x32 = np.ascontiguousarray(np.asarray(x, np.float32).ravel())
         out = self.ffi.new("fm_result[]", 1)

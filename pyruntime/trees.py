@@ -29,19 +29,17 @@ from typing import Any
 import numpy as np
 
 from .arrays import as_array, check_inputs, float_keys, require
+from .cbind import LazyReader, c_ptr, results_to_predictions
 from .errors import ModelFormatError, RuntimeCError
 from .linear import (
     FM_OK,
     INT32_MAX,
     INT32_MIN,
     MAX_SHIFT,
-    LazyReader,
     ReadState,
-    c_ptr,
     check_costs,
     pick_shift,
     quantize_costs,
-    results_to_predictions,
     to_fixed,
 )
 from .nb import Predictions
