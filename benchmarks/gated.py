@@ -26,11 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler.kind_gated import train_gated  # noqa: E402
-from compiler.pipeline import Task  # noqa: E402
+from compiler.gated.kind import train_gated  # noqa: E402
+from compiler.tasks import Task  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
-from pyruntime.gated import CGated, GatedModel  # noqa: E402
-from pyruntime.linear import LinearScorer  # noqa: E402
+from pyruntime.gated.model import CGated, GatedModel  # noqa: E402
+from pyruntime.trees.linear import LinearScorer  # noqa: E402
 
 SETS = {
     "digits": ("sklearn:digits", lambda y: (y.astype(str) == "8").astype(np.int64)),

@@ -34,10 +34,10 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from compiler.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: E402
-from compiler.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
-from compiler.miser import GreedyMiserClassifier  # noqa: E402
-from pyruntime.cascade import CCascade, TreeCascade  # noqa: E402
+from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: E402
+from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
+from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
+from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0]

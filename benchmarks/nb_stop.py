@@ -35,12 +35,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from nb import callgrind, peer  # noqa: E402
 from nb.sweep import fit_base, models_at, same_as_estimator  # noqa: E402
 
-from compiler import pipeline  # noqa: E402
-from compiler.export_c import render_header  # noqa: E402
-from compiler.nb_train import class_weights, weighted_accuracy  # noqa: E402
-from pyruntime.cruntime import CNaiveBayes  # noqa: E402
+from compiler import tasks  # noqa: E402
+from compiler.header import render_header  # noqa: E402
+from compiler.nb.kind import train_nb  # noqa: E402
+from compiler.tasks import class_weights, weighted_accuracy  # noqa: E402
 from pyruntime.errors import DataError  # noqa: E402
 from pyruntime.format import ModelFile  # noqa: E402
+from pyruntime.nb.binding import CNaiveBayes  # noqa: E402
 
 BUDGETS = (5, 10, 25, 50, 100, 200, 500, 1000)
 ORDERINGS = ("ig", "dcp")
@@ -97,7 +98,7 @@ def resolve_spec(spec: str, out: Path) -> str:
     if not spec.startswith("keel:"):
         return spec
     try:
-        pipeline.prepare(spec, None, None, 0)
+        tasks.prepare(spec, None, None, 0)
         return spec
     except DataError as exc:
         try:
@@ -119,7 +120,7 @@ def run_case(case: Case, out: Path, with_peer: bool) -> tuple[list[dict], list[d
     for pos in case.positives:
         for seed in case.seeds:
             try:
-                task = pipeline.prepare(spec, pos, None, seed)
+                task = tasks.prepare(spec, pos, None, seed)
             except DataError as exc:
                 return [], [], str(exc)
             X, y = task.data.X, task.y
@@ -262,7 +263,7 @@ def instruction_counts(out: Path, quick: bool, with_peer: bool) -> None:
     specs = [("sklearn:digits", "8")] + ([] if quick else [("sklearn:breast_cancer", None)])
     print(f"{'data':<22} {'model':<16} {'num':>7} {'k':>4} {'Ir/pred':>8} {'feat/pred':>9} {'Ir/feat':>7}")
     for spec, pos in specs:
-        task = pipeline.prepare(spec, pos, None, 0)
+        task = tasks.prepare(spec, pos, None, 0)
         X, y = task.data.X, task.y
         base = fit_base(X[task.train], y[task.train], X[task.validation], y[task.validation], "ig",
                         min(1000, X.shape[1]))
@@ -297,13 +298,13 @@ def training_time(quick: bool) -> None:
     spec = "gen:sparse:3000:2000" if quick else "gen:sparse:20000:2000"
     print(f"\n== Training time, {spec}, nb-stop, budget 1000 (wall clock, this machine) ==")
     t0 = time.perf_counter()
-    task = pipeline.prepare(spec, None, None, 0)
+    task = tasks.prepare(spec, None, None, 0)
     t_load = time.perf_counter() - t0
     print(f"generate + split: {t_load:.1f} s ({task.train.size} train, "
           f"{task.validation.size} validation rows)")
     for ordering in ORDERINGS:
         t0 = time.perf_counter()
-        m = pipeline.train_nb("nb-stop", task, {"budget": 1000, "ordering": ordering}, None)
+        m = train_nb("nb-stop", task, {"budget": 1000, "ordering": ordering}, None)
         dt = time.perf_counter() - t0
         print(f"train nb-stop --ordering {ordering} --budget 1000: {dt:.1f} s, "
               f"{m.tables.n_stops} stop points, "
@@ -323,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         peer_err = peer.emlearn_available()
     with tempfile.TemporaryDirectory(prefix="nb_stop_bench_") as tmp:
         out = Path(tmp)
-        task = pipeline.prepare("sklearn:breast_cancer", None, None, 0)
+        task = tasks.prepare("sklearn:breast_cancer", None, None, 0)
         X, y = task.data.X, task.y
         ok = all(same_as_estimator(X[task.train], y[task.train], X[task.validation], y[task.validation],
                                    o, 10, c) for o in ORDERINGS for c in CRITERIA)

@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from sklearn.base import clone  # noqa: E402
 
-from compiler.skyline import SkylineClassifier, make_base  # noqa: E402
-from compiler.skyline_search import mask_features  # noqa: E402
-from pyruntime.skyline import SkylineIndex, poly_cost  # noqa: E402
+from compiler.skyline.classifier import SkylineClassifier, make_base  # noqa: E402
+from compiler.skyline.search import mask_features  # noqa: E402
+from pyruntime.skyline.index import SkylineIndex, poly_cost  # noqa: E402
 
 LO, HI = 10.0, 1000.0
 

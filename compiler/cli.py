@@ -15,15 +15,14 @@ from typing import Any
 import click
 import numpy as np
 
+from compiler import tasks
+from compiler.costs import CostsError
+from compiler.header import TARGETS, c_tables, numeric_for, render_header
+from compiler.kinds import FILE_METRICS, all_options, load_kind_modules
 from pyruntime import format as fmt
 from pyruntime.data import load_dataset
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
-
-from . import pipeline
-from .costs import CostsError
-from .export_c import TARGETS, c_tables, numeric_for, render_header
-from .kinds import FILE_METRICS, all_options, load_kind_modules
 
 
 def fail(message: str) -> None:
@@ -98,8 +97,8 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
     extra = sorted(set(given) - KINDS[kind].option_names)
     if extra:
         raise click.UsageError(f"--{extra[0].replace('_', '-')} does not apply to kind {kind}", ctx)
-    task = pipeline.prepare(data, positive, target_column, seed)
-    costs = pipeline.task_costs(task, costs_path)
+    task = tasks.prepare(data, positive, target_column, seed)
+    costs = tasks.task_costs(task, costs_path)
     click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
                f"{task.data.X.shape[1]} features", err=True)
     model = KINDS[kind].train(kind, task, given, costs)
@@ -189,11 +188,11 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
-    ds, y, idx, part = pipeline.rows_for_eval(model, data)
+    ds, y, idx, part = tasks.rows_for_eval(model, data)
     X = ds.X[idx]
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
-    report = pipeline.summarize(model, y[idx], pred)
+    report = tasks.summarize(model, y[idx], pred)
     report.update({"runtime": "c", "numeric": num, "rows": part,
                    "ns_per_prediction": ev.ns_per_prediction(X) if X.shape[0] else 0.0})
     metrics = FILE_METRICS.get(model.kind)
@@ -202,7 +201,7 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     if budget is not None or size is not None or budget_sweep:
         if model.kind != "skyline":
             raise click.UsageError("--budget/--size/--budget-sweep need a skyline model")
-        from .kind_skyline import skyline_eval
+        from compiler.skyline.kind import skyline_eval
 
         report.update(skyline_eval(model, X, y[idx], budget, size, budget_sweep, plot, num))
     if as_json:
@@ -307,10 +306,10 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
     rows = []
     for path in model_paths:
         model = fmt.load(path)
-        ds, y, idx, _ = pipeline.rows_for_eval(model, data)
+        ds, y, idx, _ = tasks.rows_for_eval(model, data)
         ev = c_evaluator(model, num)
         pred = ev.predict(ds.X[idx])
-        s = pipeline.summarize(model, y[idx], pred)
+        s = tasks.summarize(model, y[idx], pred)
         rows.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
     base = rows[0][3]
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
@@ -319,7 +318,7 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
 
 
 def _add_profile_costs() -> None:
-    from .profile_costs import profile_costs_command
+    from compiler.skyline.profile_costs import profile_costs_command
 
     cli.add_command(profile_costs_command)
 

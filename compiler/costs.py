@@ -91,3 +91,17 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
         if cols == 1:
             coef[j, 1:] = 0.0
     return FeatureCosts(coef)
+
+
+def cost_vector(costs: FeatureCosts | np.ndarray | list | None, n_features: int, size: float = 0.0) -> np.ndarray:
+    """Per-feature cost vector (float64, length n_features) for items of the given size, from None
+    (every feature costs 1), FeatureCosts or an array; ValueError on a wrong length or a negative or
+    non-finite cost."""
+    if costs is None:
+        return np.ones(n_features)
+    c = costs.at(size) if isinstance(costs, FeatureCosts) else np.asarray(costs, dtype=np.float64).ravel()
+    if c.shape != (n_features,):
+        raise ValueError(f"costs must have one entry per feature ({n_features}), got {c.shape[0]}")
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError("costs must be finite and >= 0")
+    return c.astype(np.float64)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler import tasks
+from compiler.nb.kind import train_nb
+from compiler.header import render_header
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator
-
-from . import pipeline
-from .export_c import render_header
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime_c"
@@ -56,12 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    task = pipeline.prepare(args.data, args.positive if args.positive != "-" else None, None, args.seed)
+    task = tasks.prepare(args.data, args.positive if args.positive != "-" else None, None, args.seed)
     print(f"data {args.data} (positive class {args.positive}): {task.train.size} train, "
           f"{task.validation.size} validation, {task.test.size} test rows, {task.data.X.shape[1]} features")
-    static = pipeline.train_nb("nb-static", task, {}, None)
+    static = train_nb("nb-static", task, {}, None)
     k = int(static.meta["training"]["budget_chosen"])
-    dynamic = pipeline.train_nb("nb-stop", task, {"budget": k}, None)
+    dynamic = train_nb("nb-stop", task, {"budget": k}, None)
     X_test, y_test = task.data.X[task.test], task.y[task.test]
     rows = []
     for label, model in (("static top-k NB", static), ("early-stopping NB", dynamic)):
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (np.array_equal(c_label, pred.label) and np.array_equal(c_read, pred.n_read)):
             print(f"error: the standalone C program and the cffi binding disagree for {label}", file=sys.stderr)
             return 1
-        summary = pipeline.summarize(model, y_test, pred)
+        summary = tasks.summarize(model, y_test, pred)
         rows.append((label, summary["weighted_accuracy"], summary["mean_features"], c_ns,
                      ev.ns_per_prediction(X_test), model.tables.n_stops, size))
     shutil.copy(out / "dynamic" / "model.msgpack", out / "model.msgpack")

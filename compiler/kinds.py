@@ -20,10 +20,9 @@ from typing import Any
 import click
 import numpy as np
 
+from compiler.costs import FeatureCosts
 from pyruntime.format import ModelFile
-from pyruntime.nb import Predictions
-
-from .costs import FeatureCosts
+from pyruntime.result import Predictions
 
 
 @dataclass
@@ -57,12 +56,26 @@ def register_file_metrics(file_kind: str,
     FILE_METRICS[file_kind] = fn
 
 
-def load_kind_modules() -> dict[str, KindSpec]:
-    from . import __path__ as pkg_path
+def kind_modules(package: str, path: list[str]) -> list[str]:
+    """The kind modules of a package's family folders: ``<package>.<family>.kind`` and
+    ``<package>.<family>.kind_*``, in name order."""
+    found = []
+    for fam in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
+        if not fam.ispkg:
+            continue
+        sub = importlib.import_module(f"{package}.{fam.name}")
+        for info in sorted(pkgutil.iter_modules(sub.__path__), key=lambda i: i.name):
+            if info.name == "kind" or info.name.startswith("kind_"):
+                found.append(f"{package}.{fam.name}.{info.name}")
+    return found
 
-    for info in sorted(pkgutil.iter_modules(pkg_path), key=lambda i: i.name):
-        if info.name.startswith("kind_"):
-            importlib.import_module(f"{__package__}.{info.name}")
+
+def load_kind_modules() -> dict[str, KindSpec]:
+    """Import every family's kind modules (each registers its kinds)."""
+    from compiler import __path__ as pkg_path
+
+    for name in kind_modules("compiler", list(pkg_path)):
+        importlib.import_module(name)
     return KINDS
 
 

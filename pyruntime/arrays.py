@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError, ModelFormatError
+from pyruntime.errors import DataError, ModelFormatError
 
 
 def as_array(value: Any, dtype: str, name: str, ndim: int = 1) -> np.ndarray:

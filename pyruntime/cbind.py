@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError
-from .nb import Predictions
+from pyruntime.arrays import check_inputs
+from pyruntime.errors import FM_OK, DataError, ModelFormatError, raise_for
+from pyruntime.result import Predictions
 
 RESULT_DTYPE = np.dtype([("label", "<i4"), ("score", "<f4"), ("score_q", "<i4"), ("n_read", "<u4"),
                          ("cost", "<f4"), ("stage", "<u4"), ("cost_q", "<u4")])
@@ -79,3 +80,122 @@ def time_batch(call: Callable[[], None], rows: int, min_seconds: float = 0.2) ->
         best = min(best, dt / reps)
         reps *= 2
     return best / rows * 1e9
+
+
+def x_ptr(ffi: Any, X32: np.ndarray) -> Any:
+    """A const float * over a float32 matrix (NULL when empty)."""
+    return ffi.cast("const float *", ffi.from_buffer(X32)) if X32.size else ffi.NULL
+
+
+class CEvaluator:
+    """Base of every C-backed evaluator: one family's tables behind the C functions
+    ``fm_<family>[_q15]_{check,predict,predict_batch}``.
+
+    A subclass sets ``family`` and ``what`` (for messages) and builds the C struct in
+    ``make_struct``; ``make_scratch`` returns the working buffers the family's calls take
+    between the input and the result (by default a feature memo, plus a scores buffer when
+    ``n_scores`` is positive). Calls are ``fn(struct, X, rows, cols, *scratch, out, n_done)``
+    for batches and ``fn(struct, reader, *scratch, out)`` for lazy reads. ffi/lib default to
+    the packaged binding pyruntime._frugalml_c (tests pass their own builds)."""
+
+    family: str = ""
+    what: str = "model"
+
+    def __init__(self, model: Any, ffi: Any = None, lib: Any = None) -> None:
+        if ffi is None or lib is None:
+            from pyruntime._frugalml_c import ffi, lib  # noqa: PLC0415 - the binding is optional for the reference
+        self.ffi, self.lib, self.model = ffi, lib, model
+        self.q = self.is_q15(model)
+        self._keep: list[Any] = []
+        self.struct = self.make_struct()
+        if self.fn("check")(self.struct) != FM_OK:
+            raise ModelFormatError(f"the C runtime rejected the {self.what}'s tables")
+        self.scratch: tuple[Any, ...] = self.make_scratch()
+        self.cost_unit = self.q15_cost_unit() if self.q else 1.0
+        self._batch = self.fn("predict_batch")
+        self._lazy = self.fn("predict")
+
+    # -- what a family provides ------------------------------------------------------
+    def is_q15(self, model: Any) -> bool:
+        return type(model).__name__.endswith("Q15")
+
+    def make_struct(self) -> Any:
+        raise NotImplementedError
+
+    def n_scores(self) -> int:
+        return 0
+
+    def q15_cost_unit(self) -> float:
+        """What one integer cost unit of the q15 tables is worth."""
+        return float(getattr(self.model, "cost_unit", 1.0))
+
+    def make_scratch(self) -> tuple[Any, ...]:
+        memo = self.new_memo(int(self.model.n_features))
+        k = self.n_scores()
+        return (memo, self.ffi.new("int32_t[]" if self.q else "float[]", k)) if k else (memo,)
+
+    def symbol(self, verb: str) -> str:
+        return f"fm_{self.family}{'_q15' if self.q else ''}_{verb}"
+
+    # -- shared machinery --------------------------------------------------------------
+    def fn(self, verb: str) -> Any:
+        return getattr(self.lib, self.symbol(verb))
+
+    def new_memo(self, n_features: int) -> Any:
+        """An fm_memo over buffers kept alive with this evaluator."""
+        n = max(n_features, 1)
+        values, seen = self.ffi.new("float[]", n), self.ffi.new("uint8_t[]", n)
+        memo = self.ffi.new("fm_memo *")
+        self._keep += [values, seen, memo]
+        self.lib.fm_memo_init(memo, values, seen, n_features)
+        return memo
+
+    @property
+    def memo(self) -> Any:
+        """The fm_memo the calls use (for callers that drive the C functions themselves)."""
+        return self.scratch[0]
+
+    @property
+    def scores(self) -> Any:
+        """The scores buffer of the families that take one."""
+        return self.scratch[1]
+
+    @property
+    def n_features(self) -> int:
+        return int(self.model.n_features)
+
+    def _call(self, X32: np.ndarray, out: Any) -> None:
+        done = self.ffi.new("uint32_t *")
+        cols = X32.shape[1] if X32.ndim == 2 else 0
+        rc = self._batch(self.struct, x_ptr(self.ffi, X32), X32.shape[0], cols, *self.scratch, out, done)
+        raise_for(rc, f"{self.what}, row {done[0]}")
+
+    def _results(self, out: Any, rows: int) -> Predictions:
+        return results_to_predictions(self.ffi, out, rows, self.q, self.cost_unit)
+
+    def predict(self, X: Any) -> Predictions:
+        """Predict every row of X (validated: 2-D, right width)."""
+        return self.predict_raw(check_inputs(X, self.n_features))
+
+    def predict_raw(self, X32: np.ndarray) -> Predictions:
+        """Batch prediction over a float32 matrix; RuntimeCError on the first failing row."""
+        X32 = np.ascontiguousarray(X32, dtype=np.float32)
+        out = self.ffi.new("fm_result[]", max(X32.shape[0], 1))
+        self._call(X32, out)
+        return self._results(out, X32.shape[0])
+
+    def predict_lazy(self, read: Callable[[int], float]) -> Predictions:
+        """One prediction whose features come from read(index), each at most once, only those the
+        model's path needs."""
+        lazy = LazyReader(self.ffi, read)
+        out = self.ffi.new("fm_result[]", 1)
+        rc = self._lazy(self.struct, lazy.reader, *self.scratch, out)
+        lazy.raise_for_read()
+        raise_for(rc, f"{self.what}, lazy prediction")
+        return self._results(out, 1)
+
+    def ns_per_prediction(self, X: Any, min_seconds: float = 0.2) -> float:
+        """Wall-clock ns per prediction of the batch call, best of doubling repeats over >= min_seconds."""
+        X32 = check_inputs(X, self.n_features)
+        out = self.ffi.new("fm_result[]", max(X32.shape[0], 1))
+        return time_batch(lambda: self._call(X32, out), X32.shape[0], min_seconds)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DataError
+from pyruntime.errors import DataError
 
 TARGET_NAMES = ("target", "class", "label", "y")
 

@@ -1,4 +1,26 @@
-"""Exception types of the runtime side (documented in docs/errors.md)."""
+"""Exception types of the runtime side (documented in docs/errors.md) and the
+C runtime's status codes with their messages, in one place.
+
+The status codes mirror ``runtime_c/include/frugalml.h``; a test checks that
+they equal the compiled library's.
+"""
+
+from __future__ import annotations
+
+FM_OK = 0
+FM_E_ARG = -1
+FM_E_READ = -2
+FM_E_VALUE = -3
+FM_E_MODEL = -4
+FM_E_BUDGET = -5
+
+STATUS_MESSAGES = {
+    FM_E_ARG: "bad argument (NULL pointer or wrong input length)",
+    FM_E_READ: "the feature callback failed",
+    FM_E_VALUE: "a feature value is NaN or infinite",
+    FM_E_MODEL: "inconsistent model tables",
+    FM_E_BUDGET: "nothing fits the budget",
+}
 
 
 class FrugalmlError(Exception):
@@ -19,3 +41,14 @@ class RuntimeCError(FrugalmlError, RuntimeError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def status_message(rc: int) -> str:
+    """The message of a C status code."""
+    return STATUS_MESSAGES.get(rc, f"error {rc}")
+
+
+def raise_for(rc: int, what: str) -> None:
+    """Raise RuntimeCError (with the code and its message) for a non-FM_OK status."""
+    if rc != FM_OK:
+        raise RuntimeCError(rc, f"{what}: {status_message(rc)} (code {rc})")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .format import ModelFile
-from .nb import Predictions
+from pyruntime.format import ModelFile
+from pyruntime.result import Predictions
 
 
 class Evaluator(Protocol):

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import msgpack
 import numpy as np
 
-from .errors import ModelFormatError
+from pyruntime.errors import ModelFormatError
 
 MAGIC = b"FRUGALML"
 FORMAT_VERSION = 1

@@ -13,10 +13,10 @@ import json
 import sys
 import time
 
-from .data import load_dataset
-from .errors import FrugalmlError
-from .evaluators import c_evaluator
-from .format import load
+from pyruntime.data import load_dataset
+from pyruntime.errors import FrugalmlError
+from pyruntime.evaluators import c_evaluator
+from pyruntime.format import load
 
 
 def main(argv: list[str] | None = None) -> int:

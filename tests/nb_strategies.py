@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from pyruntime.nb import NBModel
+from pyruntime.nb.model import NBModel
 
 
 @st.composite

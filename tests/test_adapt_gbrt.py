@@ -8,8 +8,8 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-from compiler.adapt_gbrt import AdaptGbrtClassifier, adapt_sweep, sklearn_to_tree_ensemble, solve_q
-from compiler.cost_tree import ir_decide, ir_scores
+from compiler.gated.adapt_gbrt import AdaptGbrtClassifier, adapt_sweep, sklearn_to_tree_ensemble, solve_q
+from compiler.trees.cost_tree import ir_decide, ir_scores
 
 
 def easy_and_hard_regions(n: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

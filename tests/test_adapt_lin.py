@@ -7,8 +7,8 @@ import pickle
 import numpy as np
 import pytest
 
-from compiler.adapt_lin import AdaptLinClassifier, group_soft_threshold
-from compiler.gated_common import F0Error, SparseLinear, SweepPoint, choose_point, make_f0, q_step, score_f32
+from compiler.gated.adapt_lin import AdaptLinClassifier, group_soft_threshold
+from compiler.gated.common import F0Error, SparseLinear, SweepPoint, choose_point, make_f0, q_step, score_f32
 from compiler.synthetic import make_easy_hard
 
 

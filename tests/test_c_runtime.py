@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from compiler.demo import build_row_runner, run_rows
-from compiler.export_c import render_header
-from compiler.nb_train import NaiveBayesBudget
+from compiler.header import render_header
+from compiler.nb.train import NaiveBayesBudget
 from pyruntime.evaluators import c_evaluator
 from pyruntime.format import ModelFile
 

@@ -7,14 +7,9 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.model_selection import train_test_split
 
-from compiler.cascade import (
-    CsccCascadeClassifier,
-    EarlyExitEnsemble,
-    balanced_weights,
-    learn_exit_thresholds,
-)
-from compiler.cost_tree import ir_scores, ir_tree_features
-from compiler.miser import GreedyMiserClassifier
+from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble, balanced_weights, learn_exit_thresholds
+from compiler.trees.cost_tree import ir_scores, ir_tree_features
+from compiler.trees.miser import GreedyMiserClassifier
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 

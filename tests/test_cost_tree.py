@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.cost_tree import Binner, CostTreeFitter, ensemble_to_ir, ir_scores, ir_tree_features
+from compiler.trees.cost_tree import Binner, CostTreeFitter, ensemble_to_ir, ir_scores, ir_tree_features
 
 
 def test_thresholds_reproduce_bins_exactly_in_float32() -> None:

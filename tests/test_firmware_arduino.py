@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from firmware_tools import CORTEX_M_TOOLS, FIRMWARE, frugalml, make, require_tools
 
-from compiler.export_c import numeric_for, render_header
+from compiler.header import numeric_for, render_header
 from pyruntime import format as fmt
 from pyruntime.data import load_dataset
 from pyruntime.evaluators import c_evaluator

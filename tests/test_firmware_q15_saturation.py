@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, make, require_tools
 
-from compiler.export_c import render_header
+from compiler.header import render_header
 from pyruntime import format as fmt
-from pyruntime.cruntime import CNaiveBayes
-from pyruntime.nb import INT32_MAX, INT32_MIN, NBModel
+from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
+from pyruntime.nb.binding import CNaiveBayes
+from pyruntime.nb.model import NBModel
 
 FMAX = float(np.finfo(np.float32).max)
 P = 32767 / 16384  # quantizes to exactly 32767 with the scale 2**14

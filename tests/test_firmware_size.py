@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, frugalml, make, require_tools, size_report
 
-from compiler.export_c import c_tables, render_header
+from compiler.header import c_tables, render_header
 from pyruntime import format as fmt
 from pyruntime.data import load_dataset
 

@@ -14,7 +14,7 @@ from nb_strategies import nb_models
 
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
-from pyruntime.nb import NBModel
+from pyruntime.nb.model import NBModel
 
 
 def small_model() -> fmt.ModelFile:

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyruntime import format as fmt
-from pyruntime.cruntime import CNaiveBayes
 from pyruntime.errors import ModelFormatError
-from pyruntime.nb import NB_KINDS, NBModel
+from pyruntime.nb.binding import CNaiveBayes
+from pyruntime.nb.model import NB_KINDS, NBModel
 
 FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -14,16 +14,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import pipeline
-from compiler.cascade import CsccCascadeClassifier, EarlyExitEnsemble
+from compiler import tasks
 from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
-from compiler.export_c import render_header
-from compiler.miser import GreedyMiserClassifier
+from compiler.header import render_header
+from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble
+from compiler.trees.miser import GreedyMiserClassifier
 from pyruntime import format as fmt
-from pyruntime.cascade import CCascade, TreeCascade
 from pyruntime.evaluators import c_evaluator, reference_evaluator
-from pyruntime.trees import TreeEnsemble
+from pyruntime.trees.cascade import CCascade, TreeCascade
+from pyruntime.trees.ensemble import TreeEnsemble
 
 GRID = np.array([-1.0, -0.5, 0.0, 0.5, 1.0], np.float32)
 
@@ -171,7 +171,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cli_cascade_matches_the_estimator(work: Path) -> None:
     model = fmt.load(work / "c.msgpack")
-    task = pipeline.prepare(str(work / "data.npz"))
+    task = tasks.prepare(str(work / "data.npz"))
     X = task.data.X.astype(np.float32)
     costs = np.array([1.0] * 4 + [100.0] * 4)
     est = CsccCascadeClassifier(n_stages=3, n_trees=24, lambdas=[30, 3, 0], costs=costs, random_state=0)
@@ -202,7 +202,7 @@ def test_eval_json_reports_cost_trees_and_exits(work: Path) -> None:
     assert code == 0
     rep = json.loads(out)
     model = fmt.load(work / "c.msgpack")
-    task = pipeline.prepare(str(work / "data.npz"))
+    task = tasks.prepare(str(work / "data.npz"))
     p = c_evaluator(model).predict(task.data.X[task.test])
     assert rep["kind"] == "cascade" and rep["n"] == task.test.size
     assert rep["exit_histogram"] == np.bincount(p.stage, minlength=3).tolist()
@@ -217,7 +217,7 @@ def test_early_exit_baseline(work: Path) -> None:
                        work / "ee.msgpack", "--early-exit-every", 5, "--trees", 20, "--lambda", 0)
     assert code == 0, err
     model = fmt.load(work / "ee.msgpack")
-    task = pipeline.prepare(str(work / "data.npz"))
+    task = tasks.prepare(str(work / "data.npz"))
     X = task.data.X.astype(np.float32)
     base = GreedyMiserClassifier(lambda_=0.0, n_trees=20, loss="logistic",
                                  costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)

@@ -24,9 +24,9 @@ from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
-from pyruntime.gated import CGated, GatedModel, predict_with_fallback
-from pyruntime.linear import LinearScorer
-from pyruntime.trees import TreeEnsemble
+from pyruntime.gated.model import CGated, GatedModel, predict_with_fallback
+from pyruntime.trees.ensemble import TreeEnsemble
+from pyruntime.trees.linear import LinearScorer
 
 FIELDS = ("label", "score", "n_read", "cost", "stage")
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from compiler import pipeline
+from compiler import tasks
 from compiler.cli import cli
-from compiler.cost_tree import CostTreeFitter, leaf_ratio
+from compiler.trees.cost_tree import CostTreeFitter, leaf_ratio
 from pyruntime import format as fmt
-from pyruntime.cascade import TreeCascade
 from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.trees.cascade import TreeCascade
 
 N_CHEAP = 4
 
@@ -103,7 +103,7 @@ def reference_boosting(X: np.ndarray, y01: np.ndarray, n_iter: int, loss: str, s
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
 def test_lambda_zero_runtime_equals_plain_gradient_boosting(work: Path, loss: str) -> None:
     model = train(work, f"zero-{loss}.msgpack", "--lambda", 0, "--trees", 25, "--loss", loss, "--depth", 2)
-    task = pipeline.prepare(str(work / "data.npz"))
+    task = tasks.prepare(str(work / "data.npz"))
     X32 = task.data.X.astype(np.float32)
     n_iter = model.tables.trees.n_trees
     trees, base = reference_boosting(X32[task.train], task.y[task.train], n_iter, loss, 0.1, 2)

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
-from compiler.kind_skyline import skyline_eval, sweep_budgets
+from compiler.skyline.kind import skyline_eval, sweep_budgets
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
-from pyruntime.skyline import poly_cost
-from pyruntime.skyline_model import SkylineModel
+from pyruntime.skyline.index import poly_cost
+from pyruntime.skyline.model import SkylineModel
 
 N_FEATURES = 6
 SIZES = (0.0, 10.0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.gated_common import score_f32
-from compiler.l1_gate import L1GateClassifier, quantile_threshold
+from compiler.gated.common import score_f32
+from compiler.gated.l1_gate import L1GateClassifier, quantile_threshold
 from compiler.synthetic import make_easy_hard
 
 

@@ -14,22 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyruntime.errors import ModelFormatError, RuntimeCError
-from pyruntime.linear import (
-    FM_E_VALUE,
-    FM_OK,
-    INT32_MAX,
-    INT32_MIN,
-    CLinear,
-    LinearScorer,
-    LinearScorerQ15,
-    ReadState,
-    float_to_fixed,
-    in_shift_for,
-    linear_struct,
-    quantize_linear,
-)
-from pyruntime.trees import CTrees, TreeEnsemble
+from pyruntime.errors import FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
+from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
+from pyruntime.memo import ReadState
+from pyruntime.trees.ensemble import CTrees, TreeEnsemble
+from pyruntime.trees.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
@@ -205,7 +194,7 @@ def test_shared_memo_linear_then_trees(cmod: Any) -> None:
         res = ffi.new("fm_result *")
         a = ffi.new("float *", 0.0)
         lib.fm_memo_start(ct.memo, res)
-        assert lib.fm_linear_score(cg._struct, r, ct.memo, a, res) == FM_OK
+        assert lib.fm_linear_score(cg.struct, r, ct.memo, a, res) == FM_OK
         assert lib.fm_trees_begin(ct.struct, ct.scores) == FM_OK
         assert lib.fm_trees_accumulate(ct.struct, 0, 1, r, ct.memo, ct.scores, res) == FM_OK
         assert a[0] == acc[i] and ct.scores[0] == scores[i, 0]
@@ -230,7 +219,7 @@ def test_lazy_reads_in_stored_order_once(cmod: Any, seed: int) -> None:
 
     r = ffi.new("fm_reader *", {"read": read, "ctx": ffi.NULL})
     res = ffi.new("fm_result *")
-    assert lib.fm_linear_predict(cl._struct, r, cl.memo, res) == FM_OK
+    assert lib.fm_linear_predict(cl.struct, r, cl.memo, res) == FM_OK
     assert log == list(dict.fromkeys(m.feature.tolist()))
     assert res.n_read == len(log)
 

@@ -8,9 +8,9 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import train_test_split
 
-from compiler.cost_tree import CostTreeFitter, leaf_ratio
 from compiler.costs import FeatureCosts
-from compiler.miser import GreedyMiserClassifier, sweep
+from compiler.trees.cost_tree import CostTreeFitter, leaf_ratio
+from compiler.trees.miser import GreedyMiserClassifier, sweep
 
 
 def cheap_noisy_expensive_informative(
@@ -171,7 +171,7 @@ def test_bad_parameters_rejected() -> None:
 
 def test_ir_agrees_with_the_runtime_evaluators(cancer: tuple) -> None:
     """The emitted IR loads into pyruntime and its numpy and C evaluators give our answers exactly."""
-    trees_mod = pytest.importorskip("pyruntime.trees")
+    trees_mod = pytest.importorskip("pyruntime.trees.ensemble")
     Xtr, Xte, ytr, _ = cancer
     costs = np.random.default_rng(0).choice([1.0, 5.0, 10.0, 20.0, 50.0, 100.0, 150.0, 200.0], Xtr.shape[1])
     m = GreedyMiserClassifier(lambda_=0.3, n_trees=30, costs=costs, loss="logistic").fit(Xtr, ytr)

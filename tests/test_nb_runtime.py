@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nb_strategies import inputs_for, nb_models
 
-from pyruntime.cruntime import CNaiveBayes
 from pyruntime.errors import DataError, ModelFormatError
-from pyruntime.nb import NBModel
+from pyruntime.nb.binding import CNaiveBayes
+from pyruntime.nb.model import NBModel
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

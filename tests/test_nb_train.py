@@ -8,18 +8,12 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from compiler.discretize import Bins, fit_bins
-from compiler.nb_train import (
-    NaiveBayesBudget,
-    best_threshold,
-    class_weights,
-    fit_tables,
-    partial_scores,
-    weighted_accuracy,
-)
-from compiler.orderings import class_bin_counts, delta_cp, fcbf, information_gain, rank
-from pyruntime.cruntime import CNaiveBayes
+from compiler.nb.discretize import Bins, fit_bins
+from compiler.nb.orderings import class_bin_counts, delta_cp, fcbf, information_gain, rank
+from compiler.nb.train import NaiveBayesBudget, best_threshold, fit_tables, partial_scores
+from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.data import make_sparse_binary
+from pyruntime.nb.binding import CNaiveBayes
 
 
 def test_laplace_tables_known_answer() -> None:

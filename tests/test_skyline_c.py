@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.skyline_index import build_size_index
-from pyruntime.skyline import NO_MODEL, SkylineIndex
+from compiler.skyline.index import build_size_index
+from pyruntime.skyline.index import NO_MODEL, SkylineIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime_c"

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-from compiler.skyline import SkylineClassifier, budget_report, budget_sweep, make_base, parse_sizes
-from compiler.skyline_index import build_size_index, skyline_at
+from compiler.skyline.classifier import SkylineClassifier, budget_report, budget_sweep, make_base, parse_sizes
+from compiler.skyline.index import build_size_index, skyline_at
 from pyruntime.errors import ModelFormatError
-from pyruntime.skyline import NO_MODEL, SkylineIndex, poly_cost
+from pyruntime.skyline.index import NO_MODEL, SkylineIndex, poly_cost
 
 
 def random_curves(m: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,7 +221,7 @@ def test_index_round_trips_through_the_model_format(data) -> None:
 
 
 def test_plot_budget_sweep_writes_a_png(tmp_path) -> None:
-    from compiler.skyline import plot_budget_sweep
+    from compiler.skyline.classifier import plot_budget_sweep
 
     out = tmp_path / "sweep.png"
     plot_budget_sweep([0, 1, 2], {"polydom": [0.5, 0.7, 0.9], "greedy-acc": [0.5, 0.6, 0.9]}, str(out))

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.costs import load_costs
-from compiler.profile_costs import (
+from compiler.skyline.profile_costs import (
     fit_polynomial,
     load_features,
     profile_costs,

@@ -7,8 +7,8 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.naive_bayes import GaussianNB
 
-from compiler.skyline_index import skyline_at, tie_keys
-from compiler.skyline_search import (
+from compiler.skyline.index import skyline_at, tie_keys
+from compiler.skyline.search import (
     AccuracyOracle,
     TableOracle,
     _max_over_subsets,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.adapt_lin import AdaptLinClassifier
-from compiler.gated_common import sweep
-from compiler.l1_gate import L1GateClassifier
+from compiler.gated.adapt_lin import AdaptLinClassifier
+from compiler.gated.common import sweep
+from compiler.gated.l1_gate import L1GateClassifier
 from compiler.synthetic import make_synthetic2
 
 P_GRID = [0.25, 0.5, 0.75]

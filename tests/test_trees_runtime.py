@@ -18,16 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyruntime.arrays import float_keys
-from pyruntime.errors import DataError, ModelFormatError, RuntimeCError
-from pyruntime.linear import FM_E_VALUE, FM_OK, INT32_MAX, INT32_MIN, ReadState
-from pyruntime.trees import (
-    CTrees,
-    TreeEnsemble,
-    TreeEnsembleQ15,
-    float32_floor,
-    quantize_trees,
-    trees_struct,
-)
+from pyruntime.errors import FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
+from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
+from pyruntime.memo import ReadState
+from pyruntime.trees.ensemble import CTrees, TreeEnsemble, TreeEnsembleQ15, float32_floor, quantize_trees, trees_struct
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"

@@ -11,20 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.discretize import fit_bins
-from compiler.nb_train import (
+from compiler.nb.discretize import fit_bins
+from compiler.nb.orderings import rank
+from compiler.nb.train import (
     NaiveBayesBudget,
     NBTables,
     StopRule,
     best_threshold,
-    class_weights,
     fit_tables,
     learn_stop_points,
     partial_scores,
-    weighted_accuracy,
 )
-from compiler.orderings import rank
-from pyruntime.nb import NBModel
+from compiler.tasks import class_weights, weighted_accuracy
+from pyruntime.nb.model import NBModel
 
 
 @dataclass

@@ -1,0 +1,466 @@
+"""ADAPT-GBRT: a gate g and a low-cost model f1 in front of a high-cost model f0.
+
+Nan and Saligrama, "Adaptive Classification for Prediction Under a Budget",
+NIPS 2017. A high-accuracy model f0 is trained first, regardless of cost. For
+each training input a latent z in {0: use f1, 1: use f0} has a distribution
+q_i = q(z_i = 1); the problem
+
+    min_{g, f1, q}  1/N sum_i [ (1 - q_i) A_i + q_i B_i - H(q_i) ] + gamma * cost(g, f1)
+    s.t.            1/N sum_i q_i <= P_full
+
+with
+    A_i = loss(y_i, f1(x_i)) - log p_g(z=0 | x_i) = loss(y_i, f1(x_i)) + log(1 + e^{g(x_i)})
+    B_i = eta * (-log p_f0(y_i | x_i))  - log p_g(z=1 | x_i) = eta * l0_i + log(1 + e^{-g(x_i)})
+
+(H the binary entropy, p_g(z=1|x) = sigmoid(g(x))) is solved by alternating:
+
+- q step, closed form: q_i = 1 / (1 + exp(B_i - A_i + beta)), with beta >= 0 the
+  smallest value making mean(q) <= P_full (bisection; q decreases with beta);
+- (g, f1) step for fixed q: g is boosted towards the soft labels q (logistic
+  loss, i.e. the KL term), f1 is boosted on the labels with weights 1 - q
+  (logistic or multinomial loss). Both are limited-depth regression trees on
+  the negative gradient whose CART impurity adds gamma * c_a for every feature
+  a that neither g nor f1 has used yet (u_a = 0 once used by any tree).
+
+At test time g is evaluated first; an input goes to f0 iff g(x) > t, else f1
+answers. The threshold t is set on the training data so that the share of
+inputs routed to f0 equals mean(q) <= P_full (with the paper's t = 0 a soft
+gate whose q_i stay below 1/2 would route nothing). By default q is updated
+after every boosting iteration (``n_iter = n_trees``); ``xi`` weights both
+prediction losses against the gate's KL term. ``gamma`` uses the same scale as
+the miser ``lambda_``: a feature's cost is divided by the summed cost of all
+features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
+from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
+
+HPC_NAMES = ("rf", "gbrt", "svm-rbf")
+
+
+def make_hpc(name: str, random_state: int | None = 0) -> BaseEstimator:
+    """An unfitted high-accuracy model f0 by name."""
+    if name == "rf":
+        return RandomForestClassifier(n_estimators=200, random_state=random_state, n_jobs=1)
+    if name == "gbrt":
+        return GradientBoostingClassifier(n_estimators=200, max_depth=3, random_state=random_state)
+    if name == "svm-rbf":
+        return make_pipeline(StandardScaler(), SVC(kernel="rbf", probability=True, random_state=random_state))
+    raise ValueError(f"hpc must be one of {HPC_NAMES} or a scikit-learn classifier, got {name!r}")
+
+
+def solve_q(A: np.ndarray, B: np.ndarray, p_full: float, iters: int = 100) -> tuple[np.ndarray, float]:
+    """q_i = 1/(1+exp(B_i - A_i + beta)) with the smallest beta >= 0 such that mean(q) <= p_full."""
+
+    def q_of(beta: float) -> np.ndarray:
+        return 0.5 * (1.0 + np.tanh(0.5 * (A - B - beta)))  # stable logistic
+
+    q = q_of(0.0)
+    if q.mean() <= p_full:
+        return q, 0.0
+    lo, hi = 0.0, 1.0
+    while q_of(hi).mean() > p_full:
+        hi *= 2.0
+        if hi > 1e6:
+            break
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if q_of(mid).mean() > p_full:
+            lo = mid
+        else:
+            hi = mid
+    return q_of(hi), hi
+
+
+def _softplus(z: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, z)
+
+
+def _pointwise_loss(Y: np.ndarray, F: np.ndarray, loss: str) -> np.ndarray:
+    F64 = F.astype(np.float64)
+    if loss == "logistic":
+        return _softplus(F64[:, 0]) - Y[:, 0] * F64[:, 0]
+    z = F64 - F64.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -np.sum(Y * logp, axis=1)
+
+
+def sklearn_features_used(est: BaseEstimator, n_features: int) -> np.ndarray:
+    """Bool mask of the features a fitted scikit-learn model reads (all, unless it is made of trees)."""
+    trees = []
+    if hasattr(est, "tree_"):
+        trees = [est]
+    elif hasattr(est, "estimators_"):
+        trees = [t for t in np.ravel(np.asarray(est.estimators_, dtype=object)) if hasattr(t, "tree_")]
+    if not trees:
+        return np.ones(n_features, dtype=bool)
+    mask = np.zeros(n_features, dtype=bool)
+    for t in trees:
+        f = t.tree_.feature
+        mask[f[f >= 0]] = True
+    return mask
+
+
+def _f32_floor(thr: np.ndarray) -> np.ndarray:
+    """Largest float32 <= thr: for float32 x, x <= thr (float64) iff x <= result."""
+    t = thr.astype(np.float32)
+    over = t.astype(np.float64) > thr
+    t[over] = np.nextafter(t[over], np.float32(-np.inf))
+    return t
+
+
+def sklearn_to_tree_ensemble(est: BaseEstimator, costs: np.ndarray) -> dict | None:
+    """Model IR for a fitted RandomForest/ExtraTrees or GradientBoosting classifier; None otherwise.
+
+    Forests: one output per class (one output for two classes, decision
+    threshold 0.5), leaf values = class fraction / n_trees. Gradient boosting:
+    the raw scores (log-odds), decision threshold 0. Float32 sums may differ
+    from scikit-learn's float64 only at exact ties.
+    """
+    from compiler.trees.cost_tree import CostTree
+
+    d = int(getattr(est, "n_features_in_", len(costs)))
+    trees, outputs = [], []
+
+    def convert(sk_tree: object, leaf: np.ndarray) -> CostTree:
+        tr = sk_tree.tree_
+        inner = tr.feature >= 0
+        return CostTree(
+            feature=np.where(inner, tr.feature, -1).astype(np.int32),
+            threshold=np.where(inner, _f32_floor(tr.threshold), 0).astype(np.float32),
+            left=np.where(inner, tr.children_left, -1).astype(np.int32),
+            right=np.where(inner, tr.children_right, -1).astype(np.int32),
+            value=np.where(inner, 0.0, leaf).astype(np.float32).astype(np.float64),
+        )
+
+    if isinstance(est, GradientBoostingClassifier):
+        K = est.estimators_.shape[1]
+        base = np.asarray(est._raw_predict_init(np.zeros((1, d), dtype=np.float32))[0], dtype=np.float32)
+        for m in range(est.estimators_.shape[0]):
+            for k in range(K):
+                t = est.estimators_[m, k]
+                trees.append(convert(t, est.learning_rate * t.tree_.value[:, 0, 0]))
+                outputs.append(k)
+        return ensemble_to_ir(trees, outputs, base, d, costs, 0.0)
+    if hasattr(est, "estimators_") and all(hasattr(t, "tree_") for t in est.estimators_) \
+            and hasattr(est, "n_classes_") and np.ndim(est.n_classes_) == 0:
+        n_t = len(est.estimators_)
+        K = int(est.n_classes_)
+        for t in est.estimators_:
+            v = t.tree_.value[:, 0, :]
+            frac = v / np.maximum(v.sum(axis=1, keepdims=True), 1e-300)
+            ks = [1] if K == 2 else list(range(K))
+            for out, k in enumerate(ks):
+                trees.append(convert(t, frac[:, k] / n_t))
+                outputs.append(out)
+        n_out = 1 if K == 2 else K
+        return ensemble_to_ir(trees, outputs, np.zeros(n_out), d, costs, 0.5 if K == 2 else 0.0)
+    return None
+
+
+@dataclass
+class AdaptState:
+    """Per outer iteration diagnostics."""
+
+    beta: float
+    mean_q: float
+    objective: float
+
+
+class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
+    """ADAPT-GBRT gated classifier: gate g and low-cost f1 (cost-aware boosted trees), high-cost f0."""
+
+    def __init__(
+        self,
+        hpc: str | BaseEstimator = "rf",
+        p_full: float = 0.3,
+        gamma: float = 1.0,
+        n_trees: int = 100,
+        max_depth: int = 3,
+        step: float = 0.1,
+        costs: FeatureCosts | np.ndarray | None = None,
+        n_iter: int | None = None,
+        eta: float = 1.0,
+        xi: float = 1.0,
+        hpc_cv: int = 3,
+        max_bins: int = 64,
+        random_state: int | None = 0,
+    ) -> None:
+        self.hpc = hpc
+        self.p_full = p_full
+        self.gamma = gamma
+        self.n_trees = n_trees
+        self.max_depth = max_depth
+        self.step = step
+        self.costs = costs
+        self.n_iter = n_iter
+        self.eta = eta
+        self.xi = xi
+        self.hpc_cv = hpc_cv
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        if not 0.0 <= self.p_full <= 1.0:
+            raise ValueError("p_full must be in [0, 1]")
+        if not self.gamma >= 0:
+            raise ValueError("gamma must be >= 0")
+        if int(self.n_trees) < 1 or int(self._n_outer()) < 1 or int(self.max_depth) < 1:
+            raise ValueError("n_trees, n_iter and max_depth must be >= 1")
+        if not 0 < self.step <= 1:
+            raise ValueError("step must be in (0, 1]")
+        if self.eta < 0:
+            raise ValueError("eta must be >= 0")
+
+    def _n_outer(self) -> int:
+        """Outer (q-update) iterations; default one per boosting iteration."""
+        return int(self.n_trees) if self.n_iter is None else int(self.n_iter)
+
+    def _fit_f0(self, X: np.ndarray, y: np.ndarray) -> tuple[BaseEstimator, np.ndarray]:
+        """Fitted f0 and its class probabilities on the training rows, columns in classes_ order.
+
+        A model trained here is scored out of fold (``hpc_cv`` folds) so that its
+        training-set losses are honest; a prefit model is scored as it is.
+        """
+        est = self.hpc
+        if isinstance(est, str):
+            est = make_hpc(est, self.random_state)
+        else:
+            try:
+                check_is_fitted(est)
+            except NotFittedError:
+                est = clone(est)
+            else:
+                return est, self._aligned_proba(est, X)
+        if self.hpc_cv and int(self.hpc_cv) > 1:
+            cv = StratifiedKFold(int(self.hpc_cv), shuffle=True, random_state=self.random_state)
+            proba = cross_val_predict(clone(est), X, y, cv=cv, method="predict_proba")
+            est.fit(X, y)
+            return est, proba  # columns follow np.unique(y) == classes_
+        est.fit(X, y)
+        return est, self._aligned_proba(est, X)
+
+    def _aligned_proba(self, est: BaseEstimator, X: np.ndarray) -> np.ndarray:
+        proba = est.predict_proba(X)
+        cols = np.searchsorted(self.classes_, est.classes_)
+        full = np.zeros((X.shape[0], self.classes_.size))
+        full[:, cols] = proba
+        return full
+
+    def fit(self, X: np.ndarray, y: np.ndarray, f0_proba: np.ndarray | None = None) -> AdaptGbrtClassifier:
+        """Fit g and f1 (and f0 unless ``hpc`` is a fitted model).
+
+        ``f0_proba`` (n, n_classes), optional: f0's class probabilities on these
+        rows (e.g. out of fold), used instead of scoring a prefit f0 in sample.
+        """
+        self._check_params()
+        X32 = as_float32_matrix(X)
+        y = np.asarray(y)
+        if y.shape != (X32.shape[0],):
+            raise ValueError("y must have one label per row of X")
+        self.classes_ = np.unique(y)
+        K = self.classes_.size
+        if K < 2:
+            raise ValueError("need at least two classes")
+        y_idx = np.searchsorted(self.classes_, y)
+        self.n_features_in_ = X32.shape[1]
+        self.costs_ = cost_vector(self.costs, self.n_features_in_)
+        if f0_proba is not None:
+            if isinstance(self.hpc, str):
+                raise ValueError("f0_proba needs a fitted model as hpc")
+            check_is_fitted(self.hpc)
+            P0 = np.asarray(f0_proba, dtype=np.float64)
+            if P0.shape != (len(y), K):
+                raise ValueError(f"f0_proba must have shape ({len(y)}, {K})")
+            self.f0_ = self.hpc
+        else:
+            self.f0_, P0 = self._fit_f0(X32, y)
+        self.f0_proba_ = P0
+        self.f0_features_ = sklearn_features_used(self.f0_, self.n_features_in_)
+        l0 = -np.log(np.clip(P0[np.arange(len(y)), y_idx], 1e-6, 1.0))
+
+        loss = "logistic" if K == 2 else "multiclass-log"
+        n = len(y)
+        f1 = make_booster(X32, y_idx, np.ones(n), K, loss, self.costs_, self.step, self.max_depth,
+                          self.max_bins)
+        Y1 = encode_targets(y_idx, loss, K)
+        penalty = self.gamma * penalty_scale(self.costs_)
+        per_iter = int(np.ceil(int(self.n_trees) / self._n_outer()))
+        gate: Booster | None = None
+        G = np.zeros(n, dtype=np.float32)
+        self.history_: list[AdaptState] = []
+        done = 0
+        for _ in range(self._n_outer()):
+            A = self.xi * _pointwise_loss(Y1, f1.F, loss) + _softplus(G.astype(np.float64))
+            B = self.xi * self.eta * l0 + _softplus(-G.astype(np.float64))
+            q, beta = solve_q(A, B, self.p_full)
+            ent = -(np.where(q > 0, q * np.log(np.maximum(q, 1e-300)), 0.0)
+                    + np.where(q < 1, (1 - q) * np.log(np.maximum(1 - q, 1e-300)), 0.0))
+            self.history_.append(AdaptState(beta, float(q.mean()), float(np.mean((1 - q) * A + q * B - ent))))
+            if gate is None:
+                gate = Booster(fitter=f1.fitter, Y=q[:, None].copy(), weight=np.ones(n), loss="logistic",
+                               costs=self.costs_, step=self.step, max_depth=self.max_depth, used=f1.used)
+            gate.Y = q[:, None].copy()
+            f1.weight = np.maximum(1.0 - q, 1e-12)
+            for _ in range(min(per_iter, int(self.n_trees) - done)):
+                gate.iterate(penalty)
+                f1.iterate(penalty)
+                done += 1
+            G = gate.F[:, 0]
+        self.q_ = q
+        self.gate_ir_ = ensemble_to_ir(gate.trees, gate.tree_output, gate.base_score, self.n_features_in_,
+                                       self.costs_, 0.0)
+        self.f1_ir_ = ensemble_to_ir(f1.trees, f1.tree_output, f1.base_score, self.n_features_in_,
+                                     self.costs_, 0.0)
+        # route the top mean(q) share of the training inputs (by gate score) to f0
+        share = float(q.mean())
+        k = int(np.floor(share * n))
+        Gs = np.sort(G)[::-1]
+        thr = np.float32(0.0) if k <= 0 else Gs[k] if k < n else np.nextafter(Gs[-1], np.float32(-np.inf))
+        self.gate_threshold_ = np.float32(thr)
+        self.gate_ir_["decision_threshold"] = float(self.gate_threshold_)
+        self.train_route_fraction_ = float(np.mean(G > self.gate_threshold_))
+        return self
+
+    # -- prediction ------------------------------------------------------
+    def route(self, X: np.ndarray) -> np.ndarray:
+        """True for the inputs the gate sends to the high-cost model f0."""
+        check_is_fitted(self, "gate_ir_")
+        return ir_staged_scores(self.gate_ir_, X)[0][:, 0] > self.gate_threshold_
+
+    def _f1_labels(self, X: np.ndarray) -> np.ndarray:
+        s = ir_staged_scores(self.f1_ir_, X)[0]
+        idx = (s[:, 0] > 0).astype(np.int64) if s.shape[1] == 1 else np.argmax(s, axis=1)
+        return self.classes_[idx]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        X32 = as_float32_matrix(X)
+        hard = self.route(X32)
+        out = self._f1_labels(X32)
+        if hard.any():
+            out[hard] = self.f0_.predict(X32[hard])
+        return out
+
+    def predict_f0(self, X: np.ndarray) -> np.ndarray:
+        check_is_fitted(self, "f0_")
+        return self.f0_.predict(as_float32_matrix(X))
+
+    def features_read(self, X: np.ndarray) -> np.ndarray:
+        """Bool (n, d): features read per input (g's path, then f1's paths or all of f0's features)."""
+        X32 = as_float32_matrix(X)
+        hard = self.route(X32)
+        read = np.zeros(X32.shape, dtype=bool)
+        for r in ir_tree_features(self.gate_ir_, X32):
+            read |= r
+        low = np.zeros(X32.shape, dtype=bool)
+        for r in ir_tree_features(self.f1_ir_, X32):
+            low |= r
+        read |= np.where(hard[:, None], self.f0_features_[None, :], low)
+        return read
+
+    def cost(self, X: np.ndarray) -> np.ndarray:
+        return self.features_read(X) @ self.costs_
+
+    def mean_cost(self, X: np.ndarray) -> float:
+        return float(np.mean(self.cost(X)))
+
+    def hpc_cost(self) -> float:
+        """Cost of one prediction by f0 alone."""
+        check_is_fitted(self, "f0_")
+        return float(self.f0_features_ @ self.costs_)
+
+    def to_tree_ensemble(self) -> dict:
+        """IR of the gated model: {"gate": IR, "f1": IR, "f0": IR or None, "f0_features": int32[...]}.
+
+        The gate sends an input to f0 iff its score > gate["decision_threshold"].
+        "f0" is None when f0 is not a tree ensemble (e.g. an RBF-SVM).
+        """
+        check_is_fitted(self, "gate_ir_")
+        return {
+            "gate": {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.gate_ir_.items()},
+            "f1": {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.f1_ir_.items()},
+            "f0": sklearn_to_tree_ensemble(self.f0_, self.costs_),
+            "f0_features": np.flatnonzero(self.f0_features_).astype(np.int32),
+            "classes": self.classes_.copy(),
+        }
+
+
+@dataclass
+class AdaptSweepPoint:
+    p_full: float
+    gamma: float
+    validation_accuracy: float
+    validation_cost: float
+    hpc_fraction: float
+    model: AdaptGbrtClassifier
+
+
+@dataclass
+class AdaptSweepResult:
+    points: list[AdaptSweepPoint]
+    chosen: AdaptSweepPoint
+    hpc_accuracy: float
+    hpc_cost: float
+
+
+def adapt_sweep(
+    X: np.ndarray,
+    y: np.ndarray,
+    p_fulls: list[float],
+    gammas: list[float],
+    hpc: str | BaseEstimator = "rf",
+    tolerance: float = 0.01,
+    budget: float | None = None,
+    validation_fraction: float = 0.2,
+    random_state: int | None = 0,
+    **params: object,
+) -> AdaptSweepResult:
+    """Grid over (P_full, gamma) on one split with one shared f0.
+
+    With ``budget``: keep the most accurate model whose mean validation cost fits
+    it; otherwise the cheapest whose validation accuracy is within ``tolerance``
+    (absolute) of f0's. Falls back to the most accurate model if none qualifies.
+    """
+    X32 = as_float32_matrix(X)
+    y = np.asarray(y)
+    _, y_idx = np.unique(y, return_inverse=True)
+    tr, va = train_test_split(np.arange(len(y)), test_size=validation_fraction, random_state=random_state,
+                              stratify=y_idx)
+    first = AdaptGbrtClassifier(hpc=hpc, p_full=p_fulls[0], gamma=gammas[0], random_state=random_state,
+                                **params)
+    first.fit(X32[tr], y[tr])
+    f0 = first.f0_
+    hpc_acc = float(np.mean(f0.predict(X32[va]) == y[va]))
+    points = []
+    for p in p_fulls:
+        for g in gammas:
+            m = first if (p, g) == (p_fulls[0], gammas[0]) else AdaptGbrtClassifier(
+                hpc=f0, p_full=p, gamma=g, random_state=random_state, **params
+            ).fit(X32[tr], y[tr], f0_proba=first.f0_proba_)
+            acc = float(np.mean(m.predict(X32[va]) == y[va]))
+            share = float(np.mean(m.route(X32[va])))
+            points.append(AdaptSweepPoint(p, g, acc, m.mean_cost(X32[va]), share, m))
+    if budget is not None:
+        ok = [pt for pt in points if pt.validation_cost <= budget]
+        chosen = max(ok, key=lambda pt: (pt.validation_accuracy, -pt.validation_cost)) if ok else None
+    else:
+        ok = [pt for pt in points if pt.validation_accuracy >= hpc_acc - tolerance]
+        chosen = min(ok, key=lambda pt: (pt.validation_cost, -pt.validation_accuracy)) if ok else None
+    if chosen is None:
+        chosen = max(points, key=lambda pt: (pt.validation_accuracy, -pt.validation_cost))
+    return AdaptSweepResult(points=points, chosen=chosen, hpc_accuracy=hpc_acc, hpc_cost=first.hpc_cost())

@@ -1,0 +1,344 @@
+"""ADAPT-LIN: linear gate g and linear low-cost model f1 with a cost-weighted group-sparse penalty.
+
+Nan & Saligrama, "Adaptive Classification for Prediction Under a Budget", NIPS 2017. The model
+alternates two steps on the training set (z = 1 means "sent to the high-cost model f0"):
+
+1. q step (closed form, ``gated_common.q_step``) with
+   A_i = log(1 + exp(-y_i f1(x_i))) + log(1 + exp(g(x_i)))   (answer with f1),
+   B_i = -log P_f0(y_i | x_i)       + log(1 + exp(-g(x_i)))  (answer with f0),
+   where g(x) is the gate's log-odds of "send to f0".
+2. g, f1 step for fixed q:
+   min (1/N) sum_i [q_i log(1 + e^{-g(x_i)}) + (1 - q_i)(log(1 + e^{g(x_i)}) + log(1 + e^{-y_i f1(x_i)}))]
+       + gamma * sum_j c_j * ||(g_j, f1_j)||_2 + (l2 / 2) * (||g||^2 + ||f1||^2),
+   solved by accelerated proximal gradient (FISTA) with group soft-thresholding. Group j ties the
+   gate's and f1's weight of feature j, so both read the same features; c_j is feature j's cost.
+
+Features are standardised for training; the exported scorers work on raw features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.gated.common import SparseLinear, check_binary_Xy, check_X, fit_f0, gated_costs, q_step, sigmoid, softplus
+
+CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
+
+
+def group_soft_threshold(V: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Proximal operator of sum_j t_j * ||V[j, :]||_2: each row j shrunk towards 0 by t_j in norm.
+
+    Row j becomes V[j] * max(0, 1 - t_j / ||V[j]||); a row whose norm is <= t_j becomes exactly 0.
+    With one column this is the ordinary soft-thresholding of the lasso.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    t = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    norms = np.sqrt(np.sum(V * V, axis=1))
+    scale = np.zeros_like(norms)
+    nz = norms > t
+    scale[nz] = 1.0 - t[nz] / norms[nz]
+    return V * scale[:, None]
+
+
+class _Standardizer:
+    """Column means/scales of the training X; constant columns keep scale 1."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.mean = X.mean(axis=0)
+        sd = X.std(axis=0)
+        self.scale = np.where(sd > 0, sd, 1.0)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.mean) / self.scale
+
+    def to_raw(self, w: np.ndarray, b: float) -> tuple[np.ndarray, float]:
+        """Weights on standardised features -> weights on raw features (same scores)."""
+        w_raw = w / self.scale
+        return w_raw, float(b - np.dot(w_raw, self.mean))
+
+
+def lipschitz_logistic(Xs: np.ndarray) -> float:
+    """Upper bound of the gradient's Lipschitz constant of the mean logistic loss (with an intercept)."""
+    n = Xs.shape[0]
+    Xa = np.hstack([Xs, np.ones((n, 1))])
+    return 0.25 * float(np.linalg.eigvalsh(Xa.T @ Xa / n)[-1])
+
+
+def fit_gate_f1(Xs: np.ndarray, ys: np.ndarray, q: np.ndarray, penalty: np.ndarray, l2: float,
+                W: np.ndarray, b: np.ndarray, n_iter: int, lipschitz: float,
+                tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+    """FISTA for the g, f1 step. W[:, 0] = g, W[:, 1] = f1 (standardised space), b = (g0, f1_0).
+
+    penalty[j] = gamma * c_j. ys in {-1, +1}. Returns the last proximal iterate (exact zeros kept).
+    """
+    n = Xs.shape[0]
+    step = 1.0 / (lipschitz + l2)
+    x_w, x_b = W.copy(), b.copy()
+    y_w, y_b = W.copy(), b.copy()
+    t = 1.0
+    for _ in range(n_iter):
+        sg = Xs @ y_w[:, 0] + y_b[0]
+        sh = Xs @ y_w[:, 1] + y_b[1]
+        r_g = (sigmoid(sg) - q) / n
+        r_h = -(1.0 - q) * ys * sigmoid(-ys * sh) / n
+        R = np.stack([r_g, r_h], axis=1)
+        grad_w = Xs.T @ R + l2 * y_w
+        grad_b = R.sum(axis=0)
+        new_w = group_soft_threshold(y_w - step * grad_w, step * penalty)
+        new_b = y_b - step * grad_b
+        # gradient-based adaptive restart keeps FISTA monotone-ish on this smooth + prox problem
+        if np.sum((y_w - new_w) * (new_w - x_w)) + np.sum((y_b - new_b) * (new_b - x_b)) > 0:
+            t = 1.0
+        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        mom = (t - 1.0) / t_next
+        delta = max(float(np.max(np.abs(new_w - x_w), initial=0.0)), float(np.max(np.abs(new_b - x_b))))
+        y_w = new_w + mom * (new_w - x_w)
+        y_b = new_b + mom * (new_b - x_b)
+        x_w, x_b, t = new_w, new_b, t_next
+        if delta < tol:
+            break
+    return x_w, x_b
+
+
+class GatedLinearBase(ClassifierMixin, BaseEstimator):
+    """Prediction, routing, costs and export shared by the linear gated models.
+
+    Subclasses set in ``fit``: classes_, n_features_in_, f0_ (PrefitF0), gate_ and f1_
+    (SparseLinear: the gate's score > threshold means "easy, answer with f1"), costs_.
+    """
+
+    algorithm = "gated-linear"
+
+    def _check(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "gate_")
+        return check_X(X, self.n_features_in_)
+
+    @property
+    def used_features_(self) -> np.ndarray:
+        """Sorted indices of the features read by the gate or f1 (int32)."""
+        check_is_fitted(self, "gate_")
+        return np.union1d(self.gate_.feature, self.f1_.feature).astype(np.int32)
+
+    def route(self, X: Any) -> np.ndarray:
+        """Boolean array: True where the input is sent to f0 (the gate did not say "easy")."""
+        Xa = self._check(X)
+        return ~self.gate_.decide(Xa)
+
+    def predict(self, X: Any) -> np.ndarray:
+        Xa = self._check(X)
+        to_f0 = ~self.gate_.decide(Xa)
+        out = self.classes_[self.f1_.decide(Xa).astype(np.int64)]
+        if np.any(to_f0):
+            out[to_f0] = self.f0_.estimator.predict(Xa[to_f0])
+        return out
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """f1 rows: logistic of f1's float32 score; f0 rows: f0's probabilities."""
+        Xa = self._check(X)
+        to_f0 = ~self.gate_.decide(Xa)
+        p1 = sigmoid(self.f1_.score(Xa).astype(np.float64) - float(self.f1_.threshold))
+        if np.any(to_f0):
+            est = self.f0_.estimator
+            proba = np.asarray(est.predict_proba(Xa[to_f0]), dtype=np.float64)
+            p1[to_f0] = proba[:, list(est.classes_).index(self.classes_[1])]
+        return np.stack([1.0 - p1, p1], axis=1)
+
+    def sample_costs(self, X: Any) -> np.ndarray:
+        """Cost of the distinct features read for each row."""
+        to_f0 = self.route(X)
+        return gated_costs(to_f0, self.used_features_, self.f0_.features, self.costs_)
+
+    def mean_cost(self, X: Any) -> float:
+        return float(self.sample_costs(X).mean())
+
+    def hpc_fraction(self, X: Any) -> float:
+        """Share of the rows sent to f0."""
+        return float(self.route(X).mean())
+
+    def to_gated_dict(self) -> dict[str, Any]:
+        """Plain-type description for the runtime.
+
+        gate/f1: {feature int32[nnz], weight float32[nnz], bias float32, decision_threshold float32};
+        score = bias + sum_k weight[k] * x[feature[k]] in float32, in stored order. The gate says
+        "easy -> answer with f1" iff its score > its threshold; f1 answers classes[1] iff its score >
+        its threshold, else classes[0]. f0 is described (kind, the features it reads); the fitted
+        estimator itself is ``self.f0_.estimator``.
+        """
+        check_is_fitted(self, "gate_")
+        return {
+            "kind": "gated",
+            "algorithm": self.algorithm,
+            "n_features": int(self.n_features_in_),
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
+            "costs": self.costs_.astype(np.float32),
+            "gate": {"type": "linear", **self.gate_.to_dict()},
+            "f1": {"type": "linear", **self.f1_.to_dict()},
+            "f0": {"kind": self.f0_.kind, "features": self.f0_.features.astype(np.int32), "remote": False},
+        }
+
+
+class AdaptLinClassifier(GatedLinearBase):
+    """ADAPT-LIN gated classifier (binary).
+
+    Parameters
+    ----------
+    hpc: the high-cost model f0: "rf", "gbrt", "svm-rbf", a pickle path, an estimator, or a PrefitF0.
+    p_full: upper bound on the share of training rows sent to f0 (the q-step constraint).
+    gamma: weight of the cost-weighted group-sparse penalty (larger -> fewer features).
+    costs: per-feature costs (FeatureCosts, array, or None for 1 each).
+    n_iter: alternations of the q step and the g, f1 step.
+    inner_iter: FISTA iterations per g, f1 step.
+    l2: small ridge on the weights (keeps separable problems bounded when gamma is 0).
+    split_features: the objective is not convex, so the alternation starts from several points and
+        keeps the one with the lowest objective: the paper's start (f1 = sparse logistic fit on all
+        rows, g = 0) and, for each of the ``split_features`` features that the objective's gradient
+        ranks first, the two hard assignments "the p_full share of rows with the largest (smallest)
+        value of the feature goes to f0". 0 keeps the paper's start only.
+    random_state: seed of f0 and of its out-of-fold split.
+    """
+
+    algorithm = "adapt-lin"
+
+    def __init__(self, hpc: Any = "rf", p_full: float = 0.3, gamma: float = 0.01, costs: CostsLike = None,
+                 n_iter: int = 20, inner_iter: int = 300, l2: float = 1e-4, split_features: int = 4,
+                 random_state: int | None = 0) -> None:
+        self.hpc = hpc
+        self.p_full = p_full
+        self.gamma = gamma
+        self.costs = costs
+        self.n_iter = n_iter
+        self.inner_iter = inner_iter
+        self.l2 = l2
+        self.split_features = split_features
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        if not 0.0 <= float(self.p_full) <= 1.0:
+            raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
+        if not float(self.gamma) >= 0.0:
+            raise ValueError(f"gamma must be >= 0, got {self.gamma}")
+        if int(self.n_iter) < 1 or int(self.inner_iter) < 1:
+            raise ValueError("n_iter and inner_iter must be >= 1")
+        if int(self.split_features) < 0:
+            raise ValueError(f"split_features must be >= 0, got {self.split_features}")
+        if not float(self.l2) >= 0.0:
+            raise ValueError(f"l2 must be >= 0, got {self.l2}")
+
+    def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
+        self._validate_params()
+        Xa, y01, classes = check_binary_Xy(X, y)
+        n, d = Xa.shape
+        costs = cost_vector(self.costs, d)
+        f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
+        if f0.label_proba.shape[0] != n:
+            raise ValueError(f"prefit hpc has probabilities for {f0.label_proba.shape[0]} rows, X has {n}")
+        std = _Standardizer(Xa)
+        Xs = std.transform(Xa)
+        ys = 2.0 * y01.astype(np.float64) - 1.0
+        lip = lipschitz_logistic(Xs)
+        penalty = float(self.gamma) * costs
+        neg_log_p0 = -np.log(np.clip(f0.label_proba, 1e-12, 1.0))
+
+        starts = self._starts(Xs, ys, penalty, lip)
+        # short alternation from every start, then finish the one with the lowest objective
+        best: tuple[float, np.ndarray, np.ndarray] | None = None
+        short = min(int(self.n_iter), 5)
+        for W0, b0 in starts:
+            W, b, _ = self._alternate(Xs, ys, neg_log_p0, penalty, lip, W0, b0, short)
+            J = self._objective(Xs, ys, neg_log_p0, penalty, W, b)
+            if best is None or J < best[0] - 1e-12:
+                best = (J, W, b)
+        assert best is not None
+        W, b, n_done = self._alternate(Xs, ys, neg_log_p0, penalty, lip, best[1], best[2],
+                                       int(self.n_iter) - short)
+        self.n_iter_ = short + n_done
+        self.objective_ = self._objective(Xs, ys, neg_log_p0, penalty, W, b)
+        q, beta = self._q(Xs, ys, neg_log_p0, W, b)
+        self.q_, self.beta_ = q, beta
+        self.coef_std_, self.intercept_std_ = W, b
+
+        g_raw, g0_raw = std.to_raw(W[:, 0], b[0])
+        h_raw, h0_raw = std.to_raw(W[:, 1], b[1])
+        # exported gate score is -g(x): "easy" (answer with f1) iff -g(x) > 0
+        self.gate_ = SparseLinear.from_dense(-g_raw, -g0_raw, 0.0)
+        self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
+        self.classes_ = classes
+        self.n_features_in_ = d
+        self.costs_ = costs
+        self.f0_ = f0
+        return self
+
+    # -- the alternation ---------------------------------------------------------------------
+
+    def _q(self, Xs: np.ndarray, ys: np.ndarray, neg_log_p0: np.ndarray, W: np.ndarray,
+           b: np.ndarray) -> tuple[np.ndarray, float]:
+        sg = Xs @ W[:, 0] + b[0]
+        sh = Xs @ W[:, 1] + b[1]
+        A = softplus(-ys * sh) + softplus(sg)
+        B = neg_log_p0 + softplus(-sg)
+        return q_step(A, B, float(self.p_full))
+
+    def _objective(self, Xs: np.ndarray, ys: np.ndarray, neg_log_p0: np.ndarray, penalty: np.ndarray,
+                   W: np.ndarray, b: np.ndarray) -> float:
+        """min over q of mean[(1 - q) A + q B - H(q)] + sum_j penalty_j ||W_j|| + l2/2 ||W||^2."""
+        sg = Xs @ W[:, 0] + b[0]
+        sh = Xs @ W[:, 1] + b[1]
+        A = softplus(-ys * sh) + softplus(sg)
+        B = neg_log_p0 + softplus(-sg)
+        q, _ = q_step(A, B, float(self.p_full))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ent = -(np.where(q > 0, q * np.log(q), 0.0) + np.where(q < 1, (1 - q) * np.log1p(-q), 0.0))
+        data = float(np.mean((1.0 - q) * A + q * B - ent))
+        group = float(np.sum(penalty * np.sqrt(np.sum(W * W, axis=1))))
+        return data + group + 0.5 * self.l2 * float(np.sum(W * W))
+
+    def _alternate(self, Xs: np.ndarray, ys: np.ndarray, neg_log_p0: np.ndarray, penalty: np.ndarray,
+                   lip: float, W: np.ndarray, b: np.ndarray,
+                   n_iter: int) -> tuple[np.ndarray, np.ndarray, int]:
+        done = 0
+        for _ in range(n_iter):
+            q, _ = self._q(Xs, ys, neg_log_p0, W, b)
+            W_new, b_new = fit_gate_f1(Xs, ys, q, penalty, self.l2, W, b, int(self.inner_iter), lip)
+            change = max(float(np.max(np.abs(W_new - W))), float(np.max(np.abs(b_new - b))))
+            W, b = W_new, b_new
+            done += 1
+            if change < 1e-6:
+                break
+        return W, b, done
+
+    def _starts(self, Xs: np.ndarray, ys: np.ndarray, penalty: np.ndarray,
+                lip: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        n, d = Xs.shape
+        inner = int(self.inner_iter)
+        # the paper's start: f1 fitted on all rows (q = 0), gate undecided
+        W, b = fit_gate_f1(Xs, ys, np.zeros(n), penalty, self.l2, np.zeros((d, 2)), np.zeros(2), inner, lip)
+        W[:, 0] = 0.0
+        b[0] = 0.0
+        starts = [(W, b)]
+        k = min(int(self.split_features), d)
+        p = float(self.p_full)
+        if k == 0 or p <= 0.0 or p >= 1.0:
+            return starts
+        # rank features by the norm of the objective's gradient for their group at the paper's start
+        sg = np.zeros(n)
+        sh = Xs @ W[:, 1] + b[1]
+        r_g = sigmoid(sg) - p
+        r_h = -ys * sigmoid(-ys * sh)
+        grad = np.sqrt((Xs.T @ r_g) ** 2 + (Xs.T @ r_h) ** 2) / n
+        score = grad / np.maximum(penalty, 1e-12) if np.any(penalty > 0) else grad
+        order = np.argsort(-score, kind="stable")
+        m = int(round(p * n))
+        for j in order[:k]:
+            for sign in (1.0, -1.0):
+                rank = np.argsort(-sign * Xs[:, j], kind="stable")
+                q0 = np.zeros(n)
+                q0[rank[:m]] = 1.0
+                Wj, bj = fit_gate_f1(Xs, ys, q0, penalty, self.l2, np.zeros((d, 2)), np.zeros(2), inner, lip)
+                starts.append((Wj, bj))
+        return starts

@@ -1,0 +1,334 @@
+"""Train kinds ``adapt-gbrt``, ``adapt-lin`` and ``l1-gate``: gated low-cost / high-cost models
+(Nan & Saligrama, NIPS 2017), all written as model files of kind ``gated``
+(pyruntime.gated.GatedModel, fm_gated.h).
+
+- ``adapt-gbrt``: gate g and f1 cost-aware boosted trees (compiler.adapt_gbrt.AdaptGbrtClassifier);
+- ``adapt-lin``: g and f1 linear with a cost-weighted group-sparse penalty (compiler.adapt_lin);
+- ``l1-gate``: the L1 baseline (compiler.l1_gate).
+
+f0 (``--hpc rf|gbrt|svm-rbf|MODEL.pkl``) is trained for accuracy alone and compiled to a tree ensemble
+when it is one (forests, gradient boosting). An f0 that is not (an RBF-SVM, most pickles) cannot run on
+the device: ``--hpc-remote`` declares f0 off-device (the runtime answers DEFER for hard inputs), else
+training stops with an error. ``--hpc-remote`` also works with a tree f0.
+
+``--sweep`` fits a grid of ``--pfull-grid`` x ``--gamma-grid`` with one shared f0, prints the
+validation accuracy/cost curve of the compiled tables and keeps the most accurate model whose mean
+validation cost is <= ``--cost-budget`` (float; ``--budget`` is the NB kinds' integer feature count),
+or without a budget the cheapest within ``--tolerance`` (absolute, default 0.01) of f0's validation
+accuracy. ``--sweep`` and ``--tolerance`` are the same options as miser's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.gated.adapt_gbrt import AdaptGbrtClassifier, sklearn_to_tree_ensemble
+from compiler.gated.adapt_lin import AdaptLinClassifier
+from compiler.gated.common import F0_KINDS, SweepPoint, choose_point, fit_f0
+from compiler.gated.l1_gate import L1GateClassifier
+from compiler.header import CArray, CTables, c_float, register_emitter
+from compiler.kinds import KindSpec, register, register_file_metrics
+from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
+from pyruntime.format import ModelFile
+from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
+from pyruntime.result import Predictions
+from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
+from pyruntime.trees.linear import LinearScorer
+
+TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
+DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
+DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.1, 1.0, 10.0), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
+                      "l1-gate": (0.0, 0.01, 0.1, 0.3)}
+DEFAULT_GAMMA = {"adapt-gbrt": 1.0, "adapt-lin": 0.01, "l1-gate": 0.01}
+
+GATED_OPTIONS = [
+    click.Option(["--hpc"], default=None, metavar="rf|gbrt|svm-rbf|MODEL.pkl",
+                 help="High-cost model f0: random forest, gradient boosting, RBF-SVM or a pickled scikit-learn "
+                      "estimator [adapt-gbrt, adapt-lin, l1-gate; default rf]."),
+    click.Option(["--pfull"], type=click.FloatRange(0, 1), default=None,
+                 help="Largest share of training inputs sent to f0 [adapt-gbrt, adapt-lin, l1-gate; default 0.3]."),
+    click.Option(["--gamma"], type=click.FloatRange(min=0), default=None,
+                 help="Feature-cost penalty [adapt-gbrt: default 1; adapt-lin, l1-gate: default 0.01]."),
+    click.Option(["--hpc-remote"], is_flag=True, default=False,
+                 help="f0 runs off-device: the runtime answers DEFER (-1) for hard inputs "
+                      "[adapt-gbrt, adapt-lin, l1-gate; required for svm-rbf]."),
+    click.Option(["--cost-budget"], type=click.FloatRange(min=0), default=None,
+                 help="With --sweep: keep the most accurate model whose mean validation cost fits this "
+                      "[adapt-gbrt, adapt-lin, l1-gate]."),
+    click.Option(["--pfull-grid"], default=None,
+                 help="Comma-separated P values of --sweep [adapt-gbrt, adapt-lin, l1-gate; default "
+                      + ",".join(f"{v:g}" for v in DEFAULT_P_GRID) + "]."),
+    click.Option(["--gamma-grid"], default=None,
+                 help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.1,1,10; adapt-lin: "
+                      "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
+]
+_TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")]
+
+
+# ----------------------------------------------------------------- the parts ----
+def linear_part(sl: Any, d: int) -> LinearScorer:
+    """A compiler.gated_common.SparseLinear as a runtime LinearScorer (same float32 arithmetic)."""
+    return LinearScorer(n_features=d, feature=sl.feature, weight=sl.weight, bias=float(sl.bias),
+                        decision_threshold=float(sl.threshold))
+
+
+def trees_part(ir: dict[str, Any]) -> TreeEnsemble:
+    names = ("n_features", "n_outputs", "feature", "threshold", "left", "right", "value", "roots",
+             "tree_output", "base_score", "decision_threshold", "costs")
+    return TreeEnsemble(**{n: ir.get(n) for n in names})
+
+
+def f0_tables(estimator: Any, costs: np.ndarray, hpc: str, remote: bool) -> TreeEnsemble | None:
+    """f0 as a tree ensemble, None when remote; ValueError when it cannot run on the device."""
+    if remote:
+        return None
+    ir = sklearn_to_tree_ensemble(estimator, costs)
+    if ir is None:
+        raise ValueError(f"f0 ({hpc}: {type(estimator).__name__}) is not a tree ensemble and cannot be "
+                         "compiled for the C runtime; give --hpc-remote to declare it off-device")
+    return trees_part(ir)
+
+
+def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax: float, hpc: str) -> GatedModel:
+    """The runtime tables of a fitted ADAPT-GBRT / ADAPT-LIN / L1 estimator with the given f0 tables."""
+    if isinstance(model, AdaptGbrtClassifier):
+        ir = model.to_tree_ensemble()
+        gate, f1, above = trees_part(ir["gate"]), trees_part(ir["f1"]), "f0"
+        d = gate.n_features
+    else:  # linear gate: score > threshold means "easy, answer with f1"
+        d = int(model.n_features_in_)
+        gate, f1, above = linear_part(model.gate_, d), linear_part(model.f1_, d), "f1"
+    return GatedModel(n_features=d, gate=gate, f1=f1, f0=f0, gate_above=above, costs=costs.astype(np.float32),
+                      input_absmax=absmax, f0_kind=hpc)
+
+
+# ----------------------------------------------------------------- training ----
+class _Fitter:
+    """Fits one trainer at (P, gamma) with one shared f0."""
+
+    def __init__(self, kind: str, task: Any, opts: dict[str, Any], costs: np.ndarray) -> None:
+        self.kind, self.opts, self.costs = kind, opts, costs
+        self.seed = int(task.split.seed)
+        self.Xtr, self.ytr, self.Xva, self.yva = split(task)
+        self.hpc = str(opts.get("hpc", "rf"))
+        self.remote = bool(opts.get("hpc_remote", False))
+        if self.hpc == "svm-rbf" and not self.remote:
+            raise ValueError("f0 svm-rbf cannot be compiled for the C runtime; give --hpc-remote to declare it "
+                             "off-device")
+        self.absmax = float(np.max(np.abs(self.Xtr), initial=0.0))
+        self._f0: Any = None
+        self._f0_proba: np.ndarray | None = None
+        self.f0_estimator: Any = None
+        self.f0: TreeEnsemble | None = None
+
+    def fit(self, p: float, gamma: float) -> Any:
+        Xtr, ytr = self.Xtr.astype(np.float64), self.ytr
+        if self.kind == "adapt-gbrt":
+            m = AdaptGbrtClassifier(hpc=self._f0 if self._f0 is not None else self.hpc, p_full=p, gamma=gamma,
+                                    n_trees=int(self.opts.get("trees", 50)), max_depth=int(self.opts.get("depth", 3)),
+                                    step=float(self.opts.get("step", 0.1)), costs=self.costs,
+                                    random_state=self.seed)
+            m.fit(self.Xtr, ytr, f0_proba=self._f0_proba)
+            if self._f0 is None:
+                self._f0, self._f0_proba = m.f0_, m.f0_proba_
+            est = m.f0_
+        else:
+            if self._f0 is None:
+                self._f0 = fit_f0(self.hpc, Xtr, ytr.astype(np.int64), np.array([0, 1]), self.seed)
+            cls = AdaptLinClassifier if self.kind == "adapt-lin" else L1GateClassifier
+            m = cls(hpc=self._f0, p_full=p, gamma=gamma, costs=self.costs, random_state=self.seed).fit(Xtr, ytr)
+            est = self._f0.estimator
+        if self.f0_estimator is None:
+            self.f0_estimator = est
+            self.f0 = f0_tables(est, self.costs, self.hpc, self.remote)
+        return m
+
+    def tables(self, model: Any) -> GatedModel:
+        return gated_tables(model, self.f0, self.costs, self.absmax, self.hpc)
+
+    def validate(self, tables: GatedModel) -> dict[str, Any]:
+        """Validation figures of the compiled tables (deferred rows answered by the f0 estimator)."""
+        p = predict_with_fallback(CGated(tables), self.Xva, self.f0_estimator)
+        y = self.yva
+        return {"validation_accuracy": float(np.mean(p.label == y)),
+                "validation_weighted_accuracy": weighted_accuracy(y, p.label, class_weights(y)),
+                "validation_mean_cost": float(np.mean(p.cost)),
+                "validation_mean_features": float(np.mean(p.n_read)),
+                "validation_hpc_fraction": float(np.mean(p.stage == 1))}
+
+    def hpc_validation(self) -> dict[str, float]:
+        if self.f0 is not None:
+            p = self.f0.predict_reference(self.Xva)
+            return {"hpc_validation_accuracy": float(np.mean(p.label == self.yva)),
+                    "hpc_validation_mean_cost": float(np.mean(p.cost))}
+        acc = float(np.mean(np.asarray(self.f0_estimator.predict(self.Xva)) == self.yva))
+        return {"hpc_validation_accuracy": acc, "hpc_validation_mean_cost": float(np.sum(self.costs))}
+
+
+def _grid(opts: dict[str, Any], name: str, default: tuple[float, ...]) -> list[float]:
+    return parse_floats(opts[name], f"--{name.replace('_', '-')}") if name in opts else list(default)
+
+
+def print_curve(points: list[SweepPoint], chosen: SweepPoint, hpc: dict[str, float]) -> None:
+    click.echo(f"{'P':>6} {'gamma':>8} {'val acc':>8} {'val cost':>9} {'to f0':>6}", err=True)
+    for pt in sorted(points, key=lambda q: (q.val_mean_cost, -q.val_accuracy)):
+        mark = "  <- kept" if pt is chosen else ""
+        click.echo(f"{pt.p_full:>6g} {pt.gamma:>8g} {pt.val_accuracy:>8.4f} {pt.val_mean_cost:>9.3f} "
+                   f"{pt.val_hpc_fraction:>6.2f}{mark}", err=True)
+    click.echo(f"f0 alone: val acc {hpc['hpc_validation_accuracy']:.4f}, val cost "
+               f"{hpc['hpc_validation_mean_cost']:.3f}", err=True)
+
+
+def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    c = cost_vector(costs, task.n_features)
+    if task.data.X.shape[1] == 0:
+        raise ValueError("the data has no features")
+    fitter = _Fitter(kind, task, opts, c)
+    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    if opts.get("sweep"):
+        for name in ("pfull", "gamma"):
+            if name in opts:
+                raise click.UsageError(f"--{name} does not apply with --sweep (use --{name}-grid)")
+        points = []
+        for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID):
+            for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind]):
+                m = fitter.fit(p, g)
+                tables = fitter.tables(m)
+                v = fitter.validate(tables)
+                points.append(SweepPoint(p, g, v["validation_accuracy"], v["validation_mean_cost"],
+                                         v["validation_hpc_fraction"], (m, tables)))
+        hpc = fitter.hpc_validation()
+        budget = opts.get("cost_budget")
+        chosen = choose_point(points, hpc["hpc_validation_accuracy"], budget, float(opts.get("tolerance", 0.01)))
+        if chosen is None and budget is not None:
+            cheapest = min(pt.val_mean_cost for pt in points)
+            raise ValueError(f"no model of the sweep fits --cost-budget {budget:g} (cheapest: {cheapest:.4g})")
+        if chosen is None:  # nothing within tolerance of f0: the most accurate
+            chosen = max(points, key=lambda q: (q.val_accuracy, -q.val_mean_cost))
+        print_curve(points, chosen, hpc)
+        record["sweep_curve"] = [{"pfull": q.p_full, "gamma": q.gamma, "validation_accuracy": q.val_accuracy,
+                                  "validation_cost": q.val_mean_cost, "hpc_fraction": q.val_hpc_fraction}
+                                 for q in points]
+        p_full, gamma, tables = chosen.p_full, chosen.gamma, chosen.model[1]
+    else:
+        for name in ("tolerance", "cost_budget", "pfull_grid", "gamma_grid"):
+            if name in opts:
+                raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
+        p_full, gamma = float(opts.get("pfull", 0.3)), float(opts.get("gamma", DEFAULT_GAMMA[kind]))
+        tables = fitter.tables(fitter.fit(p_full, gamma))
+        hpc = fitter.hpc_validation()
+    record.update({"algorithm": kind, "pfull_chosen": p_full, "gamma_chosen": gamma, "hpc": fitter.hpc,
+                   "hpc_remote": tables.remote})
+    record.update(fitter.validate(tables))
+    record.update(hpc)
+    meta = task.meta()
+    meta["training"] = record
+    return ModelFile(kind="gated", tables=tables, meta=meta)
+
+
+# --------------------------------------------------------------- eval extras ----
+def gated_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions, numeric: str) -> dict[str, Any]:
+    t = for_numeric(model.tables, numeric)
+    n = len(pred)
+    out: dict[str, Any] = {
+        "mean_cost": float(np.mean(pred.cost)) if n else 0.0,
+        "hpc_fraction": float(np.mean(pred.stage == 1)) if n else 0.0,
+        "deferred_fraction": float(np.mean(pred.label == -1)) if n else 0.0,
+        "hpc_remote": bool(t.remote), "hpc_accuracy": None, "hpc_mean_cost": None,
+    }
+    if t.f0 is not None and n:
+        p0 = t.f0.predict_reference(X)
+        out["hpc_accuracy"] = float(np.mean(p0.label == y))
+        out["hpc_mean_cost"] = float(np.mean(p0.cost))
+    return out
+
+
+# ---------------------------------------------------------------- C header ----
+def _i32(v: int) -> str:
+    return "INT32_MIN" if int(v) == -(2**31) else str(int(v))
+
+
+_ZERO_LINEAR = "{ 0u, 0u, NULL, NULL, 0.0f, 0.0f, NULL }"
+_ZERO_LINEAR_Q = "{ 0u, 0u, NULL, NULL, 0, 0, 0u, 0u, NULL }"
+_ZERO_TREES = "{ 0u, 1u, 0u, 0u, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.0f }"
+_ZERO_TREES_Q = "{ 0u, 1u, 0u, 0u, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0u }"
+
+
+def _part_c(part: Any, p: str, costs: str, q: bool, arrays: list[CArray]) -> str:
+    """Initializer of one fm_gated_part(_q15); appends the part's arrays."""
+    if part is None:
+        return f"{{ 2u, {_ZERO_LINEAR_Q if q else _ZERO_LINEAR}, {_ZERO_TREES_Q if q else _ZERO_TREES} }}"
+    if isinstance(part, LinearScorer) or hasattr(part, "weight_q"):
+        arrays.append(CArray(f"{p}_feature", "int32_t", part.feature))
+        if q:
+            arrays.append(CArray(f"{p}_weight_q", "int16_t", part.weight_q))
+            lin = (f"{{ {part.n_features}u, {part.nnz}u, {p}_feature, {p}_weight_q, {_i32(part.bias_q)}, "
+                   f"{_i32(part.decision_threshold_q)}, {part.in_shift}u, {part.w_shift}u, {costs} }}")
+            return f"{{ 0u, {lin}, {_ZERO_TREES_Q} }}"
+        arrays.append(CArray(f"{p}_weight", "float", part.weight))
+        lin = (f"{{ {part.n_features}u, {part.nnz}u, {p}_feature, {p}_weight, {c_float(part.bias)}, "
+               f"{c_float(part.decision_threshold)}, {costs} }}")
+        return f"{{ 0u, {lin}, {_ZERO_TREES} }}"
+    arrays += [CArray(f"{p}_feature", "int32_t", part.feature), CArray(f"{p}_left", "int32_t", part.left),
+               CArray(f"{p}_right", "int32_t", part.right), CArray(f"{p}_roots", "int32_t", part.roots),
+               CArray(f"{p}_tree_output", "int32_t", part.tree_output)]
+    head = (f"{part.n_features}u, {part.n_outputs}u, {part.n_nodes}u, {part.n_trees}u, {p}_feature, ")
+    if q:
+        arrays += [CArray(f"{p}_threshold_key", "int32_t", part.threshold_key),
+                   CArray(f"{p}_value_q", "int16_t", part.value_q), CArray(f"{p}_base_q", "int32_t", part.base_q)]
+        tr = (f"{{ {head}{p}_threshold_key, {p}_left, {p}_right, {p}_value_q, {p}_roots, {p}_tree_output, "
+              f"{p}_base_q, {costs}, {_i32(part.decision_threshold_q)}, {part.shift}u }}")
+        return f"{{ 1u, {_ZERO_LINEAR_Q}, {tr} }}"
+    arrays += [CArray(f"{p}_threshold", "float", part.threshold), CArray(f"{p}_value", "float", part.value),
+               CArray(f"{p}_base_score", "float", part.base_score)]
+    tr = (f"{{ {head}{p}_threshold, {p}_left, {p}_right, {p}_value, {p}_roots, {p}_tree_output, "
+          f"{p}_base_score, {costs}, {c_float(part.decision_threshold)} }}")
+    return f"{{ 1u, {_ZERO_LINEAR}, {tr} }}"
+
+
+def gated_c_tables(tables: Any, numeric: str, p: str) -> CTables:
+    """fm_gated / fm_gated_q15 initializer (fm_gated.h); every part points at one shared cost table."""
+    m = for_numeric(tables, numeric)
+    q = numeric == "q15"
+    arrays: list[CArray] = []
+    costs = "NULL"
+    if q:
+        part_costs = next((x.costs for x in (m.gate, m.f1, m.f0) if x is not None), None)
+        if part_costs is not None:
+            arrays.append(CArray(f"{p}_costs", "uint16_t", part_costs))
+            costs = f"{p}_costs"
+    elif m.costs is not None:
+        arrays.append(CArray(f"{p}_costs", "float", m.costs))
+        costs = f"{p}_costs"
+    fields = [("n_features", f"{m.n_features}u"), ("gate_above", "FM_GATE_ABOVE_F0" if m.gate_above == "f0"
+                                                   else "FM_GATE_ABOVE_F1")]
+    for name in ("gate", "f1", "f0"):
+        fields.append((name, _part_c(getattr(m, name), f"{p}_{name}", costs, q, arrays)))
+    outs = [x.n_outputs for x in (m.gate, m.f1, m.f0) if isinstance(x, (TreeEnsemble, TreeEnsembleQ15))]
+    if m.n_features > 1024 or max(outs, default=1) > 16:
+        raise ValueError("the model exceeds the FM_PREDICT_VEC stack bounds (1024 features, 16 outputs); "
+                         "define FM_GATED_VEC_MAX_FEATURES/OUTPUTS larger when compiling")
+    return CTables(arrays=arrays, struct_type="fm_gated_q15" if q else "fm_gated", fields=fields,
+                   predict_vec="fm_gated_q15_predict_vec" if q else "fm_gated_predict_vec", header="fm_gated.h")
+
+
+register_emitter("gated", gated_c_tables)
+_HELP = {
+    "adapt-gbrt": "ADAPT-GBRT: boosted-tree gate g and low-cost f1 before a high-cost f0 (file kind gated)",
+    "adapt-lin": "ADAPT-LIN: linear gate g and low-cost f1 (group-sparse) before a high-cost f0 (kind gated)",
+    "l1-gate": "L1 baseline: L1-picked features for f1, gate from f1's correctness, f0 (kind gated)",
+}
+_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS]
+for _kind in TRAINERS:
+    register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),
+                      gated_metrics))
+
+
+register_file_metrics("gated", gated_metrics)
+
+__all__ = ["F0_KINDS", "gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]

@@ -1,0 +1,119 @@
+"""The L1 baseline of Nan & Saligrama (NIPS 2017) for gated prediction.
+
+1. An L1 (lasso) logistic regression on all training rows picks the features: those with a nonzero
+   weight at penalty strength ``gamma`` (weighted by feature cost: penalty gamma * sum_j c_j |w_j|).
+2. The low-cost model f1 is a logistic regression on those features, fitted on all training rows.
+3. The gate learns f1's correctness as pseudo-labels (1 = f1 right = "easy") by a logistic
+   regression on the same features; its threshold is set on the training rows so that at most a
+   share ``p_full`` of them is sent to f0 (the lowest gate scores).
+
+Unlike ADAPT-LIN, the features and f1 are chosen before, and regardless of, the gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from compiler.costs import cost_vector
+from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, _Standardizer, fit_gate_f1, lipschitz_logistic
+from compiler.gated.common import SparseLinear, check_binary_Xy, fit_f0
+
+
+def lasso_logistic_support(Xs: np.ndarray, ys: np.ndarray, penalty: np.ndarray,
+                           n_iter: int = 2000) -> np.ndarray:
+    """Indices of the nonzero weights of min mean logistic loss + sum_j penalty_j |w_j| (standardised X).
+
+    Solved by FISTA with soft-thresholding (the one-column case of the group prox).
+    """
+    n, d = Xs.shape
+    lip = lipschitz_logistic(Xs)
+    # the two-column solver with q = 0: the gate column's weights get no gradient (standardised
+    # columns have mean 0) and stay 0, so each group norm is |w_j| of the f1 column
+    W, _ = fit_gate_f1(Xs, ys, np.zeros(n), penalty, 0.0, np.zeros((d, 2)), np.zeros(2), n_iter, lip,
+                       tol=1e-9)
+    return np.flatnonzero(W[:, 1] != 0.0)
+
+
+def quantile_threshold(scores: np.ndarray, p_full: float) -> np.float32:
+    """Largest float32 threshold t such that mean(scores <= t) <= p_full (rows with score <= t go to f0)."""
+    s = np.sort(np.asarray(scores, dtype=np.float32))
+    n = s.shape[0]
+    m = int(np.floor(p_full * n + 1e-9))
+    if m >= n:
+        return np.float32(np.inf)
+    # rows with score <= t must number <= m: t < s[m]; the largest float32 below s[m]
+    return np.nextafter(s[m], np.float32(-np.inf), dtype=np.float32)
+
+
+class L1GateClassifier(GatedLinearBase):
+    """L1 baseline gated classifier (binary).
+
+    Parameters
+    ----------
+    hpc: the high-cost model f0 ("rf", "gbrt", "svm-rbf", a pickle path, an estimator, a PrefitF0).
+    p_full: at most this share of the training rows is sent to f0.
+    gamma: strength of the cost-weighted L1 penalty that picks the features (larger -> fewer).
+    costs: per-feature costs (FeatureCosts, array, or None for 1 each).
+    C: inverse L2 strength of the logistic regressions of f1 and of the gate.
+    random_state: seed of f0.
+    """
+
+    algorithm = "l1-gate"
+
+    def __init__(self, hpc: Any = "rf", p_full: float = 0.3, gamma: float = 0.01, costs: CostsLike = None,
+                 C: float = 1.0, random_state: int | None = 0) -> None:
+        self.hpc = hpc
+        self.p_full = p_full
+        self.gamma = gamma
+        self.costs = costs
+        self.C = C
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> L1GateClassifier:
+        if not 0.0 <= float(self.p_full) <= 1.0:
+            raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
+        if not float(self.gamma) >= 0.0:
+            raise ValueError(f"gamma must be >= 0, got {self.gamma}")
+        if not float(self.C) > 0.0:
+            raise ValueError(f"C must be > 0, got {self.C}")
+        Xa, y01, classes = check_binary_Xy(X, y)
+        n, d = Xa.shape
+        costs = cost_vector(self.costs, d)
+        f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
+        std = _Standardizer(Xa)
+        Xs = std.transform(Xa)
+        ys = 2.0 * y01.astype(np.float64) - 1.0
+        support = lasso_logistic_support(Xs, ys, float(self.gamma) * costs)
+        self.support_ = support.astype(np.int32)
+
+        h = np.zeros(d)
+        h0 = 0.0
+        if support.size:
+            lr = LogisticRegression(C=float(self.C)).fit(Xs[:, support], y01)
+            h[support] = lr.coef_[0]
+            h0 = float(lr.intercept_[0])
+        else:
+            prior = float(np.clip(y01.mean(), 1e-6, 1 - 1e-6))
+            h0 = float(np.log(prior / (1.0 - prior)))
+        h_raw, h0_raw = std.to_raw(h, h0)
+        self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
+        self.classes_ = classes
+        self.n_features_in_ = d
+        self.costs_ = costs
+        self.f0_ = f0
+
+        correct = (self.f1_.decide(Xa).astype(np.int8) == y01).astype(np.int8)
+        g = np.zeros(d)
+        g0 = 0.0
+        if support.size and 0 < correct.sum() < n:
+            gate_lr = LogisticRegression(C=float(self.C)).fit(Xs[:, support], correct)
+            g[support] = gate_lr.coef_[0]
+            g0 = float(gate_lr.intercept_[0])
+        g_raw, g0_raw = std.to_raw(g, g0)
+        gate = SparseLinear.from_dense(g_raw, g0_raw, 0.0)
+        thr = quantile_threshold(gate.score(Xa), float(self.p_full))
+        self.gate_ = SparseLinear(gate.feature, gate.weight, gate.bias, thr)
+        return self

@@ -1,0 +1,68 @@
+"""Kinds nb-static and nb-stop: naive Bayes over the top-k features of an
+ordering, without or with early-stopping stop points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+
+from compiler.costs import FeatureCosts
+from compiler.header import register_emitter
+from compiler.kinds import KindSpec, register
+from compiler.nb.header import nb_tables
+from compiler.tasks import Task, class_weights, weighted_accuracy
+from pyruntime.format import ModelFile
+from pyruntime.nb.model import NB_KINDS
+
+NB_OPTIONS = [
+    click.Option(["--ordering"], type=click.Choice(["ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
+                 help="Feature ordering metric [nb-*; default ig]."),
+    click.Option(["--budget"], type=click.IntRange(min=1), default=None,
+                 help="Features the model may read, k [nb-*; default: best static validation accuracy]."),
+    click.Option(["--bins"], default=None, help="Discretization: mean-std (default) or quantile:N [nb-*]."),
+]
+STOP_OPTIONS = [
+    click.Option(["--support"], type=click.FloatRange(0, 1, max_open=True), default=None,
+                 help="Share of running validation rows a stop point must stop [nb-stop; default 0.05]."),
+    click.Option(["--performance"], type=click.FloatRange(0, 1, max_open=True), default=None,
+                 help="The paper's p in R2 / relative error margin [nb-stop; default 0.05]."),
+    click.Option(["--criterion"], type=click.Choice(["safe", "agree", "paper", "relerr"]), default=None,
+                 help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule]."),
+    click.Option(["--disagreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
+                 help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02]."),
+]
+
+
+def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - scikit-learn only when training
+
+    est = NaiveBayesBudget(
+        budget=opts.get("budget"), ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
+        early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
+        performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
+        disagreement=opts.get("disagreement", 0.02),
+        random_state=task.split.seed,
+    )
+    cost_vec = None if costs is None else costs.at(0.0).astype(np.float32)
+    X, y = task.data.X, task.y
+    est.fit(X[task.train], y[task.train], X[task.validation], y[task.validation], costs=cost_vec)
+    model = est.model_
+    val = model.predict_reference(X[task.validation])
+    w = class_weights(y[task.validation])
+    meta = task.meta()
+    meta["training"] = {
+        "kind": kind, **{k: v for k, v in opts.items() if v is not None},
+        "budget_chosen": int(est.budget_), "static_threshold": est.static_threshold_,
+        "validation_weighted_accuracy": weighted_accuracy(y[task.validation], val.label, w),
+        "validation_mean_features": float(val.n_read.mean()),
+        "static_curve": {str(k): v for k, v in est.static_curve_.items()},
+    }
+    return ModelFile(kind=kind, tables=model, meta=meta)
+
+
+for _kind in NB_KINDS:
+    register_emitter(_kind, nb_tables)
+register(KindSpec("nb-static", "naive Bayes on the top-k features of an ordering", train_nb, NB_OPTIONS))
+register(KindSpec("nb-stop", "early-stopping naive Bayes (stop points)", train_nb, NB_OPTIONS + STOP_OPTIONS))

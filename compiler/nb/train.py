@@ -1,0 +1,398 @@
+"""Training of static top-k and dynamic early-stopping naive Bayes
+(Verachtert, Blockeel, Davis, IJCAI 2016) into pyruntime.NBModel tables.
+
+Every decision made here on validation data is made on the float32 scores the
+runtime computes (NBModel.entries + sequential float32 sums), so stop points
+and thresholds behave on the device exactly as they did in training.
+
+Weighted accuracy gives a negative error cost 1 and a positive error cost
+f(0)/f(1) (class frequencies of the validation set). It is computed on
+integers: weight n1 for a negative row, n0 for a positive row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from compiler.nb.discretize import Bins, fit_bins, parse_bins
+from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
+from compiler.tasks import class_weights, weighted_accuracy
+from pyruntime.nb.model import NBModel
+
+CRITERIA = ("agree", "paper", "relerr", "safe")
+BUDGET_GRID = (5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000)
+AGREEMENT = Fraction(9975, 10000)
+
+
+# ---------------------------------------------------------------- metrics ----
+def float32_between(lo: np.float32, hi: np.float32) -> np.float32:
+    """A float32 t with lo <= t < hi (so 'score > t' keeps hi and drops lo)."""
+    t = np.float32((np.float64(lo) + np.float64(hi)) / 2)
+    return t if lo <= t < hi else np.float32(lo)
+
+
+def best_threshold(scores: np.ndarray, y01: np.ndarray, weights: tuple[int, int]) -> np.float32:
+    """float32 t maximizing weighted accuracy of 'score > t' (middle of the best plateau)."""
+    s = np.asarray(scores, dtype=np.float32)
+    if s.size == 0:
+        return np.float32(0.0)
+    order = np.argsort(s, kind="stable")
+    ss, yy = s[order], y01[order]
+    w = np.where(yy == 1, weights[1], weights[0]).astype(np.int64)
+    # predicting positive for rows [m:] : correct = negatives below m + positives from m
+    neg_below = np.concatenate([[0], np.cumsum(np.where(yy == 0, w, 0))])
+    pos_from = np.concatenate([np.cumsum(np.where(yy == 1, w, 0)[::-1])[::-1], [0]])
+    correct = neg_below + pos_from
+    # only cut where the value changes (or at the ends)
+    valid = np.ones(s.size + 1, dtype=bool)
+    valid[1:-1] = ss[1:] != ss[:-1]
+    correct = np.where(valid, correct, -1)
+    best = np.flatnonzero(correct == correct.max())
+    m = int(best[best.size // 2])
+    if m == 0:
+        return np.float32(np.nextafter(ss[0], np.float32(-np.inf)))
+    if m == s.size:
+        return ss[-1]
+    return float32_between(ss[m - 1], ss[m])
+
+
+# ------------------------------------------------------------ NB tables ----
+@dataclass
+class NBTables:
+    """Log-likelihood differences for every feature (before choosing the order)."""
+
+    bins: Bins
+    d: list[np.ndarray]  # float32 per feature: l(x|1) - l(x|0) per bin
+    d0: np.float32
+
+    def model(self, order: np.ndarray, threshold: float, n_features: int,
+              costs: np.ndarray | None = None) -> NBModel:
+        order = np.asarray(order, dtype=np.int64)
+        zero = self.bins.zero_bin[order]
+        edges = [self.bins.edges[j] for j in order]
+        tables = [self.d[j] for j in order]
+        return NBModel(
+            n_features=n_features, order=order, zero_bin=zero,
+            edge_start=np.concatenate([[0], np.cumsum([e.size for e in edges])]),
+            edges=np.concatenate(edges) if edges else np.zeros(0, np.float32),
+            table_start=np.concatenate([[0], np.cumsum([t.size for t in tables])]),
+            d=np.concatenate(tables) if tables else np.zeros(0, np.float32),
+            d0=self.d0, threshold=threshold, costs=costs,
+        )
+
+
+def fit_tables(B: np.ndarray, y01: np.ndarray, bins: Bins, alpha: float = 1.0) -> tuple[NBTables, np.ndarray]:
+    """Laplace-smoothed NB from binned training data; also returns class-bin counts."""
+    width = max(bins.n_bins(j) for j in range(B.shape[1]))
+    counts = class_bin_counts(B, y01, width)
+    nc = counts.sum(axis=1)  # [d, 2]
+    d_list = []
+    for j in range(B.shape[1]):
+        nb = bins.n_bins(j)
+        cj = counts[j, :nb, :].astype(np.float64)
+        ll = np.log((cj + alpha) / (nc[j][None, :] + alpha * nb))
+        d_list.append((ll[:, 1] - ll[:, 0]).astype(np.float32))
+    n1 = float(np.sum(y01 == 1))
+    n0 = float(y01.size - n1)
+    d0 = np.float32(np.log((n1 + alpha) / (n0 + alpha)))
+    return NBTables(bins=bins, d=d_list, d0=d0), counts
+
+
+def partial_scores(model: NBModel, X: np.ndarray) -> np.ndarray:
+    """float32 scores after 0..k features, exactly as the runtime sums them: [rows, k+1]."""
+    entries = model.entries(np.asarray(X, dtype=np.float32))
+    out = np.empty((entries.shape[0], entries.shape[1] + 1), dtype=np.float32)
+    out[:, 0] = np.float32(model.d0)
+    acc = out[:, 0].copy()
+    for i in range(entries.shape[1]):
+        acc = (acc + entries[:, i]).astype(np.float32)
+        out[:, i + 1] = acc
+    return out
+
+
+# --------------------------------------------------------- stop points ----
+@dataclass
+class StopRule:
+    criterion: str = "safe"
+    support: float = 0.05
+    performance: float = 0.05
+    disagreement: float = 0.02
+
+
+def _scaled(a: np.ndarray, frac: Fraction, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a * den, b * num) for exact comparisons of a with frac * b (int64 when safe)."""
+    big = max(int(np.max(np.abs(a), initial=0)), int(np.max(np.abs(b), initial=0)))
+    if big * max(abs(frac.numerator), frac.denominator) >= 2**62:
+        a, b = a.astype(object), b.astype(object)
+    return a * frac.denominator, b * frac.numerator
+
+
+def _accepted(early: np.ndarray, full: np.ndarray, agree: np.ndarray, wsum: np.ndarray,
+              full_acc: Fraction, full_err: Fraction, rule: StopRule) -> np.ndarray:
+    """Which prefixes (stopped sets) meet the criterion; arrays are cumulative sums (int)."""
+    r1 = early > full  # strict: stopping must beat the full model on the stopped rows
+    p = Fraction(str(rule.performance))
+    n = np.arange(1, early.size + 1, dtype=np.int64)
+    if rule.criterion == "safe":
+        # no loss on the stopped rows (ties allowed) and >= 99.75% agreement with the full model
+        # (disagreements + 3) / stopped rows -- the rule of three: a 95% upper bound on the
+        # disagreement rate when none were seen -- at most rule.disagreement; agreement >= 99.75%
+        lhs, rhs = _scaled(agree.astype(np.int64), AGREEMENT, n)
+        dis = n - agree.astype(np.int64)
+        lhs2, rhs2 = _scaled(dis + 3, Fraction(str(rule.disagreement)), n)
+        return (early >= full) & np.asarray(lhs >= rhs, dtype=bool) & np.asarray(lhs2 <= rhs2, dtype=bool)
+    if rule.criterion == "relerr":
+        # weighted error of the stopped rows at most (1-p) times the full model's overall error
+        lhs, rhs = _scaled(wsum - early, (1 - p) * full_err, wsum)
+        return r1 & np.asarray(lhs <= rhs, dtype=bool)
+    lhs, rhs = _scaled(early, (1 + p) * full_acc, wsum)
+    r2 = np.asarray(lhs >= rhs, dtype=bool)
+    if rule.criterion == "paper":
+        return r1 & r2
+    lhs, rhs = _scaled(agree.astype(np.int64), AGREEMENT, n)
+    return r1 & (r2 | np.asarray(lhs >= rhs, dtype=bool))
+
+
+def _pick_side(s: np.ndarray, y: np.ndarray, fpred: np.ndarray, w: np.ndarray, label: int,
+               full_acc: Fraction, full_err: Fraction, rule: StopRule) -> tuple[int, np.float32 | None]:
+    """Largest stopped set answering `label` that meets the criterion.
+
+    Returns (rows stopped, bound): label 1 stops rows with score > bound,
+    label 0 rows with score < bound. (0, None) when no set qualifies."""
+    if s.size == 0:
+        return 0, None
+    order = np.argsort(-s if label == 1 else s, kind="stable")
+    ss, yy, ff, ww = s[order], y[order], fpred[order], w[order]
+    early = np.cumsum(np.where(yy == label, ww, 0))
+    full = np.cumsum(np.where(ff == yy, ww, 0))
+    agree = np.cumsum(ff == label)
+    wsum = np.cumsum(ww)
+    ok = _accepted(early, full, agree, wsum, full_acc, full_err, rule)
+    # a cut is only possible where the next score differs
+    ok[:-1] &= ss[1:] != ss[:-1]
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return 0, None
+    m = int(idx[-1]) + 1
+    last = ss[m - 1]
+    if m == ss.size:
+        bound = np.float32(np.nextafter(last, np.float32(-np.inf if label == 1 else np.inf)))
+    elif label == 1:
+        bound = float32_between(ss[m], last)
+    else:
+        lo = float32_between(last, ss[m])
+        # need last < bound <= ss[m]: move up one ulp from a bound equal to 'last'
+        bound = lo if lo > last else np.float32(np.nextafter(lo, np.float32(np.inf)))
+    return m, bound
+
+
+def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weights: tuple[int, int],
+                      rule: StopRule) -> tuple[list[tuple[int, float, float]], np.ndarray]:
+    """Stop points (position, u, l) from validation partial scores P [rows, k+1].
+
+    Returns the stop points and the mask of validation rows still running at the end."""
+    k = P.shape[1] - 1
+    w = np.where(y == 1, weights[1], weights[0]).astype(np.int64)
+    fpred = (P[:, k] > threshold).astype(np.int64)
+    total = int(w.sum())
+    correct = int(w[fpred == y].sum())
+    full_acc = Fraction(correct, total)
+    full_err = 1 - full_acc
+    running = np.ones(P.shape[0], dtype=bool)
+    stops: list[tuple[int, float, float]] = []
+    for i in range(1, k):
+        idx = np.flatnonzero(running)
+        if idx.size == 0:
+            break
+        s = P[idx, i]
+        m_hi, u = _pick_side(s, y[idx], fpred[idx], w[idx], 1, full_acc, full_err, rule)
+        hi_mask = s > u if u is not None else np.zeros(idx.size, dtype=bool)
+        rest = ~hi_mask
+        m_lo, lo = _pick_side(s[rest], y[idx][rest], fpred[idx][rest], w[idx][rest], 0, full_acc, full_err,
+                              rule)
+        lo_mask = np.zeros(idx.size, dtype=bool)
+        if lo is not None:
+            lo_mask[rest] = s[rest] < lo
+        stopped = int(hi_mask.sum() + lo_mask.sum())
+        if stopped == 0 or stopped < rule.support * idx.size:
+            continue
+        u_val = float(u) if u is not None else float("inf")
+        l_val = float(lo) if lo is not None else float("-inf")
+        stops.append((i, u_val, l_val))
+        running[idx[hi_mask | lo_mask]] = False
+    return stops, running
+
+
+# ------------------------------------------------------------ estimator ----
+class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
+    """Naive Bayes over the top-k features of an ordering, static or with stop points.
+
+    Parameters follow the CLI: budget (k, None = the grid value with the best
+    static validation weighted accuracy), ordering (ig, chi2, dcp, greedy,
+    fcbf), bins ('mean-std' or 'quantile:N'), early_stopping (learn stop
+    points), support and performance (the paper's s and p), criterion:
+    'safe' (default: no loss on the stopped validation rows, ties allowed,
+    >= 99.75% agreement with the full model and a rule-of-three bound
+    (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
+    R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
+    strict and stopped error <= (1 - p) x full error); alpha (Laplace smoothing),
+    validation_fraction (used when fit gets no validation set).
+    """
+
+    def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
+                 early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
+                 criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
+                 validation_fraction: float = 0.25, random_state: int = 0) -> None:
+        self.budget = budget
+        self.ordering = ordering
+        self.bins = bins
+        self.early_stopping = early_stopping
+        self.support = support
+        self.performance = performance
+        self.criterion = criterion
+        self.disagreement = disagreement
+        self.alpha = alpha
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        if self.ordering not in ORDERINGS:
+            raise ValueError(f"ordering must be one of {', '.join(ORDERINGS)}, got {self.ordering!r}")
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {self.criterion!r}")
+        parse_bins(self.bins)
+        if self.budget is not None and (not isinstance(self.budget, (int, np.integer)) or self.budget < 1):
+            raise ValueError(f"budget must be a positive integer, got {self.budget!r}")
+        if not 0 <= self.support < 1:
+            raise ValueError(f"support must be in [0, 1), got {self.support}")
+        if not 0 <= self.performance < 1:
+            raise ValueError(f"performance must be in [0, 1), got {self.performance}")
+        if not 0 < self.disagreement <= 1:
+            raise ValueError(f"disagreement must be in (0, 1], got {self.disagreement}")
+        if self.alpha <= 0:
+            raise ValueError(f"alpha must be > 0, got {self.alpha}")
+
+    @staticmethod
+    def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"{what}: X must be a non-empty 2-D matrix, got shape {X.shape}")
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"{what}: y must have one label per row")
+        if not np.all(np.isfinite(X)):
+            raise ValueError(f"{what}: X contains NaN or infinite values")
+        if not set(np.unique(y).tolist()) <= {0, 1}:
+            raise ValueError(f"{what}: y must be binary 0/1 (use --positive for multi-class data)")
+        return X, y.astype(np.int64)
+
+    def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
+            y_val: np.ndarray | None = None, costs: np.ndarray | None = None) -> NaiveBayesBudget:
+        self._check_params()
+        X, y = self._check_xy(X, y, "training data")
+        if X_val is None or y_val is None:
+            from pyruntime.data import Split
+
+            tr, va, _ = Split(seed=self.random_state, train=1 - self.validation_fraction,
+                              validation=self.validation_fraction).indices(y)
+            X, y, X_val, y_val = X[tr], y[tr], X[va], y[va]
+        X_val, y_val = self._check_xy(X_val, y_val, "validation data")
+        if np.unique(y).size < 2:
+            raise ValueError("training data has a single class: nothing to learn")
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = np.array([0, 1])
+        bins = fit_bins(X, self.bins)
+        B = bins.transform(X)
+        tables, counts = fit_tables(B, y, bins, self.alpha)
+        self.weights_ = class_weights(y_val)
+        order = self._order(tables, counts, B, X_val, y_val)
+        self.ordering_ = order
+        self.budget_, self.static_curve_ = self._choose_budget(tables, order, X_val, y_val)
+        k = self.budget_
+        static = tables.model(order[:k], 0.0, X.shape[1], costs)
+        P = partial_scores(static, X_val)
+        t_static = best_threshold(P[:, k], y_val, self.weights_)
+        stops: list[tuple[int, float, float]] = []
+        t = t_static
+        if self.early_stopping and k > 1:
+            stops, running = learn_stop_points(
+                P, y_val, t_static, self.weights_,
+                StopRule(self.criterion, self.support, self.performance, self.disagreement))
+            if stops and running.any():
+                t = best_threshold(P[running, k], y_val[running], self.weights_)
+        model = tables.model(order[:k], t, X.shape[1], costs)
+        if stops:
+            model = NBModel(**{**model.to_dict(), "stop_at": [s[0] for s in stops],
+                               "stop_hi": [s[1] for s in stops], "stop_lo": [s[2] for s in stops]})
+        self.model_ = model
+        self.static_threshold_ = float(t_static)
+        return self
+
+    def _order(self, tables: NBTables, counts: np.ndarray, B: np.ndarray, X_val: np.ndarray,
+               y_val: np.ndarray) -> np.ndarray:
+        if self.ordering in ("ig", "chi2", "dcp"):
+            return rank(self.ordering, counts)
+        if self.ordering == "fcbf":
+            return fcbf(counts, B, counts.shape[1])
+        return self._greedy(tables, counts, X_val, y_val)
+
+    def _greedy(self, tables: NBTables, counts: np.ndarray, X_val: np.ndarray, y_val: np.ndarray) -> np.ndarray:
+        """Forward selection on validation weighted accuracy (ties broken by IG rank)."""
+        d = X_val.shape[1]
+        limit = min(d, self.budget or min(d, 100))
+        ig_rank = rank("ig", counts)
+        full = tables.model(np.arange(d), 0.0, d)
+        E = full.entries(X_val.astype(np.float32)).astype(np.float64)
+        score = np.full(X_val.shape[0], float(tables.d0))
+        chosen: list[int] = []
+        left = [int(j) for j in ig_rank]
+        for _ in range(limit):
+            best_j, best_acc = left[0], -1.0
+            for j in left:
+                s = score + E[:, j]
+                t = best_threshold(s.astype(np.float32), y_val, self.weights_)
+                acc = weighted_accuracy(y_val, (s.astype(np.float32) > t).astype(int), self.weights_)
+                if acc > best_acc:
+                    best_j, best_acc = j, acc
+            chosen.append(best_j)
+            left.remove(best_j)
+            score = score + E[:, best_j]
+        return np.array(chosen + left, dtype=np.int64)
+
+    def _choose_budget(self, tables: NBTables, order: np.ndarray, X_val: np.ndarray,
+                       y_val: np.ndarray) -> tuple[int, dict[int, float]]:
+        d = order.size
+        if self.budget is not None:
+            return min(int(self.budget), d), {}
+        grid = sorted({min(k, d) for k in BUDGET_GRID})
+        P = partial_scores(tables.model(order[: grid[-1]], 0.0, d), X_val)
+        curve = {}
+        for k in grid:
+            t = best_threshold(P[:, k], y_val, self.weights_)
+            curve[k] = weighted_accuracy(y_val, (P[:, k] > t).astype(int), self.weights_)
+        best = max(curve.values())
+        return min(k for k, v in curve.items() if v == best), curve
+
+    # ------------------------------------------------------------ predict --
+    def _check_fitted(self) -> NBModel:
+        if not hasattr(self, "model_"):
+            raise ValueError("this model is not fitted yet: call fit first")
+        return self.model_
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self._check_fitted().predict_reference(X).label.astype(np.int64)
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        return self._check_fitted().predict_reference(X).score.astype(np.float64)
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Posterior from the (possibly early) log-odds score at which each row was decided."""
+        p1 = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        return np.column_stack([1 - p1, p1])
+
+    def features_read(self, X: np.ndarray) -> np.ndarray:
+        return self._check_fitted().predict_reference(X).n_read.astype(np.int64)

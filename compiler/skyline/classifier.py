@@ -1,0 +1,286 @@
+"""Budget index training: ``frugalml train skyline`` (PolyDom and Greedy skylines).
+
+:class:`SkylineClassifier` trains base models on many feature sets, keeps
+those on the accuracy/cost skyline at some item size, and indexes them by
+size range so that, per call, the most accurate model whose cost fits the
+call's budget for that item's size is found by two binary searches
+(pyruntime/skyline.py, runtime_c/src/fm_skyline.c).
+
+Methods: ``polydom`` (exact under its accuracy assumption, see
+compiler/skyline_search.py), ``greedy-acc`` and ``greedy-cost`` (forward
+selection for a range of trade-off weights; cheap to precompute, possibly
+sub-optimal). ``brute`` evaluates every feature set (a reference).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
+
+from compiler.costs import FeatureCosts
+from compiler.skyline.index import build_size_index, tie_keys
+from compiler.skyline.search import (
+    AccuracyOracle,
+    SearchResult,
+    brute_force_search,
+    greedy_search,
+    mask_features,
+    polydom_search,
+    prune_candidates,
+    set_coef,
+)
+from pyruntime.skyline.index import NO_MODEL, SkylineIndex
+
+METHODS = ("polydom", "greedy-acc", "greedy-cost", "brute")
+
+
+def make_base(spec: Any = None, random_state: int | None = 0) -> Any:
+    """A base classifier from a name (nb, linear, trees), a dotted class path or an estimator (cloned)."""
+    if spec is None or spec == "nb":
+        from sklearn.naive_bayes import GaussianNB
+
+        return GaussianNB()
+    if spec == "linear":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=1000)
+    if spec == "trees":
+        from sklearn.tree import DecisionTreeClassifier
+
+        return DecisionTreeClassifier(max_depth=6, random_state=random_state)
+    if isinstance(spec, str):
+        module, _, name = spec.rpartition(".")
+        if not module:
+            raise ValueError(f"unknown base model {spec!r}: use nb, linear, trees or a dotted class path")
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"cannot import base model {spec!r}: {exc}") from None
+        return cls()
+    if hasattr(spec, "fit") and hasattr(spec, "predict"):
+        return clone(spec)
+    raise ValueError(f"base model must be a name or an sklearn estimator, got {type(spec).__name__}")
+
+
+def parse_sizes(sizes: Any) -> tuple[float, float]:
+    """The indexed size range [lo, hi] from a list of sizes (or "n1,n2,..."); None means [0, inf)."""
+    if sizes is None:
+        return 0.0, float("inf")
+    if isinstance(sizes, str):
+        sizes = [float(s) for s in sizes.split(",") if s.strip()]
+    arr = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError("sizes must be finite and >= 0")
+    return float(arr.min()), float(arr.max())
+
+
+@dataclass
+class SkylinePrediction:
+    """Per-row outcome: labels (undefined where nothing fits), chosen model, its cost, fits mask."""
+
+    labels: np.ndarray
+    model: np.ndarray  # int64, NO_MODEL (-1) where nothing fits
+    cost: np.ndarray  # float64, 0 where nothing fits
+    fits: np.ndarray  # bool
+
+    def __iter__(self):  # unpack as labels, model, cost, fits
+        return iter((self.labels, self.model, self.cost, self.fits))
+
+
+class SkylineClassifier(ClassifierMixin, BaseEstimator):
+    """The most accurate model whose feature cost fits each call's budget, for each item size."""
+
+    def __init__(self, base: Any = "nb", method: str = "polydom", epsilon: float = 0.0,
+                 max_sets: int | None = None, sizes: Any = None, costs: Any = None,
+                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0):
+        self.base = base
+        self.method = method
+        self.epsilon = epsilon
+        self.max_sets = max_sets
+        self.sizes = sizes
+        self.costs = costs
+        self.validation_fraction = validation_fraction
+        self.allow_empty = allow_empty
+        self.random_state = random_state
+
+    # -- training ------------------------------------------------------------------------
+    def _feature_coef(self, d: int) -> np.ndarray:
+        costs = self.costs
+        if costs is None:
+            return FeatureCosts.uniform(d).coef.copy()
+        if isinstance(costs, FeatureCosts):
+            coef = costs.coef
+        else:
+            coef = np.asarray(costs, dtype=np.float64)
+            if coef.ndim == 1:
+                coef = np.column_stack([coef, np.zeros_like(coef), np.zeros_like(coef)])
+        coef = np.asarray(coef, dtype=np.float64)
+        if coef.shape != (d, 3):
+            raise ValueError(f"costs must give one (c0, c1, c2) per feature: expected ({d}, 3), "
+                             f"got {coef.shape}")
+        if not np.all(np.isfinite(coef)) or np.any(coef < 0):
+            raise ValueError("costs must be finite and >= 0")
+        return coef
+
+    def fit(self, X: Any, y: Any, X_val: Any = None, y_val: Any = None) -> SkylineClassifier:
+        """Search feature sets on a train/validation split (or the given validation data), build the index."""
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if not np.isfinite(self.epsilon) or self.epsilon < 0:
+            raise ValueError("epsilon must be a finite number >= 0")
+        if self.max_sets is not None and int(self.max_sets) < 1:
+            raise ValueError("max_sets must be >= 1")
+        X, y = validate_data(self, X, y)
+        self.classes_ = np.unique(y)
+        d = X.shape[1]
+        self.feature_coef_ = self._feature_coef(d)
+        self.size_range_ = parse_sizes(self.sizes)
+        if X_val is None:
+            X_tr, X_va, y_tr, y_va = train_test_split(
+                X, y, test_size=self.validation_fraction, random_state=self.random_state,
+                stratify=y if np.min(np.unique(y, return_counts=True)[1]) >= 2 else None)
+        else:
+            X_tr, y_tr = X, y
+            X_va, y_va = check_X_y(X_val, y_val)
+        base = make_base(self.base, self.random_state)
+        oracle = AccuracyOracle(base, X_tr, y_tr, X_va, y_va)
+        t0 = time.perf_counter()
+        result = self._search(oracle, d)
+        lo, hi = self.size_range_
+        prune_candidates(result.accuracy, self.feature_coef_, lo, hi, result)
+        cands = [m for m in result.candidates if self.allow_empty or m != 0]
+        self._build(cands, result.accuracy, lo, hi)
+        self.precompute_seconds_ = time.perf_counter() - t0
+        self.search_ = result
+        self.expanded_nodes_ = result.n_evaluated
+        self.brute_force_nodes_ = result.n_lattice
+        self.models_ = [oracle.fit_model(m) for m in self.masks_]
+        self.majority_ = oracle.majority
+        return self
+
+    def _search(self, oracle: AccuracyOracle, d: int) -> SearchResult:
+        lo, hi = self.size_range_
+        if self.method == "polydom":
+            return polydom_search(oracle, d, float(self.epsilon), self.max_sets)
+        if self.method == "brute":
+            return brute_force_search(oracle, d)
+        ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)
+        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets)
+
+    def _build(self, cands: list[int], accuracy: dict[int, float], lo: float, hi: float) -> None:
+        coef = np.array([set_coef(self.feature_coef_, m) for m in cands]).reshape(-1, 3)
+        acc = np.array([accuracy[m] for m in cands], dtype=np.float64)
+        sized = build_size_index(coef, acc, tie_keys(cands), lo, hi)
+        used = sorted({k for sky in sized.skylines for k in sky}, key=lambda k: (coef[k].tolist(), k))
+        remap = {k: i for i, k in enumerate(used)}
+        self.masks_ = [cands[k] for k in used]
+        feats = [mask_features(m) for m in self.masks_]
+        ptr = np.zeros(len(feats) + 1, dtype=np.uint32)
+        ptr[1:] = np.cumsum([len(f) for f in feats])
+        sky_ptr = np.zeros(len(sized.skylines) + 1, dtype=np.uint32)
+        sky_ptr[1:] = np.cumsum([len(s) for s in sized.skylines])
+        self.index_ = SkylineIndex(
+            n_features=int(self.feature_coef_.shape[0]),
+            model_coef=coef[used].reshape(-1, 3),
+            model_acc=acc[used],
+            feat_ptr=ptr,
+            feat_idx=np.array([j for f in feats for j in f], dtype=np.uint32),
+            breaks=np.array(sized.breaks, dtype=np.float64),
+            sky_ptr=sky_ptr,
+            sky_model=np.array([remap[k] for s in sized.skylines for k in s], dtype=np.uint32),
+            method=str(self.method),
+        )
+        self.n_crossings_ = sized.n_crossings
+        self.n_interesting_ = sized.n_interesting
+
+    # -- prediction ----------------------------------------------------------------------
+    def lookup(self, budget: Any, size: Any = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Chosen model (NO_MODEL where nothing fits) and its cost, per (budget, size)."""
+        check_is_fitted(self, "index_")
+        return self.index_.lookup_many(budget, size)
+
+    def predict(self, X: Any, budget: Any = np.inf, size: Any = 0.0) -> SkylinePrediction:
+        """Predict each row with the model its budget and size select (scalars or one per row)."""
+        check_is_fitted(self, "index_")
+        X = validate_data(self, X, reset=False)
+        n = X.shape[0]
+        b = np.broadcast_to(np.asarray(budget, np.float64), (n,))
+        s = np.broadcast_to(np.asarray(size, np.float64), (n,))
+        model, cost = self.index_.lookup_many(b, s)
+        labels = np.full(n, self.classes_[0], dtype=self.classes_.dtype)
+        for k in np.unique(model):
+            rows = model == k
+            if k == NO_MODEL:
+                continue
+            est = self.models_[k]
+            if est is None:
+                labels[rows] = self.majority_
+            else:
+                labels[rows] = est.predict(X[rows][:, mask_features(self.masks_[k])])
+        return SkylinePrediction(labels, model, cost, model != NO_MODEL)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf,
+              size: Any = 0.0) -> float:
+        """Accuracy at a budget; rows where nothing fits count as wrong."""
+        pred = self.predict(X, budget, size)
+        ok = (pred.labels == np.asarray(y)) & pred.fits
+        w = np.ones(len(ok)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return float(np.sum(w * ok) / np.sum(w))
+
+    def skyline_accuracy(self, budget: float, size: float = 0.0) -> float:
+        """Validation accuracy of the model a budget selects (nan when nothing fits)."""
+        model, _ = self.lookup(budget, size)
+        return float(self.index_.model_acc[model[0]]) if model[0] != NO_MODEL else float("nan")
+
+
+def budget_report(clf: SkylineClassifier, X: Any, y: Any, budget: Any, size: Any = 0.0) -> dict[str, Any]:
+    """The skyline fields of ``frugalml eval --budget B [--size n] --json``.
+
+    accuracy (rows where nothing fits count as wrong), mean_cost and max_cost
+    over the rows (never above the budget), the fraction of rows where nothing
+    fits, and how often each model was chosen (by model index, with its features).
+    """
+    pred = clf.predict(X, budget, size)
+    y = np.asarray(y)
+    fits = pred.fits
+    counts = {int(k): int(np.count_nonzero(pred.model == k)) for k in np.unique(pred.model[fits])}
+    return {
+        "accuracy": float(np.mean((pred.labels == y) & fits)) if len(y) else float("nan"),
+        "mean_cost": float(np.mean(pred.cost[fits])) if fits.any() else 0.0,
+        "max_cost": float(np.max(pred.cost[fits])) if fits.any() else 0.0,
+        "nothing_fits": float(np.mean(~fits)) if len(y) else 0.0,
+        "models_chosen": {str(k): {"count": c, "features": mask_features(clf.masks_[k])}
+                          for k, c in counts.items()},
+    }
+
+
+def budget_sweep(clf: SkylineClassifier, X: Any, y: Any, budgets: Any, size: Any = 0.0) -> np.ndarray:
+    """Test accuracy at each budget (the accuracy-vs-budget curve), rows where nothing fits counted wrong."""
+    return np.array([budget_report(clf, X, y, b, size)["accuracy"] for b in np.atleast_1d(budgets)])
+
+
+def plot_budget_sweep(budgets: Any, curves: dict[str, Any], path: str, title: str = "accuracy vs budget") -> None:
+    """Write the accuracy-vs-budget curves (one line per method) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, acc in curves.items():
+        ax.plot(np.asarray(budgets), np.asarray(acc), marker="o", ms=3, label=name)
+    ax.set_xlabel("budget")
+    ax.set_ylabel("accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

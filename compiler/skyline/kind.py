@@ -1,0 +1,276 @@
+"""Kind ``skyline``: a budget index over models on different feature sets
+(PolyDom / Greedy skylines, compiler/skyline.py), compiled with each indexed
+model's own runtime tables (pyruntime/skyline_model.py, fm_skymodel.h).
+
+``--base nb`` trains every feature set's model as a static naive Bayes
+(compiler.nb_train.NaiveBayesBudget over all the set's features, no early
+stopping: the accuracies the search sees are those of the deployed tables);
+``--base linear`` a LogisticRegression exported as a sparse linear scorer.
+Other bases (``trees``, dotted sklearn classes) can be searched with
+compiler.skyline.SkylineClassifier but have no runtime tables: training this
+kind with them is a usage error.
+
+Per call the runtime picks the most accurate model whose cost polynomial at
+the item's size fits the call's budget; ``predict(X)`` without a budget uses
+the stored ``--default-budget`` (default +inf: the best model) and
+``--default-size``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import click
+import numpy as np
+
+from compiler.costs import FeatureCosts
+from compiler.header import CArray, CTables, c_float, register_emitter
+from compiler.kinds import KindSpec, register
+from compiler.nb.train import NaiveBayesBudget
+from compiler.skyline.classifier import METHODS, SkylineClassifier, plot_budget_sweep
+from compiler.skyline.search import mask_features
+from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.format import ModelFile
+from pyruntime.nb.model import NBModel
+from pyruntime.result import Predictions
+from pyruntime.skyline.index import poly_cost
+from pyruntime.skyline.model import SkylineModel
+from pyruntime.trees.linear import LinearScorer
+
+EXPORTABLE = ("nb", "linear")
+
+SKYLINE_OPTIONS = [
+    click.Option(["--base"], default=None,
+                 help="Model trained on each feature set: nb or linear (exportable); trees or a dotted "
+                      "sklearn class are rejected (no runtime tables) [skyline; default nb]."),
+    click.Option(["--method"], type=click.Choice([m for m in METHODS if m != "brute"]), default=None,
+                 help="Feature-set search: polydom (exact), greedy-acc or greedy-cost [skyline; default polydom]."),
+    click.Option(["--epsilon"], type=click.FloatRange(min=0), default=None,
+                 help="PolyDom relaxation when more features can hurt accuracy [skyline; default 0]."),
+    click.Option(["--max-sets"], type=click.IntRange(min=1), default=None,
+                 help="Cap on the feature sets the search trains [skyline]."),
+    click.Option(["--sizes"], default=None,
+                 help="Comma-separated item sizes; the index covers their range [skyline; default 0 .. inf]."),
+    click.Option(["--default-budget"], type=float, default=None,
+                 help="Budget of predict(X) / FM_PREDICT_VEC [skyline; default +inf = the best model]."),
+    click.Option(["--default-size"], type=click.FloatRange(min=0), default=None,
+                 help="Item size of predict(X) / FM_PREDICT_VEC [skyline; default: the smallest --sizes, or 0]."),
+    click.Option(["--no-empty-model"], is_flag=True, default=False,
+                 help="Do not index the empty feature set (majority class, cost 0) [skyline]."),
+]
+
+
+def base_estimator(base: str, d: int, seed: int) -> Any:
+    """The sklearn-style estimator trained on each feature set, for an exportable base."""
+    if base == "nb":
+        return NaiveBayesBudget(budget=max(int(d), 1), early_stopping=False, random_state=seed)
+    if base == "linear":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=1000)
+    raise click.UsageError(f"--base {base} has no runtime tables and cannot be exported as a skyline model "
+                           f"(use --base {' or '.join(EXPORTABLE)}; other bases: compiler.skyline.SkylineClassifier)")
+
+
+def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int) -> NBModel | LinearScorer:
+    """One indexed model's runtime tables over the full input vector (reads only ``cols``)."""
+    sign = 1.0 if int(majority) == 1 else -1.0
+    if base == "nb":
+        if est is None:
+            z = np.zeros(0)
+            return NBModel(n_features=d, order=z, zero_bin=z, edge_start=[0], edges=z, table_start=[0], d=z,
+                           d0=sign, threshold=0.0)
+        m: NBModel = est.model_
+        return NBModel(**{**m.to_dict(), "n_features": d, "order": np.asarray(cols)[m.order], "costs": None})
+    if est is None:
+        return LinearScorer(n_features=d, feature=np.zeros(0), weight=np.zeros(0), bias=sign)
+    require_binary(est)
+    return LinearScorer(n_features=d, feature=np.asarray(cols), weight=est.coef_[0], bias=float(est.intercept_[0]))
+
+
+def require_binary(est: Any) -> None:
+    if list(getattr(est, "classes_", [0, 1])) != [0, 1]:
+        raise ValueError("skyline: every feature set's training part must hold both classes 0 and 1")
+
+
+def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    X, y = task.data.X, task.y
+    d = int(X.shape[1])
+    base = str(opts.get("base", "nb"))
+    seed = int(task.split.seed)
+    est = base_estimator(base, d, seed)
+    coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)
+    clf = SkylineClassifier(base=est, method=opts.get("method", "polydom"), epsilon=float(opts.get("epsilon", 0.0)),
+                            max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
+                            allow_empty=not opts.get("no_empty_model", False), random_state=seed)
+    clf.fit(X[task.train], y[task.train], X[task.validation], y[task.validation])
+    models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_)
+              for m, mask in zip(clf.models_, clf.masks_, strict=True)]
+    lo, _ = clf.size_range_
+    tables = SkylineModel(index=clf.index_, base=base, models=models,
+                          default_budget=float(opts.get("default_budget", math.inf)),
+                          default_size=float(opts.get("default_size", lo)))
+    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    record.update({
+        "base": base, "method": clf.method, "expanded_nodes": int(clf.expanded_nodes_),
+        "brute_force_nodes": int(clf.brute_force_nodes_), "precompute_seconds": float(clf.precompute_seconds_),
+        "n_models": tables.n_models, "n_ranges": tables.index.n_ranges, "index_bytes": tables.index.nbytes(),
+        "models": [{"features": mask_features(mask), "validation_accuracy": float(a),
+                    "cost_coef": [float(c) for c in cf]}
+                   for mask, a, cf in zip(clf.masks_, clf.index_.model_acc, clf.index_.model_coef, strict=True)],
+    })
+    click.echo(f"skyline ({clf.method}, base {base}): {tables.n_models} models over {tables.index.n_ranges} size "
+               f"range(s); trained {clf.expanded_nodes_} of {clf.brute_force_nodes_} feature sets", err=True)
+    meta = task.meta()
+    meta["training"] = record
+    return ModelFile(kind=kind, tables=tables, meta=meta)
+
+
+# -- C header ---------------------------------------------------------------------------
+
+def c_double(v: float) -> str:
+    """A C double literal that reads back exactly."""
+    if math.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    text = repr(float(v))
+    return text if ("e" in text or "." in text) else text + ".0"
+
+
+class SkyCTables(CTables):
+    """CTables plus the bytes of the double tables written as compound literals (export_c has no double)."""
+
+    extra_bytes: int = 0
+
+    @property
+    def table_bytes(self) -> int:
+        return super().table_bytes + self.extra_bytes
+
+
+def _doubles(values: np.ndarray) -> str:
+    items = ", ".join(c_double(float(v)) for v in np.asarray(values, np.float64).ravel())
+    return f"(const double[]){{ {items or '0.0'} }}"
+
+
+def _nb_init(m: NBModel, p: str, arrays: list[CArray]) -> str:
+    n_edges, edges, d = m.strided()
+    arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_edges", "float", edges),
+               CArray(f"{p}_d", "float", d), CArray(f"{p}_stop_at", "uint32_t", m.stop_at),
+               CArray(f"{p}_stop_hi", "float", m.stop_hi), CArray(f"{p}_stop_lo", "float", m.stop_lo)]
+    return (f"{{ {m.n_features}u, {m.n_used}u, {n_edges}u, {p}_order, {p}_edges, {p}_d, {c_float(m.d0)}, "
+            f"{c_float(m.threshold)}, {m.n_stops}u, {p}_stop_at, {p}_stop_hi, {p}_stop_lo, NULL }}")
+
+
+def _linear_init(m: LinearScorer, p: str, arrays: list[CArray]) -> str:
+    arrays += [CArray(f"{p}_feature", "int32_t", m.feature), CArray(f"{p}_weight", "float", m.weight)]
+    return (f"{{ {m.n_features}u, {m.nnz}u, {p}_feature, {p}_weight, {c_float(m.bias)}, "
+            f"{c_float(m.decision_threshold)}, NULL }}")
+
+
+def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
+    """fm_skymodel initializer (fm_skymodel.h); float32 tables only."""
+    if numeric != "float32":
+        raise ValueError(f"skyline models export float32 tables only, not {numeric}")
+    m: SkylineModel = tables
+    ix = m.index
+    arrays = [CArray(f"{p}_feat_ptr", "uint32_t", ix.feat_ptr), CArray(f"{p}_feat_idx", "uint32_t", ix.feat_idx),
+              CArray(f"{p}_sky_ptr", "uint32_t", ix.sky_ptr), CArray(f"{p}_sky_model", "uint32_t", ix.sky_model)]
+    index = (f"{{ {ix.n_features}u, {ix.n_models}u, {ix.n_ranges}u, {_doubles(ix.model_coef)}, {p}_feat_ptr, "
+             f"{p}_feat_idx, {_doubles(ix.breaks)}, {p}_sky_ptr, {p}_sky_model }}")
+    init = _nb_init if m.base == "nb" else _linear_init
+    inner = [init(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
+    ctype = "fm_nb_f32" if m.base == "nb" else "fm_linear"
+    models = f"(const {ctype}[]){{ {', '.join(inner)} }}" if inner else "NULL"
+    fields = [("index", index), ("base", "FM_SKY_NB" if m.base == "nb" else "FM_SKY_LINEAR"),
+              ("nb", models if m.base == "nb" else "NULL"), ("linear", models if m.base == "linear" else "NULL"),
+              ("default_budget", c_double(m.default_budget)), ("default_size", c_double(m.default_size))]
+    out = SkyCTables(arrays=arrays, struct_type="fm_skymodel", fields=fields,
+                     predict_vec="fm_skymodel_predict_vec", header="fm_skymodel.h")
+    out.extra_bytes = int(ix.model_coef.nbytes + ix.breaks.nbytes)
+    return out
+
+
+# -- evaluation -----------------------------------------------------------------------------
+
+def _evaluator(model: ModelFile, numeric: str) -> Any:
+    try:
+        return c_evaluator(model, numeric)
+    except ImportError:  # no compiled binding: the numpy reference gives the same answers
+        return reference_evaluator(model, numeric)
+
+
+def _report(tables: SkylineModel, y: np.ndarray, pred: Predictions, budget: float) -> dict[str, Any]:
+    fits = pred.stage < tables.n_models
+    n = int(y.size)
+    cost = np.asarray(pred.cost, np.float64)
+    max_cost = float(cost[fits].max()) if fits.any() else 0.0
+    if fits.any() and max_cost > budget:  # the runtime guarantees this; a violation is a bug, never a figure
+        raise RuntimeError(f"skyline runtime spent {max_cost} above the budget {budget}")
+    counts = np.bincount(pred.stage[fits].astype(np.int64), minlength=tables.n_models)
+    return {
+        "budget": budget,
+        "accuracy": float(np.mean((pred.label == y) & fits)) if n else 0.0,
+        "mean_cost": float(cost[fits].mean()) if fits.any() else 0.0,
+        "max_cost": max_cost,
+        "nothing_fits": float(np.mean(~fits)) if n else 0.0,
+        "models_chosen": {str(k): {"count": int(c), "features": tables.index.features_of(k).tolist()}
+                          for k, c in enumerate(counts) if c},
+    }
+
+
+def sweep_budgets(tables: SkylineModel, size: float) -> np.ndarray:
+    """Budgets where the choice can change: every model's cost at ``size`` (and 0), ascending."""
+    costs = poly_cost(tables.index.model_coef, size) if tables.n_models else np.zeros(0)
+    return np.unique(np.concatenate([[0.0], np.asarray(costs, np.float64)]))
+
+
+def skyline_eval(model: ModelFile, X: np.ndarray, y: np.ndarray, budget: float | None = None,
+                 size: float | None = None, sweep: bool | Sequence[float] = False,
+                 plot_path: str | None = None, numeric: str = "float32") -> dict[str, Any]:
+    """The skyline fields of ``frugalml eval MODEL DATA --budget B [--size n] [--budget-sweep] --json``.
+
+    budget/size default to the model's stored defaults. Returns accuracy (rows where nothing fits count
+    as wrong), mean_cost and max_cost (<= budget) of the rows a model answered, nothing_fits (fraction),
+    models_chosen (model index -> count and features). With ``sweep`` (True: every model's cost at the
+    size; or explicit budgets) adds ``budget_sweep``: one such record per budget, ascending; with
+    ``plot_path`` the accuracy-vs-budget curve is also written as a PNG there.
+    """
+    if model.kind != "skyline":
+        raise ValueError(f"budget evaluation needs a skyline model, not {model.kind!r}")
+    tables: SkylineModel = model.tables
+    b = tables.default_budget if budget is None else float(budget)
+    s = tables.default_size if size is None else float(size)
+    if math.isnan(b) or not math.isfinite(s) or s < 0:
+        raise ValueError("--budget must be a number and --size a finite number >= 0")
+    ev = _evaluator(model, numeric)
+    y = np.asarray(y)
+    out = _report(tables, y, ev.predict(X, b, s), b)
+    out["size"] = s
+    if sweep is not False and sweep is not None:
+        budgets = sweep_budgets(tables, s) if sweep is True else np.unique(np.asarray(sweep, np.float64))
+        curve = [{k: v for k, v in _report(tables, y, ev.predict(X, float(bb), s), float(bb)).items()
+                  if k != "models_chosen"} for bb in budgets]
+        out["budget_sweep"] = curve
+        if plot_path:
+            plot_budget_sweep([c["budget"] for c in curve], {"skyline": [c["accuracy"] for c in curve]},
+                              plot_path, title=f"accuracy vs budget (size {s:g})")
+            out["plot"] = str(plot_path)
+    return out
+
+
+def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions,
+                    numeric: str) -> dict[str, Any]:
+    """eval --json extras at the stored default budget (null when +inf) and size."""
+    tables: SkylineModel = model.tables
+    r = _report(tables, np.asarray(y), pred, tables.default_budget)
+    budget = r["budget"] if math.isfinite(r["budget"]) else None  # strict JSON: +inf is reported as null
+    return {"budget": budget, "size": tables.default_size, "max_cost": r["max_cost"],
+            "nothing_fits": r["nothing_fits"], "models_chosen": r["models_chosen"],
+            "n_models": tables.n_models, "n_ranges": tables.index.n_ranges}
+
+
+register_emitter("skyline", skyline_tables)
+register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
+                             "whose feature cost fits the budget at the item's size",
+                  train_skyline, SKYLINE_OPTIONS, skyline_metrics))

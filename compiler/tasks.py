@@ -1,0 +1,137 @@
+"""What every family uses around training: prepare a task from DATA (split,
+costs), the train/validation arrays, metrics, option parsing, evaluation rows
+and the summary of predictions.
+
+A model file's meta records what is needed to evaluate it again on the same
+data without repeating options: the data set's fingerprint, the split, the
+positive label, the target column and the validation class counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from compiler.costs import FeatureCosts, load_costs
+from pyruntime.data import Dataset, Split, binarize, load_dataset
+from pyruntime.errors import DataError
+from pyruntime.format import ModelFile
+from pyruntime.result import Predictions
+
+
+@dataclass
+class Task:
+    data: Dataset
+    y: np.ndarray  # 0/1
+    classes: list[str]
+    positive: str | None
+    target: str | None
+    split: Split
+    train: np.ndarray
+    validation: np.ndarray
+    test: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return int(self.data.X.shape[1])
+
+    def meta(self) -> dict[str, Any]:
+        va = self.y[self.validation]
+        return {
+            "feature_names": self.data.feature_names,
+            "classes": self.classes,
+            "positive": self.positive,
+            "target_column": self.target,
+            "dataset": {"name": self.data.name, "fingerprint": self.data.fingerprint, "rows": self.data.n_rows},
+            "split": self.split.to_dict(),
+            "validation_class_counts": [int(np.sum(va == 0)), int(np.sum(va == 1))],
+        }
+
+
+def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0) -> Task:
+    data = load_dataset(spec, target)
+    y, classes = binarize(data.y, positive)
+    split = Split(seed=seed)
+    tr, va, te = split.indices(y)
+    for name, idx in (("training", tr), ("validation", va)):
+        if np.unique(y[idx]).size < 2:
+            raise DataError(f"the {name} part of {spec} has a single class: too few rows of one class")
+    return Task(data, y, classes, positive, target, split, tr, va, te)
+
+
+def task_costs(task: Task, costs_path: str | None) -> FeatureCosts | None:
+    return load_costs(costs_path, task.data.feature_names) if costs_path else None
+
+
+# ------------------------------------------------------------ training ----
+# ---------------------------------------------------------- evaluation ----
+def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.ndarray, str]:
+    """Load DATA for a model: (data, y01 of the rows, row indices, 'test' or 'all')."""
+    meta = model.meta
+    data = load_dataset(spec, meta.get("target_column"))
+    classes = [str(c) for c in meta.get("classes", ["0", "1"])]
+    positive = meta.get("positive")
+    labels = set(data.y.tolist())
+    pos = positive if positive is not None else classes[1]
+    if positive is None and not labels <= set(classes):
+        raise DataError(f"labels of {spec} ({', '.join(sorted(labels)[:6])}) do not match the model's classes "
+                        f"({', '.join(classes)})")
+    y = (data.y == pos).astype(np.int64)
+    if data.X.shape[1] != int(model.tables.n_features):
+        raise DataError(f"{spec} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
+    if meta.get("dataset", {}).get("fingerprint") == data.fingerprint and "split" in meta:
+        s = meta["split"]
+        split = Split(seed=int(s["seed"]), train=float(s["train"]), validation=float(s["validation"]))
+        return data, y, split.indices(y)[2], "test"
+    return data, y, np.arange(data.n_rows), "all"
+
+
+def summarize(model: ModelFile, y: np.ndarray, pred: Predictions) -> dict[str, Any]:
+    counts = model.meta.get("validation_class_counts")
+    weights = (int(counts[1]) or 1, int(counts[0]) or 1) if counts else class_weights(y)
+    n = int(y.size)
+    stages = np.bincount(pred.stage.astype(np.int64)) if n else np.zeros(1, np.int64)
+    return {
+        "kind": model.kind,
+        "n": n,
+        "accuracy": float(np.mean(pred.label == y)) if n else 0.0,
+        "weighted_accuracy": weighted_accuracy(y, pred.label, weights) if n else 0.0,
+        "mean_features": float(pred.n_read.mean()) if n else 0.0,
+        "max_features": int(pred.n_read.max()) if n else 0,
+        "mean_cost": float(np.mean(pred.cost)) if n else 0.0,
+        "stop_histogram": {str(i): int(c) for i, c in enumerate(stages) if c},
+    }
+
+
+# ------------------------------------------------------------ train/validation ----
+def split(task: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    X, y = task.data.X.astype(np.float32), task.y
+    return X[task.train], y[task.train], X[task.validation], y[task.validation]
+
+
+# ------------------------------------------------------------------- metrics ----
+def class_weights(y01: np.ndarray) -> tuple[int, int]:
+    """Integer weights (w0, w1) = (n1, n0): equal total weight per class."""
+    n1 = int(np.sum(y01 == 1))
+    n0 = int(y01.size - n1)
+    return max(n1, 1), max(n0, 1)
+
+
+def weighted_accuracy(y01: np.ndarray, pred: np.ndarray, weights: tuple[int, int]) -> float:
+    w = np.where(y01 == 1, weights[1], weights[0]).astype(np.int64)
+    total = int(w.sum())
+    return float(Fraction(int(w[pred == y01].sum()), total)) if total else 0.0
+
+
+# ----------------------------------------------------------------- options ----
+def parse_floats(text: str, option: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{option} must be comma-separated numbers, got {text!r}") from None
+    if not vals or any(not np.isfinite(v) or v < 0 for v in vals):
+        raise ValueError(f"{option} needs finite numbers >= 0, got {text!r}")
+    return vals

@@ -1,0 +1,343 @@
+"""Cost-sensitive cascades with early exits over one boosted tree ensemble.
+
+- :class:`CsccCascadeClassifier`: a CSCC-style cascade (after Xu, Kusner,
+  Weinberger, Chen and Chapelle, "Classifier cascades and trees for minimizing
+  feature evaluation cost", JMLR 2014). K stages, each a slice of one
+  stage-wise cost-aware boosted ensemble; stage k is grown with its own miser
+  penalty (cheap early stages, unconstrained late ones), with classes
+  re-weighted to balance. After each stage but the last, an input exits when
+  its partial score is confident enough: above an upper threshold (positive
+  class) or below a lower one (negative class); for several classes when the
+  margin between the two best partial scores exceeds the upper threshold.
+- :class:`EarlyExitEnsemble`: the "exit every N trees" baseline (Cambazoglu et
+  al., WSDM 2010) over a fitted miser model, with the same learned thresholds.
+
+Exit thresholds are learned on validation data with the criterion of the
+early-stopping NB stop points: among the validation inputs that would exit at
+a stage, the early decision's (class-weighted) accuracy is not below the full
+model's on them, and the early decision agrees with the full model on at least
+``min_agreement`` (99.75%) of them. The largest such exit set is kept.
+Consequently on the validation data the cascade's weighted accuracy is never
+below the full ensemble's and it agrees with it on >= ``min_agreement``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import check_is_fitted
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
+from compiler.trees.miser import LOSSES, GreedyMiserClassifier, decide, make_booster, penalty_scale
+
+F32_INF = np.float32(np.inf)
+
+
+def balanced_weights(y_idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """w_i = n / (K * n_{y_i}): every class carries the same total weight."""
+    counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
+    per_class = np.divide(len(y_idx), n_classes * counts, out=np.zeros(n_classes), where=counts > 0)
+    return per_class[y_idx]
+
+
+def margin(scores: np.ndarray) -> np.ndarray:
+    """Best minus second-best score (float32) per row."""
+    part = np.sort(scores, axis=1)
+    return (part[:, -1] - part[:, -2]).astype(np.float32)
+
+
+def _largest_valid_prefix(
+    order: np.ndarray, key: np.ndarray, early: np.ndarray, full: np.ndarray, y: np.ndarray,
+    w: np.ndarray, min_agreement: float,
+) -> int:
+    """Length m of the longest prefix of ``order`` (cut only between distinct keys) whose
+    early decisions are at least as accurate (weighted) as the full model's and agree
+    with it on >= min_agreement of the prefix. 0 if none."""
+    e, f, yy, ww, kk = early[order], full[order], y[order], w[order], key[order]
+    early_ok = np.cumsum(ww * (e == yy))
+    full_ok = np.cumsum(ww * (f == yy))
+    agree = np.cumsum(e == f)
+    m = np.arange(1, len(order) + 1)
+    valid = (early_ok >= full_ok - 1e-9 * np.maximum(1.0, full_ok)) & (agree >= min_agreement * m)
+    # a cut after position m-1 is realisable only if key changes there (strict comparisons)
+    cut_ok = np.ones(len(order), dtype=bool)
+    cut_ok[:-1] = kk[:-1] != kk[1:]
+    ok = np.flatnonzero(valid & cut_ok)
+    return int(ok[-1] + 1) if ok.size else 0
+
+
+def learn_exit_thresholds(
+    stage_scores: list[np.ndarray], full_pred: np.ndarray, y_idx: np.ndarray, weight: np.ndarray,
+    min_agreement: float = 0.9975,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Upper and lower float32 exit thresholds for every stage (the last never exits early).
+
+    ``stage_scores[s]`` is the (n, K) float32 partial score after stage s. For
+    K = 1 an input exits positive if score > upper, negative if score < lower;
+    for K > 1 it exits with the argmax if margin > upper (lower is -inf).
+    """
+    S = len(stage_scores)
+    upper = np.full(S, F32_INF, dtype=np.float32)
+    lower = np.full(S, -F32_INF, dtype=np.float32)
+    remaining = np.ones(len(y_idx), dtype=bool)
+    for s in range(S - 1):
+        sc = stage_scores[s]
+        rem = np.flatnonzero(remaining)
+        if rem.size == 0:
+            break
+        if sc.shape[1] == 1:
+            v = sc[:, 0]
+            zero = np.float32(0.0)
+            # upper side: positive partial scores, most confident first; early decision = class 1
+            pos = rem[v[rem] > zero]
+            order = pos[np.argsort(-v[pos], kind="stable")]
+            m = _largest_valid_prefix(order, v, np.ones_like(y_idx), full_pred, y_idx, weight, min_agreement)
+            if m > 0:
+                upper[s] = v[order[m]] if m < order.size else zero
+                remaining[order[:m]] = False
+            # lower side: non-positive partial scores, most negative first; early decision = class 0
+            neg = rem[v[rem] <= zero]
+            order = neg[np.argsort(v[neg], kind="stable")]
+            m = _largest_valid_prefix(order, v, np.zeros_like(y_idx), full_pred, y_idx, weight, min_agreement)
+            if m > 0:
+                lower[s] = v[order[m]] if m < order.size else np.nextafter(zero, F32_INF)
+                remaining[order[:m]] = False
+        else:
+            mg = margin(sc)
+            early = np.argmax(sc, axis=1)
+            order = rem[np.argsort(-mg[rem], kind="stable")]
+            m = _largest_valid_prefix(order, mg, early, full_pred, y_idx, weight, min_agreement)
+            if m > 0:
+                upper[s] = mg[order[m]] if m < order.size else np.nextafter(mg[order[-1]], -F32_INF)
+                remaining[order[:m]] = False
+    return upper, lower
+
+
+class _ExitingEnsemble(ClassifierMixin, BaseEstimator):
+    """Evaluation shared by cascades: needs ir_, stage_end_, upper_, lower_, classes_, costs_."""
+
+    tree_eval_cost: float
+
+    def _exit_stage(self, stage_scores: np.ndarray) -> np.ndarray:
+        S = len(self.stage_end_)
+        n = stage_scores.shape[1]
+        stage = np.full(n, S - 1, dtype=np.int64)
+        open_ = np.ones(n, dtype=bool)
+        for s in range(S - 1):
+            sc = stage_scores[s]
+            if sc.shape[1] == 1:
+                out = (sc[:, 0] > self.upper_[s]) | (sc[:, 0] < self.lower_[s])
+            else:
+                out = margin(sc) > self.upper_[s]
+            now = open_ & out
+            stage[now] = s
+            open_ &= ~now
+        return stage
+
+    def predict_detailed(self, X: np.ndarray) -> dict[str, np.ndarray]:
+        """Per input: label, score (at exit), exit_stage, trees_evaluated, features_read, cost."""
+        check_is_fitted(self, "ir_")
+        X32 = as_float32_matrix(X)
+        stage_scores = ir_staged_scores(self.ir_, X32, list(self.stage_end_))
+        stage = self._exit_stage(stage_scores)
+        n = X32.shape[0]
+        rows = np.arange(n)
+        scores = stage_scores[stage, rows]  # (n, K)
+        label_idx = decide(scores, self.ir_["decision_threshold"])
+        trees = self.stage_end_[stage]
+        per_tree = ir_tree_features(self.ir_, X32)
+        read = np.zeros(X32.shape, dtype=bool)
+        read_at_exit = np.zeros(X32.shape, dtype=bool)
+        start = 0
+        for s, end in enumerate(self.stage_end_):
+            for t in range(start, end):
+                read |= per_tree[t]
+            read_at_exit[stage == s] = read[stage == s]
+            start = end
+        cost = read_at_exit @ self.costs_ + self.tree_eval_cost * trees
+        return {
+            "label": self.classes_[label_idx],
+            "score": scores[:, 0] if scores.shape[1] == 1 else scores,
+            "exit_stage": stage,
+            "trees_evaluated": trees.astype(np.int64),
+            "features_read": read_at_exit.sum(axis=1).astype(np.int64),
+            "cost": cost,
+        }
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.predict_detailed(X)["label"]
+
+    def predict_full(self, X: np.ndarray) -> np.ndarray:
+        """Labels of the whole ensemble without exits."""
+        check_is_fitted(self, "ir_")
+        s = ir_staged_scores(self.ir_, X)[0]
+        return self.classes_[decide(s, self.ir_["decision_threshold"])]
+
+    def exit_histogram(self, X: np.ndarray) -> np.ndarray:
+        """Number of inputs exiting at each stage."""
+        return np.bincount(self.predict_detailed(X)["exit_stage"], minlength=len(self.stage_end_))
+
+    def mean_cost(self, X: np.ndarray) -> float:
+        return float(np.mean(self.predict_detailed(X)["cost"]))
+
+    def to_tree_ensemble(self) -> dict:
+        """Model IR of the ensemble plus stage boundaries and exit thresholds.
+
+        Extra keys: stage_end (int32[S], exclusive tree index where each stage
+        ends, last = n_trees), exit_upper / exit_lower (float32[S]; the last
+        stage's are +inf / -inf), exit_rule ("score": exit if score > upper
+        (positive) or score < lower (negative); "margin": exit with the argmax
+        if best - second-best score > upper), tree_eval_cost (float).
+        """
+        check_is_fitted(self, "ir_")
+        ir = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.ir_.items()}
+        ir["stage_end"] = np.asarray(self.stage_end_, dtype=np.int32)
+        ir["exit_upper"] = np.asarray(self.upper_, dtype=np.float32)
+        ir["exit_lower"] = np.asarray(self.lower_, dtype=np.float32)
+        ir["exit_rule"] = "score" if ir["n_outputs"] == 1 else "margin"
+        ir["tree_eval_cost"] = float(self.tree_eval_cost)
+        return ir
+
+    def _learn_exits(self, X_val: np.ndarray, y_val_idx: np.ndarray) -> None:
+        stage_scores = ir_staged_scores(self.ir_, X_val, list(self.stage_end_))
+        full = decide(stage_scores[-1], self.ir_["decision_threshold"])
+        w = balanced_weights(y_val_idx, self.classes_.size)
+        self.upper_, self.lower_ = learn_exit_thresholds(list(stage_scores), full, y_val_idx, w,
+                                                         self.min_agreement)
+
+
+class CsccCascadeClassifier(_ExitingEnsemble):
+    """CSCC-style cascade: K slices of one cost-aware boosted ensemble with learned exits."""
+
+    def __init__(
+        self,
+        n_stages: int = 3,
+        n_trees: int | list[int] = 90,
+        lambdas: list[float] | None = None,
+        lambda_: float = 10.0,
+        max_depth: int = 3,
+        step: float = 0.1,
+        loss: str = "logistic",
+        costs: FeatureCosts | np.ndarray | None = None,
+        tree_eval_cost: float = 0.0,
+        validation_fraction: float = 0.25,
+        min_agreement: float = 0.9975,
+        class_weight: str | None = "balanced",
+        max_bins: int = 64,
+        random_state: int | None = 0,
+    ) -> None:
+        self.n_stages = n_stages
+        self.n_trees = n_trees
+        self.lambdas = lambdas
+        self.lambda_ = lambda_
+        self.max_depth = max_depth
+        self.step = step
+        self.loss = loss
+        self.costs = costs
+        self.tree_eval_cost = tree_eval_cost
+        self.validation_fraction = validation_fraction
+        self.min_agreement = min_agreement
+        self.class_weight = class_weight
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def _stage_sizes(self) -> list[int]:
+        S = int(self.n_stages)
+        if isinstance(self.n_trees, (list, tuple, np.ndarray)):
+            sizes = [int(v) for v in self.n_trees]
+            if len(sizes) != S:
+                raise ValueError("n_trees as a list needs one entry per stage")
+        else:
+            total = int(self.n_trees)
+            sizes = [total // S + (1 if s < total % S else 0) for s in range(S)]
+        if any(v < 1 for v in sizes):
+            raise ValueError("every stage needs at least one boosting iteration")
+        return sizes
+
+    def stage_lambdas(self) -> list[float]:
+        """Penalty per stage; default lambda_ * 10^-s (cheap first, nearly free last)."""
+        S = int(self.n_stages)
+        if self.lambdas is not None:
+            lams = [float(v) for v in self.lambdas]
+            if len(lams) != S:
+                raise ValueError("lambdas needs one entry per stage")
+        else:
+            lams = [float(self.lambda_) * 10.0 ** (-s) for s in range(S)]
+        if any(v < 0 for v in lams):
+            raise ValueError("lambdas must be >= 0")
+        return lams
+
+    def fit(
+        self, X: np.ndarray, y: np.ndarray, eval_set: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> CsccCascadeClassifier:
+        if int(self.n_stages) < 1:
+            raise ValueError("n_stages must be >= 1")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}")
+        if self.class_weight not in (None, "balanced"):
+            raise ValueError("class_weight must be None or 'balanced'")
+        if not 0.0 < self.min_agreement <= 1.0:
+            raise ValueError("min_agreement must be in (0, 1]")
+        sizes = self._stage_sizes()
+        lams = self.stage_lambdas()
+        X32 = as_float32_matrix(X)
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError("need at least two classes")
+        y_idx = np.searchsorted(self.classes_, y)
+        self.n_features_in_ = X32.shape[1]
+        if eval_set is not None:
+            Xtr, ytr = X32, y_idx
+            Xva = as_float32_matrix(eval_set[0])
+            yva = np.searchsorted(self.classes_, np.asarray(eval_set[1]))
+        else:
+            tr, va = train_test_split(np.arange(len(y)), test_size=self.validation_fraction,
+                                      random_state=self.random_state, stratify=y_idx)
+            Xtr, ytr, Xva, yva = X32[tr], y_idx[tr], X32[va], y_idx[va]
+        self.costs_ = cost_vector(self.costs, self.n_features_in_)
+        K = self.classes_.size
+        w = balanced_weights(ytr, K) if self.class_weight == "balanced" else np.ones(len(ytr))
+        booster = make_booster(Xtr, ytr, w, K, self.loss, self.costs_, self.step, self.max_depth,
+                               self.max_bins)
+        scale = penalty_scale(self.costs_)
+        ends = []
+        for size, lam in zip(sizes, lams, strict=True):
+            for _ in range(size):
+                booster.iterate(lam * scale)
+            ends.append(len(booster.trees))
+        self.stage_end_ = np.asarray(ends, dtype=np.int64)
+        self.ir_ = ensemble_to_ir(booster.trees, booster.tree_output, booster.base_score, self.n_features_in_,
+                                  self.costs_, 0.0)
+        self._learn_exits(Xva, yva)
+        return self
+
+
+class EarlyExitEnsemble(_ExitingEnsemble):
+    """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations."""
+
+    def __init__(self, model: GreedyMiserClassifier, every: int = 10, min_agreement: float = 0.9975) -> None:
+        self.model = model
+        self.every = every
+        self.min_agreement = min_agreement
+
+    def fit(self, X_val: np.ndarray, y_val: np.ndarray) -> EarlyExitEnsemble:
+        """Learn the exit thresholds on validation data (the model is already trained)."""
+        check_is_fitted(self.model, "ir_")
+        if int(self.every) < 1:
+            raise ValueError("every must be >= 1")
+        self.classes_ = self.model.classes_
+        self.ir_ = self.model.to_tree_ensemble()
+        self.costs_ = self.model.costs_
+        self.tree_eval_cost = self.model.tree_eval_cost
+        self.n_features_in_ = self.model.n_features_in_
+        K = int(self.ir_["n_outputs"])
+        T = int(self.ir_["roots"].size)
+        step = int(self.every) * K  # stage boundaries fall on whole boosting iterations
+        ends = list(range(step, T, step)) + [T]
+        self.stage_end_ = np.asarray(ends, dtype=np.int64)
+        yva = np.searchsorted(self.classes_, np.asarray(y_val))
+        self._learn_exits(as_float32_matrix(X_val), yva)
+        return self

@@ -1,0 +1,106 @@
+"""Kind ``cascade``: CSCC-style cascades of cost-aware boosted stages with
+early exits (compiler.cascade.CsccCascadeClassifier), or with
+``--early-exit-every N`` the "exit every N trees" baseline over one Greedy
+Miser ensemble (compiler.cascade.EarlyExitEnsemble).
+
+Also holds what ``miser`` shares with it: the tree options, the C-header
+emitter of pyruntime.cascade.TreeCascade tables (fm_cascade.h) and the extra
+``eval --json`` figures (mean_trees, exit_histogram).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.header import register_emitter
+from compiler.kinds import KindSpec, register
+from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble
+from compiler.trees.header import cascade_tables
+from compiler.trees.miser import GreedyMiserClassifier
+from compiler.trees.options import CASCADE_OPTIONS, TREE_OPTIONS
+from pyruntime.format import ModelFile
+from pyruntime.result import Predictions
+from pyruntime.trees.cascade import TreeCascade
+
+# ------------------------------------------------------------------ options ----
+
+
+def validation_report(tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """Validation figures of the tables themselves (numpy reference, float32)."""
+    p = tables.predict_reference(X)
+    trees = tables.trees_at(p.stage)
+    return {
+        "validation_accuracy": float(np.mean(p.label == y)),
+        "validation_weighted_accuracy": weighted_accuracy(y, p.label, class_weights(y)),
+        "validation_mean_cost": float(np.mean(p.cost.astype(np.float64) + tables.tree_eval_cost * trees)),
+        "validation_mean_features": float(np.mean(p.n_read)),
+        "validation_mean_trees": float(np.mean(trees)),
+        "validation_exit_histogram": np.bincount(p.stage.astype(np.int64), minlength=tables.n_stages).tolist(),
+    }
+
+
+# ----------------------------------------------------------------- training ----
+def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    c = cost_vector(costs, task.n_features)
+    Xtr, ytr, Xva, yva = split(task)
+    tree_cost = float(opts.get("tree_cost", 0.0))
+    min_agreement = float(opts.get("min_agreement", 0.9975))
+    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    every = opts.get("early_exit_every")
+    if every is not None:
+        for bad in ("stages", "stage_lambdas"):
+            if bad in opts:
+                raise click.UsageError(f"--{bad.replace('_', '-')} does not apply with --early-exit-every")
+        base = GreedyMiserClassifier(
+            lambda_=float(opts.get("lambda", 0.0)), n_trees=int(opts.get("trees", 100)),
+            max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)),
+            loss=opts.get("loss", "logistic"), costs=c, tree_eval_cost=tree_cost, random_state=task.split.seed,
+        ).fit(Xtr, ytr, eval_set=(Xva, yva))
+        est: Any = EarlyExitEnsemble(base, every=int(every), min_agreement=min_agreement).fit(Xva, yva)
+        record["method"] = "early-exit"
+    else:
+        lams = opts.get("stage_lambdas")
+        est = CsccCascadeClassifier(
+            n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 90)),
+            lambdas=parse_floats(lams, "--stage-lambdas") if lams is not None else None,
+            lambda_=float(opts.get("lambda", 10.0)), max_depth=int(opts.get("depth", 3)),
+            step=float(opts.get("step", 0.1)), loss=opts.get("loss", "logistic"), costs=c,
+            tree_eval_cost=tree_cost, min_agreement=min_agreement, random_state=task.split.seed,
+        )
+        if int(est.n_stages) > int(est.n_trees):
+            raise ValueError(f"--stages {est.n_stages} needs at least as many --trees (got {est.n_trees})")
+        est.fit(Xtr, ytr, eval_set=(Xva, yva))
+        record["method"] = "cscc"
+        record["stage_lambdas"] = est.stage_lambdas()
+    tables = TreeCascade.from_ir(est.to_tree_ensemble())
+    record["stage_end"] = tables.stage_end.tolist()
+    record.update(validation_report(tables, Xva, yva))
+    meta = task.meta()
+    meta["training"] = record
+    return ModelFile(kind=kind, tables=tables, meta=meta)
+
+
+# --------------------------------------------------------------- eval extras ----
+def cascade_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions,
+                    numeric: str) -> dict[str, Any]:
+    t: TreeCascade = model.tables
+    n = len(pred)
+    trees = t.trees_at(pred.stage) if n else np.zeros(0, np.int64)
+    return {
+        "n_stages": t.n_stages,
+        "mean_trees": float(np.mean(trees)) if n else 0.0,
+        "exit_histogram": np.bincount(pred.stage.astype(np.int64), minlength=t.n_stages).tolist(),
+        "tree_eval_cost": t.tree_eval_cost,
+        "mean_test_time_cost": float(np.mean(pred.cost + t.tree_eval_cost * trees)) if n else 0.0,
+    }
+
+
+# ---------------------------------------------------------------- C header ----
+register_emitter("cascade", cascade_tables)
+register(KindSpec("cascade", "CSCC cascade of cost-aware boosted stages with early exits (or --early-exit-every)",
+                  train_cascade, TREE_OPTIONS + CASCADE_OPTIONS, cascade_metrics))

@@ -1,0 +1,100 @@
+"""Kind ``miser``: Greedy Miser cost-aware boosted trees (compiler.miser),
+compiled to a one-stage cascade (pyruntime.cascade.TreeCascade, fm_cascade.h).
+
+``--sweep`` fits one model per lambda of a grid on the task's train part,
+traces validation accuracy against validation test-time cost (feature cost
+plus ``--tree-cost`` per tree), prints the curve and keeps the cheapest model
+whose validation accuracy is within ``--tolerance`` (absolute) of the
+lambda = 0 model's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.header import register_emitter
+from compiler.kinds import KindSpec, register
+from compiler.tasks import parse_floats, split
+from compiler.trees.header import cascade_tables
+from compiler.trees.kind_cascade import cascade_metrics, validation_report
+from compiler.trees.miser import GreedyMiserClassifier
+from compiler.trees.options import DEFAULT_GRID, SWEEP_OPTIONS, TREE_OPTIONS
+from pyruntime.format import ModelFile
+from pyruntime.trees.cascade import TreeCascade
+
+
+def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
+    return GreedyMiserClassifier(
+        lambda_=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
+        step=float(opts.get("step", 0.1)), loss=opts.get("loss", "squared"), costs=costs,
+        tree_eval_cost=float(opts.get("tree_cost", 0.0)), random_state=seed,
+    )
+
+
+def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[float],
+                tolerance: float) -> tuple[GreedyMiserClassifier, list[dict[str, float]]]:
+    """Fit every lambda of the grid (0 first); return the chosen model and the curve."""
+    Xtr, ytr, Xva, yva = split(task)
+    lams = sorted({0.0, *grid})
+    fitted, curve = [], []
+    for lam in lams:
+        m = miser_estimator(lam, opts, costs, task.split.seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+        fitted.append(m)
+        curve.append({"lambda": lam, "validation_accuracy": float(m.validation_accuracy_),
+                      "validation_cost": float(np.mean(m.test_time_cost(Xva))), "trees": m.n_trees_,
+                      "features_used": int(m.features_used_.size)})
+    ref = curve[0]["validation_accuracy"]
+    ok = [i for i, p in enumerate(curve) if p["validation_accuracy"] >= ref - tolerance]
+    best = min(ok, key=lambda i: (curve[i]["validation_cost"], -curve[i]["validation_accuracy"]))
+    return fitted[best], curve
+
+
+def print_curve(curve: list[dict[str, float]], chosen: float, tolerance: float) -> None:
+    click.echo(f"{'lambda':>8} {'val acc':>8} {'val cost':>10} {'trees':>6} {'features':>9}", err=True)
+    ref_cost = curve[0]["validation_cost"] or 1.0
+    for p in curve:
+        mark = "  <- kept" if p["lambda"] == chosen else ""
+        click.echo(f"{p['lambda']:>8g} {p['validation_accuracy']:>8.4f} {p['validation_cost']:>10.2f} "
+                   f"{p['trees']:>6} {p['features_used']:>9}{mark}", err=True)
+    kept = next(p for p in curve if p["lambda"] == chosen)
+    click.echo(f"kept lambda={chosen:g}: cheapest within {tolerance:g} of lambda=0 validation accuracy, "
+               f"cost 1/{ref_cost / max(kept['validation_cost'], 1e-12):.1f} of lambda=0", err=True)
+
+
+def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    c = cost_vector(costs, task.n_features)
+    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    if opts.get("sweep"):
+        if "lambda" in opts:
+            raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
+        grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
+        tolerance = float(opts.get("tolerance", 0.01))
+        model, curve = sweep_curve(task, opts, c, grid, tolerance)
+        print_curve(curve, model.lambda_, tolerance)
+        record["sweep_curve"] = curve
+    else:
+        for name in ("tolerance", "lambda_grid"):
+            if name in opts:
+                raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
+        Xtr, ytr, Xva, yva = split(task)
+        model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed)
+        model.fit(Xtr, ytr, eval_set=(Xva, yva))
+    ir = model.to_tree_ensemble()
+    ir["tree_eval_cost"] = float(model.tree_eval_cost)
+    tables = TreeCascade.from_ir(ir)
+    _, _, Xva, yva = split(task)
+    record.update({"lambda_chosen": float(model.lambda_), "trees_chosen": int(model.n_trees_),
+                   "features_used": model.features_used_.tolist()})
+    record.update(validation_report(tables, Xva, yva))
+    meta = task.meta()
+    meta["training"] = record
+    return ModelFile(kind=kind, tables=tables, meta=meta)
+
+
+register_emitter("miser", cascade_tables)
+register(KindSpec("miser", "Greedy Miser: cost-aware boosted trees, lazy feature reads (--sweep over lambda)",
+                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS, cascade_metrics))

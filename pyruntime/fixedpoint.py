@@ -1,0 +1,44 @@
+"""Fixed-point helpers shared by every q15 model family: the integer limits,
+the float-to-fixed conversion the C runtime does (fm_float_to_fixed), rounding
+of table values and the choice of a shift."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyruntime.arrays import require
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+UINT32_MAX = 2**32 - 1
+MAX_SHIFT = 30
+
+
+def float_to_fixed(x: np.ndarray, shift: int) -> np.ndarray:
+    """trunc(x * 2**shift) saturated to +-INT32_MAX, from the float32 bits (fm_float_to_fixed)."""
+    require(0 <= shift <= MAX_SHIFT, "shift must be in 0..30")
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
+    e = (bits >> 23) & 0xFF
+    m = bits & 0x7FFFFF
+    sub = e == 0
+    e = np.where(sub, 1, e)
+    m = np.where(sub, m, m | 0x800000)
+    k = e - 150 + shift
+    up = np.where(k > 7, INT32_MAX, m << np.clip(k, 0, 7))
+    down = np.where(k <= -24, 0, m >> np.clip(-k, 0, 23))
+    mag = np.where(m == 0, 0, np.where(k >= 0, up, down))
+    mag = np.minimum(mag, INT32_MAX)
+    return np.where((bits & 0x80000000) != 0, -mag, mag).astype(np.int32)
+
+
+def to_fixed(value: float, shift: int, lo: int = INT32_MIN, hi: int = INT32_MAX) -> int:
+    """round(value * 2**shift), saturated to [lo, hi]."""
+    return int(np.clip(np.round(np.float64(value) * 2.0**shift), lo, hi))
+
+
+def pick_shift(peak: float, limit: int = 32767) -> int:
+    """Largest shift in 0..30 with round(peak * 2**shift) <= limit (0 if none fits)."""
+    shift = MAX_SHIFT
+    while shift > 0 and np.round(peak * 2.0**shift) > limit:
+        shift -= 1
+    return shift

@@ -1,0 +1,348 @@
+"""Gated low-cost / high-cost models (kind ``gated``: ADAPT-LIN, ADAPT-GBRT, L1 baseline): IR, q15
+quantization, the numpy reference evaluator, the cffi binding of runtime_c/src/fm_gated.c and
+``predict_with_fallback`` for inputs deferred to an off-device f0.
+
+A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.linear`) or a flat tree
+ensemble (:mod:`pyruntime.trees`): a gate g, a low-cost model f1 and a high-cost model f0; f0 may be
+``None`` (remote: it lives off-device). Per input:
+
+1. g is evaluated; its label is 1 iff its score > its decision threshold;
+2. the input is hard iff (label == 1 and gate_above == "f0") or (label == 0 and gate_above == "f1");
+3. easy: f1 answers (stage 0); hard: f0 answers (stage 1), or, when f0 is remote, the label is
+   FM_LABEL_DEFER (-1), the score the gate's, stage 1.
+
+Every part shares one read memo, so a feature read by g and by f1 is read and paid for once; n_read
+and cost count the distinct features read on the device. The feature costs are one vector shared by
+every part (``costs``); ``input_absmax`` (largest |x| seen in training) sets the q15 input scale of
+linear parts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pyruntime.arrays import as_array, check_inputs, require
+from pyruntime.cbind import CEvaluator
+from pyruntime.errors import DataError, ModelFormatError
+from pyruntime.memo import ReadState, quantize_costs
+from pyruntime.result import Predictions
+from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
+from pyruntime.trees.linear import LinearScorer, LinearScorerQ15, in_shift_for, linear_struct
+
+FM_LABEL_DEFER = -1
+PART_LINEAR, PART_TREES, PART_REMOTE = 0, 1, 2
+GATE_ABOVE = {"f0": 0, "f1": 1}
+PARTS = ("gate", "f1", "f0")
+
+Part = LinearScorer | TreeEnsemble
+PartQ15 = LinearScorerQ15 | TreeEnsembleQ15
+
+
+def part_type(part: Any) -> str:
+    if part is None:
+        return "remote"
+    return "linear" if isinstance(part, (LinearScorer, LinearScorerQ15)) else "trees"
+
+
+def n_classes_of(part: Any) -> int:
+    """Labels a part can answer: 2 for a linear scorer or a one-output ensemble, else n_outputs."""
+    if isinstance(part, (TreeEnsemble, TreeEnsembleQ15)) and part.n_outputs > 1:
+        return int(part.n_outputs)
+    return 2
+
+
+def part_from_dict(data: Any, costs: np.ndarray | None, what: str) -> Part | None:
+    """A float32 part from its stored map {"type": linear|trees|remote, ...} (costs injected)."""
+    require(isinstance(data, dict), f"{what} must be a map")
+    kind = data.get("type")
+    if kind == "remote":
+        return None
+    body = {k: v for k, v in data.items() if k != "type"}
+    body["costs"] = costs
+    if kind == "linear":
+        return LinearScorer.from_dict(body)
+    if kind == "trees":
+        return TreeEnsemble.from_dict(body)
+    raise ModelFormatError(f"{what}: type must be linear, trees or remote, got {kind!r}")
+
+
+def part_to_dict(part: Part | None) -> dict[str, Any]:
+    if part is None:
+        return {"type": "remote"}
+    body = part.to_dict()
+    body.pop("costs", None)
+    return {"type": part_type(part), **body}
+
+
+def _check(m: GatedModel | GatedModelQ15) -> None:
+    require(isinstance(m.n_features, int) and m.n_features >= 0, "n_features must be an int >= 0")
+    require(m.gate_above in GATE_ABOVE, "gate_above must be 'f0' or 'f1'")
+    for name in PARTS:
+        part = getattr(m, name)
+        if part is None:
+            require(name == "f0", f"{name} cannot be remote")
+            continue
+        require(part.n_features == m.n_features, f"{name} has {part.n_features} features, the model "
+                f"{m.n_features}")
+    if isinstance(m.gate, (TreeEnsemble, TreeEnsembleQ15)):
+        require(m.gate.n_outputs == 1, "a tree gate needs one output")
+    if m.f0 is not None:
+        require(n_classes_of(m.f0) == n_classes_of(m.f1), "f1 and f0 answer different numbers of classes")
+
+
+@dataclass(frozen=True, eq=False)
+class GatedModel:
+    """Float32 tables of a gated model (see the module docstring)."""
+
+    n_features: int
+    gate: Part
+    f1: Part
+    f0: Part | None  # None = remote (off-device)
+    gate_above: str = "f0"  # which part answers when the gate's score > its threshold
+    costs: np.ndarray | None = None  # float32 [n_features] shared by every part; None = 1 each
+    input_absmax: float = 32767.0
+    f0_kind: str = ""  # description of f0 (rf, gbrt, svm-rbf, pickle, ...)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if self.costs is not None:
+            set_(self, "costs", as_array(self.costs, "f4", "costs"))
+        require(isinstance(self.input_absmax, (int, float)) and np.isfinite(self.input_absmax)
+                and self.input_absmax >= 0, "input_absmax must be finite and >= 0")
+        set_(self, "input_absmax", float(self.input_absmax))
+        for name in PARTS:
+            part = getattr(self, name)
+            require(part is None or isinstance(part, (LinearScorer, TreeEnsemble)),
+                    f"{name} must be a linear scorer or a tree ensemble")
+            if part is not None and not _same_costs(part.costs, self.costs):
+                set_(self, name, dataclasses.replace(part, costs=self.costs))
+        _check(self)
+
+    @property
+    def remote(self) -> bool:
+        return self.f0 is None
+
+    @property
+    def n_classes(self) -> int:
+        return n_classes_of(self.f1)
+
+    @property
+    def n_used(self) -> int:
+        """Distinct features the device may read (all parts on the device)."""
+        used: set[int] = set()
+        for part in (self.gate, self.f1, self.f0):
+            if isinstance(part, LinearScorer):
+                used.update(part.feature.tolist())
+            elif isinstance(part, TreeEnsemble):
+                used.update(part.feature[part.feature >= 0].tolist())
+        return len(used)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_features": self.n_features, "gate_above": self.gate_above, "costs": self.costs,
+                "input_absmax": self.input_absmax, "f0_kind": self.f0_kind,
+                **{name: part_to_dict(getattr(self, name)) for name in PARTS}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GatedModel:
+        require(isinstance(data, dict), "tables must be a map")
+        names = ("n_features", "gate_above", "costs", "input_absmax", "f0_kind", *PARTS)
+        missing = [n for n in names if n not in data]
+        require(not missing, f"gated tables miss fields: {', '.join(missing)}")
+        require(isinstance(data["gate_above"], str) and isinstance(data["f0_kind"], str),
+                "gate_above and f0_kind must be strings")
+        costs = None if data["costs"] is None else as_array(data["costs"], "f4", "costs")
+        parts = {name: part_from_dict(data[name], costs, name) for name in PARTS}
+        require(parts["gate"] is not None and parts["f1"] is not None, "only f0 may be remote")
+        return cls(n_features=data["n_features"], gate_above=data["gate_above"], costs=costs,
+                   input_absmax=data["input_absmax"], f0_kind=data["f0_kind"], **parts)
+
+    def with_remote_f0(self) -> GatedModel:
+        """The same model with f0 declared off-device."""
+        return dataclasses.replace(self, f0=None)
+
+    def f0_alone(self) -> Part | None:
+        return self.f0
+
+    def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
+        return _reference(self, np.asarray(X32, np.float32), q15=False, cost_unit=1.0)
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+    def q15(self) -> GatedModelQ15:
+        """Fixed-point tables: linear parts with input shift in_shift_for(input_absmax), trees by
+        quantize_trees; the shared costs quantized once (same units in every part)."""
+        shift = in_shift_for(max(self.input_absmax, 1.0))
+
+        def q(part: Part | None) -> PartQ15 | None:
+            if part is None:
+                return None
+            return part.q15(in_shift=shift) if isinstance(part, LinearScorer) else part.q15()
+
+        _, unit = quantize_costs(self.costs)
+        return GatedModelQ15(n_features=self.n_features, gate=q(self.gate), f1=q(self.f1), f0=q(self.f0),
+                             gate_above=self.gate_above, cost_unit=unit, f0_kind=self.f0_kind)
+
+
+def _same_costs(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+@dataclass(frozen=True, eq=False)
+class GatedModelQ15:
+    """Fixed-point tables of a gated model (built by GatedModel.q15)."""
+
+    n_features: int
+    gate: PartQ15
+    f1: PartQ15
+    f0: PartQ15 | None
+    gate_above: str = "f0"
+    cost_unit: float = 1.0
+    f0_kind: str = ""
+
+    def __post_init__(self) -> None:
+        for name in PARTS:
+            part = getattr(self, name)
+            require(part is None or isinstance(part, (LinearScorerQ15, TreeEnsembleQ15)),
+                    f"{name} must be a q15 linear scorer or tree ensemble")
+        _check(self)
+        units = {float(p.cost_unit) for p in (self.gate, self.f1, self.f0) if p is not None}
+        require(units <= {float(self.cost_unit)}, "every part must use the same cost units")
+
+    @property
+    def remote(self) -> bool:
+        return self.f0 is None
+
+    def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
+        return _reference(self, np.asarray(X32, np.float32), q15=True, cost_unit=self.cost_unit)
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+
+# -- numpy reference -------------------------------------------------------------------
+
+def _part_eval(part: Any, X32: np.ndarray, state: ReadState, rows: np.ndarray,
+               q15: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(label, score) of the part over all rows of X32, evaluated (with reads) only on `rows`."""
+    n = X32.shape[0]
+    if isinstance(part, (LinearScorer, LinearScorerQ15)):
+        if q15:
+            acc = np.full(n, part.bias_q, np.int64)
+            part.score_into(X32, state, acc, rows=rows)
+            return (acc > part.decision_threshold_q).astype(np.int32), acc.astype(np.int32)
+        acc32 = np.full(n, part.bias, np.float32)
+        part.score_into(X32, state, acc32, rows=rows)
+        return (acc32 > np.float32(part.decision_threshold)).astype(np.int32), acc32
+    scores = part.start_scores(n)
+    part.accumulate_into(X32, state, scores, rows=rows)
+    label, score = part.finish(scores)
+    return label.astype(np.int32), score
+
+
+def _reference(m: GatedModel | GatedModelQ15, X32: np.ndarray, q15: bool,
+               cost_unit: float) -> tuple[Predictions, np.ndarray]:
+    n = X32.shape[0]
+    state = ReadState.start(n, m.n_features)
+    all_rows = np.arange(n)
+    g_label, g_score = _part_eval(m.gate, X32, state, all_rows, q15)
+    label = np.zeros(n, np.int32)
+    score = np.zeros(n, np.int32 if q15 else np.float32)
+    hard = (g_label == 1) if m.gate_above == "f0" else (g_label == 0)
+    stage = hard.astype(np.uint32)
+    easy_rows = state.active(np.flatnonzero(~hard))
+    hard_rows = state.active(np.flatnonzero(hard))
+    lab, sc = _part_eval(m.f1, X32, state, easy_rows, q15)
+    label[easy_rows], score[easy_rows] = lab[easy_rows], sc[easy_rows]
+    if m.f0 is None:
+        label[hard_rows], score[hard_rows] = FM_LABEL_DEFER, g_score[hard_rows]
+    else:
+        lab, sc = _part_eval(m.f0, X32, state, hard_rows, q15)
+        label[hard_rows], score[hard_rows] = lab[hard_rows], sc[hard_rows]
+    cost = state.cost_q.astype(np.float64) * cost_unit if q15 else state.cost
+    return Predictions(label=label, score=score, n_read=state.n_read, cost=cost, stage=stage), state.status
+
+
+# -- C binding -------------------------------------------------------------------------
+
+def gated_struct(ffi: Any, model: GatedModel | GatedModelQ15, keep: list[Any]) -> Any:
+    """fm_gated / fm_gated_q15 over the model's arrays (not validated: C checks it)."""
+    q = isinstance(model, GatedModelQ15)
+    s = ffi.new("fm_gated_q15 *" if q else "fm_gated *")
+    s.n_features = model.n_features
+    s.gate_above = GATE_ABOVE[model.gate_above]
+    for name in PARTS:
+        part = getattr(model, name)
+        slot = getattr(s, name)
+        kind = part_type(part)
+        if kind == "remote":
+            slot.type = PART_REMOTE
+        elif kind == "linear":
+            slot.type = PART_LINEAR
+            slot.linear = linear_struct(ffi, part.to_dict(), keep)[0]
+        else:
+            slot.type = PART_TREES
+            slot.trees = trees_struct(ffi, part.to_dict(), keep)[0]
+    return s
+
+
+def _max_outputs(model: GatedModel | GatedModelQ15) -> int:
+    outs = [p.n_outputs for p in (model.gate, model.f1, model.f0) if isinstance(p, (TreeEnsemble, TreeEnsembleQ15))]
+    return max(outs, default=1)
+
+
+class CGated(CEvaluator):
+    """The C evaluator over a gated model's tables (float32 or q15 by the model's type)."""
+
+    family, what = "gated", "gated model"
+
+    def make_struct(self) -> Any:
+        return gated_struct(self.ffi, self.model, self._keep)
+
+    def n_scores(self) -> int:
+        return _max_outputs(self.model)
+
+
+def as_gated(tables: Any) -> GatedModel:
+    if not isinstance(tables, GatedModel):
+        raise ModelFormatError("expected gated tables")
+    return tables
+
+
+def for_numeric(tables: Any, numeric: str) -> GatedModel | GatedModelQ15:
+    m = as_gated(tables)
+    return m.q15() if numeric == "q15" else m
+
+
+# -- deferred inputs -------------------------------------------------------------------
+
+def predict_with_fallback(evaluator: Any, X: Any, fallback: Any) -> Predictions:
+    """Predict X with a gated evaluator (C or reference) and answer the deferred rows (label -1, the
+    inputs a remote f0 must answer) with ``fallback``: a callable taking the deferred rows (float32
+    matrix) and returning their labels, or an object with ``predict`` (e.g. the f0 estimator).
+    Deferred rows keep stage 1; their n_read/cost stay the device's."""
+    n_features = int(evaluator.model.n_features) if hasattr(evaluator, "model") else None
+    X32 = check_inputs(X, n_features) if n_features is not None else np.asarray(X, np.float32)
+    pred = evaluator.predict(X32)
+    deferred = np.flatnonzero(pred.label == FM_LABEL_DEFER)
+    if deferred.size == 0:
+        return pred
+    fn = fallback.predict if hasattr(fallback, "predict") else fallback
+    if not callable(fn):
+        raise DataError("fallback must be a callable or have a predict method")
+    answers = np.asarray(fn(X32[deferred])).reshape(-1)
+    if answers.shape[0] != deferred.size:
+        raise DataError(f"fallback answered {answers.shape[0]} rows, {deferred.size} were deferred")
+    label = pred.label.copy()
+    label[deferred] = answers.astype(np.int32)
+    return dataclasses.replace(pred, label=label)
+
+
+__all__ = ["FM_LABEL_DEFER", "CGated", "GatedModel", "GatedModelQ15", "for_numeric", "gated_struct",
+           "predict_with_fallback"]

@@ -1,0 +1,72 @@
+"""cffi binding of the C runtime for the NB kinds (runtime_c/src/fm_nb.c).
+
+``CNaiveBayes(model, numeric)`` builds the fixed-stride C struct over numpy
+buffers that it keeps alive, runs the run-time table check, and predicts in
+batches or lazily through a Python callable (machinery in pyruntime.cbind).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pyruntime.arrays import float_keys
+from pyruntime.cbind import CEvaluator, c_ptr
+from pyruntime.nb.model import NBModel
+
+NUMERIC_TYPES = ("float32", "q15")
+
+
+class CNaiveBayes(CEvaluator):
+    """The C evaluator over an NB model's tables (float32 or q15)."""
+
+    what = "naive Bayes model"
+
+    def __init__(self, model: NBModel, numeric: str = "float32", ffi: Any = None, lib: Any = None) -> None:
+        if numeric not in NUMERIC_TYPES:
+            raise ValueError(f"numeric must be one of {', '.join(NUMERIC_TYPES)}, got {numeric!r}")
+        self.numeric = numeric
+        super().__init__(model, ffi, lib)
+
+    def is_q15(self, model: Any) -> bool:
+        return self.numeric == "q15"
+
+    def symbol(self, verb: str) -> str:
+        return f"fm_nb_{'q15' if self.q else 'f32'}_{verb}"
+
+    def make_scratch(self) -> tuple[Any, ...]:
+        return ()
+
+    def make_struct(self) -> Any:
+        ffi, model = self.ffi, self.model
+
+        def ptr(ctype: str, arr: np.ndarray | None) -> object:
+            return c_ptr(ffi, self._keep, ctype, arr, arr.dtype.str if arr is not None else "f4")
+
+        if not self.q:
+            n_edges, edges, d = model.strided()
+            s = ffi.new("fm_nb_f32 *")
+            s.edges = ptr("const float *", edges)
+            s.d = ptr("const float *", d)
+            s.d0, s.threshold = model.d0, model.threshold
+            s.stop_hi = ptr("const float *", model.stop_hi)
+            s.stop_lo = ptr("const float *", model.stop_lo)
+            s.costs = ptr("const float *", model.costs)
+        else:
+            q = self.q15 = model.q15()
+            n_edges, edges, d = model.strided(q.d)
+            s = ffi.new("fm_nb_q15 *")
+            s.edge_keys = ptr("const int32_t *", float_keys(edges))
+            s.d = ptr("const int16_t *", d)
+            s.d0, s.threshold = q.d0, q.threshold
+            s.stop_hi = ptr("const int32_t *", q.stop_hi)
+            s.stop_lo = ptr("const int32_t *", q.stop_lo)
+            s.costs = ptr("const uint16_t *", q.costs)
+        s.n_features, s.n_used, s.n_stops, s.n_edges = model.n_features, model.n_used, model.n_stops, n_edges
+        s.order = ptr("const uint32_t *", model.order)
+        s.stop_at = ptr("const uint32_t *", model.stop_at)
+        return s
+
+    def q15_cost_unit(self) -> float:
+        return float(self.q15.cost_unit)

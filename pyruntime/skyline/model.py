@@ -1,0 +1,280 @@
+"""Budget-indexed model family (kind ``skyline``): a SkylineIndex plus each
+indexed model's own runtime tables, the numpy reference and the cffi binding
+of runtime_c/src/fm_skymodel.c.
+
+One prediction for an item of size ``n`` under a budget ``B``: the index
+picks the most accurate model whose cost polynomial at ``n`` is <= ``B``
+(pyruntime.skyline), then that model is evaluated (naive Bayes tables,
+pyruntime.nb.NBModel, for base ``nb``; sparse linear scorers,
+pyruntime.linear.LinearScorer, for base ``linear``). The result reports the
+chosen model in ``stage``, and in ``cost`` the model's polynomial cost at
+``n`` (float64 here; the C fm_result holds its float32 rounding and the
+double goes to ``*spent``). When nothing fits: label FM_LABEL_DEFER (-1),
+stage = n_models (one past the last model), nothing read, cost 0.
+
+The default budget and size stored with the model serve the generic
+``predict(X)`` (``frugalml eval`` / ``predict``) and FM_PREDICT_VEC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pyruntime.arrays import check_inputs, require
+from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
+from pyruntime.errors import ModelFormatError, raise_for
+from pyruntime.nb.model import NBModel
+from pyruntime.result import Predictions
+from pyruntime.skyline.index import NO_MODEL, SkylineIndex
+from pyruntime.trees.linear import LinearScorer, linear_struct
+
+BASES = ("nb", "linear")
+BASE_CODES = {"nb": 0, "linear": 1}  # FM_SKY_NB, FM_SKY_LINEAR
+LABEL_DEFER = -1
+MAX_VEC_FEATURES = 256  # FM_SKYMODEL_MAX_FEATURES (stack memo of the eager C forms, linear base)
+
+
+@dataclass
+class SkylineModel:
+    """A budget index and the tables of the models it indexes (one per index model)."""
+
+    index: SkylineIndex
+    base: str
+    models: list[Any] = field(default_factory=list)
+    default_budget: float = float("inf")
+    default_size: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.default_budget = float(self.default_budget)
+        self.default_size = float(self.default_size)
+        self.check()
+
+    @property
+    def n_features(self) -> int:
+        return int(self.index.n_features)
+
+    @property
+    def n_models(self) -> int:
+        return self.index.n_models
+
+    def check(self) -> None:
+        """Raise ModelFormatError unless every model is consistent and reads only its indexed features."""
+        require(self.base in BASES, f"base must be one of {', '.join(BASES)}, got {self.base!r}")
+        require(not np.isnan(self.default_budget), "default_budget must not be NaN")
+        require(bool(np.isfinite(self.default_size)), "default_size must be finite")
+        require(len(self.models) == self.n_models, "one model table per index model is needed")
+        cls = NBModel if self.base == "nb" else LinearScorer
+        for k, m in enumerate(self.models):
+            require(isinstance(m, cls), f"model {k} is not a {cls.__name__}")
+            require(m.n_features == self.n_features, f"model {k}: n_features differs from the index")
+            used = m.order if self.base == "nb" else m.feature
+            require(bool(np.all(np.isin(used, self.index.features_of(k)))),
+                    f"model {k} reads features outside its indexed set")
+
+    def nbytes(self) -> int:
+        """Table bytes: the index plus every model's arrays."""
+        total = self.index.nbytes()
+        for m in self.models:
+            if self.base == "nb":
+                _, edges, d = m.strided()
+                total += m.order.nbytes + edges.nbytes + d.nbytes
+            else:
+                total += m.feature.nbytes + m.weight.nbytes
+        return int(total)
+
+    # -- serialization -------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index.to_dict(), "base": self.base,
+                "models": [m.to_dict() for m in self.models],
+                "default_budget": self.default_budget, "default_size": self.default_size}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SkylineModel:
+        require(isinstance(data, dict), "skyline tables must be a map")
+        names = ("index", "base", "models", "default_budget", "default_size")
+        missing = [n for n in names if n not in data]
+        require(not missing, f"skyline tables miss fields: {', '.join(missing)}")
+        require(isinstance(data["models"], list), "models must be a list")
+        require(isinstance(data["index"], dict), "index must be a map")
+        require(isinstance(data["default_budget"], int | float), "default_budget must be a number")
+        require(isinstance(data["default_size"], int | float), "default_size must be a number")
+        base = data["base"]
+        require(base in BASES, f"base must be one of {', '.join(BASES)}")
+        inner = NBModel if base == "nb" else LinearScorer
+        for m in data["models"]:
+            require(isinstance(m, dict), "each model must be a map")
+        try:
+            models = [inner.from_dict(m) for m in data["models"]]
+        except TypeError as exc:
+            raise ModelFormatError(f"bad model tables: {exc}") from None
+        return cls(index=SkylineIndex.from_dict(data["index"]), base=base, models=models,
+                   default_budget=data["default_budget"], default_size=data["default_size"])
+
+    # -- evaluation ----------------------------------------------------------------
+    def _per_row(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
+        b = self.default_budget if budget is None else budget
+        s = self.default_size if size is None else size
+        return (np.ascontiguousarray(np.broadcast_to(np.asarray(b, np.float64), (rows,))),
+                np.ascontiguousarray(np.broadcast_to(np.asarray(s, np.float64), (rows,))))
+
+    def predict_reference(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
+        """Numpy reference: budget/size scalars or one per row (None: the stored defaults)."""
+        X32 = check_inputs(X, self.n_features)
+        rows = X32.shape[0]
+        b, s = self._per_row(rows, budget, size)
+        model, cost = self.index.lookup_many(b, s)
+        out = Predictions(label=np.full(rows, LABEL_DEFER, np.int32), score=np.zeros(rows, np.float32),
+                          n_read=np.zeros(rows, np.uint32), cost=np.zeros(rows, np.float64),
+                          stage=np.full(rows, self.n_models, np.uint32))
+        for k in np.unique(model):
+            if k == NO_MODEL:
+                continue
+            r = np.flatnonzero(model == k)
+            p = self.models[int(k)].predict_reference(X32[r])
+            out.label[r] = p.label
+            out.score[r] = p.score
+            out.n_read[r] = p.n_read
+            out.stage[r] = k
+            out.cost[r] = cost[r]
+        return out
+
+
+class SkylineReference:
+    """The numpy reference evaluator (generic interface: predict(X) at the stored defaults)."""
+
+    def __init__(self, model: SkylineModel, numeric: str = "float32") -> None:
+        check_numeric(numeric)
+        self.model = model
+
+    def predict(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
+        return self.model.predict_reference(X, budget, size)
+
+
+def check_numeric(numeric: str) -> None:
+    if numeric != "float32":
+        raise ValueError(f"skyline models have float32 tables only, not {numeric!r}")
+
+
+def _nb_fill(ffi: Any, s: Any, m: NBModel, keep: list[Any]) -> None:
+    n_edges, edges, d = m.strided()
+    s.n_features, s.n_used, s.n_edges, s.n_stops = m.n_features, m.n_used, n_edges, m.n_stops
+    s.order = c_ptr(ffi, keep, "const uint32_t *", m.order, "u4")
+    s.edges = c_ptr(ffi, keep, "const float *", edges, "f4")
+    s.d = c_ptr(ffi, keep, "const float *", d, "f4")
+    s.d0, s.threshold = m.d0, m.threshold
+    s.stop_at = c_ptr(ffi, keep, "const uint32_t *", m.stop_at, "u4")
+    s.stop_hi = c_ptr(ffi, keep, "const float *", m.stop_hi, "f4")
+    s.stop_lo = c_ptr(ffi, keep, "const float *", m.stop_lo, "f4")
+    s.costs = c_ptr(ffi, keep, "const float *", m.costs, "f4")
+
+
+class CSkyModel(CEvaluator):
+    """The C evaluator (fm_skymodel) over a skyline model's tables; each call may carry its own
+    budget and item size (default: the stored ones)."""
+
+    family, what = "skymodel", "skyline model"
+
+    def __init__(self, model: SkylineModel, numeric: str = "float32", ffi: Any = None, lib: Any = None) -> None:
+        check_numeric(numeric)
+        super().__init__(model, ffi, lib)
+        if model.base == "linear" and model.n_features > MAX_VEC_FEATURES:
+            raise ModelFormatError(f"the eager C forms handle at most {MAX_VEC_FEATURES} features (linear base)")
+
+    def is_q15(self, model: Any) -> bool:
+        return False
+
+    def make_scratch(self) -> tuple[Any, ...]:
+        return ()
+
+    def make_struct(self) -> Any:
+        ffi, model, keep = self.ffi, self.model, self._keep
+        ix = model.index
+        s = ffi.new("fm_skymodel *")
+        s.index.n_features, s.index.n_models, s.index.n_ranges = ix.n_features, ix.n_models, ix.n_ranges
+        s.index.model_coef = c_ptr(ffi, keep, "const double *", ix.model_coef.ravel(), "f8")
+        s.index.feat_ptr = c_ptr(ffi, keep, "const uint32_t *", ix.feat_ptr, "u4")
+        s.index.feat_idx = c_ptr(ffi, keep, "const uint32_t *", ix.feat_idx, "u4")
+        s.index.breaks = c_ptr(ffi, keep, "const double *", ix.breaks, "f8")
+        s.index.sky_ptr = c_ptr(ffi, keep, "const uint32_t *", ix.sky_ptr, "u4")
+        s.index.sky_model = c_ptr(ffi, keep, "const uint32_t *", ix.sky_model, "u4")
+        s.base = BASE_CODES[model.base]
+        n = max(model.n_models, 1)
+        if model.base == "nb":
+            arr = ffi.new("fm_nb_f32[]", n)
+            for k, m in enumerate(model.models):
+                _nb_fill(ffi, arr[k], m, keep)
+            s.nb, s.linear = arr, ffi.NULL
+        else:
+            arr = ffi.new("fm_linear[]", n)
+            for k, m in enumerate(model.models):
+                one = linear_struct(ffi, m.to_dict(), keep)
+                keep.append(one)
+                arr[k] = one[0]
+            s.nb, s.linear = ffi.NULL, arr
+        keep.append(arr)
+        s.default_budget, s.default_size = model.default_budget, model.default_size
+        return s
+
+    def predict(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
+        """Batch prediction (budget/size: scalars, one per row, or None for the stored defaults)."""
+        X32 = check_inputs(X, self.model.n_features)
+        return self.predict_raw(X32, budget, size)[0]
+
+    def predict_raw(self, X32: np.ndarray, budget: Any = None, size: Any = None) -> tuple[Predictions, np.ndarray]:
+        """Predictions (cost = the double *spent) and the float32 fm_result.cost of each row."""
+        X32 = np.ascontiguousarray(X32, dtype=np.float32)
+        rows = X32.shape[0]
+        out = self.ffi.new("fm_result[]", max(rows, 1))
+        spent = self._call(X32, out, budget, size)
+        p = results_to_predictions(self.ffi, out, rows, False)
+        c32 = np.asarray(p.cost, np.float32).copy()
+        p.cost = spent[:rows].copy()
+        return p, c32
+
+    def _call(self, X32: np.ndarray, out: Any, budget: Any = None, size: Any = None) -> np.ndarray:
+        ffi, rows = self.ffi, X32.shape[0]
+        b, s = self._per_row_arrays(rows, budget, size)
+        spent = np.zeros(max(rows, 1), np.float64)
+        done = ffi.new("uint32_t *")
+        rc = self._batch(self.struct, x_ptr(ffi, X32), rows, self.model.n_features,
+                         ffi.cast("const double *", ffi.from_buffer(b)), ffi.cast("const double *", ffi.from_buffer(s)),
+                         out, ffi.cast("double *", ffi.from_buffer(spent)), done)
+        raise_for(rc, f"{self.what}, row {done[0]}")
+        return spent
+
+    def _per_row_arrays(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
+        b, s = self.model._per_row(max(rows, 1), budget, size) if rows else (np.zeros(1), np.zeros(1))
+        return np.ascontiguousarray(b, np.float64), np.ascontiguousarray(s, np.float64)
+
+    def predict_one(self, x: Any, budget: float, size: float) -> tuple[int, Predictions]:
+        """One eager prediction through fm_skymodel_predict_vec_at: (return code, result)."""
+
+        x32 = np.ascontiguousarray(np.asarray(x, np.float32).ravel())
+        out = self.ffi.new("fm_result[]", 1)
+        spent = self.ffi.new("double *")
+        rc = self.lib.fm_skymodel_predict_vec_at(self.struct, self.ffi.cast("const float *",
+                                                 self.ffi.from_buffer(x32)), x32.size, float(budget),
+                                                 float(size), out, spent)
+        p = results_to_predictions(self.ffi, out, 1, False)
+        p.cost = np.array([spent[0]])
+        return int(rc), p
+
+
+    def predict_lazy(self, read: Any, budget: float | None = None, size: float | None = None) -> Predictions:
+        """One prediction whose features come from read(index), each at most once, only those of the
+        model the budget picks (cost = the double *spent)."""
+        lazy = LazyReader(self.ffi, read)
+        memo = self.new_memo(self.n_features)
+        out = self.ffi.new("fm_result[]", 1)
+        spent = self.ffi.new("double *")
+        b = self.model.default_budget if budget is None else float(budget)
+        s = self.model.default_size if size is None else float(size)
+        rc = self._lazy(self.struct, lazy.reader, memo, b, s, out, spent)
+        lazy.raise_for_read()
+        raise_for(rc, f"{self.what}, lazy prediction")
+        p = results_to_predictions(self.ffi, out, 1, False)
+        p.cost = np.array([spent[0]])
+        return p

@@ -1,0 +1,378 @@
+"""Flat tree ensembles (kind ``trees``; boosted trees or forests): IR, q15
+quantization, the numpy reference evaluator and the cffi binding of
+runtime_c/src/fm_trees.c.
+
+One node table holds every tree. Node i is a leaf when ``feature[i] == -1``;
+otherwise the walk goes to ``left[i]`` iff ``x[feature[i]] <= threshold[i]``
+(float32 compare) and to ``right[i]`` otherwise. Children are absolute
+indices pointing forward (child > i). Tree t starts at ``roots[t]`` and adds
+its leaf value to ``scores[tree_output[t]]``; scores start at ``base_score``
+and are summed in float32, in tree order. One output: label 1 iff score >
+decision_threshold; several outputs: label = first index of the largest.
+
+q15: thresholds become int32 keys (``float_keys``, fm_key_bits in C) compared
+with the key of x, which gives the same walk as the float compare; leaf
+values are int16 in units of 2**-shift, summed in a saturating int32 from
+``base_q``; costs are uint16 units summed in a saturating uint32.
+
+Features are read lazily: a tree reads only the features on its path, each
+feature at most once per prediction (shared across slices of trees and
+across models through a ``ReadState``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pyruntime.arrays import as_array, check_inputs, float_keys, require
+from pyruntime.cbind import CEvaluator, c_ptr
+from pyruntime.errors import FM_OK
+from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, pick_shift, to_fixed
+from pyruntime.memo import ReadState, check_costs, quantize_costs
+from pyruntime.result import Predictions
+
+_STRUCTURE = ("n_features", "n_outputs", "feature", "left", "right", "roots", "tree_output")
+_F32_FIELDS = ("n_features", "n_outputs", "feature", "threshold", "left", "right", "value", "roots",
+               "tree_output", "base_score", "decision_threshold", "costs")
+_Q15_FIELDS = ("n_features", "n_outputs", "feature", "threshold_key", "left", "right", "value_q", "roots",
+               "tree_output", "base_q", "decision_threshold_q", "shift", "costs", "cost_unit")
+
+
+def check_structure(n_features: Any, n_outputs: Any, feature: np.ndarray, left: np.ndarray, right: np.ndarray,
+                    roots: np.ndarray, tree_output: np.ndarray) -> None:
+    """The checks of fm_trees_check on the node structure; ModelFormatError when one fails."""
+    require(isinstance(n_features, int) and n_features >= 0, "n_features must be an int >= 0")
+    require(isinstance(n_outputs, int) and n_outputs >= 1, "n_outputs must be an int >= 1")
+    n = feature.shape[0]
+    require(left.shape == (n,) and right.shape == (n,), "feature, left and right differ in length")
+    require(tree_output.shape == roots.shape, "roots and tree_output differ in length")
+    require(roots.shape[0] == 0 or n > 0, "trees without nodes")
+    require(bool(np.all((feature >= -1) & (feature < n_features))), "feature index out of range")
+    inner = np.flatnonzero(feature >= 0)
+    for name, child in (("left", left), ("right", right)):
+        c = child[inner]
+        require(bool(np.all((c > inner) & (c < n))), f"{name} child out of range or not pointing forward")
+    require(bool(np.all((roots >= 0) & (roots < n))), "root index out of range")
+    require(bool(np.all((tree_output >= 0) & (tree_output < n_outputs))), "tree_output out of range")
+
+
+def float32_floor(values: Any) -> np.ndarray:
+    """The largest float32 <= each value: for every float32 x, x <= float32_floor(t) iff x <= t.
+    Use it to store float64 split thresholds (e.g. scikit-learn's) without changing any decision."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        t32 = v.astype(np.float32)
+    down = np.nextafter(t32, np.float32(-np.inf))
+    return np.where(t32.astype(np.float64) > v, down, t32).astype(np.float32)
+
+
+def _set_arrays(obj: Any, spec: Sequence[tuple[str, str]]) -> None:
+    for name, dtype in spec:
+        object.__setattr__(obj, name, as_array(getattr(obj, name), dtype, name))
+
+
+@dataclass(frozen=True, eq=False)
+class TreeEnsemble:
+    """Float32 node tables of a tree ensemble (see the module docstring)."""
+
+    n_features: int
+    n_outputs: int
+    feature: np.ndarray  # int32 [n_nodes], -1 = leaf
+    threshold: np.ndarray  # float32 [n_nodes]
+    left: np.ndarray  # int32 [n_nodes]
+    right: np.ndarray  # int32 [n_nodes]
+    value: np.ndarray  # float32 [n_nodes], leaf values (learning rate folded in)
+    roots: np.ndarray  # int32 [n_trees]
+    tree_output: np.ndarray  # int32 [n_trees]
+    base_score: np.ndarray  # float32 [n_outputs]
+    decision_threshold: float = 0.0
+    costs: np.ndarray | None = None  # float32 [n_features]; None = cost 1 each
+
+    def __post_init__(self) -> None:
+        _set_arrays(self, (("feature", "i4"), ("threshold", "f4"), ("left", "i4"), ("right", "i4"),
+                           ("value", "f4"), ("roots", "i4"), ("tree_output", "i4"), ("base_score", "f4")))
+        object.__setattr__(self, "decision_threshold", float(np.float32(self.decision_threshold)))
+        if self.costs is not None:
+            _set_arrays(self, (("costs", "f4"),))
+        self.validate()
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.roots.shape[0])
+
+    def validate(self) -> None:
+        """Raise ModelFormatError unless the tables pass the checks of fm_trees_check."""
+        check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
+                        self.tree_output)
+        n = self.n_nodes
+        require(self.threshold.shape == (n,) and self.value.shape == (n,), "threshold/value length differs")
+        require(self.base_score.shape == (self.n_outputs,), "base_score must have n_outputs entries")
+        require(bool(np.all(np.isfinite(self.threshold)) and np.all(np.isfinite(self.value))),
+                "thresholds and values must be finite")
+        require(bool(np.all(np.isfinite(self.base_score)) and np.isfinite(self.decision_threshold)),
+                "base_score and decision_threshold must be finite")
+        check_costs(self.costs, self.n_features)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _F32_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TreeEnsemble:
+        return cls(**_fields(data, _F32_FIELDS))
+
+    @classmethod
+    def from_trees(cls, n_features: int, trees: Sequence[dict[str, Any]], base_score: Any,
+                   tree_output: Sequence[int] | None = None, decision_threshold: float = 0.0,
+                   costs: Any = None) -> TreeEnsemble:
+        """Concatenate per-tree tables (keys feature, threshold, left, right, value, with
+        tree-local child indices as in sklearn's tree_, leaves: feature < 0) into one ensemble.
+        Thresholds are rounded down to float32 (float32_floor), which keeps every decision of a
+        float64 threshold on float32 inputs. tree_output defaults to 0 for every tree."""
+        base = np.atleast_1d(np.asarray(base_score, np.float32))
+        names = ("feature", "threshold", "left", "right", "value")
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
+        roots, offset = [], 0
+        for tree in trees:
+            feat = np.asarray(tree["feature"], np.int64)
+            leaf = feat < 0
+            parts["feature"].append(np.where(leaf, -1, feat))
+            parts["threshold"].append(np.where(leaf, 0.0, float32_floor(tree["threshold"])))
+            for side in ("left", "right"):
+                parts[side].append(np.where(leaf, -1, np.asarray(tree[side], np.int64) + offset))
+            parts["value"].append(np.asarray(tree["value"], np.float64).reshape(len(feat)))
+            roots.append(offset)
+            offset += len(feat)
+        cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in parts.items()}
+        outs = np.zeros(len(roots), np.int32) if tree_output is None else np.asarray(tree_output, np.int32)
+        return cls(n_features=n_features, n_outputs=int(base.shape[0]), feature=cat["feature"],
+                   threshold=cat["threshold"], left=cat["left"], right=cat["right"], value=cat["value"],
+                   roots=np.asarray(roots, np.int32), tree_output=outs, base_score=base,
+                   decision_threshold=decision_threshold, costs=costs)
+
+    # -- reference evaluation --
+    def start_scores(self, rows: int) -> np.ndarray:
+        return np.tile(self.base_score, (rows, 1))
+
+    def accumulate_into(self, X32: np.ndarray, state: ReadState, scores: np.ndarray, first_tree: int = 0,
+                        end_tree: int | None = None, rows: np.ndarray | None = None) -> None:
+        """Add trees first_tree .. end_tree-1 to scores[rows] (fm_trees_accumulate)."""
+        _accumulate(self, X32, state, scores, first_tree, end_tree, rows, q15=False)
+
+    def finish(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(label, score) of every row (fm_trees_finish)."""
+        return _finish(scores, np.float32(self.decision_threshold))
+
+    def reference(self, X32: np.ndarray, first_tree: int = 0,
+                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
+        """Predictions and per-row status over a float32 matrix that may hold NaN/inf."""
+        X32 = np.asarray(X32, dtype=np.float32)
+        state = ReadState.start(X32.shape[0], self.n_features)
+        scores = self.start_scores(X32.shape[0])
+        self.accumulate_into(X32, state, scores, first_tree, end_tree)
+        label, score = self.finish(scores)
+        return Predictions(label=label, score=score, n_read=state.n_read, cost=state.cost,
+                           stage=np.zeros(len(label), np.uint32)), state.status
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+    def q15(self, shift: int | None = None) -> TreeEnsembleQ15:
+        return quantize_trees(self, shift)
+
+
+@dataclass(frozen=True, eq=False)
+class TreeEnsembleQ15:
+    """Fixed-point tables of a tree ensemble (integer operations only on the device)."""
+
+    n_features: int
+    n_outputs: int
+    feature: np.ndarray  # int32 [n_nodes]
+    threshold_key: np.ndarray  # int32 [n_nodes]
+    left: np.ndarray  # int32 [n_nodes]
+    right: np.ndarray  # int32 [n_nodes]
+    value_q: np.ndarray  # int16 [n_nodes], leaf value * 2**shift
+    roots: np.ndarray  # int32 [n_trees]
+    tree_output: np.ndarray  # int32 [n_trees]
+    base_q: np.ndarray  # int32 [n_outputs]
+    decision_threshold_q: int
+    shift: int
+    costs: np.ndarray | None = None  # uint16 cost units; None = 1 each
+    cost_unit: float = 1.0
+
+    def __post_init__(self) -> None:
+        _set_arrays(self, (("feature", "i4"), ("threshold_key", "i4"), ("left", "i4"), ("right", "i4"),
+                           ("value_q", "i2"), ("roots", "i4"), ("tree_output", "i4"), ("base_q", "i4")))
+        if self.costs is not None:
+            _set_arrays(self, (("costs", "u2"),))
+        self.validate()
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.roots.shape[0])
+
+    def validate(self) -> None:
+        check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
+                        self.tree_output)
+        n = self.n_nodes
+        require(self.threshold_key.shape == (n,) and self.value_q.shape == (n,), "key/value length differs")
+        require(self.base_q.shape == (self.n_outputs,), "base_q must have n_outputs entries")
+        t = self.decision_threshold_q
+        require(isinstance(t, int) and INT32_MIN <= t <= INT32_MAX, "decision_threshold_q must fit int32")
+        require(isinstance(self.shift, int) and 0 <= self.shift <= MAX_SHIFT, "shift must be in 0..30")
+        if self.costs is not None:
+            require(self.costs.shape == (self.n_features,), "costs must have one entry per feature")
+        require(bool(np.isfinite(self.cost_unit) and self.cost_unit > 0), "cost_unit must be > 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _Q15_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TreeEnsembleQ15:
+        return cls(**_fields(data, _Q15_FIELDS))
+
+    def start_scores(self, rows: int) -> np.ndarray:
+        return np.tile(self.base_q.astype(np.int64), (rows, 1))
+
+    def accumulate_into(self, X32: np.ndarray, state: ReadState, scores: np.ndarray, first_tree: int = 0,
+                        end_tree: int | None = None, rows: np.ndarray | None = None) -> None:
+        """fm_trees_q15_accumulate; scores is int64 holding int32 values."""
+        _accumulate(self, X32, state, scores, first_tree, end_tree, rows, q15=True)
+
+    def finish(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        label, score = _finish(scores, self.decision_threshold_q)
+        return label, score.astype(np.int32)
+
+    def reference(self, X32: np.ndarray, first_tree: int = 0,
+                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
+        """Predictions (score in int32 units of 2**-shift, cost = cost units * cost_unit) and status."""
+        X32 = np.asarray(X32, dtype=np.float32)
+        state = ReadState.start(X32.shape[0], self.n_features)
+        scores = self.start_scores(X32.shape[0])
+        self.accumulate_into(X32, state, scores, first_tree, end_tree)
+        label, score = self.finish(scores)
+        return Predictions(label=label, score=score, n_read=state.n_read,
+                           cost=state.cost_q.astype(np.float64) * self.cost_unit,
+                           stage=np.zeros(len(label), np.uint32)), state.status
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+
+def _fields(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    require(isinstance(data, dict), "tables must be a map")
+    missing = [n for n in names if n not in data]
+    require(not missing, f"tree tables miss fields: {', '.join(missing)}")
+    return {n: data[n] for n in names}
+
+
+def _accumulate(m: TreeEnsemble | TreeEnsembleQ15, X32: np.ndarray, state: ReadState, scores: np.ndarray,
+                first_tree: int, end_tree: int | None, rows: np.ndarray | None, q15: bool) -> None:
+    end = m.n_trees if end_tree is None else end_tree
+    require(0 <= first_tree <= end <= m.n_trees, "tree range out of bounds")
+    feature = m.feature.astype(np.int64)
+    left, right = m.left.astype(np.int64), m.right.astype(np.int64)
+    if isinstance(m, TreeEnsembleQ15):
+        cmp, leaf_value = m.threshold_key, m.value_q.astype(np.int64)
+    else:
+        cmp, leaf_value = m.threshold, m.value
+    for t in range(first_tree, end):
+        r = state.active(rows)
+        node = np.full(len(r), int(m.roots[t]), np.int64)
+        while True:
+            f = feature[node]
+            inner = np.flatnonzero(f >= 0)
+            if inner.size == 0:
+                break
+            ri, ni = r[inner], node[inner]
+            x = state.read(X32, ri, f[inner], m.costs, integer=q15)
+            go_left = (float_keys(x) <= cmp[ni]) if q15 else (x <= cmp[ni])
+            node[inner] = np.where(go_left, left[ni], right[ni])
+            failed = state.status[ri] != FM_OK
+            if failed.any():
+                keep = np.ones(len(r), bool)
+                keep[inner[failed]] = False
+                r, node = r[keep], node[keep]
+        o = int(m.tree_output[t])
+        if q15:
+            scores[r, o] = np.clip(scores[r, o] + leaf_value[node], INT32_MIN, INT32_MAX)
+        else:
+            scores[r, o] = (scores[r, o] + leaf_value[node]).astype(np.float32)
+
+
+def _finish(scores: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
+    rows, n_outputs = scores.shape
+    if n_outputs == 1:
+        return (scores[:, 0] > threshold).astype(np.int32), scores[:, 0].copy()
+    best = np.zeros(rows, np.int64)
+    idx = np.arange(rows)
+    for o in range(1, n_outputs):
+        best = np.where(scores[:, o] > scores[idx, best], o, best)
+    return best.astype(np.int32), scores[idx, best]
+
+
+def quantize_trees(m: TreeEnsemble, shift: int | None = None) -> TreeEnsembleQ15:
+    """q15 tables: leaf values scaled by 2**shift (default: the largest that keeps every leaf in
+    int16), threshold keys from the float32 thresholds, base scores and threshold rounded and
+    saturated to int32, costs as uint16 units."""
+    leaf = m.feature == -1
+    if shift is None:
+        shift = pick_shift(float(np.max(np.abs(m.value[leaf]), initial=0.0)))
+    require(0 <= shift <= MAX_SHIFT, "shift must be in 0..30")
+    vq = np.clip(np.round(m.value.astype(np.float64) * 2.0**shift), -32768, 32767)
+    costs, unit = quantize_costs(m.costs)
+    return TreeEnsembleQ15(
+        n_features=m.n_features, n_outputs=m.n_outputs, feature=m.feature.copy(),
+        threshold_key=np.where(leaf, 0, float_keys(m.threshold)), left=m.left.copy(), right=m.right.copy(),
+        value_q=np.where(leaf, vq, 0).astype(np.int16), roots=m.roots.copy(),
+        tree_output=m.tree_output.copy(),
+        base_q=np.array([to_fixed(b, shift) for b in m.base_score], np.int32),
+        decision_threshold_q=to_fixed(m.decision_threshold, shift), shift=shift, costs=costs, cost_unit=unit)
+
+
+# -- C binding -------------------------------------------------------------------------
+
+def trees_struct(ffi: Any, tables: dict[str, Any], keep: list[Any]) -> Any:
+    """fm_trees / fm_trees_q15 over the arrays of a to_dict() (not validated: C checks it)."""
+    q = "value_q" in tables
+    s = ffi.new("fm_trees_q15 *" if q else "fm_trees *")
+    s.n_features, s.n_outputs = tables["n_features"], tables["n_outputs"]
+    s.n_nodes, s.n_trees = len(tables["feature"]), len(tables["roots"])
+    for name in ("feature", "left", "right", "roots", "tree_output"):
+        setattr(s, name, c_ptr(ffi, keep, "const int32_t *", tables[name], "i4"))
+    if q:
+        s.threshold_key = c_ptr(ffi, keep, "const int32_t *", tables["threshold_key"], "i4")
+        s.value_q = c_ptr(ffi, keep, "const int16_t *", tables["value_q"], "i2")
+        s.base_q = c_ptr(ffi, keep, "const int32_t *", tables["base_q"], "i4")
+        s.decision_threshold_q, s.shift = tables["decision_threshold_q"], tables["shift"]
+        s.costs = c_ptr(ffi, keep, "const uint16_t *", tables["costs"], "u2")
+    else:
+        s.threshold = c_ptr(ffi, keep, "const float *", tables["threshold"], "f4")
+        s.value = c_ptr(ffi, keep, "const float *", tables["value"], "f4")
+        s.base_score = c_ptr(ffi, keep, "const float *", tables["base_score"], "f4")
+        s.decision_threshold = tables["decision_threshold"]
+        s.costs = c_ptr(ffi, keep, "const float *", tables["costs"], "f4")
+    return s
+
+
+class CTrees(CEvaluator):
+    """The C evaluator over a tree ensemble's tables (float32 or q15 by the model's type)."""
+
+    family, what = "trees", "tree ensemble"
+
+    def make_struct(self) -> Any:
+        return trees_struct(self.ffi, self.model.to_dict(), self._keep)
+
+    def n_scores(self) -> int:
+        return int(self.model.n_outputs)
