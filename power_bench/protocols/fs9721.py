@@ -120,8 +120,11 @@ def encode(q: Quantity) -> bytes:
     included (what libsigrok reads correctly; the decoder also accepts blank digits)."""
     if q.unit not in _UNIT_BITS:
         raise ValueError(f"FS9721 emulation supports {sorted(_UNIT_BITS)}, not {q.unit}")
+    if q.ac and q.unit not in ("V", "A"):
+        raise ValueError(f"FS9721 emulation: AC applies to V and A, not {q.unit}")
+    coupling = 0x08 if q.ac else (0x04 if q.unit in ("V", "A") else 0)  # a meter shows DC only on V and A
     low = [0] * PACKET_SIZE
-    low[0] = (0x08 if q.ac else 0x04) | 0x02 | 0x01
+    low[0] = coupling | 0x02 | 0x01
     picked = None if q.overload else pick_decimals(q.scaled, MAX_COUNT)
     if picked is None:
         codes = list(OVER_LIMIT)
