@@ -326,7 +326,7 @@ class Measurement:
                  (idle_window[0] - t0, idle_window[1] - t0) if idle_window else None,
                  [(s.label, s.window(st.settle_seconds)[0] - t0, s.t_end - t0)
                   for s in segments if s.complete],
-                 expected, f"{self.source.label}: {status}")
+                 expected, f"{self.source.label}: {status}", summary["models"], summary["ratio"])
         return summary
 
     def _idle_counts(self, recorder: Recorder, idle_start: float, expected: str) -> tuple[float, int]:
