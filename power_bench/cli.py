@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sys
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any, NoReturn
 
 import click
 
@@ -20,18 +22,45 @@ from .protocols import PROTOCOLS
 from .reading import Reading
 from .sources import MeterError, PortLost, Source
 from .spec import open_spec
-from .workload import pyruntime_workload, template_workload
+from .workload import (
+    WorkloadCheckError,
+    check_pyruntime_models,
+    check_workload,
+    pyruntime_workload,
+    template_workload,
+)
 
 METER_HELP = ("METER:PORT (e.g. tenma-72-7730a:/dev/ttyUSB0), emulated:METER, sigrok:DRIVER[:PORT], "
               "powercap[:FILTER] or hwmon[:FILTER]")
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
 
-@click.group("power")
+class _OneLineErrors(click.Group):
+    """Usage errors as one line on stderr (``error: ...``), exit code 2, also when ``power`` is the top
+    command (``python -m power_bench``); under ``frugalml`` the top group does the same."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+            sys.exit(2)
+        except click.ClickException as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+            click.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group("power", cls=_OneLineErrors)
 def power() -> None:
     """Measure joules per prediction with a logging multimeter (or an emulated one).
 
@@ -194,6 +223,47 @@ class _Progress:
             click.echo("", err=True)
 
 
+def _out_dir_problem(out: Path) -> str:
+    """Why the run directory cannot be created or written, without creating anything ('' if it can)."""
+    if out.exists():
+        if not out.is_dir():
+            return f"run directory {out} exists and is not a directory"
+        if not os.access(out, os.W_OK | os.X_OK):
+            return f"run directory {out} is not writable"
+        return ""
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create run directory {out}: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create run directory {out}: {parent} is not writable"
+    return ""
+
+
+def _make_out_dir(out: Path) -> list[Path]:
+    """Create the run directory and missing parents; return the ones created (innermost first)."""
+    missing = []
+    p = out
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _remove_dirs(missing)
+        _fail(f"cannot create run directory {out}: {exc.strerror or exc}")
+    return missing
+
+
+def _remove_dirs(dirs: list[Path]) -> None:
+    for d in dirs:  # innermost first; only directories this run created, and only while empty
+        try:
+            d.rmdir()
+        except OSError:
+            pass
+
+
 @power.command("run")
 @click.option("--meter", "spec", required=True, help=METER_HELP)
 @click.option("--volts", type=click.FloatRange(min=0, min_open=True),
@@ -241,26 +311,56 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
 
     with a 95% confidence interval from the spread and count of the samples, and the total including
     the idle draw. With --compare the models alternate to cancel drift. Everything is logged to
-    RUN_DIR as it arrives. Exit status: 0 full result, 1 partial or no figure (too few samples, port
-    lost, workload failed; logs are kept), 2 bad usage or input.
+    RUN_DIR as it arrives.
+
+    Before anything is measured, the workload is checked: each model loads, the data loads and has the
+    model's feature count, and one prediction works (with --workload-cmd: a short trial run of the
+    command must report its count). Exit status: 0 full result, 1 partial or no figure (too few
+    samples, port lost, workload failed mid-run; logs are kept), 2 bad usage or input (one line on
+    stderr, RUN_DIR not created).
     """
     if emulate and not spec.lower().startswith("emulated:"):
-        raise click.UsageError("--emulate only applies to --meter emulated:METER")
+        _fail("--emulate only applies to --meter emulated:METER")
     try:
         workload = template_workload(workload_cmd) if workload_cmd else pyruntime_workload(numeric)
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--workload-cmd") from exc
-    source, listener = _open(spec, emulate=emulate, seed=seed, garbage=garbage)
+        _fail(f"--workload-cmd: {exc}")
+    out = Path(out_dir)
+    problem = _out_dir_problem(out)
+    if problem:
+        _fail(problem)
+    try:
+        source, listener = open_spec(spec, emulate=emulate, seed=seed, garbage=garbage)
+    except (ValueError, MeterError) as exc:
+        _fail(str(exc))
     if source.expected_unit == "A" and volts is None:
+        _fail("--volts is required when the meter measures current (the supply voltage of the device)")
+    # everything the workload needs is checked before a single reading is taken: a model that does not fit
+    # the data must not cost the user an idle phase, nor leave a run directory behind
+    # (the default workload is pyruntime.workload on this interpreter: the same steps run here, in-process;
+    # a --workload-cmd may run anywhere, so it gets a short trial run instead)
+    paths = [model] + ([compare] if compare else [])
+    try:
+        if workload_cmd:
+            check_workload(workload, paths, data)
+        else:
+            check_pyruntime_models(paths, data, numeric)
+    except WorkloadCheckError as exc:
+        _fail(str(exc))
+    created = _make_out_dir(out)
+    try:
+        source.open()
+    except (ValueError, MeterError, OSError) as exc:
         source.close()
-        raise click.UsageError("--volts is required when the meter measures current")
+        _remove_dirs(created)
+        _fail(str(exc))
     models = [("A", model)] + ([("B", compare)] if compare else [])
     settings = RunSettings(volts=volts, idle_seconds=idle_seconds, min_samples=min_samples,
                            settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1),
                            max_load_seconds=max_seconds)
     progress = None if quiet else _Progress()
     try:
-        summary = Measurement(source, models, data, workload, settings, Path(out_dir), listener,  # type: ignore[arg-type]
+        summary = Measurement(source, models, data, workload, settings, out, listener,  # type: ignore[arg-type]
                               progress).run()
     finally:
         source.close()

@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .sources import Sample
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CSV_COLUMNS = ("t_s", "wall_time", "phase", "kind", "raw_hex", "value", "unit", "coupling", "overload",
                "range", "flags", "note")
@@ -60,16 +63,61 @@ def write_summary(path: str | Path, summary: dict[str, Any]) -> None:
     Path(path).write_text(json.dumps(_clean(summary), indent=2) + "\n", encoding="utf-8")
 
 
+def si_joules(x: float) -> str:
+    """``5.443e-08`` -> ``54.43 nJ``: four significant digits with an SI prefix."""
+    if not math.isfinite(x):
+        return f"{x} J"
+    if x == 0:
+        return "0 J"
+    steps = ((1.0, ""), (1e-3, "m"), (1e-6, "\u00b5"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))
+    factor, prefix = next(((f, p) for f, p in steps if abs(x) >= f), steps[-1])
+    return f"{x / factor:.4g} {prefix}J"
+
+
+def model_names(paths: Mapping[str, str]) -> dict[str, str]:
+    """Label -> file name of the model (the full path when two models share a file name)."""
+    names = {label: Path(p).name for label, p in paths.items()}
+    if len(set(names.values())) < len(names):
+        return dict(paths)
+    return names
+
+
+def energy_text(entry: Mapping[str, Any]) -> str:
+    """``54.43 nJ/prediction (95% CI 54.21 .. 54.65 nJ)`` or why there is no figure."""
+    joules = entry.get("energy_per_prediction_j")
+    if joules is None:
+        return "no energy figure"
+    lo, hi = entry.get("ci95_j") or (math.nan, math.nan)
+    return f"{si_joules(joules)}/prediction (95% CI {si_joules(lo)} .. {si_joules(hi)})"
+
+
+def ratio_text(ratio: Mapping[str, Any] | None, names: Mapping[str, str]) -> str:
+    if not ratio or "B" not in names or "A" not in names:
+        return ""
+    return (f"energy ratio B/A ({names['B']} / {names['A']}) = {ratio['value']:.4g} "
+            f"(95% CI {ratio['ci95_low']:.4g} .. {ratio['ci95_high']:.4g})")
+
+
 def plot_run(path: str | Path, points: Sequence[tuple[float, float, bool]], idle: tuple[float, float] | None,
-             segments: Sequence[tuple[str, float, float]], unit: str, title: str) -> None:
-    """Current (or power) over time; idle window shaded grey, load windows coloured per model,
-    readings left out of the figure (wrong unit, OL) marked with red crosses at the plot's bottom."""
+             segments: Sequence[tuple[str, float, float]], unit: str, title: str,
+             models: Mapping[str, Mapping[str, Any]] | None = None,
+             ratio: Mapping[str, Any] | None = None) -> Figure:
+    """Current (or power) over time; idle window shaded grey, load windows coloured per model, readings left
+    out of the figure (wrong unit, OL) marked with red crosses at the plot's bottom.
+
+    ``models`` maps a label ("A", "B") to its summary entry (``model`` path, ``energy_per_prediction_j``,
+    ``ci95_j``): the legend names each model by its file name with its energy per prediction and interval,
+    and the title carries ``ratio`` (B/A). The legend sits below the axes, never over the data. Returns the
+    (closed) figure, whose texts tests can read.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(10, 4))
+    models = models or {}
+    names = model_names({label: str(entry.get("model", label)) for label, entry in models.items()})
+    fig, ax = plt.subplots(figsize=(10, 5.2))
     used = [(t, v) for t, v, ok in points if ok]
     left = [t for t, _v, ok in points if not ok]
     if used:
@@ -83,13 +131,21 @@ def plot_run(path: str | Path, points: Sequence[tuple[float, float, bool]], idle
     colours = {"A": "tab:orange", "B": "tab:blue"}
     seen: set[str] = set()
     for label, start, end in segments:
+        text = f"{label}: {names[label]}, {energy_text(models[label])}" if label in models else f"load {label}"
         ax.axvspan(start, end, color=colours.get(label, "tab:green"), alpha=0.25,
-                   label=None if label in seen else f"load {label}")
+                   label=None if label in seen else text)
         seen.add(label)
     ax.set_xlabel("time since start (s)")
-    ax.set_ylabel(unit)
-    ax.set_title(title)
-    ax.legend(loc="best", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    ax.set_ylabel({"A": "current (A)", "W": "power (W)", "V": "voltage (V)"}.get(unit, unit))
+    heading = title
+    if names:
+        heading += "\n" + " vs ".join(f"{label}: {name}" for label, name in names.items())
+    extra = ratio_text(ratio, names)
+    if extra:
+        heading += "\n" + extra
+    ax.set_title(heading, fontsize="medium")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1, fontsize="small", frameon=False)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
+    return fig

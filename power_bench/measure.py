@@ -266,8 +266,9 @@ class Measurement:
             idle_start = time.monotonic()
             _wait(st.idle_seconds, recorder.lost)
             rate, usable = self._idle_counts(recorder, idle_start, expected)
-            if 0 < usable < st.min_samples and rate > 0:  # a slow meter: extend the idle phase
-                extra = st.margin * (st.min_samples - usable) / rate
+            if usable < st.min_samples and rate > 0:  # a slow meter or a short idle phase: extend it
+                unsettled = max(0.0, idle_start + st.settle_seconds - time.monotonic())  # idle <= settle time
+                extra = st.margin * (st.min_samples - usable) / rate + unsettled
                 self._phase(recorder, "idle", st.idle_seconds + extra)
                 _wait(min(extra, st.max_load_seconds), recorder.lost)
                 rate, usable = self._idle_counts(recorder, idle_start, expected)
@@ -326,7 +327,7 @@ class Measurement:
                  (idle_window[0] - t0, idle_window[1] - t0) if idle_window else None,
                  [(s.label, s.window(st.settle_seconds)[0] - t0, s.t_end - t0)
                   for s in segments if s.complete],
-                 expected, f"{self.source.label}: {status}")
+                 expected, f"{self.source.label}: {status}", summary["models"], summary["ratio"])
         return summary
 
     def _idle_counts(self, recorder: Recorder, idle_start: float, expected: str) -> tuple[float, int]:

@@ -15,7 +15,8 @@ from .sources import MeterError, PortLost, Sample, Source
 _LINE_RE = re.compile(
     r"^\s*(?P<ch>[^:]+):\s+(?P<num>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan))\s*(?P<unit>\S*)(?P<rest>.*)$"
 )
-_UNITS = {"A": "A", "V": "V", "\u03a9": "Ohm", "Ohm": "Ohm", "Hz": "Hz", "F": "F", "\u00b0C": "C",
+# libsigrok prints the ohm as U+2126 OHM SIGN; U+03A9 (Greek capital omega) is accepted too
+_UNITS = {"A": "A", "V": "V", "\u2126": "Ohm", "\u03a9": "Ohm", "Ohm": "Ohm", "Hz": "Hz", "F": "F", "\u00b0C": "C",
           "\u00b0F": "degF", "W": "W", "%": "%"}
 
 NOT_FOUND = ("sigrok-cli was not found on PATH: install it (e.g. 'apt install sigrok-cli') or use one of "

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 ArgvBuilder = Callable[[str, str, float], list[str]]
@@ -26,6 +26,10 @@ class WorkloadError(RuntimeError):
 
 class WorkloadInterrupted(WorkloadError):
     """The workload was stopped before it finished (port lost, Ctrl-C)."""
+
+
+class WorkloadCheckError(WorkloadError):
+    """The workload cannot run on this model and data (checked before anything is measured)."""
 
 
 def pyruntime_workload(numeric: str | None = None, python: str = sys.executable) -> ArgvBuilder:
@@ -112,3 +116,58 @@ def run_workload(
         raise WorkloadError(f"the workload exited with code {proc.returncode}: {tail}")
     predictions, seconds = parse_report(out)
     return WorkloadResult(predictions, seconds, t_start, t_end)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def check_pyruntime_models(models: Sequence[str], data: str, numeric: str | None = None) -> None:
+    """What ``pyruntime.workload`` needs, checked in this process in a fraction of a second: every model
+    loads, the data loads, its feature count is the model's, and one prediction goes through the C runtime.
+
+    Raises WorkloadCheckError with a one-line reason naming the model or the data.
+    """
+    from pyruntime.data import load_dataset
+    from pyruntime.errors import FrugalmlError
+    from pyruntime.evaluators import c_evaluator
+    from pyruntime.format import load
+
+    loaded = []
+    for path in models:
+        try:
+            loaded.append((path, load(path)))
+        except (FrugalmlError, ValueError, OSError) as exc:
+            raise WorkloadCheckError(f"cannot load model {path}: {_first_line(exc)}") from exc
+    try:
+        X = load_dataset(data).X
+    except (FrugalmlError, ValueError, OSError, ImportError) as exc:
+        raise WorkloadCheckError(f"cannot load data {data}: {_first_line(exc)}") from exc
+    for path, model in loaded:
+        expected = int(model.tables.n_features)
+        if X.shape[1] != expected:
+            raise WorkloadCheckError(f"data {data} has {X.shape[1]} features but model {path} expects "
+                                     f"{expected}: pass the data the model was trained on")
+        try:
+            c_evaluator(model, numeric or "float32").predict(X[:1])
+        except (FrugalmlError, ValueError, RuntimeError) as exc:
+            raise WorkloadCheckError(f"model {path} cannot predict on {data}: {_first_line(exc)}") from exc
+
+
+def check_workload(build: ArgvBuilder, models: Sequence[str], data: str, seconds: float = 0.01,
+                   timeout: float = 120.0) -> None:
+    """Run the workload command once, briefly, for each model: it must exit 0 and report its count.
+
+    This is the real command (also a ``--workload-cmd`` one, e.g. over ssh), so what fails here would
+    have failed after the idle phase. Raises WorkloadCheckError with a one-line reason.
+    """
+    for path in models:
+        try:
+            run_workload(build(path, data, seconds), timeout=timeout)
+        except WorkloadInterrupted as exc:
+            raise WorkloadCheckError(f"the workload for model {path} did not finish a {seconds:g} s trial run "
+                                     f"within {timeout:g} s") from exc
+        except WorkloadError as exc:
+            raise WorkloadCheckError(f"trial run of the workload for model {path} failed: "
+                                     f"{_first_line(exc)}") from exc

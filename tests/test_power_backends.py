@@ -31,6 +31,11 @@ def test_parse_sigrok_lines() -> None:
     r = parse_sigrok_line("P1: inf A DC")
     assert r is not None and r.overload
     assert parse_sigrok_line("sr: serial: some log line") is None
+    # sigrok-cli's units as it prints them: ohm sign U+2126, micro sign U+00B5, no AC/DC on ohms
+    r = parse_sigrok_line("P1: 4.700 k\u2126 AUTO")
+    assert r is not None and r.unit == "Ohm" and r.value == pytest.approx(4700.0) and not (r.ac or r.dc)
+    r = parse_sigrok_line("P1: 2.200 \u00b5F AUTO")
+    assert r is not None and r.unit == "F" and r.value == pytest.approx(2.2e-6)
 
 
 def test_sigrok_absent_gives_clean_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

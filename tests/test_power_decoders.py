@@ -134,6 +134,25 @@ def test_fs9721_blank_digit_is_not_read_as_a_digit() -> None:
         fs9721.decode(_fs9721([None, None, None, None]))
 
 
+@pytest.mark.parametrize(
+    ("text", "digits", "point", "minus"),
+    [
+        ("5.02V", [0, 5, 0, 2], 2, False),  # a real meter shows "05.02", libsigrok reads blanks wrongly
+        ("-42.1mA", [0, 4, 2, 1], 3, True),
+        ("0.001A", [0, 0, 0, 1], 1, False),
+        ("0.05mA", [0, 0, 5, 0], 1, False),
+    ],
+)
+def test_fs9721_encoder_sends_every_digit(text: str, digits: list[int], point: int, minus: bool) -> None:
+    q = parse_quantity(text)
+    packet = fs9721.encode(q)
+    assert all(code != fs9721.BLANK for code in fs9721._digit_codes(packet))
+    unit_bits = {"V": 0x4, "A": 0x8}[q.unit]
+    b10 = 0x8 if q.prefix == "m" else 0
+    assert packet == _fs9721(digits, point, minus, b10=b10, b12=unit_bits)
+    assert fs9721.decode(packet).value == pytest.approx(q.value, rel=1e-12)
+
+
 def test_fs9721_overload_ac_and_flags() -> None:
     ol = bytes.fromhex("17 20 30 47 5d 66 78 80 90 a0 b8 c0 d8 e0")
     r = fs9721.decode(ol)

@@ -228,3 +228,14 @@ def test_cli_run_bad_usage_exit_2(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("error: unknown meter")
     code, _out, err = _cli_run(tmp_path, "--volts", "5", "--emulate", "idle=100")
     assert code == 2
+
+
+def test_idle_phase_shorter_than_settle_time_is_extended(tmp_path: Path) -> None:
+    # every idle reading falls in the settle time: the idle phase must be extended, not left with none
+    profile = AlternatingProfile(levels(idle="100mA", A="150mA"), noise=0.002)
+    st = RunSettings(volts=5.0, idle_seconds=0.2, min_samples=15, settle_seconds=0.3)
+    s = run_emulated(tmp_path, profile, settings=st)
+    assert s["status"] == "ok", s["errors"]
+    assert s["idle"]["samples"] >= 15
+    lo, hi = s["models"]["A"]["ci95_j"]
+    assert lo <= truth(0.050, s) <= hi

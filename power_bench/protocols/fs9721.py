@@ -116,11 +116,15 @@ _PREFIX_BITS = {"u": (9, 3), "n": (9, 2), "k": (9, 1), "m": (10, 3), "M": (10, 1
 
 
 def encode(q: Quantity) -> bytes:
-    """Build the LCD-segment packet an FS9721 meter sends when it shows ``q``; leading zeros are blank."""
+    """Build the LCD-segment packet an FS9721 meter sends when it shows ``q``: four digits, leading zeros
+    included (what libsigrok reads correctly; the decoder also accepts blank digits)."""
     if q.unit not in _UNIT_BITS:
         raise ValueError(f"FS9721 emulation supports {sorted(_UNIT_BITS)}, not {q.unit}")
+    if q.ac and q.unit not in ("V", "A"):
+        raise ValueError(f"FS9721 emulation: AC applies to V and A, not {q.unit}")
+    coupling = 0x08 if q.ac else (0x04 if q.unit in ("V", "A") else 0)  # a meter shows DC only on V and A
     low = [0] * PACKET_SIZE
-    low[0] = (0x08 if q.ac else 0x04) | 0x02 | 0x01
+    low[0] = coupling | 0x02 | 0x01
     picked = None if q.overload else pick_decimals(q.scaled, MAX_COUNT)
     if picked is None:
         codes = list(OVER_LIMIT)
@@ -128,9 +132,9 @@ def encode(q: Quantity) -> bytes:
         point = 0
     else:
         decimals, count = picked
-        text = f"{count:04d}"
-        first_shown = min(3 - decimals, next((i for i, ch in enumerate(text) if ch != "0"), 3))
-        codes = [BLANK if i < first_shown else DIGIT_CODES[int(ch)] for i, ch in enumerate(text)]
+        # every digit is sent, leading zeros included ("05.02"): libsigrok's fs9721 parser reads a blank
+        # digit as a wrong count (5.02 V as -4.98 V), so an emulated meter must not send one
+        codes = [DIGIT_CODES[int(ch)] for ch in f"{count:04d}"]
         sign = q.value < 0 and count != 0
         point = {3: 1, 2: 2, 1: 3, 0: 0}[decimals]  # digit index the decimal point precedes
     for i, code in enumerate(codes):

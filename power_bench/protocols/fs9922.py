@@ -93,6 +93,9 @@ def encode(q: Quantity) -> bytes:
     """Build the packet an FS9922 meter sends when it shows ``q`` (auto range)."""
     if q.unit not in _UNIT_BITS:
         raise ValueError(f"FS9922 emulation supports {sorted(_UNIT_BITS)}, not {q.unit}")
+    if q.ac and q.unit not in ("V", "A"):
+        raise ValueError(f"FS9922 emulation: AC applies to V and A, not {q.unit}")
+    coupling = 0x08 if q.ac else (0x10 if q.unit in ("V", "A") else 0)  # a meter shows DC only on V and A
     picked = None if q.overload else pick_decimals(q.scaled, MAX_COUNT)
     if picked is None:
         digits, point, sign = OVER_LIMIT, b"0", b"+"
@@ -101,7 +104,7 @@ def encode(q: Quantity) -> bytes:
         digits = f"{count:04d}".encode("ascii")
         point = {3: b"1", 2: b"2", 1: b"4", 0: b"0"}[decimals]
         sign = b"-" if q.value < 0 and count != 0 else b"+"
-    sb = [0x20 | (0x08 if q.ac else 0x10), 0, 0, 1 << _UNIT_BITS[q.unit]]
+    sb = [0x20 | coupling, 0, 0, 1 << _UNIT_BITS[q.unit]]
     if q.prefix:
         byte, n = _PREFIX_BITS[q.prefix]
         sb[byte - 7] |= 1 << n

@@ -1,0 +1,211 @@
+"""`power run` on bad input: exit 2, one line on stderr, nothing measured and no run directory left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from compiler.cli import cli as frugalml_cli
+from power_bench import cli as power_cli
+from power_bench.cli import power
+from power_bench.workload import WorkloadCheckError, check_pyruntime_models, check_workload, template_workload
+from pyruntime.data import make_sparse_binary
+
+ROOT = Path(__file__).resolve().parents[1]
+FEATURES = 24
+REPORT = "import json, sys; print(json.dumps({'predictions': 10, 'seconds': float(sys.argv[1])}))"
+
+
+def _csv(path: Path, rows: int, features: int, seed: int) -> Path:
+    X, y = make_sparse_binary(rows, features, seed=seed)
+    header = ",".join([f"w{j}" for j in range(features)] + ["label"])
+    lines = [",".join([*(f"{v:g}" for v in x), "spam" if t else "ham"]) for x, t in zip(X, y, strict=True)]
+    path.write_text(header + "\n" + "\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real nb-static model on 24 features, its data, and data of another width."""
+    d = tmp_path_factory.mktemp("power_cli")
+    _csv(d / "right.csv", 600, FEATURES, seed=1)
+    _csv(d / "wide.csv", 50, FEATURES + 9, seed=2)
+    res = CliRunner().invoke(frugalml_cli, ["train", "nb-static", str(d / "right.csv"), "-o", str(d / "m.msgpack")])
+    assert res.exit_code == 0, res.output
+    (d / "junk.msgpack").write_bytes(b"not a model at all")
+    (d / "a_file").write_text("x")
+    return d
+
+
+@pytest.fixture
+def no_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if `power run` gets as far as measuring."""
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("power run started measuring although its input was bad")
+
+    monkeypatch.setattr(power_cli, "Measurement", refuse)
+
+
+def invoke(work: Path, *extra: str, out: Path | None = None, data: str | None = None,
+           model: str | None = None, meter: str = "emulated:uni-t-ut61e") -> Result:
+    args = ["run", "--meter", meter, "--model", model or str(work / "m.msgpack"),
+            "--data", data or str(work / "right.csv"), "--idle-seconds", "30", "--quiet",
+            "-o", str(out if out is not None else work / "never" / "run"), *extra]
+    return CliRunner().invoke(power, args)
+
+
+def assert_one_line_exit_2(res: Result, *needles: str) -> str:
+    assert res.exit_code == 2, (res.exit_code, res.output, res.exception)
+    err = res.stderr
+    assert err.startswith("error: ") and err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in res.output and res.stdout == ""
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+# ------------------------------------------------------------- the run directory
+
+
+def test_run_dir_under_a_file_is_one_line_exit_2(work: Path, no_measuring: None) -> None:
+    out = work / "a_file" / "run"
+    res = invoke(work, "--volts", "5", out=out)
+    assert_one_line_exit_2(res, "cannot create run directory", str(out), "not a directory")
+    assert (work / "a_file").is_file()
+
+
+def test_run_dir_that_is_a_file_is_one_line_exit_2(work: Path, no_measuring: None) -> None:
+    res = invoke(work, "--volts", "5", out=work / "a_file")
+    assert_one_line_exit_2(res, "a_file")
+    assert (work / "a_file").read_text() == "x"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only directory")
+def test_run_dir_in_read_only_directory_is_one_line_exit_2(work: Path, tmp_path: Path, no_measuring: None) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        res = invoke(work, "--volts", "5", out=locked / "run")
+        assert_one_line_exit_2(res, "not writable")
+        assert not (locked / "run").exists()
+    finally:
+        locked.chmod(0o700)
+
+
+def test_run_dir_that_cannot_be_created_in_a_real_process(work: Path) -> None:
+    """Through the installed command line (no CliRunner): the exit code and stderr a user sees."""
+    out = work / "a_file" / "deeper" / "run"
+    common = ["--meter", "emulated:uni-t-ut61e", "--volts", "5", "--model", str(work / "m.msgpack"),
+              "--data", str(work / "right.csv"), "--quiet", "-o", str(out)]
+    for argv in ([sys.executable, "-m", "compiler.cli", "power", "run", *common],
+                 [sys.executable, "-m", "power_bench", "run", *common]):
+        res = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: cannot create run directory")
+        assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+def test_unopenable_port_removes_the_directories_it_created(work: Path, tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deeper" / "run"
+    res = invoke(work, "--volts", "5", out=out, meter="uni-t-ut61e:/nonexistent/tty")
+    assert_one_line_exit_2(res, "cannot open /nonexistent/tty")
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------- the workload, checked before measuring
+
+
+def test_wrong_feature_count_fails_before_measuring(work: Path, tmp_path: Path, no_measuring: None) -> None:
+    out = tmp_path / "run"
+    res = invoke(work, "--volts", "5", out=out, data=str(work / "wide.csv"))
+    assert_one_line_exit_2(res, f"has {FEATURES + 9} features", f"expects {FEATURES}", "m.msgpack")
+    assert not out.exists()
+
+
+def test_compare_model_that_does_not_fit_is_named(work: Path, tmp_path: Path, no_measuring: None) -> None:
+    res = invoke(work, "--volts", "5", "--compare", str(work / "junk.msgpack"), out=tmp_path / "run")
+    assert_one_line_exit_2(res, "cannot load model", "junk.msgpack")
+    assert not (tmp_path / "run").exists()
+
+
+def test_model_that_is_not_a_model_fails_before_measuring(work: Path, tmp_path: Path, no_measuring: None) -> None:
+    res = invoke(work, "--volts", "5", out=tmp_path / "run", model=str(work / "junk.msgpack"))
+    assert_one_line_exit_2(res, "cannot load model", "junk.msgpack")
+
+
+@pytest.mark.parametrize("data", ["missing.csv", "sklearn:no_such_set"])
+def test_data_that_does_not_load_fails_before_measuring(work: Path, tmp_path: Path, no_measuring: None,
+                                                        data: str) -> None:
+    res = invoke(work, "--volts", "5", out=tmp_path / "run", data=data)
+    assert_one_line_exit_2(res, "cannot load data", data)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "needle"),
+    [
+        (f"{sys.executable} -c \"import sys; sys.exit('no such model on the device')\" {{seconds}}",
+         "no such model on the device"),
+        (f"{sys.executable} -c \"print('hello')\" {{seconds}}", "cannot read the workload's last line"),
+        ("/nonexistent/bench {model} {data} {seconds}", "cannot start the workload"),
+    ],
+)
+def test_workload_command_gets_a_trial_run_before_measuring(work: Path, tmp_path: Path, no_measuring: None,
+                                                           command: str, needle: str) -> None:
+    res = invoke(work, "--volts", "5", "--workload-cmd", command, out=tmp_path / "run")
+    assert_one_line_exit_2(res, "trial run", needle)
+    assert not (tmp_path / "run").exists()
+
+
+def test_check_functions_accept_what_works(work: Path) -> None:
+    check_pyruntime_models([str(work / "m.msgpack")], str(work / "right.csv"))
+    check_pyruntime_models([str(work / "m.msgpack")], str(work / "right.csv"), "q15")
+    check_workload(template_workload(f"{sys.executable} -c \"{REPORT}\" {{seconds}}"), ["a", "b"], "d")
+    with pytest.raises(WorkloadCheckError, match="expects"):
+        check_pyruntime_models([str(work / "m.msgpack")], str(work / "wide.csv"))
+
+
+def test_valid_run_with_the_real_workload_still_measures(work: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = invoke(work, "--volts", "5", "--idle-seconds", "0.5", "--settle-seconds", "0.05", "--min-samples", "10",
+                 "--emulate", "idle=100mA,A=150mA,noise=0.5mA,interval=0.01", out=out)
+    assert res.exit_code == 0, res.output
+    assert "status: ok" in res.stdout
+    assert {p.name for p in out.iterdir()} == {"samples.csv", "summary.json", "plot.png"}
+
+
+# ------------------------------------------------------------- usage errors, one line each
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ([], "--volts is required"),
+        (["--volts", "5", "--meter", "emulated:fluke-87"], "unknown meter"),
+        (["--volts", "5", "--meter", "uni-t-ut61e"], "METER:PORT"),
+        (["--volts", "5", "--emulate", "idle=100"], "100"),
+        (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--emulate", "idle=1mA"], "--emulate only applies"),
+        (["--volts", "5", "--workload-cmd", "  "], "empty workload command"),
+        (["--volts", "-5"], "--volts"),
+        (["--volts", "5", "--numeric", "float16"], "--numeric"),
+    ],
+)
+def test_usage_errors_are_one_line(work: Path, tmp_path: Path, no_measuring: None, extra: list[str],
+                                   needle: str) -> None:
+    res = invoke(work, *extra, out=tmp_path / "run")
+    assert_one_line_exit_2(res, needle)
+    assert not (tmp_path / "run").exists()
+
+
+def test_missing_or_nonexistent_model_is_one_line(work: Path, tmp_path: Path) -> None:
+    res = invoke(work, "--volts", "5", out=tmp_path / "run", model=str(tmp_path / "nope.msgpack"))
+    assert_one_line_exit_2(res, "--model", "nope.msgpack")
+    res = CliRunner().invoke(power, ["run", "--meter", "emulated:uni-t-ut61e", "--data", "x", "-o", "y"])
+    assert_one_line_exit_2(res, "--model")
