@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from compiler import tasks
-from compiler.nb.kind import train_nb
 from compiler.header import render_header
+from compiler.nb.kind import train_nb
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator
 

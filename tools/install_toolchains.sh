@@ -13,6 +13,7 @@ have arm-none-eabi-g++ || need+=(libstdc++-arm-none-eabi-newlib)
 have qemu-system-arm || need+=(qemu-system-arm)
 have valgrind || need+=(valgrind)
 have clang || need+=(clang)
+have sigrok-cli || need+=(sigrok-cli)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
