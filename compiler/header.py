@@ -16,9 +16,10 @@ loader runs), so a header never holds an out-of-range index.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ TARGETS = {
 }
 
 CTYPES = {
-    "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
+    "double": 8, "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
 }
 
 
@@ -66,9 +67,11 @@ class CTables:
 
     arrays: list[CArray]
     struct_type: str
-    fields: list[tuple[str, str]]  # (field, C expression)
+    fields: Mapping[str, Any]  # field name -> C expression, or a Mapping for a nested struct
     predict_vec: str  # function name taking (const model *, x, n, out)
     header: str  # runtime header to include
+    struct_arrays: list[tuple[str, str, list[Mapping[str, Any]]]] = field(default_factory=list)
+    # (name, struct type, fields of each element): const arrays of runtime structs (e.g. a skyline's models)
 
     @property
     def table_bytes(self) -> int:
@@ -87,12 +90,77 @@ def c_float(v: float) -> str:
     return text + "f"
 
 
+def c_double(v: float) -> str:
+    """A C double literal that reads back exactly."""
+    if np.isposinf(v):
+        return "INFINITY"
+    if np.isneginf(v):
+        return "(-INFINITY)"
+    text = repr(float(v))
+    return text if ("e" in text or "." in text or "n" in text) else text + ".0"
+
+
+def c_int(v: int) -> str:
+    """An int32 literal; INT32_MIN as the macro (the literal -2147483648 is not an int in C)."""
+    return "INT32_MIN" if int(v) == -(2**31) else str(int(v))
+
+
+def c_uint(v: int) -> str:
+    return f"{int(v)}u"
+
+
+def struct_field_names(struct_type: str) -> list[tuple[str, str | None]]:
+    """(field, nested struct type or None) of a runtime struct, in declaration order, from the cffi
+    declarations (pyruntime/cdefs), so initializers are built by name, never by position."""
+    from pyruntime._frugalml_c import ffi  # noqa: PLC0415 - the compiled binding knows every runtime struct
+
+    try:
+        t = ffi.typeof(struct_type)
+    except ffi.error:
+        raise ValueError(f"unknown runtime struct {struct_type!r}") from None
+    return [(name, f.type.cname if f.type.kind == "struct" else None) for name, f in t.fields]
+
+
+def c_zero(struct_type: str) -> dict[str, Any]:
+    """Field values of an all-zero struct_type (0 for numbers, NULL for pointers, nested zeros)."""
+    from pyruntime._frugalml_c import ffi  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    for name, f in ffi.typeof(struct_type).fields:
+        kind = f.type.kind
+        out[name] = c_zero(f.type.cname) if kind == "struct" else "NULL" if kind == "pointer" else "0"
+    return out
+
+
+def c_init(struct_type: str, values: Mapping[str, Any], indent: str = "    ") -> str:
+    """A C initializer of struct_type whose fields are given by name (nested structs as Mappings),
+    written in declaration order; a missing or unknown field name is an error."""
+    fields = struct_field_names(struct_type)
+    names = [n for n, _ in fields]
+    unknown = sorted(set(values) - set(names))
+    missing = [n for n in names if n not in values]
+    if unknown or missing:
+        raise ValueError(f"{struct_type} initializer: unknown fields {unknown}, missing fields {missing}")
+    inner = indent + "    "
+    parts = []
+    for name, sub in fields:
+        v = values[name]
+        if isinstance(v, Mapping):
+            if sub is None:
+                raise ValueError(f"{struct_type}.{name} is not a struct")
+            v = c_init(sub, v, inner)
+        parts.append(f"{inner}/* {name} */ {v}")
+    return "{\n" + ",\n".join(parts) + f"\n{indent}}}"
+
+
 def _fmt(a: CArray) -> str:
     vals = a.values.ravel()
     if a.ctype == "float":
         items = [c_float(v) for v in vals]
+    elif a.ctype == "double":
+        items = [c_double(v) for v in vals]
     elif a.ctype == "int32_t":
-        items = [str(int(v)) if int(v) != -(2**31) else "INT32_MIN" for v in vals]
+        items = [c_int(v) for v in vals]
     else:
         items = [str(int(v)) for v in vals]
     if not items:
@@ -116,9 +184,25 @@ def c_tables(model: ModelFile, numeric: str, name: str = "model") -> CTables:
     return EMITTERS[model.kind](model.tables, numeric, name)
 
 
+C_KEYWORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local
+    bool true false alignas alignof asm catch class constexpr decltype delete explicit export friend mutable
+    namespace new noexcept nullptr operator private protected public template this throw try typeid typename
+    using virtual wchar_t
+""".split())
+
+
 def check_name(name: str) -> str:
+    """A C identifier that is no C or C++ keyword and no reserved name (the header is also compiled
+    as C++ by the Arduino sketch)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
-        raise ValueError(f"--name must be a C identifier, got {name!r}")
+        raise ValueError(f"--name must be a C identifier (letters, digits, _; at most 41), got {name!r}")
+    if name in C_KEYWORDS:
+        raise ValueError(f"--name {name!r} is a C/C++ keyword; choose another identifier")
+    if re.match(r"_[A-Z_]|__", name) or name.startswith(("fm_", "FM_")):
+        raise ValueError(f"--name {name!r} is reserved (leading underscore or the runtime's fm_ prefix)")
     return name
 
 
@@ -140,10 +224,12 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     ]
     for a in t.arrays:
         out += [f"static const {a.ctype} {a.name}[{max(a.values.size, 1)}] = {{", _fmt(a), "};"]
+    for arr_name, ctype, elems in t.struct_arrays:
+        items = ",\n".join("    " + c_init(ctype, e, "    ") for e in elems) or "    {0}"
+        out += [f"static const {ctype} {arr_name}[{max(len(elems), 1)}] = {{", items, "};"]
     out.append("")
-    out.append(f"static const {t.struct_type} {name} = {{")
-    out += [f"    /* {f} */ {expr}," for f, expr in t.fields]
-    out += ["};", ""]
+    out.append(f"static const {t.struct_type} {name} = {c_init(t.struct_type, t.fields, '')};")
+    out.append("")
     out += [
         "/* Generic names used by the firmware examples. */",
         f"#define FM_MODEL_KIND {name.upper()}_KIND",

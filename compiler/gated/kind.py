@@ -29,15 +29,16 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.adapt_gbrt import AdaptGbrtClassifier, sklearn_to_tree_ensemble
 from compiler.gated.adapt_lin import AdaptLinClassifier
 from compiler.gated.common import F0_KINDS, SweepPoint, choose_point, fit_f0
+from compiler.gated.header import gated_c_tables
 from compiler.gated.l1_gate import L1GateClassifier
-from compiler.header import CArray, CTables, c_float, register_emitter
+from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
 from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
 from pyruntime.result import Predictions
-from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
+from pyruntime.trees.ensemble import TreeEnsemble
 from pyruntime.trees.linear import LinearScorer
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
@@ -249,81 +250,13 @@ def gated_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predicti
 
 
 # ---------------------------------------------------------------- C header ----
-def _i32(v: int) -> str:
-    return "INT32_MIN" if int(v) == -(2**31) else str(int(v))
-
-
-_ZERO_LINEAR = "{ 0u, 0u, NULL, NULL, 0.0f, 0.0f, NULL }"
-_ZERO_LINEAR_Q = "{ 0u, 0u, NULL, NULL, 0, 0, 0u, 0u, NULL }"
-_ZERO_TREES = "{ 0u, 1u, 0u, 0u, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.0f }"
-_ZERO_TREES_Q = "{ 0u, 1u, 0u, 0u, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0u }"
-
-
-def _part_c(part: Any, p: str, costs: str, q: bool, arrays: list[CArray]) -> str:
-    """Initializer of one fm_gated_part(_q15); appends the part's arrays."""
-    if part is None:
-        return f"{{ 2u, {_ZERO_LINEAR_Q if q else _ZERO_LINEAR}, {_ZERO_TREES_Q if q else _ZERO_TREES} }}"
-    if isinstance(part, LinearScorer) or hasattr(part, "weight_q"):
-        arrays.append(CArray(f"{p}_feature", "int32_t", part.feature))
-        if q:
-            arrays.append(CArray(f"{p}_weight_q", "int16_t", part.weight_q))
-            lin = (f"{{ {part.n_features}u, {part.nnz}u, {p}_feature, {p}_weight_q, {_i32(part.bias_q)}, "
-                   f"{_i32(part.decision_threshold_q)}, {part.in_shift}u, {part.w_shift}u, {costs} }}")
-            return f"{{ 0u, {lin}, {_ZERO_TREES_Q} }}"
-        arrays.append(CArray(f"{p}_weight", "float", part.weight))
-        lin = (f"{{ {part.n_features}u, {part.nnz}u, {p}_feature, {p}_weight, {c_float(part.bias)}, "
-               f"{c_float(part.decision_threshold)}, {costs} }}")
-        return f"{{ 0u, {lin}, {_ZERO_TREES} }}"
-    arrays += [CArray(f"{p}_feature", "int32_t", part.feature), CArray(f"{p}_left", "int32_t", part.left),
-               CArray(f"{p}_right", "int32_t", part.right), CArray(f"{p}_roots", "int32_t", part.roots),
-               CArray(f"{p}_tree_output", "int32_t", part.tree_output)]
-    head = (f"{part.n_features}u, {part.n_outputs}u, {part.n_nodes}u, {part.n_trees}u, {p}_feature, ")
-    if q:
-        arrays += [CArray(f"{p}_threshold_key", "int32_t", part.threshold_key),
-                   CArray(f"{p}_value_q", "int16_t", part.value_q), CArray(f"{p}_base_q", "int32_t", part.base_q)]
-        tr = (f"{{ {head}{p}_threshold_key, {p}_left, {p}_right, {p}_value_q, {p}_roots, {p}_tree_output, "
-              f"{p}_base_q, {costs}, {_i32(part.decision_threshold_q)}, {part.shift}u }}")
-        return f"{{ 1u, {_ZERO_LINEAR_Q}, {tr} }}"
-    arrays += [CArray(f"{p}_threshold", "float", part.threshold), CArray(f"{p}_value", "float", part.value),
-               CArray(f"{p}_base_score", "float", part.base_score)]
-    tr = (f"{{ {head}{p}_threshold, {p}_left, {p}_right, {p}_value, {p}_roots, {p}_tree_output, "
-          f"{p}_base_score, {costs}, {c_float(part.decision_threshold)} }}")
-    return f"{{ 1u, {_ZERO_LINEAR}, {tr} }}"
-
-
-def gated_c_tables(tables: Any, numeric: str, p: str) -> CTables:
-    """fm_gated / fm_gated_q15 initializer (fm_gated.h); every part points at one shared cost table."""
-    m = for_numeric(tables, numeric)
-    q = numeric == "q15"
-    arrays: list[CArray] = []
-    costs = "NULL"
-    if q:
-        part_costs = next((x.costs for x in (m.gate, m.f1, m.f0) if x is not None), None)
-        if part_costs is not None:
-            arrays.append(CArray(f"{p}_costs", "uint16_t", part_costs))
-            costs = f"{p}_costs"
-    elif m.costs is not None:
-        arrays.append(CArray(f"{p}_costs", "float", m.costs))
-        costs = f"{p}_costs"
-    fields = [("n_features", f"{m.n_features}u"), ("gate_above", "FM_GATE_ABOVE_F0" if m.gate_above == "f0"
-                                                   else "FM_GATE_ABOVE_F1")]
-    for name in ("gate", "f1", "f0"):
-        fields.append((name, _part_c(getattr(m, name), f"{p}_{name}", costs, q, arrays)))
-    outs = [x.n_outputs for x in (m.gate, m.f1, m.f0) if isinstance(x, (TreeEnsemble, TreeEnsembleQ15))]
-    if m.n_features > 1024 or max(outs, default=1) > 16:
-        raise ValueError("the model exceeds the FM_PREDICT_VEC stack bounds (1024 features, 16 outputs); "
-                         "define FM_GATED_VEC_MAX_FEATURES/OUTPUTS larger when compiling")
-    return CTables(arrays=arrays, struct_type="fm_gated_q15" if q else "fm_gated", fields=fields,
-                   predict_vec="fm_gated_q15_predict_vec" if q else "fm_gated_predict_vec", header="fm_gated.h")
-
-
-register_emitter("gated", gated_c_tables)
 _HELP = {
     "adapt-gbrt": "ADAPT-GBRT: boosted-tree gate g and low-cost f1 before a high-cost f0 (file kind gated)",
     "adapt-lin": "ADAPT-LIN: linear gate g and low-cost f1 (group-sparse) before a high-cost f0 (kind gated)",
     "l1-gate": "L1 baseline: L1-picked features for f1, gate from f1's correctness, f0 (kind gated)",
 }
 _COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS]
+register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
     register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),
                       gated_metrics))

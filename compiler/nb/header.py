@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.header import CArray, CTables, c_float
+from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel
 
@@ -24,13 +24,12 @@ def nb_tables(m: NBModel, numeric: str, p: str) -> CTables:
                    CArray(f"{p}_stop_hi", "int32_t", q.stop_hi), CArray(f"{p}_stop_lo", "int32_t", q.stop_lo)]
         if q.costs is not None:
             arrays.append(CArray(f"{p}_costs", "uint16_t", q.costs))
-        d0 = str(q.d0) if q.d0 != -(2**31) else "INT32_MIN"
-        thr = str(q.threshold) if q.threshold != -(2**31) else "INT32_MIN"
+        d0, thr = c_int(q.d0), c_int(q.threshold)
         struct, fn, edge_field = "fm_nb_q15", "fm_nb_q15_predict_vec", "edge_keys"
-    fields = [
+    fields = dict([
         ("n_features", f"{m.n_features}u"), ("n_used", f"{m.n_used}u"), ("n_edges", f"{n_edges}u"),
         ("order", f"{p}_order"), (edge_field, f"{p}_edges"), ("d", f"{p}_d"), ("d0", d0), ("threshold", thr),
         ("n_stops", f"{m.n_stops}u"), ("stop_at", f"{p}_stop_at"), ("stop_hi", f"{p}_stop_hi"),
         ("stop_lo", f"{p}_stop_lo"), ("costs", f"{p}_costs" if m.costs is not None else "NULL"),
-    ]
+    ])
     return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=fn, header="fm_nb.h")

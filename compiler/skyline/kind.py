@@ -26,10 +26,11 @@ import click
 import numpy as np
 
 from compiler.costs import FeatureCosts
-from compiler.header import CArray, CTables, c_float, register_emitter
+from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.train import NaiveBayesBudget
 from compiler.skyline.classifier import METHODS, SkylineClassifier, plot_budget_sweep
+from compiler.skyline.header import skyline_tables
 from compiler.skyline.search import mask_features
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
@@ -126,69 +127,6 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)
-
-
-# -- C header ---------------------------------------------------------------------------
-
-def c_double(v: float) -> str:
-    """A C double literal that reads back exactly."""
-    if math.isinf(v):
-        return "INFINITY" if v > 0 else "(-INFINITY)"
-    text = repr(float(v))
-    return text if ("e" in text or "." in text) else text + ".0"
-
-
-class SkyCTables(CTables):
-    """CTables plus the bytes of the double tables written as compound literals (export_c has no double)."""
-
-    extra_bytes: int = 0
-
-    @property
-    def table_bytes(self) -> int:
-        return super().table_bytes + self.extra_bytes
-
-
-def _doubles(values: np.ndarray) -> str:
-    items = ", ".join(c_double(float(v)) for v in np.asarray(values, np.float64).ravel())
-    return f"(const double[]){{ {items or '0.0'} }}"
-
-
-def _nb_init(m: NBModel, p: str, arrays: list[CArray]) -> str:
-    n_edges, edges, d = m.strided()
-    arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_edges", "float", edges),
-               CArray(f"{p}_d", "float", d), CArray(f"{p}_stop_at", "uint32_t", m.stop_at),
-               CArray(f"{p}_stop_hi", "float", m.stop_hi), CArray(f"{p}_stop_lo", "float", m.stop_lo)]
-    return (f"{{ {m.n_features}u, {m.n_used}u, {n_edges}u, {p}_order, {p}_edges, {p}_d, {c_float(m.d0)}, "
-            f"{c_float(m.threshold)}, {m.n_stops}u, {p}_stop_at, {p}_stop_hi, {p}_stop_lo, NULL }}")
-
-
-def _linear_init(m: LinearScorer, p: str, arrays: list[CArray]) -> str:
-    arrays += [CArray(f"{p}_feature", "int32_t", m.feature), CArray(f"{p}_weight", "float", m.weight)]
-    return (f"{{ {m.n_features}u, {m.nnz}u, {p}_feature, {p}_weight, {c_float(m.bias)}, "
-            f"{c_float(m.decision_threshold)}, NULL }}")
-
-
-def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
-    """fm_skymodel initializer (fm_skymodel.h); float32 tables only."""
-    if numeric != "float32":
-        raise ValueError(f"skyline models export float32 tables only, not {numeric}")
-    m: SkylineModel = tables
-    ix = m.index
-    arrays = [CArray(f"{p}_feat_ptr", "uint32_t", ix.feat_ptr), CArray(f"{p}_feat_idx", "uint32_t", ix.feat_idx),
-              CArray(f"{p}_sky_ptr", "uint32_t", ix.sky_ptr), CArray(f"{p}_sky_model", "uint32_t", ix.sky_model)]
-    index = (f"{{ {ix.n_features}u, {ix.n_models}u, {ix.n_ranges}u, {_doubles(ix.model_coef)}, {p}_feat_ptr, "
-             f"{p}_feat_idx, {_doubles(ix.breaks)}, {p}_sky_ptr, {p}_sky_model }}")
-    init = _nb_init if m.base == "nb" else _linear_init
-    inner = [init(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
-    ctype = "fm_nb_f32" if m.base == "nb" else "fm_linear"
-    models = f"(const {ctype}[]){{ {', '.join(inner)} }}" if inner else "NULL"
-    fields = [("index", index), ("base", "FM_SKY_NB" if m.base == "nb" else "FM_SKY_LINEAR"),
-              ("nb", models if m.base == "nb" else "NULL"), ("linear", models if m.base == "linear" else "NULL"),
-              ("default_budget", c_double(m.default_budget)), ("default_size", c_double(m.default_size))]
-    out = SkyCTables(arrays=arrays, struct_type="fm_skymodel", fields=fields,
-                     predict_vec="fm_skymodel_predict_vec", header="fm_skymodel.h")
-    out.extra_bytes = int(ix.model_coef.nbytes + ix.breaks.nbytes)
-    return out
 
 
 # -- evaluation -----------------------------------------------------------------------------

@@ -1,55 +1,76 @@
-"""C-header emitter of the tree kinds (miser, cascade): fm_cascade[_q15] tables."""
+"""C-header emitters of the tree family: the fm_trees / fm_linear blocks (also used by the gated
+and skyline writers) and the fm_cascade[_q15] tables of the miser and cascade kinds.
+
+Initializers are built by field name (compiler.header.c_init checks the names against the
+runtime's struct declarations)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from compiler.header import CArray, CTables, c_float
-from pyruntime.trees.cascade import TreeCascade
+from compiler.header import CArray, CTables, c_float, c_int, c_uint
+from pyruntime.trees.cascade import TreeCascade, TreeCascadeQ15
+from pyruntime.trees.ensemble import TreeEnsembleQ15
 
 
-def _int(v: int) -> str:
-    return "INT32_MIN" if int(v) == -(2**31) else str(int(v))
+def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, str]:
+    """fm_trees / fm_trees_q15 fields of a TreeEnsemble(Q15) whose arrays are named p_*; appends the
+    arrays. costs: the C expression of the cost table (shared between parts, or NULL)."""
+    q = isinstance(t, TreeEnsembleQ15)
+    arrays += [CArray(f"{p}_feature", "int32_t", t.feature), CArray(f"{p}_left", "int32_t", t.left),
+               CArray(f"{p}_right", "int32_t", t.right), CArray(f"{p}_roots", "int32_t", t.roots),
+               CArray(f"{p}_tree_output", "int32_t", t.tree_output)]
+    f = {"n_features": c_uint(t.n_features), "n_outputs": c_uint(t.n_outputs), "n_nodes": c_uint(t.n_nodes),
+         "n_trees": c_uint(t.n_trees), "feature": f"{p}_feature", "left": f"{p}_left", "right": f"{p}_right",
+         "roots": f"{p}_roots", "tree_output": f"{p}_tree_output", "costs": costs}
+    if q:
+        arrays += [CArray(f"{p}_threshold_key", "int32_t", t.threshold_key),
+                   CArray(f"{p}_value_q", "int16_t", t.value_q), CArray(f"{p}_base_q", "int32_t", t.base_q)]
+        f.update(threshold_key=f"{p}_threshold_key", value_q=f"{p}_value_q", base_q=f"{p}_base_q",
+                 decision_threshold_q=c_int(t.decision_threshold_q), shift=c_uint(t.shift))
+    else:
+        arrays += [CArray(f"{p}_threshold", "float", t.threshold), CArray(f"{p}_value", "float", t.value),
+                   CArray(f"{p}_base_score", "float", t.base_score)]
+        f.update(threshold=f"{p}_threshold", value=f"{p}_value", base_score=f"{p}_base_score",
+                 decision_threshold=c_float(t.decision_threshold))
+    return f
+
+
+def linear_fields(m: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, str]:
+    """fm_linear / fm_linear_q15 fields of a LinearScorer(Q15) whose arrays are named p_*."""
+    arrays.append(CArray(f"{p}_feature", "int32_t", m.feature))
+    f = {"n_features": c_uint(m.n_features), "nnz": c_uint(m.nnz), "feature": f"{p}_feature", "costs": costs}
+    if hasattr(m, "weight_q"):
+        arrays.append(CArray(f"{p}_weight_q", "int16_t", m.weight_q))
+        f.update(weight_q=f"{p}_weight_q", bias_q=c_int(m.bias_q),
+                 decision_threshold_q=c_int(m.decision_threshold_q), in_shift=c_uint(m.in_shift),
+                 w_shift=c_uint(m.w_shift))
+    else:
+        arrays.append(CArray(f"{p}_weight", "float", m.weight))
+        f.update(weight=f"{p}_weight", bias=c_float(m.bias), decision_threshold=c_float(m.decision_threshold))
+    return f
 
 
 def cascade_tables(tables: Any, numeric: str, p: str) -> CTables:
     """fm_cascade / fm_cascade_q15 initializer (fm_cascade.h) of TreeCascade tables."""
-    m: TreeCascade = tables
-    t = m.trees
-    common = [CArray(f"{p}_feature", "int32_t", t.feature), CArray(f"{p}_left", "int32_t", t.left),
-              CArray(f"{p}_right", "int32_t", t.right), CArray(f"{p}_roots", "int32_t", t.roots),
-              CArray(f"{p}_tree_output", "int32_t", t.tree_output),
-              CArray(f"{p}_stage_end", "uint32_t", m.stage_end)]
-    head = [f"{t.n_features}u", f"{t.n_outputs}u", f"{t.n_nodes}u", f"{t.n_trees}u", f"{p}_feature"]
-    rule = "FM_EXIT_SCORE" if m.exit_rule == "score" else "FM_EXIT_MARGIN"
-    if numeric == "float32":
-        arrays = common + [CArray(f"{p}_threshold", "float", t.threshold), CArray(f"{p}_value", "float", t.value),
-                           CArray(f"{p}_base_score", "float", t.base_score),
-                           CArray(f"{p}_exit_upper", "float", m.exit_upper),
-                           CArray(f"{p}_exit_lower", "float", m.exit_lower)]
-        if t.costs is not None:
-            arrays.append(CArray(f"{p}_costs", "float", t.costs))
-        inner = head + [f"{p}_threshold", f"{p}_left", f"{p}_right", f"{p}_value", f"{p}_roots",
-                        f"{p}_tree_output", f"{p}_base_score", f"{p}_costs" if t.costs is not None else "NULL",
-                        c_float(t.decision_threshold)]
-        fields = [("trees", "{ " + ", ".join(inner) + " }"), ("n_stages", f"{m.n_stages}u"),
-                  ("stage_end", f"{p}_stage_end"), ("exit_upper", f"{p}_exit_upper"),
-                  ("exit_lower", f"{p}_exit_lower"), ("exit_rule", rule)]
-        return CTables(arrays=arrays, struct_type="fm_cascade", fields=fields,
-                       predict_vec="fm_cascade_predict_vec", header="fm_cascade.h")
-    q = m.q15()
-    tq = q.trees
-    arrays = common + [CArray(f"{p}_threshold_key", "int32_t", tq.threshold_key),
-                       CArray(f"{p}_value_q", "int16_t", tq.value_q), CArray(f"{p}_base_q", "int32_t", tq.base_q),
-                       CArray(f"{p}_exit_upper_q", "int32_t", q.exit_upper_q),
-                       CArray(f"{p}_exit_lower_q", "int32_t", q.exit_lower_q)]
-    if tq.costs is not None:
-        arrays.append(CArray(f"{p}_costs", "uint16_t", tq.costs))
-    inner = head + [f"{p}_threshold_key", f"{p}_left", f"{p}_right", f"{p}_value_q", f"{p}_roots",
-                    f"{p}_tree_output", f"{p}_base_q", f"{p}_costs" if tq.costs is not None else "NULL",
-                    _int(tq.decision_threshold_q), f"{tq.shift}u"]
-    fields = [("trees", "{ " + ", ".join(inner) + " }"), ("n_stages", f"{q.n_stages}u"),
-              ("stage_end", f"{p}_stage_end"), ("exit_upper_q", f"{p}_exit_upper_q"),
-              ("exit_lower_q", f"{p}_exit_lower_q"), ("exit_rule", rule)]
-    return CTables(arrays=arrays, struct_type="fm_cascade_q15", fields=fields,
-                   predict_vec="fm_cascade_q15_predict_vec", header="fm_cascade.h")
+    m: TreeCascade | TreeCascadeQ15 = tables.q15() if numeric == "q15" else tables
+    q = numeric == "q15"
+    arrays: list[CArray] = []
+    costs = "NULL"
+    if m.trees.costs is not None:
+        arrays.append(CArray(f"{p}_costs", "uint16_t" if q else "float", m.trees.costs))
+        costs = f"{p}_costs"
+    fields: dict[str, Any] = {"trees": trees_fields(m.trees, p, costs, arrays), "n_stages": c_uint(m.n_stages),
+                              "stage_end": f"{p}_stage_end",
+                              "exit_rule": "FM_EXIT_SCORE" if m.exit_rule == "score" else "FM_EXIT_MARGIN"}
+    arrays.append(CArray(f"{p}_stage_end", "uint32_t", m.stage_end))
+    if q:
+        arrays += [CArray(f"{p}_exit_upper_q", "int32_t", m.exit_upper_q),
+                   CArray(f"{p}_exit_lower_q", "int32_t", m.exit_lower_q)]
+        fields.update(exit_upper_q=f"{p}_exit_upper_q", exit_lower_q=f"{p}_exit_lower_q")
+    else:
+        arrays += [CArray(f"{p}_exit_upper", "float", m.exit_upper), CArray(f"{p}_exit_lower", "float", m.exit_lower)]
+        fields.update(exit_upper=f"{p}_exit_upper", exit_lower=f"{p}_exit_lower")
+    suffix = "_q15" if q else ""
+    return CTables(arrays=arrays, struct_type=f"fm_cascade{suffix}", fields=fields,
+                   predict_vec=f"fm_cascade{suffix}_predict_vec", header="fm_cascade.h")

@@ -1,0 +1,52 @@
+"""C-header emitter of the gated kind: fm_gated / fm_gated_q15 (fm_gated.h), each part (gate, f1,
+f0) a linear scorer, a tree ensemble or absent (remote f0); every part points at one cost table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.header import CArray, CTables, c_uint, c_zero
+from compiler.trees.header import linear_fields, trees_fields
+from pyruntime.gated.model import for_numeric
+from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
+
+
+def part_fields(part: Any, p: str, costs: str, q: bool, arrays: list[CArray]) -> dict[str, Any]:
+    """fm_gated_part(_q15) fields of one part; appends the part's arrays."""
+    suffix = "_q15" if q else ""
+    f: dict[str, Any] = {"type": "FM_PART_REMOTE", "linear": c_zero(f"fm_linear{suffix}"),
+                         "trees": c_zero(f"fm_trees{suffix}")}
+    if part is None:
+        return f
+    if isinstance(part, (TreeEnsemble, TreeEnsembleQ15)):
+        f.update(type="FM_PART_TREES", trees=trees_fields(part, p, costs, arrays))
+    else:
+        f.update(type="FM_PART_LINEAR", linear=linear_fields(part, p, costs, arrays))
+    return f
+
+
+def gated_c_tables(tables: Any, numeric: str, p: str) -> CTables:
+    """fm_gated / fm_gated_q15 initializer of gated tables."""
+    m = for_numeric(tables, numeric)
+    q = numeric == "q15"
+    arrays: list[CArray] = []
+    costs = "NULL"
+    if q:
+        part_costs = next((x.costs for x in (m.gate, m.f1, m.f0) if x is not None), None)
+        if part_costs is not None:
+            arrays.append(CArray(f"{p}_costs", "uint16_t", part_costs))
+            costs = f"{p}_costs"
+    elif m.costs is not None:
+        arrays.append(CArray(f"{p}_costs", "float", m.costs))
+        costs = f"{p}_costs"
+    fields: dict[str, Any] = {"n_features": c_uint(m.n_features),
+                              "gate_above": "FM_GATE_ABOVE_F0" if m.gate_above == "f0" else "FM_GATE_ABOVE_F1"}
+    for name in ("gate", "f1", "f0"):
+        fields[name] = part_fields(getattr(m, name), f"{p}_{name}", costs, q, arrays)
+    outs = [x.n_outputs for x in (m.gate, m.f1, m.f0) if isinstance(x, (TreeEnsemble, TreeEnsembleQ15))]
+    if m.n_features > 1024 or max(outs, default=1) > 16:
+        raise ValueError("the model exceeds the FM_PREDICT_VEC stack bounds (1024 features, 16 outputs); "
+                         "define FM_GATED_VEC_MAX_FEATURES/OUTPUTS larger when compiling")
+    suffix = "_q15" if q else ""
+    return CTables(arrays=arrays, struct_type=f"fm_gated{suffix}", fields=fields,
+                   predict_vec=f"fm_gated{suffix}_predict_vec", header="fm_gated.h")

@@ -1,0 +1,50 @@
+"""C-header emitter of the skyline kind: fm_skymodel (fm_skymodel.h), float32 tables only: the
+budget index (doubles) and a const array of the indexed models (NB or linear)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.header import CArray, CTables, c_double, c_float, c_uint
+from compiler.trees.header import linear_fields
+from pyruntime.nb.model import NBModel
+from pyruntime.skyline.model import SkylineModel
+
+
+def nb_fields(m: NBModel, p: str, arrays: list[CArray]) -> dict[str, str]:
+    """fm_nb_f32 fields of one indexed NB model (fixed-stride layout)."""
+    n_edges, edges, d = m.strided()
+    arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_edges", "float", edges),
+               CArray(f"{p}_d", "float", d), CArray(f"{p}_stop_at", "uint32_t", m.stop_at),
+               CArray(f"{p}_stop_hi", "float", m.stop_hi), CArray(f"{p}_stop_lo", "float", m.stop_lo)]
+    return {"n_features": c_uint(m.n_features), "n_used": c_uint(m.n_used), "n_edges": c_uint(n_edges),
+            "order": f"{p}_order", "edges": f"{p}_edges", "d": f"{p}_d", "d0": c_float(m.d0),
+            "threshold": c_float(m.threshold), "n_stops": c_uint(m.n_stops), "stop_at": f"{p}_stop_at",
+            "stop_hi": f"{p}_stop_hi", "stop_lo": f"{p}_stop_lo", "costs": "NULL"}
+
+
+def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
+    """fm_skymodel initializer (fm_skymodel.h); float32 tables only."""
+    if numeric != "float32":
+        raise ValueError(f"skyline models export float32 tables only, not {numeric}")
+    m: SkylineModel = tables
+    ix = m.index
+    arrays = [CArray(f"{p}_model_coef", "double", ix.model_coef.ravel()),
+              CArray(f"{p}_feat_ptr", "uint32_t", ix.feat_ptr), CArray(f"{p}_feat_idx", "uint32_t", ix.feat_idx),
+              CArray(f"{p}_breaks", "double", ix.breaks),
+              CArray(f"{p}_sky_ptr", "uint32_t", ix.sky_ptr), CArray(f"{p}_sky_model", "uint32_t", ix.sky_model)]
+    index = {"n_features": c_uint(ix.n_features), "n_models": c_uint(ix.n_models), "n_ranges": c_uint(ix.n_ranges),
+             "model_coef": f"{p}_model_coef", "feat_ptr": f"{p}_feat_ptr", "feat_idx": f"{p}_feat_idx",
+             "breaks": f"{p}_breaks", "sky_ptr": f"{p}_sky_ptr", "sky_model": f"{p}_sky_model"}
+    if m.base == "nb":
+        ctype = "fm_nb_f32"
+        elems = [nb_fields(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
+    else:
+        ctype = "fm_linear"
+        elems = [linear_fields(model, f"{p}_m{k}", "NULL", arrays) for k, model in enumerate(m.models)]
+    models = f"{p}_models" if elems else "NULL"
+    fields = {"index": index, "base": "FM_SKY_NB" if m.base == "nb" else "FM_SKY_LINEAR",
+              "nb": models if m.base == "nb" else "NULL", "linear": models if m.base == "linear" else "NULL",
+              "default_budget": c_double(m.default_budget), "default_size": c_double(m.default_size)}
+    return CTables(arrays=arrays, struct_type="fm_skymodel", fields=fields, predict_vec="fm_skymodel_predict_vec",
+                   header="fm_skymodel.h", struct_arrays=[(f"{p}_models", ctype, elems)] if elems else [])
