@@ -1,8 +1,9 @@
 """cffi out-of-line API build of runtime_c into ``pyruntime._frugalml_c``.
 
-Every ``runtime_c/src/*.c`` is compiled, and every ``pyruntime/cdefs/*.cdef``
-is declared (``common.cdef`` first), so a new model family adds its C file
-and its cdef file and nothing else.
+Every ``runtime_c/src/*.c`` is compiled. The cdef files are declared in the
+order of ``CDEF_ORDER`` (a file may use the types of the files before it); a
+new model family adds its C file, its cdef file and one entry there. A cdef
+file missing from the list is an error, so none is silently left out.
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ RUNTIME = ROOT / "runtime_c"
 CFLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 
+CDEF_ORDER = ("common", "memo", "linear", "trees", "trees_cascade", "trees_gated", "nb", "skyline", "skymodel")
+
+
 def cdef_files() -> list[Path]:
-    files = sorted((HERE / "cdefs").glob("*.cdef"))
-    return sorted(files, key=lambda p: p.name != "common.cdef")
+    present = {p.stem: p for p in (HERE / "cdefs").glob("*.cdef")}
+    unlisted = sorted(set(present) - set(CDEF_ORDER))
+    if unlisted:
+        raise RuntimeError(f"pyruntime/cdefs: {', '.join(unlisted)} not in CDEF_ORDER (pyruntime/build_cffi.py)")
+    return [present[name] for name in CDEF_ORDER if name in present]
 
 
 def make_ffi() -> FFI:

@@ -31,9 +31,9 @@ def build_module(tmp: Path, name: str) -> Any:
     from cffi import FFI
 
     ffi = FFI()
-    for cdef in ("common", "linear", "trees"):
+    for cdef in ("common", "memo", "linear", "trees"):
         ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = [RUNTIME / "src" / f for f in ("fm_common.c", "fm_linear.c", "fm_trees.c")]
+    srcs = [RUNTIME / "src" / f for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
     ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
                    sources=[str(s) for s in srcs], include_dirs=[str(RUNTIME / "include")],
                    extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])

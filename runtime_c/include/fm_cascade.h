@@ -32,6 +32,10 @@
 #include "fm_linear.h"
 #include "fm_trees.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FM_EXIT_SCORE 0u
 #define FM_EXIT_MARGIN 1u
 
@@ -87,5 +91,9 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
  * bounds above; FM_E_ARG when the model exceeds them). FM_PREDICT_VEC. */
 int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out);
 int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FM_CASCADE_H */

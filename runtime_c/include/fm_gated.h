@@ -29,6 +29,10 @@
 #include "fm_linear.h"
 #include "fm_trees.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FM_PART_LINEAR 0u
 #define FM_PART_TREES 1u
 #define FM_PART_REMOTE 2u
@@ -101,5 +105,9 @@ int fm_gated_q15_predict_batch(const fm_gated_q15 *m, const float *X, uint32_t r
  * bounds above). FM_PREDICT_VEC. */
 int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_result *out);
 int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, fm_result *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FM_GATED_H */

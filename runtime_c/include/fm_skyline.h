@@ -17,6 +17,10 @@
 
 #include "frugalml.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     uint32_t n_features;
     uint32_t n_models;
@@ -40,5 +44,9 @@ double fm_skyline_model_cost(const fm_skyline *s, uint32_t m, double size);
  * *model = UINT32_MAX, *cost = 0), FM_E_ARG on NULL pointers, a NaN budget
  * or a non-finite size. */
 int fm_skyline_lookup(const fm_skyline *s, double size, double budget, uint32_t *model, double *cost);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FM_SKYLINE_H */

@@ -45,6 +45,10 @@
 #include "frugalml.h"
 #include "fm_linear.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     uint32_t n_features;
     uint32_t n_outputs;       /* 1 for binary / regression */
@@ -115,5 +119,9 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
                            float *scores, fm_result *out, uint32_t *n_done);
 int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FM_TREES_H */

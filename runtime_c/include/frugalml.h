@@ -5,7 +5,7 @@
  *  - C99, no malloc, no global mutable state, no libm on the hot path;
  *  - tables are const (flash on an MCU);
  *  - features are read lazily through an fm_reader, each at most once per
- *    prediction; the eager form wraps a float vector (fm_vector_reader);
+ *    prediction; the eager form wraps a float vector (fm_vector + fm_vector_read);
  *  - every prediction fills an fm_result (label, score, features read, cost).
  */
 #ifndef FRUGALML_H

@@ -1,66 +1,7 @@
-/* frugalml runtime: feature memo and sparse linear scorers (see fm_linear.h). */
+/* frugalml runtime: sparse linear scorers (see fm_linear.h). */
 #include "fm_linear.h"
 
 #define FM_MAX_SHIFT 30u
-
-void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n)
-{
-    memo->values = values;
-    memo->seen = seen;
-    memo->n = n;
-    memo->epoch = 1u; /* stamps are 0 = never read: usable before fm_memo_start */
-    if (n > 0u) {
-        memset(seen, 0, n);
-    }
-}
-
-void fm_memo_start(fm_memo *memo, fm_result *res)
-{
-    memo->epoch = (uint8_t)(memo->epoch + 1u);
-    if (memo->epoch == 0u) {
-        /* the stamps wrapped: forget every old stamp */
-        if (memo->n > 0u) {
-            memset(memo->seen, 0, memo->n);
-        }
-        memo->epoch = 1u;
-    }
-    if (res != NULL) {
-        res->label = 0;
-        res->score = 0.0f;
-        res->score_q = 0;
-        res->n_read = 0u;
-        res->cost = 0.0f;
-        res->stage = 0u;
-        res->cost_q = 0u;
-    }
-}
-
-int32_t fm_float_to_fixed(uint32_t bits, uint32_t shift)
-{
-    uint32_t e = (bits >> 23) & 0xffu;
-    uint32_t m = bits & 0x7fffffu;
-    int32_t k;
-    uint32_t mag;
-    if (e == 0u) {
-        e = 1u; /* subnormal: m * 2^-149 */
-    } else {
-        m |= 0x800000u;
-    }
-    /* |x| * 2^shift = m * 2^k with m < 2^24 */
-    k = (int32_t)e - 150 + (int32_t)shift;
-    if (m == 0u) {
-        mag = 0u;
-    } else if (k >= 0) {
-        /* m >= 2^23 here (subnormals never reach k >= 0 with shift <= 30) */
-        mag = (k > 7) ? 0x7fffffffu : (m << k);
-    } else {
-        mag = (k <= -24) ? 0u : (m >> (uint32_t)(-k));
-    }
-    if (mag > 0x7fffffffu) {
-        mag = 0x7fffffffu;
-    }
-    return (bits & 0x80000000u) ? -(int32_t)mag : (int32_t)mag;
-}
 
 static int costs_ok(const float *costs, uint32_t n)
 {

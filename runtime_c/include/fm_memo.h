@@ -1,0 +1,114 @@
+/*
+ * frugalml runtime: the feature memo shared by every family that reads
+ * features lazily, and the float-to-fixed conversion of the q15 builds.
+ *
+ * Feature memo
+ * ------------
+ * A prediction reads each feature at most once, even when several models
+ * (a gate and a low-cost model, the stages of a cascade, the slices of an
+ * ensemble) look at it. The caller owns the scratch: `values` and `seen`
+ * arrays of length >= the model's n_features (no malloc, no globals).
+ *
+ *   fm_memo memo;  float v[F];  uint8_t s[F];
+ *   fm_memo_init(&memo, v, s, F);           once
+ *   fm_memo_start(&memo, &res);             per prediction: forget reads,
+ *                                           zero res (n_read, cost, ...)
+ *   ... fm_linear_score / fm_trees_accumulate ... share memo and res ...
+ *
+ * fm_memo_start is O(1) amortized: `seen` holds an epoch stamp and is
+ * cleared only once every 255 predictions.
+ *
+ * Accounting: the first read of feature j adds 1 to res->n_read and, for
+ * float32 models, adds costs[j] to res->cost in float32 (res->cost =
+ * res->cost + costs[j]) in first-read order; fixed-point models have
+ * uint16 integer costs and add them to res->cost_q (saturating uint32),
+ * leaving res->cost at 0. costs == NULL means every feature costs 1. A
+ * value that is NaN or infinite fails the prediction with FM_E_VALUE; a
+ * failing callback with FM_E_READ.
+ *
+ */
+#ifndef FM_MEMO_H
+#define FM_MEMO_H
+
+#include "frugalml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    float *values;  /* [n] cached feature values */
+    uint8_t *seen;  /* [n] epoch stamp of the read, 0 = never */
+    uint32_t n;     /* capacity: must be >= the model's n_features */
+    uint8_t epoch;  /* current prediction's stamp (1..255) */
+} fm_memo;
+
+void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n);
+/* Start a prediction: forget every read, zero *res (res may be NULL). */
+void fm_memo_start(fm_memo *memo, fm_result *res);
+
+/* First read of feature `index` (no accounting): FM_OK, FM_E_READ,
+ * FM_E_VALUE or FM_E_ARG (index >= memo->n). */
+static inline int fm_memo_fetch(fm_memo *memo, const fm_reader *r, uint32_t index, float *value)
+{
+    float v;
+    if (index >= memo->n) {
+        return FM_E_ARG;
+    }
+    if (r->read(r->ctx, index, &v) != 0) {
+        return FM_E_READ;
+    }
+    if (fm_bits_nonfinite(fm_float_bits(v))) {
+        return FM_E_VALUE;
+    }
+    memo->values[index] = v;
+    memo->seen[index] = memo->epoch;
+    *value = v;
+    return FM_OK;
+}
+
+/* Value of feature `index`, read through r on first use with float32
+ * accounting (n_read, cost). */
+static inline int fm_memo_get(fm_memo *memo, const fm_reader *r, const float *costs,
+                              uint32_t index, float *value, fm_result *res)
+{
+    int rc;
+    if (index < memo->n && memo->seen[index] == memo->epoch) {
+        *value = memo->values[index];
+        return FM_OK;
+    }
+    rc = fm_memo_fetch(memo, r, index, value);
+    if (rc == FM_OK) {
+        res->n_read += 1u;
+        res->cost = res->cost + (costs != NULL ? costs[index] : 1.0f);
+    }
+    return rc;
+}
+
+/* The same with integer accounting (n_read, cost_q saturating). */
+static inline int fm_memo_get_q(fm_memo *memo, const fm_reader *r, const uint16_t *costs,
+                                uint32_t index, float *value, fm_result *res)
+{
+    int rc;
+    if (index < memo->n && memo->seen[index] == memo->epoch) {
+        *value = memo->values[index];
+        return FM_OK;
+    }
+    rc = fm_memo_fetch(memo, r, index, value);
+    if (rc == FM_OK) {
+        uint32_t c = costs != NULL ? (uint32_t)costs[index] : 1u;
+        res->n_read += 1u;
+        res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
+    }
+    return rc;
+}
+
+/* trunc(x * 2^shift) from the float's bits, saturated to +-INT32_MAX.
+ * shift in 0..30; the bits must be finite. Integer operations only. */
+int32_t fm_float_to_fixed(uint32_t bits, uint32_t shift);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FM_MEMO_H */
