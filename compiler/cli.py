@@ -18,7 +18,8 @@ import numpy as np
 from compiler import tasks
 from compiler.costs import CostsError
 from compiler.header import TARGETS, c_tables, numeric_for, render_header
-from compiler.kinds import FILE_METRICS, all_options, load_kind_modules
+from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
+from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.data import load_dataset
 from pyruntime.errors import FrugalmlError
@@ -94,9 +95,6 @@ KINDS = load_kind_modules()
 def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
            seed: int, costs_path: str | None, **opts: Any) -> None:
     given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
-    extra = sorted(set(given) - KINDS[kind].option_names)
-    if extra:
-        raise click.UsageError(f"--{extra[0].replace('_', '-')} does not apply to kind {kind}", ctx)
     task = tasks.prepare(data, positive, target_column, seed)
     costs = tasks.task_costs(task, costs_path)
     click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
@@ -110,35 +108,24 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
     click.echo(f"wrote {output} ({size} bytes){': ' + extras if extras else ''}", err=True)
 
 
-train = click.Command(
-    "train",
-    callback=_train,
-    help=(
-        "Train a model of KIND on DATA and write it to a model file.\n\n"
-        "DATA is a CSV (with header), libsvm, ARFF or NPZ path, or a bundled name: sklearn:digits, "
-        "sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES. The data is split (60/20/20, "
-        "stratified, by --seed) into train, validation and test; the model file records the split so "
-        "`eval` reports on the test part.\n\nKinds:\n\n\b\n"
-        + "\n".join(f"  {name:<10} {spec.help}" for name, spec in sorted(KINDS.items()))
-        + "\n\nOptions in [brackets] apply to the kinds named there."
-    ),
-    params=[
-        click.Argument(["kind"], type=click.Choice(sorted(KINDS))),
-        click.Argument(["data"]),
-        click.Option(["-o", "--output"], required=True, type=click.Path(dir_okay=False), help="Model file to write."),
-        click.Option(["--positive"], default=None,
-                     help="Label of the positive class (one-vs-rest for multi-class data)."),
-        click.Option(["--target-column"], default=None,
-                     help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
-                     "else the last)."),
-        click.Option(["--seed"], default=0, show_default=True, type=int,
-                     help="Seed of the train/validation/test split."),
-        click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
-                     help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs."),
-        *all_options(),
-    ],
+TRAIN_DESCRIPTION = (
+    "DATA is a CSV (with header), libsvm, ARFF or NPZ path, or a bundled name: sklearn:digits, "
+    "sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES. The data is split (60/20/20, "
+    "stratified, by --seed) into train, validation and test; the model file records the split so "
+    "`eval` reports on the test part."
 )
-cli.add_command(train)
+TRAIN_COMMON: list[click.Parameter] = [
+    click.Argument(["data"]),
+    click.Option(["-o", "--output"], required=True, type=click.Path(dir_okay=False), help="Model file to write."),
+    click.Option(["--positive"], default=None, help="Label of the positive class (one-vs-rest for multi-class data)."),
+    click.Option(["--target-column"], default=None,
+                 help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
+                 "else the last)."),
+    click.Option(["--seed"], default=0, show_default=True, type=int, help="Seed of the train/validation/test split."),
+    click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
+                 help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs."),
+]
+cli.add_command(train_group(KINDS, TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 
 
 # --------------------------------------------------------------- export-c ----
@@ -174,9 +161,9 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 @click.argument("data")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @numeric_options
-@click.option("--budget", type=float, default=None, help="Per-call budget (skyline models).")
-@click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (skyline models).")
-@click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (skyline models).")
+@click.option("--budget", type=float, default=None, help="Per-call budget (models with a budget index).")
+@click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (models with a budget index).")
+@click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (models with a budget index).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG of the --budget-sweep curve.")
 @friendly
 def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None,
@@ -199,11 +186,12 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     if metrics is not None:
         report.update(metrics(model, X, y[idx], pred, num))
     if budget is not None or size is not None or budget_sweep:
-        if model.kind != "skyline":
-            raise click.UsageError("--budget/--size/--budget-sweep need a skyline model")
-        from compiler.skyline.kind import skyline_eval
-
-        report.update(skyline_eval(model, X, y[idx], budget, size, budget_sweep, plot, num))
+        budgeted = BUDGET_EVAL.get(model.kind)
+        if budgeted is None:
+            kinds = ", ".join(sorted(BUDGET_EVAL)) or "none"
+            raise click.UsageError(f"--budget/--size/--budget-sweep need a model with a per-call budget index "
+                                   f"(kinds: {kinds}), not {model.kind}")
+        report.update(budgeted(model, X, y[idx], budget, size, budget_sweep, plot, num))
     if as_json:
         click.echo(json.dumps(report))
         return
@@ -224,8 +212,8 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
             target_name: str | None) -> None:
     """Run the C runtime on every row of DATA as given (no split).
 
-    Prints one line per row: LABEL FEATURES_READ (other kinds than nb-*
-    append the COST spent), where LABEL is the class index (1 = positive
+    Prints one line per row: LABEL FEATURES_READ, and for kinds with
+    feature costs the COST spent, where LABEL is the class index (1 = positive
     class, see `inspect`; -1 = deferred), exactly as the firmware examples
     print it.
     """
@@ -234,7 +222,7 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     ds = load_dataset(data, model.meta.get("target_column"))
     X = ds.X[:rows] if rows else ds.X
     pred = c_evaluator(model, num).predict(X)
-    if model.kind.startswith("nb-"):
+    if not getattr(model.tables, "reports_cost", True):
         lines = [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
     else:  # kinds with feature costs append the cost spent
         lines = [f"{int(lab)} {int(k)} {float(c):.9g}" for lab, k, c in zip(pred.label, pred.n_read, pred.cost)]
@@ -317,13 +305,16 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
         click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
 
 
-def _add_profile_costs() -> None:
-    from compiler.skyline.profile_costs import profile_costs_command
+def _add_family_commands() -> None:
+    """Commands a model family adds besides train (e.g. the skyline's profile-costs)."""
+    import importlib
 
-    cli.add_command(profile_costs_command)
+    for ref in EXTRA_COMMANDS:
+        module, _, attr = ref.partition(":")
+        cli.add_command(getattr(importlib.import_module(module), attr))
 
 
-_add_profile_costs()
+_add_family_commands()
 
 
 def _add_power() -> None:

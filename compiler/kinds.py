@@ -3,8 +3,8 @@
 Each kind lives in a module ``compiler/kind_<name>.py`` that calls
 ``register(KindSpec(...))`` at import; ``load_kind_modules`` imports them all,
 so a new kind adds its module and touches nothing else. A kind declares its
-own click options (shown by ``frugalml train --help``; an option given for a
-kind that does not declare it is a usage error), a trainer, a C-header
+own click options (shown by ``frugalml train KIND --help``; an option given for
+a kind that does not declare it is a usage error), a trainer, a C-header
 emitter (``compiler.export_c.register_emitter``) and, optionally, extra
 figures for ``eval --json``.
 """
@@ -50,6 +50,20 @@ def register(spec: KindSpec) -> None:
         FILE_METRICS.setdefault(spec.name, spec.extra_metrics)
 
 
+# `eval --budget/--size/--budget-sweep/--plot` by file kind:
+# (model, X, y, budget, size, sweep, plot, numeric) -> dict of extra report figures
+BUDGET_EVAL: dict[str, Callable[..., dict[str, Any]]] = {}
+
+
+# further CLI commands a family adds, as "module:attribute" of a click command (imported by the CLI)
+EXTRA_COMMANDS: list[str] = []
+
+
+def register_budget_eval(file_kind: str, fn: Callable[..., dict[str, Any]]) -> None:
+    """Per-call budget evaluation for model files of file_kind (kinds with a budget index)."""
+    BUDGET_EVAL[file_kind] = fn
+
+
 def register_file_metrics(file_kind: str,
                           fn: Callable[[ModelFile, np.ndarray, np.ndarray, Predictions, str], dict[str, Any]]) -> None:
     """Extra `eval --json` figures for model files of file_kind."""
@@ -77,13 +91,3 @@ def load_kind_modules() -> dict[str, KindSpec]:
     for name in kind_modules("compiler", list(pkg_path)):
         importlib.import_module(name)
     return KINDS
-
-
-def all_options() -> list[click.Option]:
-    """Every kind's options, each name once (the first declaration wins)."""
-    seen: dict[str, click.Option] = {}
-    for spec in KINDS.values():
-        for opt in spec.options:
-            if opt.name and opt.name not in seen:
-                seen[opt.name] = opt
-    return list(seen.values())

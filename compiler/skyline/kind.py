@@ -27,7 +27,7 @@ import numpy as np
 
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
-from compiler.kinds import KindSpec, register
+from compiler.kinds import EXTRA_COMMANDS, KindSpec, register, register_budget_eval
 from compiler.nb.train import NaiveBayesBudget
 from compiler.skyline.classifier import METHODS, SkylineClassifier, plot_budget_sweep
 from compiler.skyline.header import skyline_tables
@@ -209,6 +209,8 @@ def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 
 
 register_emitter("skyline", skyline_tables)
+register_budget_eval("skyline", skyline_eval)
+EXTRA_COMMANDS.append("compiler.skyline.profile_costs:profile_costs_command")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
                   train_skyline, SKYLINE_OPTIONS, skyline_metrics))

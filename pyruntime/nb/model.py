@@ -8,7 +8,7 @@ float32 sums in reading order, the same binning rule, the same stop tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -22,6 +22,8 @@ NB_KINDS = ("nb-static", "nb-stop")
 @dataclass
 class NBModel:
     """Float32 tables of a naive Bayes with a reading order and stop points."""
+
+    reports_cost: ClassVar[bool] = False  # `predict` prints LABEL FEATURES_READ (no COST column)
 
     n_features: int
     order: np.ndarray  # uint32 [n_used]

@@ -1,0 +1,124 @@
+"""The ``frugalml train`` group: one subcommand per registered kind, each showing only
+that kind's options with that kind's defaults.
+
+Kind modules may write per-kind notes at the end of an option's help, in brackets:
+``"Feature-cost penalty [miser: default 1; cascade: default 10]"`` or
+``"Tree depth [miser, cascade; default 3]"``. A segment ``K1, K2: text`` applies to the
+kinds named; a segment of kind names alone selects kinds for the segments after it; any
+other segment applies to the kinds selected last (all, if none). ``nb-*`` patterns match
+kind names. Each kind's help keeps only its own notes.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import re
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from compiler.kinds import KindSpec
+
+BRACKET = re.compile(r"\s*\[([^\[\]]*)\]\.?\s*$")
+
+
+def _kinds_in(text: str, all_kinds: list[str]) -> tuple[list[str], str] | None:
+    """(kinds, qualifier) if text is a comma-separated list of kind names/patterns, a qualifier
+    such as "--early-exit-every" allowed after a name; else None."""
+    kinds: list[str] = []
+    qualifier = ""
+    for part in (p.strip() for p in text.split(",")):
+        name, _, rest = part.partition(" ")
+        matched = [k for k in all_kinds if fnmatch.fnmatchcase(k, name)]
+        if not matched:
+            return None
+        kinds += matched
+        qualifier = rest.strip() or qualifier
+    return kinds, qualifier
+
+
+def help_for_kind(help_text: str, kind: str, all_kinds: list[str]) -> str:
+    """The option help as kind sees it: bracket notes of other kinds removed."""
+    m = BRACKET.search(help_text or "")
+    if not m:
+        return help_text
+    main = help_text[: m.start()].rstrip().rstrip(".")
+    selected: list[str] = list(all_kinds)
+    notes: list[str] = []
+    for seg in (s.strip() for s in m.group(1).split(";")):
+        head, colon, body = seg.partition(":")
+        named = _kinds_in(head, all_kinds) if colon else None
+        if named is not None:
+            kinds, qualifier = named
+            if kind in kinds:
+                notes.append(f"with {qualifier}: {body.strip()}" if qualifier else body.strip())
+            continue
+        alone = _kinds_in(seg, all_kinds)
+        if alone is not None:
+            selected = alone[0]
+            continue
+        if kind in selected:
+            notes.append(seg)
+    return f"{main}." + (f" [{'; '.join(notes)}]" if notes else "")
+
+
+class KindCommand(click.Command):
+    """One kind's train command; an option of another kind is reported as not applying."""
+
+    def __init__(self, *args: Any, foreign: set[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.foreign = foreign
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if exc.option_name in self.foreign:
+                raise click.UsageError(f"{exc.option_name} does not apply to kind {self.name}", ctx) from None
+            raise
+
+
+def kind_command(spec: KindSpec, all_specs: dict[str, KindSpec], common: list[click.Parameter],
+                 callback: Callable[..., Any], description: str) -> click.Command:
+    all_kinds = sorted(all_specs)
+    own = {o.name for o in spec.options}
+    foreign = {d for s in all_specs.values() for o in s.options if o.name not in own for d in o.opts}
+    params: list[click.Parameter] = []
+    for opt in spec.options:
+        o = copy.copy(opt)
+        o.help = help_for_kind(opt.help or "", spec.name, all_kinds)
+        params.append(o)
+
+    def run(**kwargs: Any) -> Any:
+        return callback(kind=spec.name, **kwargs)
+
+    return KindCommand(spec.name, callback=run, params=[*common, *params], foreign=foreign,
+                       help=f"{spec.help}.\n\n{description}", short_help=spec.help)
+
+
+class KindGroup(click.Group):
+    """The train group: its subcommands are listed as kinds."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                             list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            raise click.UsageError(f"unknown kind {args[0]!r} (choose from {', '.join(sorted(self.commands))})", ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, cmd.get_short_help_str(limit=formatter.width)) for name, cmd in sorted(self.commands.items())]
+        if rows:
+            with formatter.section("Kinds"):
+                formatter.write_dl(rows)
+
+
+def train_group(specs: dict[str, KindSpec], common: list[click.Parameter], callback: Callable[..., Any],
+                description: str) -> click.Group:
+    group = KindGroup("train", subcommand_metavar="KIND DATA -o MODEL [OPTIONS]", no_args_is_help=True,
+                      help=f"Train a model of KIND on DATA and write it to a model file.\n\n{description}"
+                      "\n\nSee `frugalml train KIND --help` for the options of one kind.")
+    for name in sorted(specs):
+        group.add_command(kind_command(specs[name], specs, common, callback, description))
+    return group

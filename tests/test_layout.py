@@ -1,0 +1,134 @@
+"""The package layout's contracts: per-kind CLI help, runtime side free of the compiler,
+cdef order, by-name C initializers, C identifiers for --name, one status table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from compiler.cli import cli
+from compiler.header import c_init, check_name
+from compiler.kinds import KINDS
+from compiler.train_cli import help_for_kind
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMON = {"--output", "--positive", "--target-column", "--seed", "--costs", "--help"}
+
+
+def option_names(text: str) -> set[str]:
+    """Long option names of the option lines of a click help page (lines "  -x, --name ...")."""
+    names = set()
+    for line in text.split("\nOptions:\n", 1)[1].splitlines():
+        if line.startswith("  -"):
+            for tok in line.split():
+                tok = tok.rstrip(",")
+                if tok.startswith("--"):
+                    names.add(tok)
+                elif not tok.startswith("-"):
+                    break
+    return names
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_train_kind_help_shows_only_its_options(kind: str) -> None:
+    res = CliRunner().invoke(cli, ["train", kind, "--help"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    shown = option_names(res.output) - COMMON
+    own = {d for o in KINDS[kind].options for d in o.opts if d.startswith("--")}
+    assert shown == own
+    others = {d for k, s in KINDS.items() if k != kind for o in s.options for d in o.opts} - own
+    assert not shown & others
+    for other in set(KINDS) - {kind}:  # no other kind's notes in brackets
+        assert f"[{other}" not in res.output and f"{other}:" not in res.output
+
+
+def test_train_help_lists_every_kind() -> None:
+    res = CliRunner().invoke(cli, ["train", "--help"], terminal_width=200)
+    assert res.exit_code == 0
+    assert "Kinds:" in res.output
+    for kind in KINDS:
+        assert kind in res.output
+
+
+def test_foreign_option_and_unknown_kind_are_one_line_errors() -> None:
+    exe = [sys.executable, "-m", "compiler.cli", "train"]
+    p = subprocess.run([*exe, "nb-static", "sklearn:breast_cancer", "-o", "/tmp/never.msgpack", "--trees", "3"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--trees does not apply to kind nb-static" in p.stderr
+    p = subprocess.run([*exe, "nosuchkind", "x.csv", "-o", "m"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown kind 'nosuchkind'" in p.stderr
+    assert not Path("/tmp/never.msgpack").exists()
+
+
+def test_bracket_notes_are_split_by_kind() -> None:
+    kinds = ["cascade", "miser", "nb-static", "nb-stop"]
+    text = "Penalty [miser: default 1; cascade: default 10; cascade --early-exit-every: default 0]."
+    assert help_for_kind(text, "miser", kinds) == "Penalty. [default 1]"
+    assert help_for_kind(text, "cascade", kinds) == "Penalty. [default 10; with --early-exit-every: default 0]"
+    assert help_for_kind("Order [nb-*; default ig]", "nb-stop", kinds) == "Order. [default ig]"
+    assert help_for_kind("Plain help.", "miser", kinds) == "Plain help."
+
+
+@pytest.mark.parametrize("name", ["int", "static", "class", "_Bool", "fm_model", "__x", "_Upper", "9lives", "a-b"])
+def test_export_c_rejects_keywords_and_bad_names(name: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        check_name(name)
+    model = tmp_path / "m.msgpack"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["train", "nb-static", "sklearn:breast_cancer", "-o", str(model), "--budget", "5"])
+    assert res.exit_code == 0, res.output
+    p = subprocess.run([sys.executable, "-m", "compiler.cli", "export-c", str(model), "-o", str(tmp_path / "m.h"),
+                        "--name", name], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and p.stderr.startswith("error: --name") and p.stderr.count("\n") == 1
+    assert not (tmp_path / "m.h").exists()
+
+
+def test_c_init_builds_by_field_name() -> None:
+    fields = {"n_features": "3u", "nnz": "1u", "feature": "f", "weight": "w", "bias": "0.0f",
+              "decision_threshold": "0.5f", "costs": "NULL"}
+    text = c_init("fm_linear", dict(reversed(list(fields.items()))))  # order given does not matter
+    order = [line.split("*/")[0].strip("/* ") for line in text.splitlines()[1:-1]]
+    assert order == list(fields)  # declaration order of fm_linear
+    with pytest.raises(ValueError, match="missing fields"):
+        c_init("fm_linear", {k: v for k, v in fields.items() if k != "bias"})
+    with pytest.raises(ValueError, match="unknown fields"):
+        c_init("fm_linear", {**fields, "left": "x"})
+
+
+def test_runtime_side_never_imports_compiler_or_sklearn() -> None:
+    code = ("import sys, pyruntime, power_bench, pyruntime.workload; import pyruntime.evaluators;"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('compiler', 'sklearn')]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+    for path in [*ROOT.glob("pyruntime/**/*.py"), *ROOT.glob("power_bench/**/*.py")]:
+        text = path.read_text()
+        assert "from compiler" not in text and "import compiler" not in text, path
+
+
+def test_status_codes_match_the_c_runtime() -> None:
+    from pyruntime._frugalml_c import lib
+
+    from pyruntime import errors
+
+    for name in ("FM_OK", "FM_E_ARG", "FM_E_READ", "FM_E_VALUE", "FM_E_MODEL", "FM_E_BUDGET"):
+        assert getattr(errors, name) == getattr(lib, name), name
+    assert set(errors.STATUS_MESSAGES) == {lib.FM_E_ARG, lib.FM_E_READ, lib.FM_E_VALUE, lib.FM_E_MODEL,
+                                           lib.FM_E_BUDGET}
+
+
+def test_every_cdef_file_is_in_the_explicit_order() -> None:
+    from pyruntime.build_cffi import CDEF_ORDER, cdef_files
+
+    present = [n for n in CDEF_ORDER if (ROOT / "pyruntime/cdefs" / f"{n}.cdef").exists()]
+    assert [p.stem for p in cdef_files()] == present
+    assert {p.stem for p in (ROOT / "pyruntime/cdefs").glob("*.cdef")} <= set(CDEF_ORDER)
+
+
+def test_families_are_mirrored() -> None:
+    comp = {p.parent.name for p in ROOT.glob("compiler/*/kind*.py")}
+    run = {p.parent.name for p in ROOT.glob("pyruntime/*/kind*.py")}
+    assert comp == run and {"nb", "trees", "gated", "skyline"} <= comp
