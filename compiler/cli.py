@@ -71,6 +71,13 @@ class OneLineErrors(click.Group):
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                             list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if isinstance(cmd, LazyCommand):
+            cmd = cmd.load()
+        return name, cmd, rest
+
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="frugalml")
@@ -305,24 +312,37 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
         click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
 
 
-def _add_family_commands() -> None:
-    """Commands a model family adds besides train (e.g. the skyline's profile-costs)."""
-    import importlib
+class LazyCommand(click.Command):
+    """Stands in for a family's command in `frugalml --help`; the group swaps in the real command
+    (importing its module) only when it is invoked."""
 
-    for ref in EXTRA_COMMANDS:
-        module, _, attr = ref.partition(":")
-        cli.add_command(getattr(importlib.import_module(module), attr))
+    def __init__(self, name: str, ref: str, short_help: str) -> None:
+        super().__init__(name, short_help=short_help, help=short_help)
+        self.ref = ref
+
+    def load(self) -> click.Command:
+        import importlib  # noqa: PLC0415
+
+        module, _, attr = self.ref.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+def _add_family_commands() -> None:
+    """Commands a model family adds besides train (e.g. the skyline's profile-costs), imported when run."""
+    for extra in EXTRA_COMMANDS:
+        cli.add_command(LazyCommand(extra.name, extra.ref, extra.short_help))
 
 
 _add_family_commands()
 
 
 def _add_power() -> None:
-    try:
-        from power_bench.cli import power
-    except ImportError:
-        return
-    cli.add_command(power)
+    """`frugalml power ...` when power_bench is installed (imported when the command runs)."""
+    import importlib.util  # noqa: PLC0415
+
+    if importlib.util.find_spec("power_bench") is not None:
+        cli.add_command(LazyCommand("power", "power_bench.cli:power",
+                                    "Measure joules per prediction with a serial multimeter (list, read, run, ...)."))
 
 
 _add_power()

@@ -55,8 +55,22 @@ def register(spec: KindSpec) -> None:
 BUDGET_EVAL: dict[str, Callable[..., dict[str, Any]]] = {}
 
 
-# further CLI commands a family adds, as "module:attribute" of a click command (imported by the CLI)
-EXTRA_COMMANDS: list[str] = []
+@dataclass(frozen=True)
+class ExtraCommand:
+    """A CLI command a family adds: its name, "module:attribute" of the click command (imported only when
+    the command runs, so that its imports do not slow down every other command) and its one-line help."""
+
+    name: str
+    ref: str
+    short_help: str
+
+
+EXTRA_COMMANDS: list[ExtraCommand] = []
+
+
+def register_command(name: str, ref: str, short_help: str) -> None:
+    """Add ``frugalml NAME``: the click command at ref ("module:attribute"), imported when it runs."""
+    EXTRA_COMMANDS.append(ExtraCommand(name, ref, short_help))
 
 
 def register_budget_eval(file_kind: str, fn: Callable[..., dict[str, Any]]) -> None:

@@ -20,17 +20,13 @@ accuracy. ``--sweep`` and ``--tolerance`` are the same options as miser's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
 
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.gated.adapt_gbrt import AdaptGbrtClassifier, sklearn_to_tree_ensemble
-from compiler.gated.adapt_lin import AdaptLinClassifier
-from compiler.gated.common import F0_KINDS, SweepPoint, choose_point, fit_f0
 from compiler.gated.header import gated_c_tables
-from compiler.gated.l1_gate import L1GateClassifier
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
 from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
@@ -40,6 +36,9 @@ from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble
 from pyruntime.trees.linear import LinearScorer
+
+if TYPE_CHECKING:  # the trainers import scikit-learn: only when training (CLI start-up stays light)
+    from compiler.gated.common import SweepPoint
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
 DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
@@ -86,6 +85,8 @@ def trees_part(ir: dict[str, Any]) -> TreeEnsemble:
 
 def f0_tables(estimator: Any, costs: np.ndarray, hpc: str, remote: bool) -> TreeEnsemble | None:
     """f0 as a tree ensemble, None when remote; ValueError when it cannot run on the device."""
+    from compiler.gated.adapt_gbrt import sklearn_to_tree_ensemble  # noqa: PLC0415 - scikit-learn
+
     if remote:
         return None
     ir = sklearn_to_tree_ensemble(estimator, costs)
@@ -97,6 +98,8 @@ def f0_tables(estimator: Any, costs: np.ndarray, hpc: str, remote: bool) -> Tree
 
 def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax: float, hpc: str) -> GatedModel:
     """The runtime tables of a fitted ADAPT-GBRT / ADAPT-LIN / L1 estimator with the given f0 tables."""
+    from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
+
     if isinstance(model, AdaptGbrtClassifier):
         ir = model.to_tree_ensemble()
         gate, f1, above = trees_part(ir["gate"]), trees_part(ir["f1"]), "f0"
@@ -128,6 +131,11 @@ class _Fitter:
         self.f0: TreeEnsemble | None = None
 
     def fit(self, p: float, gamma: float) -> Any:
+        from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
+        from compiler.gated.adapt_lin import AdaptLinClassifier  # noqa: PLC0415
+        from compiler.gated.common import fit_f0  # noqa: PLC0415
+        from compiler.gated.l1_gate import L1GateClassifier  # noqa: PLC0415
+
         Xtr, ytr = self.Xtr.astype(np.float64), self.ytr
         if self.kind == "adapt-gbrt":
             m = AdaptGbrtClassifier(hpc=self._f0 if self._f0 is not None else self.hpc, p_full=p, gamma=gamma,
@@ -186,6 +194,8 @@ def print_curve(points: list[SweepPoint], chosen: SweepPoint, hpc: dict[str, flo
 
 
 def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    from compiler.gated.common import SweepPoint, choose_point  # noqa: PLC0415 - scikit-learn
+
     c = cost_vector(costs, task.n_features)
     if task.data.X.shape[1] == 0:
         raise ValueError("the data has no features")
@@ -263,5 +273,16 @@ for _kind in TRAINERS:
 
 
 register_file_metrics("gated", gated_metrics)
+
+
+
+def __getattr__(name: str) -> Any:
+    """F0_KINDS lives with the trainers (scikit-learn): imported on first use."""
+    if name == "F0_KINDS":
+        from compiler.gated.common import F0_KINDS  # noqa: PLC0415
+
+        return F0_KINDS
+    raise AttributeError(name)
+
 
 __all__ = ["F0_KINDS", "gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]

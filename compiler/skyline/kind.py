@@ -27,11 +27,8 @@ import numpy as np
 
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
-from compiler.kinds import EXTRA_COMMANDS, KindSpec, register, register_budget_eval
-from compiler.nb.train import NaiveBayesBudget
-from compiler.skyline.classifier import METHODS, SkylineClassifier, plot_budget_sweep
+from compiler.kinds import KindSpec, register, register_budget_eval, register_command
 from compiler.skyline.header import skyline_tables
-from compiler.skyline.search import mask_features
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NBModel
@@ -42,12 +39,31 @@ from pyruntime.trees.linear import LinearScorer
 
 EXPORTABLE = ("nb", "linear")
 
+
+class MethodChoice(click.Choice):
+    """``auto`` or a search method of compiler.skyline.classifier.METHODS (but brute), looked up on first use:
+    the classifier imports scikit-learn, which the CLI does not load at start-up."""
+
+    def __init__(self) -> None:
+        super().__init__(["auto"])
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        from compiler.skyline.classifier import METHODS  # noqa: PLC0415 - scikit-learn
+
+        return ["auto", *(m for m in METHODS if m != "brute")]
+
+    @choices.setter
+    def choices(self, value: list[str]) -> None:
+        pass
+
 SKYLINE_OPTIONS = [
     click.Option(["--base"], default=None,
                  help="Model trained on each feature set: nb or linear (exportable); trees or a dotted "
                       "sklearn class are rejected (no runtime tables) [skyline; default nb]."),
-    click.Option(["--method"], type=click.Choice([m for m in METHODS if m != "brute"]), default=None,
-                 help="Feature-set search: polydom (exact), greedy-acc or greedy-cost [skyline; default polydom]."),
+    click.Option(["--method"], type=MethodChoice(), default=None,
+                 help="Feature-set search: polydom (exact, at most 24 features), greedy-acc or greedy-cost; auto: "
+                      "polydom up to 24 features, else greedy-acc [skyline; default auto]."),
     click.Option(["--epsilon"], type=click.FloatRange(min=0), default=None,
                  help="PolyDom relaxation when more features can hurt accuracy [skyline; default 0]."),
     click.Option(["--max-sets"], type=click.IntRange(min=1), default=None,
@@ -66,6 +82,8 @@ SKYLINE_OPTIONS = [
 def base_estimator(base: str, d: int, seed: int) -> Any:
     """The sklearn-style estimator trained on each feature set, for an exportable base."""
     if base == "nb":
+        from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - scikit-learn
+
         return NaiveBayesBudget(budget=max(int(d), 1), early_stopping=False, random_state=seed)
     if base == "linear":
         from sklearn.linear_model import LogisticRegression
@@ -97,6 +115,9 @@ def require_binary(est: Any) -> None:
 
 
 def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    from compiler.skyline.classifier import SkylineClassifier  # noqa: PLC0415 - scikit-learn
+    from compiler.skyline.search import mask_features  # noqa: PLC0415
+
     X, y = task.data.X, task.y
     d = int(X.shape[1])
     base = str(opts.get("base", "nb"))
@@ -191,6 +212,8 @@ def skyline_eval(model: ModelFile, X: np.ndarray, y: np.ndarray, budget: float |
                   if k != "models_chosen"} for bb in budgets]
         out["budget_sweep"] = curve
         if plot_path:
+            from compiler.skyline.classifier import plot_budget_sweep  # noqa: PLC0415 - matplotlib
+
             plot_budget_sweep([c["budget"] for c in curve], {"skyline": [c["accuracy"] for c in curve]},
                               plot_path, title=f"accuracy vs budget (size {s:g})")
             out["plot"] = str(plot_path)
@@ -210,7 +233,8 @@ def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 
 register_emitter("skyline", skyline_tables)
 register_budget_eval("skyline", skyline_eval)
-EXTRA_COMMANDS.append("compiler.skyline.profile_costs:profile_costs_command")
+register_command("profile-costs", "compiler.skyline.profile_costs:profile_costs_command",
+                 "Time feature functions over item sizes and fit cost polynomials (a --costs CSV).")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
                   train_skyline, SKYLINE_OPTIONS, skyline_metrics))

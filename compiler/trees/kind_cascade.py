@@ -19,9 +19,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
-from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble
 from compiler.trees.header import cascade_tables
-from compiler.trees.miser import GreedyMiserClassifier
 from compiler.trees.options import CASCADE_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
@@ -46,6 +44,9 @@ def validation_report(tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> dict
 
 # ----------------------------------------------------------------- training ----
 def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn
+    from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
+
     c = cost_vector(costs, task.n_features)
     Xtr, ytr, Xva, yva = split(task)
     tree_cost = float(opts.get("tree_cost", 0.0))

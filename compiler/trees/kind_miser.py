@@ -10,7 +10,7 @@ lambda = 0 model's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -21,13 +21,17 @@ from compiler.kinds import KindSpec, register
 from compiler.tasks import parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, validation_report
-from compiler.trees.miser import GreedyMiserClassifier
 from compiler.trees.options import DEFAULT_GRID, SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
 
+if TYPE_CHECKING:  # the trainer imports scikit-learn: only when training (CLI start-up stays light)
+    from compiler.trees.miser import GreedyMiserClassifier
+
 
 def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
+    from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415 - scikit-learn
+
     return GreedyMiserClassifier(
         lambda_=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
         step=float(opts.get("step", 0.1)), loss=opts.get("loss", "squared"), costs=costs,
