@@ -285,4 +285,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["F0_KINDS", "gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]
+__all__ = ["gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]
