@@ -1,0 +1,183 @@
+/*
+ * Builders of the shared blocks from fuzz input (see fuzz_common.h for the
+ * encoding): fm_linear / fm_linear_q15 and fm_trees / fm_trees_q15. The tree
+ * builder is the one place that knows the tree table layout; the trees,
+ * cascade and gated harnesses all use it.
+ */
+#ifndef FM_FUZZ_BUILD_H
+#define FM_FUZZ_BUILD_H
+
+#include "fuzz_common.h"
+#include "fm_linear.h"
+#include "fm_nb.h"
+#include "fm_trees.h"
+
+#define FZ_MAX_NNZ 8u
+#define FZ_MAX_NODES 24u
+#define FZ_MAX_TREES 6u
+#define FZ_MAX_OUTPUTS 3u
+
+typedef struct {
+    int32_t feature[FZ_MAX_NNZ];
+    float weight[FZ_MAX_NNZ];
+    int16_t weight_q[FZ_MAX_NNZ];
+} fz_linear_arrays;
+
+typedef struct {
+    int32_t feature[FZ_MAX_NODES], left[FZ_MAX_NODES], right[FZ_MAX_NODES];
+    float threshold[FZ_MAX_NODES], value[FZ_MAX_NODES];
+    int32_t threshold_key[FZ_MAX_NODES];
+    int16_t value_q[FZ_MAX_NODES];
+    int32_t roots[FZ_MAX_TREES], tree_output[FZ_MAX_TREES];
+    float base_score[FZ_MAX_OUTPUTS];
+    int32_t base_q[FZ_MAX_OUTPUTS];
+} fz_trees_arrays;
+
+static inline void fz_linear(fz_in *in, fz_linear_arrays *a, fm_linear *m, uint32_t nf, const float *costs)
+{
+    memset(m, 0, sizeof *m);
+    m->n_features = nf;
+    m->nnz = fz_dim(in, FZ_MAX_NNZ);
+    fz_i32s(in, a->feature, m->nnz);
+    fz_floats(in, a->weight, m->nnz);
+    m->feature = a->feature;
+    m->weight = a->weight;
+    m->bias = fz_float(in, fz_byte(in));
+    m->decision_threshold = fz_float(in, fz_byte(in));
+    m->costs = costs;
+}
+
+static inline void fz_linear_q15(fz_in *in, fz_linear_arrays *a, fm_linear_q15 *m, uint32_t nf,
+                                 const uint16_t *costs)
+{
+    memset(m, 0, sizeof *m);
+    m->n_features = nf;
+    m->nnz = fz_dim(in, FZ_MAX_NNZ);
+    fz_i32s(in, a->feature, m->nnz);
+    fz_i16s(in, a->weight_q, m->nnz);
+    m->feature = a->feature;
+    m->weight_q = a->weight_q;
+    m->bias_q = (int32_t)fz_u32raw(in);
+    m->decision_threshold_q = (int32_t)fz_u32raw(in);
+    m->in_shift = fz_byte(in);
+    m->w_shift = fz_byte(in);
+    m->costs = costs;
+}
+
+static inline void fz_trees_common(fz_in *in, fz_trees_arrays *a, uint32_t *n_outputs, uint32_t *n_nodes,
+                                   uint32_t *n_trees)
+{
+    *n_outputs = fz_dim(in, FZ_MAX_OUTPUTS);
+    *n_nodes = fz_dim(in, FZ_MAX_NODES);
+    *n_trees = fz_dim(in, FZ_MAX_TREES);
+    fz_i32s(in, a->feature, *n_nodes);
+    fz_i32s(in, a->left, *n_nodes);
+    fz_i32s(in, a->right, *n_nodes);
+    fz_i32s(in, a->roots, *n_trees);
+    fz_i32s(in, a->tree_output, *n_trees);
+}
+
+static inline void fz_trees(fz_in *in, fz_trees_arrays *a, fm_trees *m, uint32_t nf, const float *costs)
+{
+    memset(m, 0, sizeof *m);
+    m->n_features = nf;
+    fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
+    fz_floats(in, a->threshold, m->n_nodes);
+    fz_floats(in, a->value, m->n_nodes);
+    fz_floats(in, a->base_score, m->n_outputs);
+    m->feature = a->feature;
+    m->threshold = a->threshold;
+    m->left = a->left;
+    m->right = a->right;
+    m->value = a->value;
+    m->roots = a->roots;
+    m->tree_output = a->tree_output;
+    m->base_score = a->base_score;
+    m->costs = costs;
+    m->decision_threshold = fz_float(in, fz_byte(in));
+}
+
+static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, uint32_t nf, const uint16_t *costs)
+{
+    memset(m, 0, sizeof *m);
+    m->n_features = nf;
+    fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
+    fz_i32s(in, a->threshold_key, m->n_nodes);
+    fz_i16s(in, a->value_q, m->n_nodes);
+    fz_i32s(in, a->base_q, m->n_outputs);
+    m->feature = a->feature;
+    m->threshold_key = a->threshold_key;
+    m->left = a->left;
+    m->right = a->right;
+    m->value_q = a->value_q;
+    m->roots = a->roots;
+    m->tree_output = a->tree_output;
+    m->base_q = a->base_q;
+    m->costs = costs;
+    m->decision_threshold_q = (int32_t)fz_u32raw(in);
+    m->shift = fz_byte(in);
+}
+
+#define FZ_NB_MAX_USED 6u
+#define FZ_NB_MAX_EDGES 4u
+#define FZ_NB_MAX_STOPS 4u
+
+typedef struct {
+    uint32_t order[FZ_NB_MAX_USED], stop_at[FZ_NB_MAX_STOPS];
+    float edges[FZ_NB_MAX_USED * FZ_NB_MAX_EDGES], d[FZ_NB_MAX_USED * (FZ_NB_MAX_EDGES + 2u)];
+    float stop_hi[FZ_NB_MAX_STOPS], stop_lo[FZ_NB_MAX_STOPS], costs[FZ_MAX_FEATURES];
+    int32_t edge_keys[FZ_NB_MAX_USED * FZ_NB_MAX_EDGES], stop_hi_q[FZ_NB_MAX_STOPS], stop_lo_q[FZ_NB_MAX_STOPS];
+    int16_t d_q[FZ_NB_MAX_USED * (FZ_NB_MAX_EDGES + 2u)];
+    uint16_t costs_q[FZ_MAX_FEATURES];
+} fz_nb_arrays;
+
+static inline void fz_nb_dims(fz_in *in, fz_nb_arrays *a, uint32_t *used, uint32_t *ne, uint32_t *ns)
+{
+    *used = fz_dim(in, FZ_NB_MAX_USED);
+    *ne = fz_dim(in, FZ_NB_MAX_EDGES);
+    *ns = fz_dim(in, FZ_NB_MAX_STOPS);
+    fz_u32s(in, a->order, *used);
+    fz_u32s(in, a->stop_at, *ns);
+}
+
+static inline void fz_nb_f32(fz_in *in, fz_nb_arrays *a, fm_nb_f32 *m, uint32_t nf)
+{
+    memset(m, 0, sizeof *m);
+    m->n_features = nf;
+    fz_nb_dims(in, a, &m->n_used, &m->n_edges, &m->n_stops);
+    fz_floats(in, a->edges, m->n_used * m->n_edges);
+    fz_floats(in, a->d, m->n_used * (m->n_edges + 2u));
+    fz_floats(in, a->stop_hi, m->n_stops);
+    fz_floats(in, a->stop_lo, m->n_stops);
+    m->order = a->order;
+    m->edges = a->edges;
+    m->d = a->d;
+    m->d0 = fz_float(in, fz_byte(in));
+    m->threshold = fz_float(in, fz_byte(in));
+    m->stop_at = a->stop_at;
+    m->stop_hi = a->stop_hi;
+    m->stop_lo = a->stop_lo;
+    m->costs = FZ_OPTIONAL(in, fz_floats, a->costs, nf);
+}
+
+static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t nf)
+{
+    memset(m, 0, sizeof *m);
+    m->n_features = nf;
+    fz_nb_dims(in, a, &m->n_used, &m->n_edges, &m->n_stops);
+    fz_i32s(in, a->edge_keys, m->n_used * m->n_edges);
+    fz_i16s(in, a->d_q, m->n_used * (m->n_edges + 2u));
+    fz_i32s(in, a->stop_hi_q, m->n_stops);
+    fz_i32s(in, a->stop_lo_q, m->n_stops);
+    m->order = a->order;
+    m->edge_keys = a->edge_keys;
+    m->d = a->d_q;
+    m->d0 = (int32_t)fz_u32raw(in);
+    m->threshold = (int32_t)fz_u32raw(in);
+    m->stop_at = a->stop_at;
+    m->stop_hi = a->stop_hi_q;
+    m->stop_lo = a->stop_lo_q;
+    m->costs = FZ_OPTIONAL(in, fz_u16s, a->costs_q, nf);
+}
+
+#endif /* FM_FUZZ_BUILD_H */

@@ -1,0 +1,78 @@
+/* libFuzzer harness: cascades of tree stages with early exits (fm_cascade.h), float32 and q15. */
+#include "fuzz_build.h"
+#include "fm_cascade.h"
+
+#define CASCADE_MAX_STAGES 4u
+
+static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_cascade_predict_vec((const fm_cascade *)m, x, n, out);
+}
+
+static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
+{
+    float values[FZ_MAX_FEATURES], scores[FZ_MAX_OUTPUTS];
+    uint8_t seen[FZ_MAX_FEATURES];
+    fm_memo memo;
+    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
+    return fm_cascade_predict((const fm_cascade *)m, r, &memo, scores, out);
+}
+
+static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_cascade_q15_predict_vec((const fm_cascade_q15 *)m, x, n, out);
+}
+
+static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
+{
+    float values[FZ_MAX_FEATURES];
+    int32_t scores[FZ_MAX_OUTPUTS];
+    uint8_t seen[FZ_MAX_FEATURES];
+    fm_memo memo;
+    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
+    return fm_cascade_q15_predict((const fm_cascade_q15 *)m, r, &memo, scores, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    fz_trees_arrays a;
+    float costs[FZ_MAX_FEATURES], upper[CASCADE_MAX_STAGES], lower[CASCADE_MAX_STAGES];
+    int32_t upper_q[CASCADE_MAX_STAGES], lower_q[CASCADE_MAX_STAGES];
+    uint32_t stage_end[CASCADE_MAX_STAGES];
+    uint16_t costs_q[FZ_MAX_FEATURES];
+    int q = fz_byte(&in) & 1u;
+    uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES), ns = fz_dim(&in, CASCADE_MAX_STAGES);
+    uint32_t rule = fz_byte(&in) % 3u; /* 2 is not a rule: check must refuse it */
+    fz_u32s(&in, stage_end, ns);
+    if (!q) {
+        fm_cascade m;
+        memset(&m, 0, sizeof m);
+        fz_trees(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
+        fz_floats(&in, upper, ns);
+        fz_floats(&in, lower, ns);
+        m.n_stages = ns;
+        m.stage_end = stage_end;
+        m.exit_upper = upper;
+        m.exit_lower = lower;
+        m.exit_rule = rule;
+        if (fm_cascade_check(&m) == FM_OK) {
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
+        }
+    } else {
+        fm_cascade_q15 m;
+        memset(&m, 0, sizeof m);
+        fz_trees_q15(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
+        fz_i32s(&in, upper_q, ns);
+        fz_i32s(&in, lower_q, ns);
+        m.n_stages = ns;
+        m.stage_end = stage_end;
+        m.exit_upper_q = upper_q;
+        m.exit_lower_q = lower_q;
+        m.exit_rule = rule;
+        if (fm_cascade_q15_check(&m) == FM_OK) {
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
+        }
+    }
+    return 0;
+}

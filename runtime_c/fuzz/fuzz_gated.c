@@ -1,0 +1,97 @@
+/* libFuzzer harness: gated low-cost / high-cost models (fm_gated.h), float32 and q15. */
+#include "fuzz_build.h"
+#include "fm_gated.h"
+
+typedef struct {
+    fz_linear_arrays lin[3];
+    fz_trees_arrays trees[3];
+} gated_arrays;
+
+static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_gated_predict_vec((const fm_gated *)m, x, n, out);
+}
+
+static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
+{
+    float values[FZ_MAX_FEATURES], scores[FZ_MAX_OUTPUTS];
+    uint8_t seen[FZ_MAX_FEATURES];
+    fm_memo memo;
+    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
+    fz_require(fm_gated_max_outputs((const fm_gated *)m) <= FZ_MAX_OUTPUTS);
+    return fm_gated_predict((const fm_gated *)m, r, &memo, scores, out);
+}
+
+static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_gated_q15_predict_vec((const fm_gated_q15 *)m, x, n, out);
+}
+
+static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
+{
+    float values[FZ_MAX_FEATURES];
+    int32_t scores[FZ_MAX_OUTPUTS];
+    uint8_t seen[FZ_MAX_FEATURES];
+    fm_memo memo;
+    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
+    fz_require(fm_gated_q15_max_outputs((const fm_gated_q15 *)m) <= FZ_MAX_OUTPUTS);
+    return fm_gated_q15_predict((const fm_gated_q15 *)m, r, &memo, scores, out);
+}
+
+/* A part: its type byte (0 linear, 1 trees, 2 remote, 3 invalid), then the chosen block. */
+static void part_f32(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part *p, uint32_t nf, const float *costs)
+{
+    memset(p, 0, sizeof *p);
+    p->type = fz_byte(in) % 4u;
+    if (p->type == FM_PART_LINEAR) {
+        fz_linear(in, &a->lin[i], &p->linear, nf, costs);
+    } else if (p->type == FM_PART_TREES) {
+        fz_trees(in, &a->trees[i], &p->trees, nf, costs);
+    }
+}
+
+static void part_q15(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part_q15 *p, uint32_t nf,
+                     const uint16_t *costs)
+{
+    memset(p, 0, sizeof *p);
+    p->type = fz_byte(in) % 4u;
+    if (p->type == FM_PART_LINEAR) {
+        fz_linear_q15(in, &a->lin[i], &p->linear, nf, costs);
+    } else if (p->type == FM_PART_TREES) {
+        fz_trees_q15(in, &a->trees[i], &p->trees, nf, costs);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    gated_arrays a;
+    float costs_f[FZ_MAX_FEATURES];
+    uint16_t costs_u[FZ_MAX_FEATURES];
+    int q = fz_byte(&in) & 1u;
+    uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES), above = fz_byte(&in) % 3u;
+    if (!q) {
+        fm_gated m;
+        const float *costs = FZ_OPTIONAL(&in, fz_floats, costs_f, nf);
+        m.n_features = nf;
+        m.gate_above = above;
+        part_f32(&in, &a, 0, &m.gate, nf, costs);
+        part_f32(&in, &a, 1, &m.f1, nf, costs);
+        part_f32(&in, &a, 2, &m.f0, nf, costs);
+        if (fm_gated_check(&m) == FM_OK) {
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
+        }
+    } else {
+        fm_gated_q15 m;
+        const uint16_t *costs = FZ_OPTIONAL(&in, fz_u16s, costs_u, nf);
+        m.n_features = nf;
+        m.gate_above = above;
+        part_q15(&in, &a, 0, &m.gate, nf, costs);
+        part_q15(&in, &a, 1, &m.f1, nf, costs);
+        part_q15(&in, &a, 2, &m.f0, nf, costs);
+        if (fm_gated_q15_check(&m) == FM_OK) {
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
+        }
+    }
+    return 0;
+}

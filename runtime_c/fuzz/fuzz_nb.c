@@ -1,0 +1,44 @@
+/* libFuzzer harness: naive Bayes tables (fm_nb.h), float32 and q15. */
+#include "fuzz_build.h"
+
+static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_nb_f32_predict_vec((const fm_nb_f32 *)m, x, n, out);
+}
+
+static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
+{
+    return fm_nb_f32_predict((const fm_nb_f32 *)m, r, out);
+}
+
+static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_nb_q15_predict_vec((const fm_nb_q15 *)m, x, n, out);
+}
+
+static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
+{
+    return fm_nb_q15_predict((const fm_nb_q15 *)m, r, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    fz_nb_arrays a;
+    int q = fz_byte(&in) & 1u;
+    uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES);
+    if (!q) {
+        fm_nb_f32 m;
+        fz_nb_f32(&in, &a, &m, nf);
+        if (fm_nb_f32_check(&m) == FM_OK) {
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, 0, 1);
+        }
+    } else {
+        fm_nb_q15 m;
+        fz_nb_q15(&in, &a, &m, nf);
+        if (fm_nb_q15_check(&m) == FM_OK) {
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, 0, 1);
+        }
+    }
+    return 0;
+}

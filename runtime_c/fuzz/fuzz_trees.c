@@ -1,0 +1,64 @@
+/* libFuzzer harness: tree ensembles (fm_trees.h), float32 and q15. */
+#include "fuzz_build.h"
+
+typedef struct {
+    const void *m;
+    fm_memo *memo;
+} ctx;
+
+static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
+{
+    const ctx *k = (const ctx *)c;
+    float scores[FZ_MAX_OUTPUTS];
+    return fm_trees_predict_batch((const fm_trees *)k->m, x, 1u, n, k->memo, scores, out, NULL);
+}
+
+static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
+{
+    const ctx *k = (const ctx *)c;
+    float scores[FZ_MAX_OUTPUTS];
+    return fm_trees_predict((const fm_trees *)k->m, r, k->memo, scores, out);
+}
+
+static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
+{
+    const ctx *k = (const ctx *)c;
+    int32_t scores[FZ_MAX_OUTPUTS];
+    return fm_trees_q15_predict_batch((const fm_trees_q15 *)k->m, x, 1u, n, k->memo, scores, out, NULL);
+}
+
+static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
+{
+    const ctx *k = (const ctx *)c;
+    int32_t scores[FZ_MAX_OUTPUTS];
+    return fm_trees_q15_predict((const fm_trees_q15 *)k->m, r, k->memo, scores, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    fz_trees_arrays a;
+    float costs[FZ_MAX_FEATURES], values[FZ_MAX_FEATURES + 1];
+    uint16_t costs_q[FZ_MAX_FEATURES];
+    uint8_t seen[FZ_MAX_FEATURES + 1];
+    fm_memo memo;
+    int q = fz_byte(&in) & 1u;
+    uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES);
+    fm_memo_init(&memo, values, seen, nf);
+    if (!q) {
+        fm_trees m;
+        ctx k = {&m, &memo};
+        fz_trees(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
+        if (fm_trees_check(&m) == FM_OK) {
+            fz_run(&in, &k, nf, eager_f32, lazy_f32, 0, m.n_outputs > 1u ? (int32_t)m.n_outputs - 1 : 1);
+        }
+    } else {
+        fm_trees_q15 m;
+        ctx k = {&m, &memo};
+        fz_trees_q15(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
+        if (fm_trees_q15_check(&m) == FM_OK) {
+            fz_run(&in, &k, nf, eager_q15, lazy_q15, 0, m.n_outputs > 1u ? (int32_t)m.n_outputs - 1 : 1);
+        }
+    }
+    return 0;
+}
