@@ -14,6 +14,15 @@ have qemu-system-arm || need+=(qemu-system-arm)
 have valgrind || need+=(valgrind)
 have clang || need+=(clang)
 have sigrok-cli || need+=(sigrok-cli)
+# libFuzzer and the sanitizer runtimes of clang (runtime_c/fuzz); Debian ships them apart from clang
+fuzzer_links() {
+  have clang && printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' \
+    | clang -x c -fsanitize=fuzzer,address,undefined - -o /dev/null >/dev/null 2>&1
+}
+if ! fuzzer_links; then
+  v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  need+=("libclang-rt-${v:-14}-dev")
+fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
