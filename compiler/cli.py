@@ -182,6 +182,14 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
+    budgeted = None
+    if budget is not None or size is not None or budget_sweep or plot is not None:
+        budgeted = BUDGET_EVAL.get(model.kind)
+        if budgeted is None:
+            kinds = ", ".join(sorted(BUDGET_EVAL)) or "none"
+            raise click.UsageError(f"--budget/--size/--budget-sweep/--plot need a model with a per-call budget "
+                                   f"index (kinds: {kinds}), not {model.kind}")
+        model = budgeted.at(model, budget, size)  # every figure below is at this budget and size
     ds, y, idx, part = tasks.rows_for_eval(model, data)
     X = ds.X[idx]
     ev = c_evaluator(model, num)
@@ -192,13 +200,8 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     metrics = FILE_METRICS.get(model.kind)
     if metrics is not None:
         report.update(metrics(model, X, y[idx], pred, num))
-    if budget is not None or size is not None or budget_sweep:
-        budgeted = BUDGET_EVAL.get(model.kind)
-        if budgeted is None:
-            kinds = ", ".join(sorted(BUDGET_EVAL)) or "none"
-            raise click.UsageError(f"--budget/--size/--budget-sweep need a model with a per-call budget index "
-                                   f"(kinds: {kinds}), not {model.kind}")
-        report.update(budgeted(model, X, y[idx], budget, size, budget_sweep, plot, num))
+    if budgeted is not None:
+        report.update(budgeted.sweep(model, X, y[idx], budget_sweep, plot, num))
     if as_json:
         click.echo(json.dumps(report))
         return

@@ -50,9 +50,25 @@ def register(spec: KindSpec) -> None:
         FILE_METRICS.setdefault(spec.name, spec.extra_metrics)
 
 
-# `eval --budget/--size/--budget-sweep/--plot` by file kind:
-# (model, X, y, budget, size, sweep, plot, numeric) -> dict of extra report figures
-BUDGET_EVAL: dict[str, Callable[..., dict[str, Any]]] = {}
+@dataclass(frozen=True)
+class BudgetEval:
+    """`eval --budget/--size/--budget-sweep/--plot` of a file kind with a per-call budget index.
+
+    at(model, budget, size) -> the model whose stored default budget and size are those (None: keep the
+    stored one); `eval` then computes every figure of its report from that model's predictions.
+    ValueError on a budget or size the index cannot take.
+    sweep(model, X, y, sweep, plot, numeric) -> extra report figures (the accuracy-vs-budget curve)."""
+
+    at: Callable[[ModelFile, float | None, float | None], ModelFile]
+    sweep: Callable[..., dict[str, Any]]
+
+
+BUDGET_EVAL: dict[str, BudgetEval] = {}
+
+
+def register_budget_eval(file_kind: str, budget_eval: BudgetEval) -> None:
+    """Per-call budget evaluation for model files of file_kind (kinds with a budget index)."""
+    BUDGET_EVAL[file_kind] = budget_eval
 
 
 @dataclass(frozen=True)
@@ -71,11 +87,6 @@ EXTRA_COMMANDS: list[ExtraCommand] = []
 def register_command(name: str, ref: str, short_help: str) -> None:
     """Add ``frugalml NAME``: the click command at ref ("module:attribute"), imported when it runs."""
     EXTRA_COMMANDS.append(ExtraCommand(name, ref, short_help))
-
-
-def register_budget_eval(file_kind: str, fn: Callable[..., dict[str, Any]]) -> None:
-    """Per-call budget evaluation for model files of file_kind (kinds with a budget index)."""
-    BUDGET_EVAL[file_kind] = fn
 
 
 def register_file_metrics(file_kind: str,

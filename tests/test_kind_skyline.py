@@ -235,10 +235,47 @@ def test_cli_eval_budget_options(work: Path, tmp_path: Path) -> None:
     assert code == 0, err
     rep = json.loads(out)
     assert rep["max_cost"] <= mid and rep["budget_sweep"] and (tmp_path / "curve.png").exists()
-    code, out, err = run("eval", work / "linear.msgpack", work / "data.npz", "--budget", -1, "--json")
+    code, out, err = run("eval", work / "linear.msgpack", work / "data.npz", "--budget", 0, "--json")
     assert code == 0, err
-    assert json.loads(out)["nothing_fits"] == 1.0 and json.loads(out)["max_cost"] == 0.0
+    assert json.loads(out)["max_cost"] == 0.0
     nb = tmp_path / "plain.msgpack"
     assert run("train", "nb-static", work / "data.npz", "-o", nb)[0] == 0
     code, _, err = run("eval", nb, work / "data.npz", "--budget", 3)
-    assert code == 2 and "need a skyline model" in err
+    assert code == 2 and "need a model with a per-call budget index" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--budget", "-5"), "--budget must be a number >= 0"),
+    (("--budget", "nan"), "--budget must be a number >= 0"),
+    (("--size", "-1"), "--size': -1.0 is not in the range x>=0"),
+    (("--plot", "x.png"), "--plot needs --budget-sweep"),
+])
+def test_cli_eval_bad_budget_is_one_line_exit_2(work: Path, args: tuple[str, ...], message: str) -> None:
+    code, out, err = run("eval", work / "nb.msgpack", work / "data.npz", *args)
+    assert code == 2 and out == "" and err.startswith("error: ") and message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("base", ["nb", "linear"])
+def test_cli_eval_budget_report_describes_the_budgeted_predictions(work: Path, base: str) -> None:
+    """Every figure of `eval --budget B` comes from the predictions at B: the same figures as the C
+    evaluator's predictions at B computed here, none from the unbudgeted model."""
+    model = load(work, base)
+    t = model.tables
+    costs = np.sort(poly_cost(t.index.model_coef, t.default_size))
+    budget = float(costs[len(costs) // 2])  # a middle model: some rows answered by cheaper models only
+    code, out, err = run("eval", work / f"{base}.msgpack", work / "data.npz", "--budget", budget, "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    from compiler import tasks  # noqa: PLC0415
+
+    _, y, idx, _ = tasks.rows_for_eval(model, str(work / "data.npz"))
+    X = np.load(work / "data.npz")["X"][idx]
+    pred = c_evaluator(model).predict_raw(X.astype(np.float32), budget, t.default_size)[0]
+    full = c_evaluator(model).predict(X)
+    assert not np.array_equal(pred.n_read, full.n_read)  # the budget changes what is read
+    want = tasks.summarize(model, y[idx], pred)
+    for key in ("accuracy", "weighted_accuracy", "mean_features", "max_features", "mean_cost", "stop_histogram"):
+        assert rep[key] == want[key], key
+    assert rep["budget"] == budget and rep["max_cost"] <= budget
+    assert sum(c["count"] for c in rep["models_chosen"].values()) + round(rep["nothing_fits"] * rep["n"]) == rep["n"]
+    assert {int(k) for k in rep["models_chosen"]} == {int(k) for k in want["stop_histogram"]} - {t.n_models}

@@ -18,6 +18,7 @@ the stored ``--default-budget`` (default +inf: the best model) and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +28,7 @@ import numpy as np
 
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
-from compiler.kinds import KindSpec, register, register_budget_eval, register_command
+from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval, register_command
 from compiler.skyline.header import skyline_tables
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
@@ -220,6 +221,35 @@ def skyline_eval(model: ModelFile, X: np.ndarray, y: np.ndarray, budget: float |
     return out
 
 
+def skyline_at(model: ModelFile, budget: float | None, size: float | None) -> ModelFile:
+    """The model with default budget/size replaced (None keeps the stored one), for `eval --budget/--size`:
+    every figure of the report then describes the predictions at that budget. A budget must be a number
+    >= 0 (+inf: the most accurate model) and a size a finite number >= 0."""
+    if model.kind != "skyline":
+        raise ValueError(f"budget evaluation needs a skyline model, not {model.kind!r}")
+    t: SkylineModel = model.tables
+    if budget is not None and (math.isnan(budget) or budget < 0):
+        raise ValueError(f"--budget must be a number >= 0 (the cost one prediction may spend), got {budget:g}")
+    if size is not None and (not math.isfinite(size) or size < 0):
+        raise ValueError(f"--size must be a finite number >= 0, got {size:g}")
+    tables = dataclasses.replace(t, default_budget=t.default_budget if budget is None else float(budget),
+                                 default_size=t.default_size if size is None else float(size))
+    return dataclasses.replace(model, tables=tables)
+
+
+def skyline_sweep(model: ModelFile, X: np.ndarray, y: np.ndarray, sweep: bool, plot_path: str | None,
+                  numeric: str) -> dict[str, Any]:
+    """`eval --budget-sweep [--plot PNG]` of a skyline model at its (possibly replaced) default size."""
+    if not sweep:
+        if plot_path:
+            raise ValueError("--plot needs --budget-sweep")
+        return {}
+    t: SkylineModel = model.tables
+    rep = skyline_eval(model, X, y, budget=t.default_budget, size=t.default_size, sweep=True, plot_path=plot_path,
+                       numeric=numeric)
+    return {k: rep[k] for k in ("budget_sweep", "plot") if k in rep}
+
+
 def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions,
                     numeric: str) -> dict[str, Any]:
     """eval --json extras at the stored default budget (null when +inf) and size."""
@@ -232,7 +262,7 @@ def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 
 
 register_emitter("skyline", skyline_tables)
-register_budget_eval("skyline", skyline_eval)
+register_budget_eval("skyline", BudgetEval(skyline_at, skyline_sweep))
 register_command("profile-costs", "compiler.skyline.profile_costs:profile_costs_command",
                  "Time feature functions over item sizes and fit cost polynomials (a --costs CSV).")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
