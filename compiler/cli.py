@@ -156,6 +156,9 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         data = load_dataset(embed, model.meta.get("target_column"))
         if data.X.shape[1] != int(model.tables.n_features):
             raise ValueError(f"{embed} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
+        if rows is not None and rows > data.n_rows:
+            click.echo(f"warning: --rows {rows} but {embed} has {data.n_rows} rows: embedding all {data.n_rows}",
+                       err=True)
         X = data.X[: rows or 20]
     text = render_header(model, num, name, X, target_name)
     Path(output).write_text(text)

@@ -2,8 +2,10 @@
 
 A costs file is a CSV with a header: ``feature,cost`` (a constant cost per
 feature) or ``feature,c0,c1,c2`` (cost c0 + c1*n + c2*n^2 for an item of size
-n). ``feature`` is a feature name or a 0-based column index. Features that the
-file does not name cost 1 (constant).
+n). ``feature`` is a feature name or a 0-based column index, or ``*`` for every
+feature the file does not name. Every feature needs a cost: a file that leaves
+some out without a ``*`` row is an error (listing them), as is a feature named
+twice.
 """
 
 from __future__ import annotations
@@ -66,12 +68,19 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
         raise CostsError(
             f"costs file {p}: header must be 'feature,cost' or 'feature,c0,c1,c2', got {','.join(rows[0])}"
         )
+    given: dict[int, int] = {}
+    default: list[float] | None = None
     for lineno, row in enumerate(rows[1:], start=2):
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != cols + 1:
             raise CostsError(f"costs file {p} line {lineno}: expected {cols + 1} fields, got {len(row)}")
         name = row[0].strip()
+        if name == "*" and "*" not in index:
+            if default is not None:
+                raise CostsError(f"costs file {p} line {lineno}: a second '*' row")
+            default = _cost_values(p, lineno, row)
+            continue
         if name in index:
             j = index[name]
         else:
@@ -81,16 +90,32 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
                 raise CostsError(f"costs file {p} line {lineno}: unknown feature {name!r}") from None
             if not 0 <= j < n:
                 raise CostsError(f"costs file {p} line {lineno}: feature index {j} out of range 0..{n - 1}")
-        try:
-            vals = [float(v) for v in row[1:]]
-        except ValueError:
-            raise CostsError(f"costs file {p} line {lineno}: cost is not a number") from None
-        if not all(np.isfinite(vals)) or any(v < 0 for v in vals):
-            raise CostsError(f"costs file {p} line {lineno}: costs must be finite and >= 0")
-        coef[j, :cols] = vals
+        if j in given:
+            raise CostsError(f"costs file {p} line {lineno}: feature {feature_names[j]!r} already has a cost "
+                             f"(line {given[j]})")
+        given[j] = lineno
+        coef[j, :cols] = _cost_values(p, lineno, row)
         if cols == 1:
             coef[j, 1:] = 0.0
+    missing = [j for j in range(n) if j not in given]
+    if missing and default is None:
+        names = ", ".join(feature_names[j] for j in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise CostsError(f"costs file {p} gives no cost for {len(missing)} of the {n} features ({names}): "
+                         "add a row for each, or a row '*' with the cost of every feature not named")
+    for j in missing:
+        coef[j, :] = 0.0
+        coef[j, :cols] = default
     return FeatureCosts(coef)
+
+
+def _cost_values(p: Path, lineno: int, row: list[str]) -> list[float]:
+    try:
+        vals = [float(v) for v in row[1:]]
+    except ValueError:
+        raise CostsError(f"costs file {p} line {lineno}: cost is not a number") from None
+    if not all(np.isfinite(vals)) or any(v < 0 for v in vals):
+        raise CostsError(f"costs file {p} line {lineno}: costs must be finite and >= 0")
+    return vals
 
 
 def cost_vector(costs: FeatureCosts | np.ndarray | list | None, n_features: int, size: float = 0.0) -> np.ndarray:

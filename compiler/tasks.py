@@ -43,6 +43,7 @@ class Task:
         return {
             "feature_names": self.data.feature_names,
             "classes": self.classes,
+            "labels": sorted(set(self.data.y.tolist())),
             "positive": self.positive,
             "target_column": self.target,
             "dataset": {"name": self.data.name, "fingerprint": self.data.fingerprint, "rows": self.data.n_rows},
@@ -76,9 +77,12 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     positive = meta.get("positive")
     labels = set(data.y.tolist())
     pos = positive if positive is not None else classes[1]
-    if positive is None and not labels <= set(classes):
-        raise DataError(f"labels of {spec} ({', '.join(sorted(labels)[:6])}) do not match the model's classes "
-                        f"({', '.join(classes)})")
+    known = set(meta.get("labels") or ([] if "rest" in classes else classes))
+    unseen = sorted(labels - known) if known else []
+    if unseen:
+        raise DataError(f"{spec} has labels the model never saw in training ({', '.join(unseen[:6])}"
+                        f"{', ...' if len(unseen) > 6 else ''}; the model knows {', '.join(sorted(known)[:6])}): "
+                        "check --target-column or the data")
     y = (data.y == pos).astype(np.int64)
     if data.X.shape[1] != int(model.tables.n_features):
         raise DataError(f"{spec} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")

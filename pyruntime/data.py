@@ -67,12 +67,23 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str) 
     return Dataset(X=X, y=_labels(y), feature_names=list(names), name=source)
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _read_csv(path: Path, target: str | None) -> Dataset:
     with path.open(newline="") as fh:
         rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
     if not rows:
         raise DataError(f"{path}: the file is empty")
     header = [h.strip() for h in rows[0]]
+    if all(_is_number(h) for h in header):
+        raise DataError(f"{path}: the first line ({','.join(header[:4])}{',...' if len(header) > 4 else ''}) is data, "
+                        "not a header: add a first line naming the columns (e.g. x0,x1,...,target)")
     if target is not None:
         if target not in header:
             raise DataError(f"{path}: no target column {target!r} (columns: {', '.join(header[:8])}...)")

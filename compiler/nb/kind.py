@@ -38,8 +38,13 @@ STOP_OPTIONS = [
 def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - scikit-learn only when training
 
+    budget = opts.get("budget")
+    if budget is not None and budget > task.n_features:
+        click.echo(f"warning: --budget {budget} is more than the {task.n_features} features of the data: "
+                   f"using {task.n_features}", err=True)
+        budget = task.n_features
     est = NaiveBayesBudget(
-        budget=opts.get("budget"), ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
+        budget=budget, ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02),

@@ -1,0 +1,122 @@
+"""Inputs the CLI used to accept silently: unseen labels, partial costs files, a CSV without a header,
+budgets and row counts beyond the data. Each is a one-line error (exit 2, no output file) or a one-line
+warning naming the value used (docs/errors.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler.cli import cli
+from compiler.costs import CostsError, load_costs
+from pyruntime.data import make_sparse_binary
+
+N = 10
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def csv_text(X: np.ndarray, y: list[str], header: bool = True) -> str:
+    lines = [",".join([f"w{j}" for j in range(X.shape[1])] + ["label"])] if header else []
+    lines += [",".join([*(f"{v:g}" for v in x), t]) for x, t in zip(X, y)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("inputs")
+    X, y = make_sparse_binary(600, N, seed=5)
+    (d / "d.csv").write_text(csv_text(X, ["spam" if t else "ham" for t in y]))
+    code, _, err = run("train", "nb-stop", d / "d.csv", "-o", d / "m.msgpack")
+    assert code == 0, err
+    return d
+
+
+def one_line_error(code: int, out: str, err: str, *needles: str) -> None:
+    assert code == 2 and out == "", (code, out, err)
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    for n in needles:
+        assert n in err, (n, err)
+
+
+def test_eval_on_labels_the_model_never_saw(work: Path, tmp_path: Path) -> None:
+    X, _ = make_sparse_binary(50, N, seed=9)
+    (tmp_path / "zz.csv").write_text(csv_text(X, ["zz"] * 50))
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "zz.csv"), "never saw", "zz", "ham, spam")
+    # a subset of the known labels is fine (evaluating on one class only)
+    (tmp_path / "ham.csv").write_text(csv_text(X, ["ham"] * 50))
+    code, out, err = run("eval", work / "m.msgpack", tmp_path / "ham.csv", "--json")
+    assert code == 0 and json.loads(out)["n"] == 50, err
+
+
+def test_eval_one_vs_rest_model_on_unseen_labels(tmp_path: Path) -> None:
+    X, y = make_sparse_binary(600, N, seed=5)
+    labels = np.where(y == 1, "a", np.where(np.arange(600) % 2, "b", "c"))
+    (tmp_path / "abc.csv").write_text(csv_text(X, list(labels)))
+    code, _, err = run("train", "nb-static", tmp_path / "abc.csv", "--positive", "a", "-o", tmp_path / "m.msgpack")
+    assert code == 0, err
+    (tmp_path / "zz.csv").write_text(csv_text(X[:40], ["zz"] * 40))
+    one_line_error(*run("eval", tmp_path / "m.msgpack", tmp_path / "zz.csv"), "never saw", "zz")
+
+
+def test_costs_file_naming_some_features_is_an_error(work: Path, tmp_path: Path) -> None:
+    names = [f"w{j}" for j in range(N)]
+    partial = tmp_path / "partial.csv"
+    partial.write_text("feature,cost\nw0,3\nw1,4\n")
+    with pytest.raises(CostsError, match="no cost for 8 of the 10 features"):
+        load_costs(partial, names)
+    out = tmp_path / "never.msgpack"
+    one_line_error(*run("train", "nb-stop", work / "d.csv", "--costs", partial, "-o", out), "add a row for each")
+    assert not out.exists()
+    # a '*' row gives the rest a cost explicitly
+    star = tmp_path / "star.csv"
+    star.write_text("feature,cost\nw0,3\nw1,4\n*,2.5\n")
+    assert load_costs(star, names).at(0.0).tolist() == [3.0, 4.0] + [2.5] * 8
+    dup = tmp_path / "dup.csv"
+    dup.write_text("feature,cost\n*,1\nw0,3\n0,4\n")
+    with pytest.raises(CostsError, match="already has a cost"):
+        load_costs(dup, names)
+
+
+def test_csv_without_header_is_an_error(work: Path, tmp_path: Path) -> None:
+    X, y = make_sparse_binary(100, N, seed=1)
+    (tmp_path / "noheader.csv").write_text(csv_text(X, [str(t) for t in y], header=False))
+    out = tmp_path / "never.msgpack"
+    one_line_error(*run("train", "nb-static", tmp_path / "noheader.csv", "-o", out), "is data, not a header")
+    assert not out.exists()
+    one_line_error(*run("predict", work / "m.msgpack", tmp_path / "noheader.csv"), "add a first line naming")
+
+
+def test_nb_budget_beyond_the_features_warns_with_the_value_used(work: Path, tmp_path: Path) -> None:
+    code, _, err = run("train", "nb-static", work / "d.csv", "--budget", 100000, "-o", tmp_path / "b.msgpack")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warnings == [f"warning: --budget 100000 is more than the {N} features of the data: using {N}"]
+    code, out, _ = run("inspect", tmp_path / "b.msgpack", "--json")
+    assert json.loads(out)["training"]["budget_chosen"] == N
+
+
+def test_embed_rows_beyond_the_data_warns_with_the_value_used(work: Path, tmp_path: Path) -> None:
+    head = (work / "d.csv").read_text().splitlines()[:8]
+    (tmp_path / "seven.csv").write_text("\n".join(head) + "\n")
+    code, _, err = run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "seven.csv",
+                       "--rows", 100000)
+    assert code == 0, err
+    assert [line for line in err.splitlines() if line.startswith("warning:")] == [
+        f"warning: --rows 100000 but {tmp_path / 'seven.csv'} has 7 rows: embedding all 7"]
+    assert "#define FM_N_ROWS 7u" in (tmp_path / "m.h").read_text()
+
+
+def test_bad_export_leaves_no_file(work: Path, tmp_path: Path) -> None:
+    X, _ = make_sparse_binary(5, N + 1, seed=1)
+    (tmp_path / "wide.csv").write_text(csv_text(X, ["ham"] * 5))
+    one_line_error(*run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "wide.csv"),
+                   "features")
+    assert not (tmp_path / "m.h").exists()
