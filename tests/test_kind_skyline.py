@@ -279,3 +279,34 @@ def test_cli_eval_budget_report_describes_the_budgeted_predictions(work: Path, b
     assert rep["budget"] == budget and rep["max_cost"] <= budget
     assert sum(c["count"] for c in rep["models_chosen"].values()) + round(rep["nothing_fits"] * rep["n"]) == rep["n"]
     assert {int(k) for k in rep["models_chosen"]} == {int(k) for k in want["stop_histogram"]} - {t.n_models}
+
+
+def test_more_than_24_features_chooses_greedy_and_reports_validation(tmp_path: Path) -> None:
+    """The default --method (auto) trains on wide data with greedy-acc, says so in one line, prints
+    no 2^d count in digits, and reports the validation accuracy of the written tables; an explicit
+    --method polydom there is a one-line usage error naming --method."""
+    rng = np.random.default_rng(4)
+    n, d = 400, 30
+    y = rng.integers(0, 2, size=n)
+    X = rng.normal(size=(n, d))
+    X[:, :3] += 1.2 * (2.0 * y[:, None] - 1.0)
+    np.savez(tmp_path / "wide.npz", X=X, y=y)
+    code, _, err = run("train", "skyline", tmp_path / "wide.npz", "--max-sets", 40, "-o", tmp_path / "w.msgpack")
+    assert code == 0, err
+    assert f"skyline: {d} features (polydom takes at most 24): --method greedy-acc" in err
+    assert "of 2^30 feature sets" in err and str(2 ** 30) not in err
+    m = fmt.load(tmp_path / "w.msgpack")
+    tr = m.meta["training"]
+    assert tr["method"] == "greedy-acc"
+    # the validation figure is that of the tables on the validation rows (recomputed here)
+    from compiler import tasks  # noqa: PLC0415
+
+    task = tasks.prepare(str(tmp_path / "wide.npz"))
+    val = m.tables.predict_reference(task.data.X[task.validation])
+    assert tr["validation_accuracy"] == float(np.mean(val.label == task.y[task.validation])) > 0.7
+    assert f"validation accuracy={tr['validation_accuracy']:.4g}" in err
+    code, out, err = run("train", "skyline", tmp_path / "wide.npz", "--method", "polydom", "-o", tmp_path / "p.msgpack")
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and out == "" and len(errors) == 1 and err.splitlines()[-1] == errors[0]
+    assert "--method polydom" in err and "at most 24" in err and "--method greedy-acc" in err
+    assert not (tmp_path / "p.msgpack").exists()

@@ -117,15 +117,24 @@ def require_binary(est: Any) -> None:
 
 def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.skyline.classifier import SkylineClassifier  # noqa: PLC0415 - scikit-learn
-    from compiler.skyline.search import mask_features  # noqa: PLC0415
+    from compiler.skyline.search import MAX_LATTICE_FEATURES, mask_features  # noqa: PLC0415
 
     X, y = task.data.X, task.y
     d = int(X.shape[1])
+    method = str(opts.get("method", "auto"))
+    if method == "auto":
+        method = "polydom" if d <= MAX_LATTICE_FEATURES else "greedy-acc"
+        if d > MAX_LATTICE_FEATURES:
+            click.echo(f"skyline: {d} features (polydom takes at most {MAX_LATTICE_FEATURES}): --method greedy-acc",
+                       err=True)
+    elif method == "polydom" and d > MAX_LATTICE_FEATURES:
+        raise click.UsageError(f"--method polydom walks all 2^d feature sets and takes at most {MAX_LATTICE_FEATURES} "
+                               f"features; the data has {d}: use --method greedy-acc or greedy-cost (or auto)")
     base = str(opts.get("base", "nb"))
     seed = int(task.split.seed)
     est = base_estimator(base, d, seed)
     coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)
-    clf = SkylineClassifier(base=est, method=opts.get("method", "polydom"), epsilon=float(opts.get("epsilon", 0.0)),
+    clf = SkylineClassifier(base=est, method=method, epsilon=float(opts.get("epsilon", 0.0)),
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
                             allow_empty=not opts.get("no_empty_model", False), random_state=seed)
     clf.fit(X[task.train], y[task.train], X[task.validation], y[task.validation])
@@ -144,8 +153,13 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                     "cost_coef": [float(c) for c in cf]}
                    for mask, a, cf in zip(clf.masks_, clf.index_.model_acc, clf.index_.model_coef, strict=True)],
     })
+    Xva, yva = X[task.validation], y[task.validation]
+    val = tables.predict_reference(Xva)
+    record.update({"validation_accuracy": float(np.mean(val.label == yva)),
+                   "validation_mean_cost": float(np.mean(val.cost)),
+                   "validation_mean_features": float(np.mean(val.n_read))})
     click.echo(f"skyline ({clf.method}, base {base}): {tables.n_models} models over {tables.index.n_ranges} size "
-               f"range(s); trained {clf.expanded_nodes_} of {clf.brute_force_nodes_} feature sets", err=True)
+               f"range(s); trained {clf.expanded_nodes_} of 2^{d} feature sets", err=True)
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)
