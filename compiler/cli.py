@@ -256,15 +256,15 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
 @numeric_options
 @friendly
 def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: str | None) -> None:
-    """Describe MODEL: kind, features, budget, stop points, sizes."""
+    """Describe MODEL: the file-level facts (kind, features, numeric type, sizes, classes) and what
+    matters for its kind (the tables' describe(): budget and stop points, trees and stages, gate and
+    parts, indexed models and budgets; the features used and their costs)."""
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
     t = model.tables
     info: dict[str, Any] = {
         "kind": model.kind,
         "n_features": int(t.n_features),
-        "budget": int(getattr(t, "n_used", t.n_features)),
-        "n_stop_points": int(getattr(t, "n_stops", 0)),
         "numeric": num,
         "target": target_name,
         "msgpack_bytes": Path(model_path).stat().st_size,
@@ -272,27 +272,36 @@ def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: st
         "classes": model.classes,
         "positive_class_index": 1,
     }
-    if hasattr(t, "order"):
-        names = model.feature_names
-        info["reading_order"] = [names[int(j)] for j in t.order]
-    if getattr(t, "n_stops", 0):
-        info["stop_points"] = [
-            {"after": int(a), "upper": float(u), "lower": float(lo)}
-            for a, u, lo in zip(t.stop_at, t.stop_hi, t.stop_lo)
-        ]
+    info.update(t.describe(model.feature_names))
     info["training"] = model.meta.get("training", {})
     if as_json:
         click.echo(json.dumps(info, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)))
         return
-    for key in ("kind", "n_features", "budget", "n_stop_points", "numeric", "msgpack_bytes", "table_bytes",
-                "classes"):
-        click.echo(f"{key:>14}: {info[key]}")
-    if "reading_order" in info:
-        order = info["reading_order"]
-        click.echo(f"{'reading order':>14}: {', '.join(order[:10])}{' ...' if len(order) > 10 else ''}")
-    for sp in info.get("stop_points", [])[:20]:
-        click.echo(f"{'stop':>14}: after {sp['after']:>4} features: 1 if score > {sp['upper']:.6g}, "
-                   f"0 if score < {sp['lower']:.6g}")
+    for key, value in info.items():
+        if key != "training":
+            for line in _text_lines(key, value):
+                click.echo(line)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_short(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        items = [_short(v) for v in value[:10]]
+        return ", ".join(items) + (f", ... ({len(value)} in all)" if len(value) > 10 else "")
+    return "-" if value is None else str(value)
+
+
+def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
+    """`inspect` text: one line per fact; a list of records one line each (at most limit)."""
+    label = key.replace("_", " ")
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        lines = [f"{label:>22}: {_short(v)}" if i == 0 else f"{'':>22}  {_short(v)}"
+                 for i, v in enumerate(value[:limit])]
+        return lines + ([f"{'':>22}  ... ({len(value)} in all)"] if len(value) > limit else [])
+    return [f"{label:>22}: {_short(value)}"]
 
 
 # ------------------------------------------------------------------ bench ----

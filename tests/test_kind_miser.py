@@ -69,7 +69,7 @@ def test_large_lambda_reads_only_cheap_features(work: Path) -> None:
     assert rep["exit_histogram"] == [rep["n"]] and rep["mean_trees"] == frugal.tables.trees.n_trees
     assert rep["accuracy"] > 0.6
     code, out, _ = run("inspect", work / "frugal.msgpack", "--json")
-    assert code == 0 and json.loads(out)["budget"] == len(used_frugal) == frugal.tables.n_used
+    assert code == 0 and json.loads(out)["n_features_used"] == len(used_frugal) == frugal.tables.n_used
 
 
 def reference_boosting(X: np.ndarray, y01: np.ndarray, n_iter: int, loss: str, step: float,

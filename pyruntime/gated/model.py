@@ -20,6 +20,7 @@ linear parts.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from pyruntime.arrays import as_array, check_inputs, require
 from pyruntime.cbind import CEvaluator
+from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
 from pyruntime.memo import ReadState, quantize_costs
 from pyruntime.result import Predictions
@@ -140,6 +142,29 @@ class GatedModel:
             elif isinstance(part, TreeEnsemble):
                 used.update(part.feature[part.feature >= 0].tolist())
         return len(used)
+
+    def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
+        """What `frugalml inspect` shows: each part (gate g, low-cost f1, high-cost f0 or remote), which
+        part answers when the gate's score is above its threshold, the features used with costs."""
+        def part(p: Part | None) -> dict[str, Any] | str:
+            if p is None:
+                return "remote (the device answers DEFER, -1)"
+            if isinstance(p, LinearScorer):
+                return {"type": "linear", "nnz": int(p.nnz),
+                        "features": [feature_name(feature_names, int(j)) for j in p.feature]}
+            t = tree_summary(p, feature_names)
+            return {"type": "trees", "n_trees": t["n_trees"], "max_depth": t["max_depth"],
+                    "features": [f["feature"] for f in t["features_used"]]}
+
+        used: set[int] = set()
+        for p in (self.gate, self.f1, self.f0):
+            if isinstance(p, LinearScorer):
+                used.update(int(j) for j in p.feature)
+            elif isinstance(p, TreeEnsemble):
+                used.update(int(j) for j in p.feature[p.feature >= 0])
+        return {"gate": part(self.gate), "f1": part(self.f1), "f0": part(self.f0), "f0_kind": self.f0_kind,
+                "gate_above_sends_to": self.gate_above, "n_features_used": len(used),
+                "features_used": features_with_costs(sorted(used), self.costs, feature_names)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"n_features": self.n_features, "gate_above": self.gate_above, "costs": self.costs,

@@ -7,12 +7,14 @@ float32 sums in reading order, the same binning rule, the same stop tests.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from pyruntime.arrays import as_array, check_inputs, float_keys, require
+from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.result import Predictions
 
@@ -62,6 +64,18 @@ class NBModel:
     @property
     def n_stops(self) -> int:
         return int(self.stop_at.shape[0])
+
+    def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
+        """What `frugalml inspect` shows: the budget k, the reading order with costs, the stop points."""
+        return {
+            "budget": self.n_used,
+            "reading_order": [feature_name(feature_names, int(j)) for j in self.order],
+            "feature_costs": features_with_costs(self.order, self.costs, feature_names),
+            "n_stop_points": self.n_stops,
+            "stop_points": [{"after": int(a), "upper": float(u), "lower": float(lo)}
+                            for a, u, lo in zip(self.stop_at, self.stop_hi, self.stop_lo)],
+            "threshold": self.threshold,
+        }
 
     def validate(self) -> None:
         """Raise ModelFormatError unless every index and length is consistent."""

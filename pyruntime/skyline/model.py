@@ -18,6 +18,7 @@ The default budget and size stored with the model serve the generic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +26,11 @@ import numpy as np
 
 from pyruntime.arrays import check_inputs, require
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
+from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
 from pyruntime.nb.model import NBModel
 from pyruntime.result import Predictions
-from pyruntime.skyline.index import NO_MODEL, SkylineIndex
+from pyruntime.skyline.index import NO_MODEL, SkylineIndex, poly_cost
 from pyruntime.trees.linear import LinearScorer, linear_struct
 
 BASES = ("nb", "linear")
@@ -59,6 +61,20 @@ class SkylineModel:
     @property
     def n_models(self) -> int:
         return self.index.n_models
+
+    def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
+        """What `frugalml inspect` shows: base, search method, the indexed models (features, validation
+        accuracy, cost polynomial c0 + c1*n + c2*n^2, cost at the default size), the size ranges and the
+        default budget (null: +inf, the most accurate model) and size."""
+        ix = self.index
+        cost = poly_cost(ix.model_coef, self.default_size) if self.n_models else np.zeros(0)
+        models = [{"features": [feature_name(feature_names, int(j)) for j in ix.features_of(k)],
+                   "validation_accuracy": float(ix.model_acc[k]), "cost_coef": ix.model_coef[k].tolist(),
+                   "cost_at_default_size": float(cost[k])} for k in range(self.n_models)]
+        return jsonable({"base": self.base, "method": ix.method, "n_models": self.n_models,
+                         "n_size_ranges": ix.n_ranges, "size_breaks": ix.breaks.tolist(),
+                         "default_budget": self.default_budget, "default_size": self.default_size,
+                         "models": models})
 
     def check(self) -> None:
         """Raise ModelFormatError unless every model is consistent and reads only its indexed features."""

@@ -20,6 +20,7 @@ evaluation cost e of the test-time cost) is kept for reporting only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from pyruntime.arrays import as_array, check_inputs, require
 from pyruntime.cbind import CEvaluator, c_ptr
+from pyruntime.describe import tree_summary
 from pyruntime.errors import ModelFormatError
 from pyruntime.fixedpoint import INT32_MAX, to_fixed
 from pyruntime.memo import ReadState
@@ -123,6 +125,15 @@ class TreeCascade:
                    exit_lower=ir.get("exit_lower", np.full(S, -np.inf, np.float32)),
                    exit_rule=ir.get("exit_rule", "score" if trees.n_outputs == 1 else "margin"),
                    tree_eval_cost=float(ir.get("tree_eval_cost", 0.0)))
+
+    def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
+        """What `frugalml inspect` shows: trees and depth, stages and their exits, features used with costs."""
+        out = tree_summary(self.trees, feature_names)
+        out["n_features_used"] = len(out["features_used"])
+        out.update({"n_stages": self.n_stages, "stage_end_tree": self.stage_end.tolist(), "exit_rule": self.exit_rule,
+                    "exit_upper": self.exit_upper.tolist(), "exit_lower": self.exit_lower.tolist(),
+                    "tree_eval_cost": self.tree_eval_cost})
+        return out
 
     def trees_at(self, stage: np.ndarray) -> np.ndarray:
         """Trees evaluated by predictions that exited at the given stages."""

@@ -1,0 +1,103 @@
+"""`frugalml inspect` per kind: the file-level facts plus the tables' describe() (trees and depth, stages
+and exits, gate and parts, indexed models and budgets, features used and their costs), as text and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler.cli import cli
+from pyruntime import format as fmt
+from pyruntime.describe import tree_depths
+from pyruntime.skyline.index import poly_cost
+
+D = 6
+COSTS = [1.0, 2.0, 3.0, 4.0, 5.0, 6.5]
+TRAIN = {
+    "nb-stop": (),
+    "miser": ("--trees", "6", "--depth", "2", "--lambda", "0.01"),
+    "cascade": ("--trees", "6", "--stages", "2", "--depth", "2"),
+    "l1-gate": ("--hpc", "gbrt", "--hpc-remote"),
+    "skyline": ("--base", "linear"),
+}
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("inspect")
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 500)
+    X = rng.normal(size=(500, D)) + np.outer(2.0 * y - 1.0, [1.5, 1.0, 0.5, 0.2, 0.0, 0.0])
+    np.savez(d / "data.npz", X=X, y=y)
+    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"x{j},{c}\n" for j, c in enumerate(COSTS)))
+    for kind, opts in TRAIN.items():
+        code, _, err = run("train", kind, d / "data.npz", "--costs", d / "costs.csv", "-o", d / f"{kind}.msgpack",
+                           *opts)
+        assert code == 0, (kind, err)
+    return d
+
+
+def inspect_json(work: Path, kind: str) -> dict:
+    code, out, err = run("inspect", work / f"{kind}.msgpack", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def features_of(info_features: list[dict]) -> dict[int, float]:
+    return {f["index"]: f["cost"] for f in info_features}
+
+
+def test_nb_shows_budget_order_and_stops(work: Path) -> None:
+    info = inspect_json(work, "nb-stop")
+    t = fmt.load(work / "nb-stop.msgpack").tables
+    assert info["budget"] == t.n_used and info["n_stop_points"] == t.n_stops == len(info["stop_points"])
+    assert info["reading_order"] == [f"x{j}" for j in t.order]
+    assert [f["cost"] for f in info["feature_costs"]] == [COSTS[j] for j in t.order]
+
+
+@pytest.mark.parametrize("kind", ["miser", "cascade"])
+def test_tree_kinds_show_trees_depth_stages_and_features(work: Path, kind: str) -> None:
+    info = inspect_json(work, kind)
+    t = fmt.load(work / f"{kind}.msgpack").tables
+    assert "budget" not in info and "n_stop_points" not in info
+    assert info["n_trees"] == t.trees.n_trees and info["n_stages"] == t.n_stages
+    assert info["max_depth"] == max(tree_depths(t.trees.feature, t.trees.left, t.trees.right, t.trees.roots)) <= 2
+    used = sorted(set(t.trees.feature[t.trees.feature >= 0].tolist()))
+    assert features_of(info["features_used"]) == {j: COSTS[j] for j in used}
+    assert info["n_features_used"] == len(used)
+    assert info["stage_end_tree"] == t.stage_end.tolist()
+    if kind == "cascade":
+        assert info["n_stages"] == 2
+    code, out, _ = run("inspect", work / f"{kind}.msgpack")
+    assert code == 0 and "max depth: " in out and "features used: " in out and "stop" not in out
+
+
+def test_gated_shows_parts_and_remote_f0(work: Path) -> None:
+    info = inspect_json(work, "l1-gate")
+    t = fmt.load(work / "l1-gate.msgpack").tables
+    assert info["kind"] == "gated" and info["f0"].startswith("remote")
+    assert info["gate"]["type"] == "linear" and info["f1"]["type"] == "linear"
+    assert info["f1"]["features"] == [f"x{j}" for j in t.f1.feature]
+    used = set(t.gate.feature.tolist()) | set(t.f1.feature.tolist())
+    assert features_of(info["features_used"]) == {j: COSTS[j] for j in used}
+
+
+def test_skyline_shows_models_and_budgets(work: Path) -> None:
+    info = inspect_json(work, "skyline")
+    t = fmt.load(work / "skyline.msgpack").tables
+    assert info["n_models"] == t.n_models == len(info["models"]) and info["default_budget"] is None
+    cost = poly_cost(t.index.model_coef, t.default_size)
+    for k, m in enumerate(info["models"]):
+        assert m["features"] == [f"x{j}" for j in t.index.features_of(k)]
+        assert m["cost_at_default_size"] == float(cost[k]) == sum(COSTS[j] for j in t.index.features_of(k))
+    code, out, _ = run("inspect", work / "skyline.msgpack")
+    assert code == 0 and "models: features=" in out and "default budget: -" in out
