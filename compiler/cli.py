@@ -21,6 +21,7 @@ from compiler.header import TARGETS, c_tables, numeric_for, render_header
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
+from pyruntime.costtext import CostedView, predict_lines
 from pyruntime.data import load_dataset
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
@@ -225,25 +226,26 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
             target_name: str | None) -> None:
     """Run the C runtime on every row of DATA as given (no split).
 
-    Prints one line per row: LABEL FEATURES_READ, and for kinds with
-    feature costs the COST spent, where LABEL is the class index (1 = positive
-    class, see `inspect`; -1 = deferred), exactly as the firmware examples
-    print it.
+    Prints one line per row, exactly as the firmware examples print it:
+    LABEL FEATURES_READ for naive Bayes kinds, LABEL FEATURES_READ COST for
+    the others. LABEL is the class index (1 = positive class, see `inspect`;
+    -1 = deferred or nothing fits the budget), FEATURES_READ the distinct
+    features read, COST their summed cost (q15: integer cost units times the
+    header's FM_COST_UNIT), rounded to 6 decimals without trailing zeros.
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
     ds = load_dataset(data, model.meta.get("target_column"))
     X = ds.X[:rows] if rows else ds.X
-    pred = c_evaluator(model, num).predict(X)
-    if not getattr(model.tables, "reports_cost", True):
-        lines = [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
-    else:  # kinds with feature costs append the cost spent
-        lines = [f"{int(lab)} {int(k)} {float(c):.9g}" for lab, k, c in zip(pred.label, pred.n_read, pred.cost)]
+    ev = c_evaluator(model, num)
+    pred = ev.predict(X)
+    q15 = num == "q15"
+    lines = predict_lines(model.tables, pred, q15, ev.cost_unit)
     if output:
         with open(output, "w") as fh:
             fh.write("label,features_read,cost\n")
-            for lab, k, c in zip(pred.label, pred.n_read, pred.cost):
-                fh.write(f"{int(lab)},{int(k)},{float(c):.9g}\n")
+            cost_lines = predict_lines(CostedView(), pred, q15, ev.cost_unit, sep=",")
+            fh.write("".join(line + "\n" for line in cost_lines))
         click.echo(f"wrote {len(lines)} predictions to {output}", err=True)
     else:
         click.echo("\n".join(lines))

@@ -7,6 +7,7 @@ for any model kind::
     FM_N_FEATURES                 input vector length
     FM_PREDICT_VEC(x, n, out)     eager prediction into an fm_result
     FM_MODEL_KIND, FM_MODEL_NUMERIC
+    FM_REPORTS_COST, FM_COST_UNIT, FM_RESULT_COST(r)   the COST column (pyruntime/costtext.py)
     FM_N_ROWS, FM_ROWS            embedded test rows (with --embed)
 
 Tables are checked before they are written (the same checks the runtime
@@ -206,6 +207,21 @@ def check_name(name: str) -> str:
     return name
 
 
+def cost_macros(model: ModelFile, numeric: str) -> list[str]:
+    """FM_REPORTS_COST (1: the firmware prints a COST column, as `frugalml predict` does), FM_COST_UNIT
+    and FM_RESULT_COST(r), the float32 cost of an fm_result *r: r->cost for float32 tables,
+    (float)r->cost_q * FM_COST_UNIT for q15 tables (pyruntime/costtext.py)."""
+    reports = bool(getattr(model.tables, "reports_cost", True))
+    unit = 1.0
+    if numeric == "q15" and reports:
+        from pyruntime.evaluators import c_evaluator  # noqa: PLC0415 - the q15 tables' cost unit
+
+        unit = float(c_evaluator(model, numeric).cost_unit)
+    cost = "((float)(r)->cost_q * FM_COST_UNIT)" if numeric == "q15" else "((r)->cost)"
+    return [f"#define FM_REPORTS_COST {int(reports)}", f"#define FM_COST_UNIT {c_float(unit)}",
+            f"#define FM_RESULT_COST(r) {cost}"]
+
+
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
                   target: str | None = None) -> str:
     """The whole header text."""
@@ -236,6 +252,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
         f'#define FM_MODEL_NUMERIC "{numeric}"',
         f"#define FM_N_FEATURES {name.upper()}_N_FEATURES",
         f"#define FM_PREDICT_VEC(x, n, out) {t.predict_vec}(&{name}, (x), (n), (out))",
+        *cost_macros(model, numeric),
     ]
     if rows is not None:
         r = np.asarray(rows, dtype=np.float32)

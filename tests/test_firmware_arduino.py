@@ -12,9 +12,13 @@ import pytest
 from firmware_tools import CORTEX_M_TOOLS, FIRMWARE, frugalml, make, require_tools
 
 from compiler.header import numeric_for, render_header
+from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
+from pyruntime.costtext import predict_lines
 from pyruntime.data import load_dataset
 from pyruntime.evaluators import c_evaluator
+
+load_kind_modules()  # header emitters of every kind (miser too)
 
 ARDUINO = FIRMWARE / "arduino"
 ROWS = 40
@@ -41,8 +45,8 @@ def header_and_expected(model: Path, csv: Path, target: str, out: Path) -> tuple
     X = load_dataset(str(csv), "label").X[:ROWS]
     header = out / "model.h"
     header.write_text(render_header(m, num, "model", X, target))
-    pred = c_evaluator(m, num).predict(X)
-    return header, [f"{int(a)} {int(b)}" for a, b in zip(pred.label, pred.n_read)]
+    ev = c_evaluator(m, num)
+    return header, predict_lines(m.tables, ev.predict(X), num == "q15", ev.cost_unit)
 
 
 @pytest.mark.parametrize("target", ["cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33"])
@@ -58,5 +62,20 @@ def test_sketch_predicts_from_analog_reads(adc_model: tuple[Path, Path], tmp_pat
     require_tools("arm-none-eabi-g++", *CORTEX_M_TOOLS)
     header, expected = header_and_expected(*adc_model, target, tmp_path)
     p = make(ARDUINO, f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+
+
+def test_sketch_prints_the_cost_column_of_a_costed_kind(adc_model: tuple[Path, Path], tmp_path: Path) -> None:
+    """A costed kind (miser, non-integer costs): the sketch prints LABEL FEATURES_READ COST like predict."""
+    require_tools("arm-none-eabi-g++", *CORTEX_M_TOOLS)
+    _, csv = adc_model
+    costs = tmp_path / "costs.csv"
+    costs.write_text("feature,cost\n" + "".join(f"a{j},{0.25 + 0.5 * j}\n" for j in range(6)))
+    model = tmp_path / "miser.msgpack"
+    frugalml("train", "miser", str(csv), "-o", model, "--target-column", "label", "--costs", costs, "--trees", "10")
+    header, expected = header_and_expected(model, csv, "cortex-m4f", tmp_path)
+    assert all(len(line.split()) == 3 for line in expected)
+    p = make(ARDUINO, f"MODEL={header}", "TARGET=cortex-m4f", f"BUILD={tmp_path / 'b'}", "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected

@@ -14,9 +14,13 @@ import pytest
 from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, RUNTIME, frugalml, make, require_tools, size_report
 
 from compiler.header import numeric_for, render_header
+from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
+from pyruntime.costtext import predict_lines
 from pyruntime.data import load_dataset
 from pyruntime.evaluators import c_evaluator
+
+load_kind_modules()  # header emitters of every kind (miser too)
 
 # (name, DATA, train options, rows embedded): a dense model without early stops
 # and a sparse early-stopping model whose rows stop at different points.
@@ -24,6 +28,8 @@ MODELS = {
     "dense": ("sklearn:breast_cancer", (), 40),
     "sparse": ("gen:sparse:1500:400:7", ("--budget", "60"), 30),
 }
+# a kind with feature costs: the firmware prints a COST column too (non-integer costs: q15 cost units)
+COSTED = ("sklearn:breast_cancer", 40)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +44,47 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @cache
 def _rows(name: str) -> np.ndarray:
-    data, _, rows = MODELS[name]
+    data, rows = COSTED if name == "costed" else (MODELS[name][0], MODELS[name][2])
     return load_dataset(data).X[:rows]
+
+
+@pytest.fixture(scope="module")
+def costed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("fw_costed")
+    costs = work / "costs.csv"
+    costs.write_text("feature,cost\n" + "".join(f"{j},{0.3 + 0.7 * (j % 4)}\n" for j in range(30)))
+    frugalml("train", "miser", COSTED[0], "-o", work / "miser.msgpack", "--costs", costs, "--trees", "20",
+             "--lambda", "0.05")
+    return work / "miser.msgpack"
+
+
+@pytest.mark.parametrize(("target", "machine", "numeric"), [("cortex-m3", "mps2-an385", None),
+                                                              ("cortex-m4f", "mps2-an386", None),
+                                                              ("cortex-m0", "microbit", None)])
+def test_cortex_m_prints_the_cost_column_of_predict(costed: Path, tmp_path: Path, target: str, machine: str,
+                                                    numeric: str | None) -> None:
+    """A costed kind (miser): LABEL FEATURES_READ COST, byte-identical to `frugalml predict` (float32 and
+    q15 tables, soft-float and FPU cores)."""
+    require_tools(*CORTEX_M_TOOLS)
+    header, expected = export(costed, "costed", tmp_path, target, numeric)
+    assert all(len(line.split()) == 3 for line in expected)
+    assert len({line.split()[2] for line in expected}) >= 2 and any("." in line.split()[2] for line in expected)
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
+             "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+    cli = frugalml("predict", costed, COSTED[0], "--rows", str(COSTED[1]), "--target", target)
+    assert cli.splitlines() == expected
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_raspberry_pi_prints_the_cost_column_of_predict(costed: Path, tmp_path: Path, numeric: str) -> None:
+    require_tools(*PI_TOOLS["aarch64-linux-gnu-"])
+    header, expected = export(costed, "costed", tmp_path, "pi", numeric)
+    assert all(len(line.split()) == 3 for line in expected)
+    p = make(PI, f"MODEL={header}", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
 
 
 def export(model: Path, name: str, out: Path, target: str, numeric: str | None = None) -> tuple[Path, list[str]]:
@@ -49,8 +94,8 @@ def export(model: Path, name: str, out: Path, target: str, numeric: str | None =
     num = numeric_for(target, numeric)
     header = out / "model.h"
     header.write_text(render_header(m, num, "model", _rows(name), target))
-    pred = c_evaluator(m, num).predict(_rows(name))
-    return header, [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
+    ev = c_evaluator(m, num)
+    return header, predict_lines(m.tables, ev.predict(_rows(name)), num == "q15", ev.cost_unit)
 
 
 def test_cli_interface_cortex_m3(models: dict[str, Path], tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
 from compiler.skyline.kind import skyline_eval, sweep_budgets
 from pyruntime import format as fmt
+from pyruntime.costtext import cost_text
 from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.skyline.index import poly_cost
@@ -151,7 +152,7 @@ def test_cli_eval_predict_inspect(work: Path, base: str) -> None:
     assert code == 0, err
     X, _ = data(work)
     p = c_evaluator(model).predict(X[:5])
-    assert out.split("\n")[:5] == [f"{int(a)} {int(b)} {float(c):.9g}" for a, b, c in zip(p.label, p.n_read, p.cost)]
+    assert out.split("\n")[:5] == [f"{int(a)} {int(b)} {cost_text(c)}" for a, b, c in zip(p.label, p.n_read, p.cost)]
     code, out, err = run("inspect", path, "--json")
     assert code == 0, err
     assert json.loads(out)["table_bytes"] > model.tables.index.nbytes()

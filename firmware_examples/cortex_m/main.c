@@ -1,7 +1,9 @@
 /*
  * Bare-metal self-test: evaluates the model on the rows embedded in the
  * generated header and prints one line per row over semihosting,
- * "LABEL FEATURES_READ", exactly as `frugalml predict MODEL DATA --rows N`.
+ * "LABEL FEATURES_READ", plus " COST" for kinds with feature costs
+ * (FM_REPORTS_COST; text of fm_cost_text.h), exactly as
+ * `frugalml predict MODEL DATA --rows N`.
  *
  * Exit code (main's return value, passed to the host by the start-up code):
  * 0 all rows predicted, 1 a prediction failed (an "error ROW CODE" line says
@@ -21,6 +23,8 @@
 #define FM_MODEL_HEADER "model.h"
 #endif
 #include FM_MODEL_HEADER
+
+#include "fm_cost_text.h"
 
 #ifndef FM_N_ROWS
 #error "the model header has no embedded rows: export it with --embed DATA --rows N"
@@ -54,13 +58,18 @@ static char *append(char *dst, const char *s)
     return dst;
 }
 
-static void print_pair(const char *prefix, int32_t a, int32_t b)
+/* "PREFIX A B\n", or "PREFIX A B COST\n" when cost is not NULL. */
+static void print_line(const char *prefix, int32_t a, int32_t b, const char *cost)
 {
-    char line[48], num[12];
+    char line[48 + FM_COST_TEXT_SIZE], num[12];
     char *p = append(line, prefix);
     p = append(p, fmt_int(num + sizeof num, a));
     p = append(p, " ");
     p = append(p, fmt_int(num + sizeof num, b));
+    if (cost != NULL) {
+        p = append(p, " ");
+        p = append(p, cost);
+    }
     (void)append(p, "\n");
     sh_write0(line);
 }
@@ -74,11 +83,16 @@ int main(void)
         for (i = 0; i < FM_N_ROWS; ++i) {
             int rc = FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r);
             if (rc != FM_OK) {
-                print_pair("error ", (int32_t)i, rc);
+                print_line("error ", (int32_t)i, rc, NULL);
                 return 1;
             }
             if (rep == 0) {
-                print_pair("", r.label, (int32_t)r.n_read);
+#if FM_REPORTS_COST
+                char cost[FM_COST_TEXT_SIZE];
+                print_line("", r.label, (int32_t)r.n_read, fm_cost_text(cost, FM_RESULT_COST(&r)));
+#else
+                print_line("", r.label, (int32_t)r.n_read, NULL);
+#endif
             }
         }
     }

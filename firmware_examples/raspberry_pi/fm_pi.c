@@ -1,7 +1,8 @@
 /*
  * frugalml on a Raspberry Pi (or any Linux): predictions from a generated
- * model header, one line per row, "LABEL FEATURES_READ", exactly as
- * `frugalml predict MODEL DATA` prints them.
+ * model header, one line per row, "LABEL FEATURES_READ", plus " COST" for
+ * kinds with feature costs (FM_REPORTS_COST; text of fm_cost_text.h),
+ * exactly as `frugalml predict MODEL DATA` prints them.
  *
  *   fm_pi                      the rows embedded in the header (--embed DATA)
  *   fm_pi FILE | fm_pi -       rows from a text file or stdin: numbers separated
@@ -32,6 +33,7 @@
 #endif
 #include FM_MODEL_HEADER
 
+#include "fm_cost_text.h"
 #include "gpio_marker.h"
 
 /* Rows held in memory for the workload (a file's rows beyond it are still
@@ -61,7 +63,12 @@ static int predict_print(const float *x, unsigned long row, int quiet)
         return 1;
     }
     if (!quiet) {
+#if FM_REPORTS_COST
+        char cost[FM_COST_TEXT_SIZE];
+        printf("%d %u %s\n", (int)r.label, (unsigned)r.n_read, fm_cost_text(cost, FM_RESULT_COST(&r)));
+#else
         printf("%d %u\n", (int)r.label, (unsigned)r.n_read);
+#endif
     }
     return 0;
 }

@@ -1,11 +1,13 @@
 // frugalml on an Arduino: predicts from analog reads with a generated model
 // header, reading each analog input only when the model asks for it (an
 // early-stopping model often stops after a few inputs), and prints
-// "LABEL FEATURES_READ" per prediction on Serial.
+// "LABEL FEATURES_READ" per prediction on Serial, plus " COST" for kinds with
+// feature costs (FM_REPORTS_COST), as `frugalml predict` does.
 //
 // Put next to this file: model.h (frugalml export-c MODEL -o model.h --target
 // cortex-m0|cortex-m3|cortex-m4f) and the runtime: runtime_c/include/*.h,
-// runtime_c/src/fm_common.c and the family's source (fm_nb.c for NB models).
+// runtime_c/src/fm_common.c, the family's source (fm_nb.c for NB models) and
+// firmware_examples/common/fm_cost_text.h (the COST column of costed kinds).
 // See README.md. Train on what the board reads: raw ADC counts (0..1023 on a
 // 10-bit ADC), or change fm_feature_value() to the units you trained on.
 #ifdef ARDUINO
@@ -15,6 +17,7 @@
 #endif
 
 #include "model.h"
+#include "fm_cost_text.h"
 
 #ifndef FM_MODEL_OBJECT
 #define FM_MODEL_OBJECT model  // export-c --name (default "model")
@@ -49,8 +52,9 @@ extern "C" int fm_read_analog(void *ctx, uint32_t index, float *value)
 }
 
 // The model header defines a const struct of its family's type; overloads
-// pick the family's lazy predict, the template falls back to reading every
+// pick the family's lazy predict (NB models), the template falls back to reading every
 // feature and predicting eagerly (any model kind).
+#ifdef FM_NB_H // the header is an NB model's: its lazy predict reads inputs one by one
 static inline int fm_predict_lazy(const fm_nb_f32 &m, const fm_reader *in, fm_result *out)
 {
     return fm_nb_f32_predict(&m, in, out);
@@ -60,6 +64,7 @@ static inline int fm_predict_lazy(const fm_nb_q15 &m, const fm_reader *in, fm_re
 {
     return fm_nb_q15_predict(&m, in, out);
 }
+#endif
 
 template <typename Model>
 static inline int fm_predict_lazy(const Model &, const fm_reader *in, fm_result *out)
@@ -89,7 +94,14 @@ void loop()
     } else {
         Serial.print(static_cast<long>(r.label));
         Serial.print(' ');
+#if FM_REPORTS_COST
+        char cost[FM_COST_TEXT_SIZE];
+        Serial.print(static_cast<unsigned long>(r.n_read));
+        Serial.print(' ');
+        Serial.println(fm_cost_text(cost, FM_RESULT_COST(&r)));
+#else
         Serial.println(static_cast<unsigned long>(r.n_read));
+#endif
     }
     delay(FM_PERIOD_MS);
 }
