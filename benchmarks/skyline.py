@@ -159,7 +159,7 @@ def main() -> None:
                                    ("greedy-acc", "greedy-acc", 0.0), ("greedy-cost", "greedy-cost", 0.0)]:
             t0 = time.perf_counter()
             clf = SkylineClassifier(method=method, epsilon=eps, costs=costs, sizes=[LO, HI])
-            clf.fit(X_fit, y_fit, X_val, y_val)
+            clf.fit(X_fit, y_fit, eval_set=(X_val, y_val))
             total = time.perf_counter() - t0
             idx = clf.index_
             q_sizes = rng.uniform(LO, HI, 512)

@@ -188,9 +188,9 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     if budget is not None or size is not None or budget_sweep:
         budgeted = BUDGET_EVAL.get(model.kind)
         if budgeted is None:
-            kinds = ", ".join(sorted(BUDGET_EVAL)) or "none"
-            raise click.UsageError(f"--budget/--size/--budget-sweep need a model with a per-call budget index "
-                                   f"(kinds: {kinds}), not {model.kind}")
+            kinds = " or ".join(sorted(BUDGET_EVAL)) or "budget-indexed"
+            raise click.UsageError(f"--budget/--size/--budget-sweep need a {kinds} model (one with a per-call "
+                                   f"budget index), not {model.kind}")
         report.update(budgeted(model, X, y[idx], budget, size, budget_sweep, plot, num))
     if as_json:
         click.echo(json.dumps(report))

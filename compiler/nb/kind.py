@@ -43,11 +43,10 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02),
-        random_state=task.split.seed,
+        random_state=task.split.seed, costs=None if costs is None else costs.at(0.0).astype(np.float32),
     )
-    cost_vec = None if costs is None else costs.at(0.0).astype(np.float32)
     X, y = task.data.X, task.y
-    est.fit(X[task.train], y[task.train], X[task.validation], y[task.validation], costs=cost_vec)
+    est.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     model = est.model_
     val = model.predict_reference(X[task.validation])
     w = class_weights(y[task.validation])

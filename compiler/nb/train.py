@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
 from compiler.tasks import class_weights, weighted_accuracy
@@ -228,7 +230,7 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
 
 
 # ------------------------------------------------------------ estimator ----
-class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
+class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     """Naive Bayes over the top-k features of an ordering, static or with stop points.
 
     Parameters follow the CLI: budget (k, None = the grid value with the best
@@ -240,13 +242,19 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
     (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
     R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
     strict and stopped error <= (1 - p) x full error); alpha (Laplace smoothing),
-    validation_fraction (used when fit gets no validation set).
+    validation_fraction (used when fit gets no eval_set); costs (per-feature
+    acquisition costs, reported per prediction; None = 1 each).
+
+    Binary classification: y may hold any two labels (``classes_``; the second is
+    the positive class). Validation data, which picks the budget and the stop
+    points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
+    frugalml estimator.
     """
 
     def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
-                 validation_fraction: float = 0.25, random_state: int = 0) -> None:
+                 validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -258,6 +266,7 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         self.alpha = alpha
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.costs = costs
 
     def _check_params(self) -> None:
         if self.ordering not in ORDERINGS:
@@ -276,35 +285,30 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
 
-    @staticmethod
-    def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"{what}: X must be a non-empty 2-D matrix, got shape {X.shape}")
-        if y.shape != (X.shape[0],):
-            raise ValueError(f"{what}: y must have one label per row")
-        if not np.all(np.isfinite(X)):
-            raise ValueError(f"{what}: X contains NaN or infinite values")
-        if not set(np.unique(y).tolist()) <= {0, 1}:
-            raise ValueError(f"{what}: y must be binary 0/1 (use --positive for multi-class data)")
-        return X, y.astype(np.int64)
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
 
-    def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
-            y_val: np.ndarray | None = None, costs: np.ndarray | None = None) -> NaiveBayesBudget:
+    def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> NaiveBayesBudget:
+        """Fit on (X, y); eval_set=(X_val, y_val) picks the budget and stop points (default: a
+        validation_fraction split of the training data)."""
         self._check_params()
-        X, y = self._check_xy(X, y, "training data")
-        if X_val is None or y_val is None:
+        X, y = fit_binary(self, X, y)
+        if eval_set is None:
             from pyruntime.data import Split
 
             tr, va, _ = Split(seed=self.random_state, train=1 - self.validation_fraction,
                               validation=self.validation_fraction).indices(y)
             X, y, X_val, y_val = X[tr], y[tr], X[va], y[va]
-        X_val, y_val = self._check_xy(X_val, y_val, "validation data")
-        if np.unique(y).size < 2:
-            raise ValueError("training data has a single class: nothing to learn")
-        self.n_features_in_ = X.shape[1]
-        self.classes_ = np.array([0, 1])
+        else:
+            X_val = check_X(self, eval_set[0], "classes_")
+            y_val = encode_binary(self, eval_set[1], "validation data")
+            if y_val.shape[0] != X_val.shape[0]:
+                raise ValueError("validation data: y must have one label per row of X")
+        if X_val.shape[0] == 0:
+            raise ValueError("validation data is empty")
+        costs = None if self.costs is None else np.asarray(self.costs, dtype=np.float32)
+        if costs is not None and costs.shape != (X.shape[1],):
+            raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
         bins = fit_bins(X, self.bins)
         B = bins.transform(X)
         tables, counts = fit_tables(B, y, bins, self.alpha)
@@ -378,21 +382,34 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         return min(k for k, v in curve.items() if v == best), curve
 
     # ------------------------------------------------------------ predict --
-    def _check_fitted(self) -> NBModel:
-        if not hasattr(self, "model_"):
-            raise ValueError("this model is not fitted yet: call fit first")
-        return self.model_
+    def _check_fitted(self, X: Any) -> tuple[NBModel, np.ndarray]:
+        X = check_X(self, X, "model_")
+        return self.model_, X
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        return self._check_fitted().predict_reference(X).label.astype(np.int64)
+    def predict(self, X: Any) -> np.ndarray:
+        margin = self.decision_function(X)  # checks that the model is fitted first
+        return self.classes_[(margin > 0).astype(np.int64)]
 
-    def decision_function(self, X: np.ndarray) -> np.ndarray:
-        return self._check_fitted().predict_reference(X).score.astype(np.float64)
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed margin of the decision: score minus the bound that decided (the stop point's upper
+        bound for an early 1, its lower bound for an early 0, else the threshold); > 0 iff the
+        positive class."""
+        model, X = self._check_fitted(X)
+        p = model.predict_reference(X)
+        score = p.score.astype(np.float64)
+        bound = np.full(score.shape, float(model.threshold))
+        early = p.stage > 0
+        s = p.stage[early].astype(np.int64) - 1
+        bound[early] = np.where(p.label[early] == 1, np.asarray(model.stop_hi, np.float64)[s],
+                                np.asarray(model.stop_lo, np.float64)[s])
+        margin = score - bound
+        return np.where(p.label == 1, np.maximum(margin, np.nextafter(0.0, 1.0)), np.minimum(margin, 0.0))
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Posterior from the (possibly early) log-odds score at which each row was decided."""
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Logistic of the decision margin (log-odds units); argmax agrees with predict."""
         p1 = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
         return np.column_stack([1 - p1, p1])
 
-    def features_read(self, X: np.ndarray) -> np.ndarray:
-        return self._check_fitted().predict_reference(X).n_read.astype(np.int64)
+    def features_read(self, X: Any) -> np.ndarray:
+        model, X = self._check_fitted(X)
+        return model.predict_reference(X).n_read.astype(np.int64)

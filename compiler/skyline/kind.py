@@ -3,11 +3,11 @@
 model's own runtime tables (pyruntime/skyline_model.py, fm_skymodel.h).
 
 ``--base nb`` trains every feature set's model as a static naive Bayes
-(compiler.nb_train.NaiveBayesBudget over all the set's features, no early
+(compiler.nb.train.NaiveBayesBudget over all the set's features, no early
 stopping: the accuracies the search sees are those of the deployed tables);
 ``--base linear`` a LogisticRegression exported as a sparse linear scorer.
 Other bases (``trees``, dotted sklearn classes) can be searched with
-compiler.skyline.SkylineClassifier but have no runtime tables: training this
+compiler.skyline.classifier.SkylineClassifier but have no runtime tables: training this
 kind with them is a usage error.
 
 Per call the runtime picks the most accurate model whose cost polynomial at
@@ -72,7 +72,8 @@ def base_estimator(base: str, d: int, seed: int) -> Any:
 
         return LogisticRegression(max_iter=1000)
     raise click.UsageError(f"--base {base} has no runtime tables and cannot be exported as a skyline model "
-                           f"(use --base {' or '.join(EXPORTABLE)}; other bases: compiler.skyline.SkylineClassifier)")
+                           f"(use --base {' or '.join(EXPORTABLE)}; other bases: "
+                           "compiler.skyline.classifier.SkylineClassifier)")
 
 
 def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int) -> NBModel | LinearScorer:
@@ -106,7 +107,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     clf = SkylineClassifier(base=est, method=opts.get("method", "polydom"), epsilon=float(opts.get("epsilon", 0.0)),
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
                             allow_empty=not opts.get("no_empty_model", False), random_state=seed)
-    clf.fit(X[task.train], y[task.train], X[task.validation], y[task.validation])
+    clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]
     lo, _ = clf.size_range_
