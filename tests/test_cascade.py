@@ -100,7 +100,7 @@ def test_cascade_exits_early_and_saves_cost_on_easy_data(cancer: dict) -> None:
 
 
 def test_early_exit_baseline(cancer: dict) -> None:
-    m = GreedyMiserClassifier(lambda_=0.0, n_trees=40, costs=cancer["costs"], tree_eval_cost=1.0)
+    m = GreedyMiserClassifier(lam=0.0, n_trees=40, costs=cancer["costs"], tree_eval_cost=1.0)
     m.fit(cancer["Xa"], cancer["ya"])
     e = EarlyExitEnsemble(m, every=5).fit(cancer["Xv"], cancer["yv"])
     T = m.n_trees_

@@ -219,7 +219,7 @@ def test_early_exit_baseline(work: Path) -> None:
     model = fmt.load(work / "ee.msgpack")
     task = tasks.prepare(str(work / "data.npz"))
     X = task.data.X.astype(np.float32)
-    base = GreedyMiserClassifier(lambda_=0.0, n_trees=20, loss="logistic",
+    base = GreedyMiserClassifier(lam=0.0, n_trees=20, loss="logistic",
                                  costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
     base.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
     ee = EarlyExitEnsemble(base, every=5).fit(X[task.validation], task.y[task.validation])

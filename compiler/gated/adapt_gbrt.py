@@ -28,7 +28,7 @@ inputs routed to f0 equals mean(q) <= P_full (with the paper's t = 0 a soft
 gate whose q_i stay below 1/2 would route nothing). By default q is updated
 after every boosting iteration (``n_iter = n_trees``); ``xi`` weights both
 prediction losses against the gate's KL term. ``gamma`` uses the same scale as
-the miser ``lambda_``: a feature's cost is divided by the summed cost of all
+the miser ``lam``: a feature's cost is divided by the summed cost of all
 features.
 """
 
