@@ -188,6 +188,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         step: float = 0.1,
         costs: FeatureCosts | np.ndarray | None = None,
         trees_per_step: int = 10,
+        gate_rule: str = "sigmoid",
         eta: float = 1.0,
         xi: float = 1.0,
         hpc_cv: int = 3,
@@ -202,6 +203,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         self.step = step
         self.costs = costs
         self.trees_per_step = trees_per_step
+        self.gate_rule = gate_rule
         self.eta = eta
         self.xi = xi
         self.hpc_cv = hpc_cv
@@ -219,6 +221,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("step must be in (0, 1]")
         if self.eta < 0:
             raise ValueError("eta must be >= 0")
+        if self.gate_rule not in ("sigmoid", "quantile"):
+            raise ValueError("gate_rule must be 'sigmoid' (the paper's) or 'quantile'")
 
     def _n_outer(self) -> int:
         """Outer (q-update) iterations: one per ``trees_per_step`` boosting iterations."""
@@ -320,8 +324,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
                                        self.costs_, 0.0)
         self.f1_ir_ = ensemble_to_ir(f1.trees, f1.tree_output, f1.base_score, self.n_features_in_,
                                      self.costs_, 0.0)
-        # the paper's gate: f0 iff sigma(g(x)) > 1/2
-        self.gate_threshold_ = np.float32(0.0)
+        if self.gate_rule == "sigmoid":  # the paper's gate: f0 iff sigma(g(x)) > 1/2
+            self.gate_threshold_ = np.float32(0.0)
+        else:  # "quantile": route the top mean(q) share of the training inputs (by gate score) to f0
+            k = int(np.floor(float(q.mean()) * n))
+            Gs = np.sort(G)[::-1]
+            thr = np.float32(0.0) if k <= 0 else Gs[k] if k < n else np.nextafter(Gs[-1], np.float32(-np.inf))
+            self.gate_threshold_ = np.float32(thr)
         self.gate_ir_["decision_threshold"] = float(self.gate_threshold_)
         self.train_route_fraction_ = float(np.mean(G > self.gate_threshold_))
         return self
