@@ -154,7 +154,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
     t0 = time.time()
     misers = {}
     for lam in (LAMBDAS[::2] if quick else LAMBDAS):
-        m = GreedyMiserClassifier(lambda_=lam, n_trees=trees, costs=costs, loss="logistic", random_state=seed)
+        m = GreedyMiserClassifier(lam=lam, n_trees=trees, costs=costs, loss="logistic", random_state=seed)
         m.fit(Xa, ya, eval_set=(Xv, yv))
         misers[lam] = m
         add(f"miser lambda={lam:g}" if lam else "stage-wise (lambda=0)", m.validation_accuracy_,
@@ -173,7 +173,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         d = ee.predict_detailed(Xte)
         runtime_check(TreeCascade.from_ir(ee.to_tree_ensemble()), Xte, d)
         early.append(ee)
-        add(f"early exit every 10 (lambda={model.lambda_:g})", np.nan, np.mean(d["label"] == yte),
+        add(f"early exit every 10 (lambda={model.lam:g})", np.nan, np.mean(d["label"] == yte),
             d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}", "early exit every 10")
     cascades = []
     for lams in CSCC_LAMBDAS[:2] if quick else CSCC_LAMBDAS:
@@ -211,7 +211,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
     r_cost = ref.test_time_cost(Xte).mean()
     c_cost = chosen.test_time_cost(Xte).mean()
     r_acc, c_acc = ref.score(Xte, yte), chosen.score(Xte, yte)
-    print(f"sweep choice lambda={chosen.lambda_:g}: test acc {c_acc:.4f} vs {r_acc:.4f} at lambda=0 "
+    print(f"sweep choice lambda={chosen.lam:g}: test acc {c_acc:.4f} vs {r_acc:.4f} at lambda=0 "
           f"({100 * (c_acc - r_acc):+.2f} points); cost {c_cost:.2f} vs {r_cost:.2f} "
           f"= 1/{r_cost / max(c_cost, 1e-12):.1f}")
 

@@ -33,7 +33,7 @@ from compiler.gated.header import gated_c_tables
 from compiler.gated.l1_gate import L1GateClassifier
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
-from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
@@ -43,9 +43,9 @@ from pyruntime.trees.linear import LinearScorer
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
 DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
-DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.1, 1.0, 10.0), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
+DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
                       "l1-gate": (0.0, 0.01, 0.1, 0.3)}
-DEFAULT_GAMMA = {"adapt-gbrt": 1.0, "adapt-lin": 0.01, "l1-gate": 0.01}
+DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
 GATED_OPTIONS = [
     click.Option(["--hpc"], default=None, metavar="rf|gbrt|svm-rbf|MODEL.pkl",
@@ -54,7 +54,7 @@ GATED_OPTIONS = [
     click.Option(["--pfull"], type=click.FloatRange(0, 1), default=None,
                  help="Largest share of training inputs sent to f0 [adapt-gbrt, adapt-lin, l1-gate; default 0.3]."),
     click.Option(["--gamma"], type=click.FloatRange(min=0), default=None,
-                 help="Feature-cost penalty [adapt-gbrt: default 1; adapt-lin, l1-gate: default 0.01]."),
+                 help="Feature-cost penalty [adapt-gbrt: default 0.1; adapt-lin, l1-gate: default 0.01]."),
     click.Option(["--hpc-remote"], is_flag=True, default=False,
                  help="f0 runs off-device: the runtime answers DEFER (-1) for hard inputs "
                       "[adapt-gbrt, adapt-lin, l1-gate; required for svm-rbf]."),
@@ -65,7 +65,7 @@ GATED_OPTIONS = [
                  help="Comma-separated P values of --sweep [adapt-gbrt, adapt-lin, l1-gate; default "
                       + ",".join(f"{v:g}" for v in DEFAULT_P_GRID) + "]."),
     click.Option(["--gamma-grid"], default=None,
-                 help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.1,1,10; adapt-lin: "
+                 help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
                       "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
 ]
 _TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")]
@@ -227,6 +227,10 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                    "hpc_remote": tables.remote})
     record.update(fitter.validate(tables))
     record.update(hpc)
+    p = predict_with_fallback(CGated(tables), fitter.Xva, fitter.f0_estimator)
+    record.update(check_not_trivial(kind, fitter.yva, p.label, p.n_read, opts,
+                                    "lower --gamma or raise --pfull (or use --sweep)",
+                                    ("f0", float(hpc["hpc_validation_accuracy"]))))
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind="gated", tables=tables, meta=meta)

@@ -12,7 +12,7 @@ from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.header import nb_tables
-from compiler.tasks import Task, class_weights, weighted_accuracy
+from compiler.tasks import Task, check_not_trivial, class_weights, weighted_accuracy
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
@@ -58,6 +58,9 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         "validation_mean_features": float(val.n_read.mean()),
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},
     }
+    meta["training"].update(check_not_trivial(
+        kind, y[task.validation], val.label, val.n_read, opts,
+        "try another --ordering or --bins, or a larger --budget"))
     return ModelFile(kind=kind, tables=model, meta=meta)
 
 

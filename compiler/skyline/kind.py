@@ -32,6 +32,7 @@ from compiler.nb.train import NaiveBayesBudget
 from compiler.skyline.classifier import METHODS, SkylineClassifier, plot_budget_sweep
 from compiler.skyline.header import skyline_tables
 from compiler.skyline.search import mask_features
+from compiler.tasks import check_not_trivial
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NBModel
@@ -123,6 +124,11 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                     "cost_coef": [float(c) for c in cf]}
                    for mask, a, cf in zip(clf.masks_, clf.index_.model_acc, clf.index_.model_coef, strict=True)],
     })
+    best = reference_evaluator(ModelFile(kind=kind, tables=tables, meta={}), "float32").predict(
+        X[task.validation], math.inf, tables.default_size)
+    record.update(check_not_trivial(kind, y[task.validation], best.label, best.n_read, opts,
+                                    "its most accurate model is no better than a constant: check the data and "
+                                    "the --base model"))
     click.echo(f"skyline ({clf.method}, base {base}): {tables.n_models} models over {tables.index.n_ranges} size "
                f"range(s); trained {clf.expanded_nodes_} of {clf.brute_force_nodes_} feature sets", err=True)
     meta = task.meta()

@@ -18,7 +18,7 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.tasks import parse_floats, split
+from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, validation_report
 from compiler.trees.miser import GreedyMiserClassifier
@@ -29,7 +29,7 @@ from pyruntime.trees.cascade import TreeCascade
 
 def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
     return GreedyMiserClassifier(
-        lambda_=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
+        lam=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
         step=float(opts.get("step", 0.1)), loss=opts.get("loss", "squared"), costs=costs,
         tree_eval_cost=float(opts.get("tree_cost", 0.0)), random_state=seed,
     )
@@ -74,7 +74,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
         tolerance = float(opts.get("tolerance", 0.01))
         model, curve = sweep_curve(task, opts, c, grid, tolerance)
-        print_curve(curve, model.lambda_, tolerance)
+        print_curve(curve, model.lam, tolerance)
         record["sweep_curve"] = curve
     else:
         for name in ("tolerance", "lambda_grid"):
@@ -87,9 +87,15 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     ir["tree_eval_cost"] = float(model.tree_eval_cost)
     tables = TreeCascade.from_ir(ir)
     _, _, Xva, yva = split(task)
-    record.update({"lambda_chosen": float(model.lambda_), "trees_chosen": int(model.n_trees_),
+    record.update({"lambda_chosen": float(model.lam), "trees_chosen": int(model.n_trees_),
                    "features_used": model.features_used_.tolist()})
     record.update(validation_report(tables, Xva, yva))
+    ref = None
+    if opts.get("sweep"):
+        ref = ("the lambda = 0 model", float(record["sweep_curve"][0]["validation_accuracy"]))
+    pred = tables.predict_reference(Xva)
+    record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
+                                    "lower --lambda (or use --sweep), or raise --trees", ref))
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)

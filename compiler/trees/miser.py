@@ -2,15 +2,15 @@
 
 Xu, Weinberger and Chapelle, "The Greedy Miser: Learning under Test-time
 Budgets", ICML 2012. Each boosting iteration fits a depth-limited CART tree to
-the negative gradient of the loss; the split rule charges ``lambda_`` times
+the negative gradient of the loss; the split rule charges ``lam`` times
 the acquisition cost of every feature that no earlier tree used
-(:mod:`compiler.cost_tree`). ``lambda_ = 0`` is plain stage-wise regression.
+(:mod:`compiler.cost_tree`). ``lam = 0`` is plain stage-wise regression.
 The number of trees is chosen on a validation split.
 
-Scale of ``lambda_``: the split gain is the reduction of the *mean* (per unit
+Scale of ``lam``: the split gain is the reduction of the *mean* (per unit
 of training weight) squared loss to the gradient, and the charged cost of a
 feature is its cost divided by the summed cost of all features. With
-``lambda_ = 1`` a new feature of average cost must cut the mean loss by
+``lam = 1`` a new feature of average cost must cut the mean loss by
 ``1/n_features``; the scale does not depend on the number of samples or the
 unit of the costs.
 """
@@ -180,7 +180,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        lambda_: float = 1.0,
+        lam: float = 1.0,
         n_trees: int = 100,
         max_depth: int = 3,
         step: float = 0.1,
@@ -192,7 +192,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         min_samples_leaf: int = 1,
         random_state: int | None = 0,
     ) -> None:
-        self.lambda_ = lambda_
+        self.lam = lam
         self.n_trees = n_trees
         self.max_depth = max_depth
         self.step = step
@@ -208,8 +208,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self) -> None:
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        if not self.lambda_ >= 0:
-            raise ValueError("lambda_ must be >= 0")
+        if not self.lam >= 0:
+            raise ValueError("lam must be >= 0")
         if int(self.n_trees) < 1 or int(self.max_depth) < 1:
             raise ValueError("n_trees and max_depth must be >= 1")
         if not 0 < self.step <= 1:
@@ -252,7 +252,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
         booster = make_booster(Xtr, ytr, wtr, self.classes_.size, self.loss, self.costs_, self.step,
                                self.max_depth, self.max_bins, self.min_samples_leaf, X_val=Xva)
-        penalty = self.lambda_ * penalty_scale(self.costs_)
+        penalty = self.lam * penalty_scale(self.costs_)
         K = booster.n_outputs
         val_acc, val_loss = [], []
         Yva = encode_targets(yva, self.loss, self.classes_.size) if Xva is not None else None
@@ -327,7 +327,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
 
 def penalty_scale(costs: np.ndarray) -> np.ndarray:
-    """Factor turning lambda_ into the fitter's penalty: 1 / (summed cost of all features)."""
+    """Factor turning lam into the fitter's penalty: 1 / (summed cost of all features)."""
     total = float(np.sum(costs))
     return 1.0 / total if total > 0 else 0.0
 
@@ -345,7 +345,7 @@ def make_booster(
 
 @dataclass
 class SweepPoint:
-    lambda_: float
+    lam: float
     validation_accuracy: float
     validation_cost: float
     model: GreedyMiserClassifier
@@ -367,8 +367,8 @@ def sweep(
     random_state: int | None = 0,
     **params: object,
 ) -> SweepResult:
-    """Fit miser models for a grid of lambda_ on one split; keep the cheapest whose
-    validation accuracy is within ``tolerance`` (absolute) of the lambda_ = 0 model's."""
+    """Fit miser models for a grid of lam on one split; keep the cheapest whose
+    validation accuracy is within ``tolerance`` (absolute) of the lam = 0 model's."""
     y = np.asarray(y)
     X32 = as_float32_matrix(X)
     _, y_idx = np.unique(y, return_inverse=True)
@@ -377,7 +377,7 @@ def sweep(
     grid = sorted({0.0, *[float(v) for v in lambdas]})
     points = []
     for lam in grid:
-        m = GreedyMiserClassifier(lambda_=lam, random_state=random_state, **params)
+        m = GreedyMiserClassifier(lam=lam, random_state=random_state, **params)
         m.fit(X32[tr], y[tr], eval_set=(X32[va], y[va]))
         cost = float(np.mean(m.test_time_cost(X32[va])))
         points.append(SweepPoint(lam, float(m.validation_accuracy_), cost, m))
