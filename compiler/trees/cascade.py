@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import GreedyMiserClassifier, decide
@@ -129,7 +129,7 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
     def predict_detailed(self, X: np.ndarray) -> dict[str, np.ndarray]:
         """Per input: label, score (at exit), exit_stage, trees_evaluated, features_read, cost."""
         check_is_fitted(self, "ir_")
-        X32 = as_float32_matrix(X)
+        X32 = validate_data(self, X, dtype=np.float32, reset=False)
         stage_scores = ir_staged_scores(self.ir_, X32, list(self.stage_end_))
         stage = self._exit_stage(stage_scores)
         n = X32.shape[0]

@@ -35,6 +35,7 @@ validation objective is kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -42,8 +43,9 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
 from compiler.trees.cascade import ExitingEnsemble, balanced_weights
-from compiler.trees.cost_tree import CostTree, as_float32_matrix, ensemble_to_ir, ir_leaves
+from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves
 from compiler.trees.miser import make_booster, penalty_scale
 
 CLAMP = 1e-2  # weights (and group norms) below this are set to zero (the paper: 1e-4)
@@ -292,24 +294,20 @@ class CsccCascadeClassifier(ExitingEnsemble):
         if not 0 < float(self.validation_fraction) < 1:
             raise ValueError("validation_fraction must be in (0, 1)")
 
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
+
     def fit(self, X: np.ndarray, y: np.ndarray,
             eval_set: tuple[np.ndarray, np.ndarray] | None = None) -> CsccCascadeClassifier:
         self._check_params()
-        X32 = as_float32_matrix(X)
-        y = np.asarray(y)
-        if y.shape != (X32.shape[0],):
-            raise ValueError("y must have one label per row of X")
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(f"CSCC is a binary cascade (early reject); y has {self.classes_.size} classes")
-        y_idx = np.searchsorted(self.classes_, y)
-        self.n_features_in_ = d = X32.shape[1]
+        X32, y_idx = fit_binary(self, X, y, dtype=np.float32)  # CSCC is a binary cascade (early reject)
+        d = X32.shape[1]
         if eval_set is not None:
             Xtr, ytr = X32, y_idx
-            Xva = as_float32_matrix(eval_set[0])
-            yva = np.searchsorted(self.classes_, np.asarray(eval_set[1]))
+            Xva = check_X(self, eval_set[0], "classes_", dtype=np.float32)
+            yva = encode_binary(self, eval_set[1], "validation data")
         else:
-            tr, va = train_test_split(np.arange(len(y)), test_size=float(self.validation_fraction),
+            tr, va = train_test_split(np.arange(len(y_idx)), test_size=float(self.validation_fraction),
                                       random_state=self.random_state, stratify=y_idx)
             Xtr, ytr, Xva, yva = X32[tr], y_idx[tr], X32[va], y_idx[va]
         self.costs_ = cost_vector(self.costs, d)

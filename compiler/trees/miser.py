@@ -18,11 +18,13 @@ unit of the costs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.trees.cost_tree import (
@@ -228,16 +230,13 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     ) -> GreedyMiserClassifier:
         """Fit on (X, y); the number of trees is chosen on ``eval_set`` or an internal split."""
         self._check_params()
-        X32 = as_float32_matrix(X)
-        y = np.asarray(y)
-        if y.shape != (X32.shape[0],):
-            raise ValueError("y must have one label per row of X")
+        X32, y = validate_data(self, X, y, dtype=np.float32, ensure_min_samples=2)
+        check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
-            raise ValueError("need at least two classes")
-        self.n_features_in_ = X32.shape[1]
+            raise ValueError("need at least two classes (1 class in y)")
         y_idx = np.searchsorted(self.classes_, y)
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        w = _check_sample_weight(sample_weight, X32, dtype=np.float64)
         if eval_set is not None:
             Xtr, ytr, wtr = X32, y_idx, w
             Xva = as_float32_matrix(eval_set[0])
@@ -290,18 +289,22 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     def n_trees_(self) -> int:
         return int(self.ir_["roots"].size)
 
-    def decision_function(self, X: np.ndarray) -> np.ndarray:
+    def _input(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "ir_")
+        return validate_data(self, X, dtype=np.float32, reset=False)
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0]
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "ir_")
+        X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0]
         return self.classes_[ir_decide(self.ir_, s)]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "ir_")
+        X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0].astype(np.float64)
         if s.shape[1] == 1:
             p1 = _sigmoid(s[:, 0]) if self.loss == "logistic" else np.clip((s[:, 0] + 1) / 2, 0, 1)
