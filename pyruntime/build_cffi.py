@@ -1,7 +1,7 @@
 """cffi out-of-line API build of runtime_c into ``pyruntime._frugalml_c``.
 
 Every ``runtime_c/src/*.c`` is compiled, and every ``pyruntime/cdefs/*.cdef``
-is declared (``common.cdef`` first), so a new model family adds its C file
+is declared (``common.cdef`` first, then ``linear.cdef``: the feature memo), so a new model family adds its C file
 and its cdef file and nothing else.
 """
 
@@ -20,7 +20,8 @@ CFLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unus
 
 def cdef_files() -> list[Path]:
     files = sorted((HERE / "cdefs").glob("*.cdef"))
-    return sorted(files, key=lambda p: p.name != "common.cdef")
+    # common first, then linear (fm_memo, which every lazily reading family takes), then by name
+    return sorted(files, key=lambda p: (p.name != "common.cdef", p.name != "linear.cdef"))
 
 
 def make_ffi() -> FFI:

@@ -96,10 +96,10 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     switch sections 3.5 and 3.6.1 on or off; ``zero_tol`` the clamp of small weights.
     """
 
-    def __init__(self, depth: int = 3, lambda_: float = 3.0, rho: float = 1e-3, phi: str = "raw",
+    def __init__(self, depth: int = 3, lambda_: float = 1.5, rho: float = 1e-3, phi: str = "raw",
                  phi_trees: int = 30, phi_depth: int = 2, costs: Any = None, tree_eval_cost: float = 0.0,
                  routing_scale: float = 4.0, max_iter: int = 10, inner_iter: int = 8, fine_tune: bool = True,
-                 prune: bool = True, zero_tol: float = 0.05, tol: float = 1e-4, internal_loss: float = 0.3,
+                 prune: bool = True, zero_tol: float = 0.05, tol: float = 1e-4, internal_loss: float = 0.1,
                  random_state: int | None = None) -> None:
         self.depth = depth
         self.lambda_ = lambda_
