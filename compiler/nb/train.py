@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
+from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
+from pyruntime.progress import Progress, track
 
 CRITERIA = ("agree", "paper", "relerr", "safe")
 BUDGET_GRID = (5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -204,7 +207,18 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
     full_err = 1 - full_acc
     running = np.ones(P.shape[0], dtype=bool)
     stops: list[tuple[int, float, float]] = []
+    with Progress("nb stop points", total=max(k - 1, 0), unit="position") as progress:
+        _stop_points(P, y, fpred, w, full_acc, full_err, rule, running, stops, progress)
+    return stops, running
+
+
+def _stop_points(P: np.ndarray, y: np.ndarray, fpred: np.ndarray, w: np.ndarray, full_acc: Fraction,
+                 full_err: Fraction, rule: StopRule, running: np.ndarray, stops: list[tuple[int, float, float]],
+                 progress: Progress) -> None:
+    """The loop of learn_stop_points (fills running and stops in place)."""
+    k = P.shape[1] - 1
     for i in range(1, k):
+        progress.update()
         idx = np.flatnonzero(running)
         if idx.size == 0:
             break
@@ -224,7 +238,12 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
         l_val = float(lo) if lo is not None else float("-inf")
         stops.append((i, u_val, l_val))
         running[idx[hi_mask | lo_mask]] = False
-    return stops, running
+
+
+def _budget_accuracy(y_val: np.ndarray, weights: tuple[int, int], scores: np.ndarray) -> float:
+    """Validation weighted accuracy of the static model whose scores are given, at its best threshold."""
+    t = best_threshold(scores, y_val, weights)
+    return weighted_accuracy(y_val, (scores > t).astype(int), weights)
 
 
 # ------------------------------------------------------------ estimator ----
@@ -240,13 +259,15 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
     (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
     R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
     strict and stopped error <= (1 - p) x full error); alpha (Laplace smoothing),
-    validation_fraction (used when fit gets no validation set).
+    validation_fraction (used when fit gets no validation set); n_jobs and scheduler run the budget
+    search in parallel (compiler.parallel.run_map; same result).
     """
 
     def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
-                 validation_fraction: float = 0.25, random_state: int = 0) -> None:
+                 validation_fraction: float = 0.25, random_state: int = 0, n_jobs: int | None = None,
+                 scheduler: str | None = None) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -258,6 +279,8 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         self.alpha = alpha
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.scheduler = scheduler
 
     def _check_params(self) -> None:
         if self.ordering not in ORDERINGS:
@@ -350,7 +373,7 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         score = np.full(X_val.shape[0], float(tables.d0))
         chosen: list[int] = []
         left = [int(j) for j in ig_rank]
-        for _ in range(limit):
+        for _ in track(range(limit), "nb greedy ordering", unit="feature"):
             best_j, best_acc = left[0], -1.0
             for j in left:
                 s = score + E[:, j]
@@ -370,10 +393,9 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
             return min(int(self.budget), d), {}
         grid = sorted({min(k, d) for k in BUDGET_GRID})
         P = partial_scores(tables.model(order[: grid[-1]], 0.0, d), X_val)
-        curve = {}
-        for k in grid:
-            t = best_threshold(P[:, k], y_val, self.weights_)
-            curve[k] = weighted_accuracy(y_val, (P[:, k] > t).astype(int), self.weights_)
+        accs = run_map(partial(_budget_accuracy, y_val, self.weights_), [P[:, k] for k in grid], self.n_jobs,
+                       self.scheduler, desc="nb budget search")
+        curve = dict(zip(grid, accs))
         best = max(curve.values())
         return min(k for k, v in curve.items() if v == best), curve
 
