@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import LOSSES, GreedyMiserClassifier, decide, make_booster, penalty_scale
+from pyruntime.progress import Progress
 
 F32_INF = np.float32(np.inf)
 
@@ -304,10 +305,12 @@ class CsccCascadeClassifier(_ExitingEnsemble):
                                self.max_bins)
         scale = penalty_scale(self.costs_)
         ends = []
-        for size, lam in zip(sizes, lams, strict=True):
-            for _ in range(size):
-                booster.iterate(lam * scale)
-            ends.append(len(booster.trees))
+        with Progress("cascade boosting", total=int(sum(sizes)), unit="tree") as progress:
+            for size, lam in zip(sizes, lams, strict=True):
+                for _ in range(size):
+                    booster.iterate(lam * scale)
+                    progress.update()
+                ends.append(len(booster.trees))
         self.stage_end_ = np.asarray(ends, dtype=np.int64)
         self.ir_ = ensemble_to_ir(booster.trees, booster.tree_output, booster.base_score, self.n_features_in_,
                                   self.costs_, 0.0)
