@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -205,22 +206,22 @@ def emulate_cmd(meter: str, values_text: str | None, profile: str | None, garbag
 
 
 class _Progress:
+    """The run's progress (pyruntime.progress): on a terminal a bar counting the phases, with the
+    current phase, its time, readings and the last reading after it; otherwise one summary line
+    when the run ends."""
+
     def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self._last = 0.0
+        from pyruntime.progress import Progress  # shared helper; pyruntime never imports compiler
+
+        self.bar = Progress("power run", total=None, unit="phase")
+        self._phase = ""
 
     def __call__(self, phase: str, elapsed: float, planned: float, n: int, last: Reading | None) -> None:
-        now = time.monotonic()
-        if not self.tty and now - self._last < 5:
-            return
-        self._last = now
+        if phase != self._phase:
+            self._phase = phase
+            self.bar.update()
         shown = last.describe().split(" range=")[0] if last else "-"
-        text = f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}"
-        click.echo(("\r" + text.ljust(78)) if self.tty else text, err=True, nl=not self.tty)
-
-    def done(self) -> None:
-        if self.tty:
-            click.echo("", err=True)
+        self.bar.note(f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}")
 
 
 def _out_dir_problem(out: Path) -> str:
@@ -360,12 +361,11 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
                            max_load_seconds=max_seconds)
     progress = None if quiet else _Progress()
     try:
-        summary = Measurement(source, models, data, workload, settings, out, listener,  # type: ignore[arg-type]
-                              progress).run()
+        with progress.bar if progress is not None else contextlib.nullcontext():
+            summary = Measurement(source, models, data, workload, settings, out, listener,  # type: ignore[arg-type]
+                                  progress).run()
     finally:
         source.close()
-        if progress is not None:
-            progress.done()
     click.echo(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     click.echo(f"logs: {out_dir}/samples.csv, {out_dir}/summary.json, {out_dir}/plot.png", err=True)
     sys.exit(0 if summary["status"] == "ok" else 1)

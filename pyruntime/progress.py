@@ -65,6 +65,14 @@ def mode(stream: IO[str] | None = None) -> str:
         return "summary"
 
 
+def _columns(stream: IO[str]) -> int:
+    """Width of the terminal behind stream (0 when unknown, e.g. a pty without a size)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
 class Progress:
     """A progress display for one loop; use as a context manager and call :meth:`update` per step.
 
@@ -93,8 +101,10 @@ class Progress:
         if self._mode == "bar":
             from tqdm import tqdm
 
+            wide = _columns(stream) > 0
             self._bar = tqdm(total=self.total, desc=self.desc, unit=self.unit, file=stream, leave=self._outer,
-                             position=depth, dynamic_ncols=True, mininterval=0.2)
+                             position=depth, dynamic_ncols=wide, ncols=None if wide else 100,
+                             nrows=None if wide else 24, mininterval=0.2)
         return self
 
     def update(self, n: int = 1) -> None:
@@ -105,7 +115,7 @@ class Progress:
     def note(self, text: str) -> None:
         """Short status shown after the bar (terminal only)."""
         if self._bar is not None:
-            self._bar.set_postfix_str(text, refresh=False)
+            self._bar.set_postfix_str(text)
 
     @property
     def seconds(self) -> float:
