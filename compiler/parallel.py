@@ -20,6 +20,7 @@ parallel.
 
 from __future__ import annotations
 
+import argparse
 import atexit
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -46,6 +47,14 @@ PARALLEL_OPTIONS = [
                  help="Run the sweep's fits on a Dask cluster, e.g. tcp://host:8786 (needs "
                       "frugalml[cluster]; see docs/scaling.md) [sweeps]."),
 ]
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """--jobs and --scheduler for a benchmark script's argument parser (same meaning as the CLI's)."""
+    ap.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="fit the sweeps on N local processes (-1: one per core); timings stay in this process")
+    ap.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="fit the sweeps on the Dask cluster at ADDRESS (see docs/scaling.md)")
 
 
 def check_jobs(jobs: int | None) -> int | None:
