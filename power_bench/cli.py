@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -210,16 +211,21 @@ class _Progress:
     current phase, its time, readings and the last reading after it; otherwise one summary line
     when the run ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, listener: Callable[[str], None] | None) -> None:
         from pyruntime.progress import Progress  # shared helper; pyruntime never imports compiler
 
         self.bar = Progress("power run", total=None, unit="phase")
-        self._phase = ""
+        self.listener = listener
+
+    def phase(self, name: str) -> None:
+        """Phase listener of the Measurement: one step per phase started (idle, A, gap, B, ...)."""
+        if name != "end":
+            self.bar.update()
+            self.bar.note(f"[{name}]")
+        if self.listener is not None:
+            self.listener(name)
 
     def __call__(self, phase: str, elapsed: float, planned: float, n: int, last: Reading | None) -> None:
-        if phase != self._phase:
-            self._phase = phase
-            self.bar.update()
         shown = last.describe().split(" range=")[0] if last else "-"
         self.bar.note(f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}")
 
@@ -359,10 +365,11 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     settings = RunSettings(volts=volts, idle_seconds=idle_seconds, min_samples=min_samples,
                            settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1),
                            max_load_seconds=max_seconds)
-    progress = None if quiet else _Progress()
+    progress = None if quiet else _Progress(listener)
     try:
         with progress.bar if progress is not None else contextlib.nullcontext():
-            summary = Measurement(source, models, data, workload, settings, out, listener,  # type: ignore[arg-type]
+            summary = Measurement(source, models, data, workload, settings, out,
+                                  progress.phase if progress is not None else listener,  # type: ignore[arg-type]
                                   progress).run()
     finally:
         source.close()
