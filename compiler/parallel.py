@@ -67,8 +67,12 @@ def check_jobs(jobs: int | None) -> int | None:
 
 
 def from_options(opts: dict[str, Any]) -> dict[str, Any]:
-    """``jobs`` and ``scheduler`` keyword arguments of run_map from a kind's option dict."""
-    return {"jobs": check_jobs(opts.get("jobs")), "scheduler": opts.get("scheduler") or None}
+    """``jobs`` and ``scheduler`` keyword arguments of run_map from a kind's option dict; connects to the
+    scheduler now, so that a bad address fails before any training."""
+    scheduler = opts.get("scheduler") or None
+    if scheduler is not None:
+        connect(scheduler)
+    return {"jobs": check_jobs(opts.get("jobs")), "scheduler": scheduler}
 
 
 RUN_OPTIONS = ("jobs", "scheduler")

@@ -209,11 +209,11 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 raise click.UsageError(f"--{name} does not apply with --sweep (use --{name}-grid)")
         grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID)
                 for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind])]
+        par = from_options(opts)
         with Progress(f"{kind} sweep", total=len(grid)) as progress:
             first = _sweep_point(fitter, grid[0])  # fits f0 here; the rest share it (in parallel if asked)
             progress.update()
-            points = [first, *run_map(partial(_sweep_point, fitter), grid[1:], **from_options(opts),
-                                      progress=progress)]
+            points = [first, *run_map(partial(_sweep_point, fitter), grid[1:], **par, progress=progress)]
         hpc = fitter.hpc_validation()
         budget = opts.get("cost_budget")
         chosen = choose_point(points, hpc["hpc_validation_accuracy"], budget, float(opts.get("tolerance", 0.01)))

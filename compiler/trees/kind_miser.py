@@ -57,9 +57,10 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[f
                 tolerance: float) -> tuple[GreedyMiserClassifier, list[dict[str, float]]]:
     """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler); return the chosen
     model and the curve."""
+    par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
-    fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **from_options(opts),
+    fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **par,
                    desc="miser lambda sweep")
     fitted = [m for m, _ in fits]
     curve = [p for _, p in fits]
