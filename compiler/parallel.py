@@ -42,10 +42,12 @@ class ParallelError(FrugalmlError, ValueError):
 
 PARALLEL_OPTIONS = [
     click.Option(["--jobs"], type=int, default=None, metavar="N",
-                 help="Run the sweep's fits on N local processes (-1: one per core) [sweeps; default 1]."),
+                 help="Run the sweep's fits on N local processes, -1: one per core; same result as serial "
+                      "[miser, adapt-gbrt, adapt-lin, l1-gate with --sweep; nb-* budget search; skyline; "
+                      "default 1]."),
     click.Option(["--scheduler"], default=None, metavar="ADDRESS",
-                 help="Run the sweep's fits on a Dask cluster, e.g. tcp://host:8786 (needs "
-                      "frugalml[cluster]; see docs/scaling.md) [sweeps]."),
+                 help="Run the sweep's fits on the Dask cluster at ADDRESS, e.g. tcp://host:8786 (needs "
+                      "frugalml[cluster]; docs/scaling.md) [the kinds of --jobs]."),
 ]
 
 
