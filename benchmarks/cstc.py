@@ -51,7 +51,7 @@ def split(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, ...]:
 
 def run_cstc(lam: float, parts: tuple[np.ndarray, ...], costs: np.ndarray, seed: int) -> tuple[float, float, float]:
     Xtr, Xva, Xte, ytr, yva, yte = parts
-    m = CSTCClassifier(lambda_=lam, costs=costs, random_state=seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+    m = CSTCClassifier(lam=lam, costs=costs, random_state=seed).fit(Xtr, ytr, eval_set=(Xva, yva))
     t = CSTCModel(**m.to_ir(), input_absmax=float(np.abs(Xtr).max()))
     va = CCSTC(t).predict(Xva)
     p = CCSTC(t).predict(Xte)
@@ -61,7 +61,7 @@ def run_cstc(lam: float, parts: tuple[np.ndarray, ...], costs: np.ndarray, seed:
 def run_miser(lam: float, parts: tuple[np.ndarray, ...], costs: np.ndarray, seed: int,
               trees: int) -> tuple[float, float, float]:
     Xtr, Xva, Xte, ytr, yva, yte = parts
-    m = GreedyMiserClassifier(lambda_=lam, n_trees=trees, max_depth=3, costs=costs, random_state=seed)
+    m = GreedyMiserClassifier(lam=lam, n_trees=trees, max_depth=3, costs=costs, random_state=seed)
     m.fit(Xtr, ytr, eval_set=(Xva, yva))
     t = TreeCascade.from_ir(m.to_tree_ensemble())
     va = CCascade(t).predict(Xva)

@@ -115,8 +115,8 @@ def test_bad_options_are_one_line_errors(work: Path, tmp_path: Path, args: tuple
 
 def test_estimator_conventions_and_lambda_zero_reads_more() -> None:
     X, y = make_cstc_quadrants(600, random_state=1)
-    est = CSTCClassifier(depth=2, lambda_=0.0, costs=CSTC_COSTS, max_iter=2, random_state=0)
-    assert est.get_params()["lambda_"] == 0.0 and not hasattr(est, "beta_")
+    est = CSTCClassifier(depth=2, lam=0.0, costs=CSTC_COSTS, max_iter=2, random_state=0)
+    assert est.get_params()["lam"] == 0.0 and not hasattr(est, "beta_")
     est.fit(X[:400], y[:400])
     proba = est.predict_proba(X[400:])
     assert proba.shape == (200, 2) and np.allclose(proba.sum(axis=1), 1.0)

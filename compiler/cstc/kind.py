@@ -65,7 +65,7 @@ def cstc_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: in
     def get(name: str) -> Any:
         return opts.get(name, DEFAULTS[name])
 
-    return CSTCClassifier(depth=int(get("depth")), lambda_=lam, rho=float(get("rho")), costs=costs,
+    return CSTCClassifier(depth=int(get("depth")), lam=lam, rho=float(get("rho")), costs=costs,
                           max_iter=int(get("max_iter")), internal_loss=float(get("internal_loss")),
                           routing_scale=float(get("routing_scale")), prune=not opts.get("no_prune", False),
                           random_state=seed)
@@ -122,7 +122,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
             f"the trained CSTC tree is trivial: validation accuracy {rep['validation_accuracy']:.4f} is not better "
             f"than the majority class ({rep['validation_majority']:.4f}); lower --lambda or --rho, or pass "
             "--allow-trivial to write it anyway")
-    record.update({"lambda_chosen": float(model.lambda_), "nodes": tables.n_nodes,
+    record.update({"lambda_chosen": float(model.lam), "nodes": tables.n_nodes,
                    "features_used": np.unique(tables.feature).tolist()})
     record.update(rep)
     meta = task.meta()

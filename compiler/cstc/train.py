@@ -25,7 +25,7 @@ Training (section 3.2-3.6):
   reach them with their feature support frozen and no cost term (3.5), bottom-up pruning of
   splits that do not raise validation accuracy (3.6.1).
 
-Costs are divided by their sum over all features, so ``lambda_`` does not depend on the unit of
+Costs are divided by their sum over all features, so ``lam`` does not depend on the unit of
 the costs; the scale is that of the mean squared loss per unit of the reached share of inputs.
 """
 
@@ -88,7 +88,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     """Cost-Sensitive Tree of Classifiers for binary labels (see the module docstring).
 
     Parameters: ``depth`` levels of classifier nodes (2**depth - 1 nodes before pruning);
-    ``lambda_`` the accuracy/cost trade-off; ``rho`` the l1 weight; ``phi`` "raw" or "trees" (the
+    ``lam`` the accuracy/cost trade-off; ``rho`` the l1 weight; ``phi`` "raw" or "trees" (the
     boosting trick: ``phi_trees`` gradient-boosted regression trees of depth ``phi_depth``);
     ``costs`` per raw feature (None: 1 each); ``tree_eval_cost`` the cost e_t of evaluating one
     tree of phi; ``routing_scale`` the slope of the traversal sigmoids; ``max_iter`` sweeps of block
@@ -96,13 +96,13 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     switch sections 3.5 and 3.6.1 on or off; ``zero_tol`` the clamp of small weights.
     """
 
-    def __init__(self, depth: int = 3, lambda_: float = 1.5, rho: float = 1e-3, phi: str = "raw",
+    def __init__(self, depth: int = 3, lam: float = 1.5, rho: float = 1e-3, phi: str = "raw",
                  phi_trees: int = 30, phi_depth: int = 2, costs: Any = None, tree_eval_cost: float = 0.0,
                  routing_scale: float = 4.0, max_iter: int = 10, inner_iter: int = 8, fine_tune: bool = True,
                  prune: bool = True, zero_tol: float = 0.05, tol: float = 1e-4, internal_loss: float = 0.1,
                  random_state: int | None = None) -> None:
         self.depth = depth
-        self.lambda_ = lambda_
+        self.lam = lam
         self.rho = rho
         self.phi = phi
         self.phi_trees = phi_trees
@@ -123,7 +123,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self, n_features: int) -> None:
         if not (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= 10):
             raise ValueError("depth must be an integer in 1..10")
-        for name in ("lambda_", "rho", "tree_eval_cost"):
+        for name in ("lam", "rho", "tree_eval_cost"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"{name} must be finite and >= 0")
@@ -212,7 +212,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         for leaf in tree.leaves():
             pl = float(P[:, leaf].mean())
             cost += pl * float(self.group_cost_ @ np.sqrt(sq[tree.path(leaf)].sum(axis=0)))
-        return loss + l1 + self.lambda_ * cost
+        return loss + l1 + self.lam * cost
 
     def _node_context(self, k: int, Z: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
         """Everything the optimization of node k holds fixed."""
@@ -257,7 +257,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         b, theta = float(self.bias_[k]), float(self.theta_[k])
         active = np.ones(d, bool)
         gc = self.group_cost_
-        lam, rho, rs = float(self.lambda_), float(self.rho), float(self.routing_scale)
+        lam, rho, rs = float(self.lam), float(self.rho), float(self.routing_scale)
         for it in range(int(self.inner_iter)):
             # auxiliary variables of Lemma 1 (zeros restart at 1 on the first pass so features can enter)
             ref = np.where((beta == 0) & (it == 0), 1.0, beta)

@@ -33,6 +33,7 @@ features.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -43,8 +44,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import make_f0
+from compiler.parallel import run_map
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
+from pyruntime.progress import track
 
 HPC_NAMES = ("rf", "gbrt", "svm-rbf")
 
@@ -302,7 +305,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         G = np.zeros(n, dtype=np.float32)
         self.history_: list[AdaptState] = []
         done = 0
-        for _ in range(self._n_outer()):
+        for _ in track(range(self._n_outer()), "ADAPT-GBRT boosting", unit="round"):
             A = self.xi * _pointwise_loss(Y1, f1.F, loss) + _softplus(G.astype(np.float64))
             B = self.xi * self.eta * l0 + _softplus(-G.astype(np.float64))
             q, beta = solve_q(A, B, self.p_full)
@@ -416,6 +419,18 @@ class AdaptSweepResult:
     hpc_cost: float
 
 
+def _adapt_point(first: AdaptGbrtClassifier, Xtr: np.ndarray, ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray,
+                 random_state: int | None, params: dict, pg: tuple[float, float]) -> AdaptSweepPoint:
+    """One grid point of adapt_sweep: the first point's model itself, else a model sharing its f0."""
+    p, g = pg
+    m = first if (p, g) == (first.p_full, first.gamma) else AdaptGbrtClassifier(
+        hpc=first.f0_, p_full=p, gamma=g, random_state=random_state, **params
+    ).fit(Xtr, ytr, f0_proba=first.f0_proba_)
+    acc = float(np.mean(m.predict(Xva) == yva))
+    share = float(np.mean(m.route(Xva)))
+    return AdaptSweepPoint(p, g, acc, m.mean_cost(Xva), share, m)
+
+
 def adapt_sweep(
     X: np.ndarray,
     y: np.ndarray,
@@ -426,6 +441,8 @@ def adapt_sweep(
     budget: float | None = None,
     validation_fraction: float = 0.2,
     random_state: int | None = 0,
+    jobs: int | None = None,
+    scheduler: str | None = None,
     **params: object,
 ) -> AdaptSweepResult:
     """Grid over (P_full, gamma) on one split with one shared f0.
@@ -433,6 +450,7 @@ def adapt_sweep(
     With ``budget``: keep the most accurate model whose mean validation cost fits
     it; otherwise the cheapest whose validation accuracy is within ``tolerance``
     (absolute) of f0's. Falls back to the most accurate model if none qualifies.
+    ``jobs``/``scheduler``: fit the grid in parallel (compiler.parallel.run_map), same results.
     """
     X32 = as_float32_matrix(X)
     y = np.asarray(y)
@@ -444,15 +462,9 @@ def adapt_sweep(
     first.fit(X32[tr], y[tr])
     f0 = first.f0_
     hpc_acc = float(np.mean(f0.predict(X32[va]) == y[va]))
-    points = []
-    for p in p_fulls:
-        for g in gammas:
-            m = first if (p, g) == (p_fulls[0], gammas[0]) else AdaptGbrtClassifier(
-                hpc=f0, p_full=p, gamma=g, random_state=random_state, **params
-            ).fit(X32[tr], y[tr], f0_proba=first.f0_proba_)
-            acc = float(np.mean(m.predict(X32[va]) == y[va]))
-            share = float(np.mean(m.route(X32[va])))
-            points.append(AdaptSweepPoint(p, g, acc, m.mean_cost(X32[va]), share, m))
+    grid = [(p, g) for p in p_fulls for g in gammas]
+    fit = partial(_adapt_point, first, X32[tr], y[tr], X32[va], y[va], random_state, params)
+    points = run_map(fit, grid, jobs, scheduler, desc="ADAPT-GBRT sweep")
     if budget is not None:
         ok = [pt for pt in points if pt.validation_cost <= budget]
         chosen = max(ok, key=lambda pt: (pt.validation_accuracy, -pt.validation_cost)) if ok else None

@@ -20,6 +20,7 @@ accuracy. ``--sweep`` and ``--tolerance`` are the same options as miser's.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import click
@@ -33,10 +34,12 @@ from compiler.gated.header import gated_c_tables
 from compiler.gated.l1_gate import L1GateClassifier
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
+from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
+from pyruntime.progress import Progress
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble
 from pyruntime.trees.linear import LinearScorer
@@ -185,24 +188,33 @@ def print_curve(points: list[SweepPoint], chosen: SweepPoint, hpc: dict[str, flo
                f"{hpc['hpc_validation_mean_cost']:.3f}", err=True)
 
 
+def _sweep_point(fitter: _Fitter, pg: tuple[float, float]) -> SweepPoint:
+    """Fit and validate one grid point of --sweep (the first also fits f0 into the fitter)."""
+    p, g = pg
+    m = fitter.fit(p, g)
+    tables = fitter.tables(m)
+    v = fitter.validate(tables)
+    return SweepPoint(p, g, v["validation_accuracy"], v["validation_mean_cost"], v["validation_hpc_fraction"],
+                      (m, tables))
+
+
 def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     c = cost_vector(costs, task.n_features)
     if task.data.X.shape[1] == 0:
         raise ValueError("the data has no features")
     fitter = _Fitter(kind, task, opts, c)
-    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     if opts.get("sweep"):
         for name in ("pfull", "gamma"):
             if name in opts:
                 raise click.UsageError(f"--{name} does not apply with --sweep (use --{name}-grid)")
-        points = []
-        for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID):
-            for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind]):
-                m = fitter.fit(p, g)
-                tables = fitter.tables(m)
-                v = fitter.validate(tables)
-                points.append(SweepPoint(p, g, v["validation_accuracy"], v["validation_mean_cost"],
-                                         v["validation_hpc_fraction"], (m, tables)))
+        grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID)
+                for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind])]
+        par = from_options(opts)
+        with Progress(f"{kind} sweep", total=len(grid)) as progress:
+            first = _sweep_point(fitter, grid[0])  # fits f0 here; the rest share it (in parallel if asked)
+            progress.update()
+            points = [first, *run_map(partial(_sweep_point, fitter), grid[1:], **par, progress=progress)]
         hpc = fitter.hpc_validation()
         budget = opts.get("cost_budget")
         chosen = choose_point(points, hpc["hpc_validation_accuracy"], budget, float(opts.get("tolerance", 0.01)))
@@ -220,6 +232,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         for name in ("tolerance", "cost_budget", "pfull_grid", "gamma_grid"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
+        reject_without(opts, "--sweep")
         p_full, gamma = float(opts.get("pfull", 0.3)), float(opts.get("gamma", DEFAULT_GAMMA[kind]))
         tables = fitter.tables(fitter.fit(p_full, gamma))
         hpc = fitter.hpc_validation()
@@ -259,7 +272,7 @@ _HELP = {
     "adapt-lin": "ADAPT-LIN: linear gate g and low-cost f1 (group-sparse) before a high-cost f0 (kind gated)",
     "l1-gate": "L1 baseline: L1-picked features for f1, gate from f1's correctness, f0 (kind gated)",
 }
-_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS]
+_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, *PARALLEL_OPTIONS]
 register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
     register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),

@@ -12,6 +12,7 @@ from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.header import nb_tables
+from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.tasks import Task, check_not_trivial, class_weights, weighted_accuracy
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
@@ -44,6 +45,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02),
         random_state=task.split.seed, costs=None if costs is None else costs.at(0.0).astype(np.float32),
+        n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )
     X, y = task.data.X, task.y
     est.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
@@ -52,7 +54,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     w = class_weights(y[task.validation])
     meta = task.meta()
     meta["training"] = {
-        "kind": kind, **{k: v for k, v in opts.items() if v is not None},
+        "kind": kind, **recorded(opts),
         "budget_chosen": int(est.budget_), "static_threshold": est.static_threshold_,
         "validation_weighted_accuracy": weighted_accuracy(y[task.validation], val.label, w),
         "validation_mean_features": float(val.n_read.mean()),
@@ -66,5 +68,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
 
 for _kind in NB_KINDS:
     register_emitter(_kind, nb_tables)
-register(KindSpec("nb-static", "naive Bayes on the top-k features of an ordering", train_nb, NB_OPTIONS))
-register(KindSpec("nb-stop", "early-stopping naive Bayes (stop points)", train_nb, NB_OPTIONS + STOP_OPTIONS))
+register(KindSpec("nb-static", "naive Bayes on the top-k features of an ordering", train_nb,
+                  NB_OPTIONS + PARALLEL_OPTIONS))
+register(KindSpec("nb-stop", "early-stopping naive Bayes (stop points)", train_nb,
+                  NB_OPTIONS + STOP_OPTIONS + PARALLEL_OPTIONS))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
+from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
+from pyruntime.progress import Progress, track
 
 CRITERIA = ("agree", "paper", "relerr", "safe")
 BUDGET_GRID = (5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -206,7 +209,18 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
     full_err = 1 - full_acc
     running = np.ones(P.shape[0], dtype=bool)
     stops: list[tuple[int, float, float]] = []
+    with Progress("nb stop points", total=max(k - 1, 0), unit="position") as progress:
+        _stop_points(P, y, fpred, w, full_acc, full_err, rule, running, stops, progress)
+    return stops, running
+
+
+def _stop_points(P: np.ndarray, y: np.ndarray, fpred: np.ndarray, w: np.ndarray, full_acc: Fraction,
+                 full_err: Fraction, rule: StopRule, running: np.ndarray, stops: list[tuple[int, float, float]],
+                 progress: Progress) -> None:
+    """The loop of learn_stop_points (fills running and stops in place)."""
+    k = P.shape[1] - 1
     for i in range(1, k):
+        progress.update()
         idx = np.flatnonzero(running)
         if idx.size == 0:
             break
@@ -226,7 +240,12 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
         l_val = float(lo) if lo is not None else float("-inf")
         stops.append((i, u_val, l_val))
         running[idx[hi_mask | lo_mask]] = False
-    return stops, running
+
+
+def _budget_accuracy(y_val: np.ndarray, weights: tuple[int, int], scores: np.ndarray) -> float:
+    """Validation weighted accuracy of the static model whose scores are given, at its best threshold."""
+    t = best_threshold(scores, y_val, weights)
+    return weighted_accuracy(y_val, (scores > t).astype(int), weights)
 
 
 # ------------------------------------------------------------ estimator ----
@@ -249,12 +268,14 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     the positive class). Validation data, which picks the budget and the stop
     points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
     frugalml estimator.
+    n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
     """
 
     def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
-                 validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None) -> None:
+                 validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
+                 n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -267,6 +288,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.costs = costs
+        self.n_jobs = n_jobs
+        self.scheduler = scheduler
 
     def _check_params(self) -> None:
         if self.ordering not in ORDERINGS:
@@ -354,7 +377,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         score = np.full(X_val.shape[0], float(tables.d0))
         chosen: list[int] = []
         left = [int(j) for j in ig_rank]
-        for _ in range(limit):
+        for _ in track(range(limit), "nb greedy ordering", unit="feature"):
             best_j, best_acc = left[0], -1.0
             for j in left:
                 s = score + E[:, j]
@@ -374,10 +397,9 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             return min(int(self.budget), d), {}
         grid = sorted({min(k, d) for k in BUDGET_GRID})
         P = partial_scores(tables.model(order[: grid[-1]], 0.0, d), X_val)
-        curve = {}
-        for k in grid:
-            t = best_threshold(P[:, k], y_val, self.weights_)
-            curve[k] = weighted_accuracy(y_val, (P[:, k] > t).astype(int), self.weights_)
+        accs = run_map(partial(_budget_accuracy, y_val, self.weights_), [P[:, k] for k in grid], self.n_jobs,
+                       self.scheduler, desc="nb budget search")
+        curve = dict(zip(grid, accs))
         best = max(curve.values())
         return min(k for k, v in curve.items() if v == best), curve
 

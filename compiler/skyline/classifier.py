@@ -100,7 +100,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, base: Any = "nb", method: str = "polydom", epsilon: float = 0.0,
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
-                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0):
+                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
+                 n_jobs: int | None = None, scheduler: str | None = None):
         self.base = base
         self.method = method
         self.epsilon = epsilon
@@ -110,6 +111,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.allow_empty = allow_empty
         self.random_state = random_state
+        self.n_jobs = n_jobs  # feature sets trained in parallel (compiler.parallel.run_map); same result
+        self.scheduler = scheduler
 
     # -- training ------------------------------------------------------------------------
     def _feature_coef(self, d: int) -> np.ndarray:
@@ -172,12 +175,13 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def _search(self, oracle: AccuracyOracle, d: int) -> SearchResult:
         lo, hi = self.size_range_
+        par = {"jobs": self.n_jobs, "scheduler": self.scheduler}
         if self.method == "polydom":
-            return polydom_search(oracle, d, float(self.epsilon), self.max_sets)
+            return polydom_search(oracle, d, float(self.epsilon), self.max_sets, **par)
         if self.method == "brute":
-            return brute_force_search(oracle, d)
+            return brute_force_search(oracle, d, **par)
         ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)
-        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets)
+        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets, **par)
 
     def _build(self, cands: list[int], accuracy: dict[int, float], lo: float, hi: float) -> None:
         coef = np.array([set_coef(self.feature_coef_, m) for m in cands]).reshape(-1, 3)

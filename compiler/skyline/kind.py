@@ -29,6 +29,7 @@ from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import EXTRA_COMMANDS, KindSpec, register, register_budget_eval
 from compiler.nb.train import NaiveBayesBudget
+from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.skyline.classifier import METHODS, SkylineClassifier, plot_budget_sweep
 from compiler.skyline.header import skyline_tables
 from compiler.skyline.search import mask_features
@@ -107,7 +108,8 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)
     clf = SkylineClassifier(base=est, method=opts.get("method", "polydom"), epsilon=float(opts.get("epsilon", 0.0)),
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
-                            allow_empty=not opts.get("no_empty_model", False), random_state=seed)
+                            allow_empty=not opts.get("no_empty_model", False), random_state=seed,
+                            n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"))
     clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]
@@ -115,7 +117,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     tables = SkylineModel(index=clf.index_, base=base, models=models,
                           default_budget=float(opts.get("default_budget", math.inf)),
                           default_size=float(opts.get("default_size", lo)))
-    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     record.update({
         "base": base, "method": clf.method, "expanded_nodes": int(clf.expanded_nodes_),
         "brute_force_nodes": int(clf.brute_force_nodes_), "precompute_seconds": float(clf.precompute_seconds_),
@@ -220,4 +222,4 @@ register_budget_eval("skyline", skyline_eval)
 EXTRA_COMMANDS.append("compiler.skyline.profile_costs:profile_costs_command")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
-                  train_skyline, SKYLINE_OPTIONS, skyline_metrics))
+                  train_skyline, SKYLINE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics))

@@ -27,6 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.parallel import run_map
 from compiler.trees.cost_tree import (
     CostTree,
     CostTreeFitter,
@@ -38,6 +39,7 @@ from compiler.trees.cost_tree import (
     leaf_ratio,
 )
 from compiler.trees.options import LOSSES  # noqa: E402,F401 - one list of losses
+from pyruntime.progress import track
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -255,7 +257,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         K = booster.n_outputs
         val_acc, val_loss = [], []
         Yva = encode_targets(yva, self.loss, self.classes_.size) if Xva is not None else None
-        for _ in range(int(self.n_trees)):
+        for _ in track(range(int(self.n_trees)), "miser boosting", unit="tree"):
             booster.iterate(penalty)
             if Xva is not None:
                 val_acc.append(float(np.mean(decide(booster.F_val) == yva)))
@@ -361,6 +363,24 @@ class SweepResult:
     reference: SweepPoint  # the lambda = 0 model
 
 
+@dataclass
+class _SweepFit:
+    """One lambda of :func:`sweep` (sent to the workers of a parallel sweep)."""
+
+    Xtr: np.ndarray
+    ytr: np.ndarray
+    Xva: np.ndarray
+    yva: np.ndarray
+    random_state: int | None
+    params: dict
+
+    def __call__(self, lam: float) -> SweepPoint:
+        m = GreedyMiserClassifier(lam=lam, random_state=self.random_state, **self.params)
+        m.fit(self.Xtr, self.ytr, eval_set=(self.Xva, self.yva))
+        cost = float(np.mean(m.test_time_cost(self.Xva)))
+        return SweepPoint(lam, float(m.validation_accuracy_), cost, m)
+
+
 def sweep(
     X: np.ndarray,
     y: np.ndarray,
@@ -368,22 +388,22 @@ def sweep(
     tolerance: float = 0.01,
     validation_fraction: float = 0.2,
     random_state: int | None = 0,
+    jobs: int | None = None,
+    scheduler: str | None = None,
     **params: object,
 ) -> SweepResult:
     """Fit miser models for a grid of lam on one split; keep the cheapest whose
-    validation accuracy is within ``tolerance`` (absolute) of the lam = 0 model's."""
+    validation accuracy is within ``tolerance`` (absolute) of the lam = 0 model's.
+
+    ``jobs``/``scheduler``: fit the grid in parallel (compiler.parallel.run_map), same results."""
     y = np.asarray(y)
     X32 = as_float32_matrix(X)
     _, y_idx = np.unique(y, return_inverse=True)
     tr, va = train_test_split(np.arange(len(y)), test_size=validation_fraction, random_state=random_state,
                               stratify=y_idx)
     grid = sorted({0.0, *[float(v) for v in lambdas]})
-    points = []
-    for lam in grid:
-        m = GreedyMiserClassifier(lam=lam, random_state=random_state, **params)
-        m.fit(X32[tr], y[tr], eval_set=(X32[va], y[va]))
-        cost = float(np.mean(m.test_time_cost(X32[va])))
-        points.append(SweepPoint(lam, float(m.validation_accuracy_), cost, m))
+    fit = _SweepFit(X32[tr], y[tr], X32[va], y[va], random_state, params)
+    points = run_map(fit, grid, jobs, scheduler, desc="miser lambda sweep")
     ref = points[0]
     ok = [p for p in points if p.validation_accuracy >= ref.validation_accuracy - tolerance]
     chosen = min(ok, key=lambda p: (p.validation_cost, -p.validation_accuracy))
