@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from compiler.gated.kind import train_gated  # noqa: E402
+from compiler.parallel import add_arguments  # noqa: E402
 from compiler.tasks import Task  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
 from pyruntime.gated.model import CGated, GatedModel  # noqa: E402
@@ -62,8 +63,10 @@ def f0_alone(m: GatedModel) -> GatedModel:
     return GatedModel(n_features=m.n_features, gate=const, f1=const, f0=m.f0, gate_above="f0", costs=m.costs)
 
 
-def measure(task: Task, trainer: str, trees: int) -> dict[str, Any]:
-    opts: dict[str, Any] = {"sweep": True, "tolerance": 0.01, **GRIDS[trainer]}
+def measure(task: Task, trainer: str, trees: int, jobs: int | None = None,
+            scheduler: str | None = None) -> dict[str, Any]:
+    opts: dict[str, Any] = {"sweep": True, "tolerance": 0.01, **GRIDS[trainer], "jobs": jobs,
+                            "scheduler": scheduler}
     if trainer == "adapt-gbrt":
         opts["trees"] = trees
     t0 = time.perf_counter()
@@ -96,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trainers", default="adapt-gbrt,adapt-lin,l1-gate")
     ap.add_argument("--pfull-grid", default=None, help="override every trainer's P grid")
     ap.add_argument("--max-rows", type=int, default=None, help="subsample every data set (quick runs)")
+    add_arguments(ap)
     args = ap.parse_args(argv)
     results: dict[str, list[dict[str, Any]]] = {}
     print(f"{'data':<8} {'trainer':<11} {'acc':>6} {'f0 acc':>7} {'cost':>6} {'f0 cost':>8} {'reduct':>7} "
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         for trainer in args.trainers.split(","):
             if args.pfull_grid:
                 GRIDS[trainer]["pfull_grid"] = args.pfull_grid
-            r = measure(task, trainer, args.trees)
+            r = measure(task, trainer, args.trees, args.jobs, args.scheduler)
             results[name].append(r)
             red = 1.0 - r["cost"] / r["f0_cost"] if r["f0_cost"] else 0.0
             print(f"{name:<8} {trainer:<11} {r['acc']:>6.4f} {r['f0_acc']:>7.4f} {r['cost']:>6.2f} "

@@ -26,6 +26,7 @@ import argparse
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from compiler.parallel import add_arguments, run_map  # noqa: E402
 from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: E402
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
 from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
@@ -138,8 +140,21 @@ def c_timing(label: str, tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> l
     return out
 
 
+def _fit_miser(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, costs: np.ndarray, trees: int,
+               seed: int, lam: float) -> GreedyMiserClassifier:
+    m = GreedyMiserClassifier(lam=lam, n_trees=trees, costs=costs, loss="logistic", random_state=seed)
+    return m.fit(Xa, ya, eval_set=(Xv, yv))
+
+
+def _fit_cscc(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, costs: np.ndarray, trees: int,
+              seed: int, lams: list[float]) -> CsccCascadeClassifier:
+    c = CsccCascadeClassifier(n_stages=3, n_trees=[trees // 4, trees // 4, trees // 2], lambdas=lams,
+                              costs=costs, random_state=seed)
+    return c.fit(Xa, ya, eval_set=(Xv, yv))
+
+
 def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, trees: int,
-        quick: bool) -> dict:
+        quick: bool, jobs: int | None = None, scheduler: str | None = None) -> dict:
     X = X.astype(np.float32)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=seed, stratify=y)
     Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.25, random_state=seed, stratify=ytr)
@@ -153,9 +168,10 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
 
     t0 = time.time()
     misers = {}
-    for lam in (LAMBDAS[::2] if quick else LAMBDAS):
-        m = GreedyMiserClassifier(lambda_=lam, n_trees=trees, costs=costs, loss="logistic", random_state=seed)
-        m.fit(Xa, ya, eval_set=(Xv, yv))
+    lams = LAMBDAS[::2] if quick else LAMBDAS
+    fitted = run_map(partial(_fit_miser, Xa, ya, Xv, yv, costs, trees, seed), lams, jobs, scheduler,
+                     desc=f"{name}: miser lambdas")
+    for lam, m in zip(lams, fitted, strict=True):
         misers[lam] = m
         add(f"miser lambda={lam:g}" if lam else "stage-wise (lambda=0)", m.validation_accuracy_,
             m.score(Xte, yte), m.test_time_cost(Xte).mean(), f"trees={m.n_trees_}",
@@ -173,13 +189,13 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         d = ee.predict_detailed(Xte)
         runtime_check(TreeCascade.from_ir(ee.to_tree_ensemble()), Xte, d)
         early.append(ee)
-        add(f"early exit every 10 (lambda={model.lambda_:g})", np.nan, np.mean(d["label"] == yte),
+        add(f"early exit every 10 (lambda={model.lam:g})", np.nan, np.mean(d["label"] == yte),
             d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}", "early exit every 10")
     cascades = []
-    for lams in CSCC_LAMBDAS[:2] if quick else CSCC_LAMBDAS:
-        c = CsccCascadeClassifier(n_stages=3, n_trees=[trees // 4, trees // 4, trees // 2], lambdas=lams,
-                                  costs=costs, random_state=seed)
-        c.fit(Xa, ya, eval_set=(Xv, yv))
+    grid = CSCC_LAMBDAS[:2] if quick else CSCC_LAMBDAS
+    fitted_c = run_map(partial(_fit_cscc, Xa, ya, Xv, yv, costs, trees, seed), grid, jobs, scheduler,
+                       desc=f"{name}: CSCC cascades")
+    for lams, c in zip(grid, fitted_c, strict=True):
         d = c.predict_detailed(Xte)
         runtime_check(TreeCascade.from_ir(c.to_tree_ensemble()), Xte, d)
         dv = c.predict_detailed(Xv)
@@ -211,7 +227,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
     r_cost = ref.test_time_cost(Xte).mean()
     c_cost = chosen.test_time_cost(Xte).mean()
     r_acc, c_acc = ref.score(Xte, yte), chosen.score(Xte, yte)
-    print(f"sweep choice lambda={chosen.lambda_:g}: test acc {c_acc:.4f} vs {r_acc:.4f} at lambda=0 "
+    print(f"sweep choice lambda={chosen.lam:g}: test acc {c_acc:.4f} vs {r_acc:.4f} at lambda=0 "
           f"({100 * (c_acc - r_acc):+.2f} points); cost {c_cost:.2f} vs {r_cost:.2f} "
           f"= 1/{r_cost / max(c_cost, 1e-12):.1f}")
 
@@ -268,12 +284,13 @@ def main() -> None:
     ap.add_argument("--trees", type=int, default=300)
     ap.add_argument("--quick", action="store_true", help="fewer grid points")
     ap.add_argument("--plot", default="miser_cascade.png", help="PNG of the cost/accuracy curves ('' = none)")
+    add_arguments(ap)
     args = ap.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", message=".*eval_set.*")
     results = {}
     for name, (X, y, costs) in datasets(args.seed).items():
-        results[name] = run(name, X, y, costs, args.seed, args.trees, args.quick)
+        results[name] = run(name, X, y, costs, args.seed, args.trees, args.quick, args.jobs, args.scheduler)
     if args.plot:
         plot(results, args.plot)
 

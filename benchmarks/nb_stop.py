@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -38,10 +39,12 @@ from nb.sweep import fit_base, models_at, same_as_estimator  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.header import render_header  # noqa: E402
 from compiler.nb.kind import train_nb  # noqa: E402
+from compiler.parallel import add_arguments, run_map  # noqa: E402
 from compiler.tasks import class_weights, weighted_accuracy  # noqa: E402
 from pyruntime.errors import DataError  # noqa: E402
 from pyruntime.format import ModelFile  # noqa: E402
 from pyruntime.nb.binding import CNaiveBayes  # noqa: E402
+from pyruntime.progress import track  # noqa: E402
 
 BUDGETS = (5, 10, 25, 50, 100, 200, 500, 1000)
 ORDERINGS = ("ig", "dcp")
@@ -113,53 +116,58 @@ def resolve_spec(spec: str, out: Path) -> str:
         return str(path)
 
 
-def run_case(case: Case, out: Path, with_peer: bool) -> tuple[list[dict], list[dict], str | None]:
+def _fit_ordering(Xtr: np.ndarray, ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray, kmax: int, ordering: str):
+    """fit_base for one ordering (the training part of a run; timings stay in this process)."""
+    return fit_base(Xtr, ytr, Xva, yva, ordering, kmax)
+
+
+def run_case(case: Case, out: Path, with_peer: bool, jobs: int | None = None,
+             scheduler: str | None = None) -> tuple[list[dict], list[dict], str | None]:
     rows: list[dict] = []
     peers: list[dict] = []
     spec = resolve_spec(case.spec, out)
-    for pos in case.positives:
-        for seed in case.seeds:
-            try:
-                task = tasks.prepare(spec, pos, None, seed)
-            except DataError as exc:
-                return [], [], str(exc)
-            X, y = task.data.X, task.y
-            Xtr, ytr, Xva, yva = X[task.train], y[task.train], X[task.validation], y[task.validation]
-            Xte, yte = X[task.test], y[task.test]
-            w = class_weights(yva)
-            d = X.shape[1]
-            budgets = sorted({min(k, d) for k in BUDGETS})
-            for ordering in ORDERINGS:
-                base = fit_base(Xtr, ytr, Xva, yva, ordering, budgets[-1])
-                for k in budgets:
-                    models, val_wa = models_at(base, k, CRITERIA)
-                    r = {"pos": pos, "seed": seed, "ordering": ordering, "k": k, "val_wa": val_wa, "d": d}
-                    runners = {}
-                    for name, m in models.items():
-                        runners[name], res = evaluate(m, Xte, yte, w)
-                        r.update({f"{name}_{kk}": v for kk, v in res.items()})
-                        r[f"{name}_stops"] = m.n_stops
-                    for name in MODELS:  # timed back to back, same rows
-                        r[f"{name}_ns"] = runners[name].ns_per_prediction(Xte, case.min_seconds)
-                    for crit in CRITERIA:
-                        r[f"{crit}_speedup"] = r["static_ns"] / r[f"{crit}_ns"]
-                        r[f"{crit}_fratio"] = r["static_feat"] / r[f"{crit}_feat"]
-                        r[f"{crit}_dwa"] = r[f"{crit}_wa"] - r["static_wa"]
-                    rows.append(r)
-            if with_peer:
-                for vs in (1e-9, 1e-3):  # sklearn's default var_smoothing; larger if emlearn's C crashes
-                    b = peer.build(Xtr, ytr, Xte, out / f"peer_{abs(hash((case.spec, pos, seed)))}_{vs}", vs)
-                    got = peer.run(b, case.min_seconds)
-                    if not isinstance(got, str):
-                        break
-                    NOTES.append(f"{case.spec} positive {pos} seed {seed}: emlearn's C program with "
-                                 f"GaussianNB(var_smoothing={vs}) failed: {got}")
-                if isinstance(got, str):
-                    continue
-                labels, ns = got
-                peers.append({"pos": pos, "seed": seed, "vs": vs, "wa": weighted_accuracy(yte, labels, w),
-                              "sk_wa": weighted_accuracy(yte, b.sklearn_pred, w),
-                              "acc": float(np.mean(labels == yte)), "ns": ns, "d": d})
+    for pos, seed in track([(p, s) for p in case.positives for s in case.seeds], f"{case.label}: runs"):
+        try:
+            task = tasks.prepare(spec, pos, None, seed)
+        except DataError as exc:
+            return [], [], str(exc)
+        X, y = task.data.X, task.y
+        Xtr, ytr, Xva, yva = X[task.train], y[task.train], X[task.validation], y[task.validation]
+        Xte, yte = X[task.test], y[task.test]
+        w = class_weights(yva)
+        d = X.shape[1]
+        budgets = sorted({min(k, d) for k in BUDGETS})
+        bases = run_map(partial(_fit_ordering, Xtr, ytr, Xva, yva, budgets[-1]), ORDERINGS, jobs, scheduler)
+        for ordering, base in zip(ORDERINGS, bases, strict=True):
+            for k in budgets:
+                models, val_wa = models_at(base, k, CRITERIA)
+                r = {"pos": pos, "seed": seed, "ordering": ordering, "k": k, "val_wa": val_wa, "d": d}
+                runners = {}
+                for name, m in models.items():
+                    runners[name], res = evaluate(m, Xte, yte, w)
+                    r.update({f"{name}_{kk}": v for kk, v in res.items()})
+                    r[f"{name}_stops"] = m.n_stops
+                for name in MODELS:  # timed back to back, same rows
+                    r[f"{name}_ns"] = runners[name].ns_per_prediction(Xte, case.min_seconds)
+                for crit in CRITERIA:
+                    r[f"{crit}_speedup"] = r["static_ns"] / r[f"{crit}_ns"]
+                    r[f"{crit}_fratio"] = r["static_feat"] / r[f"{crit}_feat"]
+                    r[f"{crit}_dwa"] = r[f"{crit}_wa"] - r["static_wa"]
+                rows.append(r)
+        if with_peer:
+            for vs in (1e-9, 1e-3):  # sklearn's default var_smoothing; larger if emlearn's C crashes
+                b = peer.build(Xtr, ytr, Xte, out / f"peer_{abs(hash((case.spec, pos, seed)))}_{vs}", vs)
+                got = peer.run(b, case.min_seconds)
+                if not isinstance(got, str):
+                    break
+                NOTES.append(f"{case.spec} positive {pos} seed {seed}: emlearn's C program with "
+                             f"GaussianNB(var_smoothing={vs}) failed: {got}")
+            if isinstance(got, str):
+                continue
+            labels, ns = got
+            peers.append({"pos": pos, "seed": seed, "vs": vs, "wa": weighted_accuracy(yte, labels, w),
+                          "sk_wa": weighted_accuracy(yte, b.sklearn_pred, w),
+                          "acc": float(np.mean(labels == yte)), "ns": ns, "d": d})
     return rows, peers, None
 
 
@@ -317,7 +325,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peer", action="store_true", help="skip emlearn")
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--no-train-time", action="store_true")
+    add_arguments(ap)
     args = ap.parse_args(argv)
+    if args.scheduler:  # the helpers in benchmarks/nb are not installed on the workers: send them by value
+        import cloudpickle
+        from nb import sweep
+
+        cloudpickle.register_pickle_by_value(sweep)
     t_start = time.perf_counter()
     peer_err = None if not args.no_peer else "skipped (--no-peer)"
     if peer_err is None:
@@ -332,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'yes' if ok else 'NO'}")
         results = []
         for case in cases(args.quick):
-            rows, peers, err = run_case(case, out, peer_err is None)
+            rows, peers, err = run_case(case, out, peer_err is None, args.jobs, args.scheduler)
             results.append((case.label, rows, peers, err))
             if err:
                 print(f"\n[{case.label}] unavailable: {err}")

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from sklearn.base import clone  # noqa: E402
 
+from compiler.parallel import add_arguments  # noqa: E402
 from compiler.skyline.classifier import SkylineClassifier, make_base  # noqa: E402
 from compiler.skyline.search import mask_features  # noqa: E402
 from pyruntime.skyline.index import SkylineIndex, poly_cost  # noqa: E402
@@ -141,6 +142,7 @@ def budget_sweep_sized(clf: SkylineClassifier, X, y, budgets, sizes) -> np.ndarr
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="one data set only")
+    add_arguments(ap)
     args = ap.parse_args()
     for name, X, y in datasets(args.quick):
         d = X.shape[1]
@@ -158,8 +160,9 @@ def main() -> None:
                                    ("polydom e=0.01", "polydom", 0.01), ("polydom e=0.03", "polydom", 0.03),
                                    ("greedy-acc", "greedy-acc", 0.0), ("greedy-cost", "greedy-cost", 0.0)]:
             t0 = time.perf_counter()
-            clf = SkylineClassifier(method=method, epsilon=eps, costs=costs, sizes=[LO, HI])
-            clf.fit(X_fit, y_fit, X_val, y_val)
+            clf = SkylineClassifier(method=method, epsilon=eps, costs=costs, sizes=[LO, HI], n_jobs=args.jobs,
+                                    scheduler=args.scheduler)
+            clf.fit(X_fit, y_fit, eval_set=(X_val, y_val))
             total = time.perf_counter() - t0
             idx = clf.index_
             q_sizes = rng.uniform(LO, HI, 512)

@@ -190,9 +190,9 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     if budget is not None or size is not None or budget_sweep or plot is not None:
         budgeted = BUDGET_EVAL.get(model.kind)
         if budgeted is None:
-            kinds = ", ".join(sorted(BUDGET_EVAL)) or "none"
-            raise click.UsageError(f"--budget/--size/--budget-sweep/--plot need a model with a per-call budget "
-                                   f"index (kinds: {kinds}), not {model.kind}")
+            kinds = " or ".join(sorted(BUDGET_EVAL)) or "budget-indexed"
+            raise click.UsageError(f"--budget/--size/--budget-sweep/--plot need a {kinds} model (one with a "
+                                   f"per-call budget index), not {model.kind}")
         model = budgeted.at(model, budget, size)  # every figure below is at this budget and size
     ds, y, idx, part = tasks.rows_for_eval(model, data)
     X = ds.X[idx]

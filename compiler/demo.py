@@ -21,6 +21,7 @@ from compiler.header import render_header
 from compiler.nb.kind import train_nb
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator
+from pyruntime.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime_c"
@@ -59,27 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     task = tasks.prepare(args.data, args.positive if args.positive != "-" else None, None, args.seed)
     print(f"data {args.data} (positive class {args.positive}): {task.train.size} train, "
           f"{task.validation.size} validation, {task.test.size} test rows, {task.data.X.shape[1]} features")
-    static = train_nb("nb-static", task, {}, None)
-    k = int(static.meta["training"]["budget_chosen"])
-    dynamic = train_nb("nb-stop", task, {"budget": k}, None)
-    X_test, y_test = task.data.X[task.test], task.y[task.test]
-    rows = []
-    for label, model in (("static top-k NB", static), ("early-stopping NB", dynamic)):
-        sub = out / ("static" if model is static else "dynamic")
-        sub.mkdir(exist_ok=True)
-        size = fmt.save(model, sub / "model.msgpack")
-        header = sub / "model.h"
-        header.write_text(render_header(fmt.load(sub / "model.msgpack"), "float32", "model", X_test))
-        exe = build_row_runner(header, sub)
-        c_label, c_read, c_ns = run_rows(exe)
-        ev = c_evaluator(model, "float32")
-        pred = ev.predict(X_test)
-        if not (np.array_equal(c_label, pred.label) and np.array_equal(c_read, pred.n_read)):
-            print(f"error: the standalone C program and the cffi binding disagree for {label}", file=sys.stderr)
-            return 1
-        summary = tasks.summarize(model, y_test, pred)
-        rows.append((label, summary["weighted_accuracy"], summary["mean_features"], c_ns,
-                     ev.ns_per_prediction(X_test), model.tables.n_stops, size))
+    with Progress("demo", total=4, unit="stage") as progress:
+        rows = _stages(task, out, progress)
+    if rows is None:
+        return 1
+    k = rows[0][-1]
+    y_test = task.y[task.test]
     shutil.copy(out / "dynamic" / "model.msgpack", out / "model.msgpack")
     shutil.copy(out / "dynamic" / "model.h", out / "model.h")
     print(f"budget k = {k} features; C program and cffi binding agree on all {len(y_test)} test rows\n")
@@ -91,6 +77,38 @@ def main(argv: list[str] | None = None) -> int:
           f"{rows[0][2] / rows[1][2]:.2f}x fewer features read")
     print(f"wrote {out / 'model.msgpack'} and {out / 'model.h'}")
     return 0
+
+
+def _stages(task: tasks.Task, out: Path, progress: Progress) -> list[tuple] | None:
+    """Train both models, then build and run each: one progress step per stage. None on disagreement."""
+    progress.note("training nb-static")
+    static = train_nb("nb-static", task, {}, None)
+    progress.update()
+    k = int(static.meta["training"]["budget_chosen"])
+    progress.note("training nb-stop")
+    dynamic = train_nb("nb-stop", task, {"budget": k}, None)
+    progress.update()
+    X_test, y_test = task.data.X[task.test], task.y[task.test]
+    rows = []
+    for label, model in (("static top-k NB", static), ("early-stopping NB", dynamic)):
+        progress.note(f"C build + run: {label}")
+        sub = out / ("static" if model is static else "dynamic")
+        sub.mkdir(exist_ok=True)
+        size = fmt.save(model, sub / "model.msgpack")
+        header = sub / "model.h"
+        header.write_text(render_header(fmt.load(sub / "model.msgpack"), "float32", "model", X_test))
+        exe = build_row_runner(header, sub)
+        c_label, c_read, c_ns = run_rows(exe)
+        ev = c_evaluator(model, "float32")
+        pred = ev.predict(X_test)
+        if not (np.array_equal(c_label, pred.label) and np.array_equal(c_read, pred.n_read)):
+            print(f"error: the standalone C program and the cffi binding disagree for {label}", file=sys.stderr)
+            return None
+        summary = tasks.summarize(model, y_test, pred)
+        rows.append((label, summary["weighted_accuracy"], summary["mean_features"], c_ns,
+                     ev.ns_per_prediction(X_test), model.tables.n_stops, size, k))
+        progress.update()
+    return rows
 
 
 if __name__ == "__main__":

@@ -39,12 +39,20 @@ class KindSpec:
         return {o.name for o in self.options if o.name}
 
 
+# every kind accepts --allow-trivial (the trainers call compiler.tasks.check_not_trivial)
+ALLOW_TRIVIAL = click.Option(
+    ["--allow-trivial"], is_flag=True, default=False,
+    help="Write the model even when it is trivial (validation accuracy not above the majority class's, or "
+         "it reads no feature while f0 / the full model is much better) [every kind].")
+
 KINDS: dict[str, KindSpec] = {}
 # eval extras by the kind written in the model file (a trainer may write another kind, e.g. adapt-lin -> gated)
 FILE_METRICS: dict[str, Callable[[ModelFile, np.ndarray, np.ndarray, Predictions, str], dict[str, Any]]] = {}
 
 
 def register(spec: KindSpec) -> None:
+    if "allow_trivial" not in spec.option_names:
+        spec.options = [*spec.options, ALLOW_TRIVIAL]
     KINDS[spec.name] = spec
     if spec.extra_metrics is not None:
         FILE_METRICS.setdefault(spec.name, spec.extra_metrics)

@@ -64,3 +64,36 @@ def make_easy_hard(n_samples: int = 1000, n_features: int = 10, n_cheap: int = 2
     y = np.where(easy, lin, xor)
     flip = rng.random(n_samples) < noise
     return X, (y ^ flip).astype(np.int64)
+
+
+CSTC_FEATURES = ("z++", "z+-", "z-+", "z--", "sign_x", "sign_z")
+CSTC_COSTS = np.array([10.0, 10.0, 10.0, 10.0, 1.0, 1.0])
+# P(y = 1) per quadrant (sign x, sign z): like the paper's label means, higher where z < 0 and
+# different between the two quadrants of each half, so that similar labels need similar features
+CSTC_PRIORS = {(1, 1): 0.2, (-1, 1): 0.4, (1, -1): 0.6, (-1, -1): 0.8}
+
+
+def make_cstc_quadrants(n_samples: int = 2000, random_state: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The synthetic task of Xu et al. (JMLR 2014), section 6.1, as a binary task.
+
+    Points (x, z) uniform on [-1, 1]^2. Features, in this order (costs ``CSTC_COSTS``):
+    ``z++, z+-, z-+, z--`` (cost 10 each): the label (as -1/+1) when the point lies in that
+    quadrant (signs of x, z), a random -1/+1 otherwise; ``sign(x), sign(z)`` (cost 1 each): the
+    quadrant. The paper's labels are Gaussian with quadrant-specific means; here the label is 0/1
+    with a quadrant-specific prior (``CSTC_PRIORS``). A perfect classifier reads the two cheap
+    features and the one expensive feature of the quadrant: cost 12 per input.
+    Returns (X float64 (n, 6), y int64 in {0, 1}).
+    """
+    if n_samples < 1:
+        raise ValueError("n_samples must be >= 1")
+    rng = np.random.default_rng(random_state)
+    xz = rng.uniform(-1.0, 1.0, size=(n_samples, 2))
+    sx = np.where(xz[:, 0] >= 0, 1.0, -1.0)
+    sz = np.where(xz[:, 1] >= 0, 1.0, -1.0)
+    prior = np.array([CSTC_PRIORS[(int(a), int(b))] for a, b in zip(sx, sz, strict=True)])
+    y = (rng.random(n_samples) < prior).astype(np.int64)
+    X = np.where(rng.random((n_samples, 4)) < 0.5, -1.0, 1.0)
+    for q, (qx, qz) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
+        inside = (sx == qx) & (sz == qz)
+        X[inside, q] = 2.0 * y[inside] - 1.0
+    return np.column_stack([X, sx, sz]), y

@@ -17,7 +17,7 @@ import numpy as np
 
 from compiler.costs import FeatureCosts, load_costs
 from pyruntime.data import Dataset, Split, binarize, load_dataset
-from pyruntime.errors import DataError
+from pyruntime.errors import DataError, FrugalmlError
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
 
@@ -128,6 +128,62 @@ def weighted_accuracy(y01: np.ndarray, pred: np.ndarray, weights: tuple[int, int
     w = np.where(y01 == 1, weights[1], weights[0]).astype(np.int64)
     total = int(w.sum())
     return float(Fraction(int(w[pred == y01].sum()), total)) if total else 0.0
+
+
+# ------------------------------------------------------------ trivial models ----
+MUCH_BETTER = 0.05  # a reference this much more accurate makes a model that reads nothing trivial
+
+
+class TrivialModelError(FrugalmlError, ValueError):
+    """A trainer produced a model no better than a constant (see check_not_trivial)."""
+
+
+def majority_accuracy(y: np.ndarray) -> float:
+    """Accuracy of always answering the most frequent label of y."""
+    _, counts = np.unique(np.asarray(y), return_counts=True)
+    return float(counts.max() / counts.sum()) if counts.size else 0.0
+
+
+def balanced_accuracy(y: np.ndarray, pred: np.ndarray) -> float:
+    """Mean recall over the labels present in y (a constant answer scores 1 / n_labels)."""
+    y = np.asarray(y)
+    labels = np.unique(y)
+    return float(np.mean([np.mean(np.asarray(pred)[y == c] == c) for c in labels])) if labels.size else 0.0
+
+
+def check_not_trivial(kind: str, y_val: np.ndarray, pred_val: np.ndarray, n_read: np.ndarray | None,
+                      opts: dict[str, Any], hint: str, reference: tuple[str, float] | None = None) -> dict[str, Any]:
+    """Refuse a trivial model: raise TrivialModelError (one line: what is wrong, what to change) unless
+    ``opts["allow_trivial"]``. Returns the figures of the check for the model file's meta.
+
+    A model is trivial when on the validation rows
+    - it does not beat the majority class: accuracy <= the majority class's share and balanced accuracy
+      <= 1 / n_classes (so a useful model on imbalanced data that trades plain accuracy for the rare
+      class still passes), or
+    - it reads no feature at all while ``reference`` (f0, the full model: (name, validation accuracy))
+      is at least MUCH_BETTER (5 points) more accurate.
+    """
+    y = np.asarray(y_val)
+    pred = np.asarray(pred_val)
+    acc = float(np.mean(pred == y)) if y.size else 0.0
+    maj = majority_accuracy(y)
+    bal = balanced_accuracy(y, pred)
+    n_classes = max(int(np.unique(y).size), 1)
+    reads = float(np.mean(n_read)) if n_read is not None and np.size(n_read) else None
+    figures: dict[str, Any] = {"majority_validation_accuracy": maj, "trivial": False}
+    reason = None
+    if acc <= maj + 1e-12 and bal <= 1.0 / n_classes + 1e-12:
+        reason = (f"validation accuracy {acc:.4f} does not beat the majority class ({maj:.4f}, balanced "
+                  f"accuracy {bal:.4f})")
+    elif reference is not None and reads == 0.0 and reference[1] >= acc + MUCH_BETTER:
+        reason = f"it reads no feature (validation accuracy {acc:.4f}) while {reference[0]} reaches {reference[1]:.4f}"
+    if reason is None:
+        return figures
+    if not opts.get("allow_trivial"):
+        raise TrivialModelError(f"{kind}: the trained model is trivial: {reason}; {hint}, or give --allow-trivial "
+                                "to write it anyway")
+    figures["trivial"] = True
+    return figures
 
 
 # ----------------------------------------------------------------- options ----

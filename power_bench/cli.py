@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -205,22 +207,27 @@ def emulate_cmd(meter: str, values_text: str | None, profile: str | None, garbag
 
 
 class _Progress:
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self._last = 0.0
+    """The run's progress (pyruntime.progress): on a terminal a bar counting the phases, with the
+    current phase, its time, readings and the last reading after it; otherwise one summary line
+    when the run ends."""
+
+    def __init__(self, listener: Callable[[str], None] | None) -> None:
+        from pyruntime.progress import Progress  # shared helper; pyruntime never imports compiler
+
+        self.bar = Progress("power run", total=None, unit="phase")
+        self.listener = listener
+
+    def phase(self, name: str) -> None:
+        """Phase listener of the Measurement: one step per phase started (idle, A, gap, B, ...)."""
+        if name != "end":
+            self.bar.update()
+            self.bar.note(f"[{name}]")
+        if self.listener is not None:
+            self.listener(name)
 
     def __call__(self, phase: str, elapsed: float, planned: float, n: int, last: Reading | None) -> None:
-        now = time.monotonic()
-        if not self.tty and now - self._last < 5:
-            return
-        self._last = now
         shown = last.describe().split(" range=")[0] if last else "-"
-        text = f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}"
-        click.echo(("\r" + text.ljust(78)) if self.tty else text, err=True, nl=not self.tty)
-
-    def done(self) -> None:
-        if self.tty:
-            click.echo("", err=True)
+        self.bar.note(f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}")
 
 
 def _out_dir_problem(out: Path) -> str:
@@ -358,14 +365,14 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     settings = RunSettings(volts=volts, idle_seconds=idle_seconds, min_samples=min_samples,
                            settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1),
                            max_load_seconds=max_seconds)
-    progress = None if quiet else _Progress()
+    progress = None if quiet else _Progress(listener)
     try:
-        summary = Measurement(source, models, data, workload, settings, out, listener,  # type: ignore[arg-type]
-                              progress).run()
+        with progress.bar if progress is not None else contextlib.nullcontext():
+            summary = Measurement(source, models, data, workload, settings, out,
+                                  progress.phase if progress is not None else listener,  # type: ignore[arg-type]
+                                  progress).run()
     finally:
         source.close()
-        if progress is not None:
-            progress.done()
     click.echo(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     click.echo(f"logs: {out_dir}/samples.csv, {out_dir}/summary.json, {out_dir}/plot.png", err=True)
     sys.exit(0 if summary["status"] == "ok" else 1)

@@ -19,7 +19,8 @@ RUNTIME = ROOT / "runtime_c"
 CFLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 
-CDEF_ORDER = ("common", "memo", "linear", "trees", "trees_cascade", "trees_gated", "nb", "skyline", "skymodel")
+CDEF_ORDER = ("common", "memo", "linear", "trees", "trees_cascade", "trees_gated", "nb", "skyline", "skymodel",
+              "cstc")
 
 
 def cdef_files() -> list[Path]:

@@ -43,7 +43,8 @@ def test_gate_routes_hard_region_to_f0_and_saves_cost() -> None:
     X, y, costs = easy_and_hard_regions()
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     rf = RandomForestClassifier(n_estimators=60, random_state=0)
-    m = AdaptGbrtClassifier(hpc=rf, p_full=0.55, gamma=0.3, n_trees=40, step=0.3, costs=costs)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.55, gamma=0.3, n_trees=40, step=0.3, costs=costs,
+                            gate_rule="quantile", trees_per_step=1)
     m.fit(Xtr, ytr)
     r = m.route(Xte)
     hard = Xte[:, 0] >= 0
@@ -61,11 +62,11 @@ def test_gate_routes_hard_region_to_f0_and_saves_cost() -> None:
 def test_large_gamma_uses_no_features_and_p_full_zero_routes_nothing() -> None:
     X, y, costs = easy_and_hard_regions(n=800, seed=1)
     rf = RandomForestClassifier(n_estimators=30, random_state=0)
-    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=1e6, n_trees=10, n_iter=2, costs=costs).fit(X, y)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=1e6, n_trees=10, trees_per_step=5, costs=costs).fit(X, y)
     ir = m.to_tree_ensemble()
     assert np.all(ir["gate"]["feature"] < 0) and np.all(ir["f1"]["feature"] < 0)
     assert np.all(m.cost(X)[~m.route(X)] == 0.0)
-    m0 = AdaptGbrtClassifier(hpc=rf, p_full=0.0, gamma=0.1, n_trees=10, n_iter=2, costs=costs).fit(X, y)
+    m0 = AdaptGbrtClassifier(hpc=rf, p_full=0.0, gamma=0.1, n_trees=10, trees_per_step=5, costs=costs).fit(X, y)
     assert not m0.route(X).any()
     assert m0.mean_cost(X) < m0.hpc_cost()
 
@@ -74,7 +75,7 @@ def test_multiclass_ir_and_prediction_agree() -> None:
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, _ = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     rf = RandomForestClassifier(n_estimators=30, random_state=0)
-    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=0.1, n_trees=8, n_iter=2, step=0.3).fit(Xtr, ytr)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=0.1, n_trees=8, trees_per_step=5, step=0.3).fit(Xtr, ytr)
     ir = m.to_tree_ensemble()
     assert ir["f1"]["n_outputs"] == 10 and ir["gate"]["n_outputs"] == 1
     route = ir_scores(ir["gate"], Xte)[:, 0] > np.float32(ir["gate"]["decision_threshold"])
@@ -100,7 +101,7 @@ def test_sklearn_models_convert_to_the_ir_exactly(kind: str) -> None:
 def test_deterministic_and_sweep_respects_tolerance() -> None:
     X, y, costs = easy_and_hard_regions(n=1000, seed=2)
     rf = RandomForestClassifier(n_estimators=30, random_state=0)
-    kw = dict(n_trees=12, n_iter=3, step=0.3, costs=costs)
+    kw = dict(n_trees=12, trees_per_step=4, step=0.3, costs=costs)
     a = AdaptGbrtClassifier(hpc=rf, **kw).fit(X, y).to_tree_ensemble()
     b = AdaptGbrtClassifier(hpc=rf, **kw).fit(X, y).to_tree_ensemble()
     for part in ("gate", "f1"):

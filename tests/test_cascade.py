@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
-from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble, balanced_weights, learn_exit_thresholds
-from compiler.trees.cost_tree import ir_scores, ir_tree_features
+from compiler.trees.cascade import EarlyExitEnsemble, balanced_weights, learn_exit_thresholds
+from compiler.trees.cost_tree import ensemble_to_ir, ir_leaves, ir_scores, ir_tree_features
+from compiler.trees.cscc import CsccCascadeClassifier
 from compiler.trees.miser import GreedyMiserClassifier
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
@@ -60,47 +61,36 @@ def test_exit_thresholds_never_cut_between_ties() -> None:
     assert up[0] == np.float32(1.0)  # only the 2.0 input can exit; the tied pair cannot be split
 
 
-def test_cscc_validation_guarantee_and_report(cancer: dict) -> None:
-    c = CsccCascadeClassifier(n_stages=3, n_trees=[10, 10, 30], lambdas=[30.0, 3.0, 0.0],
-                              costs=cancer["costs"], tree_eval_cost=0.5)
+def test_cscc_report_and_early_reject_only(cancer: dict) -> None:
+    c = CsccCascadeClassifier(n_stages=3, n_trees=15, lam=0.3, pool_lambdas=(0.0, 3.0), costs=cancer["costs"],
+                              tree_eval_cost=0.5, n_rounds=1)
     c.fit(cancer["Xa"], cancer["ya"], eval_set=(cancer["Xv"], cancer["yv"]))
-    check_validation_guarantee(c, cancer["Xv"], cancer["yv"])
     d = c.predict_detailed(cancer["Xte"])
     n = len(cancer["Xte"])
     assert c.exit_histogram(cancer["Xte"]).sum() == n
     np.testing.assert_array_equal(d["trees_evaluated"], c.stage_end_[d["exit_stage"]])
     ir = c.to_tree_ensemble()
     assert ir["stage_end"][-1] == ir["roots"].size
-    assert ir["exit_upper"][-1] == np.inf and ir["exit_lower"][-1] == -np.inf
-    assert np.all(ir["exit_upper"] >= 0) and np.all(ir["exit_lower"] <= 0)
+    assert np.all(ir["exit_upper"] == np.inf) and ir["exit_lower"][-1] == -np.inf  # early reject only
+    # the running score after stage k is phi(x)' beta^k + b^k (float32 sums of the scaled trees)
+    pool = ensemble_to_ir(c.pool_, [0] * len(c.pool_), np.zeros(1), ir["n_features"], c.costs_, 0.0)
+    phi = pool["value"][ir_leaves(pool, cancer["Xte"])].astype(np.float64)
+    for k, end in enumerate(c.stage_end_):
+        s = ir_scores(ir, cancer["Xte"], n_trees=int(end))[:, 0]
+        np.testing.assert_allclose(s, phi @ c.coef_[k] + c.intercept_[k], atol=1e-4)
     per_tree = ir_tree_features(ir, cancer["Xte"])
     for i in range(0, n, 9):
         t = d["trees_evaluated"][i]
-        s = ir_scores(ir, cancer["Xte"][i:i + 1], n_trees=int(t))[0, 0]
-        assert d["score"][i] == s
         read = np.zeros(ir["n_features"], dtype=bool)
         for k in range(t):
             read |= per_tree[k][i]
         assert d["features_read"][i] == read.sum()
         assert d["cost"][i] == pytest.approx(cancer["costs"][read].sum() + 0.5 * t)
-
-
-def test_cascade_exits_early_and_saves_cost_on_easy_data(cancer: dict) -> None:
-    c = CsccCascadeClassifier(n_stages=3, n_trees=[10, 10, 30], lambdas=[3.0, 1.0, 0.0],
-                              costs=cancer["costs"])
-    c.fit(cancer["Xa"], cancer["ya"], eval_set=(cancer["Xv"], cancer["yv"]))
-    d = c.predict_detailed(cancer["Xte"])
-    read_all = np.any(ir_tree_features(c.to_tree_ensemble(), cancer["Xte"]), axis=0)
-    full_cost = read_all @ cancer["costs"]
-    assert np.any(d["exit_stage"] < 2)
-    assert np.all(d["cost"] <= full_cost + 1e-9)
-    assert d["cost"].mean() < full_cost.mean()
-    acc = np.mean(d["label"] == cancer["yte"])
-    assert acc >= np.mean(c.predict_full(cancer["Xte"]) == cancer["yte"]) - 0.03
+    assert np.mean(d["label"] == cancer["yte"]) > 0.85
 
 
 def test_early_exit_baseline(cancer: dict) -> None:
-    m = GreedyMiserClassifier(lambda_=0.0, n_trees=40, costs=cancer["costs"], tree_eval_cost=1.0)
+    m = GreedyMiserClassifier(lam=0.0, n_trees=40, costs=cancer["costs"], tree_eval_cost=1.0)
     m.fit(cancer["Xa"], cancer["ya"])
     e = EarlyExitEnsemble(m, every=5).fit(cancer["Xv"], cancer["yv"])
     T = m.n_trees_
@@ -111,29 +101,18 @@ def test_early_exit_baseline(cancer: dict) -> None:
     assert d["trees_evaluated"].mean() < T
 
 
-def test_multiclass_margin_exits_on_digits() -> None:
-    X, y = load_digits(return_X_y=True)
-    Xa, Xv, ya, yv = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    c = CsccCascadeClassifier(n_stages=2, n_trees=[8, 12], lambdas=[0.0, 0.0], loss="multiclass-log",
-                              step=0.3)
-    c.fit(Xa, ya, eval_set=(Xv, yv))
-    ir = c.to_tree_ensemble()
-    assert ir["exit_rule"] == "margin" and ir["stage_end"][0] == 80
-    check_validation_guarantee(c, Xv, yv)
-
-
-def test_single_stage_is_the_full_model_and_deterministic(cancer: dict) -> None:
-    kw = dict(n_stages=1, n_trees=15, lambda_=1.0, costs=cancer["costs"], random_state=7)
-    a = CsccCascadeClassifier(**kw).fit(cancer["Xa"], cancer["ya"])
-    b = CsccCascadeClassifier(**kw).fit(cancer["Xa"], cancer["ya"])
-    np.testing.assert_array_equal(a.predict(cancer["Xte"]), a.predict_full(cancer["Xte"]))
-    ia, ib = a.to_tree_ensemble(), b.to_tree_ensemble()
+def test_cscc_is_deterministic(cancer: dict) -> None:
+    kw = dict(n_stages=2, n_trees=10, lam=0.3, costs=cancer["costs"], random_state=7, n_rounds=1)
+    ia = CsccCascadeClassifier(**kw).fit(cancer["Xa"], cancer["ya"]).to_tree_ensemble()
+    ib = CsccCascadeClassifier(**kw).fit(cancer["Xa"], cancer["ya"]).to_tree_ensemble()
     for k in ia:
         np.testing.assert_array_equal(ia[k], ib[k])
 
 
 def test_bad_parameters_rejected(cancer: dict) -> None:
     with pytest.raises(ValueError):
-        CsccCascadeClassifier(n_stages=2, n_trees=[5]).fit(cancer["Xa"], cancer["ya"])
+        CsccCascadeClassifier(n_stages=0).fit(cancer["Xa"], cancer["ya"])
     with pytest.raises(ValueError):
-        CsccCascadeClassifier(n_stages=2, lambdas=[1.0, -1.0]).fit(cancer["Xa"], cancer["ya"])
+        CsccCascadeClassifier(lam=-1.0).fit(cancer["Xa"], cancer["ya"])
+    with pytest.raises(ValueError, match="binary"):
+        CsccCascadeClassifier().fit(np.zeros((9, 2)), np.arange(9) % 3)

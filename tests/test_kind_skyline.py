@@ -242,7 +242,7 @@ def test_cli_eval_budget_options(work: Path, tmp_path: Path) -> None:
     nb = tmp_path / "plain.msgpack"
     assert run("train", "nb-static", work / "data.npz", "-o", nb)[0] == 0
     code, _, err = run("eval", nb, work / "data.npz", "--budget", 3)
-    assert code == 2 and "need a model with a per-call budget index" in err and len(err.splitlines()) == 1
+    assert code == 2 and "need a skyline model" in err and len(err.splitlines()) == 1
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -74,7 +74,7 @@ def reference_scores(trees: list, base: np.float32, X: np.ndarray) -> np.ndarray
 def test_lambda_zero_is_plain_gradient_boosting(cancer: tuple, loss: str) -> None:
     Xtr, Xte, ytr, yte = cancer
     Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.25, random_state=1, stratify=ytr)
-    m = GreedyMiserClassifier(lambda_=0.0, n_trees=80, max_depth=3, step=0.1, loss=loss)
+    m = GreedyMiserClassifier(lam=0.0, n_trees=80, max_depth=3, step=0.1, loss=loss)
     m.fit(Xa, ya, eval_set=(Xv, yv))
     trees, base = reference_boosting(Xa, ya, m.n_iter_, loss, 0.1, 3)
     ref = reference_scores(trees, base, Xte)
@@ -88,9 +88,9 @@ def test_lambda_zero_is_plain_gradient_boosting(cancer: tuple, loss: str) -> Non
 
 def test_large_lambda_uses_only_cheap_features() -> None:
     X, y, costs = cheap_noisy_expensive_informative()
-    free = GreedyMiserClassifier(lambda_=0.0, n_trees=40, costs=costs).fit(X, y)
+    free = GreedyMiserClassifier(lam=0.0, n_trees=40, costs=costs).fit(X, y)
     assert np.any(free.features_used_ >= 4)  # unconstrained model wants the informative features
-    frugal = GreedyMiserClassifier(lambda_=20.0, n_trees=40, costs=costs).fit(X, y)
+    frugal = GreedyMiserClassifier(lam=20.0, n_trees=40, costs=costs).fit(X, y)
     assert frugal.features_used_.size > 0
     assert np.all(frugal.features_used_ < 4)
     assert np.all(frugal.test_time_cost(X) <= 4.0)
@@ -99,7 +99,7 @@ def test_large_lambda_uses_only_cheap_features() -> None:
 
 def test_cost_drops_with_lambda() -> None:
     X, y, costs = cheap_noisy_expensive_informative(seed=1)
-    c = [GreedyMiserClassifier(lambda_=lam, n_trees=40, costs=FeatureCosts(np.column_stack(
+    c = [GreedyMiserClassifier(lam=lam, n_trees=40, costs=FeatureCosts(np.column_stack(
         [costs, np.zeros(8), np.zeros(8)]))).fit(X, y).test_time_cost(X).mean() for lam in (0.0, 0.3, 20.0)]
     assert c[0] >= c[1] >= c[2]
     assert c[0] > c[2]
@@ -108,7 +108,7 @@ def test_cost_drops_with_lambda() -> None:
 def test_ir_scores_match_a_tree_walk_and_costs_match_paths(cancer: tuple) -> None:
     Xtr, Xte, ytr, _ = cancer
     costs = np.arange(1, Xtr.shape[1] + 1, dtype=float)
-    m = GreedyMiserClassifier(lambda_=0.5, n_trees=30, costs=costs, tree_eval_cost=0.25).fit(Xtr, ytr)
+    m = GreedyMiserClassifier(lam=0.5, n_trees=30, costs=costs, tree_eval_cost=0.25).fit(Xtr, ytr)
     ir = m.to_tree_ensemble()
     assert ir["feature"].dtype == np.int32 and ir["threshold"].dtype == np.float32
     assert ir["value"].dtype == np.float32 and ir["roots"].size == m.n_trees_
@@ -132,7 +132,7 @@ def test_ir_scores_match_a_tree_walk_and_costs_match_paths(cancer: tuple) -> Non
 def test_multiclass_log_on_digits() -> None:
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    m = GreedyMiserClassifier(lambda_=0.0, n_trees=25, loss="multiclass-log", step=0.3).fit(Xtr, ytr)
+    m = GreedyMiserClassifier(lam=0.0, n_trees=25, loss="multiclass-log", step=0.3).fit(Xtr, ytr)
     ir = m.to_tree_ensemble()
     assert ir["n_outputs"] == 10
     assert ir["roots"].size == 10 * m.n_iter_
@@ -142,8 +142,8 @@ def test_multiclass_log_on_digits() -> None:
 
 def test_deterministic_with_fixed_seed(cancer: tuple) -> None:
     Xtr, Xte, ytr, _ = cancer
-    a = GreedyMiserClassifier(lambda_=0.3, n_trees=20, random_state=3).fit(Xtr, ytr).to_tree_ensemble()
-    b = GreedyMiserClassifier(lambda_=0.3, n_trees=20, random_state=3).fit(Xtr, ytr).to_tree_ensemble()
+    a = GreedyMiserClassifier(lam=0.3, n_trees=20, random_state=3).fit(Xtr, ytr).to_tree_ensemble()
+    b = GreedyMiserClassifier(lam=0.3, n_trees=20, random_state=3).fit(Xtr, ytr).to_tree_ensemble()
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
 
@@ -151,7 +151,7 @@ def test_deterministic_with_fixed_seed(cancer: tuple) -> None:
 def test_sweep_keeps_cheapest_model_within_tolerance() -> None:
     X, y, costs = cheap_noisy_expensive_informative(n=1200, seed=2)
     res = sweep(X, y, [0.03, 0.3, 3.0, 30.0], tolerance=0.01, n_trees=30, costs=costs)
-    assert res.reference.lambda_ == 0.0
+    assert res.reference.lam == 0.0
     ok = [p for p in res.points
           if p.validation_accuracy >= res.reference.validation_accuracy - 0.01]
     assert res.chosen in ok
@@ -174,7 +174,7 @@ def test_ir_agrees_with_the_runtime_evaluators(cancer: tuple) -> None:
     trees_mod = pytest.importorskip("pyruntime.trees.ensemble")
     Xtr, Xte, ytr, _ = cancer
     costs = np.random.default_rng(0).choice([1.0, 5.0, 10.0, 20.0, 50.0, 100.0, 150.0, 200.0], Xtr.shape[1])
-    m = GreedyMiserClassifier(lambda_=0.3, n_trees=30, costs=costs, loss="logistic").fit(Xtr, ytr)
+    m = GreedyMiserClassifier(lam=0.3, n_trees=30, costs=costs, loss="logistic").fit(Xtr, ytr)
     ens = trees_mod.TreeEnsemble.from_dict(m.to_tree_ensemble())
     evaluators = [ens.predict_reference]
     try:

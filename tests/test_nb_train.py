@@ -90,10 +90,10 @@ def separable(n: int = 3000, d: int = 40, seed: int = 0, strength: float = 1.5) 
 def test_stop_points_meet_the_criterion_on_validation() -> None:
     X, y = separable(n=6000, strength=0.3)
     Xtr, ytr, Xva, yva = X[:3000], y[:3000], X[3000:], y[3000:]
-    est = NaiveBayesBudget(budget=40, criterion="agree").fit(Xtr, ytr, Xva, yva)
+    est = NaiveBayesBudget(budget=40, criterion="agree").fit(Xtr, ytr, eval_set=(Xva, yva))
     m = est.model_
     assert m.n_stops > 0
-    P = partial_scores(NaiveBayesBudget(budget=40, early_stopping=False).fit(Xtr, ytr, Xva, yva).model_, Xva)
+    P = partial_scores(NaiveBayesBudget(budget=40, early_stopping=False).fit(Xtr, ytr, eval_set=(Xva, yva)).model_, Xva)
     full = (P[:, 40] > np.float32(est.static_threshold_)).astype(int)
     w = np.where(yva == 1, *reversed(class_weights(yva)))
     running = np.ones(yva.size, bool)
@@ -113,19 +113,19 @@ def test_paper_criterion_never_stops_on_a_very_accurate_model() -> None:
     X, y = separable(d=30)
     X[:, :5] *= 3  # nearly perfect
     kw = dict(budget=30)
-    paper = NaiveBayesBudget(criterion="paper", **kw).fit(X[:2000], y[:2000], X[2000:], y[2000:])
+    paper = NaiveBayesBudget(criterion="paper", **kw).fit(X[:2000], y[:2000], eval_set=(X[2000:], y[2000:]))
     acc = weighted_accuracy(y[2000:], paper.predict(X[2000:]), class_weights(y[2000:]))
     assert acc > 1 / 1.05  # R2 cannot hold: the paper's rule finds nothing
     assert paper.model_.n_stops == 0
-    safe = NaiveBayesBudget(criterion="safe", **kw).fit(X[:2000], y[:2000], X[2000:], y[2000:])
+    safe = NaiveBayesBudget(criterion="safe", **kw).fit(X[:2000], y[:2000], eval_set=(X[2000:], y[2000:]))
     assert safe.model_.n_stops > 0 and safe.features_read(X[2000:]).mean() < 15
 
 
 def test_early_stopping_reads_fewer_features_without_losing_accuracy() -> None:
     X, y = make_sparse_binary(6000, 300, seed=3)
     tr, va, te = slice(0, 3600), slice(3600, 4800), slice(4800, None)
-    static = NaiveBayesBudget(budget=100, early_stopping=False).fit(X[tr], y[tr], X[va], y[va])
-    dyn = NaiveBayesBudget(budget=100).fit(X[tr], y[tr], X[va], y[va])
+    static = NaiveBayesBudget(budget=100, early_stopping=False).fit(X[tr], y[tr], eval_set=(X[va], y[va]))
+    dyn = NaiveBayesBudget(budget=100).fit(X[tr], y[tr], eval_set=(X[va], y[va]))
     w = class_weights(y[va])
     acc_s = weighted_accuracy(y[te], static.predict(X[te]), w)
     acc_d = weighted_accuracy(y[te], dyn.predict(X[te]), w)
@@ -137,7 +137,7 @@ def test_early_stopping_reads_fewer_features_without_losing_accuracy() -> None:
 @pytest.mark.parametrize("ordering", ["ig", "chi2", "dcp", "fcbf", "greedy"])
 def test_every_ordering_trains_and_ranks_the_strong_feature_high(ordering: str) -> None:
     X, y = separable(n=1200, d=8, seed=2)
-    est = NaiveBayesBudget(ordering=ordering, budget=4).fit(X[:800], y[:800], X[800:], y[800:])
+    est = NaiveBayesBudget(ordering=ordering, budget=4).fit(X[:800], y[:800], eval_set=(X[800:], y[800:]))
     assert 0 in est.ordering_[:2].tolist()
     assert sorted(est.ordering_.tolist()) == list(range(8))
     assert est.predict_proba(X[:5]).shape == (5, 2)
@@ -145,7 +145,7 @@ def test_every_ordering_trains_and_ranks_the_strong_feature_high(ordering: str) 
 
 def test_budget_is_chosen_on_validation_when_not_given() -> None:
     X, y = separable(n=1500, d=60, seed=4)
-    est = NaiveBayesBudget(early_stopping=False).fit(X[:1000], y[:1000], X[1000:], y[1000:])
+    est = NaiveBayesBudget(early_stopping=False).fit(X[:1000], y[:1000], eval_set=(X[1000:], y[1000:]))
     assert est.budget_ in est.static_curve_
     assert est.static_curve_[est.budget_] == max(est.static_curve_.values())
 

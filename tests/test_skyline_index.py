@@ -141,7 +141,7 @@ def test_classifier_respects_budgets(data, method: str) -> None:
     rng = np.random.default_rng(0)
     budgets = rng.uniform(-1, 60, len(X))
     sizes = rng.uniform(0, 40, len(X))
-    pred = clf.predict(X, budgets, sizes)
+    pred = clf.predict_budgeted(X, budgets, sizes)
     labels, model, cost, fits = pred
     assert np.all(cost[fits] <= budgets[fits])
     assert np.all(fits == (budgets >= 0))  # the empty set (cost 0) fits every budget >= 0
@@ -158,9 +158,9 @@ def test_nothing_fits_without_the_empty_model(data) -> None:
     X, y, coef = data
     clf = SkylineClassifier(costs=coef, sizes=[0, 40], allow_empty=False).fit(X, y)
     cheapest = float(coef[:, 0].min())
-    pred = clf.predict(X[:10], budget=cheapest - 0.5, size=0.0)
+    pred = clf.predict_budgeted(X[:10], budget=cheapest - 0.5, size=0.0)
     assert not pred.fits.any() and np.all(pred.model == NO_MODEL) and np.all(pred.cost == 0)
-    pred = clf.predict(X[:10], budget=cheapest, size=0.0)
+    pred = clf.predict_budgeted(X[:10], budget=cheapest, size=0.0)
     assert pred.fits.all() and np.all(pred.cost == cheapest)
 
 
@@ -211,8 +211,8 @@ def test_index_round_trips_through_the_model_format(data) -> None:
 
     X, y, coef = data
     clf = SkylineClassifier(costs=coef, sizes=[0, 40]).fit(X, y)
-    fmt.register_kind("skyline", SkylineIndex)
-    blob = fmt.dumps(fmt.ModelFile("skyline", clf.index_, {"classes": ["0", "1"]}))
+    fmt.register_kind("skyline-index-test", SkylineIndex)  # its own kind: "skyline" files hold SkylineModel
+    blob = fmt.dumps(fmt.ModelFile("skyline-index-test", clf.index_, {"classes": ["0", "1"]}))
     back = fmt.loads(blob).tables
     assert isinstance(back, SkylineIndex)
     for name in ("model_coef", "model_acc", "feat_ptr", "feat_idx", "breaks", "sky_ptr", "sky_model"):

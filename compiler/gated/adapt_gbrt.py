@@ -22,46 +22,42 @@ with
   the negative gradient whose CART impurity adds gamma * c_a for every feature
   a that neither g nor f1 has used yet (u_a = 0 once used by any tree).
 
-At test time g is evaluated first; an input goes to f0 iff g(x) > t, else f1
-answers. The threshold t is set on the training data so that the share of
-inputs routed to f0 equals mean(q) <= P_full (with the paper's t = 0 a soft
-gate whose q_i stay below 1/2 would route nothing). By default q is updated
-after every boosting iteration (``n_iter = n_trees``); ``xi`` weights both
-prediction losses against the gate's KL term. ``gamma`` uses the same scale as
-the miser ``lambda_``: a feature's cost is divided by the summed cost of all
+At test time g is evaluated first; an input goes to f0 iff sigma(g(x)) > 1/2,
+i.e. g(x) > 0 (the paper's gate), else f1 answers. As in the paper's Algorithm 2,
+q is updated once per ``trees_per_step`` (T) boosting iterations of g and f1;
+``xi`` weights both prediction losses against the gate's KL term. ``gamma`` uses the same scale as
+the miser ``lam``: a feature's cost is divided by the summed cost of all
 features.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.gated.common import make_f0
+from compiler.parallel import run_map
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
+from pyruntime.progress import track
 
 HPC_NAMES = ("rf", "gbrt", "svm-rbf")
 
 
 def make_hpc(name: str, random_state: int | None = 0) -> BaseEstimator:
-    """An unfitted high-accuracy model f0 by name."""
-    if name == "rf":
-        return RandomForestClassifier(n_estimators=200, random_state=random_state, n_jobs=1)
-    if name == "gbrt":
-        return GradientBoostingClassifier(n_estimators=200, max_depth=3, random_state=random_state)
-    if name == "svm-rbf":
-        return make_pipeline(StandardScaler(), SVC(kernel="rbf", probability=True, random_state=random_state))
-    raise ValueError(f"hpc must be one of {HPC_NAMES} or a scikit-learn classifier, got {name!r}")
+    """An unfitted high-accuracy model f0 by name: the same f0 as every gated trainer
+    (compiler.gated.common.make_f0)."""
+    if name not in HPC_NAMES:
+        raise ValueError(f"hpc must be one of {HPC_NAMES} or a scikit-learn classifier, got {name!r}")
+    return make_f0(name, random_state)
 
 
 def solve_q(A: np.ndarray, B: np.ndarray, p_full: float, iters: int = 100) -> tuple[np.ndarray, float]:
@@ -194,7 +190,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         max_depth: int = 3,
         step: float = 0.1,
         costs: FeatureCosts | np.ndarray | None = None,
-        n_iter: int | None = None,
+        trees_per_step: int = 10,
+        gate_rule: str = "sigmoid",
         eta: float = 1.0,
         xi: float = 1.0,
         hpc_cv: int = 3,
@@ -208,7 +205,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         self.max_depth = max_depth
         self.step = step
         self.costs = costs
-        self.n_iter = n_iter
+        self.trees_per_step = trees_per_step
+        self.gate_rule = gate_rule
         self.eta = eta
         self.xi = xi
         self.hpc_cv = hpc_cv
@@ -220,16 +218,18 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("p_full must be in [0, 1]")
         if not self.gamma >= 0:
             raise ValueError("gamma must be >= 0")
-        if int(self.n_trees) < 1 or int(self._n_outer()) < 1 or int(self.max_depth) < 1:
-            raise ValueError("n_trees, n_iter and max_depth must be >= 1")
+        if int(self.n_trees) < 1 or int(self.trees_per_step) < 1 or int(self.max_depth) < 1:
+            raise ValueError("n_trees, trees_per_step and max_depth must be >= 1")
         if not 0 < self.step <= 1:
             raise ValueError("step must be in (0, 1]")
         if self.eta < 0:
             raise ValueError("eta must be >= 0")
+        if self.gate_rule not in ("sigmoid", "quantile"):
+            raise ValueError("gate_rule must be 'sigmoid' (the paper's) or 'quantile'")
 
     def _n_outer(self) -> int:
-        """Outer (q-update) iterations; default one per boosting iteration."""
-        return int(self.n_trees) if self.n_iter is None else int(self.n_iter)
+        """Outer (q-update) iterations: one per ``trees_per_step`` boosting iterations."""
+        return -(-int(self.n_trees) // int(self.trees_per_step))
 
     def _fit_f0(self, X: np.ndarray, y: np.ndarray) -> tuple[BaseEstimator, np.ndarray]:
         """Fitted f0 and its class probabilities on the training rows, columns in classes_ order.
@@ -300,12 +300,12 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
                           self.max_bins)
         Y1 = encode_targets(y_idx, loss, K)
         penalty = self.gamma * penalty_scale(self.costs_)
-        per_iter = int(np.ceil(int(self.n_trees) / self._n_outer()))
+        per_iter = int(self.trees_per_step)
         gate: Booster | None = None
         G = np.zeros(n, dtype=np.float32)
         self.history_: list[AdaptState] = []
         done = 0
-        for _ in range(self._n_outer()):
+        for _ in track(range(self._n_outer()), "ADAPT-GBRT boosting", unit="round"):
             A = self.xi * _pointwise_loss(Y1, f1.F, loss) + _softplus(G.astype(np.float64))
             B = self.xi * self.eta * l0 + _softplus(-G.astype(np.float64))
             q, beta = solve_q(A, B, self.p_full)
@@ -327,12 +327,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
                                        self.costs_, 0.0)
         self.f1_ir_ = ensemble_to_ir(f1.trees, f1.tree_output, f1.base_score, self.n_features_in_,
                                      self.costs_, 0.0)
-        # route the top mean(q) share of the training inputs (by gate score) to f0
-        share = float(q.mean())
-        k = int(np.floor(share * n))
-        Gs = np.sort(G)[::-1]
-        thr = np.float32(0.0) if k <= 0 else Gs[k] if k < n else np.nextafter(Gs[-1], np.float32(-np.inf))
-        self.gate_threshold_ = np.float32(thr)
+        if self.gate_rule == "sigmoid":  # the paper's gate: f0 iff sigma(g(x)) > 1/2
+            self.gate_threshold_ = np.float32(0.0)
+        else:  # "quantile": route the top mean(q) share of the training inputs (by gate score) to f0
+            k = int(np.floor(float(q.mean()) * n))
+            Gs = np.sort(G)[::-1]
+            thr = np.float32(0.0) if k <= 0 else Gs[k] if k < n else np.nextafter(Gs[-1], np.float32(-np.inf))
+            self.gate_threshold_ = np.float32(thr)
         self.gate_ir_["decision_threshold"] = float(self.gate_threshold_)
         self.train_route_fraction_ = float(np.mean(G > self.gate_threshold_))
         return self
@@ -418,6 +419,18 @@ class AdaptSweepResult:
     hpc_cost: float
 
 
+def _adapt_point(first: AdaptGbrtClassifier, Xtr: np.ndarray, ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray,
+                 random_state: int | None, params: dict, pg: tuple[float, float]) -> AdaptSweepPoint:
+    """One grid point of adapt_sweep: the first point's model itself, else a model sharing its f0."""
+    p, g = pg
+    m = first if (p, g) == (first.p_full, first.gamma) else AdaptGbrtClassifier(
+        hpc=first.f0_, p_full=p, gamma=g, random_state=random_state, **params
+    ).fit(Xtr, ytr, f0_proba=first.f0_proba_)
+    acc = float(np.mean(m.predict(Xva) == yva))
+    share = float(np.mean(m.route(Xva)))
+    return AdaptSweepPoint(p, g, acc, m.mean_cost(Xva), share, m)
+
+
 def adapt_sweep(
     X: np.ndarray,
     y: np.ndarray,
@@ -428,6 +441,8 @@ def adapt_sweep(
     budget: float | None = None,
     validation_fraction: float = 0.2,
     random_state: int | None = 0,
+    jobs: int | None = None,
+    scheduler: str | None = None,
     **params: object,
 ) -> AdaptSweepResult:
     """Grid over (P_full, gamma) on one split with one shared f0.
@@ -435,6 +450,7 @@ def adapt_sweep(
     With ``budget``: keep the most accurate model whose mean validation cost fits
     it; otherwise the cheapest whose validation accuracy is within ``tolerance``
     (absolute) of f0's. Falls back to the most accurate model if none qualifies.
+    ``jobs``/``scheduler``: fit the grid in parallel (compiler.parallel.run_map), same results.
     """
     X32 = as_float32_matrix(X)
     y = np.asarray(y)
@@ -446,15 +462,9 @@ def adapt_sweep(
     first.fit(X32[tr], y[tr])
     f0 = first.f0_
     hpc_acc = float(np.mean(f0.predict(X32[va]) == y[va]))
-    points = []
-    for p in p_fulls:
-        for g in gammas:
-            m = first if (p, g) == (p_fulls[0], gammas[0]) else AdaptGbrtClassifier(
-                hpc=f0, p_full=p, gamma=g, random_state=random_state, **params
-            ).fit(X32[tr], y[tr], f0_proba=first.f0_proba_)
-            acc = float(np.mean(m.predict(X32[va]) == y[va]))
-            share = float(np.mean(m.route(X32[va])))
-            points.append(AdaptSweepPoint(p, g, acc, m.mean_cost(X32[va]), share, m))
+    grid = [(p, g) for p in p_fulls for g in gammas]
+    fit = partial(_adapt_point, first, X32[tr], y[tr], X32[va], y[va], random_state, params)
+    points = run_map(fit, grid, jobs, scheduler, desc="ADAPT-GBRT sweep")
     if budget is not None:
         ok = [pt for pt in points if pt.validation_cost <= budget]
         chosen = max(ok, key=lambda pt: (pt.validation_accuracy, -pt.validation_cost)) if ok else None

@@ -41,6 +41,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.parallel import run_map
 
 F0_KINDS = ("rf", "gbrt", "svm-rbf")
 
@@ -373,14 +374,35 @@ def choose_point(points: Sequence[SweepPoint], hpc_accuracy: float, budget: floa
     return min(ok, key=lambda p: (p.val_mean_cost, -p.val_accuracy))
 
 
+@dataclass
+class _GridFit:
+    """Fits and scores one (p_full, gamma) of :func:`sweep` (sent to the workers of a parallel sweep)."""
+
+    factory: Callable[[float, float, PrefitF0], Any]
+    f0: PrefitF0
+    X: np.ndarray
+    labels: np.ndarray
+    Xv: np.ndarray
+    yv: np.ndarray
+
+    def __call__(self, pg: tuple[float, float]) -> SweepPoint:
+        p, g = pg
+        model = self.factory(p, g, self.f0)
+        model.fit(self.X, self.labels)
+        acc = float(np.mean(model.predict(self.Xv) == self.yv))
+        return SweepPoint(p, g, acc, float(model.mean_cost(self.Xv)), float(model.hpc_fraction(self.Xv)), model)
+
+
 def sweep(factory: Callable[[float, float, PrefitF0], Any], p_full_grid: Sequence[float],
           gamma_grid: Sequence[float], X_train: Any, y_train: Any, X_val: Any, y_val: Any, *,
           hpc: Any = "rf", costs: FeatureCosts | Sequence[float] | np.ndarray | None = None,
-          budget: float | None = None, tolerance: float = 0.01, random_state: int | None = 0) -> SweepResult:
+          budget: float | None = None, tolerance: float = 0.01, random_state: int | None = 0,
+          jobs: int | None = None, scheduler: str | None = None) -> SweepResult:
     """Fit factory(p_full, gamma, f0) for every grid pair and choose one on the validation set.
 
-    f0 is fitted once (``fit_f0``) and shared by every model. The factory returns an unfitted gated
-    estimator (with ``fit``, ``predict``, ``mean_cost``, ``hpc_fraction``) that uses the given
+    f0 is fitted once (``fit_f0``) and shared by every model. ``jobs``/``scheduler`` fit the grid in
+    parallel (compiler.parallel.run_map: the factory, f0 and the data go to the workers). The factory
+    returns an unfitted gated estimator (with ``fit``, ``predict``, ``mean_cost``, ``hpc_fraction``) that uses the given
     ``PrefitF0`` as its hpc. See ``choose_point`` for the choice rule.
     """
     Xtr, ytr01, classes = check_binary_Xy(X_train, y_train)
@@ -392,13 +414,8 @@ def sweep(factory: Callable[[float, float, PrefitF0], Any], p_full_grid: Sequenc
     c = cost_vector(costs, Xtr.shape[1])
     hpc_acc = float(np.mean(f0.estimator.predict(Xv) == yv))
     hpc_cost = float(c[f0.features].sum())
-    points = []
-    for p in p_full_grid:
-        for g in gamma_grid:
-            model = factory(float(p), float(g), f0)
-            model.fit(Xtr, classes[ytr01])
-            acc = float(np.mean(model.predict(Xv) == yv))
-            points.append(SweepPoint(float(p), float(g), acc, float(model.mean_cost(Xv)),
-                                     float(model.hpc_fraction(Xv)), model))
+    grid = [(float(p), float(g)) for p in p_full_grid for g in gamma_grid]
+    points = run_map(_GridFit(factory, f0, Xtr, classes[ytr01], Xv, yv), grid, jobs, scheduler,
+                     desc="ADAPT sweep")
     chosen = choose_point(points, hpc_acc, budget, tolerance)
     return SweepResult(points, hpc_acc, hpc_cost, chosen, budget, tolerance)

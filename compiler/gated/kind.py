@@ -20,6 +20,7 @@ accuracy. ``--sweep`` and ``--tolerance`` are the same options as miser's.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -29,10 +30,12 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.header import gated_c_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
-from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
+from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
+from pyruntime.progress import Progress
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble
 from pyruntime.trees.linear import LinearScorer
@@ -42,9 +45,9 @@ if TYPE_CHECKING:  # the trainers import scikit-learn: only when training (CLI s
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
 DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
-DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.1, 1.0, 10.0), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
+DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
                       "l1-gate": (0.0, 0.01, 0.1, 0.3)}
-DEFAULT_GAMMA = {"adapt-gbrt": 1.0, "adapt-lin": 0.01, "l1-gate": 0.01}
+DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
 GATED_OPTIONS = [
     click.Option(["--hpc"], default=None, metavar="rf|gbrt|svm-rbf|MODEL.pkl",
@@ -53,7 +56,7 @@ GATED_OPTIONS = [
     click.Option(["--pfull"], type=click.FloatRange(0, 1), default=None,
                  help="Largest share of training inputs sent to f0 [adapt-gbrt, adapt-lin, l1-gate; default 0.3]."),
     click.Option(["--gamma"], type=click.FloatRange(min=0), default=None,
-                 help="Feature-cost penalty [adapt-gbrt: default 1; adapt-lin, l1-gate: default 0.01]."),
+                 help="Feature-cost penalty [adapt-gbrt: default 0.1; adapt-lin, l1-gate: default 0.01]."),
     click.Option(["--hpc-remote"], is_flag=True, default=False,
                  help="f0 runs off-device: the runtime answers DEFER (-1) for hard inputs "
                       "[adapt-gbrt, adapt-lin, l1-gate; required for svm-rbf]."),
@@ -64,7 +67,7 @@ GATED_OPTIONS = [
                  help="Comma-separated P values of --sweep [adapt-gbrt, adapt-lin, l1-gate; default "
                       + ",".join(f"{v:g}" for v in DEFAULT_P_GRID) + "]."),
     click.Option(["--gamma-grid"], default=None,
-                 help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.1,1,10; adapt-lin: "
+                 help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
                       "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
 ]
 _TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")]
@@ -193,6 +196,18 @@ def print_curve(points: list[SweepPoint], chosen: SweepPoint, hpc: dict[str, flo
                f"{hpc['hpc_validation_mean_cost']:.3f}", err=True)
 
 
+def _sweep_point(fitter: _Fitter, pg: tuple[float, float]) -> SweepPoint:
+    """Fit and validate one grid point of --sweep (the first also fits f0 into the fitter)."""
+    from compiler.gated.common import SweepPoint  # noqa: PLC0415 - scikit-learn
+
+    p, g = pg
+    m = fitter.fit(p, g)
+    tables = fitter.tables(m)
+    v = fitter.validate(tables)
+    return SweepPoint(p, g, v["validation_accuracy"], v["validation_mean_cost"], v["validation_hpc_fraction"],
+                      (m, tables))
+
+
 def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.gated.common import SweepPoint, choose_point  # noqa: PLC0415 - scikit-learn
 
@@ -200,19 +215,18 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     if task.data.X.shape[1] == 0:
         raise ValueError("the data has no features")
     fitter = _Fitter(kind, task, opts, c)
-    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     if opts.get("sweep"):
         for name in ("pfull", "gamma"):
             if name in opts:
                 raise click.UsageError(f"--{name} does not apply with --sweep (use --{name}-grid)")
-        points = []
-        for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID):
-            for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind]):
-                m = fitter.fit(p, g)
-                tables = fitter.tables(m)
-                v = fitter.validate(tables)
-                points.append(SweepPoint(p, g, v["validation_accuracy"], v["validation_mean_cost"],
-                                         v["validation_hpc_fraction"], (m, tables)))
+        grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID)
+                for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind])]
+        par = from_options(opts)
+        with Progress(f"{kind} sweep", total=len(grid)) as progress:
+            first = _sweep_point(fitter, grid[0])  # fits f0 here; the rest share it (in parallel if asked)
+            progress.update()
+            points = [first, *run_map(partial(_sweep_point, fitter), grid[1:], **par, progress=progress)]
         hpc = fitter.hpc_validation()
         budget = opts.get("cost_budget")
         chosen = choose_point(points, hpc["hpc_validation_accuracy"], budget, float(opts.get("tolerance", 0.01)))
@@ -230,6 +244,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         for name in ("tolerance", "cost_budget", "pfull_grid", "gamma_grid"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
+        reject_without(opts, "--sweep")
         p_full, gamma = float(opts.get("pfull", 0.3)), float(opts.get("gamma", DEFAULT_GAMMA[kind]))
         tables = fitter.tables(fitter.fit(p_full, gamma))
         hpc = fitter.hpc_validation()
@@ -237,6 +252,10 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                    "hpc_remote": tables.remote})
     record.update(fitter.validate(tables))
     record.update(hpc)
+    p = predict_with_fallback(CGated(tables), fitter.Xva, fitter.f0_estimator)
+    record.update(check_not_trivial(kind, fitter.yva, p.label, p.n_read, opts,
+                                    "lower --gamma or raise --pfull (or use --sweep)",
+                                    ("f0", float(hpc["hpc_validation_accuracy"]))))
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind="gated", tables=tables, meta=meta)
@@ -265,7 +284,7 @@ _HELP = {
     "adapt-lin": "ADAPT-LIN: linear gate g and low-cost f1 (group-sparse) before a high-cost f0 (kind gated)",
     "l1-gate": "L1 baseline: L1-picked features for f1, gate from f1's correctness, f0 (kind gated)",
 }
-_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS]
+_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, *PARALLEL_OPTIONS]
 register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
     register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),

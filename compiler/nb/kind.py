@@ -12,7 +12,8 @@ from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.header import nb_tables
-from compiler.tasks import Task, class_weights, weighted_accuracy
+from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
+from compiler.tasks import Task, check_not_trivial, class_weights, weighted_accuracy
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
@@ -48,26 +49,31 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02),
-        random_state=task.split.seed,
+        random_state=task.split.seed, costs=None if costs is None else costs.at(0.0).astype(np.float32),
+        n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )
-    cost_vec = None if costs is None else costs.at(0.0).astype(np.float32)
     X, y = task.data.X, task.y
-    est.fit(X[task.train], y[task.train], X[task.validation], y[task.validation], costs=cost_vec)
+    est.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     model = est.model_
     val = model.predict_reference(X[task.validation])
     w = class_weights(y[task.validation])
     meta = task.meta()
     meta["training"] = {
-        "kind": kind, **{k: v for k, v in opts.items() if v is not None},
+        "kind": kind, **recorded(opts),
         "budget_chosen": int(est.budget_), "static_threshold": est.static_threshold_,
         "validation_weighted_accuracy": weighted_accuracy(y[task.validation], val.label, w),
         "validation_mean_features": float(val.n_read.mean()),
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},
     }
+    meta["training"].update(check_not_trivial(
+        kind, y[task.validation], val.label, val.n_read, opts,
+        "try another --ordering or --bins, or a larger --budget"))
     return ModelFile(kind=kind, tables=model, meta=meta)
 
 
 for _kind in NB_KINDS:
     register_emitter(_kind, nb_tables)
-register(KindSpec("nb-static", "naive Bayes on the top-k features of an ordering", train_nb, NB_OPTIONS))
-register(KindSpec("nb-stop", "early-stopping naive Bayes (stop points)", train_nb, NB_OPTIONS + STOP_OPTIONS))
+register(KindSpec("nb-static", "naive Bayes on the top-k features of an ordering", train_nb,
+                  NB_OPTIONS + PARALLEL_OPTIONS))
+register(KindSpec("nb-stop", "early-stopping naive Bayes (stop points)", train_nb,
+                  NB_OPTIONS + STOP_OPTIONS + PARALLEL_OPTIONS))

@@ -14,14 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
+from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
+from pyruntime.progress import Progress, track
 
 CRITERIA = ("agree", "paper", "relerr", "safe")
 BUDGET_GRID = (5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -204,7 +209,18 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
     full_err = 1 - full_acc
     running = np.ones(P.shape[0], dtype=bool)
     stops: list[tuple[int, float, float]] = []
+    with Progress("nb stop points", total=max(k - 1, 0), unit="position") as progress:
+        _stop_points(P, y, fpred, w, full_acc, full_err, rule, running, stops, progress)
+    return stops, running
+
+
+def _stop_points(P: np.ndarray, y: np.ndarray, fpred: np.ndarray, w: np.ndarray, full_acc: Fraction,
+                 full_err: Fraction, rule: StopRule, running: np.ndarray, stops: list[tuple[int, float, float]],
+                 progress: Progress) -> None:
+    """The loop of learn_stop_points (fills running and stops in place)."""
+    k = P.shape[1] - 1
     for i in range(1, k):
+        progress.update()
         idx = np.flatnonzero(running)
         if idx.size == 0:
             break
@@ -224,11 +240,16 @@ def learn_stop_points(P: np.ndarray, y: np.ndarray, threshold: np.float32, weigh
         l_val = float(lo) if lo is not None else float("-inf")
         stops.append((i, u_val, l_val))
         running[idx[hi_mask | lo_mask]] = False
-    return stops, running
+
+
+def _budget_accuracy(y_val: np.ndarray, weights: tuple[int, int], scores: np.ndarray) -> float:
+    """Validation weighted accuracy of the static model whose scores are given, at its best threshold."""
+    t = best_threshold(scores, y_val, weights)
+    return weighted_accuracy(y_val, (scores > t).astype(int), weights)
 
 
 # ------------------------------------------------------------ estimator ----
-class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
+class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     """Naive Bayes over the top-k features of an ordering, static or with stop points.
 
     Parameters follow the CLI: budget (k, None = the grid value with the best
@@ -240,13 +261,21 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
     (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
     R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
     strict and stopped error <= (1 - p) x full error); alpha (Laplace smoothing),
-    validation_fraction (used when fit gets no validation set).
+    validation_fraction (used when fit gets no eval_set); costs (per-feature
+    acquisition costs, reported per prediction; None = 1 each).
+
+    Binary classification: y may hold any two labels (``classes_``; the second is
+    the positive class). Validation data, which picks the budget and the stop
+    points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
+    frugalml estimator.
+    n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
     """
 
     def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
-                 validation_fraction: float = 0.25, random_state: int = 0) -> None:
+                 validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
+                 n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -258,6 +287,9 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         self.alpha = alpha
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.costs = costs
+        self.n_jobs = n_jobs
+        self.scheduler = scheduler
 
     def _check_params(self) -> None:
         if self.ordering not in ORDERINGS:
@@ -276,35 +308,30 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
 
-    @staticmethod
-    def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"{what}: X must be a non-empty 2-D matrix, got shape {X.shape}")
-        if y.shape != (X.shape[0],):
-            raise ValueError(f"{what}: y must have one label per row")
-        if not np.all(np.isfinite(X)):
-            raise ValueError(f"{what}: X contains NaN or infinite values")
-        if not set(np.unique(y).tolist()) <= {0, 1}:
-            raise ValueError(f"{what}: y must be binary 0/1 (use --positive for multi-class data)")
-        return X, y.astype(np.int64)
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
 
-    def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
-            y_val: np.ndarray | None = None, costs: np.ndarray | None = None) -> NaiveBayesBudget:
+    def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> NaiveBayesBudget:
+        """Fit on (X, y); eval_set=(X_val, y_val) picks the budget and stop points (default: a
+        validation_fraction split of the training data)."""
         self._check_params()
-        X, y = self._check_xy(X, y, "training data")
-        if X_val is None or y_val is None:
+        X, y = fit_binary(self, X, y)
+        if eval_set is None:
             from pyruntime.data import Split
 
             tr, va, _ = Split(seed=self.random_state, train=1 - self.validation_fraction,
                               validation=self.validation_fraction).indices(y)
             X, y, X_val, y_val = X[tr], y[tr], X[va], y[va]
-        X_val, y_val = self._check_xy(X_val, y_val, "validation data")
-        if np.unique(y).size < 2:
-            raise ValueError("training data has a single class: nothing to learn")
-        self.n_features_in_ = X.shape[1]
-        self.classes_ = np.array([0, 1])
+        else:
+            X_val = check_X(self, eval_set[0], "classes_")
+            y_val = encode_binary(self, eval_set[1], "validation data")
+            if y_val.shape[0] != X_val.shape[0]:
+                raise ValueError("validation data: y must have one label per row of X")
+        if X_val.shape[0] == 0:
+            raise ValueError("validation data is empty")
+        costs = None if self.costs is None else np.asarray(self.costs, dtype=np.float32)
+        if costs is not None and costs.shape != (X.shape[1],):
+            raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
         bins = fit_bins(X, self.bins)
         B = bins.transform(X)
         tables, counts = fit_tables(B, y, bins, self.alpha)
@@ -350,7 +377,7 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
         score = np.full(X_val.shape[0], float(tables.d0))
         chosen: list[int] = []
         left = [int(j) for j in ig_rank]
-        for _ in range(limit):
+        for _ in track(range(limit), "nb greedy ordering", unit="feature"):
             best_j, best_acc = left[0], -1.0
             for j in left:
                 s = score + E[:, j]
@@ -370,29 +397,41 @@ class NaiveBayesBudget(BaseEstimator, ClassifierMixin):
             return min(int(self.budget), d), {}
         grid = sorted({min(k, d) for k in BUDGET_GRID})
         P = partial_scores(tables.model(order[: grid[-1]], 0.0, d), X_val)
-        curve = {}
-        for k in grid:
-            t = best_threshold(P[:, k], y_val, self.weights_)
-            curve[k] = weighted_accuracy(y_val, (P[:, k] > t).astype(int), self.weights_)
+        accs = run_map(partial(_budget_accuracy, y_val, self.weights_), [P[:, k] for k in grid], self.n_jobs,
+                       self.scheduler, desc="nb budget search")
+        curve = dict(zip(grid, accs))
         best = max(curve.values())
         return min(k for k, v in curve.items() if v == best), curve
 
     # ------------------------------------------------------------ predict --
-    def _check_fitted(self) -> NBModel:
-        if not hasattr(self, "model_"):
-            raise ValueError("this model is not fitted yet: call fit first")
-        return self.model_
+    def _check_fitted(self, X: Any) -> tuple[NBModel, np.ndarray]:
+        X = check_X(self, X, "model_")
+        return self.model_, X
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        return self._check_fitted().predict_reference(X).label.astype(np.int64)
+    def predict(self, X: Any) -> np.ndarray:
+        margin = self.decision_function(X)  # checks that the model is fitted first
+        return self.classes_[(margin > 0).astype(np.int64)]
 
-    def decision_function(self, X: np.ndarray) -> np.ndarray:
-        return self._check_fitted().predict_reference(X).score.astype(np.float64)
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed margin of the decision: score minus the bound that decided (the stop point's upper
+        bound for an early 1, its lower bound for an early 0, else the threshold); > 0 iff the
+        positive class."""
+        model, X = self._check_fitted(X)
+        p = model.predict_reference(X)
+        score = p.score.astype(np.float64)
+        bound = np.full(score.shape, float(model.threshold))
+        early = p.stage > 0
+        s = p.stage[early].astype(np.int64) - 1
+        bound[early] = np.where(p.label[early] == 1, np.asarray(model.stop_hi, np.float64)[s],
+                                np.asarray(model.stop_lo, np.float64)[s])
+        margin = score - bound
+        return np.where(p.label == 1, np.maximum(margin, np.nextafter(0.0, 1.0)), np.minimum(margin, 0.0))
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Posterior from the (possibly early) log-odds score at which each row was decided."""
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Logistic of the decision margin (log-odds units); argmax agrees with predict."""
         p1 = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
         return np.column_stack([1 - p1, p1])
 
-    def features_read(self, X: np.ndarray) -> np.ndarray:
-        return self._check_fitted().predict_reference(X).n_read.astype(np.int64)
+    def features_read(self, X: Any) -> np.ndarray:
+        model, X = self._check_fitted(X)
+        return model.predict_reference(X).n_read.astype(np.int64)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 
 from compiler.costs import FeatureCosts
@@ -99,7 +100,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, base: Any = "nb", method: str = "polydom", epsilon: float = 0.0,
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
-                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0):
+                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
+                 n_jobs: int | None = None, scheduler: str | None = None):
         self.base = base
         self.method = method
         self.epsilon = epsilon
@@ -109,6 +111,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.allow_empty = allow_empty
         self.random_state = random_state
+        self.n_jobs = n_jobs  # feature sets trained in parallel (compiler.parallel.run_map); same result
+        self.scheduler = scheduler
 
     # -- training ------------------------------------------------------------------------
     def _feature_coef(self, d: int) -> np.ndarray:
@@ -129,8 +133,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("costs must be finite and >= 0")
         return coef
 
-    def fit(self, X: Any, y: Any, X_val: Any = None, y_val: Any = None) -> SkylineClassifier:
-        """Search feature sets on a train/validation split (or the given validation data), build the index."""
+    def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> SkylineClassifier:
+        """Search feature sets on a train/validation split (or on eval_set=(X_val, y_val)), build the index."""
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if not np.isfinite(self.epsilon) or self.epsilon < 0:
@@ -138,17 +142,21 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         if self.max_sets is not None and int(self.max_sets) < 1:
             raise ValueError("max_sets must be >= 1")
         X, y = validate_data(self, X, y)
+        check_classification_targets(y)
         self.classes_ = np.unique(y)
+        if not self.__sklearn_tags__().classifier_tags.multi_class and self.classes_.size > 2:
+            raise ValueError(f"Only binary classification is supported with base {self.base!r} "
+                             f"({self.classes_.size} classes; use --positive LABEL for one-vs-rest).")
         d = X.shape[1]
         self.feature_coef_ = self._feature_coef(d)
         self.size_range_ = parse_sizes(self.sizes)
-        if X_val is None:
+        if eval_set is None:
             X_tr, X_va, y_tr, y_va = train_test_split(
                 X, y, test_size=self.validation_fraction, random_state=self.random_state,
                 stratify=y if np.min(np.unique(y, return_counts=True)[1]) >= 2 else None)
         else:
             X_tr, y_tr = X, y
-            X_va, y_va = check_X_y(X_val, y_val)
+            X_va, y_va = check_X_y(*eval_set)
         base = make_base(self.base, self.random_state)
         oracle = AccuracyOracle(base, X_tr, y_tr, X_va, y_va)
         t0 = time.perf_counter()
@@ -167,12 +175,13 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def _search(self, oracle: AccuracyOracle, d: int) -> SearchResult:
         lo, hi = self.size_range_
+        par = {"jobs": self.n_jobs, "scheduler": self.scheduler}
         if self.method == "polydom":
-            return polydom_search(oracle, d, float(self.epsilon), self.max_sets)
+            return polydom_search(oracle, d, float(self.epsilon), self.max_sets, **par)
         if self.method == "brute":
-            return brute_force_search(oracle, d)
+            return brute_force_search(oracle, d, **par)
         ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)
-        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets)
+        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets, **par)
 
     def _build(self, cands: list[int], accuracy: dict[int, float], lo: float, hi: float) -> None:
         coef = np.array([set_coef(self.feature_coef_, m) for m in cands]).reshape(-1, 3)
@@ -206,8 +215,9 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "index_")
         return self.index_.lookup_many(budget, size)
 
-    def predict(self, X: Any, budget: Any = np.inf, size: Any = 0.0) -> SkylinePrediction:
-        """Predict each row with the model its budget and size select (scalars or one per row)."""
+    def predict_budgeted(self, X: Any, budget: Any = np.inf, size: Any = 0.0) -> SkylinePrediction:
+        """Labels, chosen model, its cost and whether anything fits, for each row at its budget and
+        size (scalars or one per row)."""
         check_is_fitted(self, "index_")
         X = validate_data(self, X, reset=False)
         n = X.shape[0]
@@ -226,10 +236,41 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                 labels[rows] = est.predict(X[rows][:, mask_features(self.masks_[k])])
         return SkylinePrediction(labels, model, cost, model != NO_MODEL)
 
+    def predict(self, X: Any, budget: Any = np.inf, size: Any = 0.0) -> np.ndarray:
+        """Labels of the models each row's budget and size select (the most accurate one by default);
+        where nothing fits, the first class (see predict_budgeted for which rows)."""
+        return self.predict_budgeted(X, budget, size).labels
+
+    def predict_proba(self, X: Any, budget: Any = np.inf, size: Any = 0.0) -> np.ndarray:
+        """Class probabilities of the selected models (one-hot for the empty model's majority class and
+        where a model has no predict_proba; uniform where nothing fits)."""
+        pred = self.predict_budgeted(X, budget, size)
+        X = validate_data(self, X, reset=False)
+        proba = np.full((X.shape[0], self.classes_.size), 1.0 / self.classes_.size)
+        for k in np.unique(pred.model):
+            if k == NO_MODEL:
+                continue
+            rows = pred.model == k
+            est = self.models_[k]
+            if est is None or not hasattr(est, "predict_proba"):
+                onehot = (pred.labels[rows][:, None] == self.classes_[None, :]).astype(np.float64)
+                proba[rows] = onehot
+                continue
+            p = est.predict_proba(X[rows][:, mask_features(self.masks_[k])])
+            proba[rows] = 0.0
+            for j, c in enumerate(est.classes_):
+                proba[rows, int(np.searchsorted(self.classes_, c))] = p[:, j]
+        return proba
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = not (isinstance(self.base, str) and self.base == "nb")  # NB is binary
+        return tags
+
     def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf,
               size: Any = 0.0) -> float:
         """Accuracy at a budget; rows where nothing fits count as wrong."""
-        pred = self.predict(X, budget, size)
+        pred = self.predict_budgeted(X, budget, size)
         ok = (pred.labels == np.asarray(y)) & pred.fits
         w = np.ones(len(ok)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         return float(np.sum(w * ok) / np.sum(w))
@@ -247,7 +288,7 @@ def budget_report(clf: SkylineClassifier, X: Any, y: Any, budget: Any, size: Any
     over the rows (never above the budget), the fraction of rows where nothing
     fits, and how often each model was chosen (by model index, with its features).
     """
-    pred = clf.predict(X, budget, size)
+    pred = clf.predict_budgeted(X, budget, size)
     y = np.asarray(y)
     fits = pred.fits
     counts = {int(k): int(np.count_nonzero(pred.model == k)) for k in np.unique(pred.model[fits])}

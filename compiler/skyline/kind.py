@@ -3,11 +3,11 @@
 model's own runtime tables (pyruntime/skyline_model.py, fm_skymodel.h).
 
 ``--base nb`` trains every feature set's model as a static naive Bayes
-(compiler.nb_train.NaiveBayesBudget over all the set's features, no early
+(compiler.nb.train.NaiveBayesBudget over all the set's features, no early
 stopping: the accuracies the search sees are those of the deployed tables);
 ``--base linear`` a LogisticRegression exported as a sparse linear scorer.
 Other bases (``trees``, dotted sklearn classes) can be searched with
-compiler.skyline.SkylineClassifier but have no runtime tables: training this
+compiler.skyline.classifier.SkylineClassifier but have no runtime tables: training this
 kind with them is a usage error.
 
 Per call the runtime picks the most accurate model whose cost polynomial at
@@ -29,7 +29,9 @@ import numpy as np
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval, register_command
+from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.skyline.header import skyline_tables
+from compiler.tasks import check_not_trivial
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NBModel
@@ -91,7 +93,8 @@ def base_estimator(base: str, d: int, seed: int) -> Any:
 
         return LogisticRegression(max_iter=1000)
     raise click.UsageError(f"--base {base} has no runtime tables and cannot be exported as a skyline model "
-                           f"(use --base {' or '.join(EXPORTABLE)}; other bases: compiler.skyline.SkylineClassifier)")
+                           f"(use --base {' or '.join(EXPORTABLE)}; other bases: "
+                           "compiler.skyline.classifier.SkylineClassifier)")
 
 
 def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int) -> NBModel | LinearScorer:
@@ -136,15 +139,16 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)
     clf = SkylineClassifier(base=est, method=method, epsilon=float(opts.get("epsilon", 0.0)),
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
-                            allow_empty=not opts.get("no_empty_model", False), random_state=seed)
-    clf.fit(X[task.train], y[task.train], X[task.validation], y[task.validation])
+                            allow_empty=not opts.get("no_empty_model", False), random_state=seed,
+                            n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"))
+    clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]
     lo, _ = clf.size_range_
     tables = SkylineModel(index=clf.index_, base=base, models=models,
                           default_budget=float(opts.get("default_budget", math.inf)),
                           default_size=float(opts.get("default_size", lo)))
-    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     record.update({
         "base": base, "method": clf.method, "expanded_nodes": int(clf.expanded_nodes_),
         "brute_force_nodes": int(clf.brute_force_nodes_), "precompute_seconds": float(clf.precompute_seconds_),
@@ -153,8 +157,13 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                     "cost_coef": [float(c) for c in cf]}
                    for mask, a, cf in zip(clf.masks_, clf.index_.model_acc, clf.index_.model_coef, strict=True)],
     })
+    best = reference_evaluator(ModelFile(kind=kind, tables=tables, meta={}), "float32").predict(
+        X[task.validation], math.inf, tables.default_size)
+    record.update(check_not_trivial(kind, y[task.validation], best.label, best.n_read, opts,
+                                    "its most accurate model is no better than a constant: check the data and "
+                                    "the --base model"))
     Xva, yva = X[task.validation], y[task.validation]
-    val = tables.predict_reference(Xva)
+    val = tables.predict_reference(Xva)  # at the stored default budget and size: what predict(X) answers
     record.update({"validation_accuracy": float(np.mean(val.label == yva)),
                    "validation_mean_cost": float(np.mean(val.cost)),
                    "validation_mean_features": float(np.mean(val.n_read))})
@@ -281,4 +290,4 @@ register_command("profile-costs", "compiler.skyline.profile_costs:profile_costs_
                  "Time feature functions over item sizes and fit cost polynomials (a --costs CSV).")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
-                  train_skyline, SKYLINE_OPTIONS, skyline_metrics))
+                  train_skyline, SKYLINE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics))

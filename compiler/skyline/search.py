@@ -38,6 +38,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
+from compiler.parallel import run_map
+from pyruntime.progress import Progress
+
 MAX_LATTICE_FEATURES = 24
 
 
@@ -106,15 +109,27 @@ class AccuracyOracle:
         hit = self.cache.get(mask)
         if hit is not None:
             return hit
+        acc = self._score(mask)
+        self.cache[mask] = acc
+        return acc
+
+    def _score(self, mask: int) -> float:
         with np.errstate(all="ignore"):  # GaussianNB on all-constant columns: nan scores, not a crash
             model = self.fit_model(mask)
             if model is None:
                 pred = np.full(self.y_val.shape, self.majority)
             else:
                 pred = model.predict(self.X_val[:, mask_features(mask)])
-        acc = float(np.count_nonzero(pred == self.y_val)) / max(len(self.y_val), 1)
-        self.cache[mask] = acc
-        return acc
+        return float(np.count_nonzero(pred == self.y_val)) / max(len(self.y_val), 1)
+
+    def evaluate_many(self, masks: list[int], jobs: int | None = None, scheduler: str | None = None) -> list[float]:
+        """Accuracies of masks; the ones not cached yet are trained through compiler.parallel.run_map
+        (the oracle, with its data, goes to the workers)."""
+        todo = list(dict.fromkeys(int(m) for m in masks if int(m) not in self.cache))
+        if todo:
+            for m, a in zip(todo, run_map(self._score, todo, jobs, scheduler), strict=True):
+                self.cache[m] = a
+        return [self.cache[int(m)] for m in masks]
 
 
 class TableOracle:
@@ -139,6 +154,15 @@ class TableOracle:
 
 
 Oracle = Callable[[int], float]
+
+
+def evaluate_many(oracle: Oracle, masks: list[int], jobs: int | None = None,
+                  scheduler: str | None = None) -> list[float]:
+    """oracle(m) for each mask, in parallel when the oracle supports it (AccuracyOracle.evaluate_many)."""
+    many = getattr(oracle, "evaluate_many", None)
+    if many is not None and (jobs not in (None, 1) or scheduler is not None):
+        return list(many(masks, jobs, scheduler))
+    return [oracle(int(m)) for m in masks]
 
 
 @dataclass
@@ -185,8 +209,12 @@ def _popcounts(d: int) -> np.ndarray:
 
 
 # -- PolyDom lattice search ----------------------------------------------------------------
-def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int | None = None) -> SearchResult:
-    """Bidirectional lattice walk with sandwich and covering pruning (see the module doc)."""
+def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int | None = None,
+                   jobs: int | None = None, scheduler: str | None = None) -> SearchResult:
+    """Bidirectional lattice walk with sandwich and covering pruning (see the module doc).
+
+    The sets of one level left after pruning are trained together (in parallel with
+    ``jobs``/``scheduler``; the result is the same)."""
     if d > MAX_LATTICE_FEATURES:
         raise ValueError(f"polydom walks the lattice of 2^d feature sets; d={d} > {MAX_LATTICE_FEATURES}: "
                          "use method greedy-acc or greedy-cost")
@@ -207,32 +235,41 @@ def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int |
         hi -= 1
     result = SearchResult(accuracy={}, candidates=[], n_lattice=size)
     budget = max_sets if max_sets is not None else size
-    for level in order:
-        nodes = levels[level]
-        evaluated = ~np.isnan(acc)
-        if evaluated.any():
-            best_sub = _max_over_subsets(np.where(evaluated, acc, -np.inf), d)
-            worst_sup = _min_over_supersets(np.where(evaluated, acc, np.inf), d)
-            pruned = worst_sup[nodes] + epsilon <= best_sub[nodes]
-            if not np.isnan(acc[full]):
-                covering = pruned & (acc[full] + epsilon <= best_sub[nodes])
-                result.pruned_covering += int(np.count_nonzero(covering))
-            result.pruned_sandwich += int(np.count_nonzero(pruned))
-            nodes = nodes[~pruned]
-        for m in nodes:
-            if result.n_evaluated >= budget:
-                result.complete = False
-                break
-            a = oracle(int(m))
-            acc[m] = a
-            result.accuracy[int(m)] = a
+    with Progress("skyline polydom search", total=len(order), unit="level") as progress:
+        for level in order:
+            _polydom_level(oracle, d, epsilon, budget, acc, levels[level], full, result, jobs, scheduler)
+            progress.update()
+            progress.note(f"{result.n_evaluated} sets trained")
     return result
 
 
-def brute_force_search(oracle: Oracle, d: int) -> SearchResult:
+def _polydom_level(oracle: Oracle, d: int, epsilon: float, budget: int, acc: np.ndarray, nodes: np.ndarray,
+                   full: int, result: SearchResult, jobs: int | None, scheduler: str | None) -> None:
+    """One level of polydom_search: prune, then train what is left (fills acc and result)."""
+    evaluated = ~np.isnan(acc)
+    if evaluated.any():
+        best_sub = _max_over_subsets(np.where(evaluated, acc, -np.inf), d)
+        worst_sup = _min_over_supersets(np.where(evaluated, acc, np.inf), d)
+        pruned = worst_sup[nodes] + epsilon <= best_sub[nodes]
+        if not np.isnan(acc[full]):
+            covering = pruned & (acc[full] + epsilon <= best_sub[nodes])
+            result.pruned_covering += int(np.count_nonzero(covering))
+        result.pruned_sandwich += int(np.count_nonzero(pruned))
+        nodes = nodes[~pruned]
+    room = max(budget - result.n_evaluated, 0)
+    if len(nodes) > room:
+        result.complete = False
+        nodes = nodes[:room]
+    for m, a in zip(nodes, evaluate_many(oracle, [int(m) for m in nodes], jobs, scheduler), strict=True):
+        acc[m] = a
+        result.accuracy[int(m)] = a
+
+
+def brute_force_search(oracle: Oracle, d: int, jobs: int | None = None, scheduler: str | None = None) -> SearchResult:
     """Evaluate every feature set (the exactness reference)."""
     size = 1 << d
-    return SearchResult(accuracy={m: oracle(m) for m in range(size)}, candidates=[], n_lattice=size)
+    accs = evaluate_many(oracle, list(range(size)), jobs, scheduler)
+    return SearchResult(accuracy=dict(zip(range(size), accs)), candidates=[], n_lattice=size)
 
 
 # -- Greedy ------------------------------------------------------------------------------
@@ -241,7 +278,7 @@ DEFAULT_WEIGHTS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
 def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, method: str = "greedy-acc",
                   weights: tuple[float, ...] = DEFAULT_WEIGHTS, max_sets: int | None = None,
-                  patience: int = 3) -> SearchResult:
+                  patience: int = 3, jobs: int | None = None, scheduler: str | None = None) -> SearchResult:
     """Greedy forward selection, once per trade-off weight; every prefix of every run is a model.
 
     greedy-acc scores a candidate feature by  gain_acc - w * gain_cost,
@@ -249,6 +286,7 @@ def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, met
     feature's cost at ``ref_size`` divided by the cost of all features there.
     A run stops when all features are in, or after ``patience`` additions in
     a row that did not raise the accuracy (more features only cost more).
+    The candidates of one step are trained together (in parallel with ``jobs``/``scheduler``).
     """
     if method not in ("greedy-acc", "greedy-cost"):
         raise ValueError(f"unknown greedy method {method!r}")
@@ -267,36 +305,43 @@ def greedy_search(oracle: Oracle, feature_coef: np.ndarray, ref_size: float, met
             result.accuracy[mask] = oracle(mask)
         return result.accuracy[mask]
 
-    for w in weights:
-        mask = 0
-        base = evaluate(0)
-        if base is None:
-            break
-        run: list[int] = []
-        stalled = 0
-        while len(run) < d:
-            best: tuple[float, float, int] | None = None
-            for j in range(d):
-                if (mask >> j) & 1:
-                    continue
-                a = evaluate(mask | (1 << j))
-                if a is None:
-                    continue
-                gain = a - base
-                score = gain - w * ncost[j] if method == "greedy-acc" else w * gain - ncost[j]
-                key = (score, gain if method == "greedy-acc" else -ncost[j], -j)
-                if best is None or key > best:
-                    best = key
-            if best is None:
+    with Progress(f"skyline {method} search", total=len(weights), unit="weight") as progress:
+        for w in weights:
+            mask = 0
+            base = evaluate(0)
+            if base is None:
                 break
-            j = -best[2]
-            mask |= 1 << j
-            stalled = stalled + 1 if result.accuracy[mask] <= base else 0
-            base = result.accuracy[mask]
-            run.append(j)
-            if stalled >= patience:
-                break
-        result.orders.append(run)
+            run: list[int] = []
+            stalled = 0
+            while len(run) < d:
+                best: tuple[float, float, int] | None = None
+                fresh = [mask | (1 << j) for j in range(d)
+                         if not (mask >> j) & 1 and mask | (1 << j) not in result.accuracy]
+                fresh = fresh[: max(int(min(budget, 1 << d)) - result.n_evaluated, 0)]
+                for m, a in zip(fresh, evaluate_many(oracle, fresh, jobs, scheduler), strict=True):
+                    result.accuracy[m] = a  # what evaluate() below would compute, in the same order
+                for j in range(d):
+                    if (mask >> j) & 1:
+                        continue
+                    a = evaluate(mask | (1 << j))
+                    if a is None:
+                        continue
+                    gain = a - base
+                    score = gain - w * ncost[j] if method == "greedy-acc" else w * gain - ncost[j]
+                    key = (score, gain if method == "greedy-acc" else -ncost[j], -j)
+                    if best is None or key > best:
+                        best = key
+                if best is None:
+                    break
+                j = -best[2]
+                mask |= 1 << j
+                stalled = stalled + 1 if result.accuracy[mask] <= base else 0
+                base = result.accuracy[mask]
+                run.append(j)
+                if stalled >= patience:
+                    break
+            result.orders.append(run)
+            progress.update()
     return result
 
 

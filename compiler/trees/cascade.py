@@ -1,36 +1,26 @@
-"""Cost-sensitive cascades with early exits over one boosted tree ensemble.
+"""Cascades over one boosted tree ensemble with exits between stages: the shared evaluation
+(:class:`ExitingEnsemble`), and the "exit every N trees" baseline (Cambazoglu et al., WSDM 2010)
+:class:`EarlyExitEnsemble` over a fitted Greedy Miser model. CSCC itself (Xu et al., JMLR 2014)
+is :mod:`compiler.trees.cscc`.
 
-- :class:`CsccCascadeClassifier`: a CSCC-style cascade (after Xu, Kusner,
-  Weinberger, Chen and Chapelle, "Classifier cascades and trees for minimizing
-  feature evaluation cost", JMLR 2014). K stages, each a slice of one
-  stage-wise cost-aware boosted ensemble; stage k is grown with its own miser
-  penalty (cheap early stages, unconstrained late ones), with classes
-  re-weighted to balance. After each stage but the last, an input exits when
-  its partial score is confident enough: above an upper threshold (positive
-  class) or below a lower one (negative class); for several classes when the
-  margin between the two best partial scores exceeds the upper threshold.
-- :class:`EarlyExitEnsemble`: the "exit every N trees" baseline (Cambazoglu et
-  al., WSDM 2010) over a fitted miser model, with the same learned thresholds.
-
-Exit thresholds are learned on validation data with the criterion of the
-early-stopping NB stop points: among the validation inputs that would exit at
-a stage, the early decision's (class-weighted) accuracy is not below the full
-model's on them, and the early decision agrees with the full model on at least
-``min_agreement`` (99.75%) of them. The largest such exit set is kept.
-Consequently on the validation data the cascade's weighted accuracy is never
-below the full ensemble's and it agrees with it on >= ``min_agreement``.
+The baseline's exit thresholds are learned on validation data with the criterion of the
+early-stopping NB stop points: among the validation inputs that would exit at a stage, the
+early decision's (class-weighted) accuracy is not below the full model's on them, and the early
+decision agrees with the full model on at least ``min_agreement`` (99.75%) of them. The largest
+such exit set is kept, on both sides (score above an upper or below a lower threshold; for
+several classes when the margin between the two best partial scores exceeds the upper one).
+Consequently on the validation data the cascade's weighted accuracy is never below the full
+ensemble's and it agrees with it on >= ``min_agreement``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from compiler.costs import FeatureCosts, cost_vector
-from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
-from compiler.trees.miser import LOSSES, GreedyMiserClassifier, decide, make_booster, penalty_scale
+from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
+from compiler.trees.miser import GreedyMiserClassifier, decide
 
 F32_INF = np.float32(np.inf)
 
@@ -115,7 +105,7 @@ def learn_exit_thresholds(
     return upper, lower
 
 
-class _ExitingEnsemble(ClassifierMixin, BaseEstimator):
+class ExitingEnsemble(ClassifierMixin, BaseEstimator):
     """Evaluation shared by cascades: needs ir_, stage_end_, upper_, lower_, classes_, costs_."""
 
     tree_eval_cost: float
@@ -139,7 +129,7 @@ class _ExitingEnsemble(ClassifierMixin, BaseEstimator):
     def predict_detailed(self, X: np.ndarray) -> dict[str, np.ndarray]:
         """Per input: label, score (at exit), exit_stage, trees_evaluated, features_read, cost."""
         check_is_fitted(self, "ir_")
-        X32 = as_float32_matrix(X)
+        X32 = validate_data(self, X, dtype=np.float32, reset=False)
         stage_scores = ir_staged_scores(self.ir_, X32, list(self.stage_end_))
         stage = self._exit_stage(stage_scores)
         n = X32.shape[0]
@@ -208,114 +198,7 @@ class _ExitingEnsemble(ClassifierMixin, BaseEstimator):
                                                          self.min_agreement)
 
 
-class CsccCascadeClassifier(_ExitingEnsemble):
-    """CSCC-style cascade: K slices of one cost-aware boosted ensemble with learned exits."""
-
-    def __init__(
-        self,
-        n_stages: int = 3,
-        n_trees: int | list[int] = 90,
-        lambdas: list[float] | None = None,
-        lambda_: float = 10.0,
-        max_depth: int = 3,
-        step: float = 0.1,
-        loss: str = "logistic",
-        costs: FeatureCosts | np.ndarray | None = None,
-        tree_eval_cost: float = 0.0,
-        validation_fraction: float = 0.25,
-        min_agreement: float = 0.9975,
-        class_weight: str | None = "balanced",
-        max_bins: int = 64,
-        random_state: int | None = 0,
-    ) -> None:
-        self.n_stages = n_stages
-        self.n_trees = n_trees
-        self.lambdas = lambdas
-        self.lambda_ = lambda_
-        self.max_depth = max_depth
-        self.step = step
-        self.loss = loss
-        self.costs = costs
-        self.tree_eval_cost = tree_eval_cost
-        self.validation_fraction = validation_fraction
-        self.min_agreement = min_agreement
-        self.class_weight = class_weight
-        self.max_bins = max_bins
-        self.random_state = random_state
-
-    def _stage_sizes(self) -> list[int]:
-        S = int(self.n_stages)
-        if isinstance(self.n_trees, (list, tuple, np.ndarray)):
-            sizes = [int(v) for v in self.n_trees]
-            if len(sizes) != S:
-                raise ValueError("n_trees as a list needs one entry per stage")
-        else:
-            total = int(self.n_trees)
-            sizes = [total // S + (1 if s < total % S else 0) for s in range(S)]
-        if any(v < 1 for v in sizes):
-            raise ValueError("every stage needs at least one boosting iteration")
-        return sizes
-
-    def stage_lambdas(self) -> list[float]:
-        """Penalty per stage; default lambda_ * 10^-s (cheap first, nearly free last)."""
-        S = int(self.n_stages)
-        if self.lambdas is not None:
-            lams = [float(v) for v in self.lambdas]
-            if len(lams) != S:
-                raise ValueError("lambdas needs one entry per stage")
-        else:
-            lams = [float(self.lambda_) * 10.0 ** (-s) for s in range(S)]
-        if any(v < 0 for v in lams):
-            raise ValueError("lambdas must be >= 0")
-        return lams
-
-    def fit(
-        self, X: np.ndarray, y: np.ndarray, eval_set: tuple[np.ndarray, np.ndarray] | None = None
-    ) -> CsccCascadeClassifier:
-        if int(self.n_stages) < 1:
-            raise ValueError("n_stages must be >= 1")
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}")
-        if self.class_weight not in (None, "balanced"):
-            raise ValueError("class_weight must be None or 'balanced'")
-        if not 0.0 < self.min_agreement <= 1.0:
-            raise ValueError("min_agreement must be in (0, 1]")
-        sizes = self._stage_sizes()
-        lams = self.stage_lambdas()
-        X32 = as_float32_matrix(X)
-        y = np.asarray(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError("need at least two classes")
-        y_idx = np.searchsorted(self.classes_, y)
-        self.n_features_in_ = X32.shape[1]
-        if eval_set is not None:
-            Xtr, ytr = X32, y_idx
-            Xva = as_float32_matrix(eval_set[0])
-            yva = np.searchsorted(self.classes_, np.asarray(eval_set[1]))
-        else:
-            tr, va = train_test_split(np.arange(len(y)), test_size=self.validation_fraction,
-                                      random_state=self.random_state, stratify=y_idx)
-            Xtr, ytr, Xva, yva = X32[tr], y_idx[tr], X32[va], y_idx[va]
-        self.costs_ = cost_vector(self.costs, self.n_features_in_)
-        K = self.classes_.size
-        w = balanced_weights(ytr, K) if self.class_weight == "balanced" else np.ones(len(ytr))
-        booster = make_booster(Xtr, ytr, w, K, self.loss, self.costs_, self.step, self.max_depth,
-                               self.max_bins)
-        scale = penalty_scale(self.costs_)
-        ends = []
-        for size, lam in zip(sizes, lams, strict=True):
-            for _ in range(size):
-                booster.iterate(lam * scale)
-            ends.append(len(booster.trees))
-        self.stage_end_ = np.asarray(ends, dtype=np.int64)
-        self.ir_ = ensemble_to_ir(booster.trees, booster.tree_output, booster.base_score, self.n_features_in_,
-                                  self.costs_, 0.0)
-        self._learn_exits(Xva, yva)
-        return self
-
-
-class EarlyExitEnsemble(_ExitingEnsemble):
+class EarlyExitEnsemble(ExitingEnsemble):
     """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations."""
 
     def __init__(self, model: GreedyMiserClassifier, every: int = 10, min_agreement: float = 0.9975) -> None:
@@ -324,7 +207,8 @@ class EarlyExitEnsemble(_ExitingEnsemble):
         self.min_agreement = min_agreement
 
     def fit(self, X_val: np.ndarray, y_val: np.ndarray) -> EarlyExitEnsemble:
-        """Learn the exit thresholds on validation data (the model is already trained)."""
+        """Learn the exit thresholds on validation data (the model is already trained): the rows
+        given here are the validation rows (the miser model was fitted with its own eval_set)."""
         check_is_fitted(self.model, "ir_")
         if int(self.every) < 1:
             raise ValueError("every must be >= 1")

@@ -1,7 +1,7 @@
-"""Kind ``cascade``: CSCC-style cascades of cost-aware boosted stages with
-early exits (compiler.cascade.CsccCascadeClassifier), or with
-``--early-exit-every N`` the "exit every N trees" baseline over one Greedy
-Miser ensemble (compiler.cascade.EarlyExitEnsemble).
+"""Kind ``cascade``: CSCC (xu2014 sections 4-5, compiler.trees.cscc.CsccCascadeClassifier):
+K stages of weights over pre-trained trees optimised jointly, early-reject exits; or with
+``--early-exit-every N`` the "exit every N trees" baseline over one Greedy Miser ensemble
+(compiler.trees.cascade.EarlyExitEnsemble).
 
 Also holds what ``miser`` shares with it: the tree options, the C-header
 emitter of pyruntime.cascade.TreeCascade tables (fm_cascade.h) and the extra
@@ -18,7 +18,7 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
@@ -44,43 +44,50 @@ def validation_report(tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> dict
 
 # ----------------------------------------------------------------- training ----
 def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
-    from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn
+    from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
+    from compiler.trees.cscc import CsccCascadeClassifier  # noqa: PLC0415
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
 
     c = cost_vector(costs, task.n_features)
     Xtr, ytr, Xva, yva = split(task)
     tree_cost = float(opts.get("tree_cost", 0.0))
-    min_agreement = float(opts.get("min_agreement", 0.9975))
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
     every = opts.get("early_exit_every")
     if every is not None:
-        for bad in ("stages", "stage_lambdas"):
+        for bad in ("stages", "pool_lambdas", "rho"):
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} does not apply with --early-exit-every")
         base = GreedyMiserClassifier(
-            lambda_=float(opts.get("lambda", 0.0)), n_trees=int(opts.get("trees", 100)),
+            lam=float(opts.get("lambda", 0.0)), n_trees=int(opts.get("trees", 100)),
             max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)),
             loss=opts.get("loss", "logistic"), costs=c, tree_eval_cost=tree_cost, random_state=task.split.seed,
         ).fit(Xtr, ytr, eval_set=(Xva, yva))
-        est: Any = EarlyExitEnsemble(base, every=int(every), min_agreement=min_agreement).fit(Xva, yva)
+        est: Any = EarlyExitEnsemble(base, every=int(every),
+                                     min_agreement=float(opts.get("min_agreement", 0.9975))).fit(Xva, yva)
         record["method"] = "early-exit"
+        reference = None
     else:
-        lams = opts.get("stage_lambdas")
+        for bad in ("min_agreement", "loss"):
+            if bad in opts:
+                raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
+                                       "(CSCC uses the paper's squared loss)")
+        pool = opts.get("pool_lambdas")
         est = CsccCascadeClassifier(
-            n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 90)),
-            lambdas=parse_floats(lams, "--stage-lambdas") if lams is not None else None,
-            lambda_=float(opts.get("lambda", 10.0)), max_depth=int(opts.get("depth", 3)),
-            step=float(opts.get("step", 0.1)), loss=opts.get("loss", "logistic"), costs=c,
-            tree_eval_cost=tree_cost, min_agreement=min_agreement, random_state=task.split.seed,
-        )
-        if int(est.n_stages) > int(est.n_trees):
-            raise ValueError(f"--stages {est.n_stages} needs at least as many --trees (got {est.n_trees})")
-        est.fit(Xtr, ytr, eval_set=(Xva, yva))
+            n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 50)),
+            lam=float(opts.get("lambda", 1.0)), rho=float(opts.get("rho", 1e-3)),
+            pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else (0.0, 3.0, 30.0),
+            max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)), costs=c,
+            tree_eval_cost=tree_cost, random_state=task.split.seed,
+        ).fit(Xtr, ytr, eval_set=(Xva, yva))
         record["method"] = "cscc"
-        record["stage_lambdas"] = est.stage_lambdas()
+        record["validation_objective"] = est.validation_objective_.tolist()
+        reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
     tables = TreeCascade.from_ir(est.to_tree_ensemble())
     record["stage_end"] = tables.stage_end.tolist()
     record.update(validation_report(tables, Xva, yva))
+    pred = tables.predict_reference(Xva)
+    record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
+                                    "lower --lambda or raise --trees", reference))
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)
@@ -103,5 +110,6 @@ def cascade_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 
 # ---------------------------------------------------------------- C header ----
 register_emitter("cascade", cascade_tables)
-register(KindSpec("cascade", "CSCC cascade of cost-aware boosted stages with early exits (or --early-exit-every)",
+register(KindSpec("cascade", "CSCC: cost-sensitive cascade over boosted trees, early-reject exits "
+                             "(or --early-exit-every)",
                   train_cascade, TREE_OPTIONS + CASCADE_OPTIONS, cascade_metrics))

@@ -18,7 +18,8 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.tasks import parse_floats, split
+from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
+from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, validation_report
 from compiler.trees.options import DEFAULT_GRID, SWEEP_OPTIONS, TREE_OPTIONS
@@ -33,24 +34,40 @@ def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: i
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415 - scikit-learn
 
     return GreedyMiserClassifier(
-        lambda_=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
+        lam=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
         step=float(opts.get("step", 0.1)), loss=opts.get("loss", "squared"), costs=costs,
         tree_eval_cost=float(opts.get("tree_cost", 0.0)), random_state=seed,
     )
 
 
+class _FitLambda:
+    """Fits the miser model of one lambda and its curve point (sent to the workers of a parallel sweep)."""
+
+    def __init__(self, opts: dict[str, Any], costs: np.ndarray, seed: int, Xtr: np.ndarray, ytr: np.ndarray,
+                 Xva: np.ndarray, yva: np.ndarray) -> None:
+        self.opts = recorded(opts)
+        self.costs, self.seed = costs, seed
+        self.Xtr, self.ytr, self.Xva, self.yva = Xtr, ytr, Xva, yva
+
+    def __call__(self, lam: float) -> tuple[GreedyMiserClassifier, dict[str, float]]:
+        m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(self.Xtr, self.ytr,
+                                                                       eval_set=(self.Xva, self.yva))
+        return m, {"lambda": lam, "validation_accuracy": float(m.validation_accuracy_),
+                   "validation_cost": float(np.mean(m.test_time_cost(self.Xva))), "trees": m.n_trees_,
+                   "features_used": int(m.features_used_.size)}
+
+
 def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[float],
                 tolerance: float) -> tuple[GreedyMiserClassifier, list[dict[str, float]]]:
-    """Fit every lambda of the grid (0 first); return the chosen model and the curve."""
+    """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler); return the chosen
+    model and the curve."""
+    par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
-    fitted, curve = [], []
-    for lam in lams:
-        m = miser_estimator(lam, opts, costs, task.split.seed).fit(Xtr, ytr, eval_set=(Xva, yva))
-        fitted.append(m)
-        curve.append({"lambda": lam, "validation_accuracy": float(m.validation_accuracy_),
-                      "validation_cost": float(np.mean(m.test_time_cost(Xva))), "trees": m.n_trees_,
-                      "features_used": int(m.features_used_.size)})
+    fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **par,
+                   desc="miser lambda sweep")
+    fitted = [m for m, _ in fits]
+    curve = [p for _, p in fits]
     ref = curve[0]["validation_accuracy"]
     ok = [i for i, p in enumerate(curve) if p["validation_accuracy"] >= ref - tolerance]
     best = min(ok, key=lambda i: (curve[i]["validation_cost"], -curve[i]["validation_accuracy"]))
@@ -71,19 +88,20 @@ def print_curve(curve: list[dict[str, float]], chosen: float, tolerance: float) 
 
 def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     c = cost_vector(costs, task.n_features)
-    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     if opts.get("sweep"):
         if "lambda" in opts:
             raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
         grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
         tolerance = float(opts.get("tolerance", 0.01))
         model, curve = sweep_curve(task, opts, c, grid, tolerance)
-        print_curve(curve, model.lambda_, tolerance)
+        print_curve(curve, model.lam, tolerance)
         record["sweep_curve"] = curve
     else:
         for name in ("tolerance", "lambda_grid"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
+        reject_without(opts, "--sweep")
         Xtr, ytr, Xva, yva = split(task)
         model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
@@ -91,9 +109,15 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     ir["tree_eval_cost"] = float(model.tree_eval_cost)
     tables = TreeCascade.from_ir(ir)
     _, _, Xva, yva = split(task)
-    record.update({"lambda_chosen": float(model.lambda_), "trees_chosen": int(model.n_trees_),
+    record.update({"lambda_chosen": float(model.lam), "trees_chosen": int(model.n_trees_),
                    "features_used": model.features_used_.tolist()})
     record.update(validation_report(tables, Xva, yva))
+    ref = None
+    if opts.get("sweep"):
+        ref = ("the lambda = 0 model", float(record["sweep_curve"][0]["validation_accuracy"]))
+    pred = tables.predict_reference(Xva)
+    record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
+                                    "lower --lambda (or use --sweep), or raise --trees", ref))
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)
@@ -101,4 +125,4 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
 
 register_emitter("miser", cascade_tables)
 register(KindSpec("miser", "Greedy Miser: cost-aware boosted trees, lazy feature reads (--sweep over lambda)",
-                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS, cascade_metrics))
+                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics))

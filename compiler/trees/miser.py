@@ -2,15 +2,15 @@
 
 Xu, Weinberger and Chapelle, "The Greedy Miser: Learning under Test-time
 Budgets", ICML 2012. Each boosting iteration fits a depth-limited CART tree to
-the negative gradient of the loss; the split rule charges ``lambda_`` times
+the negative gradient of the loss; the split rule charges ``lam`` times
 the acquisition cost of every feature that no earlier tree used
-(:mod:`compiler.cost_tree`). ``lambda_ = 0`` is plain stage-wise regression.
+(:mod:`compiler.cost_tree`). ``lam = 0`` is plain stage-wise regression.
 The number of trees is chosen on a validation split.
 
-Scale of ``lambda_``: the split gain is the reduction of the *mean* (per unit
+Scale of ``lam``: the split gain is the reduction of the *mean* (per unit
 of training weight) squared loss to the gradient, and the charged cost of a
 feature is its cost divided by the summed cost of all features. With
-``lambda_ = 1`` a new feature of average cost must cut the mean loss by
+``lam = 1`` a new feature of average cost must cut the mean loss by
 ``1/n_features``; the scale does not depend on the number of samples or the
 unit of the costs.
 """
@@ -18,13 +18,16 @@ unit of the costs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.parallel import run_map
 from compiler.trees.cost_tree import (
     CostTree,
     CostTreeFitter,
@@ -36,6 +39,7 @@ from compiler.trees.cost_tree import (
     leaf_ratio,
 )
 from compiler.trees.options import LOSSES  # noqa: E402,F401 - one list of losses
+from pyruntime.progress import track
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -180,7 +184,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        lambda_: float = 1.0,
+        lam: float = 1.0,
         n_trees: int = 100,
         max_depth: int = 3,
         step: float = 0.1,
@@ -192,7 +196,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         min_samples_leaf: int = 1,
         random_state: int | None = 0,
     ) -> None:
-        self.lambda_ = lambda_
+        self.lam = lam
         self.n_trees = n_trees
         self.max_depth = max_depth
         self.step = step
@@ -208,8 +212,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self) -> None:
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        if not self.lambda_ >= 0:
-            raise ValueError("lambda_ must be >= 0")
+        if not self.lam >= 0:
+            raise ValueError("lam must be >= 0")
         if int(self.n_trees) < 1 or int(self.max_depth) < 1:
             raise ValueError("n_trees and max_depth must be >= 1")
         if not 0 < self.step <= 1:
@@ -228,16 +232,13 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     ) -> GreedyMiserClassifier:
         """Fit on (X, y); the number of trees is chosen on ``eval_set`` or an internal split."""
         self._check_params()
-        X32 = as_float32_matrix(X)
-        y = np.asarray(y)
-        if y.shape != (X32.shape[0],):
-            raise ValueError("y must have one label per row of X")
+        X32, y = validate_data(self, X, y, dtype=np.float32, ensure_min_samples=2)
+        check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
-            raise ValueError("need at least two classes")
-        self.n_features_in_ = X32.shape[1]
+            raise ValueError("need at least two classes (1 class in y)")
         y_idx = np.searchsorted(self.classes_, y)
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        w = _check_sample_weight(sample_weight, X32, dtype=np.float64)
         if eval_set is not None:
             Xtr, ytr, wtr = X32, y_idx, w
             Xva = as_float32_matrix(eval_set[0])
@@ -252,11 +253,11 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
         booster = make_booster(Xtr, ytr, wtr, self.classes_.size, self.loss, self.costs_, self.step,
                                self.max_depth, self.max_bins, self.min_samples_leaf, X_val=Xva)
-        penalty = self.lambda_ * penalty_scale(self.costs_)
+        penalty = self.lam * penalty_scale(self.costs_)
         K = booster.n_outputs
         val_acc, val_loss = [], []
         Yva = encode_targets(yva, self.loss, self.classes_.size) if Xva is not None else None
-        for _ in range(int(self.n_trees)):
+        for _ in track(range(int(self.n_trees)), "miser boosting", unit="tree"):
             booster.iterate(penalty)
             if Xva is not None:
                 val_acc.append(float(np.mean(decide(booster.F_val) == yva)))
@@ -290,18 +291,22 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     def n_trees_(self) -> int:
         return int(self.ir_["roots"].size)
 
-    def decision_function(self, X: np.ndarray) -> np.ndarray:
+    def _input(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "ir_")
+        return validate_data(self, X, dtype=np.float32, reset=False)
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0]
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "ir_")
+        X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0]
         return self.classes_[ir_decide(self.ir_, s)]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "ir_")
+        X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0].astype(np.float64)
         if s.shape[1] == 1:
             p1 = _sigmoid(s[:, 0]) if self.loss == "logistic" else np.clip((s[:, 0] + 1) / 2, 0, 1)
@@ -327,7 +332,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
 
 def penalty_scale(costs: np.ndarray) -> np.ndarray:
-    """Factor turning lambda_ into the fitter's penalty: 1 / (summed cost of all features)."""
+    """Factor turning lam into the fitter's penalty: 1 / (summed cost of all features)."""
     total = float(np.sum(costs))
     return 1.0 / total if total > 0 else 0.0
 
@@ -345,7 +350,7 @@ def make_booster(
 
 @dataclass
 class SweepPoint:
-    lambda_: float
+    lam: float
     validation_accuracy: float
     validation_cost: float
     model: GreedyMiserClassifier
@@ -358,6 +363,24 @@ class SweepResult:
     reference: SweepPoint  # the lambda = 0 model
 
 
+@dataclass
+class _SweepFit:
+    """One lambda of :func:`sweep` (sent to the workers of a parallel sweep)."""
+
+    Xtr: np.ndarray
+    ytr: np.ndarray
+    Xva: np.ndarray
+    yva: np.ndarray
+    random_state: int | None
+    params: dict
+
+    def __call__(self, lam: float) -> SweepPoint:
+        m = GreedyMiserClassifier(lam=lam, random_state=self.random_state, **self.params)
+        m.fit(self.Xtr, self.ytr, eval_set=(self.Xva, self.yva))
+        cost = float(np.mean(m.test_time_cost(self.Xva)))
+        return SweepPoint(lam, float(m.validation_accuracy_), cost, m)
+
+
 def sweep(
     X: np.ndarray,
     y: np.ndarray,
@@ -365,22 +388,22 @@ def sweep(
     tolerance: float = 0.01,
     validation_fraction: float = 0.2,
     random_state: int | None = 0,
+    jobs: int | None = None,
+    scheduler: str | None = None,
     **params: object,
 ) -> SweepResult:
-    """Fit miser models for a grid of lambda_ on one split; keep the cheapest whose
-    validation accuracy is within ``tolerance`` (absolute) of the lambda_ = 0 model's."""
+    """Fit miser models for a grid of lam on one split; keep the cheapest whose
+    validation accuracy is within ``tolerance`` (absolute) of the lam = 0 model's.
+
+    ``jobs``/``scheduler``: fit the grid in parallel (compiler.parallel.run_map), same results."""
     y = np.asarray(y)
     X32 = as_float32_matrix(X)
     _, y_idx = np.unique(y, return_inverse=True)
     tr, va = train_test_split(np.arange(len(y)), test_size=validation_fraction, random_state=random_state,
                               stratify=y_idx)
     grid = sorted({0.0, *[float(v) for v in lambdas]})
-    points = []
-    for lam in grid:
-        m = GreedyMiserClassifier(lambda_=lam, random_state=random_state, **params)
-        m.fit(X32[tr], y[tr], eval_set=(X32[va], y[va]))
-        cost = float(np.mean(m.test_time_cost(X32[va])))
-        points.append(SweepPoint(lam, float(m.validation_accuracy_), cost, m))
+    fit = _SweepFit(X32[tr], y[tr], X32[va], y[va], random_state, params)
+    points = run_map(fit, grid, jobs, scheduler, desc="miser lambda sweep")
     ref = points[0]
     ok = [p for p in points if p.validation_accuracy >= ref.validation_accuracy - tolerance]
     chosen = min(ok, key=lambda p: (p.validation_cost, -p.validation_accuracy))

@@ -11,11 +11,11 @@ DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 
 TREE_OPTIONS = [
     click.Option(["--lambda"], type=click.FloatRange(min=0), default=None,
-                 help="Feature-cost penalty lambda [miser: default 1; cascade: stage 0's, default 10, stage s "
-                      "gets lambda*10^-s; cascade --early-exit-every: the ensemble's, default 0]."),
+                 help="Feature-cost penalty lambda [miser: default 1; cascade (CSCC): the accuracy/cost trade-off of "
+                      "its objective, default 1; cascade --early-exit-every: the ensemble's, default 0]."),
     click.Option(["--trees"], type=click.IntRange(min=1), default=None,
-                 help="Boosting iterations [miser: at most, chosen on validation, default 100; cascade: in all "
-                      "stages, default 90]."),
+                 help="Boosting iterations [miser: at most, chosen on validation, default 100; cascade (CSCC): "
+                      "trees of the boosting trick per --pool-lambdas entry, default 50; --early-exit-every: 100]."),
     click.Option(["--depth"], type=click.IntRange(1, 16), default=None, help="Tree depth [miser, cascade; default 3]."),
     click.Option(["--step"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Learning rate [miser, cascade; default 0.1]."),
@@ -28,14 +28,17 @@ TREE_OPTIONS = [
 CASCADE_OPTIONS = [
     click.Option(["--stages"], type=click.IntRange(min=1), default=None,
                  help="Number of cascade stages K [cascade; default 3]."),
-    click.Option(["--stage-lambdas"], default=None,
-                 help="Comma-separated lambda of every stage, e.g. 30,3,0.3 [cascade; overrides --lambda]."),
+    click.Option(["--pool-lambdas"], default=None,
+                 help="Comma-separated Greedy Miser lambdas of the pre-trained trees CSCC weighs (--trees trees each; "
+                      "0 = the paper's plain stage-wise regression) [cascade; default 0,3,30]."),
+    click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
+                 help="l1 regularisation of the CSCC stage weights [cascade; default 0.001]."),
     click.Option(["--early-exit-every"], type=click.IntRange(min=1), default=None,
-                 help="Baseline instead of CSCC: one miser ensemble with an exit test every N iterations "
-                      "[cascade]."),
+                 help="Baseline instead of CSCC: one miser ensemble with an exit test every N iterations, exits "
+                      "learned on validation on both sides [cascade]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
-                 help="Share of validation exits that must agree with the full ensemble [cascade; "
-                      "default 0.9975]."),
+                 help="Share of validation exits that must agree with the full ensemble [cascade "
+                      "--early-exit-every; default 0.9975]."),
 ]
 
 SWEEP_OPTIONS = [

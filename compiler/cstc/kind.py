@@ -1,0 +1,147 @@
+"""Kind ``cstc``: the Cost-Sensitive Tree of Classifiers (Xu et al., JMLR 2014, section 3), trained by
+compiler.cstc.train.CSTCClassifier on the raw features and compiled to pyruntime.cstc.CSTCModel
+(fm_cstc.h): each input walks one path of sparse linear classifiers and reads only their features.
+
+``--sweep`` fits one tree per lambda of ``--lambda-grid``, prints validation accuracy against
+validation cost (of the compiled tables) and keeps the cheapest tree within ``--tolerance``
+(absolute) of the best validation accuracy. A tree no better than the majority class on validation
+is refused unless ``--allow-trivial``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.cstc.header import cstc_tables
+from compiler.header import register_emitter
+from compiler.kinds import KindSpec, register
+from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
+from pyruntime.cstc.model import CSTCModel
+from pyruntime.format import ModelFile
+from pyruntime.result import Predictions
+
+DEFAULTS = {"lambda": 1.5, "depth": 3, "rho": 1e-3, "max_iter": 10, "internal_loss": 0.1, "routing_scale": 4.0}
+DEFAULT_GRID = (0.3, 1.0, 1.5, 3.0, 10.0)
+
+
+def _shared(name: str, options: list[click.Option], extra: str) -> click.Option:
+    """An option other kinds also declare (same name and type), its help extended for cstc."""
+    orig = next(o for o in options if o.name == name)
+    return click.Option(orig.opts, type=orig.type, is_flag=orig.is_flag, default=orig.default,
+                        help=f"{orig.help} [cstc: {extra}]")
+
+
+CSTC_OPTIONS = [
+    _shared("lambda", TREE_OPTIONS, f"weight of the expected path cost, default {DEFAULTS['lambda']:g}"),
+    _shared("depth", TREE_OPTIONS, f"levels of classifier nodes (1..10), default {DEFAULTS['depth']}"),
+    _shared("sweep", SWEEP_OPTIONS, "fit --lambda-grid, keep the cheapest within --tolerance of the best"),
+    _shared("tolerance", SWEEP_OPTIONS, "default 0.01"),
+    _shared("lambda_grid", SWEEP_OPTIONS, "default " + ",".join(f"{v:g}" for v in DEFAULT_GRID)),
+    click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
+                 help=f"l1 weight of every node's classifier [cstc; default {DEFAULTS['rho']:g}]."),
+    click.Option(["--max-iter"], type=click.IntRange(min=0), default=None,
+                 help=f"Sweeps of block coordinate descent over the nodes [cstc; default {DEFAULTS['max_iter']}]."),
+    click.Option(["--internal-loss"], type=click.FloatRange(min=0), default=None,
+                 help="Weight of the internal nodes' own loss (the paper: 1) "
+                      f"[cstc; default {DEFAULTS['internal_loss']:g}]."),
+    click.Option(["--routing-scale"], type=click.FloatRange(min=0, min_open=True), default=None,
+                 help="Slope of the soft-traversal sigmoids in training "
+                      f"[cstc; default {DEFAULTS['routing_scale']:g}]."),
+    click.Option(["--no-prune"], is_flag=True, default=False,
+                 help="Keep the full tree (no validation pruning) [cstc]."),
+    click.Option(["--allow-trivial"], is_flag=True, default=False,
+                 help="Write the model even when it is no better than the majority class on validation [cstc]."),
+]
+
+
+def cstc_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> Any:
+    from compiler.cstc.train import CSTCClassifier  # noqa: PLC0415 - keeps scikit-learn out of CLI start-up
+
+    def get(name: str) -> Any:
+        return opts.get(name, DEFAULTS[name])
+
+    return CSTCClassifier(depth=int(get("depth")), lam=lam, rho=float(get("rho")), costs=costs,
+                          max_iter=int(get("max_iter")), internal_loss=float(get("internal_loss")),
+                          routing_scale=float(get("routing_scale")), prune=not opts.get("no_prune", False),
+                          random_state=seed)
+
+
+def validation_report(tables: CSTCModel, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """Validation figures of the tables themselves (numpy reference, float32)."""
+    p = tables.predict_reference(X)
+    return {
+        "validation_accuracy": float(np.mean(p.label == y)),
+        "validation_weighted_accuracy": weighted_accuracy(y, p.label, class_weights(y)),
+        "validation_mean_cost": float(np.mean(p.cost)),
+        "validation_mean_features": float(np.mean(p.n_read)),
+        "validation_majority": float(max(np.mean(y), 1.0 - np.mean(y))),
+    }
+
+
+def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
+    c = cost_vector(costs, task.n_features)
+    Xtr, ytr, Xva, yva = split(task)
+    record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    seed = task.split.seed
+    if opts.get("sweep"):
+        if "lambda" in opts:
+            raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
+        grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
+        tolerance = float(opts.get("tolerance", 0.01))
+        fitted, curve = [], []
+        for lam in sorted(set(grid)):
+            m = cstc_estimator(lam, opts, c, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+            rep = validation_report(CSTCModel(**m.to_ir(), input_absmax=_absmax(Xtr)), Xva, yva)
+            fitted.append(m)
+            curve.append({"lambda": lam, "validation_accuracy": rep["validation_accuracy"],
+                          "validation_cost": rep["validation_mean_cost"], "nodes": len(m._reachable())})
+        best = max(p["validation_accuracy"] for p in curve)
+        ok = [i for i, p in enumerate(curve) if p["validation_accuracy"] >= best - tolerance]
+        pick = min(ok, key=lambda i: (curve[i]["validation_cost"], -curve[i]["validation_accuracy"]))
+        click.echo(f"{'lambda':>8} {'val acc':>8} {'val cost':>10} {'nodes':>6}", err=True)
+        for i, p in enumerate(curve):
+            click.echo(f"{p['lambda']:>8g} {p['validation_accuracy']:>8.4f} {p['validation_cost']:>10.2f} "
+                       f"{p['nodes']:>6}{'  <- kept' if i == pick else ''}", err=True)
+        model = fitted[pick]
+        record["sweep_curve"] = curve
+    else:
+        for name in ("tolerance", "lambda_grid"):
+            if name in opts:
+                raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
+        model = cstc_estimator(float(opts.get("lambda", DEFAULTS["lambda"])), opts, c, seed)
+        model.fit(Xtr, ytr, eval_set=(Xva, yva))
+    tables = CSTCModel(**model.to_ir(), input_absmax=_absmax(Xtr))
+    rep = validation_report(tables, Xva, yva)
+    if rep["validation_accuracy"] <= rep["validation_majority"] and not opts.get("allow_trivial"):
+        raise ValueError(
+            f"the trained CSTC tree is trivial: validation accuracy {rep['validation_accuracy']:.4f} is not better "
+            f"than the majority class ({rep['validation_majority']:.4f}); lower --lambda or --rho, or pass "
+            "--allow-trivial to write it anyway")
+    record.update({"lambda_chosen": float(model.lam), "nodes": tables.n_nodes,
+                   "features_used": np.unique(tables.feature).tolist()})
+    record.update(rep)
+    meta = task.meta()
+    meta["training"] = record
+    return ModelFile(kind=kind, tables=tables, meta=meta)
+
+
+def _absmax(X: np.ndarray) -> float:
+    return float(np.max(np.abs(X), initial=0.0))
+
+
+def cstc_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions, numeric: str) -> dict[str, Any]:
+    t: CSTCModel = model.tables
+    leaves = [k for k in range(t.n_nodes) if t.is_leaf(k)]
+    hist = np.bincount(pred.stage.astype(np.int64), minlength=t.n_nodes) if len(pred) else np.zeros(t.n_nodes)
+    return {"n_nodes": t.n_nodes, "n_leaves": len(leaves), "features_used": t.n_used,
+            "leaf_histogram": {str(k): int(hist[k]) for k in leaves}}
+
+
+register_emitter("cstc", cstc_tables)
+register(KindSpec("cstc", "Cost-sensitive tree of linear classifiers (xu2014 CSTC): each input reads its path only",
+                  train_cstc, CSTC_OPTIONS, cstc_metrics))

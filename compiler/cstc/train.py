@@ -1,0 +1,564 @@
+"""Cost-Sensitive Tree of Classifiers (CSTC): Xu, Kusner, Weinberger, Chen and Chapelle,
+"Classifier Cascades and Trees for Minimizing Feature Evaluation Cost", JMLR 15 (2014), section 3
+(and section 5 for the boosting trick).
+
+A full binary tree of ``depth`` levels of linear classifiers over phi(x). Node k scores
+``s_k = phi(x) . beta_k + b_k``; an internal node sends x to its upper child when
+``s_k > theta_k``, else to its lower child; a leaf predicts ``s_k > 0`` (labels are regressed as
+-1/+1 with the squared loss, as in the paper).
+
+Training (section 3.2-3.6):
+
+- soft traversal: p(upper | x, k) = sigmoid(routing_scale * (s_k - theta_k)), p(root) = 1;
+- objective (12): sum_k (1/n) sum_i p_ik (s_ik - y_i)^2 + rho |beta_k|_1
+  + lambda sum_leaves l p_l sum_groups g c_g sqrt(sum_{j on path l} sum_{t in g} beta_jt^2),
+  with p_l the mean probability of exiting at leaf l. For raw features a group is one feature;
+  with phi = "trees" (the boosting trick, section 5) a feature's group holds every tree that splits on
+  it and every tree is also its own group of cost ``tree_eval_cost`` (equations 20-22);
+- block coordinate descent over nodes in level order (Algorithm 1); the square roots and the l1
+  norm are made differentiable with the auxiliary variables of Lemma 1 (eta, gamma), alternating
+  with the node's parameters: closed form (16) for leaves, a quasi-Newton (L-BFGS) minimization for
+  internal nodes (the paper uses conjugate gradient). Weights below ``zero_tol`` are clamped to 0;
+- initialization top-down, every node fitted as if it were a leaf (3.4.2), its threshold at the
+  weighted median of its scores (50% of its inputs to each side, as in 3.6.2);
+- then the hard tree: thresholds theta as learned, leaves fine-tuned on the training inputs that
+  reach them with their feature support frozen and no cost term (3.5), bottom-up pruning of
+  splits that do not raise validation accuracy (3.6.1).
+
+Costs are divided by their sum over all features, so ``lam`` does not depend on the unit of
+the costs; the scale is that of the mean squared loss per unit of the reached share of inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from compiler.costs import cost_vector
+
+CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+@dataclass
+class _Tree:
+    """A full binary tree in heap order: node k has upper child 2k+1 and lower child 2k+2."""
+
+    depth: int
+
+    @property
+    def n_nodes(self) -> int:
+        return 2**self.depth - 1
+
+    def is_leaf(self, k: int) -> bool:
+        return 2 * k + 1 >= self.n_nodes
+
+    def children(self, k: int) -> tuple[int, int]:
+        return 2 * k + 1, 2 * k + 2
+
+    def path(self, k: int) -> list[int]:
+        out = [k]
+        while k > 0:
+            k = (k - 1) // 2
+            out.append(k)
+        return out[::-1]
+
+    def subtree(self, k: int) -> list[int]:
+        out, stack = [], [k]
+        while stack:
+            j = stack.pop()
+            out.append(j)
+            if not self.is_leaf(j):
+                stack.extend(self.children(j))
+        return sorted(out)
+
+    def leaves(self) -> list[int]:
+        return [k for k in range(self.n_nodes) if self.is_leaf(k)]
+
+
+class CSTCClassifier(ClassifierMixin, BaseEstimator):
+    """Cost-Sensitive Tree of Classifiers for binary labels (see the module docstring).
+
+    Parameters: ``depth`` levels of classifier nodes (2**depth - 1 nodes before pruning);
+    ``lam`` the accuracy/cost trade-off; ``rho`` the l1 weight; ``phi`` "raw" or "trees" (the
+    boosting trick: ``phi_trees`` gradient-boosted regression trees of depth ``phi_depth``);
+    ``costs`` per raw feature (None: 1 each); ``tree_eval_cost`` the cost e_t of evaluating one
+    tree of phi; ``routing_scale`` the slope of the traversal sigmoids; ``max_iter`` sweeps of block
+    coordinate descent; ``inner_iter`` Lemma-1 alternations per node; ``fine_tune`` and ``prune``
+    switch sections 3.5 and 3.6.1 on or off; ``zero_tol`` the clamp of small weights.
+    """
+
+    def __init__(self, depth: int = 3, lam: float = 1.5, rho: float = 1e-3, phi: str = "raw",
+                 phi_trees: int = 30, phi_depth: int = 2, costs: Any = None, tree_eval_cost: float = 0.0,
+                 routing_scale: float = 4.0, max_iter: int = 10, inner_iter: int = 8, fine_tune: bool = True,
+                 prune: bool = True, zero_tol: float = 0.05, tol: float = 1e-4, internal_loss: float = 0.1,
+                 random_state: int | None = None) -> None:
+        self.depth = depth
+        self.lam = lam
+        self.rho = rho
+        self.phi = phi
+        self.phi_trees = phi_trees
+        self.phi_depth = phi_depth
+        self.costs = costs
+        self.tree_eval_cost = tree_eval_cost
+        self.routing_scale = routing_scale
+        self.max_iter = max_iter
+        self.inner_iter = inner_iter
+        self.fine_tune = fine_tune
+        self.prune = prune
+        self.zero_tol = zero_tol
+        self.tol = tol
+        self.internal_loss = internal_loss
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ phi ----
+    def _check_params(self, n_features: int) -> None:
+        if not (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= 10):
+            raise ValueError("depth must be an integer in 1..10")
+        for name in ("lam", "rho", "tree_eval_cost"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be finite and >= 0")
+        if not (np.isfinite(self.routing_scale) and self.routing_scale > 0):
+            raise ValueError("routing_scale must be > 0")
+        if self.phi not in ("raw", "trees"):
+            raise ValueError("phi must be 'raw' or 'trees'")
+        if self.max_iter < 0 or self.inner_iter < 1:
+            raise ValueError("max_iter must be >= 0 and inner_iter >= 1")
+
+    def _fit_phi(self, X: np.ndarray, ys: np.ndarray, c: np.ndarray) -> None:
+        """The map phi and the cost groups (group_cost_, group_ of every column)."""
+        d = X.shape[1]
+        total = float(c.sum()) or 1.0
+        if self.phi == "raw":
+            self.booster_ = None
+            self.tree_features_ = None
+            self.group_members_ = [np.array([j]) for j in range(d)]
+            self.group_cost_ = c / total
+            return
+        from sklearn.ensemble import GradientBoostingRegressor  # noqa: PLC0415
+
+        gb = GradientBoostingRegressor(n_estimators=int(self.phi_trees), max_depth=int(self.phi_depth),
+                                       learning_rate=0.1, random_state=self.random_state)
+        gb.fit(X, ys)
+        self.booster_ = gb
+        T = gb.n_estimators_
+        used = [np.unique(est[0].tree_.feature[est[0].tree_.feature >= 0]) for est in gb.estimators_]
+        self.tree_features_ = used
+        members, gcost = [], []
+        for a in range(d):
+            m = np.array([t for t in range(T) if a in used[t]], dtype=np.int64)
+            if m.size:
+                members.append(m)
+                gcost.append(c[a] / total)
+        for t in range(T):
+            members.append(np.array([t]))
+            gcost.append(float(self.tree_eval_cost) / total)
+        self.group_members_ = members
+        self.group_cost_ = np.array(gcost)
+
+    def _phi(self, X: np.ndarray) -> np.ndarray:
+        if self.booster_ is None:
+            return np.asarray(X, dtype=np.float64)
+        lr = self.booster_.learning_rate
+        return np.column_stack([lr * est[0].predict(X) for est in self.booster_.estimators_])
+
+    def _standardize(self, P: np.ndarray) -> np.ndarray:
+        return (P - self.mu_) / self.sd_
+
+    # ---------------------------------------------------------- soft tree ----
+    def _probs(self, S: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
+        """p(node | x) of every node under the soft traversal (n x n_nodes)."""
+        tree = self.tree_
+        P = np.zeros_like(S)
+        P[:, 0] = 1.0
+        for k in range(tree.n_nodes):
+            if not tree.is_leaf(k):
+                q = _sigmoid(self.routing_scale * (S[:, k] - self.theta_[k]))
+                up, lo = tree.children(k)
+                P[:, up] = P[:, k] * q
+                P[:, lo] = P[:, k] * (1.0 - q)
+        return P
+
+    def _group_sq(self, beta: np.ndarray) -> np.ndarray:
+        """Sum of squares of every group's weights in one node (n_groups)."""
+        return np.array([float(np.sum(beta[m] ** 2)) for m in self.group_members_])
+
+    def _group_matrix(self, d: int) -> np.ndarray:
+        G = np.zeros((len(self.group_members_), d))
+        for g, m in enumerate(self.group_members_):
+            G[g, m] = 1.0
+        return G
+
+    def objective(self, Z: np.ndarray, ys: np.ndarray) -> float:
+        """The relaxed objective (12)/(22) of the current soft tree."""
+        tree = self.tree_
+        S = Z @ self.beta_.T + self.bias_
+        P = self._probs(S)
+        n = Z.shape[0]
+        wl = np.array([1.0 if tree.is_leaf(k) else float(self.internal_loss) for k in range(tree.n_nodes)])
+        loss = float(np.sum(wl * P * (S - ys[:, None]) ** 2) / n)
+        l1 = float(self.rho * np.abs(self.beta_).sum())
+        sq = np.array([self._group_sq(b) for b in self.beta_])  # n_nodes x n_groups
+        cost = 0.0
+        for leaf in tree.leaves():
+            pl = float(P[:, leaf].mean())
+            cost += pl * float(self.group_cost_ @ np.sqrt(sq[tree.path(leaf)].sum(axis=0)))
+        return loss + l1 + self.lam * cost
+
+    def _node_context(self, k: int, Z: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
+        """Everything the optimization of node k holds fixed."""
+        tree = self.tree_
+        S = Z @ self.beta_.T + self.bias_
+        P = self._probs(S)
+        a = P[:, k]
+        sq = np.array([self._group_sq(b) for b in self.beta_])
+        ctx: dict[str, Any] = {"a": a, "leaves": [], "U": None, "D": None}
+        if tree.is_leaf(k):
+            others = [j for j in tree.path(k) if j != k]
+            ctx["leaves"].append((a, 0, sq[others].sum(axis=0)))
+            return ctx
+        up, lo = tree.children(k)
+        for side, child, key in ((1, up, "U"), (-1, lo, "D")):
+            # probabilities relative to the child (the child's own = 1), fixed while node k moves
+            rel = np.zeros_like(S)
+            rel[:, child] = 1.0
+            sub = tree.subtree(child)
+            for j in sub:
+                if not tree.is_leaf(j):
+                    q = _sigmoid(self.routing_scale * (S[:, j] - self.theta_[j]))
+                    cu, cl = tree.children(j)
+                    rel[:, cu] = rel[:, j] * q
+                    rel[:, cl] = rel[:, j] * (1.0 - q)
+            wl = np.array([1.0 if tree.is_leaf(j) else float(self.internal_loss) for j in sub])
+            ctx[key] = np.sum(wl * rel[:, sub] * (S[:, sub] - ys[:, None]) ** 2, axis=1)
+            for leaf in sub:
+                if tree.is_leaf(leaf):
+                    others = [j for j in tree.path(leaf) if j != k]
+                    ctx["leaves"].append((a * rel[:, leaf], side, sq[others].sum(axis=0)))
+        return ctx
+
+    def _optimize_node(self, k: int, Z: np.ndarray, ys: np.ndarray, G: np.ndarray,
+                       init: bool = False) -> np.ndarray | None:
+        """Block coordinate step on node k (Lemma 1 alternation)."""
+        n, d = Z.shape
+        ctx = self._node_context(k, Z, ys)
+        a = ctx["a"]
+        leaf = ctx["U"] is None
+        beta = self.beta_[k].copy()
+        b, theta = float(self.bias_[k]), float(self.theta_[k])
+        active = np.ones(d, bool)
+        gc = self.group_cost_
+        lam, rho, rs = float(self.lam), float(self.rho), float(self.routing_scale)
+        for it in range(int(self.inner_iter)):
+            # auxiliary variables of Lemma 1 (zeros restart at 1 on the first pass so features can enter)
+            ref = np.where((beta == 0) & (it == 0), 1.0, beta)
+            gamma = np.maximum(np.abs(ref), CLAMP_FLOOR)
+            etas = [np.maximum(np.sqrt(G @ (ref**2) + C), CLAMP_FLOOR) for (_, _, C) in ctx["leaves"]]
+            if leaf:
+                A, _, _ = ctx["leaves"][0]
+                pl = float(A.mean())
+                Gam = rho / gamma + lam * pl * (G.T @ (gc / etas[0]))
+                beta, b = self._weighted_ridge(Z, ys, a, Gam, active)
+            else:
+                beta, b, theta = self._lbfgs_internal(Z, ys, ctx, G, gamma, etas, beta, b, theta, active, lam, rho, rs)
+            small = np.abs(beta) < self.zero_tol
+            if it > 0:
+                active &= ~small
+                beta[~active] = 0.0
+        self.beta_[k], self.bias_[k] = beta, b
+        self.theta_[k] = 0.0 if leaf else theta
+        if init:
+            return a
+        return None
+
+    @staticmethod
+    def _weighted_ridge(Z: np.ndarray, ys: np.ndarray, w: np.ndarray, Gam: np.ndarray,
+                        active: np.ndarray) -> tuple[np.ndarray, float]:
+        """argmin (1/n) sum w (Z beta + b - y)^2 + 1/2 sum Gam beta^2 over the active columns (16)."""
+        n = Z.shape[0]
+        idx = np.flatnonzero(active)
+        A = np.column_stack([Z[:, idx], np.ones(n)])
+        H = (2.0 / n) * (A.T * w) @ A
+        H[np.arange(idx.size), np.arange(idx.size)] += Gam[idx]
+        H[-1, -1] += 1e-9
+        rhs = (2.0 / n) * (A.T * w) @ ys
+        sol = np.linalg.solve(H + 1e-10 * np.eye(idx.size + 1), rhs)
+        beta = np.zeros(Z.shape[1])
+        beta[idx] = sol[:-1]
+        return beta, float(sol[-1])
+
+    def _lbfgs_internal(self, Z: np.ndarray, ys: np.ndarray, ctx: dict[str, Any], G: np.ndarray,
+                        gamma: np.ndarray, etas: list[np.ndarray], beta0: np.ndarray, b0: float, th0: float,
+                        active: np.ndarray, lam: float, rho: float, rs: float) -> tuple[np.ndarray, float, float]:
+        n = Z.shape[0]
+        a, U, D = ctx["a"], ctx["U"], ctx["D"]
+        idx = np.flatnonzero(active)
+        Za = Z[:, idx]
+        gc = self.group_cost_
+        # per leaf: A (n), side, the quadratic coefficient W (d) and the constant K0 of the surrogate
+        leaves = []
+        for (A, side, C), eta in zip(ctx["leaves"], etas, strict=True):
+            W = (G.T @ (gc / eta))[idx]
+            K0 = 0.5 * float(np.sum(gc * (C / eta + eta)))
+            leaves.append((A, side, W, K0))
+        gam = gamma[idx]
+        wi = float(self.internal_loss)
+
+        def f(v: np.ndarray) -> tuple[float, np.ndarray]:
+            beta, b, th = v[:-2], v[-2], v[-1]
+            s = Za @ beta + b
+            q = _sigmoid(rs * (s - th))
+            r = s - ys
+            val = float(wi * np.sum(a * r * r) / n + np.sum(a * (q * U + (1 - q) * D)) / n)
+            g_s = 2.0 * wi * a * r / n
+            g_q = a * (U - D) / n
+            val += 0.5 * rho * float(np.sum(beta**2 / gam))
+            g_beta = rho * beta / gam
+            for A, side, W, K0 in leaves:
+                K = 0.5 * float(np.sum(W * beta**2)) + K0
+                Pl = float(np.sum(A * (q if side > 0 else 1 - q)) / n)
+                val += lam * Pl * K
+                g_q = g_q + lam * K * side * A / n
+                g_beta = g_beta + lam * Pl * W * beta
+            dq = g_q * q * (1 - q) * rs
+            gs = g_s + dq
+            grad = np.concatenate([Za.T @ gs + g_beta, [gs.sum(), -dq.sum()]])
+            return val, grad
+
+        v0 = np.concatenate([beta0[idx], [b0, th0]])
+        res = minimize(f, v0, jac=True, method="L-BFGS-B", options={"maxiter": 60})
+        beta = np.zeros(Z.shape[1])
+        beta[idx] = res.x[:-2]
+        return beta, float(res.x[-2]), float(res.x[-1])
+
+    # -------------------------------------------------------------- fit ----
+    def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> CSTCClassifier:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        if X.ndim != 2 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
+            raise ValueError("X must be 2-D with one row per label")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X must be finite")
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(f"CSTC needs exactly two classes, got {self.classes_.size}")
+        self._check_params(X.shape[1])
+        self.n_features_in_ = X.shape[1]
+        y01 = (y == self.classes_[1]).astype(np.int64)
+        ys = 2.0 * y01 - 1.0
+        c = cost_vector(self.costs, X.shape[1])
+        self.feature_costs_ = c
+        self._fit_phi(X, ys, c)
+        Phi = self._phi(X)
+        self.mu_ = Phi.mean(axis=0)
+        sd = Phi.std(axis=0)
+        self.sd_ = np.where(sd > 1e-12, sd, 1.0)
+        Z = self._standardize(Phi)
+        d = Z.shape[1]
+        G = self._group_matrix(d)
+        self.tree_ = _Tree(int(self.depth))
+        N = self.tree_.n_nodes
+        self.beta_ = np.zeros((N, d))
+        self.bias_ = np.zeros(N)
+        self.theta_ = np.zeros(N)
+        # 3.4.2: top-down initialization, each node as if it were a leaf
+        for k in range(N):
+            saved = self.tree_
+            self.tree_ = _CutTree(saved, k)
+            a = self._optimize_node(k, Z, ys, G, init=True)
+            self.tree_ = saved
+            if not saved.is_leaf(k) and a is not None:
+                self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
+        self.objective_path_ = [self.objective(Z, ys)]
+        # 3.4: block coordinate descent in level order (Algorithm 1)
+        for _ in range(int(self.max_iter)):
+            for k in range(N):
+                self._optimize_node(k, Z, ys, G)
+            self.objective_path_.append(self.objective(Z, ys))
+            prev, cur = self.objective_path_[-2], self.objective_path_[-1]
+            if abs(prev - cur) <= self.tol * max(abs(prev), 1e-12):
+                break
+        # the hard tree
+        self.upper_ = np.array([self.tree_.children(k)[0] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
+        self.lower_ = np.array([self.tree_.children(k)[1] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
+        self.leaf_threshold_ = np.zeros(N)
+        if self.fine_tune:
+            self._fine_tune(Z, ys, [k for k in range(N) if self.upper_[k] < 0])
+        if self.prune and eval_set is not None:
+            Zva = self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
+            yva = (np.asarray(eval_set[1]) == self.classes_[1]).astype(np.int64)
+            self._prune(Z, ys, Zva, yva)
+        if eval_set is not None:
+            Xva = np.asarray(eval_set[0], dtype=np.float64)
+            self.validation_accuracy_ = float(np.mean(self.predict(Xva) == np.asarray(eval_set[1])))
+        return self
+
+    # ------------------------------------------------------- hard tree ----
+    def _route(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf reached and leaf score of every row under the hard tree."""
+        n = Z.shape[0]
+        node = np.zeros(n, np.int64)
+        score = np.zeros(n)
+        for k in range(self.tree_.n_nodes):
+            r = np.flatnonzero(node == k)
+            if r.size == 0:
+                continue
+            s = Z[r] @ self.beta_[k] + self.bias_[k]
+            if self.upper_[k] < 0:
+                score[r] = s - self.leaf_threshold_[k]
+            else:
+                node[r] = np.where(s > self.theta_[k], self.upper_[k], self.lower_[k])
+        return node, score
+
+    def _fine_tune(self, Z: np.ndarray, ys: np.ndarray, leaves: list[int]) -> None:
+        """3.5: re-fit leaves on their (hard) inputs, support frozen, no cost term."""
+        node, _ = self._route(Z)
+        for k in leaves:
+            w = (node == k).astype(np.float64)
+            active = self.beta_[k] != 0
+            if w.sum() < 2 * (active.sum() + 1):
+                continue
+            beta = self.beta_[k].copy()
+            for _ in range(int(self.inner_iter)):
+                gamma = np.maximum(np.abs(np.where(beta == 0, 1.0, beta)), CLAMP_FLOOR)
+                beta, b = self._weighted_ridge(Z, ys, w, self.rho / gamma, active)
+            self.beta_[k], self.bias_[k] = beta, b
+
+    def _prune(self, Z: np.ndarray, ys: np.ndarray, Zva: np.ndarray, yva: np.ndarray) -> None:
+        """3.6.1: bottom-up, turn a node whose children are leaves into a leaf when validation
+        accuracy does not drop."""
+        changed = True
+        while changed:
+            changed = False
+            for k in range(self.tree_.n_nodes - 1, -1, -1):
+                up, lo = self.upper_[k], self.lower_[k]
+                if up < 0 or self.upper_[up] >= 0 or self.upper_[lo] >= 0:
+                    continue
+                before = float(np.mean((self._route(Zva)[1] > 0) == yva))
+                saved = (self.beta_[k].copy(), self.bias_[k])
+                self.upper_[k] = self.lower_[k] = -1
+                if self.fine_tune:
+                    self._fine_tune(Z, ys, [k])
+                after = float(np.mean((self._route(Zva)[1] > 0) == yva))
+                if after >= before:
+                    changed = True
+                else:
+                    self.upper_[k], self.lower_[k] = up, lo
+                    self.beta_[k], self.bias_[k] = saved
+
+    def _reachable(self) -> list[int]:
+        out, queue = [], [0]
+        while queue:
+            k = queue.pop(0)
+            out.append(k)
+            if self.upper_[k] >= 0:
+                queue += [int(self.upper_[k]), int(self.lower_[k])]
+        return out
+
+    # ---------------------------------------------------------- predict ----
+    def decision_function(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "beta_")
+        Z = self._standardize(self._phi(np.asarray(X, dtype=np.float64)))
+        return self._route(Z)[1]
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        p = np.clip((self.decision_function(X) + 1.0) / 2.0, 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Leaf node (heap index) reached by every row."""
+        check_is_fitted(self, "beta_")
+        Z = self._standardize(self._phi(np.asarray(X, dtype=np.float64)))
+        return self._route(Z)[0]
+
+    def node_features(self, k: int) -> np.ndarray:
+        """Raw features node k reads (phi = trees: the features of its trees)."""
+        cols = np.flatnonzero(self.beta_[k] != 0)
+        if self.booster_ is None:
+            return cols
+        used = [self.tree_features_[t] for t in cols]
+        return np.unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
+
+    def test_time_cost(self, X: Any) -> np.ndarray:
+        """Cost of every row on its hard path: distinct features read (+ trees evaluated * e)."""
+        leaves = self.apply(X)
+        out = np.zeros(leaves.shape[0])
+        for leaf in np.unique(leaves):
+            path = self._hard_path(int(leaf))
+            feats = np.unique(np.concatenate([self.node_features(k) for k in path]))
+            c = float(self.feature_costs_[feats].sum())
+            if self.booster_ is not None:
+                trees = np.unique(np.concatenate([np.flatnonzero(self.beta_[k] != 0) for k in path]))
+                c += float(self.tree_eval_cost) * trees.size
+            out[leaves == leaf] = c
+        return out
+
+    def _hard_path(self, leaf: int) -> list[int]:
+        parent = {int(c): k for k in range(self.tree_.n_nodes) for c in (self.upper_[k], self.lower_[k]) if c >= 0}
+        path = [leaf]
+        while path[-1] in parent:
+            path.append(parent[path[-1]])
+        return path[::-1]
+
+    @property
+    def features_used_(self) -> np.ndarray:
+        check_is_fitted(self, "beta_")
+        used = [self.node_features(k) for k in self._reachable()]
+        return np.unique(np.concatenate(used)).astype(np.int64) if used else np.zeros(0, np.int64)
+
+    def to_ir(self) -> dict[str, Any]:
+        """The hard tree in raw-feature units for pyruntime.cstc.CSTCModel (phi = raw only):
+        reachable nodes in breadth-first order, weights w = beta / sd, bias b - sum beta mu / sd."""
+        check_is_fitted(self, "beta_")
+        if self.booster_ is not None:
+            raise ValueError("phi = 'trees' models cannot be compiled to the runtime tables yet; use phi = 'raw'")
+        order = self._reachable()
+        new = {k: i for i, k in enumerate(order)}
+        start, feat, weight, bias, thr, up, lo = [0], [], [], [], [], [], []
+        for k in order:
+            cols = np.flatnonzero(self.beta_[k] != 0)
+            w = self.beta_[k][cols] / self.sd_[cols]
+            feat += cols.tolist()
+            weight += w.tolist()
+            start.append(len(feat))
+            bias.append(float(self.bias_[k] - np.sum(w * self.mu_[cols])))
+            leaf = self.upper_[k] < 0
+            thr.append(float(self.leaf_threshold_[k] if leaf else self.theta_[k]))
+            up.append(-1 if leaf else new[int(self.upper_[k])])
+            lo.append(-1 if leaf else new[int(self.lower_[k])])
+        return {"n_features": int(self.n_features_in_), "term_start": np.array(start, np.uint32),
+                "feature": np.array(feat, np.int32), "weight": np.array(weight, np.float32),
+                "bias": np.array(bias, np.float32), "threshold": np.array(thr, np.float32),
+                "upper": np.array(up, np.int32), "lower": np.array(lo, np.int32),
+                "costs": np.asarray(self.feature_costs_, np.float32)}
+
+
+class _CutTree(_Tree):
+    """The tree with every descendant of node `cut` cut off (initialization: node `cut` is a leaf)."""
+
+    def __init__(self, full: _Tree, cut: int) -> None:
+        super().__init__(full.depth)
+        self.cut = cut
+
+    def is_leaf(self, k: int) -> bool:
+        return k == self.cut or super().is_leaf(k)
+
+
+def _weighted_median(s: np.ndarray, w: np.ndarray) -> float:
+    if w.sum() <= 0:
+        return float(np.median(s))
+    o = np.argsort(s)
+    cw = np.cumsum(w[o])
+    return float(s[o][np.searchsorted(cw, 0.5 * cw[-1])])

@@ -1,0 +1,422 @@
+"""CSCC, the cost-sensitive cascade of classifiers of Xu, Kusner, Weinberger, Chen and
+Chapelle, "Classifier cascades and trees for minimizing feature evaluation cost", JMLR 2014
+(section 4, with the non-linear extension of section 5).
+
+The "boosting trick" (section 5): T limited-depth CART trees h_1..h_T are trained first by
+stage-wise regression with the squared loss (gradient boosting, no cost penalty) and map an
+input to phi(x) = [h_1(x), ..., h_T(x)]. A cascade of K stages is then a set of weight vectors
+over these trees, stage k scoring s_k(x) = phi(x)' beta^k + b^k. An input leaves the cascade
+at stage k < K - 1 iff s_k(x) < theta^k (early reject, the only exit) with the label of
+s_k(x); the last stage answers for every remaining input.
+
+Training minimises the paper's objective (19) after the boosting trick, with soft traversal
+probabilities sigma_k(x) = 1 / (1 + exp(-(s_k(x) - theta^k))) of going on past stage k:
+
+    1/n sum_i sum_k w_{y_i} p_i^{exit k} (s_k(x_i) - y_i)^2            (exit-weighted loss)
+  + rho sum_k |beta^k|_1                                                 (l1 on the stage weights)
+  + lam sum_l p^l [ sum_t e_t sqrt(sum_{j<=l} (beta^j_t)^2)              (tree evaluation cost, 21)
+                  + sum_a c_a sqrt(sum_{j<=l} sum_t (F_at beta^j_t)^2) ] (feature cost, 20)
+
+with y in {-1, +1}, w the class weights (balanced by default), p_i^{exit k} the probability
+that input i leaves through the terminal element after stage k, p^l its mean over the training
+inputs, F_at = 1 iff tree t splits on feature a, c_a the feature costs divided by their sum
+(so ``lam`` does not depend on the cost unit) and e_t the per-tree evaluation cost (same scale).
+
+Optimisation as in section 3.4: block coordinate descent over the stages (one stage's
+beta, b, theta at a time, the others fixed); the square roots and the l1 norm are handled with
+Lemma 1 (sqrt(g) = min_z (g/z + z)/2): alternate between the auxiliary variables (closed form)
+and the stage's parameters (L-BFGS on the then differentiable objective, where the paper uses
+conjugate gradients); weights below 1e-4 are clamped to zero (the paper's work-around) and stay
+zero. The stages are initialised left to right, each as if it were the last; a validation set
+stops the outer iterations early (the paper's section 5.3): the iterate with the lowest
+validation objective is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import check_is_fitted
+
+from compiler.costs import FeatureCosts, cost_vector
+from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
+from compiler.trees.cascade import ExitingEnsemble, balanced_weights
+from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves
+from compiler.trees.miser import make_booster, penalty_scale
+
+CLAMP = 1e-2  # weights (and group norms) below this are set to zero (the paper: 1e-4)
+F32_INF = np.float32(np.inf)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+@dataclass
+class CsccProblem:
+    """The data of objective (19) after the boosting trick (float64)."""
+
+    Phi: np.ndarray  # (n, T) tree outputs
+    y: np.ndarray  # (n,) in {-1, +1}
+    w: np.ndarray  # (n,) class weights
+    F: np.ndarray  # (d, T) bool, tree t splits on feature a
+    c: np.ndarray  # (d,) feature costs / their sum
+    e: np.ndarray  # (T,) tree evaluation costs / summed feature cost
+    lam: float
+    rho: float
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.Phi.shape[1])
+
+
+def _group_norms(B: np.ndarray, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the stage weights B (K, T): cumulative per-tree norms sqrt(sum_{j<=l} beta_tj^2) (K, T)
+    and per-feature norms sqrt(sum_{j<=l} sum_t F_at beta_tj^2) (K, d)."""
+    cum = np.cumsum(B * B, axis=0)
+    return np.sqrt(cum), np.sqrt(cum @ F.T.astype(np.float64))
+
+
+class CsccObjective:
+    """Objective (19) and its gradient, with Lemma 1's auxiliary variables held fixed.
+
+    Parameters of stage k: beta^k (T), b^k, theta^k (theta of the last stage unused).
+    ``eta_tree`` (K, T), ``eta_feat`` (K, d), ``gamma`` (K, T) are the auxiliary variables
+    of the tree-cost, feature-cost and l1 square roots; their terms are (g / z + z) / 2.
+    """
+
+    def __init__(self, prob: CsccProblem, K: int) -> None:
+        self.p = prob
+        self.K = K
+        self.Fd = prob.F.astype(np.float64)
+
+    def set_aux(self, B: np.ndarray) -> None:
+        """Lemma 1's closed-form step: z = sqrt(g), clamped below at CLAMP."""
+        nt, nf = _group_norms(B, self.p.F)
+        self.eta_tree = np.maximum(nt, CLAMP)
+        self.eta_feat = np.maximum(nf, CLAMP)
+        self.gamma = np.maximum(np.abs(B), CLAMP)
+
+    def stage_costs(self, B: np.ndarray) -> np.ndarray:
+        """C_l (K,): majorised path cost of exit l."""
+        cum = np.cumsum(B * B, axis=0)
+        tree = ((cum / self.eta_tree + self.eta_tree) / 2) @ self.p.e
+        g_feat = cum @ self.Fd.T
+        feat = ((g_feat / self.eta_feat + self.eta_feat) / 2) @ self.p.c
+        # a group whose weights are all zero costs nothing (its majoriser would add eta / 2)
+        tree = tree - ((cum == 0) * self.eta_tree / 2) @ self.p.e
+        feat = feat - ((g_feat == 0) * self.eta_feat / 2) @ self.p.c
+        return tree + feat
+
+    def forward(self, B: np.ndarray, b: np.ndarray, theta: np.ndarray, Phi: np.ndarray | None = None,
+                y: np.ndarray | None = None, w: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        Phi = self.p.Phi if Phi is None else Phi
+        y = self.p.y if y is None else y
+        w = self.p.w if w is None else w
+        n, K = Phi.shape[0], self.K
+        S = Phi @ B.T + b[None, :]  # (n, K) stage scores
+        sig = np.ones((n, K))
+        sig[:, :-1] = _sigmoid(S[:, :-1] - theta[None, :-1])
+        reach = np.ones((n, K))
+        for k in range(1, K):
+            reach[:, k] = reach[:, k - 1] * sig[:, k - 1]
+        P = reach.copy()
+        P[:, :-1] *= 1.0 - sig[:, :-1]
+        ell = (S - y[:, None]) ** 2
+        C = self.stage_costs(B)
+        V = w[:, None] * ell + self.p.lam * C[None, :]
+        return {"S": S, "sig": sig, "reach": reach, "P": P, "ell": ell, "C": C, "V": V}
+
+    def value(self, B: np.ndarray, b: np.ndarray, theta: np.ndarray, **data: np.ndarray) -> float:
+        f = self.forward(B, b, theta, **data)
+        l1 = self.p.rho * float(np.sum((B * B / self.gamma + self.gamma) / 2 * (B != 0)))
+        return float(np.mean(np.sum(f["P"] * f["V"], axis=1))) + l1
+
+    def true_value(self, B: np.ndarray, b: np.ndarray, theta: np.ndarray, **data: np.ndarray) -> float:
+        """The objective with the exact square roots (no majoriser)."""
+        saved = (self.eta_tree, self.eta_feat, self.gamma) if hasattr(self, "gamma") else None
+        self.set_aux(B)
+        try:
+            return self.value(B, b, theta, **data)
+        finally:
+            if saved is not None:
+                self.eta_tree, self.eta_feat, self.gamma = saved
+
+    def grad_stage(self, B: np.ndarray, b: np.ndarray, theta: np.ndarray,
+                   k: int) -> tuple[float, np.ndarray, float, float]:
+        """Value and gradient with respect to stage k's beta, b, theta."""
+        f = self.forward(B, b, theta)
+        n, K = f["S"].shape
+        V, sig, reach, P = f["V"], f["sig"], f["reach"], f["P"]
+        # E_j = expected value from stage j on, given the input reached stage j
+        E = np.empty((n, K))
+        E[:, -1] = V[:, -1]
+        for j in range(K - 2, -1, -1):
+            E[:, j] = (1.0 - sig[:, j]) * V[:, j] + sig[:, j] * E[:, j + 1]
+        dS = P[:, k] * self.p.w * 2.0 * (f["S"][:, k] - self.p.y) / n
+        dtheta = 0.0
+        if k < K - 1:
+            dg = reach[:, k] * sig[:, k] * (1.0 - sig[:, k]) * (E[:, k + 1] - V[:, k]) / n
+            dS = dS + dg
+            dtheta = -float(dg.sum())
+        g_beta = self.p.Phi.T @ dS
+        g_b = float(dS.sum())
+        # cost terms: d/d beta_tk of lam * sum_{l>=k} p^l C_l, with the majoriser (g/z + z)/2
+        pl = P.mean(axis=0)
+        wl = self.p.lam * pl[k:]  # (K-k,)
+        tree_w = (wl[:, None] / self.eta_tree[k:]).sum(axis=0) * self.p.e  # (T,)
+        feat_w = (wl[:, None] / self.eta_feat[k:]).sum(axis=0) * self.p.c  # (d,)
+        bk = B[k]
+        g_beta = g_beta + bk * (tree_w + feat_w @ self.Fd) + self.p.rho * bk / self.gamma[k]
+        val = float(np.mean(np.sum(P * V, axis=1)))
+        val += self.p.rho * float(np.sum((B * B / self.gamma + self.gamma) / 2 * (B != 0)))
+        return val, g_beta, g_b, dtheta
+
+
+def optimise_stage(obj: CsccObjective, B: np.ndarray, b: np.ndarray, theta: np.ndarray, k: int,
+                   active: np.ndarray, n_aux: int = 12, max_iter: int = 25, tol: float = 1e-5,
+                   fine_tune: bool = False) -> None:
+    """Block step of section 3.4 for stage k (in place): alternate Lemma 1's auxiliary variables
+    and L-BFGS over the stage's active weights, bias and threshold; clamp small weights to zero."""
+    K = obj.K
+    last = np.inf
+    for _ in range(n_aux):
+        obj.set_aux(B)
+        idx = np.flatnonzero(active[k])
+        with_theta = k < K - 1 and not fine_tune
+
+        def fun(x: np.ndarray, idx: np.ndarray = idx, with_theta: bool = with_theta) -> tuple[float, np.ndarray]:
+            B[k, :] = 0.0
+            B[k, idx] = x[: idx.size]
+            b[k] = x[idx.size]
+            if with_theta:
+                theta[k] = x[idx.size + 1]
+            val, gb, gbias, gth = obj.grad_stage(B, b, theta, k)
+            g = np.concatenate([gb[idx], [gbias], [gth] if with_theta else []])
+            return val, g
+
+        x0 = np.concatenate([B[k, idx], [b[k]], [theta[k]] if with_theta else []])
+        res = minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+        fun(res.x)
+        if fine_tune:
+            return
+        small = active[k] & (np.abs(B[k]) < CLAMP)
+        B[k, small] = 0.0
+        active[k] &= ~small
+        if last - res.fun < tol * max(1.0, abs(res.fun)) and not small.any():
+            break
+        last = float(res.fun)
+
+
+def pool_trees(X: np.ndarray, y_idx: np.ndarray, n_trees: int, max_depth: int, step: float, max_bins: int,
+               costs: np.ndarray, pool_lambdas: tuple[float, ...] = (0.0,)) -> tuple[list[CostTree], np.ndarray]:
+    """Section 5's boosting trick: T squared-loss regression trees of stage-wise regression per
+    entry of ``pool_lambdas`` (0: plain gradient boosting, the paper's; > 0: Greedy Miser trees
+    with that cost penalty, which only split on cheap features)."""
+    trees: list[CostTree] = []
+    base = None
+    for lam in pool_lambdas:
+        booster = make_booster(X, y_idx, np.ones(len(y_idx)), 2, "squared", costs, step, max_depth, max_bins)
+        pen = float(lam) * penalty_scale(costs)
+        for _ in range(int(n_trees)):
+            booster.iterate(pen)
+        trees += booster.trees
+        base = booster.base_score if base is None else base
+    assert base is not None
+    return trees, base
+
+
+class CsccCascadeClassifier(ExitingEnsemble):
+    """CSCC (xu2014 sections 4-5): K stages of weights over pre-trained trees, early-reject exits.
+
+    Parameters
+    ----------
+    n_stages: K, the number of classifier nodes (the last one answers for every remaining input).
+    n_trees: T, the trees of the boosting trick (stage-wise regression, squared loss).
+    lam: the accuracy/cost trade-off lambda (costs divided by their sum).
+    rho: the l1 regularisation of the stage weights.
+    costs: per-feature costs (FeatureCosts, array or None = 1 each).
+    tree_eval_cost: e_t, the evaluation cost of one tree (same unit as the costs).
+    class_weight: "balanced" (w_y = n / (2 n_y)) or None.
+    n_rounds: sweeps of block coordinate descent over all stages after the initialisation.
+    validation_fraction: share of the rows held out for early stopping when fit gets no eval_set.
+    """
+
+    def __init__(
+        self,
+        n_stages: int = 3,
+        n_trees: int = 100,
+        lam: float = 1.0,
+        rho: float = 1e-3,
+        max_depth: int = 3,
+        step: float = 0.1,
+        costs: FeatureCosts | np.ndarray | None = None,
+        tree_eval_cost: float = 0.0,
+        class_weight: str | None = "balanced",
+        n_rounds: int = 3,
+        pool_lambdas: tuple[float, ...] = (0.0,),
+        validation_fraction: float = 0.25,
+        max_bins: int = 64,
+        random_state: int | None = 0,
+    ) -> None:
+        self.n_stages = n_stages
+        self.n_trees = n_trees
+        self.lam = lam
+        self.rho = rho
+        self.max_depth = max_depth
+        self.step = step
+        self.costs = costs
+        self.tree_eval_cost = tree_eval_cost
+        self.class_weight = class_weight
+        self.n_rounds = n_rounds
+        self.pool_lambdas = pool_lambdas
+        self.validation_fraction = validation_fraction
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        if int(self.n_stages) < 1 or int(self.n_trees) < 1 or int(self.max_depth) < 1:
+            raise ValueError("n_stages, n_trees and max_depth must be >= 1")
+        if not float(self.lam) >= 0 or not float(self.rho) >= 0:
+            raise ValueError("lam and rho must be >= 0")
+        if not 0 < float(self.step) <= 1:
+            raise ValueError("step must be in (0, 1]")
+        if self.class_weight not in (None, "balanced"):
+            raise ValueError("class_weight must be None or 'balanced'")
+        if int(self.n_rounds) < 0:
+            raise ValueError("n_rounds must be >= 0")
+        if not float(self.tree_eval_cost) >= 0:
+            raise ValueError("tree_eval_cost must be >= 0")
+        if not 0 < float(self.validation_fraction) < 1:
+            raise ValueError("validation_fraction must be in (0, 1)")
+
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
+
+    def fit(self, X: np.ndarray, y: np.ndarray,
+            eval_set: tuple[np.ndarray, np.ndarray] | None = None) -> CsccCascadeClassifier:
+        self._check_params()
+        X32, y_idx = fit_binary(self, X, y, dtype=np.float32)  # CSCC is a binary cascade (early reject)
+        d = X32.shape[1]
+        if eval_set is not None:
+            Xtr, ytr = X32, y_idx
+            Xva = check_X(self, eval_set[0], "classes_", dtype=np.float32)
+            yva = encode_binary(self, eval_set[1], "validation data")
+        else:
+            tr, va = train_test_split(np.arange(len(y_idx)), test_size=float(self.validation_fraction),
+                                      random_state=self.random_state, stratify=y_idx)
+            Xtr, ytr, Xva, yva = X32[tr], y_idx[tr], X32[va], y_idx[va]
+        self.costs_ = cost_vector(self.costs, d)
+        trees, base = pool_trees(Xtr, ytr, int(self.n_trees), int(self.max_depth), float(self.step),
+                                 int(self.max_bins), self.costs_, tuple(float(v) for v in self.pool_lambdas))
+        self.pool_ = trees
+        T = len(trees)
+        pool_ir = ensemble_to_ir(trees, [0] * T, np.zeros(1), d, self.costs_, 0.0)
+        F = np.zeros((d, T), dtype=bool)
+        for t, tree in enumerate(trees):
+            F[tree.features_used(), t] = True
+        self.tree_features_ = F
+
+        def phi(Xs: np.ndarray) -> np.ndarray:
+            return pool_ir["value"][ir_leaves(pool_ir, Xs)].astype(np.float64)
+
+        # cost unit: the relaxed cost of the whole pool with unit weights (lam = 1 charges a model
+        # reading everything as much as a mean squared loss of 1)
+        total = float(self.costs_ @ np.sqrt(F.sum(axis=1))) or 1.0
+        Phi_tr, Phi_va = phi(Xtr), phi(Xva)
+        full = Phi_va[:, : int(self.n_trees)].sum(axis=1) + float(base[0])  # the first pool entry's boosted model
+        self.full_validation_accuracy_ = float(np.mean((full > 0).astype(np.int64) == yva))
+        wtr = balanced_weights(ytr, 2) if self.class_weight == "balanced" else np.ones(len(ytr))
+        wva = balanced_weights(yva, 2) if self.class_weight == "balanced" else np.ones(len(yva))
+        prob = CsccProblem(Phi=Phi_tr, y=2.0 * ytr - 1.0, w=wtr, F=F, c=self.costs_ / total,
+                           e=np.full(T, float(self.tree_eval_cost) / total), lam=float(self.lam),
+                           rho=float(self.rho))
+        K = int(self.n_stages)
+        B = np.zeros((K, T))
+        b = np.full(K, float(base[0]))
+        theta = np.full(K, -np.inf)
+        active = np.ones((K, T), dtype=bool)
+        va_data = {"Phi": Phi_va, "y": 2.0 * yva - 1.0, "w": wva}
+        history: list[float] = []
+        best: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+        def keep() -> None:
+            nonlocal best
+            obj = CsccObjective(prob, K)
+            v = obj.true_value(B, b, theta, **va_data)
+            history.append(v)
+            if best is None or v < best[0]:
+                best = (v, B.copy(), b.copy(), theta.copy())
+
+        # left-to-right initialisation: stage k optimised as if it were the last node
+        for k in range(K):
+            obj = CsccObjective(prob, k + 1)
+            B[k] = 1.0  # start from the boosted sum of all trees
+            if k > 0:  # stage k-1 becomes an exit: start its threshold at the lowest quarter of its scores
+                s_prev = Phi_tr @ B[k - 1] + b[k - 1]
+                theta[k - 1] = float(np.quantile(s_prev, 0.25))
+                optimise_stage(obj, B[: k + 1], b[: k + 1], theta[: k + 1], k - 1, active[: k + 1])
+            optimise_stage(obj, B[: k + 1], b[: k + 1], theta[: k + 1], k, active[: k + 1])
+        keep()
+        obj = CsccObjective(prob, K)
+        for _ in range(int(self.n_rounds)):
+            for k in range(K):
+                optimise_stage(obj, B, b, theta, k, active)
+            keep()
+        assert best is not None
+        _, B, b, theta = best
+        # fine-tuning (section 3.5): re-fit the loss of every stage on the trees it kept (zero weights
+        # stay zero, thresholds fixed), without the cost and l1 terms that shrank the weights
+        tune = CsccObjective(CsccProblem(Phi_tr, prob.y, prob.w, F, prob.c, prob.e, 0.0, 0.0), K)
+        for k in range(K):
+            optimise_stage(tune, B, b, theta, k, B != 0, n_aux=1, max_iter=100, fine_tune=True)
+        self.validation_objective_ = np.asarray(history)
+        self.coef_, self.intercept_, self.theta_ = B, b, theta
+        self._build_ir(trees, base)
+        return self
+
+    def _build_ir(self, trees: list[CostTree], base: np.ndarray) -> None:
+        """Stage k's block holds the trees whose weight changed from stage k-1, with leaves scaled by
+        the change, so the running score after stage k is phi(x)' beta^k + b^k (float32 sums)."""
+        K = self.coef_.shape[0]
+        out: list[CostTree] = []
+        ends = []
+        prev_w = np.zeros(self.coef_.shape[1])
+        prev_b = 0.0
+        for k in range(K):
+            delta = self.coef_[k] - prev_w
+            db = float(self.intercept_[k] - prev_b) if k > 0 else 0.0
+            first = True
+            for t in np.flatnonzero(delta != 0):
+                tr = trees[t]
+                leaf = tr.feature < 0
+                v = np.where(leaf, np.float32(delta[t]) * tr.value.astype(np.float32), 0.0).astype(np.float32)
+                if first and db != 0.0:
+                    v = np.where(leaf, v + np.float32(db), 0.0).astype(np.float32)
+                    first = False
+                out.append(CostTree(tr.feature.copy(), tr.threshold.copy(), tr.left.copy(), tr.right.copy(),
+                                    v.astype(np.float64)))
+            if first and db != 0.0:  # no tree changed: a one-leaf tree carries the bias change
+                out.append(CostTree(np.array([-1], np.int32), np.zeros(1, np.float32), np.array([-1], np.int32),
+                                    np.array([-1], np.int32), np.array([float(np.float32(db))])))
+            ends.append(len(out))
+            prev_w, prev_b = self.coef_[k], float(self.intercept_[k])
+        self.ir_ = ensemble_to_ir(out, [0] * len(out), np.array([self.intercept_[0]]), self.n_features_in_,
+                                  self.costs_, 0.0)
+        self.stage_end_ = np.asarray(ends, dtype=np.int64)
+        self.upper_ = np.full(K, F32_INF, dtype=np.float32)
+        self.lower_ = np.full(K, -F32_INF, dtype=np.float32)
+        for k in range(K - 1):
+            if np.isfinite(self.theta_[k]):
+                self.lower_[k] = np.float32(self.theta_[k])
+
+    @property
+    def stage_features_(self) -> list[np.ndarray]:
+        """Features read by the time stage k has been evaluated (cumulative), per stage."""
+        check_is_fitted(self, "coef_")
+        used = np.cumsum(self.coef_ != 0, axis=0) > 0
+        return [np.flatnonzero(self.tree_features_[:, u].any(axis=1)) for u in used]

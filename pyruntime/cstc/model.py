@@ -1,0 +1,283 @@
+"""Cost-sensitive trees of classifiers (kind ``cstc``, Xu et al. JMLR 2014): IR, q15
+quantization, the numpy reference evaluator and the cffi binding of runtime_c/src/fm_cstc.c.
+
+A CSTC model is a binary tree of sparse linear classifiers over the raw features. Node k's terms
+are ``feature/weight[term_start[k] .. term_start[k+1]-1]``; its score is
+``acc = bias[k] + sum weight * x[feature]`` computed exactly as an fm_linear scorer
+(float32: stored order, each product rounded; q15: fm_linear_q15 arithmetic with the node's own
+``w_shift[k]`` and the model's ``in_shift``). An internal node (``upper[k] >= 0``) sends the input
+to ``upper[k]`` when ``acc > threshold[k]``, else to ``lower[k]``; a leaf (``upper[k] == lower[k]
+== -1``) answers label ``acc > threshold[k]`` with score acc and ``stage = k``. Children have larger
+indices than their parent and every node but the root has exactly one parent (a tree, checked on
+load), so a walk visits at most n_nodes nodes. The features of the nodes on the input's path are
+read lazily, each at most once (one memo per prediction): n_read and cost count only them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pyruntime.arrays import as_array, check_inputs, require
+from pyruntime.cbind import CEvaluator, c_ptr
+from pyruntime.errors import FM_OK, ModelFormatError
+from pyruntime.fixedpoint import INT32_MAX, MAX_SHIFT, pick_shift, to_fixed
+from pyruntime.memo import ReadState, check_costs, quantize_costs
+from pyruntime.result import Predictions
+from pyruntime.trees.linear import LinearScorer, LinearScorerQ15, in_shift_for
+
+_FIELDS = ("n_features", "term_start", "feature", "weight", "bias", "threshold", "upper", "lower", "costs",
+           "input_absmax")
+
+
+def _check_tree(term_start: np.ndarray, feature: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+                n_features: int, n_nodes: int) -> None:
+    """The structure checks fm_cstc_check runs (ModelFormatError on the first defect)."""
+    require(isinstance(n_features, int) and n_features >= 0, "n_features must be an int >= 0")
+    require(n_nodes >= 1, "a CSTC tree needs at least one node")
+    require(term_start.shape == (n_nodes + 1,), "term_start needs n_nodes + 1 entries")
+    require(int(term_start[0]) == 0, "term_start must start at 0")
+    require(bool(np.all(np.diff(term_start.astype(np.int64)) >= 0)), "term_start must be non-decreasing")
+    require(int(term_start[-1]) == feature.shape[0], "term_start must end at the number of terms")
+    require(bool(np.all((feature >= 0) & (feature < n_features))), "feature index out of range")
+    require(upper.shape == (n_nodes,) and lower.shape == (n_nodes,), "upper and lower need one entry per node")
+    leaf = upper < 0
+    require(bool(np.all((upper == -1) == (lower == -1))), "a node has both children or none (-1)")
+    require(bool(np.all(leaf | (upper != lower))), "a node's children must differ")
+    k = np.arange(n_nodes)
+    inner = ~leaf
+    require(bool(np.all((upper[inner] > k[inner]) & (lower[inner] > k[inner]))),
+            "children must have larger indices than their parent")
+    require(bool(np.all(upper[inner] < n_nodes) and np.all(lower[inner] < n_nodes)), "child index out of range")
+    parents = np.bincount(np.concatenate([upper[inner], lower[inner]]).astype(np.int64), minlength=n_nodes)
+    require(int(parents[0]) == 0 and bool(np.all(parents[1:] == 1)),
+            "every node but the root needs exactly one parent (a tree)")
+
+
+@dataclass(frozen=True, eq=False)
+class CSTCModel:
+    """Float32 tables of a CSTC tree (see the module docstring)."""
+
+    n_features: int
+    term_start: np.ndarray  # uint32 [n_nodes + 1]
+    feature: np.ndarray  # int32 [nnz]
+    weight: np.ndarray  # float32 [nnz]
+    bias: np.ndarray  # float32 [n_nodes]
+    threshold: np.ndarray  # float32 [n_nodes]: routing threshold, a leaf's decision threshold
+    upper: np.ndarray  # int32 [n_nodes]: child when acc > threshold, -1 at a leaf
+    lower: np.ndarray  # int32 [n_nodes]
+    costs: np.ndarray | None = None  # float32 [n_features]; None = 1 each
+    input_absmax: float = 1.0  # largest |x| seen in training (sets the q15 input shift)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        for name, dt in (("term_start", "u4"), ("feature", "i4"), ("weight", "f4"), ("bias", "f4"),
+                         ("threshold", "f4"), ("upper", "i4"), ("lower", "i4")):
+            set_(self, name, as_array(getattr(self, name), dt, name))
+        if self.costs is not None:
+            set_(self, "costs", as_array(self.costs, "f4", "costs"))
+        require(isinstance(self.input_absmax, (int, float)), "input_absmax must be a number")
+        set_(self, "input_absmax", float(self.input_absmax))
+        self.validate()
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.bias.shape[0])
+
+    @property
+    def n_used(self) -> int:
+        """Distinct features of all nodes (the most one prediction can read)."""
+        return int(np.unique(self.feature).size)
+
+    def validate(self) -> None:
+        _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, self.n_nodes)
+        require(self.weight.shape == self.feature.shape, "weight and feature differ in length")
+        require(self.threshold.shape == (self.n_nodes,), "threshold needs one entry per node")
+        require(bool(np.all(np.isfinite(self.weight)) and np.all(np.isfinite(self.bias))
+                     and np.all(np.isfinite(self.threshold))), "weights, biases and thresholds must be finite")
+        check_costs(self.costs, self.n_features)
+        require(bool(np.isfinite(self.input_absmax) and self.input_absmax >= 0), "input_absmax must be >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in _FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CSTCModel:
+        require(isinstance(data, dict), "tables must be a map")
+        missing = [n for n in _FIELDS if n not in data]
+        require(not missing, f"cstc tables miss fields: {', '.join(missing)}")
+        require(isinstance(data["n_features"], int), "n_features must be an integer")
+        return cls(**{n: data[n] for n in _FIELDS})
+
+    def node(self, k: int) -> LinearScorer:
+        """Node k as a linear scorer (the arithmetic the runtime runs)."""
+        a, b = int(self.term_start[k]), int(self.term_start[k + 1])
+        return LinearScorer(n_features=self.n_features, feature=self.feature[a:b], weight=self.weight[a:b],
+                            bias=float(self.bias[k]), decision_threshold=float(self.threshold[k]), costs=self.costs)
+
+    def is_leaf(self, k: int) -> bool:
+        return int(self.upper[k]) < 0
+
+    def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
+        return _reference(self, [self.node(k) for k in range(self.n_nodes)], np.asarray(X32, np.float32), False)
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+    def q15(self) -> CSTCModelQ15:
+        """Fixed-point tables: inputs scaled by 2**in_shift_for(input_absmax); node k's weights by
+        2**w_shift[k], the largest shift that keeps its weights in int16 and its score bound
+        |bias| + |threshold| + sum |w| * input_absmax in int32."""
+        in_shift = in_shift_for(max(self.input_absmax, 1.0))
+        amax = max(self.input_absmax, 1.0)
+        wq, bq, tq, ws = [], [], [], []
+        for k in range(self.n_nodes):
+            a, b = int(self.term_start[k]), int(self.term_start[k + 1])
+            w = self.weight[a:b].astype(np.float64)
+            bound = abs(float(self.bias[k])) + abs(float(self.threshold[k])) + float(np.abs(w).sum()) * amax
+            shift = min(pick_shift(float(np.max(np.abs(w), initial=0.0))), pick_shift(bound, INT32_MAX // 2))
+            ws.append(shift)
+            wq.append(np.clip(np.round(w * 2.0**shift), -32768, 32767).astype(np.int16))
+            bq.append(to_fixed(float(self.bias[k]), shift))
+            tq.append(to_fixed(float(self.threshold[k]), shift))
+        costs, unit = quantize_costs(self.costs)
+        return CSTCModelQ15(n_features=self.n_features, term_start=self.term_start.copy(),
+                            feature=self.feature.copy(), weight_q=np.concatenate(wq) if wq else np.zeros(0, np.int16),
+                            bias_q=bq, threshold_q=tq, w_shift=ws, upper=self.upper.copy(), lower=self.lower.copy(),
+                            in_shift=in_shift, costs=costs, cost_unit=unit)
+
+
+@dataclass(frozen=True, eq=False)
+class CSTCModelQ15:
+    """Fixed-point tables of a CSTC tree: node k's bias/threshold/score in units of 2**-w_shift[k]."""
+
+    n_features: int
+    term_start: np.ndarray  # uint32 [n_nodes + 1]
+    feature: np.ndarray  # int32 [nnz]
+    weight_q: np.ndarray  # int16 [nnz]
+    bias_q: np.ndarray  # int32 [n_nodes]
+    threshold_q: np.ndarray  # int32 [n_nodes]
+    w_shift: np.ndarray  # uint8 [n_nodes], each 0..30
+    upper: np.ndarray  # int32 [n_nodes]
+    lower: np.ndarray  # int32 [n_nodes]
+    in_shift: int = 16
+    costs: np.ndarray | None = None  # uint16 cost units [n_features]; None = 1 each
+    cost_unit: float = 1.0
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        for name, dt in (("term_start", "u4"), ("feature", "i4"), ("weight_q", "i2"), ("bias_q", "i4"),
+                         ("threshold_q", "i4"), ("w_shift", "u1"), ("upper", "i4"), ("lower", "i4")):
+            set_(self, name, as_array(getattr(self, name), dt, name))
+        if self.costs is not None:
+            set_(self, "costs", as_array(self.costs, "u2", "costs"))
+        n = int(self.bias_q.shape[0])
+        _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, n)
+        require(self.weight_q.shape == self.feature.shape, "weight_q and feature differ in length")
+        require(self.threshold_q.shape == (n,) and self.w_shift.shape == (n,),
+                "threshold_q and w_shift need one entry per node")
+        require(bool(np.all(self.w_shift <= MAX_SHIFT)), "w_shift must be in 0..30")
+        require(isinstance(self.in_shift, int) and 0 <= self.in_shift <= MAX_SHIFT, "in_shift must be in 0..30")
+        if self.costs is not None:
+            require(self.costs.shape == (self.n_features,), "costs must have one entry per feature")
+        require(bool(np.isfinite(self.cost_unit) and self.cost_unit > 0), "cost_unit must be > 0")
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.bias_q.shape[0])
+
+    def node(self, k: int) -> LinearScorerQ15:
+        a, b = int(self.term_start[k]), int(self.term_start[k + 1])
+        return LinearScorerQ15(n_features=self.n_features, feature=self.feature[a:b], weight_q=self.weight_q[a:b],
+                               bias_q=int(self.bias_q[k]), decision_threshold_q=int(self.threshold_q[k]),
+                               in_shift=self.in_shift, w_shift=int(self.w_shift[k]), costs=self.costs,
+                               cost_unit=self.cost_unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in ("n_features", "term_start", "feature", "weight_q", "bias_q",
+                                               "threshold_q", "w_shift", "upper", "lower", "in_shift", "costs",
+                                               "cost_unit")}
+
+    def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
+        return _reference(self, [self.node(k) for k in range(self.n_nodes)], np.asarray(X32, np.float32), True)
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+
+def _reference(m: CSTCModel | CSTCModelQ15, nodes: list[Any], X32: np.ndarray,
+               q15: bool) -> tuple[Predictions, np.ndarray]:
+    """Walk every row down the tree (nodes in index order: parents before children)."""
+    rows = X32.shape[0]
+    state = ReadState.start(rows, m.n_features)
+    at = np.zeros(rows, np.int64)
+    acc = np.zeros(rows, np.int64 if q15 else np.float32)
+    label = np.zeros(rows, np.int32)
+    score = np.zeros(rows, np.int32 if q15 else np.float32)
+    stage = np.zeros(rows, np.uint32)
+    for k, node in enumerate(nodes):
+        r = state.active(np.flatnonzero(at == k))
+        if r.size == 0:
+            continue
+        acc[r] = node.bias_q if q15 else node.bias
+        node.score_into(X32, state, acc, rows=r)
+        r = r[state.status[r] == FM_OK]
+        thr = node.decision_threshold_q if q15 else np.float32(node.decision_threshold)
+        above = acc[r] > thr
+        if int(m.upper[k]) < 0:
+            label[r] = above.astype(np.int32)
+            score[r] = acc[r]
+            stage[r] = k
+            at[r] = -1
+        else:
+            at[r] = np.where(above, int(m.upper[k]), int(m.lower[k]))
+    cost = state.cost_q.astype(np.float64) * m.cost_unit if q15 else state.cost
+    return Predictions(label=label, score=score, n_read=state.n_read, cost=cost, stage=stage), state.status
+
+
+# -- C binding -------------------------------------------------------------------------
+
+def cstc_struct(ffi: Any, model: CSTCModel | CSTCModelQ15, keep: list[Any]) -> Any:
+    """fm_cstc / fm_cstc_q15 over the model's arrays (not validated: C checks it)."""
+    q = isinstance(model, CSTCModelQ15)
+    s = ffi.new("fm_cstc_q15 *" if q else "fm_cstc *")
+    s.n_features, s.n_nodes = model.n_features, model.n_nodes
+    s.term_start = c_ptr(ffi, keep, "const uint32_t *", model.term_start, "u4")
+    s.feature = c_ptr(ffi, keep, "const int32_t *", model.feature, "i4")
+    s.upper = c_ptr(ffi, keep, "const int32_t *", model.upper, "i4")
+    s.lower = c_ptr(ffi, keep, "const int32_t *", model.lower, "i4")
+    if q:
+        s.weight_q = c_ptr(ffi, keep, "const int16_t *", model.weight_q, "i2")
+        s.bias_q = c_ptr(ffi, keep, "const int32_t *", model.bias_q, "i4")
+        s.threshold_q = c_ptr(ffi, keep, "const int32_t *", model.threshold_q, "i4")
+        s.w_shift = c_ptr(ffi, keep, "const uint8_t *", model.w_shift, "u1")
+        s.in_shift = model.in_shift
+        s.costs = c_ptr(ffi, keep, "const uint16_t *", model.costs, "u2")
+    else:
+        s.weight = c_ptr(ffi, keep, "const float *", model.weight, "f4")
+        s.bias = c_ptr(ffi, keep, "const float *", model.bias, "f4")
+        s.threshold = c_ptr(ffi, keep, "const float *", model.threshold, "f4")
+        s.costs = c_ptr(ffi, keep, "const float *", model.costs, "f4")
+    return s
+
+
+class CCSTC(CEvaluator):
+    """The C evaluator over a CSTC tree's tables (float32 or q15 by the model's type)."""
+
+    family, what = "cstc", "CSTC tree"
+
+    def make_struct(self) -> Any:
+        return cstc_struct(self.ffi, self.model, self._keep)
+
+
+def as_cstc(tables: Any) -> CSTCModel:
+    if not isinstance(tables, CSTCModel):
+        raise ModelFormatError("expected cstc tables")
+    return tables
+
+
+def for_numeric(tables: Any, numeric: str) -> CSTCModel | CSTCModelQ15:
+    m = as_cstc(tables)
+    return m.q15() if numeric == "q15" else m

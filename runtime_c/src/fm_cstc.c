@@ -1,0 +1,288 @@
+/* frugalml runtime: cost-sensitive trees of classifiers (see fm_cstc.h). */
+#include "fm_cstc.h"
+
+#define FM_CSTC_MAX_SHIFT 30u
+
+/* ---- load-time checks ------------------------------------------------ */
+
+static int finite_f32(float v)
+{
+    return !fm_bits_nonfinite(fm_float_bits(v));
+}
+
+/* term_start, features, children: everything both numeric types share. */
+static int structure_ok(uint32_t n_features, uint32_t n_nodes, const uint32_t *term_start, const int32_t *feature,
+                        const int32_t *upper, const int32_t *lower)
+{
+    uint32_t k;
+    uint32_t j;
+    uint32_t nnz;
+    if (n_nodes == 0u || term_start == NULL || upper == NULL || lower == NULL || term_start[0] != 0u) {
+        return 0;
+    }
+    for (k = 0; k < n_nodes; ++k) {
+        if (term_start[k + 1u] < term_start[k]) {
+            return 0;
+        }
+    }
+    nnz = term_start[n_nodes];
+    if (nnz > 0u && feature == NULL) {
+        return 0;
+    }
+    for (k = 0; k < nnz; ++k) {
+        if (feature[k] < 0 || (uint32_t)feature[k] >= n_features) {
+            return 0;
+        }
+    }
+    for (k = 0; k < n_nodes; ++k) {
+        if (upper[k] == -1 && lower[k] == -1) {
+            continue;
+        }
+        if (upper[k] < 0 || lower[k] < 0 || upper[k] == lower[k] || (uint32_t)upper[k] <= k ||
+            (uint32_t)lower[k] <= k || (uint32_t)upper[k] >= n_nodes || (uint32_t)lower[k] >= n_nodes) {
+            return 0;
+        }
+    }
+    /* every node but the root has exactly one parent */
+    for (j = 1; j < n_nodes; ++j) {
+        uint32_t parents = 0u;
+        for (k = 0; k < j; ++k) {
+            parents += (upper[k] == (int32_t)j) ? 1u : 0u;
+            parents += (lower[k] == (int32_t)j) ? 1u : 0u;
+        }
+        if (parents != 1u) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int fm_cstc_check(const fm_cstc *m)
+{
+    uint32_t k;
+    uint32_t nnz;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    if (!structure_ok(m->n_features, m->n_nodes, m->term_start, m->feature, m->upper, m->lower) ||
+        m->bias == NULL || m->threshold == NULL) {
+        return FM_E_MODEL;
+    }
+    nnz = m->term_start[m->n_nodes];
+    if (nnz > 0u && m->weight == NULL) {
+        return FM_E_MODEL;
+    }
+    for (k = 0; k < nnz; ++k) {
+        if (!finite_f32(m->weight[k])) {
+            return FM_E_MODEL;
+        }
+    }
+    for (k = 0; k < m->n_nodes; ++k) {
+        if (!finite_f32(m->bias[k]) || !finite_f32(m->threshold[k])) {
+            return FM_E_MODEL;
+        }
+    }
+    if (m->costs != NULL) {
+        for (k = 0; k < m->n_features; ++k) {
+            uint32_t b = fm_float_bits(m->costs[k]);
+            if (fm_bits_nonfinite(b) || ((b & 0x80000000u) && (b & 0x7fffffffu) != 0u)) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    return FM_OK;
+}
+
+int fm_cstc_q15_check(const fm_cstc_q15 *m)
+{
+    uint32_t k;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    if (!structure_ok(m->n_features, m->n_nodes, m->term_start, m->feature, m->upper, m->lower) ||
+        m->bias_q == NULL || m->threshold_q == NULL || m->w_shift == NULL || m->in_shift > FM_CSTC_MAX_SHIFT ||
+        (m->term_start[m->n_nodes] > 0u && m->weight_q == NULL)) {
+        return FM_E_MODEL;
+    }
+    for (k = 0; k < m->n_nodes; ++k) {
+        if (m->w_shift[k] > FM_CSTC_MAX_SHIFT) {
+            return FM_E_MODEL;
+        }
+    }
+    return FM_OK;
+}
+
+/* ---- float32 ---------------------------------------------------------- */
+
+int fm_cstc_predict(const fm_cstc *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+{
+    uint32_t k = 0u;
+    uint32_t steps;
+    if (m == NULL || r == NULL || memo == NULL || res == NULL || memo->n < m->n_features) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    /* children have larger indices: at most n_nodes steps */
+    for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
+        fm_linear node;
+        float acc = m->bias[k];
+        uint32_t a = m->term_start[k];
+        int above;
+        int rc;
+        node.n_features = m->n_features;
+        node.nnz = m->term_start[k + 1u] - a;
+        node.feature = node.nnz > 0u ? m->feature + a : NULL;
+        node.weight = node.nnz > 0u ? m->weight + a : NULL;
+        node.bias = acc;
+        node.decision_threshold = m->threshold[k];
+        node.costs = m->costs;
+        rc = fm_linear_score(&node, r, memo, &acc, res);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        above = acc > m->threshold[k];
+        if (m->upper[k] < 0) {
+            res->label = above ? 1 : 0;
+            res->score = acc;
+            res->stage = k;
+            return FM_OK;
+        }
+        k = (uint32_t)(above ? m->upper[k] : m->lower[k]);
+    }
+    return FM_E_MODEL; /* unreachable for checked tables */
+}
+
+int fm_cstc_predict_batch(const fm_cstc *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
+                          fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_cstc_predict(m, &r, memo, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_CSTC_VEC_MAX_FEATURES];
+    uint8_t seen[FM_CSTC_VEC_MAX_FEATURES];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_CSTC_VEC_MAX_FEATURES) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    return fm_cstc_predict(m, &r, &memo, out);
+}
+
+/* ---- fixed point ------------------------------------------------------ */
+
+int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+{
+    uint32_t k = 0u;
+    uint32_t steps;
+    if (m == NULL || r == NULL || memo == NULL || res == NULL || memo->n < m->n_features) {
+        return FM_E_ARG;
+    }
+    fm_memo_start(memo, res);
+    for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
+        fm_linear_q15 node;
+        int32_t acc = m->bias_q[k];
+        uint32_t a = m->term_start[k];
+        int above;
+        int rc;
+        node.n_features = m->n_features;
+        node.nnz = m->term_start[k + 1u] - a;
+        node.feature = node.nnz > 0u ? m->feature + a : NULL;
+        node.weight_q = node.nnz > 0u ? m->weight_q + a : NULL;
+        node.bias_q = acc;
+        node.decision_threshold_q = m->threshold_q[k];
+        node.in_shift = m->in_shift;
+        node.w_shift = m->w_shift[k];
+        node.costs = m->costs;
+        rc = fm_linear_q15_score(&node, r, memo, &acc, res);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        above = acc > m->threshold_q[k];
+        if (m->upper[k] < 0) {
+            res->label = above ? 1 : 0;
+            res->score_q = acc;
+            res->stage = k;
+            return FM_OK;
+        }
+        k = (uint32_t)(above ? m->upper[k] : m->lower[k]);
+    }
+    return FM_E_MODEL;
+}
+
+int fm_cstc_q15_predict_batch(const fm_cstc_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                              fm_memo *memo, fm_result *out, uint32_t *n_done)
+{
+    uint32_t i;
+    int rc = FM_OK;
+    if (n_done != NULL) {
+        *n_done = 0u;
+    }
+    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (i = 0; i < rows; ++i) {
+        fm_vector v;
+        fm_reader r;
+        v.x = X + (size_t)i * cols;
+        v.n = cols;
+        r.read = fm_vector_read;
+        r.ctx = &v;
+        rc = fm_cstc_q15_predict(m, &r, memo, &out[i]);
+        if (rc != FM_OK) {
+            break;
+        }
+    }
+    if (n_done != NULL) {
+        *n_done = i;
+    }
+    return rc;
+}
+
+int fm_cstc_q15_predict_vec(const fm_cstc_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_CSTC_VEC_MAX_FEATURES];
+    uint8_t seen[FM_CSTC_VEC_MAX_FEATURES];
+    fm_memo memo;
+    fm_vector v;
+    fm_reader r;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_CSTC_VEC_MAX_FEATURES) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    v.x = x;
+    v.n = n;
+    r.read = fm_vector_read;
+    r.ctx = &v;
+    return fm_cstc_q15_predict(m, &r, &memo, out);
+}
