@@ -23,6 +23,7 @@ TRAIN = {
     "cascade": ("--trees", "6", "--stages", "2", "--depth", "2"),
     "l1-gate": ("--hpc", "gbrt", "--hpc-remote"),
     "skyline": ("--base", "linear"),
+    "cstc": (),
 }
 
 
@@ -101,3 +102,13 @@ def test_skyline_shows_models_and_budgets(work: Path) -> None:
         assert m["cost_at_default_size"] == float(cost[k]) == sum(COSTS[j] for j in t.index.features_of(k))
     code, out, _ = run("inspect", work / "skyline.msgpack")
     assert code == 0 and "models: features=" in out and "default budget: -" in out
+
+
+def test_cstc_shows_the_tree_of_classifiers(work: Path) -> None:
+    info = inspect_json(work, "cstc")
+    t = fmt.load(work / "cstc.msgpack").tables
+    assert info["n_nodes"] == t.n_nodes == len(info["nodes"])
+    assert info["n_leaves"] == sum(t.is_leaf(k) for k in range(t.n_nodes))
+    for k, node in enumerate(info["nodes"]):
+        assert node["features"] == [f"x{j}" for j in t.feature[t.term_start[k]:t.term_start[k + 1]]]
+    assert features_of(info["features_used"]) == {j: COSTS[j] for j in set(t.feature.tolist())}

@@ -209,7 +209,7 @@ def _sweep_point(fitter: _Fitter, pg: tuple[float, float]) -> SweepPoint:
 
 
 def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
-    from compiler.gated.common import SweepPoint, choose_point  # noqa: PLC0415 - scikit-learn
+    from compiler.gated.common import choose_point  # noqa: PLC0415 - scikit-learn
 
     c = cost_vector(costs, task.n_features)
     if task.data.X.shape[1] == 0:

@@ -15,6 +15,7 @@ read lazily, each at most once (one memo per prediction): n_read and cost count 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from pyruntime.arrays import as_array, check_inputs, require
 from pyruntime.cbind import CEvaluator, c_ptr
+from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.errors import FM_OK, ModelFormatError
 from pyruntime.fixedpoint import INT32_MAX, MAX_SHIFT, pick_shift, to_fixed
 from pyruntime.memo import ReadState, check_costs, quantize_costs
@@ -90,6 +92,24 @@ class CSTCModel:
     def n_used(self) -> int:
         """Distinct features of all nodes (the most one prediction can read)."""
         return int(np.unique(self.feature).size)
+
+    def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
+        """What `frugalml inspect` shows: the tree of classifiers (nodes, leaves, depth), each node's
+        features, and the features used with their costs."""
+        depth = np.zeros(self.n_nodes, np.int64)
+        for k in range(self.n_nodes):  # children have larger indices than their parent
+            for child in (int(self.upper[k]), int(self.lower[k])):
+                if child >= 0:
+                    depth[child] = depth[k] + 1
+        leaves = [k for k in range(self.n_nodes) if self.is_leaf(k)]
+        nodes = [{"node": k, "leaf": self.is_leaf(k), "upper": int(self.upper[k]), "lower": int(self.lower[k]),
+                  "features": [feature_name(feature_names, int(j))
+                               for j in self.feature[self.term_start[k]:self.term_start[k + 1]]]}
+                 for k in range(self.n_nodes)]
+        used = np.unique(self.feature)
+        return {"n_nodes": self.n_nodes, "n_leaves": len(leaves), "max_depth": int(depth.max(initial=0)),
+                "n_features_used": int(used.size),
+                "features_used": features_with_costs(used, self.costs, feature_names), "nodes": nodes}
 
     def validate(self) -> None:
         _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, self.n_nodes)
