@@ -42,7 +42,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_family_has_a_harness() -> None:
-    assert set(FAMILIES) >= {"nb", "linear", "trees", "cascade", "gated", "skyline", "skymodel"}
+    assert set(FAMILIES) >= {"nb", "linear", "trees", "cascade", "gated", "skyline", "skymodel", "cstc"}
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -1,0 +1,103 @@
+/* libFuzzer harness: cost-sensitive trees of classifiers (fm_cstc.h), float32 and q15. The last entry
+ * of term_start gives the length of feature/weight (the tables' contract): the harness sets it to the
+ * length it filled; every other entry is fuzzed. */
+#include "fuzz_common.h"
+#include "fm_cstc.h"
+
+#define CSTC_MAX_NODES 7u
+#define CSTC_MAX_TERMS 16u
+
+typedef struct {
+    const void *m;
+    fm_memo *memo;
+} ctx;
+
+static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_cstc_predict_vec((const fm_cstc *)((const ctx *)c)->m, x, n, out);
+}
+
+static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
+{
+    const ctx *k = (const ctx *)c;
+    return fm_cstc_predict((const fm_cstc *)k->m, r, k->memo, out);
+}
+
+static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_cstc_q15_predict_vec((const fm_cstc_q15 *)((const ctx *)c)->m, x, n, out);
+}
+
+static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
+{
+    const ctx *k = (const ctx *)c;
+    return fm_cstc_q15_predict((const fm_cstc_q15 *)k->m, r, k->memo, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    uint32_t term_start[CSTC_MAX_NODES + 1u];
+    int32_t feature[CSTC_MAX_TERMS], upper[CSTC_MAX_NODES], lower[CSTC_MAX_NODES];
+    int32_t bias_q[CSTC_MAX_NODES], threshold_q[CSTC_MAX_NODES];
+    float weight[CSTC_MAX_TERMS], bias[CSTC_MAX_NODES], threshold[CSTC_MAX_NODES], costs[FZ_MAX_FEATURES];
+    float values[FZ_MAX_FEATURES + 1];
+    int16_t weight_q[CSTC_MAX_TERMS];
+    uint16_t costs_q[FZ_MAX_FEATURES];
+    uint8_t w_shift[CSTC_MAX_NODES], seen[FZ_MAX_FEATURES + 1];
+    fm_memo memo;
+    int q = fz_byte(&in) & 1u;
+    uint32_t i, nf = fz_dim(&in, FZ_MAX_FEATURES), nn = fz_dim(&in, CSTC_MAX_NODES);
+    uint32_t nt = fz_dim(&in, CSTC_MAX_TERMS);
+    fm_memo_init(&memo, values, seen, nf);
+    fz_u32s(&in, term_start, nn);
+    term_start[nn] = nt;
+    fz_i32s(&in, feature, nt);
+    fz_i32s(&in, upper, nn);
+    fz_i32s(&in, lower, nn);
+    if (!q) {
+        fm_cstc m;
+        ctx k = {&m, &memo};
+        fz_floats(&in, weight, nt);
+        fz_floats(&in, bias, nn);
+        fz_floats(&in, threshold, nn);
+        m.n_features = nf;
+        m.n_nodes = nn;
+        m.term_start = term_start;
+        m.feature = feature;
+        m.weight = weight;
+        m.bias = bias;
+        m.threshold = threshold;
+        m.upper = upper;
+        m.lower = lower;
+        m.costs = FZ_OPTIONAL(&in, fz_floats, costs, nf);
+        if (fm_cstc_check(&m) == FM_OK) {
+            fz_run(&in, &k, nf, eager_f32, lazy_f32, 0, 1);
+        }
+    } else {
+        fm_cstc_q15 m;
+        ctx k = {&m, &memo};
+        fz_i16s(&in, weight_q, nt);
+        fz_i32s(&in, bias_q, nn);
+        fz_i32s(&in, threshold_q, nn);
+        for (i = 0; i < nn; ++i) {
+            w_shift[i] = fz_byte(&in);
+        }
+        m.n_features = nf;
+        m.n_nodes = nn;
+        m.term_start = term_start;
+        m.feature = feature;
+        m.weight_q = weight_q;
+        m.bias_q = bias_q;
+        m.threshold_q = threshold_q;
+        m.w_shift = w_shift;
+        m.upper = upper;
+        m.lower = lower;
+        m.in_shift = fz_byte(&in);
+        m.costs = FZ_OPTIONAL(&in, fz_u16s, costs_q, nf);
+        if (fm_cstc_q15_check(&m) == FM_OK) {
+            fz_run(&in, &k, nf, eager_q15, lazy_q15, 0, 1);
+        }
+    }
+    return 0;
+}
