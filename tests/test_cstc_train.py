@@ -17,6 +17,7 @@ from compiler.cstc.train import CSTCClassifier
 from compiler.header import numeric_for, render_header
 from compiler.synthetic import CSTC_COSTS, CSTC_FEATURES, make_cstc_quadrants
 from pyruntime import format as fmt
+from pyruntime.costtext import predict_lines
 from pyruntime.cstc.model import CCSTC, CSTCModel
 from pyruntime.evaluators import c_evaluator
 
@@ -145,9 +146,10 @@ def _export(work: Path, out: Path, target: str, numeric: str | None = None) -> t
     rows = np.loadtxt(work / "quad.csv", delimiter=",", skiprows=1)[:24, :6]
     header = out / "model.h"
     header.write_text(render_header(m, num, "model", rows, target))
-    pred = c_evaluator(m, num).predict(rows)
+    ev = c_evaluator(m, num)
+    pred = ev.predict(rows)
     assert len(set(pred.stage.tolist())) >= 3  # the rows take different paths
-    return header, [f"{int(lab)} {int(k)}" for lab, k in zip(pred.label, pred.n_read)]
+    return header, predict_lines(m.tables, pred, num == "q15", ev.cost_unit)  # LABEL FEATURES_READ COST
 
 
 @pytest.mark.parametrize(("target", "machine", "numeric"), [("cortex-m0", "microbit", None),
