@@ -240,5 +240,5 @@ def test_gpio_marker_compiles_against_the_libgpiod_1_api(models: dict[str, Path]
     (tmp_path / "gpiod.h").write_text(GPIOD_STUB)
     p = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
                         "-DFM_GPIOD", f"-DFM_MODEL_HEADER=\"{header}\"", f"-I{tmp_path}", f"-I{RUNTIME}/include",
-                        f"-I{PI}", str(PI / "fm_pi.c")], capture_output=True, text=True)
+                        f"-I{PI}", f"-I{PI.parent / 'common'}", str(PI / "fm_pi.c")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
