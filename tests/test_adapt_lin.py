@@ -111,12 +111,12 @@ def test_deterministic() -> None:
 @pytest.mark.parametrize(
     ("X", "y", "msg"),
     [
-        (np.zeros(10), np.zeros(10), "2-D"),
-        (np.zeros((10, 2)), np.zeros(9), "different numbers of samples"),
+        (np.zeros(10), np.zeros(10), "2D"),  # scikit-learn's validation messages
+        (np.zeros((10, 2)), np.zeros(9), "inconsistent numbers of samples"),
         (np.array([[0.0, np.nan]] * 4), np.array([0, 1, 0, 1]), "NaN"),
         (np.zeros((6, 2)), np.zeros(6), "single class"),
         (np.zeros((6, 2)), np.array([0, 1, 2, 0, 1, 2]), "binary"),
-        (np.zeros((0, 2)), np.zeros(0), "at least one sample"),
+        (np.zeros((0, 2)), np.zeros(0), "0 sample"),
     ],
 )
 def test_input_validation(X: np.ndarray, y: np.ndarray, msg: str) -> None:

@@ -34,13 +34,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import make_f0
@@ -269,16 +271,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         rows (e.g. out of fold), used instead of scoring a prefit f0 in sample.
         """
         self._check_params()
-        X32 = as_float32_matrix(X)
-        y = np.asarray(y)
-        if y.shape != (X32.shape[0],):
-            raise ValueError("y must have one label per row of X")
+        X32, y = validate_data(self, X, y, dtype=np.float32, ensure_min_samples=2)
+        check_classification_targets(y)
         self.classes_ = np.unique(y)
         K = self.classes_.size
         if K < 2:
-            raise ValueError("need at least two classes")
+            raise ValueError("need at least two classes (1 class in y)")
         y_idx = np.searchsorted(self.classes_, y)
-        self.n_features_in_ = X32.shape[1]
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
         if f0_proba is not None:
             if isinstance(self.hpc, str):
@@ -349,13 +348,38 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         idx = (s[:, 0] > 0).astype(np.int64) if s.shape[1] == 1 else np.argmax(s, axis=1)
         return self.classes_[idx]
 
+    def _input(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "gate_ir_")
+        return validate_data(self, X, dtype=np.float32, reset=False)
+
     def predict(self, X: np.ndarray) -> np.ndarray:
-        X32 = as_float32_matrix(X)
+        X32 = self._input(X)
         hard = self.route(X32)
         out = self._f1_labels(X32)
         if hard.any():
             out[hard] = self.f0_.predict(X32[hard])
         return out
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities of the part that answers each row: f1's (sigmoid / softmax of its
+        scores) for the rows the gate keeps, f0's for the rows it routes to f0."""
+        X32 = self._input(X)
+        hard = self.route(X32)
+        s = ir_staged_scores(self.f1_ir_, X32)[0].astype(np.float64)
+        if s.shape[1] == 1:
+            p1 = 1.0 / (1.0 + np.exp(-s[:, 0]))
+            proba = np.column_stack([1 - p1, p1])
+        else:
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            proba = e / e.sum(axis=1, keepdims=True)
+        if hard.any():
+            p0 = np.asarray(self.f0_.predict_proba(X32[hard]), dtype=np.float64)
+            cls0 = getattr(self.f0_, "classes_", self.classes_)
+            full = np.zeros((p0.shape[0], self.classes_.size))
+            for j, c in enumerate(cls0):
+                full[:, int(np.searchsorted(self.classes_, c))] = p0[:, j]
+            proba[hard] = full
+        return proba
 
     def predict_f0(self, X: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "f0_")

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.gated.common import SparseLinear, check_binary_Xy, check_X, fit_f0, gated_costs, q_step, sigmoid, softplus
+from compiler.estimators import binary_only
+from compiler.gated.common import SparseLinear, check_binary_Xy, fit_f0, gated_costs, q_step, sigmoid, softplus
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
 
@@ -115,9 +116,12 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
 
     algorithm = "gated-linear"
 
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
+
     def _check(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "gate_")
-        return check_X(X, self.n_features_in_)
+        return validate_data(self, X, dtype=np.float64, reset=False)
 
     @property
     def used_features_(self) -> np.ndarray:
@@ -232,7 +236,7 @@ class AdaptLinClassifier(GatedLinearBase):
 
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
-        Xa, y01, classes = check_binary_Xy(X, y)
+        Xa, y01, classes = check_binary_Xy(X, y, self)
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
