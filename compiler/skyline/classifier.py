@@ -100,7 +100,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, base: Any = "nb", method: str = "polydom", epsilon: float = 0.0,
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
-                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0):
+                 validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
+                 approx: float = 0.0):
         self.base = base
         self.method = method
         self.epsilon = epsilon
@@ -110,6 +111,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.allow_empty = allow_empty
         self.random_state = random_state
+        self.approx = approx
 
     # -- training ------------------------------------------------------------------------
     def _feature_coef(self, d: int) -> np.ndarray:
@@ -136,6 +138,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if not np.isfinite(self.epsilon) or self.epsilon < 0:
             raise ValueError("epsilon must be a finite number >= 0")
+        if not np.isfinite(self.approx) or self.approx < 0:
+            raise ValueError("approx must be a finite number >= 0")
         if self.max_sets is not None and int(self.max_sets) < 1:
             raise ValueError("max_sets must be >= 1")
         X, y = validate_data(self, X, y)
@@ -173,7 +177,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
     def _search(self, oracle: AccuracyOracle, d: int) -> SearchResult:
         lo, hi = self.size_range_
         if self.method == "polydom":
-            return polydom_search(oracle, d, float(self.epsilon), self.max_sets)
+            return polydom_search(oracle, d, float(self.epsilon), self.max_sets, float(self.approx))
         if self.method == "brute":
             return brute_force_search(oracle, d)
         ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)

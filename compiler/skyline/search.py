@@ -19,6 +19,16 @@ without training a model on it when G cannot be on the skyline at any size:
 * covering: the special case H = all features: once some F reaches
   a(all) + epsilon, no superset of F can be on the skyline.
 
+* approximate mode (``approx`` = alpha > 0, the paper's epsilon-of-best relaxation, Property 3.9):
+  G is skipped already when a(F) >= a(H) - alpha (with epsilon: a(F) >= a(H) + epsilon - alpha).
+  Under the assumption a(G) <= a(H) + epsilon <= a(F) + alpha: the cheaper evaluated F is at most
+  alpha less accurate than any skipped G, so for every budget and size the kept skyline loses at
+  most alpha of accuracy against brute force, and fewer sets are trained. The two parameters
+  pull in opposite directions: ``epsilon`` (anti-monotonicity tolerance, Axiom 3.10) makes the
+  test stricter and keeps the search exact when accuracies are not monotone; ``approx`` makes it
+  looser and trades at most alpha accuracy for fewer trained models. The nodes trained for
+  approx alpha are a superset of those for alpha' > alpha.
+
 Each level is tested against the best evaluated subset and the worst
 evaluated superset (sum-over-subsets dynamic programming over all masks),
 so the pruning is exact under the assumption: the skyline equals the brute
@@ -185,13 +195,21 @@ def _popcounts(d: int) -> np.ndarray:
 
 
 # -- PolyDom lattice search ----------------------------------------------------------------
-def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int | None = None) -> SearchResult:
-    """Bidirectional lattice walk with sandwich and covering pruning (see the module doc)."""
+def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int | None = None,
+                   approx: float = 0.0) -> SearchResult:
+    """Bidirectional lattice walk with sandwich and covering pruning (see the module doc).
+
+    ``epsilon``: tolerated monotonicity violation (exact search, more sets trained); ``approx``:
+    accuracy that may be lost against the exact skyline (fewer sets trained).
+    """
     if d > MAX_LATTICE_FEATURES:
         raise ValueError(f"polydom walks the lattice of 2^d feature sets; d={d} > {MAX_LATTICE_FEATURES}: "
                          "use method greedy-acc or greedy-cost")
     if epsilon < 0:
         raise ValueError("epsilon must be >= 0")
+    if not approx >= 0:
+        raise ValueError("approx must be >= 0")
+    margin = float(epsilon) - float(approx)
     size = 1 << d
     full = size - 1
     acc = np.full(size, np.nan)
@@ -213,9 +231,9 @@ def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int |
         if evaluated.any():
             best_sub = _max_over_subsets(np.where(evaluated, acc, -np.inf), d)
             worst_sup = _min_over_supersets(np.where(evaluated, acc, np.inf), d)
-            pruned = worst_sup[nodes] + epsilon <= best_sub[nodes]
+            pruned = worst_sup[nodes] + margin <= best_sub[nodes]
             if not np.isnan(acc[full]):
-                covering = pruned & (acc[full] + epsilon <= best_sub[nodes])
+                covering = pruned & (acc[full] + margin <= best_sub[nodes])
                 result.pruned_covering += int(np.count_nonzero(covering))
             result.pruned_sandwich += int(np.count_nonzero(pruned))
             nodes = nodes[~pruned]
