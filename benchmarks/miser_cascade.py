@@ -155,9 +155,8 @@ def _fit_miser(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, c
 
 
 def _fit_cscc(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, costs: np.ndarray, trees: int,
-              seed: int, lams: list[float]) -> CsccCascadeClassifier:
-    c = CsccCascadeClassifier(n_stages=3, n_trees=[trees // 4, trees // 4, trees // 2], lambdas=lams,
-                              costs=costs, random_state=seed)
+              seed: int, lam: float) -> CsccCascadeClassifier:
+    c = CsccCascadeClassifier(n_stages=3, n_trees=trees, lam=lam, costs=costs, random_state=seed)
     return c.fit(Xa, ya, eval_set=(Xv, yv))
 
 
@@ -200,9 +199,10 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         add(f"early exit every 10 (lambda={model.lam:g})", np.nan, np.mean(d["label"] == yte),
             d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}", "early exit every 10")
     cascades = []
-    for lams in CSCC_LAMBDAS[1::2] if quick else CSCC_LAMBDAS:
-        c = CsccCascadeClassifier(n_stages=3, n_trees=trees, lam=lams, costs=costs, random_state=seed)
-        c.fit(Xa, ya, eval_set=(Xv, yv))
+    grid = CSCC_LAMBDAS[1::2] if quick else CSCC_LAMBDAS
+    fitted_c = run_map(partial(_fit_cscc, Xa, ya, Xv, yv, costs, trees, seed), grid, jobs, scheduler,
+                       desc=f"{name}: CSCC cascades")
+    for lams, c in zip(grid, fitted_c, strict=True):
         d = c.predict_detailed(Xte)
         runtime_check(TreeCascade.from_ir(c.to_tree_ensemble()), Xte, d)
         dv = c.predict_detailed(Xv)
