@@ -1,5 +1,11 @@
-/* frugalml runtime: flat tree ensembles (see fm_trees.h). */
+/* frugalml runtime: tree ensembles in compact tables (see fm_trees.h). */
 #include "fm_trees.h"
+
+#if defined(__GNUC__)
+#define FM_WALK static inline __attribute__((always_inline))
+#else
+#define FM_WALK static inline
+#endif
 
 /* ---- load-time checks ------------------------------------------------ */
 
@@ -30,58 +36,65 @@ static int costs_valid(const float *costs, uint32_t n)
 }
 
 /* Structure shared by the float32 and q15 tables. */
-static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_nodes, uint32_t n_trees,
-                           const int32_t *feature, const int32_t *left, const int32_t *right,
-                           const int32_t *roots, const int32_t *tree_output)
+static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_trees, uint32_t n_nodes,
+                           const uint32_t *node_end, const uint16_t *feature, const uint32_t *child,
+                           const uint16_t *tree_output)
 {
-    uint32_t i;
-    if (n_outputs == 0u || (n_trees > 0u && n_nodes == 0u) || n_nodes > 0x7fffffffu) {
+    uint32_t t;
+    uint32_t start = 0u;
+    if (n_outputs == 0u || n_nodes > 0x7fffffffu || n_trees > 0x7fffffffu - n_nodes) {
         return 0;
     }
-    if (n_nodes > 0u && (feature == NULL || left == NULL || right == NULL)) {
+    if (n_nodes > 0u && feature == NULL) {
         return 0;
     }
-    if (n_trees > 0u && (roots == NULL || tree_output == NULL)) {
+    if (n_trees > 0u && (node_end == NULL || tree_output == NULL)) {
         return 0;
     }
-    for (i = 0; i < n_nodes; ++i) {
-        int32_t f = feature[i];
-        if (f == -1) {
-            continue;
-        }
-        if (f < 0 || (uint32_t)f >= n_features) {
+    for (t = 0; t < n_trees; ++t) {
+        uint32_t stop = node_end[t];
+        uint32_t n_inner;
+        uint32_t i;
+        if (stop < start || stop > n_nodes || tree_output[t] >= n_outputs) {
             return 0;
         }
-        /* children point forward and stay in the table: no cycles */
-        if (left[i] <= (int32_t)i || (uint32_t)left[i] >= n_nodes || right[i] <= (int32_t)i ||
-            (uint32_t)right[i] >= n_nodes) {
-            return 0;
+        n_inner = stop - start;
+        if (child == NULL && ((n_inner + 1u) & n_inner) != 0u) {
+            return 0; /* implicit trees are complete: I_t + 1 is a power of two */
         }
+        for (i = 0; i < n_inner; ++i) {
+            if (feature[start + i] >= n_features) {
+                return 0;
+            }
+            if (child != NULL) {
+                uint32_t c = child[start + i];
+                /* forward (no cycles), inside the tree, a pair never straddles nodes and leaves */
+                if (c <= i || c >= 2u * n_inner || c == n_inner - 1u) {
+                    return 0;
+                }
+            }
+        }
+        start = stop;
     }
-    for (i = 0; i < n_trees; ++i) {
-        if (roots[i] < 0 || (uint32_t)roots[i] >= n_nodes) {
-            return 0;
-        }
-        if (tree_output[i] < 0 || (uint32_t)tree_output[i] >= n_outputs) {
-            return 0;
-        }
-    }
-    return 1;
+    return start == n_nodes;
 }
 
 int fm_trees_check(const fm_trees *m)
 {
+    uint32_t n_leaves;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_valid(m->n_features, m->n_outputs, m->n_nodes, m->n_trees, m->feature, m->left, m->right,
-                         m->roots, m->tree_output)) {
+    if (!structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
+                         m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
-    if ((m->n_nodes > 0u && (m->threshold == NULL || m->value == NULL)) || m->base_score == NULL) {
+    n_leaves = m->n_nodes + m->n_trees;
+    if ((m->n_nodes > 0u && m->threshold == NULL) || (n_leaves > 0u && m->leaf == NULL) ||
+        m->base_score == NULL) {
         return FM_E_MODEL;
     }
-    if (!finite_f32(m->threshold, m->n_nodes) || !finite_f32(m->value, m->n_nodes) ||
+    if (!finite_f32(m->threshold, m->n_nodes) || !finite_f32(m->leaf, n_leaves) ||
         !finite_f32(m->base_score, m->n_outputs) || !finite_f32(&m->decision_threshold, 1u) ||
         !costs_valid(m->costs, m->n_features)) {
         return FM_E_MODEL;
@@ -94,14 +107,51 @@ int fm_trees_q15_check(const fm_trees_q15 *m)
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_valid(m->n_features, m->n_outputs, m->n_nodes, m->n_trees, m->feature, m->left, m->right,
-                         m->roots, m->tree_output)) {
+    if (!structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
+                         m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
-    if ((m->n_nodes > 0u && (m->threshold_key == NULL || m->value_q == NULL)) || m->base_q == NULL ||
-        m->shift > 30u) {
+    if ((m->n_nodes > 0u && m->threshold_q == NULL) || (m->n_nodes + m->n_trees > 0u && m->leaf_q == NULL) ||
+        m->base_q == NULL || m->shift > 30u) {
         return FM_E_MODEL;
     }
+    return FM_OK;
+}
+
+/* ---- first use of a feature on the eager path --------------------------- */
+
+/* Stamp feature f as read with float32 accounting; FM_E_VALUE when x[f] is
+ * not finite (the lazy path's fm_memo_get with a vector reader, minus the
+ * callback). */
+FM_WALK int touch_f32(fm_memo *memo, const float *costs, const float *x, uint32_t f, fm_result *res)
+{
+    float v = x[f];
+    if (fm_bits_nonfinite(fm_float_bits(v))) {
+        return FM_E_VALUE;
+    }
+    memo->values[f] = v;
+    memo->seen[f] = memo->epoch;
+    if (memo->keys != NULL) {
+        memo->keys[f] = (int16_t)fm_key16(fm_float_bits(v));
+    }
+    res->n_read += 1u;
+    res->cost = res->cost + (costs != NULL ? costs[f] : 1.0f);
+    return FM_OK;
+}
+
+FM_WALK int touch_q(fm_memo *memo, const uint16_t *costs, const float *x, uint32_t f, fm_result *res)
+{
+    float v = x[f];
+    uint32_t c;
+    if (fm_bits_nonfinite(fm_float_bits(v))) {
+        return FM_E_VALUE;
+    }
+    memo->values[f] = v;
+    memo->seen[f] = memo->epoch;
+    memo->keys[f] = (int16_t)fm_key16(fm_float_bits(v));
+    c = costs != NULL ? (uint32_t)costs[f] : 1u;
+    res->n_read += 1u;
+    res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
     return FM_OK;
 }
 
@@ -119,48 +169,90 @@ int fm_trees_begin(const fm_trees *m, float *scores)
     return FM_OK;
 }
 
-int fm_trees_accumulate(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
-                        fm_memo *memo, float *scores, fm_result *res)
+/* The walk, specialised by the compiler for each (implicit, eager) pair:
+ * eager reads x directly, lazy goes through the memo and the reader. */
+FM_WALK int walk_f32(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                     const fm_reader *r, fm_memo *memo, float *scores, fm_result *res, int implicit, int eager)
 {
-    const int32_t *feature;
-    const float *threshold;
-    const int32_t *left;
-    const int32_t *right;
-    const float *mvalues;
-    const uint8_t *seen;
-    uint8_t epoch;
+    const uint16_t *feature = m->feature;
+    const float *threshold = m->threshold;
+    const uint32_t *child = m->child;
+    const float *values = eager ? x : memo->values;
+    const uint8_t *seen = memo->seen;
+    const uint8_t epoch = memo->epoch;
+    uint32_t start = (first_tree == 0u) ? 0u : m->node_end[first_tree - 1u];
     uint32_t t;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || first_tree > end_tree ||
-        end_tree > m->n_trees || memo->n < m->n_features) {
-        return FM_E_ARG;
-    }
-    feature = m->feature;
-    threshold = m->threshold;
-    left = m->left;
-    right = m->right;
-    mvalues = memo->values;
-    seen = memo->seen;
-    epoch = memo->epoch;
     for (t = first_tree; t < end_tree; ++t) {
-        int32_t node = m->roots[t];
-        int32_t f;
-        int32_t o;
-        /* the walk: about a dozen instructions per node on x86-64 -O2 (memo hit) */
-        while ((f = feature[node]) >= 0) {
-            float x;
-            if (seen[f] != epoch) {
-                int rc = fm_memo_get(memo, r, m->costs, (uint32_t)f, &x, res);
+        const uint32_t stop = m->node_end[t];
+        const uint32_t n_inner = stop - start;
+        const uint16_t *fe = feature + start;
+        const float *th = threshold + start;
+        const uint32_t *ch = implicit ? NULL : child + start;
+        uint32_t i = 0u;
+        uint32_t o;
+        for (;;) {
+            /* the hot loop: stops at a leaf or at a feature this prediction has not used yet */
+            while (i < n_inner) {
+                const uint32_t f = fe[i];
+                if (seen[f] != epoch) {
+                    break;
+                }
+                i = (implicit ? 2u * i + 1u : ch[i]) + (values[f] > th[i] ? 1u : 0u);
+            }
+            if (i >= n_inner) {
+                break;
+            }
+            {
+                int rc;
+                if (eager) {
+                    rc = touch_f32(memo, m->costs, x, fe[i], res);
+                } else {
+                    float v;
+                    rc = fm_memo_get(memo, r, m->costs, fe[i], &v, res);
+                }
                 if (rc != FM_OK) {
                     return rc;
                 }
             }
-            x = mvalues[f];
-            node = (x <= threshold[node]) ? left[node] : right[node];
         }
         o = m->tree_output[t];
-        scores[o] = scores[o] + m->value[node];
+        scores[o] = scores[o] + m->leaf[start + t + (i - n_inner)];
+        start = stop;
     }
     return FM_OK;
+}
+
+static int args_ok(const void *m, const void *scores, const void *res, const fm_memo *memo, uint32_t first_tree,
+                   uint32_t end_tree, uint32_t n_trees, uint32_t n_features)
+{
+    return m != NULL && memo != NULL && scores != NULL && res != NULL && first_tree <= end_tree &&
+           end_tree <= n_trees && memo->n >= n_features;
+}
+
+int fm_trees_accumulate(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                        fm_memo *memo, float *scores, fm_result *res)
+{
+    if (m == NULL || r == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
+        return FM_E_ARG;
+    }
+    if (m->child == NULL) {
+        return walk_f32(m, first_tree, end_tree, NULL, r, memo, scores, res, 1, 0);
+    }
+    return walk_f32(m, first_tree, end_tree, NULL, r, memo, scores, res, 0, 0);
+}
+
+int fm_trees_accumulate_vec(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                            fm_memo *memo, float *scores, fm_result *res)
+{
+    if (m == NULL || x == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
+        return FM_E_ARG;
+    }
+    if (m->child == NULL) {
+        return walk_f32(m, first_tree, end_tree, x, NULL, memo, scores, res, 1, 1);
+    }
+    return walk_f32(m, first_tree, end_tree, x, NULL, memo, scores, res, 0, 1);
 }
 
 int fm_trees_finish(const fm_trees *m, const float *scores, fm_result *res)
@@ -202,6 +294,20 @@ int fm_trees_predict(const fm_trees *m, const fm_reader *r, fm_memo *memo, float
     return rc;
 }
 
+static int predict_eager_f32(const fm_trees *m, const float *x, fm_memo *memo, float *scores, fm_result *res)
+{
+    int rc;
+    fm_memo_start(memo, res);
+    rc = fm_trees_begin(m, scores);
+    if (rc == FM_OK) {
+        rc = fm_trees_accumulate_vec(m, 0u, m->n_trees, x, memo, scores, res);
+    }
+    if (rc == FM_OK) {
+        rc = fm_trees_finish(m, scores, res);
+    }
+    return rc;
+}
+
 int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                            float *scores, fm_result *out, uint32_t *n_done)
 {
@@ -215,13 +321,7 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
         return FM_E_ARG;
     }
     for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_trees_predict(m, &r, memo, scores, &out[i]);
+        rc = predict_eager_f32(m, X + (size_t)i * cols, memo, scores, &out[i]);
         if (rc != FM_OK) {
             break;
         }
@@ -230,6 +330,20 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
         *n_done = i;
     }
     return rc;
+}
+
+int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_TREES_VEC_MAX_FEATURES];
+    uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
+    float scores[FM_TREES_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
+        m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    return predict_eager_f32(m, x, &memo, scores, out);
 }
 
 /* ---- fixed point ------------------------------------------------------ */
@@ -257,47 +371,83 @@ int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
     return FM_OK;
 }
 
-int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree,
-                            const fm_reader *r, fm_memo *memo, int32_t *scores, fm_result *res)
+FM_WALK int walk_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                   const fm_reader *r, fm_memo *memo, int32_t *scores, fm_result *res, int implicit, int eager)
 {
-    const int32_t *feature;
-    const int32_t *key;
-    const int32_t *left;
-    const int32_t *right;
-    const float *mvalues;
-    const uint8_t *seen;
-    uint8_t epoch;
+    const uint16_t *feature = m->feature;
+    const int16_t *threshold = m->threshold_q;
+    const uint32_t *child = m->child;
+    const int16_t *keys = memo->keys;
+    const float *values = memo->values;
+    const uint8_t *seen = memo->seen;
+    const uint8_t epoch = memo->epoch;
+    uint32_t start = (first_tree == 0u) ? 0u : m->node_end[first_tree - 1u];
     uint32_t t;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || first_tree > end_tree ||
-        end_tree > m->n_trees || memo->n < m->n_features) {
-        return FM_E_ARG;
-    }
-    feature = m->feature;
-    key = m->threshold_key;
-    left = m->left;
-    right = m->right;
-    mvalues = memo->values;
-    seen = memo->seen;
-    epoch = memo->epoch;
     for (t = first_tree; t < end_tree; ++t) {
-        int32_t node = m->roots[t];
-        int32_t f;
-        int32_t o;
-        while ((f = feature[node]) >= 0) {
-            float x;
-            if (seen[f] != epoch) {
-                int rc = fm_memo_get_q(memo, r, m->costs, (uint32_t)f, &x, res);
+        const uint32_t stop = m->node_end[t];
+        const uint32_t n_inner = stop - start;
+        const uint16_t *fe = feature + start;
+        const int16_t *th = threshold + start;
+        const uint32_t *ch = implicit ? NULL : child + start;
+        uint32_t i = 0u;
+        uint32_t o;
+        for (;;) {
+            while (i < n_inner) {
+                const uint32_t f = fe[i];
+                int32_t k;
+                if (seen[f] != epoch) {
+                    break;
+                }
+                k = eager ? (int32_t)keys[f] : fm_key16(fm_float_bits(values[f]));
+                i = (implicit ? 2u * i + 1u : ch[i]) + (k > (int32_t)th[i] ? 1u : 0u);
+            }
+            if (i >= n_inner) {
+                break;
+            }
+            {
+                int rc;
+                if (eager) {
+                    rc = touch_q(memo, m->costs, x, fe[i], res);
+                } else {
+                    float v;
+                    rc = fm_memo_get_q(memo, r, m->costs, fe[i], &v, res);
+                }
                 if (rc != FM_OK) {
                     return rc;
                 }
             }
-            x = mvalues[f];
-            node = (fm_key_bits(fm_float_bits(x)) <= key[node]) ? left[node] : right[node];
         }
         o = m->tree_output[t];
-        scores[o] = add_sat32(scores[o], (int32_t)m->value_q[node]);
+        scores[o] = add_sat32(scores[o], (int32_t)m->leaf_q[start + t + (i - n_inner)]);
+        start = stop;
     }
     return FM_OK;
+}
+
+int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree,
+                            const fm_reader *r, fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    if (m == NULL || r == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
+        return FM_E_ARG;
+    }
+    if (m->child == NULL) {
+        return walk_q(m, first_tree, end_tree, NULL, r, memo, scores, res, 1, 0);
+    }
+    return walk_q(m, first_tree, end_tree, NULL, r, memo, scores, res, 0, 0);
+}
+
+int fm_trees_q15_accumulate_vec(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                                fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    if (m == NULL || x == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features) || memo->keys == NULL) {
+        return FM_E_ARG;
+    }
+    if (m->child == NULL) {
+        return walk_q(m, first_tree, end_tree, x, NULL, memo, scores, res, 1, 1);
+    }
+    return walk_q(m, first_tree, end_tree, x, NULL, memo, scores, res, 0, 1);
 }
 
 int fm_trees_q15_finish(const fm_trees_q15 *m, const int32_t *scores, fm_result *res)
@@ -340,6 +490,20 @@ int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *mem
     return rc;
 }
 
+static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    int rc;
+    fm_memo_start(memo, res);
+    rc = fm_trees_q15_begin(m, scores);
+    if (rc == FM_OK) {
+        rc = fm_trees_q15_accumulate_vec(m, 0u, m->n_trees, x, memo, scores, res);
+    }
+    if (rc == FM_OK) {
+        rc = fm_trees_q15_finish(m, scores, res);
+    }
+    return rc;
+}
+
 int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
 {
@@ -353,13 +517,18 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
         return FM_E_ARG;
     }
     for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_trees_q15_predict(m, &r, memo, scores, &out[i]);
+        const float *x = X + (size_t)i * cols;
+        if (memo->keys != NULL) {
+            rc = predict_eager_q(m, x, memo, scores, &out[i]);
+        } else {
+            fm_vector v;
+            fm_reader r;
+            v.x = x;
+            v.n = cols;
+            r.read = fm_vector_read;
+            r.ctx = &v;
+            rc = fm_trees_q15_predict(m, &r, memo, scores, &out[i]);
+        }
         if (rc != FM_OK) {
             break;
         }
@@ -368,4 +537,20 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
         *n_done = i;
     }
     return rc;
+}
+
+int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_TREES_VEC_MAX_FEATURES];
+    uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
+    int16_t keys[FM_TREES_VEC_MAX_FEATURES];
+    int32_t scores[FM_TREES_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
+        m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    fm_memo_set_keys(&memo, keys);
+    return predict_eager_q(m, x, &memo, scores, out);
 }
