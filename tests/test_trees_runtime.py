@@ -25,6 +25,7 @@ from pyruntime.trees.ensemble import (
     CTrees,
     TreeEnsemble,
     TreeEnsembleQ15,
+    compact_bytes,
     compact_struct,
     compact_tables,
     float32_floor,
@@ -564,3 +565,69 @@ def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     per_node = (instructions(1088, reps) - instructions(64, reps)) / (1024 * reps)
     print(f"tree walk: {per_node:.1f} instructions per node")
     assert 3 <= per_node <= 20
+
+
+# -- table-size and instruction budgets (regression: callgrind counts, not times) ------------------------------
+
+def _budget_model() -> TreeEnsemble:
+    """100 complete depth-3 trees on 36 features (the issue's 100 x depth-3 shape), one output."""
+    rng = np.random.default_rng(7)
+    trees = []
+    for _ in range(100):
+        feat = list(rng.integers(0, 36, size=7)) + [-1] * 8
+        trees.append({"feature": feat, "threshold": list(rng.normal(size=7)) + [0.0] * 8,
+                      "left": [1, 3, 5, 7, 9, 11, 13] + [-1] * 8, "right": [2, 4, 6, 8, 10, 12, 14] + [-1] * 8,
+                      "value": [0.0] * 7 + list(rng.normal(size=8) * 0.1)})
+    return TreeEnsemble.from_trees(36, trees, base_score=[0.0])
+
+
+def _c_array(ctype: str, name: str, a: np.ndarray) -> str:
+    vals = [repr(float(v)) + "f" if ctype == "float" else str(int(v)) for v in a.ravel()] or ["0"]
+    return f"static const {ctype} {name}[{max(a.size, 1)}] = {{" + ", ".join(vals) + "};\n"
+
+
+def test_q15_table_bytes_budget() -> None:
+    """q15 compact tables of the 100 x depth-3 shape: 4 B per internal node + 2 B per leaf + 6 B per tree
+    (emlearn 0.23's loadable forest of the same shape: about 5,990 B)."""
+    c = compact_tables(_budget_model().q15().to_dict())
+    assert c["child"] is None  # implicit layout
+    assert compact_bytes(c) <= 4 * 700 + 2 * 800 + 6 * 100 + 4
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
+    """Instructions of fm_trees*_predict_vec per prediction on the 100 x depth-3 shape (x86-64 -O2,
+    callgrind): a budget so the walk cannot creep back (before the compact tables: about 8,500)."""
+    m = _budget_model()
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    c = compact_tables(model.to_dict())
+    rows = np.random.default_rng(3).normal(size=(50, 36)).astype(np.float32)
+    q = numeric == "q15"
+    src = ['#include <stdio.h>\n#include "fm_trees.h"\n',
+           _c_array("uint32_t", "NE", c["node_end"]), _c_array("uint16_t", "FE", c["feature"]),
+           _c_array("int16_t" if q else "float", "TH", c["threshold_q" if q else "threshold"]),
+           _c_array("int16_t" if q else "float", "LF", c["leaf_q" if q else "leaf"]),
+           _c_array("uint16_t", "TO", c["tree_output"]), _c_array("float", "X", rows)]
+    if q:
+        src.append(f"static const int32_t BASE[1] = {{{int(c['base_q'][0])}}};\n"
+                   "int main(void) { fm_trees_q15 m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, "
+                   f"{int(c['decision_threshold_q'])}, {int(c['shift'])}u}};\n")
+    else:
+        src.append("static const float BASE[1] = {0.0f};\n"
+                   "int main(void) { fm_trees m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, 0.0f};\n")
+    fn = "fm_trees_q15_predict_vec" if q else "fm_trees_predict_vec"
+    src.append(f"  unsigned long n = 0; int i; fm_result r;\n  for (i = 0; i < 50; ++i) {{\n"
+               f"    if ({fn}(&m, X + 36 * i, 36u, &r) != FM_OK) return 1;\n    n += r.n_read;\n  }}\n"
+               '  printf("%lu\\n", n); return 0; }\n')
+    (tmp_path / "bench.c").write_text("".join(src))
+    exe = tmp_path / "bench"
+    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}",
+                    str(tmp_path / "bench.c"), *C_SOURCES[1:], "-o", str(exe)], check=True)
+    out = tmp_path / "cg.out"
+    run = subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}", f"--callgrind-out-file={out}",
+                          str(exe)], capture_output=True, text=True, check=True)
+    total = int(re.search(r"^(?:summary|totals):\s+(\d+)", out.read_text(), re.M).group(1))  # type: ignore[union-attr]
+    per = total / 50
+    print(f"{numeric}: {per:.0f} instructions per prediction, {int(run.stdout) / 50:.1f} features read")
+    assert per <= (7600 if numeric == "float32" else 10400)

@@ -3,7 +3,11 @@
 
 #if defined(__GNUC__)
 #define FM_WALK static inline __attribute__((always_inline))
+#define FM_NOINLINE __attribute__((noinline))
+#define FM_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #else
+#define FM_UNLIKELY(c) (c)
+#define FM_NOINLINE
 #define FM_WALK static inline
 #endif
 
@@ -123,7 +127,7 @@ int fm_trees_q15_check(const fm_trees_q15 *m)
 /* Stamp feature f as read with float32 accounting; FM_E_VALUE when x[f] is
  * not finite (the lazy path's fm_memo_get with a vector reader, minus the
  * callback). */
-FM_WALK int touch_f32(fm_memo *memo, const float *costs, const float *x, uint32_t f, fm_result *res)
+static int touch_f32(fm_memo *memo, const float *costs, const float *x, uint32_t f, fm_result *res)
 {
     float v = x[f];
     if (fm_bits_nonfinite(fm_float_bits(v))) {
@@ -139,7 +143,7 @@ FM_WALK int touch_f32(fm_memo *memo, const float *costs, const float *x, uint32_
     return FM_OK;
 }
 
-FM_WALK int touch_q(fm_memo *memo, const uint16_t *costs, const float *x, uint32_t f, fm_result *res)
+static int touch_q(fm_memo *memo, const uint16_t *costs, const float *x, uint32_t f, fm_result *res)
 {
     float v = x[f];
     uint32_t c;
@@ -169,55 +173,218 @@ int fm_trees_begin(const fm_trees *m, float *scores)
     return FM_OK;
 }
 
-/* The walk, specialised by the compiler for each (implicit, eager) pair:
- * eager reads x directly, lazy goes through the memo and the reader. */
-FM_WALK int walk_f32(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
-                     const fm_reader *r, fm_memo *memo, float *scores, fm_result *res, int implicit, int eager)
+/* ---- the walk ------------------------------------------------------------
+ * A slice of trees is walked by a call-free loop (run_*) that returns when it
+ * meets a feature this prediction has not used yet (at most once per feature
+ * per slice) or when the slice is done; the caller then reads/stamps the
+ * feature (fm_memo_get or the eager touch) and resumes. Keeping calls out of
+ * the loop lets the compiler hold the walk in registers. */
+
+#define FM_WALK_DONE 0xffffffffu
+
+/* Where a walk stands: the current tree's tables, local node and sums. */
+typedef struct {
+    const uint16_t *fe;   /* current tree's features */
+    const void *th;       /* current tree's thresholds (float or int16_t) */
+    const uint32_t *ch;   /* current tree's child table (explicit layout) */
+    const void *lf;       /* current tree's leaves (float or int16_t) */
+    const uint32_t *ne;   /* node_end of the next tree */
+    const uint16_t *to;   /* current tree's output */
+    uint32_t prev;        /* current tree's node_end */
+    uint32_t n_inner;     /* current tree's internal nodes */
+    uint32_t i;           /* current local node */
+    int active;           /* 0 once the slice is done */
+    float acc;            /* float32, one output: the running score */
+    int32_t acc_q;        /* q15, one output */
+} walk_state;
+
+/* What the loop reads besides the state. */
+typedef struct {
+    const uint32_t *ne_end;
+    const void *values;   /* eager float32: x; lazy: memo values; eager q15: memo keys */
+    uint8_t *seen;
+    uint8_t epoch;
+    void *scores;
+    /* eager: the first use of a finite feature is accounted in the loop */
+    const float *x;
+    fm_memo *memo;
+    fm_result *res;
+    const void *costs;
+} walk_env;
+
+/* Eager first use of feature f inside the loop: stamp, copy and account it
+ * (the same as touch_f32 / touch_q); 0 when x[f] is not finite (the caller
+ * then reports FM_E_VALUE through touch_*). */
+FM_WALK int stamp_eager(const walk_env *env, uint32_t f, int q)
 {
-    const uint16_t *feature = m->feature;
-    const float *threshold = m->threshold;
-    const uint32_t *child = m->child;
-    const float *values = eager ? x : memo->values;
-    const uint8_t *seen = memo->seen;
-    const uint8_t epoch = memo->epoch;
-    uint32_t start = (first_tree == 0u) ? 0u : m->node_end[first_tree - 1u];
-    uint32_t t;
-    for (t = first_tree; t < end_tree; ++t) {
-        const uint32_t stop = m->node_end[t];
-        const uint32_t n_inner = stop - start;
-        const uint16_t *fe = feature + start;
-        const float *th = threshold + start;
-        const uint32_t *ch = implicit ? NULL : child + start;
-        uint32_t i = 0u;
-        uint32_t o;
-        for (;;) {
-            /* the hot loop: stops at a leaf or at a feature this prediction has not used yet */
-            while (i < n_inner) {
-                const uint32_t f = fe[i];
-                if (seen[f] != epoch) {
-                    break;
-                }
-                i = (implicit ? 2u * i + 1u : ch[i]) + (values[f] > th[i] ? 1u : 0u);
+    const float v = env->x[f];
+    const uint32_t bits = fm_float_bits(v);
+    fm_memo *memo = env->memo;
+    fm_result *res = env->res;
+    if (fm_bits_nonfinite(bits)) {
+        return 0;
+    }
+    memo->values[f] = v;
+    env->seen[f] = env->epoch;
+    if (memo->keys != NULL) {
+        memo->keys[f] = (int16_t)fm_key16(bits);
+    }
+    res->n_read += 1u;
+    if (q) {
+        const uint16_t *costs = (const uint16_t *)env->costs;
+        const uint32_t c = costs != NULL ? (uint32_t)costs[f] : 1u;
+        res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
+    } else {
+        const float *costs = (const float *)env->costs;
+        res->cost = res->cost + (costs != NULL ? costs[f] : 1.0f);
+    }
+    return 1;
+}
+
+static void walk_init(walk_state *st, const uint16_t *feature, const void *th, size_t th_size,
+                      const uint32_t *child, const void *leaf, size_t leaf_size, const uint32_t *node_end,
+                      const uint16_t *tree_output, uint32_t first_tree, uint32_t end_tree)
+{
+    const uint32_t start = (first_tree == 0u) ? 0u : node_end[first_tree - 1u];
+    st->fe = feature + start;
+    st->th = (const void *)((const unsigned char *)th + th_size * start);
+    st->ch = (child != NULL) ? child + start : NULL;
+    st->lf = (const void *)((const unsigned char *)leaf + leaf_size * ((size_t)start + first_tree));
+    st->to = tree_output + first_tree;
+    st->ne = node_end + first_tree;
+    st->i = 0u;
+    st->active = first_tree < end_tree;
+    if (st->active) {
+        st->n_inner = node_end[first_tree] - start;
+        st->prev = node_end[first_tree];
+        st->ne++;
+    } else {
+        st->n_inner = 0u;
+        st->prev = start;
+    }
+}
+
+FM_WALK uint32_t run_f32(walk_state *st, const walk_env *env, int implicit, int single, int eager)
+{
+    const uint16_t *fe = st->fe;
+    const float *th = (const float *)st->th;
+    const uint32_t *ch = st->ch;
+    const float *lf = (const float *)st->lf;
+    const uint32_t *ne = st->ne;
+    const uint16_t *to = st->to;
+    const uint32_t *const ne_end = env->ne_end;
+    const float *values = (const float *)env->values;
+    const uint8_t *seen = env->seen;
+    const uint8_t epoch = env->epoch;
+    float *scores = (float *)env->scores;
+    uint32_t prev = st->prev;
+    uint32_t n_inner = st->n_inner;
+    uint32_t i = st->i;
+    float acc = st->acc;
+    if (!st->active) {
+        return FM_WALK_DONE;
+    }
+    for (;;) {
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 0))) {
+                st->fe = fe;
+                st->th = th;
+                st->ch = ch;
+                st->lf = lf;
+                st->ne = ne;
+                st->to = to;
+                st->prev = prev;
+                st->n_inner = n_inner;
+                st->i = i;
+                st->acc = acc;
+                return fe[i];
             }
-            if (i >= n_inner) {
-                break;
-            }
-            {
-                int rc;
-                if (eager) {
-                    rc = touch_f32(memo, m->costs, x, fe[i], res);
-                } else {
-                    float v;
-                    rc = fm_memo_get(memo, r, m->costs, fe[i], &v, res);
-                }
-                if (rc != FM_OK) {
-                    return rc;
-                }
-            }
+            i = (implicit ? 2u * i + 1u : ch[i]) + (values[f] > th[i] ? 1u : 0u);
         }
-        o = m->tree_output[t];
-        scores[o] = scores[o] + m->leaf[start + t + (i - n_inner)];
-        start = stop;
+        if (single) {
+            acc = acc + lf[i - n_inner];
+        } else {
+            scores[*to] = scores[*to] + lf[i - n_inner];
+        }
+        ++to;
+        fe += n_inner;
+        th += n_inner;
+        if (!implicit) {
+            ch += n_inner;
+        }
+        lf += n_inner + 1u;
+        if (ne == ne_end) {
+            break;
+        }
+        n_inner = *ne - prev;
+        prev = *ne;
+        ++ne;
+        i = 0u;
+    }
+    st->active = 0;
+    st->acc = acc;
+    return FM_WALK_DONE;
+}
+
+/* One out-of-line function per variant: each gets its own register allocation. */
+#define FM_RUN_VARIANT(name, run, implicit, single, eager)                                                    \
+    static FM_NOINLINE uint32_t name(walk_state *st, const walk_env *env)                                     \
+    {                                                                                                         \
+        return run(st, env, implicit, single, eager);                                                         \
+    }
+FM_RUN_VARIANT(run_f32_ise, run_f32, 1, 1, 1)
+FM_RUN_VARIANT(run_f32_ie, run_f32, 1, 0, 1)
+FM_RUN_VARIANT(run_f32_se, run_f32, 0, 1, 1)
+FM_RUN_VARIANT(run_f32_e, run_f32, 0, 0, 1)
+FM_RUN_VARIANT(run_f32_is, run_f32, 1, 1, 0)
+FM_RUN_VARIANT(run_f32_i, run_f32, 1, 0, 0)
+FM_RUN_VARIANT(run_f32_s, run_f32, 0, 1, 0)
+FM_RUN_VARIANT(run_f32_n, run_f32, 0, 0, 0)
+
+typedef uint32_t (*run_fn)(walk_state *st, const walk_env *env);
+
+/* x != NULL: eager, else lazy through r. */
+static int accumulate_f32(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                          const float *x, fm_memo *memo, float *scores, fm_result *res)
+{
+    static const run_fn runs[8] = {run_f32_n, run_f32_s,  run_f32_i,  run_f32_is,
+                                   run_f32_e, run_f32_se, run_f32_ie, run_f32_ise};
+    const int single = m->n_outputs == 1u;
+    const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
+    walk_state st;
+    walk_env env;
+    walk_init(&st, m->feature, m->threshold, sizeof(float), m->child, m->leaf, sizeof(float), m->node_end,
+              m->tree_output, first_tree, end_tree);
+    st.acc = scores[0];
+    st.acc_q = 0;
+    env.ne_end = m->node_end + end_tree;
+    env.values = (x != NULL) ? (const void *)x : (const void *)memo->values;
+    env.seen = memo->seen;
+    env.epoch = memo->epoch;
+    env.scores = scores;
+    env.x = x;
+    env.memo = memo;
+    env.res = res;
+    env.costs = m->costs;
+    for (;;) {
+        const uint32_t f = run(&st, &env);
+        int rc;
+        if (f == FM_WALK_DONE) {
+            break;
+        }
+        if (x != NULL) {
+            rc = touch_f32(memo, m->costs, x, f, res);
+        } else {
+            float v;
+            rc = fm_memo_get(memo, r, m->costs, f, &v, res);
+        }
+        if (rc != FM_OK) {
+            return rc;
+        }
+    }
+    if (single) {
+        scores[0] = st.acc;
     }
     return FM_OK;
 }
@@ -236,10 +403,7 @@ int fm_trees_accumulate(const fm_trees *m, uint32_t first_tree, uint32_t end_tre
         !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
         return FM_E_ARG;
     }
-    if (m->child == NULL) {
-        return walk_f32(m, first_tree, end_tree, NULL, r, memo, scores, res, 1, 0);
-    }
-    return walk_f32(m, first_tree, end_tree, NULL, r, memo, scores, res, 0, 0);
+    return accumulate_f32(m, first_tree, end_tree, r, NULL, memo, scores, res);
 }
 
 int fm_trees_accumulate_vec(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
@@ -249,10 +413,7 @@ int fm_trees_accumulate_vec(const fm_trees *m, uint32_t first_tree, uint32_t end
         !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
         return FM_E_ARG;
     }
-    if (m->child == NULL) {
-        return walk_f32(m, first_tree, end_tree, x, NULL, memo, scores, res, 1, 1);
-    }
-    return walk_f32(m, first_tree, end_tree, x, NULL, memo, scores, res, 0, 1);
+    return accumulate_f32(m, first_tree, end_tree, NULL, x, memo, scores, res);
 }
 
 int fm_trees_finish(const fm_trees *m, const float *scores, fm_result *res)
@@ -371,55 +532,125 @@ int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
     return FM_OK;
 }
 
-FM_WALK int walk_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
-                   const fm_reader *r, fm_memo *memo, int32_t *scores, fm_result *res, int implicit, int eager)
+FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int single, int eager)
 {
-    const uint16_t *feature = m->feature;
-    const int16_t *threshold = m->threshold_q;
-    const uint32_t *child = m->child;
-    const int16_t *keys = memo->keys;
-    const float *values = memo->values;
-    const uint8_t *seen = memo->seen;
-    const uint8_t epoch = memo->epoch;
-    uint32_t start = (first_tree == 0u) ? 0u : m->node_end[first_tree - 1u];
-    uint32_t t;
-    for (t = first_tree; t < end_tree; ++t) {
-        const uint32_t stop = m->node_end[t];
-        const uint32_t n_inner = stop - start;
-        const uint16_t *fe = feature + start;
-        const int16_t *th = threshold + start;
-        const uint32_t *ch = implicit ? NULL : child + start;
-        uint32_t i = 0u;
-        uint32_t o;
-        for (;;) {
-            while (i < n_inner) {
-                const uint32_t f = fe[i];
-                int32_t k;
-                if (seen[f] != epoch) {
-                    break;
-                }
-                k = eager ? (int32_t)keys[f] : fm_key16(fm_float_bits(values[f]));
-                i = (implicit ? 2u * i + 1u : ch[i]) + (k > (int32_t)th[i] ? 1u : 0u);
+    const uint16_t *fe = st->fe;
+    const int16_t *th = (const int16_t *)st->th;
+    const uint32_t *ch = st->ch;
+    const int16_t *lf = (const int16_t *)st->lf;
+    const uint32_t *ne = st->ne;
+    const uint16_t *to = st->to;
+    const uint32_t *const ne_end = env->ne_end;
+    const int16_t *keys = (const int16_t *)env->values;
+    const float *values = (const float *)env->values;
+    const uint8_t *seen = env->seen;
+    const uint8_t epoch = env->epoch;
+    int32_t *scores = (int32_t *)env->scores;
+    uint32_t prev = st->prev;
+    uint32_t n_inner = st->n_inner;
+    uint32_t i = st->i;
+    int32_t acc = st->acc_q;
+    if (!st->active) {
+        return FM_WALK_DONE;
+    }
+    for (;;) {
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            int32_t k;
+            if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 1))) {
+                st->fe = fe;
+                st->th = th;
+                st->ch = ch;
+                st->lf = lf;
+                st->ne = ne;
+                st->to = to;
+                st->prev = prev;
+                st->n_inner = n_inner;
+                st->i = i;
+                st->acc_q = acc;
+                return fe[i];
             }
-            if (i >= n_inner) {
-                break;
-            }
-            {
-                int rc;
-                if (eager) {
-                    rc = touch_q(memo, m->costs, x, fe[i], res);
-                } else {
-                    float v;
-                    rc = fm_memo_get_q(memo, r, m->costs, fe[i], &v, res);
-                }
-                if (rc != FM_OK) {
-                    return rc;
-                }
-            }
+            k = eager ? (int32_t)keys[f] : fm_key16(fm_float_bits(values[f]));
+            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (int32_t)th[i] ? 1u : 0u);
         }
-        o = m->tree_output[t];
-        scores[o] = add_sat32(scores[o], (int32_t)m->leaf_q[start + t + (i - n_inner)]);
-        start = stop;
+        if (single) {
+            acc = add_sat32(acc, (int32_t)lf[i - n_inner]);
+        } else {
+            scores[*to] = add_sat32(scores[*to], (int32_t)lf[i - n_inner]);
+        }
+        ++to;
+        fe += n_inner;
+        th += n_inner;
+        if (!implicit) {
+            ch += n_inner;
+        }
+        lf += n_inner + 1u;
+        if (ne == ne_end) {
+            break;
+        }
+        n_inner = *ne - prev;
+        prev = *ne;
+        ++ne;
+        i = 0u;
+    }
+    st->active = 0;
+    st->acc_q = acc;
+    return FM_WALK_DONE;
+}
+
+#define FM_RUN_Q_VARIANT(name, implicit, single, eager)                                                       \
+    static FM_NOINLINE uint32_t name(walk_state *st, const walk_env *env)                                     \
+    {                                                                                                         \
+        return run_q(st, env, implicit, single, eager);                                                       \
+    }
+FM_RUN_Q_VARIANT(run_q_ise, 1, 1, 1)
+FM_RUN_Q_VARIANT(run_q_ie, 1, 0, 1)
+FM_RUN_Q_VARIANT(run_q_se, 0, 1, 1)
+FM_RUN_Q_VARIANT(run_q_e, 0, 0, 1)
+FM_RUN_Q_VARIANT(run_q_is, 1, 1, 0)
+FM_RUN_Q_VARIANT(run_q_i, 1, 0, 0)
+FM_RUN_Q_VARIANT(run_q_s, 0, 1, 0)
+FM_RUN_Q_VARIANT(run_q_n, 0, 0, 0)
+
+static int accumulate_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                        const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    static const run_fn runs[8] = {run_q_n, run_q_s, run_q_i, run_q_is, run_q_e, run_q_se, run_q_ie, run_q_ise};
+    const int single = m->n_outputs == 1u;
+    const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
+    walk_state st;
+    walk_env env;
+    walk_init(&st, m->feature, m->threshold_q, sizeof(int16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
+              m->tree_output, first_tree, end_tree);
+    st.acc = 0.0f;
+    st.acc_q = scores[0];
+    env.ne_end = m->node_end + end_tree;
+    env.values = (x != NULL) ? (const void *)memo->keys : (const void *)memo->values;
+    env.seen = memo->seen;
+    env.epoch = memo->epoch;
+    env.scores = scores;
+    env.x = x;
+    env.memo = memo;
+    env.res = res;
+    env.costs = m->costs;
+    for (;;) {
+        const uint32_t f = run(&st, &env);
+        int rc;
+        if (f == FM_WALK_DONE) {
+            break;
+        }
+        if (x != NULL) {
+            rc = touch_q(memo, m->costs, x, f, res);
+        } else {
+            float v;
+            rc = fm_memo_get_q(memo, r, m->costs, f, &v, res);
+        }
+        if (rc != FM_OK) {
+            return rc;
+        }
+    }
+    if (single) {
+        scores[0] = st.acc_q;
     }
     return FM_OK;
 }
@@ -431,10 +662,7 @@ int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t
         !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
         return FM_E_ARG;
     }
-    if (m->child == NULL) {
-        return walk_q(m, first_tree, end_tree, NULL, r, memo, scores, res, 1, 0);
-    }
-    return walk_q(m, first_tree, end_tree, NULL, r, memo, scores, res, 0, 0);
+    return accumulate_q(m, first_tree, end_tree, r, NULL, memo, scores, res);
 }
 
 int fm_trees_q15_accumulate_vec(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
@@ -444,10 +672,7 @@ int fm_trees_q15_accumulate_vec(const fm_trees_q15 *m, uint32_t first_tree, uint
         !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features) || memo->keys == NULL) {
         return FM_E_ARG;
     }
-    if (m->child == NULL) {
-        return walk_q(m, first_tree, end_tree, x, NULL, memo, scores, res, 1, 1);
-    }
-    return walk_q(m, first_tree, end_tree, x, NULL, memo, scores, res, 0, 1);
+    return accumulate_q(m, first_tree, end_tree, NULL, x, memo, scores, res);
 }
 
 int fm_trees_q15_finish(const fm_trees_q15 *m, const int32_t *scores, fm_result *res)
