@@ -6,6 +6,7 @@ Data sets (costs fixed by the seed):
 - cancer-yahoo: scikit-learn breast_cancer, each feature a cost drawn from the
   Yahoo LTR cost set {1, 5, 10, 20, 50, 100, 150, 200} (two orders of magnitude);
 - digits-yahoo: scikit-learn digits, "digit < 5" vs the rest, Yahoo costs;
+- pima-yahoo: KEEL pima (768 rows, 8 features), Yahoo costs;
 - cheap-noisy: generated; 10 cheap (cost 1) noisy features and 10 expensive
   (cost 100) informative ones.
 Each is split train/validation/test 60/20/20 (stratified). Costs are the summed
@@ -36,14 +37,15 @@ from sklearn.model_selection import train_test_split
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from compiler.parallel import add_arguments, run_map  # noqa: E402
-from compiler.trees.cascade import CsccCascadeClassifier, EarlyExitEnsemble  # noqa: E402
+from compiler.trees.cascade import EarlyExitEnsemble  # noqa: E402
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
+from compiler.trees.cscc import CsccCascadeClassifier  # noqa: E402
 from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
 from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0]
-CSCC_LAMBDAS = ([30.0, 3.0, 0.3], [100.0, 10.0, 1.0], [3.0, 0.3, 0.0], [1.0, 0.1, 0.0])
+CSCC_LAMBDAS = (0.1, 0.3, 1.0, 3.0)  # xu2014's lambda (costs divided by their sum), one per cascade
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -60,6 +62,12 @@ def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     w = rng.normal(size=(n, 10))
     expensive = np.column_stack([w[:, :5], s[:, None] * np.abs(w[:, 5:]) + 0.3 * rng.normal(size=(n, 5))])
     out["cheap-noisy"] = (np.column_stack([cheap, expensive]), yy, np.array([1.0] * 10 + [100.0] * 10))
+    from pyruntime.data import load_dataset
+
+    d = load_dataset("keel:pima")
+    yk = np.asarray(d.y).astype(str)
+    out["pima-yahoo"] = (np.asarray(d.X, dtype=np.float64), (yk == sorted(set(yk))[-1]).astype(int),
+                         rng.choice(YAHOO_COSTS, size=d.X.shape[1]))
     return out
 
 
@@ -147,9 +155,8 @@ def _fit_miser(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, c
 
 
 def _fit_cscc(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, costs: np.ndarray, trees: int,
-              seed: int, lams: list[float]) -> CsccCascadeClassifier:
-    c = CsccCascadeClassifier(n_stages=3, n_trees=[trees // 4, trees // 4, trees // 2], lambdas=lams,
-                              costs=costs, random_state=seed)
+              seed: int, lam: float) -> CsccCascadeClassifier:
+    c = CsccCascadeClassifier(n_stages=3, n_trees=trees, lam=lam, costs=costs, random_state=seed)
     return c.fit(Xa, ya, eval_set=(Xv, yv))
 
 
@@ -192,7 +199,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         add(f"early exit every 10 (lambda={model.lam:g})", np.nan, np.mean(d["label"] == yte),
             d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}", "early exit every 10")
     cascades = []
-    grid = CSCC_LAMBDAS[:2] if quick else CSCC_LAMBDAS
+    grid = CSCC_LAMBDAS[1::2] if quick else CSCC_LAMBDAS
     fitted_c = run_map(partial(_fit_cscc, Xa, ya, Xv, yv, costs, trees, seed), grid, jobs, scheduler,
                        desc=f"{name}: CSCC cascades")
     for lams, c in zip(grid, fitted_c, strict=True):
@@ -200,7 +207,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         runtime_check(TreeCascade.from_ir(c.to_tree_ensemble()), Xte, d)
         dv = c.predict_detailed(Xv)
         cascades.append((c, float(np.mean(dv["label"] == yv)), float(dv["cost"].mean())))
-        add(f"CSCC 3 stages lambdas={lams}", cascades[-1][1], np.mean(d["label"] == yte), d["cost"].mean(),
+        add(f"CSCC 3 stages lambda={lams:g}", cascades[-1][1], np.mean(d["label"] == yte), d["cost"].mean(),
             f"exits={c.exit_histogram(Xte).tolist()}", "CSCC (3 stages)")
     try:
         import lightgbm as lgb

@@ -145,9 +145,11 @@ class CEvaluator:
         """An fm_memo over buffers kept alive with this evaluator."""
         n = max(n_features, 1)
         values, seen = self.ffi.new("float[]", n), self.ffi.new("uint8_t[]", n)
+        keys = self.ffi.new("int16_t[]", n)
         memo = self.ffi.new("fm_memo *")
-        self._keep += [values, seen, memo]
+        self._keep += [values, seen, keys, memo]
         self.lib.fm_memo_init(memo, values, seen, n_features)
+        self.lib.fm_memo_set_keys(memo, keys)  # the q15 batch calls walk trees eagerly with it
         return memo
 
     @property

@@ -114,3 +114,20 @@ def test_deterministic_and_sweep_respects_tolerance() -> None:
         assert res.chosen.validation_cost == min(p.validation_cost for p in ok)
     budget = adapt_sweep(X, y, [0.3, 0.6], [0.1, 1.0], hpc=rf, budget=30.0, **kw)
     assert budget.chosen.validation_cost <= 30.0 or all(p.validation_cost > 30.0 for p in budget.points)
+
+
+def test_sigmoid_gate_share_follows_p_full() -> None:
+    """The paper's gate (f0 iff sigma(g) > 1/2) sends about P_full of the training rows to f0: q is
+    re-solved after every tree and g takes full Newton steps towards it, so the alternation sharpens q
+    and g follows it (with q updated every 10 trees and g shrunk like f1, the share was 0 or ~1)."""
+    X, y, costs = easy_and_hard_regions(n=800)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0)
+    kw = dict(gamma=0.1, n_trees=30, costs=costs)
+    first = AdaptGbrtClassifier(hpc=rf, p_full=0.1, **kw).fit(X, y)
+    shares = [first.train_route_fraction_]
+    for p in (0.2, 0.3, 0.4):
+        m = AdaptGbrtClassifier(hpc=first.f0_, p_full=p, **kw).fit(X, y, f0_proba=first.f0_proba_)
+        assert m.q_.mean() == pytest.approx(p, abs=1e-6)
+        shares.append(m.train_route_fraction_)
+    assert np.all(np.diff(shares) > 0), shares
+    np.testing.assert_allclose(shares, [0.1, 0.2, 0.3, 0.4], atol=0.1)

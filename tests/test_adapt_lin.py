@@ -111,12 +111,12 @@ def test_deterministic() -> None:
 @pytest.mark.parametrize(
     ("X", "y", "msg"),
     [
-        (np.zeros(10), np.zeros(10), "2-D"),
-        (np.zeros((10, 2)), np.zeros(9), "different numbers of samples"),
+        (np.zeros(10), np.zeros(10), "2D"),  # scikit-learn's validation messages
+        (np.zeros((10, 2)), np.zeros(9), "inconsistent numbers of samples"),
         (np.array([[0.0, np.nan]] * 4), np.array([0, 1, 0, 1]), "NaN"),
         (np.zeros((6, 2)), np.zeros(6), "single class"),
         (np.zeros((6, 2)), np.array([0, 1, 2, 0, 1, 2]), "binary"),
-        (np.zeros((0, 2)), np.zeros(0), "at least one sample"),
+        (np.zeros((0, 2)), np.zeros(0), "0 sample"),
     ],
 )
 def test_input_validation(X: np.ndarray, y: np.ndarray, msg: str) -> None:
@@ -171,3 +171,27 @@ def test_choose_point_rules() -> None:
     assert choose_point(pts, 0.955, None, 0.01) is pts[1]
     assert choose_point(pts, 0.955, 3.5, 0.01) is pts[2]
     assert choose_point(pts, 0.955, 0.5, 0.01) is None
+
+
+def test_gate_share_follows_p_full() -> None:
+    """The gate's threshold sends the mean(q) (= P_full when the constraint binds) lowest-scoring training
+    rows to f0; the paper's sigma(g) > 1/2 rule sends none of them at P_full 0.1 on the same fit."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from compiler.gated.common import fit_f0
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 4))
+    y = np.where(X[:, 0] < 0, X[:, 1] > 0, (X[:, 2] > 0) ^ (X[:, 3] > 0)).astype(int)
+    costs = np.array([1.0, 1.0, 20.0, 20.0])
+    f0 = fit_f0(RandomForestClassifier(n_estimators=30, random_state=0), X, y, np.array([0, 1]), 0)
+    kw = dict(hpc=f0, gamma=0.01, costs=costs, n_iter=5, inner_iter=100)
+    shares = []
+    for p in (0.1, 0.3):
+        m = AdaptLinClassifier(p_full=p, **kw).fit(X, y)
+        assert m.q_.mean() == pytest.approx(p, abs=1e-6)
+        assert m.hpc_fraction(X) == pytest.approx(np.floor(m.q_.mean() * 400 + 1e-9) / 400, abs=1 / 400)
+        shares.append(m.hpc_fraction(X))
+    assert shares[0] < shares[1]
+    paper = AdaptLinClassifier(p_full=0.1, gate_rule="sigmoid", **kw).fit(X, y)
+    assert paper.hpc_fraction(X) < 0.05

@@ -136,7 +136,7 @@ def test_nb_budget_search_estimator(scheduler: str) -> None:
 
     X, y = _sparse(900, 120)
     Xtr, ytr, Xva, yva = X[:600], y[:600], X[600:], y[600:]
-    fits = [NaiveBayesBudget(n_jobs=j, scheduler=s).fit(Xtr, ytr, Xva, yva)
+    fits = [NaiveBayesBudget(n_jobs=j, scheduler=s).fit(Xtr, ytr, eval_set=(Xva, yva))
             for j, s in ((None, None), (2, None), (None, scheduler))]
     ref = fits[0]
     assert len(ref.static_curve_) > 3
@@ -194,8 +194,8 @@ def test_library_miser_and_adapt_sweeps(scheduler: str) -> None:
 
     def miser_curve(**kw: object) -> list[tuple]:
         r = miser_sweep(X, y, [0.1, 10.0], n_trees=8, costs=costs, **kw)
-        return [(p.lambda_, p.validation_accuracy, p.validation_cost, p.model.ir_["threshold"].tobytes())
-                for p in r.points] + [r.chosen.lambda_]
+        return [(p.lam, p.validation_accuracy, p.validation_cost, p.model.ir_["threshold"].tobytes())
+                for p in r.points] + [r.chosen.lam]
 
     def adapt_curve(**kw: object) -> list[tuple]:
         r = adapt_sweep(X, y, [0.2, 0.5], [0.1, 10.0], hpc=RandomForestClassifier(10, random_state=0), n_trees=4,

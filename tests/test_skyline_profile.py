@@ -33,7 +33,7 @@ class FakeClock:
         def feature(item) -> None:
             n = len(item)
             calls[0] += 1
-            # later repeats are slower: the profiler must keep the best call
+            # repeats take 1.5x, 2x, 1x, ... the true time (jitter 0.5)
             self.now += (c0 + c1 * n + c2 * n * n) * (1.0 + jitter * (calls[0] % 3))
 
         return feature
@@ -47,12 +47,26 @@ def test_fit_recovers_known_polynomials() -> None:
     clock = FakeClock()
     feats = {name: clock.spender(*c, jitter=0.5) for name, c in TRUE.items()}
     prof = profile_costs(feats, sizes=[10, 100, 1000, 5000, 20000], make_item=lambda n: range(n), repeats=3,
-                         timer=clock, unit="us")
+                         timer=clock, unit="us", percentile=0)  # the fastest call: the true polynomial
     assert prof.names == list(TRUE)
     for i, name in enumerate(prof.names):
         want = np.array(TRUE[name]) * 1e6  # microseconds
         np.testing.assert_allclose(prof.coef[i], want, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(prof.predicted(), prof.times, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize(("percentile", "factor"), [(None, 2.0), (100, 2.0), (50, 1.5), (0, 1.0)])
+def test_percentile_of_repeated_timings(percentile: float | None, factor: float) -> None:
+    """The default fits the worst case (slowest of the repeats: 2x here), as the paper provisions for."""
+    clock = FakeClock()
+    feats = {name: clock.spender(*c, jitter=0.5) for name, c in TRUE.items()}
+    kw = {} if percentile is None else {"percentile": percentile}
+    prof = profile_costs(feats, sizes=[10, 100, 1000, 5000, 20000], make_item=lambda n: range(n), repeats=3,
+                         timer=clock, unit="us", **kw)
+    for i, name in enumerate(prof.names):
+        np.testing.assert_allclose(prof.coef[i], np.array(TRUE[name]) * 1e6 * factor, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="percentile"):
+        profile_costs(feats, sizes=[10], repeats=1, timer=clock, percentile=101)
 
 
 def test_fit_is_non_negative_and_least_squares() -> None:

@@ -150,3 +150,33 @@ def test_greedy_records_nested_orders(method: str) -> None:
         c = coef[:, 0] + coef[:, 1] * 5.0 + coef[:, 2] * 25.0
         assert c[first[0]] == c.min()
     assert res.n_evaluated < 1 << d
+
+
+def test_polydom_approx_prunes_more_and_loses_at_most_approx() -> None:
+    """Approximate mode (a(F) >= a(H) + epsilon - approx prunes): fewer trained sets, and at every budget and
+    size the best kept model is at most ``approx`` less accurate (validation) than brute force's."""
+    d = 8
+    X, y = make_classification(300, d, n_informative=3, n_redundant=2, random_state=3)
+    oracle = AccuracyOracle(GaussianNB(), X[:200], y[:200], X[200:], y[200:])
+    brute = brute_force_search(oracle, d)
+    acc = np.array([brute.accuracy[m] for m in range(1 << d)])
+    violation = float(np.max(_max_over_subsets(acc, d) - acc))
+    coef = random_costs(d, 5)
+    exact = polydom_search(oracle, d, epsilon=violation)
+    alpha = 0.05
+    approx = polydom_search(oracle, d, epsilon=violation, approx=alpha)
+    assert approx.n_evaluated < exact.n_evaluated
+    cands = prune_candidates(approx.accuracy, coef, 0.0, 20.0, approx)
+    every = np.arange(1 << d)
+    worst_loss = 0.0
+    for n in (0.0, 3.0, 20.0):
+        cost_all = np.array([set_coef(coef, m) @ [1.0, n, n * n] for m in every])
+        cost_c = np.array([set_coef(coef, m) @ [1.0, n, n * n] for m in cands])
+        acc_c = np.array([approx.accuracy[m] for m in cands])
+        for budget in np.unique(cost_all):
+            best = acc[cost_all <= budget].max()
+            kept = acc_c[cost_c <= budget].max(initial=-np.inf)
+            worst_loss = max(worst_loss, best - kept)
+    assert worst_loss <= alpha + 1e-12
+    with pytest.raises(ValueError, match="approx"):
+        polydom_search(oracle, d, approx=-0.1)

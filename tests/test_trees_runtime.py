@@ -21,7 +21,16 @@ from pyruntime.arrays import float_keys
 from pyruntime.errors import FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.memo import ReadState
-from pyruntime.trees.ensemble import CTrees, TreeEnsemble, TreeEnsembleQ15, float32_floor, quantize_trees, trees_struct
+from pyruntime.trees.ensemble import (
+    CTrees,
+    TreeEnsemble,
+    TreeEnsembleQ15,
+    compact_bytes,
+    compact_struct,
+    compact_tables,
+    float32_floor,
+    quantize_trees,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
@@ -171,12 +180,22 @@ def test_c_equals_numpy_q15(cmod: Any, seed: int, n_features: int, n_outputs: in
 @PROPS
 @given(seed=st.integers(0, 2**32 - 1))
 def test_q15_walk_equals_float_walk(seed: int) -> None:
-    """Integer key compares take exactly the float compares' branches (same n_read, cost)."""
+    """16-bit key compares take exactly the branches of float compares against the thresholds the
+    keys stand for (same n_read, cost), and those thresholds are within 2**-7 (relative) of the
+    float32 ones."""
     rng = np.random.default_rng(seed)
     m = random_ensemble(rng, 5, 1, 5, 4, with_costs=False)
     X = random_inputs(rng, 40, 5, nonfinite=False)
-    pf, _ = m.reference(X)
-    pq, _ = m.q15().reference(X)
+    q = m.q15()
+    key = q.threshold_key.astype(np.int64)
+    bits = np.where(key >= 0, key, 0x80000000 | -key).astype(np.uint32)
+    inner = m.feature >= 0
+    t16 = np.where(inner, bits.view(np.float32), m.threshold)
+    rel = np.abs(t16[inner].astype(np.float64) - m.threshold[inner]) / np.maximum(np.abs(m.threshold[inner]), 1e-30)
+    assert np.all(rel <= 2.0**-7)
+    m16 = TreeEnsemble(**{**m.to_dict(), "threshold": t16})
+    pf, _ = m16.reference(X)
+    pq, _ = q.reference(X)
     np.testing.assert_array_equal(pf.n_read, pq.n_read)
     np.testing.assert_array_equal(pf.cost, pq.cost)
 
@@ -320,7 +339,7 @@ def test_q15_saturation_extremes(cmod: Any) -> None:
     """int32 accumulation saturates after every addition, at both ends."""
     def q(base: int, lv: int, rv: int, cv: int) -> TreeEnsembleQ15:
         # tree 0 splits on x0 <= 0 (key 0): left leaf lv, right leaf rv; trees 1, 2: constant cv
-        return TreeEnsembleQ15(n_features=1, n_outputs=1, feature=[0, -1, -1, -1], threshold_key=[0, 0, 0, 0],
+        return TreeEnsembleQ15(n_features=1, n_outputs=1, feature=[0, -1, -1, -1], threshold_key=[65535, 0, 0, 0],
                                left=[1, -1, -1, -1], right=[2, -1, -1, -1], value_q=[0, lv, rv, cv],
                                roots=[0, 3, 3], tree_output=[0, 0, 0], base_q=[base], decision_threshold_q=0,
                                shift=0)
@@ -348,7 +367,9 @@ def test_quantize_trees_tables() -> None:
     assert list(q.value_q) == [0, 4096, 0, -8192, 16384, 1024]
     assert list(q.base_q) == [2048] and q.decision_threshold_q == 0
     leaf = m.feature == -1
-    np.testing.assert_array_equal(q.threshold_key[~leaf], float_keys(m.threshold[~leaf]))
+    keys = float_keys(m.threshold[~leaf]).astype(np.int64)
+    np.testing.assert_array_equal(q.threshold_key[~leaf] & 0xFFFF, 0xFFFF)  # 16-bit keys
+    assert np.all((q.threshold_key[~leaf] >= keys) & (q.threshold_key[~leaf] - keys < 65536))  # the next one
     assert q.costs is not None and list(q.costs) == [1, 10, 100] and q.cost_unit == 1.0
     assert quantize_trees(m, shift=2).value_q[4] == 8
 
@@ -423,25 +444,83 @@ CORRUPTIONS = ["child out of range", "child points backward", "self loop", "nega
                "tree_output out of range", "no outputs", "non-finite table", "negative cost"]
 
 
-@pytest.mark.parametrize("numeric", ["float32", "q15"])
-@pytest.mark.parametrize("what", CORRUPTIONS)
-def test_check_rejects_corruption(cmod: Any, what: str, numeric: str) -> None:
-    m = TreeEnsemble.from_trees(3, [
+def _corruption_model() -> TreeEnsemble:
+    return TreeEnsemble.from_trees(3, [
         {"feature": [0, 1, -1, -1, -1], "threshold": [0.5, 1.5, 0, 0, 0], "left": [1, 2, -1, -1, -1],
          "right": [4, 3, -1, -1, -1], "value": [0, 0, 1, 2, 3]},
         {"feature": [2, -1, -1], "threshold": [0, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1],
          "value": [0, -1, 1]}], base_score=[0.0], costs=[1, 2, 3])
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("what", CORRUPTIONS)
+def test_python_rejects_corruption(what: str, numeric: str) -> None:
+    m = _corruption_model()
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
-    good = model.to_dict()
-    keep: list[Any] = []
-    check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
-    assert check(trees_struct(cmod.ffi, good, keep)) == FM_OK
-    bad = _corrupt(good, what)
+    bad = _corrupt(model.to_dict(), what)
     if bad["n_outputs"] < 0:
         bad["n_outputs"] = 0
     with pytest.raises(ModelFormatError):
         type(model).from_dict(bad)
-    assert check(trees_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
+
+
+COMPACT_CORRUPTIONS = ["child out of the tree", "self loop", "child points backward", "pair straddles",
+                       "feature out of range", "node_end beyond n_nodes", "node_end decreasing",
+                       "tree_output out of range", "no outputs", "non-finite table", "negative cost",
+                       "implicit tree not complete", "n_nodes mismatch"]
+
+
+def _corrupt_compact(c: dict[str, Any], what: str) -> dict[str, Any]:
+    c = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
+    q = "leaf_q" in c
+    if what == "child out of the tree":
+        c["child"][1] = 2 * int(c["node_end"][0])
+    elif what == "self loop":
+        c["child"][0] = 0
+    elif what == "child points backward":
+        c["child"][2] = 1
+    elif what == "pair straddles":
+        c["child"][0] = int(c["node_end"][0]) - 1
+    elif what == "feature out of range":
+        c["feature"][1] = c["n_features"]
+    elif what == "node_end beyond n_nodes":
+        c["node_end"][-1] = c["n_nodes"] + 1
+    elif what == "node_end decreasing":
+        c["node_end"][-1] = c["node_end"][0] - 1
+    elif what == "tree_output out of range":
+        c["tree_output"][0] = c["n_outputs"]
+    elif what == "no outputs":
+        c["n_outputs"] = 0
+    elif what == "non-finite table":
+        if q:
+            c["shift"] = 31
+        else:
+            c["threshold"][0] = np.inf
+    elif what == "negative cost":
+        c["costs"] = None if q else np.array([-1.0] * c["n_features"], np.float32)
+        if q:
+            c["base_q"] = None
+    elif what == "implicit tree not complete":
+        c["child"] = None
+        c["node_end"][0] -= 1
+        c["node_end"][1:] -= 1
+        c["n_nodes"] -= 1
+    elif what == "n_nodes mismatch":
+        c["n_nodes"] += 1
+    return c
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("what", COMPACT_CORRUPTIONS)
+def test_check_rejects_compact_corruption(cmod: Any, what: str, numeric: str) -> None:
+    m = _corruption_model()
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    good = compact_tables(model.to_dict(), layout="explicit")
+    keep: list[Any] = []
+    check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
+    assert check(compact_struct(cmod.ffi, good, keep)) == FM_OK
+    assert check(compact_struct(cmod.ffi, compact_tables(model.to_dict(), layout="implicit"), keep)) == FM_OK
+    assert check(compact_struct(cmod.ffi, _corrupt_compact(good, what), keep)) == FM_E_MODEL
 
 
 def test_python_rejects_length_mismatch() -> None:
@@ -486,3 +565,69 @@ def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     per_node = (instructions(1088, reps) - instructions(64, reps)) / (1024 * reps)
     print(f"tree walk: {per_node:.1f} instructions per node")
     assert 3 <= per_node <= 20
+
+
+# -- table-size and instruction budgets (regression: callgrind counts, not times) ------------------------------
+
+def _budget_model() -> TreeEnsemble:
+    """100 complete depth-3 trees on 36 features (the issue's 100 x depth-3 shape), one output."""
+    rng = np.random.default_rng(7)
+    trees = []
+    for _ in range(100):
+        feat = list(rng.integers(0, 36, size=7)) + [-1] * 8
+        trees.append({"feature": feat, "threshold": list(rng.normal(size=7)) + [0.0] * 8,
+                      "left": [1, 3, 5, 7, 9, 11, 13] + [-1] * 8, "right": [2, 4, 6, 8, 10, 12, 14] + [-1] * 8,
+                      "value": [0.0] * 7 + list(rng.normal(size=8) * 0.1)})
+    return TreeEnsemble.from_trees(36, trees, base_score=[0.0])
+
+
+def _c_array(ctype: str, name: str, a: np.ndarray) -> str:
+    vals = [repr(float(v)) + "f" if ctype == "float" else str(int(v)) for v in a.ravel()] or ["0"]
+    return f"static const {ctype} {name}[{max(a.size, 1)}] = {{" + ", ".join(vals) + "};\n"
+
+
+def test_q15_table_bytes_budget() -> None:
+    """q15 compact tables of the 100 x depth-3 shape: 4 B per internal node + 2 B per leaf + 6 B per tree
+    (emlearn 0.23's loadable forest of the same shape: about 5,990 B)."""
+    c = compact_tables(_budget_model().q15().to_dict())
+    assert c["child"] is None  # implicit layout
+    assert compact_bytes(c) <= 4 * 700 + 2 * 800 + 6 * 100 + 4
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
+    """Instructions of fm_trees*_predict_vec per prediction on the 100 x depth-3 shape (x86-64 -O2,
+    callgrind): a budget so the walk cannot creep back (before the compact tables: about 8,500)."""
+    m = _budget_model()
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    c = compact_tables(model.to_dict())
+    rows = np.random.default_rng(3).normal(size=(50, 36)).astype(np.float32)
+    q = numeric == "q15"
+    src = ['#include <stdio.h>\n#include "fm_trees.h"\n',
+           _c_array("uint32_t", "NE", c["node_end"]), _c_array("uint16_t", "FE", c["feature"]),
+           _c_array("int16_t" if q else "float", "TH", c["threshold_q" if q else "threshold"]),
+           _c_array("int16_t" if q else "float", "LF", c["leaf_q" if q else "leaf"]),
+           _c_array("uint16_t", "TO", c["tree_output"]), _c_array("float", "X", rows)]
+    if q:
+        src.append(f"static const int32_t BASE[1] = {{{int(c['base_q'][0])}}};\n"
+                   "int main(void) { fm_trees_q15 m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, "
+                   f"{int(c['decision_threshold_q'])}, {int(c['shift'])}u}};\n")
+    else:
+        src.append("static const float BASE[1] = {0.0f};\n"
+                   "int main(void) { fm_trees m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, 0.0f};\n")
+    fn = "fm_trees_q15_predict_vec" if q else "fm_trees_predict_vec"
+    src.append(f"  unsigned long n = 0; int i; fm_result r;\n  for (i = 0; i < 50; ++i) {{\n"
+               f"    if ({fn}(&m, X + 36 * i, 36u, &r) != FM_OK) return 1;\n    n += r.n_read;\n  }}\n"
+               '  printf("%lu\\n", n); return 0; }\n')
+    (tmp_path / "bench.c").write_text("".join(src))
+    exe = tmp_path / "bench"
+    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}",
+                    str(tmp_path / "bench.c"), *C_SOURCES[1:], "-o", str(exe)], check=True)
+    out = tmp_path / "cg.out"
+    run = subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}", f"--callgrind-out-file={out}",
+                          str(exe)], capture_output=True, text=True, check=True)
+    total = int(re.search(r"^(?:summary|totals):\s+(\d+)", out.read_text(), re.M).group(1))  # type: ignore[union-attr]
+    per = total / 50
+    print(f"{numeric}: {per:.0f} instructions per prediction, {int(run.stdout) / 50:.1f} features read")
+    assert per <= (7600 if numeric == "float32" else 10400)

@@ -20,6 +20,7 @@ from compiler.cstc.header import cstc_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.train_cli import BRACKET
 from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.cstc.model import CSTCModel
 from pyruntime.format import ModelFile
@@ -33,7 +34,7 @@ def _shared(name: str, options: list[click.Option], extra: str) -> click.Option:
     """An option other kinds also declare (same name and type), its help extended for cstc."""
     orig = next(o for o in options if o.name == name)
     return click.Option(orig.opts, type=orig.type, is_flag=orig.is_flag, default=orig.default,
-                        help=f"{orig.help} [cstc: {extra}]")
+                        help=f"{BRACKET.sub('', orig.help or '')}. [cstc: {extra}]")
 
 
 CSTC_OPTIONS = [

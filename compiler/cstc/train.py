@@ -40,6 +40,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import cost_vector
+from compiler.estimators import binary_only, check_X, fit_binary
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
 
@@ -342,18 +343,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- fit ----
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> CSTCClassifier:
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        if X.ndim != 2 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
-            raise ValueError("X must be 2-D with one row per label")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X must be finite")
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(f"CSTC needs exactly two classes, got {self.classes_.size}")
+        X, y01 = fit_binary(self, X, y)  # CSTC is binary
         self._check_params(X.shape[1])
-        self.n_features_in_ = X.shape[1]
-        y01 = (y == self.classes_[1]).astype(np.int64)
         ys = 2.0 * y01 - 1.0
         c = cost_vector(self.costs, X.shape[1])
         self.feature_costs_ = c
@@ -387,6 +378,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             prev, cur = self.objective_path_[-2], self.objective_path_[-1]
             if abs(prev - cur) <= self.tol * max(abs(prev), 1e-12):
                 break
+        self.n_iter_ = len(self.objective_path_) - 1  # sweeps of block coordinate descent done
         # the hard tree
         self.upper_ = np.array([self.tree_.children(k)[0] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
         self.lower_ = np.array([self.tree_.children(k)[1] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
@@ -465,13 +457,16 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     # ---------------------------------------------------------- predict ----
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
+
     def decision_function(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "beta_")
-        Z = self._standardize(self._phi(np.asarray(X, dtype=np.float64)))
+        Z = self._standardize(self._phi(check_X(self, X, "beta_")))
         return self._route(Z)[1]
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]
+        margin = self.decision_function(X)  # checks that the model is fitted first
+        return self.classes_[(margin > 0).astype(np.int64)]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         p = np.clip((self.decision_function(X) + 1.0) / 2.0, 0.0, 1.0)
@@ -479,8 +474,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf node (heap index) reached by every row."""
-        check_is_fitted(self, "beta_")
-        Z = self._standardize(self._phi(np.asarray(X, dtype=np.float64)))
+        Z = self._standardize(self._phi(check_X(self, X, "beta_")))
         return self._route(Z)[0]
 
     def node_features(self, k: int) -> np.ndarray:

@@ -24,7 +24,15 @@ with
 
 At test time g is evaluated first; an input goes to f0 iff sigma(g(x)) > 1/2,
 i.e. g(x) > 0 (the paper's gate), else f1 answers. As in the paper's Algorithm 2,
-q is updated once per ``trees_per_step`` (T) boosting iterations of g and f1;
+q is updated once per ``trees_per_step`` (T, default 1) boosting iterations of g and f1;
+g's trees take ``gate_step`` (default 1: full Newton steps) instead of f1's shrinkage ``step``.
+Why: g only fits q; the sharpening comes from the alternation itself. With g ~ logit(q) after a
+g step, the next q step gives logit q' = g + xi (l1 - l0) - beta, so after t q steps logit q ~
+logit P_full + t xi (l1 - l0) - sum(beta): q becomes near-binary (and the share with sigma(g) > 1/2
+approaches mean q = P_full) only after many q steps with g following q closely. With T = 10 and g
+shrunk by 0.1 (5 q steps for 50 trees) q stayed soft, mean sigma(g) = P_full held but no row
+crossed 1/2 for P_full < 1/2 and all rows did for P_full > 1/2 (Letters: shares 0.00, 0.00, 0.53,
+1.00 at P_full 0.1, 0.3, 0.5, 0.7; now about 0.09, 0.28, 0.50, 0.69: benchmarks/adapt_letters.py);
 ``xi`` weights both prediction losses against the gate's KL term. ``gamma`` uses the same scale as
 the miser ``lam``: a feature's cost is divided by the summed cost of all
 features.
@@ -34,13 +42,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import make_f0
@@ -190,12 +200,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         max_depth: int = 3,
         step: float = 0.1,
         costs: FeatureCosts | np.ndarray | None = None,
-        trees_per_step: int = 10,
+        trees_per_step: int = 1,
         gate_rule: str = "sigmoid",
         eta: float = 1.0,
         xi: float = 1.0,
         hpc_cv: int = 3,
         max_bins: int = 64,
+        gate_step: float | None = 1.0,
         random_state: int | None = 0,
     ) -> None:
         self.hpc = hpc
@@ -211,6 +222,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         self.xi = xi
         self.hpc_cv = hpc_cv
         self.max_bins = max_bins
+        self.gate_step = gate_step
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -226,6 +238,9 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("eta must be >= 0")
         if self.gate_rule not in ("sigmoid", "quantile"):
             raise ValueError("gate_rule must be 'sigmoid' (the paper's) or 'quantile'")
+
+    def _gate_step(self) -> float:
+        return float(self.step if self.gate_step is None else self.gate_step)
 
     def _n_outer(self) -> int:
         """Outer (q-update) iterations: one per ``trees_per_step`` boosting iterations."""
@@ -269,16 +284,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         rows (e.g. out of fold), used instead of scoring a prefit f0 in sample.
         """
         self._check_params()
-        X32 = as_float32_matrix(X)
-        y = np.asarray(y)
-        if y.shape != (X32.shape[0],):
-            raise ValueError("y must have one label per row of X")
+        X32, y = validate_data(self, X, y, dtype=np.float32, ensure_min_samples=2)
+        check_classification_targets(y)
         self.classes_ = np.unique(y)
         K = self.classes_.size
         if K < 2:
-            raise ValueError("need at least two classes")
+            raise ValueError("need at least two classes (1 class in y)")
         y_idx = np.searchsorted(self.classes_, y)
-        self.n_features_in_ = X32.shape[1]
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
         if f0_proba is not None:
             if isinstance(self.hpc, str):
@@ -314,7 +326,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             self.history_.append(AdaptState(beta, float(q.mean()), float(np.mean((1 - q) * A + q * B - ent))))
             if gate is None:
                 gate = Booster(fitter=f1.fitter, Y=q[:, None].copy(), weight=np.ones(n), loss="logistic",
-                               costs=self.costs_, step=self.step, max_depth=self.max_depth, used=f1.used)
+                               costs=self.costs_, step=self._gate_step(), max_depth=self.max_depth, used=f1.used)
             gate.Y = q[:, None].copy()
             f1.weight = np.maximum(1.0 - q, 1e-12)
             for _ in range(min(per_iter, int(self.n_trees) - done)):
@@ -349,13 +361,38 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         idx = (s[:, 0] > 0).astype(np.int64) if s.shape[1] == 1 else np.argmax(s, axis=1)
         return self.classes_[idx]
 
+    def _input(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "gate_ir_")
+        return validate_data(self, X, dtype=np.float32, reset=False)
+
     def predict(self, X: np.ndarray) -> np.ndarray:
-        X32 = as_float32_matrix(X)
+        X32 = self._input(X)
         hard = self.route(X32)
         out = self._f1_labels(X32)
         if hard.any():
             out[hard] = self.f0_.predict(X32[hard])
         return out
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities of the part that answers each row: f1's (sigmoid / softmax of its
+        scores) for the rows the gate keeps, f0's for the rows it routes to f0."""
+        X32 = self._input(X)
+        hard = self.route(X32)
+        s = ir_staged_scores(self.f1_ir_, X32)[0].astype(np.float64)
+        if s.shape[1] == 1:
+            p1 = 1.0 / (1.0 + np.exp(-s[:, 0]))
+            proba = np.column_stack([1 - p1, p1])
+        else:
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            proba = e / e.sum(axis=1, keepdims=True)
+        if hard.any():
+            p0 = np.asarray(self.f0_.predict_proba(X32[hard]), dtype=np.float64)
+            cls0 = getattr(self.f0_, "classes_", self.classes_)
+            full = np.zeros((p0.shape[0], self.classes_.size))
+            for j, c in enumerate(cls0):
+                full[:, int(np.searchsorted(self.classes_, c))] = p0[:, j]
+            proba[hard] = full
+        return proba
 
     def predict_f0(self, X: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "f0_")

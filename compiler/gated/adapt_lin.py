@@ -18,15 +18,17 @@ Features are standardised for training; the exported scorers work on raw feature
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.gated.common import SparseLinear, check_binary_Xy, check_X, fit_f0, gated_costs, q_step, sigmoid, softplus
+from compiler.estimators import binary_only
+from compiler.gated.common import SparseLinear, check_binary_Xy, fit_f0, gated_costs, q_step, sigmoid, softplus
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
 
@@ -44,6 +46,16 @@ def group_soft_threshold(V: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     nz = norms > t
     scale[nz] = 1.0 - t[nz] / norms[nz]
     return V * scale[:, None]
+
+
+def quantile_threshold(easy_score: np.ndarray, share: float) -> np.float32:
+    """float32 t such that the rows with easy_score <= t (those sent to f0) are the floor(share * n)
+    lowest-scoring rows (more only at ties)."""
+    s = np.sort(np.asarray(easy_score, dtype=np.float32))
+    k = int(np.floor(share * s.size + 1e-9))
+    if k <= 0:
+        return np.float32(np.nextafter(s[0], np.float32(-np.inf)))
+    return np.float32(s[min(k, s.size) - 1])
 
 
 class _Standardizer:
@@ -115,9 +127,12 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
 
     algorithm = "gated-linear"
 
+    def __sklearn_tags__(self) -> Any:
+        return binary_only(super().__sklearn_tags__())
+
     def _check(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "gate_")
-        return check_X(X, self.n_features_in_)
+        return validate_data(self, X, dtype=np.float64, reset=False)
 
     @property
     def used_features_(self) -> np.ndarray:
@@ -200,6 +215,12 @@ class AdaptLinClassifier(GatedLinearBase):
         rows, g = 0) and, for each of the ``split_features`` features that the objective's gradient
         ranks first, the two hard assignments "the p_full share of rows with the largest (smallest)
         value of the feature goes to f0". 0 keeps the paper's start only.
+    gate_rule: "quantile" (default): the gate's threshold is set after training so that the share of
+        training rows sent to f0 equals mean(q) (<= p_full); "sigmoid": the paper's rule, f0 iff
+        sigma(g(x)) > 1/2. A linear g fitted to soft q has mean sigma(g) = mean(q) = p_full but, unless
+        it separates the rows, sigma(g) stays near p_full for most rows, so the sigmoid rule sends almost
+        none (p_full < 1/2) or almost all (p_full > 1/2) rows to f0 (Letters: 0.00 at 0.1, 0.93 at 0.7).
+        The quantile rule keeps the ranking the paper's g learns and makes the P_full budget hold.
     random_state: seed of f0 and of its out-of-fold split.
     """
 
@@ -207,7 +228,7 @@ class AdaptLinClassifier(GatedLinearBase):
 
     def __init__(self, hpc: Any = "rf", p_full: float = 0.3, gamma: float = 0.01, costs: CostsLike = None,
                  n_iter: int = 20, inner_iter: int = 300, l2: float = 1e-4, split_features: int = 4,
-                 random_state: int | None = 0) -> None:
+                 gate_rule: str = "quantile", random_state: int | None = 0) -> None:
         self.hpc = hpc
         self.p_full = p_full
         self.gamma = gamma
@@ -216,6 +237,7 @@ class AdaptLinClassifier(GatedLinearBase):
         self.inner_iter = inner_iter
         self.l2 = l2
         self.split_features = split_features
+        self.gate_rule = gate_rule
         self.random_state = random_state
 
     def _validate_params(self) -> None:
@@ -229,10 +251,12 @@ class AdaptLinClassifier(GatedLinearBase):
             raise ValueError(f"split_features must be >= 0, got {self.split_features}")
         if not float(self.l2) >= 0.0:
             raise ValueError(f"l2 must be >= 0, got {self.l2}")
+        if self.gate_rule not in ("sigmoid", "quantile"):
+            raise ValueError(f"gate_rule must be 'sigmoid' (the paper's) or 'quantile', got {self.gate_rule!r}")
 
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
-        Xa, y01, classes = check_binary_Xy(X, y)
+        Xa, y01, classes = check_binary_Xy(X, y, self)
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
@@ -267,6 +291,10 @@ class AdaptLinClassifier(GatedLinearBase):
         h_raw, h0_raw = std.to_raw(W[:, 1], b[1])
         # exported gate score is -g(x): "easy" (answer with f1) iff -g(x) > 0
         self.gate_ = SparseLinear.from_dense(-g_raw, -g0_raw, 0.0)
+        if self.gate_rule == "quantile":
+            self.gate_ = dataclasses.replace(self.gate_, threshold=quantile_threshold(self.gate_.score(Xa),
+                                                                                       float(q.mean())))
+        self.train_route_fraction_ = float(np.mean(~self.gate_.decide(Xa)))
         self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
         self.classes_ = classes
         self.n_features_in_ = d

@@ -71,11 +71,21 @@ def check_X(X: Any, n_features: int | None = None) -> np.ndarray:
     return arr
 
 
-def check_binary_Xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate training data of a binary task.
+def check_binary_Xy(X: Any, y: Any, est: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate training data of a binary task (through scikit-learn's validate_data when est, the
+    estimator being fitted, is given: it then gets classes_ and n_features_in_).
 
     Returns (X float64, y01 int8 with 1 = classes[1], classes).
     """
+    if est is not None and (hasattr(X, "tocsr") or hasattr(X, "__array_namespace__") and not hasattr(X, "dtype")):
+        from compiler.estimators import fit_binary  # sparse input: scikit-learn's message
+
+        fit_binary(est, X, y)
+    if est is not None:  # scikit-learn's validation first: its messages, n_features_in_, classes_
+        from compiler.estimators import fit_binary
+
+        X, y01 = fit_binary(est, X, y)
+        return X, y01.astype(np.int8), est.classes_
     Xa = check_X(X)
     ya = np.asarray(y)
     if ya.ndim != 1:
@@ -184,6 +194,7 @@ def fit_f0(kind: Any, X: np.ndarray, y01: np.ndarray, classes: np.ndarray, rando
             raise F0Error(f"fitted hpc model expects {n_in} features, the data has {n_features}")
         p_pos = _positive_proba(est, X, classes[1])
     else:
+        est = clone(est)  # never fit the caller's estimator in place (scikit-learn: parameters stay as given)
         est.fit(X, labels)
         p_pos = np.empty(X.shape[0])
         counts = np.bincount(y01, minlength=2)

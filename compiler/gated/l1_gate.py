@@ -79,7 +79,7 @@ class L1GateClassifier(GatedLinearBase):
             raise ValueError(f"gamma must be >= 0, got {self.gamma}")
         if not float(self.C) > 0.0:
             raise ValueError(f"C must be > 0, got {self.C}")
-        Xa, y01, classes = check_binary_Xy(X, y)
+        Xa, y01, classes = check_binary_Xy(X, y, self)
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)

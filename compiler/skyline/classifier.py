@@ -101,7 +101,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, base: Any = "nb", method: str = "polydom", epsilon: float = 0.0,
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
                  validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
-                 n_jobs: int | None = None, scheduler: str | None = None):
+                 n_jobs: int | None = None, scheduler: str | None = None, approx: float = 0.0):
         self.base = base
         self.method = method
         self.epsilon = epsilon
@@ -113,6 +113,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs  # feature sets trained in parallel (compiler.parallel.run_map); same result
         self.scheduler = scheduler
+        self.approx = approx
 
     # -- training ------------------------------------------------------------------------
     def _feature_coef(self, d: int) -> np.ndarray:
@@ -139,6 +140,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if not np.isfinite(self.epsilon) or self.epsilon < 0:
             raise ValueError("epsilon must be a finite number >= 0")
+        if not np.isfinite(self.approx) or self.approx < 0:
+            raise ValueError("approx must be a finite number >= 0")
         if self.max_sets is not None and int(self.max_sets) < 1:
             raise ValueError("max_sets must be >= 1")
         X, y = validate_data(self, X, y)
@@ -177,7 +180,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         lo, hi = self.size_range_
         par = {"jobs": self.n_jobs, "scheduler": self.scheduler}
         if self.method == "polydom":
-            return polydom_search(oracle, d, float(self.epsilon), self.max_sets, **par)
+            return polydom_search(oracle, d, float(self.epsilon), self.max_sets, approx=float(self.approx), **par)
         if self.method == "brute":
             return brute_force_search(oracle, d, **par)
         ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)

@@ -68,7 +68,11 @@ SKYLINE_OPTIONS = [
                  help="Feature-set search: polydom (exact, at most 24 features), greedy-acc or greedy-cost; auto: "
                       "polydom up to 24 features, else greedy-acc [skyline; default auto]."),
     click.Option(["--epsilon"], type=click.FloatRange(min=0), default=None,
-                 help="PolyDom relaxation when more features can hurt accuracy [skyline; default 0]."),
+                 help="PolyDom anti-monotonicity tolerance: exact search when more features can hurt accuracy "
+                      "by up to this much (trains more sets) [skyline; default 0]."),
+    click.Option(["--approx"], type=click.FloatRange(min=0), default=None,
+                 help="PolyDom approximate mode: prune with a(F) >= a(H) - APPROX, losing at most APPROX of "
+                      "validation accuracy against the exact skyline (trains fewer sets) [skyline; default 0]."),
     click.Option(["--max-sets"], type=click.IntRange(min=1), default=None,
                  help="Cap on the feature sets the search trains [skyline]."),
     click.Option(["--sizes"], default=None,
@@ -140,7 +144,8 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     clf = SkylineClassifier(base=est, method=method, epsilon=float(opts.get("epsilon", 0.0)),
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
                             allow_empty=not opts.get("no_empty_model", False), random_state=seed,
-                            n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"))
+                            n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
+                            approx=float(opts.get("approx", 0.0)))
     clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]

@@ -19,6 +19,16 @@ without training a model on it when G cannot be on the skyline at any size:
 * covering: the special case H = all features: once some F reaches
   a(all) + epsilon, no superset of F can be on the skyline.
 
+* approximate mode (``approx`` = alpha > 0, the paper's epsilon-of-best relaxation, Property 3.9):
+  G is skipped already when a(F) >= a(H) - alpha (with epsilon: a(F) >= a(H) + epsilon - alpha).
+  Under the assumption a(G) <= a(H) + epsilon <= a(F) + alpha: the cheaper evaluated F is at most
+  alpha less accurate than any skipped G, so for every budget and size the kept skyline loses at
+  most alpha of accuracy against brute force, and fewer sets are trained. The two parameters
+  pull in opposite directions: ``epsilon`` (anti-monotonicity tolerance, Axiom 3.10) makes the
+  test stricter and keeps the search exact when accuracies are not monotone; ``approx`` makes it
+  looser and trades at most alpha accuracy for fewer trained models. The nodes trained for
+  approx alpha are a superset of those for alpha' > alpha.
+
 Each level is tested against the best evaluated subset and the worst
 evaluated superset (sum-over-subsets dynamic programming over all masks),
 so the pruning is exact under the assumption: the skyline equals the brute
@@ -210,16 +220,21 @@ def _popcounts(d: int) -> np.ndarray:
 
 # -- PolyDom lattice search ----------------------------------------------------------------
 def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int | None = None,
-                   jobs: int | None = None, scheduler: str | None = None) -> SearchResult:
+                   approx: float = 0.0, jobs: int | None = None, scheduler: str | None = None) -> SearchResult:
     """Bidirectional lattice walk with sandwich and covering pruning (see the module doc).
 
-    The sets of one level left after pruning are trained together (in parallel with
-    ``jobs``/``scheduler``; the result is the same)."""
+    ``epsilon``: tolerated monotonicity violation (exact search, more sets trained); ``approx``:
+    accuracy that may be lost against the exact skyline (fewer sets trained). The sets of one level
+    left after pruning are trained together (in parallel with ``jobs``/``scheduler``; same result).
+    """
     if d > MAX_LATTICE_FEATURES:
         raise ValueError(f"polydom walks the lattice of 2^d feature sets; d={d} > {MAX_LATTICE_FEATURES}: "
                          "use method greedy-acc or greedy-cost")
     if epsilon < 0:
         raise ValueError("epsilon must be >= 0")
+    if not approx >= 0:
+        raise ValueError("approx must be >= 0")
+    margin = float(epsilon) - float(approx)
     size = 1 << d
     full = size - 1
     acc = np.full(size, np.nan)
@@ -237,7 +252,7 @@ def polydom_search(oracle: Oracle, d: int, epsilon: float = 0.0, max_sets: int |
     budget = max_sets if max_sets is not None else size
     with Progress("skyline polydom search", total=len(order), unit="level") as progress:
         for level in order:
-            _polydom_level(oracle, d, epsilon, budget, acc, levels[level], full, result, jobs, scheduler)
+            _polydom_level(oracle, d, margin, budget, acc, levels[level], full, result, jobs, scheduler)
             progress.update()
             progress.note(f"{result.n_evaluated} sets trained")
     return result

@@ -10,29 +10,32 @@ from typing import Any
 
 from compiler.header import CArray, CTables, c_float, c_int, c_uint
 from pyruntime.trees.cascade import TreeCascade, TreeCascadeQ15
-from pyruntime.trees.ensemble import TreeEnsembleQ15
+from pyruntime.trees.ensemble import compact_tables
 
 
 def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, str]:
-    """fm_trees / fm_trees_q15 fields of a TreeEnsemble(Q15) whose arrays are named p_*; appends the
-    arrays. costs: the C expression of the cost table (shared between parts, or NULL)."""
-    q = isinstance(t, TreeEnsembleQ15)
-    arrays += [CArray(f"{p}_feature", "int32_t", t.feature), CArray(f"{p}_left", "int32_t", t.left),
-               CArray(f"{p}_right", "int32_t", t.right), CArray(f"{p}_roots", "int32_t", t.roots),
-               CArray(f"{p}_tree_output", "int32_t", t.tree_output)]
-    f = {"n_features": c_uint(t.n_features), "n_outputs": c_uint(t.n_outputs), "n_nodes": c_uint(t.n_nodes),
-         "n_trees": c_uint(t.n_trees), "feature": f"{p}_feature", "left": f"{p}_left", "right": f"{p}_right",
-         "roots": f"{p}_roots", "tree_output": f"{p}_tree_output", "costs": costs}
-    if q:
-        arrays += [CArray(f"{p}_threshold_key", "int32_t", t.threshold_key),
-                   CArray(f"{p}_value_q", "int16_t", t.value_q), CArray(f"{p}_base_q", "int32_t", t.base_q)]
-        f.update(threshold_key=f"{p}_threshold_key", value_q=f"{p}_value_q", base_q=f"{p}_base_q",
-                 decision_threshold_q=c_int(t.decision_threshold_q), shift=c_uint(t.shift))
+    """fm_trees / fm_trees_q15 fields of the compact tables (pyruntime.trees.ensemble.compact_tables) of a
+    TreeEnsemble(Q15) whose arrays are named p_*; appends the arrays. costs: the C expression of the cost
+    table (shared between parts, or NULL)."""
+    c = compact_tables(t.to_dict())
+    arrays += [CArray(f"{p}_node_end", "uint32_t", c["node_end"]), CArray(f"{p}_feature", "uint16_t", c["feature"]),
+               CArray(f"{p}_tree_output", "uint16_t", c["tree_output"])]
+    f = {"n_features": c_uint(c["n_features"]), "n_outputs": c_uint(c["n_outputs"]), "n_trees": c_uint(c["n_trees"]),
+         "n_nodes": c_uint(c["n_nodes"]), "node_end": f"{p}_node_end", "feature": f"{p}_feature",
+         "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs}
+    if c["child"] is not None:
+        arrays.append(CArray(f"{p}_child", "uint32_t", c["child"]))
+        f["child"] = f"{p}_child"
+    if "leaf_q" in c:
+        arrays += [CArray(f"{p}_threshold_q", "int16_t", c["threshold_q"]),
+                   CArray(f"{p}_leaf_q", "int16_t", c["leaf_q"]), CArray(f"{p}_base_q", "int32_t", c["base_q"])]
+        f.update(threshold_q=f"{p}_threshold_q", leaf_q=f"{p}_leaf_q", base_q=f"{p}_base_q",
+                 decision_threshold_q=c_int(c["decision_threshold_q"]), shift=c_uint(c["shift"]))
     else:
-        arrays += [CArray(f"{p}_threshold", "float", t.threshold), CArray(f"{p}_value", "float", t.value),
-                   CArray(f"{p}_base_score", "float", t.base_score)]
-        f.update(threshold=f"{p}_threshold", value=f"{p}_value", base_score=f"{p}_base_score",
-                 decision_threshold=c_float(t.decision_threshold))
+        arrays += [CArray(f"{p}_threshold", "float", c["threshold"]), CArray(f"{p}_leaf", "float", c["leaf"]),
+                   CArray(f"{p}_base_score", "float", c["base_score"])]
+        f.update(threshold=f"{p}_threshold", leaf=f"{p}_leaf", base_score=f"{p}_base_score",
+                 decision_threshold=c_float(c["decision_threshold"]))
     return f
 
 

@@ -11,13 +11,18 @@ and are summed in float32, in tree order. One output: label 1 iff score >
 decision_threshold; several outputs: label = first index of the largest.
 
 q15: thresholds become int32 keys (``float_keys``, fm_key_bits in C) compared
-with the key of x, which gives the same walk as the float compare; leaf
+with the key of x. The keys are rounded up to the next ``65536 * k + 65535`` so the C
+tables hold the 16-bit k (``fm_key16(x) <= k`` is the same decision); leaf
 values are int16 in units of 2**-shift, summed in a saturating int32 from
 ``base_q``; costs are uint16 units summed in a saturating uint32.
 
 Features are read lazily: a tree reads only the features on its path, each
 feature at most once per prediction (shared across slices of trees and
 across models through a ``ReadState``).
+
+The C runtime does not walk these node tables: ``compact_tables`` derives its compact layout
+(fm_trees.h: full binary trees, implicit heap order when that is smaller, 16-bit feature
+indices, q15 16-bit threshold keys and leaves) with the same decisions and the same reads.
 """
 
 from __future__ import annotations
@@ -231,6 +236,9 @@ class TreeEnsembleQ15:
         t = self.decision_threshold_q
         require(isinstance(t, int) and INT32_MIN <= t <= INT32_MAX, "decision_threshold_q must fit int32")
         require(isinstance(self.shift, int) and 0 <= self.shift <= MAX_SHIFT, "shift must be in 0..30")
+        inner = self.feature >= 0
+        require(bool(np.all((self.threshold_key[inner].astype(np.int64) & 0xFFFF) == 0xFFFF)),
+                "q15 threshold keys must be 16-bit keys (65536 * k + 65535); re-quantize the model")
         if self.costs is not None:
             require(self.costs.shape == (self.n_features,), "costs must have one entry per feature")
         require(bool(np.isfinite(self.cost_unit) and self.cost_unit > 0), "cost_unit must be > 0")
@@ -322,9 +330,18 @@ def _finish(scores: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]
     return best.astype(np.int32), scores[idx, best]
 
 
+def key16_threshold(threshold: Any) -> np.ndarray:
+    """int32 keys 65536 * k + 65535 with k = fm_key16(threshold), the 16-bit key the C tables hold:
+    the smallest such key >= the threshold's own key, so every x <= threshold still goes left (ties
+    stay), and fm_key_bits(x) <= 65536 * k + 65535 iff fm_key16(x) <= k."""
+    keys = float_keys(np.asarray(threshold, np.float32)).astype(np.int64)
+    k = np.floor_divide(keys, 65536)
+    return (k * 65536 + 65535).astype(np.int32)
+
+
 def quantize_trees(m: TreeEnsemble, shift: int | None = None) -> TreeEnsembleQ15:
     """q15 tables: leaf values scaled by 2**shift (default: the largest that keeps every leaf in
-    int16), threshold keys from the float32 thresholds, base scores and threshold rounded and
+    int16), threshold keys from the float32 thresholds rounded to 16-bit keys, base scores and threshold rounded and
     saturated to int32, costs as uint16 units."""
     leaf = m.feature == -1
     if shift is None:
@@ -334,36 +351,186 @@ def quantize_trees(m: TreeEnsemble, shift: int | None = None) -> TreeEnsembleQ15
     costs, unit = quantize_costs(m.costs)
     return TreeEnsembleQ15(
         n_features=m.n_features, n_outputs=m.n_outputs, feature=m.feature.copy(),
-        threshold_key=np.where(leaf, 0, float_keys(m.threshold)), left=m.left.copy(), right=m.right.copy(),
+        threshold_key=np.where(leaf, 0, key16_threshold(m.threshold)), left=m.left.copy(), right=m.right.copy(),
         value_q=np.where(leaf, vq, 0).astype(np.int16), roots=m.roots.copy(),
         tree_output=m.tree_output.copy(),
         base_q=np.array([to_fixed(b, shift) for b in m.base_score], np.int32),
         decision_threshold_q=to_fixed(m.decision_threshold, shift), shift=shift, costs=costs, cost_unit=unit)
 
 
+# -- compact C tables ---------------------------------------------------------------------
+
+_MAX_IMPLICIT_DEPTH = 20
+
+
+def _tree_depth(feature: np.ndarray, left: np.ndarray, right: np.ndarray, root: int) -> int:
+    depth, stack = 0, [(root, 0)]
+    while stack:
+        n, d = stack.pop()
+        if feature[n] < 0:
+            depth = max(depth, d)
+        else:
+            stack += [(int(left[n]), d + 1), (int(right[n]), d + 1)]
+    return depth
+
+
+def _implicit_tree(feature: np.ndarray, thr: np.ndarray, left: np.ndarray, right: np.ndarray, val: np.ndarray,
+                   root: int, depth: int) -> tuple[list[int], list[Any], list[Any]]:
+    """Heap-ordered complete tree of the given depth; shallow leaves become dummy nodes that repeat
+    their parent's feature (already read) over copies of the leaf."""
+    n_inner = (1 << depth) - 1
+    feat: list[int] = [0] * n_inner
+    th: list[Any] = [0] * n_inner
+    leaves: list[Any] = [0] * (n_inner + 1)
+    stack = [(0, root, 0)]
+    while stack:
+        h, n, pf = stack.pop()
+        if h >= n_inner:
+            leaves[h - n_inner] = val[n]
+        elif feature[n] >= 0:
+            feat[h], th[h] = int(feature[n]), thr[n]
+            stack += [(2 * h + 1, int(left[n]), int(feature[n])), (2 * h + 2, int(right[n]), int(feature[n]))]
+        else:
+            feat[h] = pf
+            stack += [(2 * h + 1, n, pf), (2 * h + 2, n, pf)]
+    return feat, th, leaves
+
+
+def _explicit_tree(feature: np.ndarray, thr: np.ndarray, left: np.ndarray, right: np.ndarray, val: np.ndarray,
+                   root: int) -> tuple[list[int], list[Any], list[int], list[Any]]:
+    """Breadth-first full binary tree with sibling pairs side by side; a leaf whose sibling is
+    internal becomes a dummy node (parent's feature, two copies of the leaf)."""
+    if feature[root] < 0:
+        return [], [], [], [val[root]]
+    order: list[tuple[int, int]] = [(root, -1)]  # (node, -1) real; (leaf, parent feature) dummy
+    feat: list[int] = []
+    th: list[Any] = []
+    kids: list[tuple[bool, int]] = []  # (to internal?, index in that space)
+    leaves: list[Any] = []
+    k = 0
+    while k < len(order):
+        n, pf = order[k]
+        k += 1
+        if pf >= 0:  # dummy
+            feat.append(pf)
+            th.append(0)
+            kids.append((False, len(leaves)))
+            leaves += [val[n], val[n]]
+            continue
+        f = int(feature[n])
+        feat.append(f)
+        th.append(thr[n])
+        lc, rc = int(left[n]), int(right[n])
+        l_in, r_in = feature[lc] >= 0, feature[rc] >= 0
+        if not l_in and not r_in:
+            kids.append((False, len(leaves)))
+            leaves += [val[lc], val[rc]]
+        else:
+            kids.append((True, len(order)))
+            order += [(lc, -1) if l_in else (lc, f), (rc, -1) if r_in else (rc, f)]
+    n_inner = len(feat)
+    return feat, th, [c if inner else n_inner + c for inner, c in kids], leaves
+
+
+def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[str, Any]:
+    """The compact C tables (fm_trees.h) of a TreeEnsemble(Q15).to_dict(): every tree as a full
+    binary tree, in the implicit heap layout (no child table) when that is not larger than the
+    explicit one (or when layout says so; "explicit" forces a child table). Same decisions and
+    reads as the IR. The IR must be valid (run its validate first)."""
+    q = "value_q" in tables
+    feature = np.asarray(tables["feature"], np.int64)
+    left, right = np.asarray(tables["left"], np.int64), np.asarray(tables["right"], np.int64)
+    roots = np.asarray(tables["roots"], np.int64)
+    n_features, n_outputs = int(tables["n_features"]), int(tables["n_outputs"])
+    require(n_features <= 65536 and n_outputs <= 65536, "compact tree tables hold at most 65536 features/outputs")
+    if q:
+        key = np.asarray(tables["threshold_key"], np.int64)
+        thr = np.where(feature >= 0, (key - 65535) >> 16, 0).astype(np.int16)
+        val = np.asarray(tables["value_q"], np.int16)
+    else:
+        thr = np.asarray(tables["threshold"], np.float32)
+        val = np.asarray(tables["value"], np.float32)
+    depths = [_tree_depth(feature, left, right, int(r)) for r in roots]
+    explicit = [_explicit_tree(feature, thr, left, right, val, int(r)) for r in roots]
+    node_b, leaf_b = (4, 2) if q else (6, 4)
+    n_exp = sum(len(e[0]) for e in explicit)
+    exp_bytes = n_exp * (node_b + 4) + (n_exp + len(roots)) * leaf_b
+    imp_ok = all(d <= _MAX_IMPLICIT_DEPTH for d in depths)
+    n_imp = sum((1 << d) - 1 for d in depths) if imp_ok else 0
+    imp_bytes = n_imp * node_b + (n_imp + len(roots)) * leaf_b
+    if layout is None:
+        implicit = imp_ok and imp_bytes <= exp_bytes
+    else:
+        require(layout in ("implicit", "explicit"), "layout must be implicit or explicit")
+        require(layout == "explicit" or imp_ok, "trees too deep for the implicit layout")
+        implicit = layout == "implicit"
+    feats: list[int] = []
+    ths: list[Any] = []
+    kids: list[int] = []
+    leaves: list[Any] = []
+    node_end: list[int] = []
+    for t, r in enumerate(roots):
+        if implicit:
+            f, th, lv = _implicit_tree(feature, thr, left, right, val, int(r), depths[t])
+        else:
+            f, th, ch, lv = explicit[t]
+            kids += ch
+        feats += f
+        ths += th
+        leaves += lv
+        node_end.append(len(feats))
+    out: dict[str, Any] = {
+        "n_features": n_features, "n_outputs": n_outputs, "n_trees": len(roots), "n_nodes": len(feats),
+        "node_end": np.asarray(node_end, np.uint32), "feature": np.asarray(feats, np.uint16),
+        "child": None if implicit else np.asarray(kids, np.uint32),
+        "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": tables.get("costs")}
+    if q:
+        out.update(threshold_q=np.asarray(ths, np.int16), leaf_q=np.asarray(leaves, np.int16),
+                   base_q=np.asarray(tables["base_q"], np.int32),
+                   decision_threshold_q=int(tables["decision_threshold_q"]), shift=int(tables["shift"]))
+    else:
+        out.update(threshold=np.asarray(ths, np.float32), leaf=np.asarray(leaves, np.float32),
+                   base_score=np.asarray(tables["base_score"], np.float32),
+                   decision_threshold=float(tables["decision_threshold"]))
+    return out
+
+
+def compact_bytes(c: dict[str, Any]) -> int:
+    """Flash bytes of the compact tables (without the costs, shared between parts)."""
+    names = ("node_end", "feature", "child", "tree_output", "threshold", "threshold_q", "leaf", "leaf_q",
+             "base_score", "base_q")
+    return sum(int(c[n].nbytes) for n in names if c.get(n) is not None)
+
+
 # -- C binding -------------------------------------------------------------------------
 
-def trees_struct(ffi: Any, tables: dict[str, Any], keep: list[Any]) -> Any:
-    """fm_trees / fm_trees_q15 over the arrays of a to_dict() (not validated: C checks it)."""
-    q = "value_q" in tables
+def compact_struct(ffi: Any, c: dict[str, Any], keep: list[Any]) -> Any:
+    """fm_trees / fm_trees_q15 over compact tables (not validated: C checks it)."""
+    q = "leaf_q" in c
     s = ffi.new("fm_trees_q15 *" if q else "fm_trees *")
-    s.n_features, s.n_outputs = tables["n_features"], tables["n_outputs"]
-    s.n_nodes, s.n_trees = len(tables["feature"]), len(tables["roots"])
-    for name in ("feature", "left", "right", "roots", "tree_output"):
-        setattr(s, name, c_ptr(ffi, keep, "const int32_t *", tables[name], "i4"))
+    s.n_features, s.n_outputs, s.n_trees, s.n_nodes = c["n_features"], c["n_outputs"], c["n_trees"], c["n_nodes"]
+    s.node_end = c_ptr(ffi, keep, "const uint32_t *", c["node_end"], "u4")
+    s.feature = c_ptr(ffi, keep, "const uint16_t *", c["feature"], "u2")
+    s.child = c_ptr(ffi, keep, "const uint32_t *", c["child"], "u4")
+    s.tree_output = c_ptr(ffi, keep, "const uint16_t *", c["tree_output"], "u2")
     if q:
-        s.threshold_key = c_ptr(ffi, keep, "const int32_t *", tables["threshold_key"], "i4")
-        s.value_q = c_ptr(ffi, keep, "const int16_t *", tables["value_q"], "i2")
-        s.base_q = c_ptr(ffi, keep, "const int32_t *", tables["base_q"], "i4")
-        s.decision_threshold_q, s.shift = tables["decision_threshold_q"], tables["shift"]
-        s.costs = c_ptr(ffi, keep, "const uint16_t *", tables["costs"], "u2")
+        s.threshold_q = c_ptr(ffi, keep, "const int16_t *", c["threshold_q"], "i2")
+        s.leaf_q = c_ptr(ffi, keep, "const int16_t *", c["leaf_q"], "i2")
+        s.base_q = c_ptr(ffi, keep, "const int32_t *", c["base_q"], "i4")
+        s.decision_threshold_q, s.shift = c["decision_threshold_q"], c["shift"]
+        s.costs = c_ptr(ffi, keep, "const uint16_t *", c["costs"], "u2")
     else:
-        s.threshold = c_ptr(ffi, keep, "const float *", tables["threshold"], "f4")
-        s.value = c_ptr(ffi, keep, "const float *", tables["value"], "f4")
-        s.base_score = c_ptr(ffi, keep, "const float *", tables["base_score"], "f4")
-        s.decision_threshold = tables["decision_threshold"]
-        s.costs = c_ptr(ffi, keep, "const float *", tables["costs"], "f4")
+        s.threshold = c_ptr(ffi, keep, "const float *", c["threshold"], "f4")
+        s.leaf = c_ptr(ffi, keep, "const float *", c["leaf"], "f4")
+        s.base_score = c_ptr(ffi, keep, "const float *", c["base_score"], "f4")
+        s.decision_threshold = c["decision_threshold"]
+        s.costs = c_ptr(ffi, keep, "const float *", c["costs"], "f4")
     return s
+
+
+def trees_struct(ffi: Any, tables: dict[str, Any], keep: list[Any], layout: str | None = None) -> Any:
+    """fm_trees / fm_trees_q15 of the compact tables of a to_dict()."""
+    return compact_struct(ffi, compact_tables(tables, layout), keep)
 
 
 class CTrees(CEvaluator):

@@ -40,7 +40,7 @@ extern "C" {
 #define FM_EXIT_MARGIN 1u
 
 /* Stack scratch bounds of the eager fm_cascade*_predict_vec (no malloc):
- * n_features <= FM_CASCADE_VEC_MAX_FEATURES (5 bytes of stack each) and
+ * n_features <= FM_CASCADE_VEC_MAX_FEATURES (5 bytes of stack each, 7 in q15) and
  * n_outputs <= FM_CASCADE_VEC_MAX_OUTPUTS. Override with -D for larger
  * models; the lazy and batch calls take caller scratch and have no bound. */
 #ifndef FM_CASCADE_VEC_MAX_FEATURES

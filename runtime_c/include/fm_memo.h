@@ -41,9 +41,14 @@ typedef struct {
     uint8_t *seen;  /* [n] epoch stamp of the read, 0 = never */
     uint32_t n;     /* capacity: must be >= the model's n_features */
     uint8_t epoch;  /* current prediction's stamp (1..255) */
+    int16_t *keys;  /* [n] or NULL: fm_key16 of every cached value (q15 eager tree walks) */
 } fm_memo;
 
 void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n);
+/* Optional key cache of n int16 (fm_memo_init leaves it NULL): every read
+ * then also stores keys[index] = fm_key16(value); the eager q15 tree walks
+ * (fm_trees_q15_accumulate_vec) need it. */
+void fm_memo_set_keys(fm_memo *memo, int16_t *keys);
 /* Start a prediction: forget every read, zero *res (res may be NULL). */
 void fm_memo_start(fm_memo *memo, fm_result *res);
 
@@ -63,6 +68,9 @@ static inline int fm_memo_fetch(fm_memo *memo, const fm_reader *r, uint32_t inde
     }
     memo->values[index] = v;
     memo->seen[index] = memo->epoch;
+    if (memo->keys != NULL) {
+        memo->keys[index] = (int16_t)fm_key16(fm_float_bits(v));
+    }
     *value = v;
     return FM_OK;
 }

@@ -1,13 +1,25 @@
 /*
- * frugalml runtime: flat tree ensembles (boosted trees or forests), float32
- * and fixed point, with lazy feature reads.
+ * frugalml runtime: tree ensembles (boosted trees or forests) in compact
+ * tables, float32 and fixed point, with lazy or eager feature reads.
  *
- * Layout: one node table shared by every tree. Node i is a leaf when
- * feature[i] == -1 (its value[i] is added to the score); otherwise the walk
- * goes to left[i] when x[feature[i]] <= threshold[i] and to right[i]
- * otherwise. Children are absolute node indices that point forward
- * (child > i), so every walk ends; left/right of leaves are ignored.
- * Tree t starts at roots[t] and adds its leaf to output tree_output[t].
+ * Layout: every tree is a full binary tree (each internal node has two
+ * children; trees are padded when built, see below). Tree t owns the
+ * internal node slots node_end[t-1] .. node_end[t]-1 (node_end[-1] = 0),
+ * I_t of them, and the leaves node_end[t-1] + t .. node_end[t] + t (I_t + 1
+ * of them). Inside a tree, local index i < I_t is an internal node and
+ * i >= I_t the leaf i - I_t. The walk starts at i = 0 (the root; a tree
+ * with I_t == 0 is a single leaf) and moves to
+ *     left(i) + (x[feature[i]] > threshold[i])
+ * where the right child is always left + 1:
+ *   - child == NULL (implicit layout): every tree is complete, I_t = 2^d - 1,
+ *     left(i) = 2i + 1 (heap order): no child table at all;
+ *   - child != NULL: left(i) = child[i], a local index > i.
+ * Tables are derived from the model IR (pyruntime/trees/ensemble.py,
+ * compact_tables): a leaf that has to become an internal node (a shallow
+ * leaf of a padded complete tree, or a leaf whose sibling is internal) is a
+ * dummy node that repeats its parent's feature (already read on that path:
+ * no new read) and has two copies of the leaf below it.
+ * Tree t adds its leaf to output tree_output[t].
  *
  * Scoring (float32): scores[o] = base_score[o]; then for t in tree order:
  * scores[tree_output[t]] = scores[tree_output[t]] + leaf_t. Binary and
@@ -15,19 +27,25 @@
  * decision_threshold, res->score = scores[0]. n_outputs > 1: label = the
  * first index of the largest score, res->score = that score.
  *
- * Fixed point (q15): the same node structure; threshold_key[i] =
- * fm_key_bits(bits of the float32 threshold) and the walk compares
- * fm_key_bits(bits of x) <= threshold_key[i] (integer ops only; for finite
- * values the same decision as the float compare). Leaf values are int16 in
- * units of 2^-shift; scores are int32, start at base_q and saturate at
- * INT32_MIN/INT32_MAX after every addition. Label as above with
- * decision_threshold_q; res->score_q holds the label's score (res->score
+ * Fixed point (q15): thresholds are int16 keys T16 and the walk goes right
+ * iff fm_key16(bits of x) > T16 (integer ops only; the IR's int32 key is
+ * T16 * 65536 + 65535, so the decision equals fm_key_bits(x) > key). Leaf
+ * values are int16 in units of 2^-shift; scores are int32, start at base_q
+ * and saturate at INT32_MIN/INT32_MAX after every addition. Label as above
+ * with decision_threshold_q; res->score_q holds the label's score (res->score
  * stays 0) and res->cost_q the summed uint16 cost units (res->cost stays 0).
  *
- * Features are read through the memo (fm_linear.h): at most once per
- * prediction, only features the walk branches on, with n_read/cost
- * accounting in first-read order. A prediction may be split into slices of
- * trees that share memo, scores and res (cascades, early exits):
+ * Table bytes: q15 4 per internal node (+4 with a child table) + 2 per leaf
+ * + 6 per tree; float32 6 (+4) per internal node + 4 per leaf + 6 per tree.
+ *
+ * Reads. Lazy (fm_trees_accumulate): through the memo (fm_memo.h), at most
+ * once per prediction, only features the walk branches on, with n_read/cost
+ * accounting in first-read order. Eager (*_accumulate_vec, *_predict_vec,
+ * *_predict_batch): the values come straight from the vector; the memo only
+ * stamps each feature on its first use (n_read, cost and the finiteness
+ * check stay exact and identical to the lazy path; no callback, no copy).
+ * A prediction may be split into slices of trees that share memo, scores and
+ * res (cascades, early exits):
  *
  *   fm_memo_start(&memo, &res);
  *   fm_trees_begin(&m, scores);
@@ -51,44 +69,44 @@ extern "C" {
 
 typedef struct {
     uint32_t n_features;
-    uint32_t n_outputs;       /* 1 for binary / regression */
-    uint32_t n_nodes;
+    uint32_t n_outputs;          /* 1 for binary / regression */
     uint32_t n_trees;
-    const int32_t *feature;   /* [n_nodes] split feature, -1 = leaf */
-    const float *threshold;   /* [n_nodes] go left iff x <= threshold */
-    const int32_t *left;      /* [n_nodes] */
-    const int32_t *right;     /* [n_nodes] */
-    const float *value;       /* [n_nodes] leaf values (learning rate folded in) */
-    const int32_t *roots;     /* [n_trees] */
-    const int32_t *tree_output; /* [n_trees] output each tree adds to */
-    const float *base_score;  /* [n_outputs] */
-    const float *costs;       /* [n_features] or NULL (cost 1 each) */
-    float decision_threshold; /* n_outputs == 1: label 1 iff score > this */
+    uint32_t n_nodes;            /* internal node slots of all trees; leaves: n_nodes + n_trees */
+    const uint32_t *node_end;    /* [n_trees] cumulative end of each tree's internal nodes */
+    const uint16_t *feature;     /* [n_nodes] */
+    const float *threshold;      /* [n_nodes] go right iff x > threshold */
+    const uint32_t *child;       /* [n_nodes] local left child, or NULL (implicit layout) */
+    const float *leaf;           /* [n_nodes + n_trees] leaf values (learning rate folded in) */
+    const uint16_t *tree_output; /* [n_trees] output each tree adds to */
+    const float *base_score;     /* [n_outputs] */
+    const float *costs;          /* [n_features] or NULL (cost 1 each) */
+    float decision_threshold;    /* n_outputs == 1: label 1 iff score > this */
 } fm_trees;
 
 typedef struct {
     uint32_t n_features;
     uint32_t n_outputs;
-    uint32_t n_nodes;
     uint32_t n_trees;
-    const int32_t *feature;       /* [n_nodes] */
-    const int32_t *threshold_key; /* [n_nodes] fm_key_bits of the float32 threshold */
-    const int32_t *left;          /* [n_nodes] */
-    const int32_t *right;         /* [n_nodes] */
-    const int16_t *value_q;       /* [n_nodes] leaf value * 2^shift, rounded */
-    const int32_t *roots;         /* [n_trees] */
-    const int32_t *tree_output;   /* [n_trees] */
-    const int32_t *base_q;        /* [n_outputs] */
-    const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
+    uint32_t n_nodes;
+    const uint32_t *node_end;    /* [n_trees] */
+    const uint16_t *feature;     /* [n_nodes] */
+    const int16_t *threshold_q;  /* [n_nodes] 16-bit keys: go right iff fm_key16(x) > threshold_q */
+    const uint32_t *child;       /* [n_nodes] or NULL */
+    const int16_t *leaf_q;       /* [n_nodes + n_trees] leaf value * 2^shift, rounded */
+    const uint16_t *tree_output; /* [n_trees] */
+    const int32_t *base_q;       /* [n_outputs] */
+    const uint16_t *costs;       /* [n_features] integer cost units or NULL (1 each) */
     int32_t decision_threshold_q;
-    uint32_t shift;               /* score = score_q * 2^-shift; 0..30 */
+    uint32_t shift;              /* score = score_q * 2^-shift; 0..30 */
 } fm_trees_q15;
 
 /* Load-time checks, FM_OK or FM_E_MODEL: non-NULL arrays, n_outputs >= 1,
- * n_nodes >= 1 when there are trees, every internal node's feature <
- * n_features (leaves exactly -1) and children in (i, n_nodes), roots in
- * range, tree_output < n_outputs, finite thresholds/values/base scores,
- * finite costs >= 0 (float32), shift <= 30 (q15). */
+ * node_end non-decreasing with last == n_nodes, every feature <
+ * n_features, implicit trees complete (I_t + 1 a power of two), explicit
+ * children forward (i < left), inside the tree and never splitting a pair
+ * between internal nodes and leaves (left != I_t - 1), tree_output <
+ * n_outputs, finite thresholds/leaves/base scores, finite costs >= 0
+ * (float32), shift <= 30 (q15). */
 int fm_trees_check(const fm_trees *m);
 int fm_trees_q15_check(const fm_trees_q15 *m);
 
@@ -106,6 +124,13 @@ int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t
 int fm_trees_finish(const fm_trees *m, const float *scores, fm_result *res);
 int fm_trees_q15_finish(const fm_trees_q15 *m, const int32_t *scores, fm_result *res);
 
+/* Eager: the same as fm_trees_accumulate with feature values x[j] (x has
+ * n_features entries). q15: memo->keys must be set (fm_memo_set_keys). */
+int fm_trees_accumulate_vec(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                            fm_memo *memo, float *scores, fm_result *res);
+int fm_trees_q15_accumulate_vec(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                                fm_memo *memo, int32_t *scores, fm_result *res);
+
 /* One full prediction: memo start, begin, every tree, finish.
  * scores: caller scratch of n_outputs entries. */
 int fm_trees_predict(const fm_trees *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res);
@@ -114,11 +139,24 @@ int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *mem
 
 /* Eager batch over a row-major X[rows][cols] (cols must equal n_features):
  * out[i] for every row; stops at the first failing row and returns its
- * error, with *n_done (may be NULL) set to the rows completed. */
+ * error, with *n_done (may be NULL) set to the rows completed. q15: eager
+ * when memo->keys is set, else through the vector reader (same results). */
 int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                            float *scores, fm_result *out, uint32_t *n_done);
 int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done);
+
+/* Eager prediction from x[n] (n == n_features) with stack scratch:
+ * n_features <= FM_TREES_VEC_MAX_FEATURES, n_outputs <=
+ * FM_TREES_VEC_MAX_OUTPUTS (FM_E_ARG beyond). FM_PREDICT_VEC. */
+#ifndef FM_TREES_VEC_MAX_FEATURES
+#define FM_TREES_VEC_MAX_FEATURES 512u
+#endif
+#ifndef FM_TREES_VEC_MAX_OUTPUTS
+#define FM_TREES_VEC_MAX_OUTPUTS 16u
+#endif
+int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out);
+int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,14 @@ static inline uint32_t fm_float_bits(float v)
     return bits;
 }
 
+/* floor(fm_key_bits(bits) / 65536): the 16-bit key compact q15 tree
+ * tables compare with (a threshold key T16 sends x left iff
+ * fm_key16(x) <= T16, the same as fm_key_bits(x) <= T16 * 65536 + 65535). */
+static inline int32_t fm_key16(uint32_t bits)
+{
+    return (int32_t)(((uint32_t)fm_key_bits(bits) ^ 0x80000000u) >> 16) - 32768;
+}
+
 /* Non-zero when the float's bits are a NaN or an infinity. */
 static inline int fm_bits_nonfinite(uint32_t bits)
 {

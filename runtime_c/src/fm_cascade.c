@@ -131,19 +131,19 @@ static int exits_q(const fm_cascade_q15 *m, uint32_t s, const int32_t *scores)
 
 /* ---- float32 ---------------------------------------------------------- */
 
-int fm_cascade_predict(const fm_cascade *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+/* One prediction: eager from x when x != NULL, else lazy through r. */
+static int run_f32(const fm_cascade *m, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
+                   fm_result *res)
 {
     uint32_t s;
     uint32_t start = 0u;
     int rc;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
     fm_memo_start(memo, res);
     rc = fm_trees_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
         uint32_t end = m->stage_end[s];
-        rc = fm_trees_accumulate(&m->trees, start, end, r, memo, scores, res);
+        rc = (x != NULL) ? fm_trees_accumulate_vec(&m->trees, start, end, x, memo, scores, res)
+                         : fm_trees_accumulate(&m->trees, start, end, r, memo, scores, res);
         start = end;
         if (rc == FM_OK && (s + 1u == m->n_stages || exits_f32(m, s, scores))) {
             res->stage = s;
@@ -151,6 +151,14 @@ int fm_cascade_predict(const fm_cascade *m, const fm_reader *r, fm_memo *memo, f
         }
     }
     return rc;
+}
+
+int fm_cascade_predict(const fm_cascade *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+{
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    return run_f32(m, r, NULL, memo, scores, res);
 }
 
 int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
@@ -166,13 +174,7 @@ int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows,
         return FM_E_ARG;
     }
     for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_cascade_predict(m, &r, memo, scores, &out[i]);
+        rc = run_f32(m, NULL, X + (size_t)i * cols, memo, scores, &out[i]);
         if (rc != FM_OK) {
             break;
         }
@@ -189,36 +191,28 @@ int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_r
     uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
     float scores[FM_CASCADE_VEC_MAX_OUTPUTS];
     fm_memo memo;
-    fm_vector v;
-    fm_reader r;
     if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
         n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
-    v.x = x;
-    v.n = n;
-    r.read = fm_vector_read;
-    r.ctx = &v;
-    return fm_cascade_predict(m, &r, &memo, scores, out);
+    return run_f32(m, NULL, x, &memo, scores, out);
 }
 
 /* ---- fixed point ------------------------------------------------------ */
 
-int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                           fm_result *res)
+static int run_q(const fm_cascade_q15 *m, const fm_reader *r, const float *x, fm_memo *memo, int32_t *scores,
+                 fm_result *res)
 {
     uint32_t s;
     uint32_t start = 0u;
     int rc;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
     fm_memo_start(memo, res);
     rc = fm_trees_q15_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
         uint32_t end = m->stage_end[s];
-        rc = fm_trees_q15_accumulate(&m->trees, start, end, r, memo, scores, res);
+        rc = (x != NULL) ? fm_trees_q15_accumulate_vec(&m->trees, start, end, x, memo, scores, res)
+                         : fm_trees_q15_accumulate(&m->trees, start, end, r, memo, scores, res);
         start = end;
         if (rc == FM_OK && (s + 1u == m->n_stages || exits_q(m, s, scores))) {
             res->stage = s;
@@ -226,6 +220,15 @@ int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *r, fm_memo 
         }
     }
     return rc;
+}
+
+int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
+                           fm_result *res)
+{
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    return run_q(m, r, NULL, memo, scores, res);
 }
 
 int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32_t rows, uint32_t cols,
@@ -241,13 +244,18 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
         return FM_E_ARG;
     }
     for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_cascade_q15_predict(m, &r, memo, scores, &out[i]);
+        const float *x = X + (size_t)i * cols;
+        if (memo->keys != NULL) {
+            rc = run_q(m, NULL, x, memo, scores, &out[i]);
+        } else {
+            fm_vector v;
+            fm_reader r;
+            v.x = x;
+            v.n = cols;
+            r.read = fm_vector_read;
+            r.ctx = &v;
+            rc = run_q(m, &r, NULL, memo, scores, &out[i]);
+        }
         if (rc != FM_OK) {
             break;
         }
@@ -262,18 +270,14 @@ int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t
 {
     float values[FM_CASCADE_VEC_MAX_FEATURES];
     uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
+    int16_t keys[FM_CASCADE_VEC_MAX_FEATURES];
     int32_t scores[FM_CASCADE_VEC_MAX_OUTPUTS];
     fm_memo memo;
-    fm_vector v;
-    fm_reader r;
     if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
         n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
-    v.x = x;
-    v.n = n;
-    r.read = fm_vector_read;
-    r.ctx = &v;
-    return fm_cascade_q15_predict(m, &r, &memo, scores, out);
+    fm_memo_set_keys(&memo, keys);
+    return run_q(m, NULL, x, &memo, scores, out);
 }

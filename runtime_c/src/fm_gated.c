@@ -81,7 +81,10 @@ uint32_t fm_gated_q15_max_outputs(const fm_gated_q15 *m)
 
 /* ---- one part into a running prediction ------------------------------- */
 
-static int part_eval(const fm_gated_part *p, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+/* x != NULL: eager (tree parts read x directly; linear parts read it through
+ * r, a vector reader over x, sharing the memo). */
+static int part_eval(const fm_gated_part *p, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
+                     fm_result *res)
 {
     int rc;
     if (p->type == FM_PART_LINEAR) {
@@ -98,13 +101,14 @@ static int part_eval(const fm_gated_part *p, const fm_reader *r, fm_memo *memo, 
     }
     rc = fm_trees_begin(&p->trees, scores);
     if (rc == FM_OK) {
-        rc = fm_trees_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
+        rc = (x != NULL) ? fm_trees_accumulate_vec(&p->trees, 0u, p->trees.n_trees, x, memo, scores, res)
+                         : fm_trees_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
     }
     return rc == FM_OK ? fm_trees_finish(&p->trees, scores, res) : rc;
 }
 
-static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                       fm_result *res)
+static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *r, const float *x, fm_memo *memo,
+                       int32_t *scores, fm_result *res)
 {
     int rc;
     if (p->type == FM_PART_LINEAR) {
@@ -121,62 +125,76 @@ static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *r, fm_memo *
     }
     rc = fm_trees_q15_begin(&p->trees, scores);
     if (rc == FM_OK) {
-        rc = fm_trees_q15_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
+        rc = (x != NULL && memo->keys != NULL)
+                 ? fm_trees_q15_accumulate_vec(&p->trees, 0u, p->trees.n_trees, x, memo, scores, res)
+                 : fm_trees_q15_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
     }
     return rc == FM_OK ? fm_trees_q15_finish(&p->trees, scores, res) : rc;
 }
 
 /* ---- predictions ------------------------------------------------------ */
 
-int fm_gated_predict(const fm_gated *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+static int run(const fm_gated *m, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
+               fm_result *res)
 {
     int rc;
     int hard;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
-        return FM_E_ARG;
-    }
     fm_memo_start(memo, res);
-    rc = part_eval(&m->gate, r, memo, scores, res);
+    rc = part_eval(&m->gate, r, x, memo, scores, res);
     if (rc != FM_OK) {
         return rc;
     }
     hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
     if (!hard) {
         res->stage = 0u;
-        return part_eval(&m->f1, r, memo, scores, res);
+        return part_eval(&m->f1, r, x, memo, scores, res);
     }
     res->stage = 1u;
     if (m->f0.type == FM_PART_REMOTE) {
         res->label = FM_LABEL_DEFER;
         return FM_OK;
     }
-    return part_eval(&m->f0, r, memo, scores, res);
+    return part_eval(&m->f0, r, x, memo, scores, res);
+}
+
+int fm_gated_predict(const fm_gated *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+{
+    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
+        return FM_E_ARG;
+    }
+    return run(m, r, NULL, memo, scores, res);
+}
+
+static int run_q15(const fm_gated_q15 *m, const fm_reader *r, const float *x, fm_memo *memo, int32_t *scores,
+                   fm_result *res)
+{
+    int rc;
+    int hard;
+    fm_memo_start(memo, res);
+    rc = part_eval_q(&m->gate, r, x, memo, scores, res);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
+    if (!hard) {
+        res->stage = 0u;
+        return part_eval_q(&m->f1, r, x, memo, scores, res);
+    }
+    res->stage = 1u;
+    if (m->f0.type == FM_PART_REMOTE) {
+        res->label = FM_LABEL_DEFER;
+        return FM_OK;
+    }
+    return part_eval_q(&m->f0, r, x, memo, scores, res);
 }
 
 int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
                          fm_result *res)
 {
-    int rc;
-    int hard;
     if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
-    rc = part_eval_q(&m->gate, r, memo, scores, res);
-    if (rc != FM_OK) {
-        return rc;
-    }
-    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
-    if (!hard) {
-        res->stage = 0u;
-        return part_eval_q(&m->f1, r, memo, scores, res);
-    }
-    res->stage = 1u;
-    if (m->f0.type == FM_PART_REMOTE) {
-        res->label = FM_LABEL_DEFER;
-        return FM_OK;
-    }
-    return part_eval_q(&m->f0, r, memo, scores, res);
+    return run_q15(m, r, NULL, memo, scores, res);
 }
 
 int fm_gated_predict_batch(const fm_gated *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
@@ -198,7 +216,7 @@ int fm_gated_predict_batch(const fm_gated *m, const float *X, uint32_t rows, uin
         v.n = cols;
         r.read = fm_vector_read;
         r.ctx = &v;
-        rc = fm_gated_predict(m, &r, memo, scores, &out[i]);
+        rc = run(m, &r, v.x, memo, scores, &out[i]);
         if (rc != FM_OK) {
             break;
         }
@@ -228,7 +246,7 @@ int fm_gated_q15_predict_batch(const fm_gated_q15 *m, const float *X, uint32_t r
         v.n = cols;
         r.read = fm_vector_read;
         r.ctx = &v;
-        rc = fm_gated_q15_predict(m, &r, memo, scores, &out[i]);
+        rc = run_q15(m, &r, v.x, memo, scores, &out[i]);
         if (rc != FM_OK) {
             break;
         }
@@ -256,13 +274,14 @@ int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_resul
     v.n = n;
     r.read = fm_vector_read;
     r.ctx = &v;
-    return fm_gated_predict(m, &r, &memo, scores, out);
+    return run(m, &r, x, &memo, scores, out);
 }
 
 int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, fm_result *out)
 {
     float values[FM_GATED_VEC_MAX_FEATURES];
     uint8_t seen[FM_GATED_VEC_MAX_FEATURES];
+    int16_t keys[FM_GATED_VEC_MAX_FEATURES];
     int32_t scores[FM_GATED_VEC_MAX_OUTPUTS];
     fm_memo memo;
     fm_vector v;
@@ -276,5 +295,6 @@ int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, 
     v.n = n;
     r.read = fm_vector_read;
     r.ctx = &v;
-    return fm_gated_q15_predict(m, &r, &memo, scores, out);
+    fm_memo_set_keys(&memo, keys);
+    return run_q15(m, &r, x, &memo, scores, out);
 }

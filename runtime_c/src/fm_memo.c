@@ -7,9 +7,15 @@ void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n)
     memo->seen = seen;
     memo->n = n;
     memo->epoch = 1u; /* stamps are 0 = never read: usable before fm_memo_start */
+    memo->keys = NULL;
     if (n > 0u) {
         memset(seen, 0, n);
     }
+}
+
+void fm_memo_set_keys(fm_memo *memo, int16_t *keys)
+{
+    memo->keys = keys;
 }
 
 void fm_memo_start(fm_memo *memo, fm_result *res)

@@ -1,5 +1,15 @@
-/* frugalml runtime: flat tree ensembles (see fm_trees.h). */
+/* frugalml runtime: tree ensembles in compact tables (see fm_trees.h). */
 #include "fm_trees.h"
+
+#if defined(__GNUC__)
+#define FM_WALK static inline __attribute__((always_inline))
+#define FM_NOINLINE __attribute__((noinline))
+#define FM_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#else
+#define FM_UNLIKELY(c) (c)
+#define FM_NOINLINE
+#define FM_WALK static inline
+#endif
 
 /* ---- load-time checks ------------------------------------------------ */
 
@@ -30,58 +40,65 @@ static int costs_valid(const float *costs, uint32_t n)
 }
 
 /* Structure shared by the float32 and q15 tables. */
-static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_nodes, uint32_t n_trees,
-                           const int32_t *feature, const int32_t *left, const int32_t *right,
-                           const int32_t *roots, const int32_t *tree_output)
+static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_trees, uint32_t n_nodes,
+                           const uint32_t *node_end, const uint16_t *feature, const uint32_t *child,
+                           const uint16_t *tree_output)
 {
-    uint32_t i;
-    if (n_outputs == 0u || (n_trees > 0u && n_nodes == 0u) || n_nodes > 0x7fffffffu) {
+    uint32_t t;
+    uint32_t start = 0u;
+    if (n_outputs == 0u || n_nodes > 0x7fffffffu || n_trees > 0x7fffffffu - n_nodes) {
         return 0;
     }
-    if (n_nodes > 0u && (feature == NULL || left == NULL || right == NULL)) {
+    if (n_nodes > 0u && feature == NULL) {
         return 0;
     }
-    if (n_trees > 0u && (roots == NULL || tree_output == NULL)) {
+    if (n_trees > 0u && (node_end == NULL || tree_output == NULL)) {
         return 0;
     }
-    for (i = 0; i < n_nodes; ++i) {
-        int32_t f = feature[i];
-        if (f == -1) {
-            continue;
-        }
-        if (f < 0 || (uint32_t)f >= n_features) {
+    for (t = 0; t < n_trees; ++t) {
+        uint32_t stop = node_end[t];
+        uint32_t n_inner;
+        uint32_t i;
+        if (stop < start || stop > n_nodes || tree_output[t] >= n_outputs) {
             return 0;
         }
-        /* children point forward and stay in the table: no cycles */
-        if (left[i] <= (int32_t)i || (uint32_t)left[i] >= n_nodes || right[i] <= (int32_t)i ||
-            (uint32_t)right[i] >= n_nodes) {
-            return 0;
+        n_inner = stop - start;
+        if (child == NULL && ((n_inner + 1u) & n_inner) != 0u) {
+            return 0; /* implicit trees are complete: I_t + 1 is a power of two */
         }
+        for (i = 0; i < n_inner; ++i) {
+            if (feature[start + i] >= n_features) {
+                return 0;
+            }
+            if (child != NULL) {
+                uint32_t c = child[start + i];
+                /* forward (no cycles), inside the tree, a pair never straddles nodes and leaves */
+                if (c <= i || c >= 2u * n_inner || c == n_inner - 1u) {
+                    return 0;
+                }
+            }
+        }
+        start = stop;
     }
-    for (i = 0; i < n_trees; ++i) {
-        if (roots[i] < 0 || (uint32_t)roots[i] >= n_nodes) {
-            return 0;
-        }
-        if (tree_output[i] < 0 || (uint32_t)tree_output[i] >= n_outputs) {
-            return 0;
-        }
-    }
-    return 1;
+    return start == n_nodes;
 }
 
 int fm_trees_check(const fm_trees *m)
 {
+    uint32_t n_leaves;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_valid(m->n_features, m->n_outputs, m->n_nodes, m->n_trees, m->feature, m->left, m->right,
-                         m->roots, m->tree_output)) {
+    if (!structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
+                         m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
-    if ((m->n_nodes > 0u && (m->threshold == NULL || m->value == NULL)) || m->base_score == NULL) {
+    n_leaves = m->n_nodes + m->n_trees;
+    if ((m->n_nodes > 0u && m->threshold == NULL) || (n_leaves > 0u && m->leaf == NULL) ||
+        m->base_score == NULL) {
         return FM_E_MODEL;
     }
-    if (!finite_f32(m->threshold, m->n_nodes) || !finite_f32(m->value, m->n_nodes) ||
+    if (!finite_f32(m->threshold, m->n_nodes) || !finite_f32(m->leaf, n_leaves) ||
         !finite_f32(m->base_score, m->n_outputs) || !finite_f32(&m->decision_threshold, 1u) ||
         !costs_valid(m->costs, m->n_features)) {
         return FM_E_MODEL;
@@ -94,14 +111,51 @@ int fm_trees_q15_check(const fm_trees_q15 *m)
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_valid(m->n_features, m->n_outputs, m->n_nodes, m->n_trees, m->feature, m->left, m->right,
-                         m->roots, m->tree_output)) {
+    if (!structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
+                         m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
-    if ((m->n_nodes > 0u && (m->threshold_key == NULL || m->value_q == NULL)) || m->base_q == NULL ||
-        m->shift > 30u) {
+    if ((m->n_nodes > 0u && m->threshold_q == NULL) || (m->n_nodes + m->n_trees > 0u && m->leaf_q == NULL) ||
+        m->base_q == NULL || m->shift > 30u) {
         return FM_E_MODEL;
     }
+    return FM_OK;
+}
+
+/* ---- first use of a feature on the eager path --------------------------- */
+
+/* Stamp feature f as read with float32 accounting; FM_E_VALUE when x[f] is
+ * not finite (the lazy path's fm_memo_get with a vector reader, minus the
+ * callback). */
+static int touch_f32(fm_memo *memo, const float *costs, const float *x, uint32_t f, fm_result *res)
+{
+    float v = x[f];
+    if (fm_bits_nonfinite(fm_float_bits(v))) {
+        return FM_E_VALUE;
+    }
+    memo->values[f] = v;
+    memo->seen[f] = memo->epoch;
+    if (memo->keys != NULL) {
+        memo->keys[f] = (int16_t)fm_key16(fm_float_bits(v));
+    }
+    res->n_read += 1u;
+    res->cost = res->cost + (costs != NULL ? costs[f] : 1.0f);
+    return FM_OK;
+}
+
+static int touch_q(fm_memo *memo, const uint16_t *costs, const float *x, uint32_t f, fm_result *res)
+{
+    float v = x[f];
+    uint32_t c;
+    if (fm_bits_nonfinite(fm_float_bits(v))) {
+        return FM_E_VALUE;
+    }
+    memo->values[f] = v;
+    memo->seen[f] = memo->epoch;
+    memo->keys[f] = (int16_t)fm_key16(fm_float_bits(v));
+    c = costs != NULL ? (uint32_t)costs[f] : 1u;
+    res->n_read += 1u;
+    res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
     return FM_OK;
 }
 
@@ -119,48 +173,247 @@ int fm_trees_begin(const fm_trees *m, float *scores)
     return FM_OK;
 }
 
+/* ---- the walk ------------------------------------------------------------
+ * A slice of trees is walked by a call-free loop (run_*) that returns when it
+ * meets a feature this prediction has not used yet (at most once per feature
+ * per slice) or when the slice is done; the caller then reads/stamps the
+ * feature (fm_memo_get or the eager touch) and resumes. Keeping calls out of
+ * the loop lets the compiler hold the walk in registers. */
+
+#define FM_WALK_DONE 0xffffffffu
+
+/* Where a walk stands: the current tree's tables, local node and sums. */
+typedef struct {
+    const uint16_t *fe;   /* current tree's features */
+    const void *th;       /* current tree's thresholds (float or int16_t) */
+    const uint32_t *ch;   /* current tree's child table (explicit layout) */
+    const void *lf;       /* current tree's leaves (float or int16_t) */
+    const uint32_t *ne;   /* node_end of the next tree */
+    const uint16_t *to;   /* current tree's output */
+    uint32_t prev;        /* current tree's node_end */
+    uint32_t n_inner;     /* current tree's internal nodes */
+    uint32_t i;           /* current local node */
+    int active;           /* 0 once the slice is done */
+    float acc;            /* float32, one output: the running score */
+    int32_t acc_q;        /* q15, one output */
+} walk_state;
+
+/* What the loop reads besides the state. */
+typedef struct {
+    const uint32_t *ne_end;
+    const void *values;   /* eager float32: x; lazy: memo values; eager q15: memo keys */
+    uint8_t *seen;
+    uint8_t epoch;
+    void *scores;
+    /* eager: the first use of a finite feature is accounted in the loop */
+    const float *x;
+    fm_memo *memo;
+    fm_result *res;
+    const void *costs;
+} walk_env;
+
+/* Eager first use of feature f inside the loop: stamp, copy and account it
+ * (the same as touch_f32 / touch_q); 0 when x[f] is not finite (the caller
+ * then reports FM_E_VALUE through touch_*). */
+FM_WALK int stamp_eager(const walk_env *env, uint32_t f, int q)
+{
+    const float v = env->x[f];
+    const uint32_t bits = fm_float_bits(v);
+    fm_memo *memo = env->memo;
+    fm_result *res = env->res;
+    if (fm_bits_nonfinite(bits)) {
+        return 0;
+    }
+    memo->values[f] = v;
+    env->seen[f] = env->epoch;
+    if (memo->keys != NULL) {
+        memo->keys[f] = (int16_t)fm_key16(bits);
+    }
+    res->n_read += 1u;
+    if (q) {
+        const uint16_t *costs = (const uint16_t *)env->costs;
+        const uint32_t c = costs != NULL ? (uint32_t)costs[f] : 1u;
+        res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
+    } else {
+        const float *costs = (const float *)env->costs;
+        res->cost = res->cost + (costs != NULL ? costs[f] : 1.0f);
+    }
+    return 1;
+}
+
+static void walk_init(walk_state *st, const uint16_t *feature, const void *th, size_t th_size,
+                      const uint32_t *child, const void *leaf, size_t leaf_size, const uint32_t *node_end,
+                      const uint16_t *tree_output, uint32_t first_tree, uint32_t end_tree)
+{
+    const uint32_t start = (first_tree == 0u) ? 0u : node_end[first_tree - 1u];
+    st->fe = feature + start;
+    st->th = (const void *)((const unsigned char *)th + th_size * start);
+    st->ch = (child != NULL) ? child + start : NULL;
+    st->lf = (const void *)((const unsigned char *)leaf + leaf_size * ((size_t)start + first_tree));
+    st->to = tree_output + first_tree;
+    st->ne = node_end + first_tree;
+    st->i = 0u;
+    st->active = first_tree < end_tree;
+    if (st->active) {
+        st->n_inner = node_end[first_tree] - start;
+        st->prev = node_end[first_tree];
+        st->ne++;
+    } else {
+        st->n_inner = 0u;
+        st->prev = start;
+    }
+}
+
+FM_WALK uint32_t run_f32(walk_state *st, const walk_env *env, int implicit, int single, int eager)
+{
+    const uint16_t *fe = st->fe;
+    const float *th = (const float *)st->th;
+    const uint32_t *ch = st->ch;
+    const float *lf = (const float *)st->lf;
+    const uint32_t *ne = st->ne;
+    const uint16_t *to = st->to;
+    const uint32_t *const ne_end = env->ne_end;
+    const float *values = (const float *)env->values;
+    const uint8_t *seen = env->seen;
+    const uint8_t epoch = env->epoch;
+    float *scores = (float *)env->scores;
+    uint32_t prev = st->prev;
+    uint32_t n_inner = st->n_inner;
+    uint32_t i = st->i;
+    float acc = st->acc;
+    if (!st->active) {
+        return FM_WALK_DONE;
+    }
+    for (;;) {
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 0))) {
+                st->fe = fe;
+                st->th = th;
+                st->ch = ch;
+                st->lf = lf;
+                st->ne = ne;
+                st->to = to;
+                st->prev = prev;
+                st->n_inner = n_inner;
+                st->i = i;
+                st->acc = acc;
+                return fe[i];
+            }
+            i = (implicit ? 2u * i + 1u : ch[i]) + (values[f] > th[i] ? 1u : 0u);
+        }
+        if (single) {
+            acc = acc + lf[i - n_inner];
+        } else {
+            scores[*to] = scores[*to] + lf[i - n_inner];
+        }
+        ++to;
+        fe += n_inner;
+        th += n_inner;
+        if (!implicit) {
+            ch += n_inner;
+        }
+        lf += n_inner + 1u;
+        if (ne == ne_end) {
+            break;
+        }
+        n_inner = *ne - prev;
+        prev = *ne;
+        ++ne;
+        i = 0u;
+    }
+    st->active = 0;
+    st->acc = acc;
+    return FM_WALK_DONE;
+}
+
+/* One out-of-line function per variant: each gets its own register allocation. */
+#define FM_RUN_VARIANT(name, run, implicit, single, eager)                                                    \
+    static FM_NOINLINE uint32_t name(walk_state *st, const walk_env *env)                                     \
+    {                                                                                                         \
+        return run(st, env, implicit, single, eager);                                                         \
+    }
+FM_RUN_VARIANT(run_f32_ise, run_f32, 1, 1, 1)
+FM_RUN_VARIANT(run_f32_ie, run_f32, 1, 0, 1)
+FM_RUN_VARIANT(run_f32_se, run_f32, 0, 1, 1)
+FM_RUN_VARIANT(run_f32_e, run_f32, 0, 0, 1)
+FM_RUN_VARIANT(run_f32_is, run_f32, 1, 1, 0)
+FM_RUN_VARIANT(run_f32_i, run_f32, 1, 0, 0)
+FM_RUN_VARIANT(run_f32_s, run_f32, 0, 1, 0)
+FM_RUN_VARIANT(run_f32_n, run_f32, 0, 0, 0)
+
+typedef uint32_t (*run_fn)(walk_state *st, const walk_env *env);
+
+/* x != NULL: eager, else lazy through r. */
+static int accumulate_f32(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                          const float *x, fm_memo *memo, float *scores, fm_result *res)
+{
+    static const run_fn runs[8] = {run_f32_n, run_f32_s,  run_f32_i,  run_f32_is,
+                                   run_f32_e, run_f32_se, run_f32_ie, run_f32_ise};
+    const int single = m->n_outputs == 1u;
+    const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
+    walk_state st;
+    walk_env env;
+    walk_init(&st, m->feature, m->threshold, sizeof(float), m->child, m->leaf, sizeof(float), m->node_end,
+              m->tree_output, first_tree, end_tree);
+    st.acc = scores[0];
+    st.acc_q = 0;
+    env.ne_end = m->node_end + end_tree;
+    env.values = (x != NULL) ? (const void *)x : (const void *)memo->values;
+    env.seen = memo->seen;
+    env.epoch = memo->epoch;
+    env.scores = scores;
+    env.x = x;
+    env.memo = memo;
+    env.res = res;
+    env.costs = m->costs;
+    for (;;) {
+        const uint32_t f = run(&st, &env);
+        int rc;
+        if (f == FM_WALK_DONE) {
+            break;
+        }
+        if (x != NULL) {
+            rc = touch_f32(memo, m->costs, x, f, res);
+        } else {
+            float v;
+            rc = fm_memo_get(memo, r, m->costs, f, &v, res);
+        }
+        if (rc != FM_OK) {
+            return rc;
+        }
+    }
+    if (single) {
+        scores[0] = st.acc;
+    }
+    return FM_OK;
+}
+
+static int args_ok(const void *m, const void *scores, const void *res, const fm_memo *memo, uint32_t first_tree,
+                   uint32_t end_tree, uint32_t n_trees, uint32_t n_features)
+{
+    return m != NULL && memo != NULL && scores != NULL && res != NULL && first_tree <= end_tree &&
+           end_tree <= n_trees && memo->n >= n_features;
+}
+
 int fm_trees_accumulate(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
                         fm_memo *memo, float *scores, fm_result *res)
 {
-    const int32_t *feature;
-    const float *threshold;
-    const int32_t *left;
-    const int32_t *right;
-    const float *mvalues;
-    const uint8_t *seen;
-    uint8_t epoch;
-    uint32_t t;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || first_tree > end_tree ||
-        end_tree > m->n_trees || memo->n < m->n_features) {
+    if (m == NULL || r == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
         return FM_E_ARG;
     }
-    feature = m->feature;
-    threshold = m->threshold;
-    left = m->left;
-    right = m->right;
-    mvalues = memo->values;
-    seen = memo->seen;
-    epoch = memo->epoch;
-    for (t = first_tree; t < end_tree; ++t) {
-        int32_t node = m->roots[t];
-        int32_t f;
-        int32_t o;
-        /* the walk: about a dozen instructions per node on x86-64 -O2 (memo hit) */
-        while ((f = feature[node]) >= 0) {
-            float x;
-            if (seen[f] != epoch) {
-                int rc = fm_memo_get(memo, r, m->costs, (uint32_t)f, &x, res);
-                if (rc != FM_OK) {
-                    return rc;
-                }
-            }
-            x = mvalues[f];
-            node = (x <= threshold[node]) ? left[node] : right[node];
-        }
-        o = m->tree_output[t];
-        scores[o] = scores[o] + m->value[node];
+    return accumulate_f32(m, first_tree, end_tree, r, NULL, memo, scores, res);
+}
+
+int fm_trees_accumulate_vec(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                            fm_memo *memo, float *scores, fm_result *res)
+{
+    if (m == NULL || x == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
+        return FM_E_ARG;
     }
-    return FM_OK;
+    return accumulate_f32(m, first_tree, end_tree, NULL, x, memo, scores, res);
 }
 
 int fm_trees_finish(const fm_trees *m, const float *scores, fm_result *res)
@@ -202,6 +455,20 @@ int fm_trees_predict(const fm_trees *m, const fm_reader *r, fm_memo *memo, float
     return rc;
 }
 
+static int predict_eager_f32(const fm_trees *m, const float *x, fm_memo *memo, float *scores, fm_result *res)
+{
+    int rc;
+    fm_memo_start(memo, res);
+    rc = fm_trees_begin(m, scores);
+    if (rc == FM_OK) {
+        rc = fm_trees_accumulate_vec(m, 0u, m->n_trees, x, memo, scores, res);
+    }
+    if (rc == FM_OK) {
+        rc = fm_trees_finish(m, scores, res);
+    }
+    return rc;
+}
+
 int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                            float *scores, fm_result *out, uint32_t *n_done)
 {
@@ -215,13 +482,7 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
         return FM_E_ARG;
     }
     for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_trees_predict(m, &r, memo, scores, &out[i]);
+        rc = predict_eager_f32(m, X + (size_t)i * cols, memo, scores, &out[i]);
         if (rc != FM_OK) {
             break;
         }
@@ -230,6 +491,20 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
         *n_done = i;
     }
     return rc;
+}
+
+int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_TREES_VEC_MAX_FEATURES];
+    uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
+    float scores[FM_TREES_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
+        m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    return predict_eager_f32(m, x, &memo, scores, out);
 }
 
 /* ---- fixed point ------------------------------------------------------ */
@@ -257,47 +532,147 @@ int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
     return FM_OK;
 }
 
+FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int single, int eager)
+{
+    const uint16_t *fe = st->fe;
+    const int16_t *th = (const int16_t *)st->th;
+    const uint32_t *ch = st->ch;
+    const int16_t *lf = (const int16_t *)st->lf;
+    const uint32_t *ne = st->ne;
+    const uint16_t *to = st->to;
+    const uint32_t *const ne_end = env->ne_end;
+    const int16_t *keys = (const int16_t *)env->values;
+    const float *values = (const float *)env->values;
+    const uint8_t *seen = env->seen;
+    const uint8_t epoch = env->epoch;
+    int32_t *scores = (int32_t *)env->scores;
+    uint32_t prev = st->prev;
+    uint32_t n_inner = st->n_inner;
+    uint32_t i = st->i;
+    int32_t acc = st->acc_q;
+    if (!st->active) {
+        return FM_WALK_DONE;
+    }
+    for (;;) {
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            int32_t k;
+            if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 1))) {
+                st->fe = fe;
+                st->th = th;
+                st->ch = ch;
+                st->lf = lf;
+                st->ne = ne;
+                st->to = to;
+                st->prev = prev;
+                st->n_inner = n_inner;
+                st->i = i;
+                st->acc_q = acc;
+                return fe[i];
+            }
+            k = eager ? (int32_t)keys[f] : fm_key16(fm_float_bits(values[f]));
+            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (int32_t)th[i] ? 1u : 0u);
+        }
+        if (single) {
+            acc = add_sat32(acc, (int32_t)lf[i - n_inner]);
+        } else {
+            scores[*to] = add_sat32(scores[*to], (int32_t)lf[i - n_inner]);
+        }
+        ++to;
+        fe += n_inner;
+        th += n_inner;
+        if (!implicit) {
+            ch += n_inner;
+        }
+        lf += n_inner + 1u;
+        if (ne == ne_end) {
+            break;
+        }
+        n_inner = *ne - prev;
+        prev = *ne;
+        ++ne;
+        i = 0u;
+    }
+    st->active = 0;
+    st->acc_q = acc;
+    return FM_WALK_DONE;
+}
+
+#define FM_RUN_Q_VARIANT(name, implicit, single, eager)                                                       \
+    static FM_NOINLINE uint32_t name(walk_state *st, const walk_env *env)                                     \
+    {                                                                                                         \
+        return run_q(st, env, implicit, single, eager);                                                       \
+    }
+FM_RUN_Q_VARIANT(run_q_ise, 1, 1, 1)
+FM_RUN_Q_VARIANT(run_q_ie, 1, 0, 1)
+FM_RUN_Q_VARIANT(run_q_se, 0, 1, 1)
+FM_RUN_Q_VARIANT(run_q_e, 0, 0, 1)
+FM_RUN_Q_VARIANT(run_q_is, 1, 1, 0)
+FM_RUN_Q_VARIANT(run_q_i, 1, 0, 0)
+FM_RUN_Q_VARIANT(run_q_s, 0, 1, 0)
+FM_RUN_Q_VARIANT(run_q_n, 0, 0, 0)
+
+static int accumulate_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                        const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    static const run_fn runs[8] = {run_q_n, run_q_s, run_q_i, run_q_is, run_q_e, run_q_se, run_q_ie, run_q_ise};
+    const int single = m->n_outputs == 1u;
+    const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
+    walk_state st;
+    walk_env env;
+    walk_init(&st, m->feature, m->threshold_q, sizeof(int16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
+              m->tree_output, first_tree, end_tree);
+    st.acc = 0.0f;
+    st.acc_q = scores[0];
+    env.ne_end = m->node_end + end_tree;
+    env.values = (x != NULL) ? (const void *)memo->keys : (const void *)memo->values;
+    env.seen = memo->seen;
+    env.epoch = memo->epoch;
+    env.scores = scores;
+    env.x = x;
+    env.memo = memo;
+    env.res = res;
+    env.costs = m->costs;
+    for (;;) {
+        const uint32_t f = run(&st, &env);
+        int rc;
+        if (f == FM_WALK_DONE) {
+            break;
+        }
+        if (x != NULL) {
+            rc = touch_q(memo, m->costs, x, f, res);
+        } else {
+            float v;
+            rc = fm_memo_get_q(memo, r, m->costs, f, &v, res);
+        }
+        if (rc != FM_OK) {
+            return rc;
+        }
+    }
+    if (single) {
+        scores[0] = st.acc_q;
+    }
+    return FM_OK;
+}
+
 int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree,
                             const fm_reader *r, fm_memo *memo, int32_t *scores, fm_result *res)
 {
-    const int32_t *feature;
-    const int32_t *key;
-    const int32_t *left;
-    const int32_t *right;
-    const float *mvalues;
-    const uint8_t *seen;
-    uint8_t epoch;
-    uint32_t t;
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || first_tree > end_tree ||
-        end_tree > m->n_trees || memo->n < m->n_features) {
+    if (m == NULL || r == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
         return FM_E_ARG;
     }
-    feature = m->feature;
-    key = m->threshold_key;
-    left = m->left;
-    right = m->right;
-    mvalues = memo->values;
-    seen = memo->seen;
-    epoch = memo->epoch;
-    for (t = first_tree; t < end_tree; ++t) {
-        int32_t node = m->roots[t];
-        int32_t f;
-        int32_t o;
-        while ((f = feature[node]) >= 0) {
-            float x;
-            if (seen[f] != epoch) {
-                int rc = fm_memo_get_q(memo, r, m->costs, (uint32_t)f, &x, res);
-                if (rc != FM_OK) {
-                    return rc;
-                }
-            }
-            x = mvalues[f];
-            node = (fm_key_bits(fm_float_bits(x)) <= key[node]) ? left[node] : right[node];
-        }
-        o = m->tree_output[t];
-        scores[o] = add_sat32(scores[o], (int32_t)m->value_q[node]);
+    return accumulate_q(m, first_tree, end_tree, r, NULL, memo, scores, res);
+}
+
+int fm_trees_q15_accumulate_vec(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
+                                fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    if (m == NULL || x == NULL ||
+        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features) || memo->keys == NULL) {
+        return FM_E_ARG;
     }
-    return FM_OK;
+    return accumulate_q(m, first_tree, end_tree, NULL, x, memo, scores, res);
 }
 
 int fm_trees_q15_finish(const fm_trees_q15 *m, const int32_t *scores, fm_result *res)
@@ -340,6 +715,20 @@ int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *mem
     return rc;
 }
 
+static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
+{
+    int rc;
+    fm_memo_start(memo, res);
+    rc = fm_trees_q15_begin(m, scores);
+    if (rc == FM_OK) {
+        rc = fm_trees_q15_accumulate_vec(m, 0u, m->n_trees, x, memo, scores, res);
+    }
+    if (rc == FM_OK) {
+        rc = fm_trees_q15_finish(m, scores, res);
+    }
+    return rc;
+}
+
 int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
 {
@@ -353,13 +742,18 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
         return FM_E_ARG;
     }
     for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_trees_q15_predict(m, &r, memo, scores, &out[i]);
+        const float *x = X + (size_t)i * cols;
+        if (memo->keys != NULL) {
+            rc = predict_eager_q(m, x, memo, scores, &out[i]);
+        } else {
+            fm_vector v;
+            fm_reader r;
+            v.x = x;
+            v.n = cols;
+            r.read = fm_vector_read;
+            r.ctx = &v;
+            rc = fm_trees_q15_predict(m, &r, memo, scores, &out[i]);
+        }
         if (rc != FM_OK) {
             break;
         }
@@ -368,4 +762,20 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
         *n_done = i;
     }
     return rc;
+}
+
+int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    float values[FM_TREES_VEC_MAX_FEATURES];
+    uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
+    int16_t keys[FM_TREES_VEC_MAX_FEATURES];
+    int32_t scores[FM_TREES_VEC_MAX_OUTPUTS];
+    fm_memo memo;
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
+        m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    fm_memo_init(&memo, values, seen, n);
+    fm_memo_set_keys(&memo, keys);
+    return predict_eager_q(m, x, &memo, scores, out);
 }

@@ -44,14 +44,14 @@ static int count_read(void *ctx, uint32_t index, float *value)
  * Costs {1, 10, 100}; exits: stage 0 above 1.5 / below -0.75, stage 1 above
  * 2.25 / below -2.25.
  */
-static const int32_t C_FEATURE[13] = {0, 0, -1, -1, -1, 1, -1, -1, 0, 2, -1, -1, -1};
-static const float C_THRESHOLD[13] = {3.0f, 0.0f, 0, 0, 0, 0.0f, 0, 0, 5.0f, 0.0f, 0, 0, 0};
-static const int32_t C_LEFT[13] = {1, 3, -1, -1, -1, 6, -1, -1, 9, 11, -1, -1, -1};
-static const int32_t C_RIGHT[13] = {2, 4, -1, -1, -1, 7, -1, -1, 10, 12, -1, -1, -1};
-static const float C_VALUE[13] = {0, 0, 2.0f, -1.0f, 0.5f, 0, -2.0f, 2.0f, 0, 0, 8.0f, -4.0f, 4.0f};
-static const int32_t C_ROOTS[3] = {0, 5, 8};
-static const int32_t C_OUT1[3] = {0, 0, 0};
-static const int32_t C_OUT2[3] = {0, 1, 0};
+/* Compact implicit tables: trees 0 and 2 as complete depth-2 trees (the
+ * right leaf behind a dummy node on feature 0), tree 1 of depth 1. */
+static const uint32_t C_NODE_END[3] = {3u, 4u, 7u};
+static const uint16_t C_FEATURE[7] = {0u, 0u, 0u, 1u, 0u, 2u, 0u};
+static const float C_THRESHOLD[7] = {3.0f, 0.0f, 0.0f, 0.0f, 5.0f, 0.0f, 0.0f};
+static const float C_VALUE[10] = {-1.0f, 0.5f, 2.0f, 2.0f, -2.0f, 2.0f, -4.0f, 4.0f, 8.0f, 8.0f};
+static const uint16_t C_OUT1[3] = {0, 0, 0};
+static const uint16_t C_OUT2[3] = {0, 1, 0};
 static const float C_BASE[2] = {0.0f, 0.0f};
 static const float C_COSTS[3] = {1.0f, 10.0f, 100.0f};
 static const uint16_t C_COSTS_Q[3] = {1u, 10u, 100u};
@@ -65,14 +65,13 @@ static fm_cascade hand_cascade(int two_outputs)
     fm_cascade m;
     m.trees.n_features = 3u;
     m.trees.n_outputs = two_outputs ? 2u : 1u;
-    m.trees.n_nodes = 13u;
+    m.trees.n_nodes = 7u;
     m.trees.n_trees = 3u;
+    m.trees.node_end = C_NODE_END;
     m.trees.feature = C_FEATURE;
     m.trees.threshold = C_THRESHOLD;
-    m.trees.left = C_LEFT;
-    m.trees.right = C_RIGHT;
-    m.trees.value = C_VALUE;
-    m.trees.roots = C_ROOTS;
+    m.trees.child = NULL;
+    m.trees.leaf = C_VALUE;
     m.trees.tree_output = two_outputs ? C_OUT2 : C_OUT1;
     m.trees.base_score = C_BASE;
     m.trees.costs = C_COSTS;
@@ -230,7 +229,7 @@ static void test_errors_and_checks(void)
     bad.exit_rule = FM_EXIT_SCORE; /* two outputs */
     CHECK(fm_cascade_check(&bad) == FM_E_MODEL);
     bad = m;
-    bad.trees.roots = NULL;
+    bad.trees.node_end = NULL;
     CHECK(fm_cascade_check(&bad) == FM_E_MODEL);
     /* empty stages are allowed: they exit on the same partial score */
     bad = m;
@@ -247,30 +246,29 @@ static void test_errors_and_checks(void)
 static void test_q15(void)
 {
     /* shift 8: leaves * 256; thresholds as keys of the float thresholds */
-    static const int16_t value_q[13] = {0, 0, 512, -256, 128, 0, -512, 512, 0, 0, 2048, -1024, 1024};
+    static const int16_t value_q[10] = {-256, 128, 512, 512, -512, 512, -1024, 1024, 2048, 2048};
     static const int32_t base_q[1] = {0};
     static const int32_t upper_q[3] = {384, 576, INT32_MAX};
     static const int32_t lower_q[3] = {-192, -576, INT32_MIN};
-    int32_t key[13];
+    int16_t key[7];
     fm_cascade_q15 m;
     float values[3];
     uint8_t seen[3];
     int32_t scores[1];
     fm_memo memo;
     size_t i;
-    for (i = 0; i < 13u; ++i) {
-        key[i] = fm_key_bits(fm_float_bits(C_THRESHOLD[i]));
+    for (i = 0; i < 7u; ++i) {
+        key[i] = (int16_t)fm_key16(fm_float_bits(C_THRESHOLD[i]));
     }
     m.trees.n_features = 3u;
     m.trees.n_outputs = 1u;
-    m.trees.n_nodes = 13u;
+    m.trees.n_nodes = 7u;
     m.trees.n_trees = 3u;
+    m.trees.node_end = C_NODE_END;
     m.trees.feature = C_FEATURE;
-    m.trees.threshold_key = key;
-    m.trees.left = C_LEFT;
-    m.trees.right = C_RIGHT;
-    m.trees.value_q = value_q;
-    m.trees.roots = C_ROOTS;
+    m.trees.threshold_q = key;
+    m.trees.child = NULL;
+    m.trees.leaf_q = value_q;
     m.trees.tree_output = C_OUT1;
     m.trees.base_q = base_q;
     m.trees.costs = C_COSTS_Q;

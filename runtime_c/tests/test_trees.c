@@ -59,18 +59,20 @@ static void log_init(log_reader *lr, const float *x, uint32_t n)
 }
 
 /*
- * Tree 0: n0: x0 <= 1 ? n1 (leaf 0.5) : n2
- *         n2: x1 <= -0.5 ? n3 (leaf -1) : n4 (leaf 2)
- * Tree 1: n5 (leaf 0.125)
+ * Tree 0: n0: x0 <= 1 ? leaf 0.5 : n2
+ *         n2: x1 <= -0.5 ? leaf -1 : leaf 2
+ * Tree 1: leaf 0.125
  * base 0.25, threshold 0, costs {1, 10, 100}. Feature 2 is never used.
+ * Compact: tree 0 as a complete tree of depth 2, the left leaf behind a
+ * dummy node on feature 0 (heap order: n0, dummy, n2); the same tables in
+ * the explicit layout have child = {1, 3, 5}.
  */
-static const int32_t H_FEATURE[6] = {0, -1, 1, -1, -1, -1};
-static const float H_THRESHOLD[6] = {1.0f, 0.0f, -0.5f, 0.0f, 0.0f, 0.0f};
-static const int32_t H_LEFT[6] = {1, -1, 3, -1, -1, -1};
-static const int32_t H_RIGHT[6] = {2, -1, 4, -1, -1, -1};
-static const float H_VALUE[6] = {0.0f, 0.5f, 0.0f, -1.0f, 2.0f, 0.125f};
-static const int32_t H_ROOTS[2] = {0, 5};
-static const int32_t H_OUT[2] = {0, 0};
+static const uint32_t H_NODE_END[2] = {3u, 3u};
+static const uint16_t H_FEATURE[3] = {0u, 0u, 1u};
+static const float H_THRESHOLD[3] = {1.0f, 0.0f, -0.5f};
+static const uint32_t H_CHILD[3] = {1u, 3u, 5u};
+static const float H_LEAF[5] = {0.5f, 0.5f, -1.0f, 2.0f, 0.125f};
+static const uint16_t H_OUT[2] = {0u, 0u};
 static const float H_BASE[1] = {0.25f};
 static const float H_COSTS[3] = {1.0f, 10.0f, 100.0f};
 
@@ -79,14 +81,13 @@ static fm_trees hand_trees(void)
     fm_trees m;
     m.n_features = 3;
     m.n_outputs = 1;
-    m.n_nodes = 6;
     m.n_trees = 2;
+    m.n_nodes = 3;
+    m.node_end = H_NODE_END;
     m.feature = H_FEATURE;
     m.threshold = H_THRESHOLD;
-    m.left = H_LEFT;
-    m.right = H_RIGHT;
-    m.value = H_VALUE;
-    m.roots = H_ROOTS;
+    m.child = NULL;
+    m.leaf = H_LEAF;
     m.tree_output = H_OUT;
     m.base_score = H_BASE;
     m.costs = H_COSTS;
@@ -117,18 +118,24 @@ static void test_hand_float(void)
     size_t i;
     CHECK(fm_trees_check(&m) == FM_OK);
     fm_memo_init(&memo, values, seen, 3u);
-    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    for (i = 0; i < 2u * (sizeof cases / sizeof cases[0]); ++i) {
         log_reader lr;
         fm_reader r;
         fm_result res;
-        log_init(&lr, cases[i].x, 3u);
+        fm_result eager;
+        m.child = (i & 1u) ? H_CHILD : NULL; /* both layouts */
+        CHECK(fm_trees_check(&m) == FM_OK);
+        CHECK(fm_trees_predict_vec(&m, cases[i / 2u].x, 3u, &eager) == FM_OK);
+        CHECK(eager.label == cases[i / 2u].label && eager.score == cases[i / 2u].score);
+        CHECK(eager.n_read == cases[i / 2u].n_read && eager.cost == cases[i / 2u].cost);
+        log_init(&lr, cases[i / 2u].x, 3u);
         r.read = log_read;
         r.ctx = &lr;
         CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_OK);
-        CHECK(res.label == cases[i].label);
-        CHECK(res.score == cases[i].score);
-        CHECK(res.n_read == cases[i].n_read);
-        CHECK(res.cost == cases[i].cost);
+        CHECK(res.label == cases[i / 2u].label);
+        CHECK(res.score == cases[i / 2u].score);
+        CHECK(res.n_read == cases[i / 2u].n_read);
+        CHECK(res.cost == cases[i / 2u].cost);
         CHECK(lr.calls[2] == 0u);              /* never branches on feature 2 */
         CHECK(lr.calls[0] == 1u);              /* root feature read once */
         CHECK(lr.calls[1] == res.n_read - 1u); /* at most once */
@@ -168,6 +175,12 @@ static void test_errors(void)
     CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_OK);
     lr.fail = 1;
     CHECK(fm_trees_predict(&m, &r, &memo, scores, &res) == FM_E_READ);
+    /* eager: the same value errors, unread NaN ignored */
+    x[1] = inf;
+    CHECK(fm_trees_predict_vec(&m, x, 3u, &res) == FM_E_VALUE);
+    x[1] = 0.0f;
+    CHECK(fm_trees_predict_vec(&m, x, 3u, &res) == FM_OK);
+    CHECK(fm_trees_predict_vec(&m, x, 2u, &res) == FM_E_ARG);
 
     /* a memo smaller than n_features and bad tree ranges are argument errors */
     fm_memo_init(&small, values, seen, 2u);
@@ -223,45 +236,43 @@ static void test_slices_share_memo(void)
 
 static void test_check_rejects(void)
 {
-    int32_t feature[6];
-    int32_t left[6];
-    int32_t right[6];
-    int32_t roots[2];
-    int32_t out[2];
-    float thr[6];
+    uint16_t feature[3];
+    uint32_t child[3];
+    uint32_t node_end[2];
+    uint16_t out[2];
+    float thr[3];
     float costs[3];
     fm_trees m;
     int k;
-    for (k = 0; k < 13; ++k) {
+    for (k = 0; k < 14; ++k) {
         memcpy(feature, H_FEATURE, sizeof feature);
-        memcpy(left, H_LEFT, sizeof left);
-        memcpy(right, H_RIGHT, sizeof right);
-        memcpy(roots, H_ROOTS, sizeof roots);
+        memcpy(child, H_CHILD, sizeof child);
+        memcpy(node_end, H_NODE_END, sizeof node_end);
         memcpy(out, H_OUT, sizeof out);
         memcpy(thr, H_THRESHOLD, sizeof thr);
         memcpy(costs, H_COSTS, sizeof costs);
         m = hand_trees();
         m.feature = feature;
-        m.left = left;
-        m.right = right;
-        m.roots = roots;
+        m.child = child;
+        m.node_end = node_end;
         m.tree_output = out;
         m.threshold = thr;
         m.costs = costs;
         switch (k) {
-        case 0: left[2] = 6; break;          /* child out of range */
-        case 1: right[0] = 0; break;         /* self loop */
-        case 2: left[2] = 1; break;          /* points backward */
-        case 3: right[2] = -1; break;        /* negative child */
-        case 4: feature[2] = 3; break;       /* feature >= n_features */
-        case 5: feature[1] = -2; break;      /* bad leaf marker */
-        case 6: roots[1] = 6; break;         /* root out of range */
-        case 7: out[1] = 1; break;           /* output >= n_outputs */
+        case 0: child[2] = 6; break;          /* child out of the tree */
+        case 1: child[0] = 0; break;          /* self loop */
+        case 2: child[2] = 1; break;          /* points backward */
+        case 3: child[0] = 2; break;          /* pair straddles nodes and leaves */
+        case 4: feature[2] = 3; break;        /* feature >= n_features */
+        case 5: node_end[0] = 4; break;       /* beyond n_nodes */
+        case 6: node_end[1] = 2; break;       /* decreasing */
+        case 7: out[1] = 1; break;            /* output >= n_outputs */
         case 8: m.n_outputs = 0; break;
         case 9: thr[0] = thr[0] * 1e38f * 1e38f; break; /* infinite threshold */
         case 10: costs[1] = -1.0f; break;
-        case 11: m.left = NULL; break;
-        default: m.n_nodes = 0; break;       /* trees without nodes */
+        case 11: m.feature = NULL; break;
+        case 12: m.child = NULL; node_end[0] = 2; node_end[1] = 2; m.n_nodes = 2; break; /* not complete */
+        default: m.n_nodes = 2; break;        /* last node_end != n_nodes */
         }
         if (fm_trees_check(&m) != FM_E_MODEL) {
             fprintf(stderr, "corruption %d not rejected\n", k);
@@ -272,8 +283,8 @@ static void test_check_rejects(void)
 
 static void test_q15(void)
 {
-    static const int16_t vq[6] = {0, 32767, 0, -32768, 32767, 32767};
-    static const int32_t keys[6] = {0x3f800000, 0, -0x3f000000, 0, 0, 0}; /* keys of 1.0f, -0.5f */
+    static const int16_t vq[5] = {32767, 32767, -32768, 32767, 32767};
+    static const int16_t keys[3] = {0x3f80, 0x3f80, -0x3f00}; /* 16-bit keys of 1.0f, -0.5f */
     static const uint16_t cq[3] = {3u, 40u, 500u};
     int32_t base[1];
     int32_t scores[1];
@@ -285,22 +296,24 @@ static void test_q15(void)
     fm_vector v;
     float x[3] = {0.5f, 0.0f, 0.0f};
     fm_trees_q15 m;
+    fm_result eager;
     m.n_features = 3;
     m.n_outputs = 1;
-    m.n_nodes = 6;
     m.n_trees = 2;
+    m.n_nodes = 3;
+    m.node_end = H_NODE_END;
     m.feature = H_FEATURE;
-    m.threshold_key = keys;
-    m.left = H_LEFT;
-    m.right = H_RIGHT;
-    m.value_q = vq;
-    m.roots = H_ROOTS;
+    m.threshold_q = keys;
+    m.child = NULL;
+    m.leaf_q = vq;
     m.tree_output = H_OUT;
     m.base_q = base;
     m.costs = cq;
     m.decision_threshold_q = 0;
     m.shift = 0;
-    CHECK(keys[0] == fm_key_bits(fm_float_bits(1.0f)) && keys[2] == fm_key_bits(fm_float_bits(-0.5f)));
+    /* 1.0f and -0.5f have all-zero low 16 key bits: key16 = key >> 16 keeps x <= t exact */
+    CHECK(keys[0] == fm_key16(fm_float_bits(1.0f)) && fm_key16(fm_float_bits(1.0000001f)) == 0x3f80);
+    CHECK(keys[2] == fm_key16(fm_float_bits(-0.5f)));
     CHECK(fm_trees_q15_check(&m) == FM_OK);
     fm_memo_init(&memo, values, seen, 3u);
     v.x = x;
@@ -329,6 +342,8 @@ static void test_q15(void)
     CHECK(fm_trees_q15_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.score_q == INT32_MIN + 32767); /* clamped first, then + 32767 */
     CHECK(res.label == 0);
+    CHECK(fm_trees_q15_predict_vec(&m, x, 3u, &eager) == FM_OK);
+    CHECK(eager.score_q == res.score_q && eager.n_read == res.n_read && eager.cost_q == res.cost_q);
 }
 
 static void test_fixed_conversion(void)
@@ -411,15 +426,16 @@ static void test_linear(void)
  * (true for x = 0) and goes left to i + 1; node depth is the leaf. */
 static int chain_bench(uint32_t depth, uint32_t reps)
 {
+    /* compact explicit layout: c_0 at 0, then the pairs (c_k, dummy_k) at
+     * (2k - 1, 2k) for k = 1 .. depth - 1; dummies and c_{depth-1} own leaf pairs */
     enum { MAXD = 4096 };
-    static int32_t feature[MAXD + 1];
-    static float thr[MAXD + 1];
-    static int32_t left[MAXD + 1];
-    static int32_t right[MAXD + 1];
-    static float value[MAXD + 1];
-    static const int32_t roots[1] = {0};
-    static const int32_t out[1] = {0};
+    static uint16_t feature[2 * MAXD];
+    static float thr[2 * MAXD];
+    static uint32_t child[2 * MAXD];
+    static float leaf[2 * MAXD + 1];
+    static const uint16_t out[1] = {0};
     static const float base[1] = {0.0f};
+    uint32_t node_end[1];
     const float x[8] = {0};
     float values[8];
     uint8_t seen[8];
@@ -430,30 +446,37 @@ static int chain_bench(uint32_t depth, uint32_t reps)
     fm_reader r;
     fm_trees m;
     uint32_t i;
+    uint32_t n_inner;
     float total = 0.0f;
-    if (depth > MAXD) {
+    if (depth > MAXD || depth == 0u) {
         return 2;
     }
+    n_inner = 2u * depth - 1u;
     for (i = 0; i < depth; ++i) {
-        feature[i] = (int32_t)(i % 8u);
-        thr[i] = 1.0f;
-        left[i] = (int32_t)i + 1;
-        right[i] = (int32_t)depth;
-        value[i] = 0.0f;
+        uint32_t at = (i == 0u) ? 0u : 2u * i - 1u;
+        feature[at] = (uint16_t)(i % 8u);
+        thr[at] = 1.0f;
+        child[at] = (i + 1u < depth) ? 2u * i + 1u : n_inner + 2u * (depth - 1u);
+        if (i > 0u) { /* dummy_i repeats c_{i-1}'s feature over leaves 0, 0 */
+            feature[2u * i] = (uint16_t)((i - 1u) % 8u);
+            thr[2u * i] = 1.0f;
+            child[2u * i] = n_inner + 2u * (i - 1u);
+        }
     }
-    feature[depth] = -1;
-    left[depth] = right[depth] = -1;
-    value[depth] = 1.0f;
+    for (i = 0; i < n_inner + 1u; ++i) {
+        leaf[i] = 0.0f;
+    }
+    leaf[2u * (depth - 1u)] = 1.0f;
+    node_end[0] = n_inner;
     m.n_features = 8;
     m.n_outputs = 1;
-    m.n_nodes = depth + 1u;
     m.n_trees = 1;
+    m.n_nodes = n_inner;
+    m.node_end = node_end;
     m.feature = feature;
     m.threshold = thr;
-    m.left = left;
-    m.right = right;
-    m.value = value;
-    m.roots = roots;
+    m.child = child;
+    m.leaf = leaf;
     m.tree_output = out;
     m.base_score = base;
     m.costs = NULL;

@@ -1,0 +1,138 @@
+"""Runtime cost side by side: frugalml's tree tables against emlearn's forests of the same shape.
+
+Usage: .venv/bin/python benchmarks/runtime.py [--data keel:satimage] [--positive 1] [--trees 100]
+       [--depth 3] [--rows 200] [--no-peer]
+
+Trains `frugalml train miser --lambda 0 --trees T --depth D` (one output, 3 nodes per tree walked
+at depth 3), exports it with `export-c` in float32 and q15 (tables form) with the first --rows
+rows embedded, and counts x86-64 -O2 instructions of the prediction call only (valgrind callgrind,
+--toggle-collect on the FM_PREDICT_VEC function; benchmarks/c/nb_count.c harness; repeatable
+counts, not times). The peer: emlearn (installed in the benchmark-only venv benchmarks/.venv, made
+by this script on first use) converts a scikit-learn RandomForestClassifier with the same number
+of trees and depth, trained on the same rows, to its inline and loadable C forms; the same rows
+(cast to int16, emlearn's input type) are counted the same way (benchmarks/c/em_trees_count.c).
+Table bytes: frugalml's MODEL_TABLE_BYTES; emlearn loadable: 8 bytes per node, 4 per root, 1 per
+leaf class (its arrays).
+
+Not measured here yet (see docs/benchmarks.md): Cortex-M instruction counts under QEMU, the code
+form and NB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.nb.callgrind import instructions  # noqa: E402
+
+RUNTIME = ROOT / "runtime_c"
+PEER_VENV = ROOT / "benchmarks" / ".venv"
+CLI = [sys.executable, "-m", "compiler.cli"]
+
+
+def peer_python() -> Path:
+    """The benchmark-only venv with emlearn (created on first use)."""
+    py = PEER_VENV / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "emlearn", "scikit-learn", "numpy"], check=True)
+    return py
+
+
+def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
+    """(instructions per prediction, table bytes) of a generated header with embedded rows."""
+    text = header.read_text()
+    fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text).group(1)  # type: ignore[union-attr]
+    table = int(re.search(r"_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
+    exe = out / "count"
+    src = [str(ROOT / "benchmarks" / "c" / "nb_count.c")] + [str(p) for p in sorted((RUNTIME / "src").glob("*.c"))]
+    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}", f"-I{header.parent}",
+                    *src, "-o", str(exe)], check=True)
+    n, _ = instructions([str(exe), str(rows)], fn, out / "cg.out")
+    return n / rows, table
+
+
+def count_peer(header: Path, rows_bin: Path, out: Path, rows: int) -> float:
+    shutil.copy(header, out / "emlearn_model.h")
+    inc = subprocess.run([str(peer_python()), "-c", "import emlearn; print(emlearn.includedir)"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    exe = out / "em_count"
+    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{inc}", f"-I{out}",
+                    str(ROOT / "benchmarks" / "c" / "em_trees_count.c"), "-o", str(exe), "-lm"], check=True)
+    n, _ = instructions([str(exe), str(rows_bin)], "peer_predict", out / "cg.out")
+    return n / rows
+
+
+def loadable_bytes(header: Path) -> int:
+    text = header.read_text()
+    nodes = int(re.search(r"EmlTreesNode peer_nodes\[(\d+)\]", text).group(1))  # type: ignore[union-attr]
+    roots = int(re.search(r"peer_tree_roots\[(\d+)\]", text).group(1))  # type: ignore[union-attr]
+    leaves = int(re.search(r"peer_leaves\[(\d+)\]", text).group(1))  # type: ignore[union-attr]
+    return 8 * nodes + 4 * roots + leaves
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="keel:satimage")
+    ap.add_argument("--positive", default="1")
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--depth", type=int, default=3)
+    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--no-peer", action="store_true")
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="fm_runtime_bench_"))
+    model = tmp / "miser.msgpack"
+    subprocess.run([*CLI, "train", "miser", a.data, "--positive", a.positive, "--lambda", "0", "--trees",
+                    str(a.trees), "--depth", str(a.depth), "-o", str(model)], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL)
+    table: list[tuple[str, str, float, int]] = []
+    for numeric in ("float32", "q15"):
+        d = tmp / numeric
+        d.mkdir()
+        subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
+                        a.data, "--rows", str(a.rows)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        per, nbytes = count_ours(d / "model.h", d, a.rows)
+        table.append((f"frugalml miser, tables, {numeric}", "x86-64 callgrind", per, nbytes))
+    if not a.no_peer:
+        sys.path.insert(0, str(ROOT))
+        from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
+
+        task = prepare(a.data, positive=a.positive)
+        Xtr, ytr, _, _ = split(task)
+        peer = tmp / "peer"
+        peer.mkdir()
+        np.savez(peer / "data.npz", Xtr=Xtr, ytr=ytr)
+        from pyruntime.data import load_dataset  # noqa: PLC0415
+
+        X = np.asarray(load_dataset(a.data).X[: a.rows])
+        rows_bin = peer / "rows.bin"
+        with rows_bin.open("wb") as fh:
+            fh.write(np.array(X.shape, np.uint32).tobytes())
+            fh.write(np.clip(np.round(X), -32768, 32767).astype(np.int16).tobytes())
+        subprocess.run([str(peer_python()), str(ROOT / "benchmarks" / "runtime_peer.py"), str(peer / "data.npz"),
+                        str(peer), str(a.trees), str(a.depth)], check=True, stdout=subprocess.DEVNULL)
+        for form in ("inline", "loadable"):
+            d = peer / form
+            d.mkdir()
+            per = count_peer(peer / f"{form}.h", rows_bin, d, a.rows)
+            nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
+            table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
+    print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
+    print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'table bytes':>12s}")
+    for name, where, per, nbytes in table:
+        print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
