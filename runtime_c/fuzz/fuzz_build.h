@@ -23,13 +23,13 @@ typedef struct {
     int16_t weight_q[FZ_MAX_NNZ];
 } fz_linear_arrays;
 
+/* Tree tables (fm_trees.h layout): internal node slots per tree up to node_end[t], leaves
+ * n_nodes + n_trees, an optional child table (NULL: the implicit heap layout). */
 typedef struct {
-    int32_t feature[FZ_MAX_NODES], left[FZ_MAX_NODES], right[FZ_MAX_NODES];
-    float threshold[FZ_MAX_NODES], value[FZ_MAX_NODES];
-    int32_t threshold_key[FZ_MAX_NODES];
-    int16_t value_q[FZ_MAX_NODES];
-    int32_t roots[FZ_MAX_TREES], tree_output[FZ_MAX_TREES];
-    float base_score[FZ_MAX_OUTPUTS];
+    uint32_t node_end[FZ_MAX_TREES], child[FZ_MAX_NODES];
+    uint16_t feature[FZ_MAX_NODES], tree_output[FZ_MAX_TREES];
+    float threshold[FZ_MAX_NODES], leaf[FZ_MAX_NODES + FZ_MAX_TREES], base_score[FZ_MAX_OUTPUTS];
+    int16_t threshold_q[FZ_MAX_NODES], leaf_q[FZ_MAX_NODES + FZ_MAX_TREES];
     int32_t base_q[FZ_MAX_OUTPUTS];
 } fz_trees_arrays;
 
@@ -64,33 +64,30 @@ static inline void fz_linear_q15(fz_in *in, fz_linear_arrays *a, fm_linear_q15 *
     m->costs = costs;
 }
 
-static inline void fz_trees_common(fz_in *in, fz_trees_arrays *a, uint32_t *n_outputs, uint32_t *n_nodes,
-                                   uint32_t *n_trees)
+static inline const uint32_t *fz_trees_common(fz_in *in, fz_trees_arrays *a, uint32_t *n_outputs, uint32_t *n_nodes,
+                                              uint32_t *n_trees)
 {
     *n_outputs = fz_dim(in, FZ_MAX_OUTPUTS);
     *n_nodes = fz_dim(in, FZ_MAX_NODES);
     *n_trees = fz_dim(in, FZ_MAX_TREES);
-    fz_i32s(in, a->feature, *n_nodes);
-    fz_i32s(in, a->left, *n_nodes);
-    fz_i32s(in, a->right, *n_nodes);
-    fz_i32s(in, a->roots, *n_trees);
-    fz_i32s(in, a->tree_output, *n_trees);
+    fz_u32s(in, a->node_end, *n_trees);
+    fz_u16s(in, a->feature, *n_nodes);
+    fz_u16s(in, a->tree_output, *n_trees);
+    return FZ_OPTIONAL(in, fz_u32s, a->child, *n_nodes);
 }
 
 static inline void fz_trees(fz_in *in, fz_trees_arrays *a, fm_trees *m, uint32_t nf, const float *costs)
 {
     memset(m, 0, sizeof *m);
     m->n_features = nf;
-    fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
+    m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
     fz_floats(in, a->threshold, m->n_nodes);
-    fz_floats(in, a->value, m->n_nodes);
+    fz_floats(in, a->leaf, m->n_nodes + m->n_trees);
     fz_floats(in, a->base_score, m->n_outputs);
+    m->node_end = a->node_end;
     m->feature = a->feature;
     m->threshold = a->threshold;
-    m->left = a->left;
-    m->right = a->right;
-    m->value = a->value;
-    m->roots = a->roots;
+    m->leaf = a->leaf;
     m->tree_output = a->tree_output;
     m->base_score = a->base_score;
     m->costs = costs;
@@ -101,16 +98,14 @@ static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, 
 {
     memset(m, 0, sizeof *m);
     m->n_features = nf;
-    fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
-    fz_i32s(in, a->threshold_key, m->n_nodes);
-    fz_i16s(in, a->value_q, m->n_nodes);
+    m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
+    fz_i16s(in, a->threshold_q, m->n_nodes);
+    fz_i16s(in, a->leaf_q, m->n_nodes + m->n_trees);
     fz_i32s(in, a->base_q, m->n_outputs);
+    m->node_end = a->node_end;
     m->feature = a->feature;
-    m->threshold_key = a->threshold_key;
-    m->left = a->left;
-    m->right = a->right;
-    m->value_q = a->value_q;
-    m->roots = a->roots;
+    m->threshold_q = a->threshold_q;
+    m->leaf_q = a->leaf_q;
     m->tree_output = a->tree_output;
     m->base_q = a->base_q;
     m->costs = costs;

@@ -41,10 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     float costs[FZ_MAX_FEATURES], values[FZ_MAX_FEATURES + 1];
     uint16_t costs_q[FZ_MAX_FEATURES];
     uint8_t seen[FZ_MAX_FEATURES + 1];
+    int16_t keys[FZ_MAX_FEATURES + 1];
     fm_memo memo;
     int q = fz_byte(&in) & 1u;
     uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES);
     fm_memo_init(&memo, values, seen, nf);
+    fm_memo_set_keys(&memo, keys); /* the eager q15 walk compares cached 16-bit keys */
     if (!q) {
         fm_trees m;
         ctx k = {&m, &memo};
