@@ -37,10 +37,19 @@ int fm_skyline_check(const fm_skyline *s)
             return FM_E_MODEL;
         }
     }
+    /* every pointer first (non-decreasing, so none passes the last one, which bounds the array
+     * length), then the entries between them: no read past feat_idx / sky_model */
     for (m = 0; m < s->n_models; ++m) {
         if (s->feat_ptr[m + 1] < s->feat_ptr[m]) {
             return FM_E_MODEL;
         }
+    }
+    for (r = 0; r < s->n_ranges; ++r) {
+        if (s->sky_ptr[r + 1] < s->sky_ptr[r]) {
+            return FM_E_MODEL;
+        }
+    }
+    for (m = 0; m < s->n_models; ++m) {
         for (k = s->feat_ptr[m]; k < s->feat_ptr[m + 1]; ++k) {
             if (s->feat_idx[k] >= s->n_features) {
                 return FM_E_MODEL;
