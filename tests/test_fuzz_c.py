@@ -49,10 +49,17 @@ def test_every_family_has_a_harness() -> None:
 def test_harness_smoke_run_is_clean(build: Path, family: str) -> None:
     corpus = build / f"corpus_{family}"
     corpus.mkdir(exist_ok=True)
-    p = subprocess.run([str(build / f"fuzz_{family}"), f"-runs={SMOKE_RUNS}", "-seed=1", str(corpus)],
-                       capture_output=True, text=True, timeout=600, cwd=build)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert f"Done {SMOKE_RUNS} runs" in p.stderr
-    accepted = [line for line in p.stderr.splitlines() if line.startswith("fz_stats:")]
-    # the harness reaches past the check: some fuzzed tables are accepted and predicted
-    assert accepted and int(accepted[0].split()[2]) > 0, accepted
+    total = 0
+    # the harness must also reach past the check: some fuzzed tables are accepted and predicted. Some
+    # families' checks accept few random tables, so the run continues (the corpus grows) until one is.
+    for runs in (SMOKE_RUNS, 5 * SMOKE_RUNS, 20 * SMOKE_RUNS):
+        p = subprocess.run([str(build / f"fuzz_{family}"), f"-runs={runs}", "-seed=1", str(corpus)],
+                           capture_output=True, text=True, timeout=600, cwd=build)
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert f"Done {runs} runs" in p.stderr
+        accepted = [line for line in p.stderr.splitlines() if line.startswith("fz_stats:")]
+        assert accepted, p.stderr[-2000:]
+        total += int(accepted[0].split()[2])
+        if total > 0:
+            break
+    assert total > 0, f"no fuzzed {family} table passed the check in {35 * SMOKE_RUNS} runs"
