@@ -21,6 +21,7 @@ from compiler.header import TARGETS, c_tables, numeric_for, render_header
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
+from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
 from pyruntime.costtext import CostedView, predict_lines
 from pyruntime.data import load_dataset
 from pyruntime.errors import FrugalmlError
@@ -53,24 +54,8 @@ def numeric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-class OneLineErrors(click.Group):
-    """Usage errors as one line on stderr ("error: ..."), exit code 2."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        kwargs["standalone_mode"] = False
-        try:
-            rv = super().main(*args, **kwargs)
-        except click.exceptions.NoArgsIsHelpError as exc:
-            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-            sys.exit(2)
-        except click.ClickException as exc:
-            hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
-            click.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
-            sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("aborted", err=True)
-            sys.exit(1)
-        sys.exit(rv if isinstance(rv, int) else 0)
+class OneLineErrors(SharedOneLineErrors):
+    """The frugalml group: one-line usage errors (pyruntime.cli_errors) and lazily loaded commands."""
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
                                                                              list[str]]:

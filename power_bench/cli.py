@@ -12,9 +12,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
+
+from pyruntime.cli_errors import OneLineErrors
 
 from .emulator import CycleValues, Emulator
 from .energy_counters import find_counters
@@ -41,28 +43,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
-class _OneLineErrors(click.Group):
-    """Usage errors as one line on stderr (``error: ...``), exit code 2, also when ``power`` is the top
-    command (``python -m power_bench``); under ``frugalml`` the top group does the same."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        kwargs["standalone_mode"] = False
-        try:
-            rv = super().main(*args, **kwargs)
-        except click.exceptions.NoArgsIsHelpError as exc:
-            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-            sys.exit(2)
-        except click.ClickException as exc:
-            hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
-            click.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
-            sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("aborted", err=True)
-            sys.exit(1)
-        sys.exit(rv if isinstance(rv, int) else 0)
-
-
-@click.group("power", cls=_OneLineErrors)
+@click.group("power", cls=OneLineErrors)
 def power() -> None:
     """Measure joules per prediction with a logging multimeter (or an emulated one).
 
