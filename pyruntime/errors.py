@@ -1,5 +1,5 @@
 """Exception types of the runtime side (documented in docs/errors.md) and the
-C runtime's status codes with their messages, in one place.
+C runtime's status codes with their messages (the text of fm_strerror), in one place.
 
 The status codes mirror ``runtime_c/include/frugalml.h``; a test checks that
 they equal the compiled library's.
@@ -15,7 +15,8 @@ FM_E_MODEL = -4
 FM_E_BUDGET = -5
 
 STATUS_MESSAGES = {
-    FM_E_ARG: "bad argument (NULL pointer or wrong input length)",
+    FM_OK: "success",
+    FM_E_ARG: "bad argument (NULL pointer, wrong input length or scratch size, or a model over the FM_VEC_MAX_* bounds)",
     FM_E_READ: "the feature callback failed",
     FM_E_VALUE: "a feature value is NaN or infinite",
     FM_E_MODEL: "inconsistent model tables",
@@ -43,9 +44,12 @@ class RuntimeCError(FrugalmlError, RuntimeError):
         self.code = code
 
 
+UNKNOWN_STATUS = "unknown status code"
+
+
 def status_message(rc: int) -> str:
-    """The message of a C status code."""
-    return STATUS_MESSAGES.get(rc, f"error {rc}")
+    """The message of a C status code (the same text as the C runtime's fm_strerror)."""
+    return STATUS_MESSAGES.get(rc, UNKNOWN_STATUS)
 
 
 def raise_for(rc: int, what: str) -> None:

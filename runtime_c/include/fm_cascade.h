@@ -40,14 +40,14 @@ extern "C" {
 #define FM_EXIT_MARGIN 1u
 
 /* Stack scratch bounds of the eager fm_cascade*_predict_vec (no malloc):
- * n_features <= FM_CASCADE_VEC_MAX_FEATURES (5 bytes of stack each, 7 in q15) and
- * n_outputs <= FM_CASCADE_VEC_MAX_OUTPUTS. Override with -D for larger
+ * n_features <= FM_VEC_MAX_FEATURES (5 bytes of stack each, 7 in q15) and
+ * n_outputs <= FM_VEC_MAX_OUTPUTS. Override with -D for larger
  * models; the lazy and batch calls take caller scratch and have no bound. */
-#ifndef FM_CASCADE_VEC_MAX_FEATURES
-#define FM_CASCADE_VEC_MAX_FEATURES 512u
+#ifndef FM_VEC_MAX_FEATURES
+#define FM_VEC_MAX_FEATURES 512u
 #endif
-#ifndef FM_CASCADE_VEC_MAX_OUTPUTS
-#define FM_CASCADE_VEC_MAX_OUTPUTS 16u
+#ifndef FM_VEC_MAX_OUTPUTS
+#define FM_VEC_MAX_OUTPUTS 16u
 #endif
 
 typedef struct {
@@ -74,11 +74,22 @@ typedef struct {
 int fm_cascade_check(const fm_cascade *m);
 int fm_cascade_q15_check(const fm_cascade_q15 *m);
 
+/* Caller scratch of fm_cascade*_predict and *_predict_batch in one buffer
+ * (layout in fm_memo.h): n_outputs scores and a memo of n_features, with
+ * the key cache in q15 (the eager batch walks need it). scratch_size is 0
+ * for NULL; scratch_init fills *memo and *scores (FM_E_ARG when buf is too
+ * small or misaligned). */
+size_t fm_cascade_scratch_size(const fm_cascade *m);
+size_t fm_cascade_q15_scratch_size(const fm_cascade_q15 *m);
+int fm_cascade_scratch_init(const fm_cascade *m, void *buf, size_t size, fm_memo *memo, float **scores);
+int fm_cascade_q15_scratch_init(const fm_cascade_q15 *m, void *buf, size_t size, fm_memo *memo,
+                                int32_t **scores);
+
 /* One lazy prediction; memo of capacity >= n_features, scores of
  * n_outputs entries (caller scratch). */
-int fm_cascade_predict(const fm_cascade *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res);
-int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                           fm_result *res);
+int fm_cascade_predict(const fm_cascade *m, const fm_reader *in, fm_memo *memo, float *scores, fm_result *out);
+int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *scores,
+                           fm_result *out);
 
 /* Eager batch over row-major X[rows][cols], cols == n_features; stops at
  * the first failing row (*n_done = rows completed, may be NULL). */

@@ -34,10 +34,10 @@ extern "C" {
 #endif
 
 /* Stack scratch bound of the eager fm_cstc*_predict_vec (no malloc):
- * n_features <= FM_CSTC_VEC_MAX_FEATURES (5 bytes of stack each).
+ * n_features <= FM_VEC_MAX_FEATURES (5 bytes of stack each).
  * Override with -D; the lazy and batch calls take caller scratch. */
-#ifndef FM_CSTC_VEC_MAX_FEATURES
-#define FM_CSTC_VEC_MAX_FEATURES 512u
+#ifndef FM_VEC_MAX_FEATURES
+#define FM_VEC_MAX_FEATURES 512u
 #endif
 
 typedef struct {
@@ -74,9 +74,18 @@ typedef struct {
 int fm_cstc_check(const fm_cstc *m);
 int fm_cstc_q15_check(const fm_cstc_q15 *m);
 
+/* Caller scratch of fm_cstc*_predict and *_predict_batch in one buffer
+ * (layout in fm_memo.h): a memo of n_features, no scores, no key cache.
+ * scratch_size is 0 for NULL; scratch_init fills *memo (FM_E_ARG when
+ * buf is too small or misaligned). */
+size_t fm_cstc_scratch_size(const fm_cstc *m);
+size_t fm_cstc_q15_scratch_size(const fm_cstc_q15 *m);
+int fm_cstc_scratch_init(const fm_cstc *m, void *buf, size_t size, fm_memo *memo);
+int fm_cstc_q15_scratch_init(const fm_cstc_q15 *m, void *buf, size_t size, fm_memo *memo);
+
 /* One lazy prediction; memo of capacity >= n_features (caller scratch). */
-int fm_cstc_predict(const fm_cstc *m, const fm_reader *r, fm_memo *memo, fm_result *res);
-int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *r, fm_memo *memo, fm_result *res);
+int fm_cstc_predict(const fm_cstc *m, const fm_reader *in, fm_memo *memo, fm_result *out);
+int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out);
 
 /* Eager batch over row-major X[rows][cols], cols == n_features; stops at
  * the first failing row (*n_done = rows completed, may be NULL). */
@@ -86,7 +95,7 @@ int fm_cstc_q15_predict_batch(const fm_cstc_q15 *m, const float *X, uint32_t row
                               fm_memo *memo, fm_result *out, uint32_t *n_done);
 
 /* Eager prediction from x[n] (n == n_features) with stack scratch (see
- * FM_CSTC_VEC_MAX_FEATURES; FM_E_ARG beyond it). FM_PREDICT_VEC. */
+ * FM_VEC_MAX_FEATURES; FM_E_ARG beyond it). FM_PREDICT_VEC. */
 int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result *out);
 int fm_cstc_q15_predict_vec(const fm_cstc_q15 *m, const float *x, uint32_t n, fm_result *out);
 

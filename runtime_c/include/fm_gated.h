@@ -41,11 +41,11 @@ extern "C" {
 #define FM_GATE_ABOVE_F1 1u /* gate score > threshold lets f1 answer */
 
 /* Stack scratch bounds of the eager fm_gated*_predict_vec (no malloc). */
-#ifndef FM_GATED_VEC_MAX_FEATURES
-#define FM_GATED_VEC_MAX_FEATURES 1024u
+#ifndef FM_VEC_MAX_FEATURES
+#define FM_VEC_MAX_FEATURES 1024u
 #endif
-#ifndef FM_GATED_VEC_MAX_OUTPUTS
-#define FM_GATED_VEC_MAX_OUTPUTS 16u
+#ifndef FM_VEC_MAX_OUTPUTS
+#define FM_VEC_MAX_OUTPUTS 16u
 #endif
 
 /* One part: `type` says which member is used; the other is ignored. */
@@ -88,11 +88,21 @@ int fm_gated_q15_check(const fm_gated_q15 *m);
 uint32_t fm_gated_max_outputs(const fm_gated *m);
 uint32_t fm_gated_q15_max_outputs(const fm_gated_q15 *m);
 
+/* Caller scratch of fm_gated*_predict and *_predict_batch in one buffer
+ * (layout in fm_memo.h): fm_gated*_max_outputs scores and a memo of
+ * n_features, with the key cache in q15 (eager tree parts). scratch_size
+ * is 0 for NULL; scratch_init fills *memo and *scores (FM_E_ARG when buf
+ * is too small or misaligned). */
+size_t fm_gated_scratch_size(const fm_gated *m);
+size_t fm_gated_q15_scratch_size(const fm_gated_q15 *m);
+int fm_gated_scratch_init(const fm_gated *m, void *buf, size_t size, fm_memo *memo, float **scores);
+int fm_gated_q15_scratch_init(const fm_gated_q15 *m, void *buf, size_t size, fm_memo *memo, int32_t **scores);
+
 /* One lazy prediction; memo of capacity >= n_features, scores of
  * fm_gated*_max_outputs entries (caller scratch). */
-int fm_gated_predict(const fm_gated *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res);
-int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                         fm_result *res);
+int fm_gated_predict(const fm_gated *m, const fm_reader *in, fm_memo *memo, float *scores, fm_result *out);
+int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *scores,
+                         fm_result *out);
 
 /* Eager batch over row-major X[rows][cols], cols == n_features; stops at
  * the first failing row (*n_done = rows completed, may be NULL). */

@@ -58,16 +58,24 @@ typedef struct {
 int fm_linear_check(const fm_linear *m);
 int fm_linear_q15_check(const fm_linear_q15 *m);
 
+/* Caller scratch of fm_linear*_predict and *_predict_batch in one buffer
+ * (layout in fm_memo.h): a memo of n_features, no scores, no key cache.
+ * scratch_size is 0 for NULL; scratch_init fills *memo. */
+size_t fm_linear_scratch_size(const fm_linear *m);
+size_t fm_linear_q15_scratch_size(const fm_linear_q15 *m);
+int fm_linear_scratch_init(const fm_linear *m, void *buf, size_t size, fm_memo *memo);
+int fm_linear_q15_scratch_init(const fm_linear_q15 *m, void *buf, size_t size, fm_memo *memo);
+
 /* Add the model's terms to a running score *acc (initialise it with the
  * bias, or use fm_linear_predict). Shares memo and res with other models;
  * does not start a prediction and does not set the label. */
-int fm_linear_score(const fm_linear *m, const fm_reader *r, fm_memo *memo, float *acc, fm_result *res);
-int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *acc,
-                        fm_result *res);
+int fm_linear_score(const fm_linear *m, const fm_reader *in, fm_memo *memo, float *acc, fm_result *out);
+int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *acc,
+                        fm_result *out);
 
 /* One full prediction: start the memo, score, label. */
-int fm_linear_predict(const fm_linear *m, const fm_reader *r, fm_memo *memo, fm_result *res);
-int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *r, fm_memo *memo, fm_result *res);
+int fm_linear_predict(const fm_linear *m, const fm_reader *in, fm_memo *memo, fm_result *out);
+int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out);
 
 /* Eager batch over a row-major X[rows][cols] (cols must equal n_features):
  * out[i] for every row; stops at the first failing row and returns its

@@ -111,6 +111,36 @@ static inline int fm_memo_get_q(fm_memo *memo, const fm_reader *r, const uint16_
     return rc;
 }
 
+/* Caller scratch in one buffer
+ * -----------------------------
+ * Every reader-based or batch predict of a family takes its working memory
+ * from the caller: a memo (values, seen, optionally keys) and, for the
+ * families that score several outputs, a scores array. The family's
+ * fm_<family>[_q15]_scratch_size(m) gives the bytes of one buffer that
+ * holds all of it, and fm_<family>[_q15]_scratch_init(m, buf, size, ...)
+ * splits it. The layout (F = n_features, S = score entries), in this
+ * order without gaps (each part is aligned for its type when buf is):
+ *
+ *   scores  S * 4 bytes   float (float32) or int32_t (q15) scores
+ *   values  F * 4 bytes   float: the memo's cached feature values
+ *   keys    F * 2 bytes   int16_t fm_key16 cache (q15 tree families only)
+ *   seen    F bytes       uint8_t epoch stamps
+ *   padding to a multiple of 4
+ *
+ * buf must be 4-byte aligned (e.g. a uint32_t or float array; it may be
+ * NULL when the size is 0). The buffer serves one prediction at a time
+ * (one per thread); the runtime keeps nothing anywhere else. */
+
+/* Bytes of the layout above; SIZE_MAX when it does not fit in a size_t. */
+size_t fm_scratch_size(uint32_t n_features, uint32_t n_scores, int with_keys);
+
+/* Split buf (size bytes, 4-aligned) into memo (fm_memo_init'ed, with keys
+ * when with_keys) and *scores (may be NULL when n_scores == 0): FM_OK, or
+ * FM_E_ARG when memo is NULL, buf is NULL (with a non-zero need) or
+ * misaligned, or size < fm_scratch_size. */
+int fm_scratch_split(void *buf, size_t size, uint32_t n_features, uint32_t n_scores, int with_keys,
+                     fm_memo *memo, void **scores);
+
 /* trunc(x * 2^shift) from the float's bits, saturated to +-INT32_MAX.
  * shift in 0..30; the bits must be finite. Integer operations only. */
 int32_t fm_float_to_fixed(uint32_t bits, uint32_t shift);

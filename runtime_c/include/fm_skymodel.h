@@ -35,8 +35,8 @@ extern "C" {
 /* Upper bound on n_features for the stack memo of fm_skymodel_predict_vec*
  * (linear base only); larger models must call fm_skymodel_predict with
  * their own memo. */
-#ifndef FM_SKYMODEL_MAX_FEATURES
-#define FM_SKYMODEL_MAX_FEATURES 256u
+#ifndef FM_VEC_MAX_FEATURES
+#define FM_VEC_MAX_FEATURES 256u
 #endif
 
 typedef struct {
@@ -51,6 +51,13 @@ typedef struct {
 /* FM_OK when the index and every model are consistent and each model reads
  * only features of its indexed set; FM_E_MODEL otherwise, FM_E_ARG on NULL. */
 int fm_skymodel_check(const fm_skymodel *m);
+
+/* Caller scratch of fm_skymodel_predict in one buffer (layout in
+ * fm_memo.h): a memo of n_features for the linear base, nothing (0 bytes,
+ * buf may be NULL) for the NB base. scratch_size is 0 for NULL;
+ * scratch_init fills *memo. */
+size_t fm_skymodel_scratch_size(const fm_skymodel *m);
+int fm_skymodel_scratch_init(const fm_skymodel *m, void *buf, size_t size, fm_memo *memo);
 
 /* One prediction under (budget, size) with lazy reads; memo is used by the
  * linear base only (may be NULL for FM_SKY_NB). spent may be NULL. */

@@ -19,15 +19,44 @@
 extern "C" {
 #endif
 
-#define FM_FORMAT_VERSION 1
+/* The model file format version this runtime's tables correspond to
+ * (pyruntime/format.py FORMAT_VERSION). */
+#define FM_FORMAT_VERSION 2
 
-/* Return codes: 0 is success, negative is an error. */
-#define FM_OK 0
-#define FM_E_ARG (-1)    /* NULL pointer, wrong length, bad argument */
-#define FM_E_READ (-2)   /* the feature callback reported a failure */
-#define FM_E_VALUE (-3)  /* a feature value is NaN or infinite */
-#define FM_E_MODEL (-4)  /* the tables are inconsistent (see fm_*_check) */
-#define FM_E_BUDGET (-5) /* nothing fits the call's budget */
+/* Status of every runtime call that can fail: FM_OK (0) or a negative
+ * error. Functions return it as int; fm_strerror(status) gives its one-line
+ * message (the same text as pyruntime/errors.py STATUS_MESSAGES). */
+typedef enum {
+    FM_OK = 0,
+    FM_E_ARG = -1,    /* NULL pointer, wrong length, bad argument, model over a stack bound */
+    FM_E_READ = -2,   /* the feature callback reported a failure */
+    FM_E_VALUE = -3,  /* a feature value is NaN or infinite */
+    FM_E_MODEL = -4,  /* the tables are inconsistent (see fm_*_check) */
+    FM_E_BUDGET = -5  /* nothing fits the call's budget */
+} fm_status;
+
+/* Message of a status code; "unknown status code" for any other value.
+ * Never NULL, a string literal (no state). */
+const char *fm_strerror(int status);
+
+/* Stack bounds of the eager convenience calls fm_<family>[_q15]_predict_vec
+ * (FM_PREDICT_VEC), which keep their scratch on the stack (no malloc): the
+ * model's n_features <= FM_VEC_MAX_FEATURES and its score outputs <=
+ * FM_VEC_MAX_OUTPUTS, else the call returns FM_E_ARG. Stack use is about 5
+ * bytes per feature (7 in q15 tree families) + 4 per output. Override with
+ * -D when compiling the runtime. The reader-based and batch calls take
+ * caller scratch (fm_<family>[_q15]_scratch_size) and have no bound. */
+#ifndef FM_VEC_MAX_FEATURES
+#define FM_VEC_MAX_FEATURES 512u
+#endif
+#ifndef FM_VEC_MAX_OUTPUTS
+#define FM_VEC_MAX_OUTPUTS 16u
+#endif
+#if defined(FM_CASCADE_VEC_MAX_FEATURES) || defined(FM_CASCADE_VEC_MAX_OUTPUTS) || \
+    defined(FM_GATED_VEC_MAX_FEATURES) || defined(FM_GATED_VEC_MAX_OUTPUTS) || \
+    defined(FM_CSTC_VEC_MAX_FEATURES) || defined(FM_SKYMODEL_MAX_FEATURES)
+#error "the per-family stack bounds are now FM_VEC_MAX_FEATURES and FM_VEC_MAX_OUTPUTS (frugalml.h)"
+#endif
 
 /* A label that means "this input must be answered elsewhere". */
 #define FM_LABEL_DEFER (-1)

@@ -132,33 +132,33 @@ static int exits_q(const fm_cascade_q15 *m, uint32_t s, const int32_t *scores)
 /* ---- float32 ---------------------------------------------------------- */
 
 /* One prediction: eager from x when x != NULL, else lazy through r. */
-static int run_f32(const fm_cascade *m, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
-                   fm_result *res)
+static int run_f32(const fm_cascade *m, const fm_reader *in, const float *x, fm_memo *memo, float *scores,
+                   fm_result *out)
 {
     uint32_t s;
     uint32_t start = 0u;
     int rc;
-    fm_memo_start(memo, res);
+    fm_memo_start(memo, out);
     rc = fm_trees_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
         uint32_t end = m->stage_end[s];
-        rc = (x != NULL) ? fm_trees_accumulate_vec(&m->trees, start, end, x, memo, scores, res)
-                         : fm_trees_accumulate(&m->trees, start, end, r, memo, scores, res);
+        rc = (x != NULL) ? fm_trees_accumulate_vec(&m->trees, start, end, x, memo, scores, out)
+                         : fm_trees_accumulate(&m->trees, start, end, in, memo, scores, out);
         start = end;
         if (rc == FM_OK && (s + 1u == m->n_stages || exits_f32(m, s, scores))) {
-            res->stage = s;
-            return fm_trees_finish(&m->trees, scores, res);
+            out->stage = s;
+            return fm_trees_finish(&m->trees, scores, out);
         }
     }
     return rc;
 }
 
-int fm_cascade_predict(const fm_cascade *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+int fm_cascade_predict(const fm_cascade *m, const fm_reader *in, fm_memo *memo, float *scores, fm_result *out)
 {
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
+    if (m == NULL || in == NULL || memo == NULL || scores == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return run_f32(m, r, NULL, memo, scores, res);
+    return run_f32(m, in, NULL, memo, scores, out);
 }
 
 int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
@@ -187,12 +187,12 @@ int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows,
 
 int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_CASCADE_VEC_MAX_FEATURES];
-    uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
-    float scores[FM_CASCADE_VEC_MAX_OUTPUTS];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
+    float scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
     if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
-        n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
+        n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
@@ -201,34 +201,34 @@ int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_r
 
 /* ---- fixed point ------------------------------------------------------ */
 
-static int run_q(const fm_cascade_q15 *m, const fm_reader *r, const float *x, fm_memo *memo, int32_t *scores,
-                 fm_result *res)
+static int run_q(const fm_cascade_q15 *m, const fm_reader *in, const float *x, fm_memo *memo, int32_t *scores,
+                 fm_result *out)
 {
     uint32_t s;
     uint32_t start = 0u;
     int rc;
-    fm_memo_start(memo, res);
+    fm_memo_start(memo, out);
     rc = fm_trees_q15_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
         uint32_t end = m->stage_end[s];
-        rc = (x != NULL) ? fm_trees_q15_accumulate_vec(&m->trees, start, end, x, memo, scores, res)
-                         : fm_trees_q15_accumulate(&m->trees, start, end, r, memo, scores, res);
+        rc = (x != NULL) ? fm_trees_q15_accumulate_vec(&m->trees, start, end, x, memo, scores, out)
+                         : fm_trees_q15_accumulate(&m->trees, start, end, in, memo, scores, out);
         start = end;
         if (rc == FM_OK && (s + 1u == m->n_stages || exits_q(m, s, scores))) {
-            res->stage = s;
-            return fm_trees_q15_finish(&m->trees, scores, res);
+            out->stage = s;
+            return fm_trees_q15_finish(&m->trees, scores, out);
         }
     }
     return rc;
 }
 
-int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                           fm_result *res)
+int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *scores,
+                           fm_result *out)
 {
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL) {
+    if (m == NULL || in == NULL || memo == NULL || scores == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return run_q(m, r, NULL, memo, scores, res);
+    return run_q(m, in, NULL, memo, scores, out);
 }
 
 int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32_t rows, uint32_t cols,
@@ -268,16 +268,53 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
 
 int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_CASCADE_VEC_MAX_FEATURES];
-    uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
-    int16_t keys[FM_CASCADE_VEC_MAX_FEATURES];
-    int32_t scores[FM_CASCADE_VEC_MAX_OUTPUTS];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
+    int16_t keys[FM_VEC_MAX_FEATURES];
+    int32_t scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
     if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
-        n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
+        n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
     fm_memo_set_keys(&memo, keys);
     return run_q(m, NULL, x, &memo, scores, out);
+}
+
+/* ---- caller scratch ---------------------------------------------------- */
+
+size_t fm_cascade_scratch_size(const fm_cascade *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->trees.n_features, m->trees.n_outputs, 0);
+}
+
+size_t fm_cascade_q15_scratch_size(const fm_cascade_q15 *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->trees.n_features, m->trees.n_outputs, 1);
+}
+
+int fm_cascade_scratch_init(const fm_cascade *m, void *buf, size_t size, fm_memo *memo, float **scores)
+{
+    void *s = NULL;
+    int rc;
+    if (m == NULL || scores == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_scratch_split(buf, size, m->trees.n_features, m->trees.n_outputs, 0, memo, &s);
+    *scores = (float *)s;
+    return rc;
+}
+
+int fm_cascade_q15_scratch_init(const fm_cascade_q15 *m, void *buf, size_t size, fm_memo *memo,
+                                int32_t **scores)
+{
+    void *s = NULL;
+    int rc;
+    if (m == NULL || scores == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_scratch_split(buf, size, m->trees.n_features, m->trees.n_outputs, 1, memo, &s);
+    *scores = (int32_t *)s;
+    return rc;
 }

@@ -9,3 +9,23 @@ int fm_vector_read(void *ctx, uint32_t index, float *value)
     *value = v->x[index];
     return 0;
 }
+
+const char *fm_strerror(int status)
+{
+    switch (status) {
+    case FM_OK:
+        return "success";
+    case FM_E_ARG:
+        return "bad argument (NULL pointer, wrong input length or scratch size, or a model over the FM_VEC_MAX_* bounds)";
+    case FM_E_READ:
+        return "the feature callback failed";
+    case FM_E_VALUE:
+        return "a feature value is NaN or infinite";
+    case FM_E_MODEL:
+        return "inconsistent model tables";
+    case FM_E_BUDGET:
+        return "nothing fits the budget";
+    default:
+        return "unknown status code";
+    }
+}

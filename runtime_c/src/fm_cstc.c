@@ -114,14 +114,14 @@ int fm_cstc_q15_check(const fm_cstc_q15 *m)
 
 /* ---- float32 ---------------------------------------------------------- */
 
-int fm_cstc_predict(const fm_cstc *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+int fm_cstc_predict(const fm_cstc *m, const fm_reader *in, fm_memo *memo, fm_result *out)
 {
     uint32_t k = 0u;
     uint32_t steps;
-    if (m == NULL || r == NULL || memo == NULL || res == NULL || memo->n < m->n_features) {
+    if (m == NULL || in == NULL || memo == NULL || out == NULL || memo->n < m->n_features) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
+    fm_memo_start(memo, out);
     /* children have larger indices: at most n_nodes steps */
     for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
         fm_linear node;
@@ -136,15 +136,15 @@ int fm_cstc_predict(const fm_cstc *m, const fm_reader *r, fm_memo *memo, fm_resu
         node.bias = acc;
         node.decision_threshold = m->threshold[k];
         node.costs = m->costs;
-        rc = fm_linear_score(&node, r, memo, &acc, res);
+        rc = fm_linear_score(&node, in, memo, &acc, out);
         if (rc != FM_OK) {
             return rc;
         }
         above = acc > m->threshold[k];
         if (m->upper[k] < 0) {
-            res->label = above ? 1 : 0;
-            res->score = acc;
-            res->stage = k;
+            out->label = above ? 1 : 0;
+            out->score = acc;
+            out->stage = k;
             return FM_OK;
         }
         k = (uint32_t)(above ? m->upper[k] : m->lower[k]);
@@ -183,12 +183,12 @@ int fm_cstc_predict_batch(const fm_cstc *m, const float *X, uint32_t rows, uint3
 
 int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_CSTC_VEC_MAX_FEATURES];
-    uint8_t seen[FM_CSTC_VEC_MAX_FEATURES];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
     fm_memo memo;
     fm_vector v;
     fm_reader r;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_CSTC_VEC_MAX_FEATURES) {
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
@@ -201,14 +201,14 @@ int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result 
 
 /* ---- fixed point ------------------------------------------------------ */
 
-int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out)
 {
     uint32_t k = 0u;
     uint32_t steps;
-    if (m == NULL || r == NULL || memo == NULL || res == NULL || memo->n < m->n_features) {
+    if (m == NULL || in == NULL || memo == NULL || out == NULL || memo->n < m->n_features) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
+    fm_memo_start(memo, out);
     for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
         fm_linear_q15 node;
         int32_t acc = m->bias_q[k];
@@ -224,15 +224,15 @@ int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *r, fm_memo *memo,
         node.in_shift = m->in_shift;
         node.w_shift = m->w_shift[k];
         node.costs = m->costs;
-        rc = fm_linear_q15_score(&node, r, memo, &acc, res);
+        rc = fm_linear_q15_score(&node, in, memo, &acc, out);
         if (rc != FM_OK) {
             return rc;
         }
         above = acc > m->threshold_q[k];
         if (m->upper[k] < 0) {
-            res->label = above ? 1 : 0;
-            res->score_q = acc;
-            res->stage = k;
+            out->label = above ? 1 : 0;
+            out->score_q = acc;
+            out->stage = k;
             return FM_OK;
         }
         k = (uint32_t)(above ? m->upper[k] : m->lower[k]);
@@ -271,12 +271,12 @@ int fm_cstc_q15_predict_batch(const fm_cstc_q15 *m, const float *X, uint32_t row
 
 int fm_cstc_q15_predict_vec(const fm_cstc_q15 *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_CSTC_VEC_MAX_FEATURES];
-    uint8_t seen[FM_CSTC_VEC_MAX_FEATURES];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
     fm_memo memo;
     fm_vector v;
     fm_reader r;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_CSTC_VEC_MAX_FEATURES) {
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
@@ -285,4 +285,26 @@ int fm_cstc_q15_predict_vec(const fm_cstc_q15 *m, const float *x, uint32_t n, fm
     r.read = fm_vector_read;
     r.ctx = &v;
     return fm_cstc_q15_predict(m, &r, &memo, out);
+}
+
+/* ---- caller scratch ---------------------------------------------------- */
+
+size_t fm_cstc_scratch_size(const fm_cstc *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
+}
+
+size_t fm_cstc_q15_scratch_size(const fm_cstc_q15 *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
+}
+
+int fm_cstc_scratch_init(const fm_cstc *m, void *buf, size_t size, fm_memo *memo)
+{
+    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
+}
+
+int fm_cstc_q15_scratch_init(const fm_cstc_q15 *m, void *buf, size_t size, fm_memo *memo)
+{
+    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
 }

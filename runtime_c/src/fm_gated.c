@@ -83,16 +83,16 @@ uint32_t fm_gated_q15_max_outputs(const fm_gated_q15 *m)
 
 /* x != NULL: eager (tree parts read x directly; linear parts read it through
  * r, a vector reader over x, sharing the memo). */
-static int part_eval(const fm_gated_part *p, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
-                     fm_result *res)
+static int part_eval(const fm_gated_part *p, const fm_reader *in, const float *x, fm_memo *memo, float *scores,
+                     fm_result *out)
 {
     int rc;
     if (p->type == FM_PART_LINEAR) {
         float acc = p->linear.bias;
-        rc = fm_linear_score(&p->linear, r, memo, &acc, res);
+        rc = fm_linear_score(&p->linear, in, memo, &acc, out);
         if (rc == FM_OK) {
-            res->score = acc;
-            res->label = (acc > p->linear.decision_threshold) ? 1 : 0;
+            out->score = acc;
+            out->label = (acc > p->linear.decision_threshold) ? 1 : 0;
         }
         return rc;
     }
@@ -101,22 +101,22 @@ static int part_eval(const fm_gated_part *p, const fm_reader *r, const float *x,
     }
     rc = fm_trees_begin(&p->trees, scores);
     if (rc == FM_OK) {
-        rc = (x != NULL) ? fm_trees_accumulate_vec(&p->trees, 0u, p->trees.n_trees, x, memo, scores, res)
-                         : fm_trees_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
+        rc = (x != NULL) ? fm_trees_accumulate_vec(&p->trees, 0u, p->trees.n_trees, x, memo, scores, out)
+                         : fm_trees_accumulate(&p->trees, 0u, p->trees.n_trees, in, memo, scores, out);
     }
-    return rc == FM_OK ? fm_trees_finish(&p->trees, scores, res) : rc;
+    return rc == FM_OK ? fm_trees_finish(&p->trees, scores, out) : rc;
 }
 
-static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *r, const float *x, fm_memo *memo,
-                       int32_t *scores, fm_result *res)
+static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *in, const float *x, fm_memo *memo,
+                       int32_t *scores, fm_result *out)
 {
     int rc;
     if (p->type == FM_PART_LINEAR) {
         int32_t acc = p->linear.bias_q;
-        rc = fm_linear_q15_score(&p->linear, r, memo, &acc, res);
+        rc = fm_linear_q15_score(&p->linear, in, memo, &acc, out);
         if (rc == FM_OK) {
-            res->score_q = acc;
-            res->label = (acc > p->linear.decision_threshold_q) ? 1 : 0;
+            out->score_q = acc;
+            out->label = (acc > p->linear.decision_threshold_q) ? 1 : 0;
         }
         return rc;
     }
@@ -126,75 +126,75 @@ static int part_eval_q(const fm_gated_part_q15 *p, const fm_reader *r, const flo
     rc = fm_trees_q15_begin(&p->trees, scores);
     if (rc == FM_OK) {
         rc = (x != NULL && memo->keys != NULL)
-                 ? fm_trees_q15_accumulate_vec(&p->trees, 0u, p->trees.n_trees, x, memo, scores, res)
-                 : fm_trees_q15_accumulate(&p->trees, 0u, p->trees.n_trees, r, memo, scores, res);
+                 ? fm_trees_q15_accumulate_vec(&p->trees, 0u, p->trees.n_trees, x, memo, scores, out)
+                 : fm_trees_q15_accumulate(&p->trees, 0u, p->trees.n_trees, in, memo, scores, out);
     }
-    return rc == FM_OK ? fm_trees_q15_finish(&p->trees, scores, res) : rc;
+    return rc == FM_OK ? fm_trees_q15_finish(&p->trees, scores, out) : rc;
 }
 
 /* ---- predictions ------------------------------------------------------ */
 
-static int run(const fm_gated *m, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
-               fm_result *res)
+static int run(const fm_gated *m, const fm_reader *in, const float *x, fm_memo *memo, float *scores,
+               fm_result *out)
 {
     int rc;
     int hard;
-    fm_memo_start(memo, res);
-    rc = part_eval(&m->gate, r, x, memo, scores, res);
+    fm_memo_start(memo, out);
+    rc = part_eval(&m->gate, in, x, memo, scores, out);
     if (rc != FM_OK) {
         return rc;
     }
-    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
+    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (out->label == 1) : (out->label == 0);
     if (!hard) {
-        res->stage = 0u;
-        return part_eval(&m->f1, r, x, memo, scores, res);
+        out->stage = 0u;
+        return part_eval(&m->f1, in, x, memo, scores, out);
     }
-    res->stage = 1u;
+    out->stage = 1u;
     if (m->f0.type == FM_PART_REMOTE) {
-        res->label = FM_LABEL_DEFER;
+        out->label = FM_LABEL_DEFER;
         return FM_OK;
     }
-    return part_eval(&m->f0, r, x, memo, scores, res);
+    return part_eval(&m->f0, in, x, memo, scores, out);
 }
 
-int fm_gated_predict(const fm_gated *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
+int fm_gated_predict(const fm_gated *m, const fm_reader *in, fm_memo *memo, float *scores, fm_result *out)
 {
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
+    if (m == NULL || in == NULL || memo == NULL || scores == NULL || out == NULL || memo->n < m->n_features) {
         return FM_E_ARG;
     }
-    return run(m, r, NULL, memo, scores, res);
+    return run(m, in, NULL, memo, scores, out);
 }
 
-static int run_q15(const fm_gated_q15 *m, const fm_reader *r, const float *x, fm_memo *memo, int32_t *scores,
-                   fm_result *res)
+static int run_q15(const fm_gated_q15 *m, const fm_reader *in, const float *x, fm_memo *memo, int32_t *scores,
+                   fm_result *out)
 {
     int rc;
     int hard;
-    fm_memo_start(memo, res);
-    rc = part_eval_q(&m->gate, r, x, memo, scores, res);
+    fm_memo_start(memo, out);
+    rc = part_eval_q(&m->gate, in, x, memo, scores, out);
     if (rc != FM_OK) {
         return rc;
     }
-    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (res->label == 1) : (res->label == 0);
+    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (out->label == 1) : (out->label == 0);
     if (!hard) {
-        res->stage = 0u;
-        return part_eval_q(&m->f1, r, x, memo, scores, res);
+        out->stage = 0u;
+        return part_eval_q(&m->f1, in, x, memo, scores, out);
     }
-    res->stage = 1u;
+    out->stage = 1u;
     if (m->f0.type == FM_PART_REMOTE) {
-        res->label = FM_LABEL_DEFER;
+        out->label = FM_LABEL_DEFER;
         return FM_OK;
     }
-    return part_eval_q(&m->f0, r, x, memo, scores, res);
+    return part_eval_q(&m->f0, in, x, memo, scores, out);
 }
 
-int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                         fm_result *res)
+int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *scores,
+                         fm_result *out)
 {
-    if (m == NULL || r == NULL || memo == NULL || scores == NULL || res == NULL || memo->n < m->n_features) {
+    if (m == NULL || in == NULL || memo == NULL || scores == NULL || out == NULL || memo->n < m->n_features) {
         return FM_E_ARG;
     }
-    return run_q15(m, r, NULL, memo, scores, res);
+    return run_q15(m, in, NULL, memo, scores, out);
 }
 
 int fm_gated_predict_batch(const fm_gated *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
@@ -259,14 +259,14 @@ int fm_gated_q15_predict_batch(const fm_gated_q15 *m, const float *X, uint32_t r
 
 int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_GATED_VEC_MAX_FEATURES];
-    uint8_t seen[FM_GATED_VEC_MAX_FEATURES];
-    float scores[FM_GATED_VEC_MAX_OUTPUTS];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
+    float scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
     fm_vector v;
     fm_reader r;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_GATED_VEC_MAX_FEATURES ||
-        fm_gated_max_outputs(m) > FM_GATED_VEC_MAX_OUTPUTS) {
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES ||
+        fm_gated_max_outputs(m) > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
@@ -279,15 +279,15 @@ int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_resul
 
 int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_GATED_VEC_MAX_FEATURES];
-    uint8_t seen[FM_GATED_VEC_MAX_FEATURES];
-    int16_t keys[FM_GATED_VEC_MAX_FEATURES];
-    int32_t scores[FM_GATED_VEC_MAX_OUTPUTS];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
+    int16_t keys[FM_VEC_MAX_FEATURES];
+    int32_t scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
     fm_vector v;
     fm_reader r;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_GATED_VEC_MAX_FEATURES ||
-        fm_gated_q15_max_outputs(m) > FM_GATED_VEC_MAX_OUTPUTS) {
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES ||
+        fm_gated_q15_max_outputs(m) > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     fm_memo_init(&memo, values, seen, n);
@@ -297,4 +297,40 @@ int fm_gated_q15_predict_vec(const fm_gated_q15 *m, const float *x, uint32_t n, 
     r.ctx = &v;
     fm_memo_set_keys(&memo, keys);
     return run_q15(m, &r, x, &memo, scores, out);
+}
+
+/* ---- caller scratch ---------------------------------------------------- */
+
+size_t fm_gated_scratch_size(const fm_gated *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, fm_gated_max_outputs(m), 0);
+}
+
+size_t fm_gated_q15_scratch_size(const fm_gated_q15 *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, fm_gated_q15_max_outputs(m), 1);
+}
+
+int fm_gated_scratch_init(const fm_gated *m, void *buf, size_t size, fm_memo *memo, float **scores)
+{
+    void *s = NULL;
+    int rc;
+    if (m == NULL || scores == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_scratch_split(buf, size, m->n_features, fm_gated_max_outputs(m), 0, memo, &s);
+    *scores = (float *)s;
+    return rc;
+}
+
+int fm_gated_q15_scratch_init(const fm_gated_q15 *m, void *buf, size_t size, fm_memo *memo, int32_t **scores)
+{
+    void *s = NULL;
+    int rc;
+    if (m == NULL || scores == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_scratch_split(buf, size, m->n_features, fm_gated_q15_max_outputs(m), 1, memo, &s);
+    *scores = (int32_t *)s;
+    return rc;
 }

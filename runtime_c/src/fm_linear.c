@@ -65,18 +65,18 @@ int fm_linear_q15_check(const fm_linear_q15 *m)
     return FM_OK;
 }
 
-int fm_linear_score(const fm_linear *m, const fm_reader *r, fm_memo *memo, float *acc, fm_result *res)
+int fm_linear_score(const fm_linear *m, const fm_reader *in, fm_memo *memo, float *acc, fm_result *out)
 {
     uint32_t k;
     float a;
-    if (m == NULL || r == NULL || memo == NULL || acc == NULL || res == NULL || memo->n < m->n_features) {
+    if (m == NULL || in == NULL || memo == NULL || acc == NULL || out == NULL || memo->n < m->n_features) {
         return FM_E_ARG;
     }
     a = *acc;
     for (k = 0; k < m->nnz; ++k) {
         float x;
         float p;
-        int rc = fm_memo_get(memo, r, m->costs, (uint32_t)m->feature[k], &x, res);
+        int rc = fm_memo_get(memo, in, m->costs, (uint32_t)m->feature[k], &x, out);
         if (rc != FM_OK) {
             return rc;
         }
@@ -98,12 +98,12 @@ static int32_t sat32(int64_t v)
     return (int32_t)v;
 }
 
-int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *acc,
-                        fm_result *res)
+int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *acc,
+                        fm_result *out)
 {
     uint32_t k;
     int32_t a;
-    if (m == NULL || r == NULL || memo == NULL || acc == NULL || res == NULL || memo->n < m->n_features ||
+    if (m == NULL || in == NULL || memo == NULL || acc == NULL || out == NULL || memo->n < m->n_features ||
         m->in_shift > FM_MAX_SHIFT) {
         return FM_E_ARG;
     }
@@ -111,7 +111,7 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *r, fm_memo *mem
     for (k = 0; k < m->nnz; ++k) {
         float x;
         int64_t p;
-        int rc = fm_memo_get_q(memo, r, m->costs, (uint32_t)m->feature[k], &x, res);
+        int rc = fm_memo_get_q(memo, in, m->costs, (uint32_t)m->feature[k], &x, out);
         if (rc != FM_OK) {
             return rc;
         }
@@ -129,39 +129,39 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *r, fm_memo *mem
     return FM_OK;
 }
 
-int fm_linear_predict(const fm_linear *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+int fm_linear_predict(const fm_linear *m, const fm_reader *in, fm_memo *memo, fm_result *out)
 {
     float acc;
     int rc;
-    if (m == NULL || memo == NULL || res == NULL) {
+    if (m == NULL || memo == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
+    fm_memo_start(memo, out);
     acc = m->bias;
-    rc = fm_linear_score(m, r, memo, &acc, res);
+    rc = fm_linear_score(m, in, memo, &acc, out);
     if (rc != FM_OK) {
         return rc;
     }
-    res->score = acc;
-    res->label = (acc > m->decision_threshold) ? 1 : 0;
+    out->score = acc;
+    out->label = (acc > m->decision_threshold) ? 1 : 0;
     return FM_OK;
 }
 
-int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *r, fm_memo *memo, fm_result *res)
+int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out)
 {
     int32_t acc;
     int rc;
-    if (m == NULL || memo == NULL || res == NULL) {
+    if (m == NULL || memo == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
+    fm_memo_start(memo, out);
     acc = m->bias_q;
-    rc = fm_linear_q15_score(m, r, memo, &acc, res);
+    rc = fm_linear_q15_score(m, in, memo, &acc, out);
     if (rc != FM_OK) {
         return rc;
     }
-    res->score_q = acc;
-    res->label = (acc > m->decision_threshold_q) ? 1 : 0;
+    out->score_q = acc;
+    out->label = (acc > m->decision_threshold_q) ? 1 : 0;
     return FM_OK;
 }
 
@@ -221,4 +221,24 @@ int fm_linear_q15_predict_batch(const fm_linear_q15 *m, const float *X, uint32_t
         *n_done = i;
     }
     return rc;
+}
+
+size_t fm_linear_scratch_size(const fm_linear *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
+}
+
+size_t fm_linear_q15_scratch_size(const fm_linear_q15 *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
+}
+
+int fm_linear_scratch_init(const fm_linear *m, void *buf, size_t size, fm_memo *memo)
+{
+    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
+}
+
+int fm_linear_q15_scratch_init(const fm_linear_q15 *m, void *buf, size_t size, fm_memo *memo)
+{
+    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
 }

@@ -13,6 +13,46 @@ void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n)
     }
 }
 
+size_t fm_scratch_size(uint32_t n_features, uint32_t n_scores, int with_keys)
+{
+    size_t f = (size_t)n_features, per = with_keys ? 7u : 5u, total;
+    if (f > ((size_t)-1 - 8u) / 16u || (size_t)n_scores > ((size_t)-1 - 8u) / 16u - f) {
+        return (size_t)-1;
+    }
+    total = (size_t)n_scores * 4u + f * per;
+    return (total + 3u) & ~(size_t)3u;
+}
+
+int fm_scratch_split(void *buf, size_t size, uint32_t n_features, uint32_t n_scores, int with_keys,
+                     fm_memo *memo, void **scores)
+{
+    size_t need = fm_scratch_size(n_features, n_scores, with_keys);
+    unsigned char *p = (unsigned char *)buf;
+    float *values;
+    int16_t *keys = NULL;
+    if (memo == NULL || need == (size_t)-1 || size < need || (buf == NULL && need > 0u) ||
+        ((uintptr_t)buf & 3u) != 0u) {
+        return FM_E_ARG;
+    }
+    if (scores != NULL) {
+        *scores = n_scores > 0u ? (void *)p : NULL;
+    }
+    if (need == 0u) { /* no features, no scores: nothing to point into */
+        fm_memo_init(memo, NULL, NULL, 0u);
+        return FM_OK;
+    }
+    p += (size_t)n_scores * 4u;
+    values = (float *)(void *)p;
+    p += (size_t)n_features * 4u;
+    if (with_keys) {
+        keys = (int16_t *)(void *)p;
+        p += (size_t)n_features * 2u;
+    }
+    fm_memo_init(memo, values, (uint8_t *)p, n_features);
+    fm_memo_set_keys(memo, keys);
+    return FM_OK;
+}
+
 void fm_memo_set_keys(fm_memo *memo, int16_t *keys)
 {
     memo->keys = keys;

@@ -145,8 +145,8 @@ int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo
 int fm_skymodel_predict_vec_at(const fm_skymodel *m, const float *x, uint32_t n, double budget, double size,
                                fm_result *out, double *spent)
 {
-    float values[FM_SKYMODEL_MAX_FEATURES];
-    uint8_t seen[FM_SKYMODEL_MAX_FEATURES];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
     fm_memo memo;
     fm_vector v;
     fm_reader r;
@@ -158,7 +158,7 @@ int fm_skymodel_predict_vec_at(const fm_skymodel *m, const float *x, uint32_t n,
     r.read = fm_vector_read;
     r.ctx = &v;
     if (m->base == FM_SKY_LINEAR) {
-        if (n > FM_SKYMODEL_MAX_FEATURES) {
+        if (n > FM_VEC_MAX_FEATURES) {
             return FM_E_ARG;
         }
         fm_memo_init(&memo, values, seen, n);
@@ -203,4 +203,20 @@ int fm_skymodel_predict_batch(const fm_skymodel *m, const float *X, uint32_t row
         }
     }
     return rc;
+}
+
+size_t fm_skymodel_scratch_size(const fm_skymodel *m)
+{
+    if (m == NULL) {
+        return 0u;
+    }
+    return fm_scratch_size(m->base == FM_SKY_LINEAR ? m->index.n_features : 0u, 0u, 0);
+}
+
+int fm_skymodel_scratch_init(const fm_skymodel *m, void *buf, size_t size, fm_memo *memo)
+{
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    return fm_scratch_split(buf, size, m->base == FM_SKY_LINEAR ? m->index.n_features : 0u, 0u, 0, memo, NULL);
 }
