@@ -17,7 +17,16 @@ import numpy as np
 
 from compiler import tasks
 from compiler.costs import CostsError
-from compiler.header import TARGETS, c_tables, numeric_for, render_header
+from compiler.header import (
+    FLASH_BUDGETS,
+    POINTER_BYTES,
+    TARGETS,
+    c_tables,
+    const_bytes,
+    numeric_for,
+    parse_bytes,
+    render_header,
+)
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
@@ -122,19 +131,49 @@ cli.add_command(train_group(KINDS, TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 
 
 # --------------------------------------------------------------- export-c ----
+FLASH_REMEDY = {
+    "gated": "train adapt-* with --hpc-remote (f0 stays off the device and the gate answers DEFER) or with a "
+             "smaller f0 (fewer or shallower trees)",
+}
+FLASH_REMEDY_OTHER = "train a smaller model (fewer or shallower trees, fewer features or stop points)"
+
+
+def flash_budget(target: str | None, given: str | None) -> int | None:
+    """The flash budget in bytes: --flash-budget when given (0/none: no limit), else the target's default."""
+    if given is not None:
+        return parse_bytes(given)
+    return FLASH_BUDGETS.get(target) if target else None
+
+
 @cli.command("export-c")
 @click.argument("model_path", metavar="MODEL")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Header file to write.")
 @click.option("--name", default="model", show_default=True, help="C identifier prefix of the tables.")
 @numeric_options
+@click.option("--flash-budget", "flash_budget_text", default=None, metavar="BYTES",
+              help="Refuse a model whose const data exceeds BYTES (K/M suffixes; 0 or none: no limit). "
+              "[default: the target's flash: 256K for cortex-m*, none for pi/host]")
 @click.option("--embed", default=None, help="DATA whose first --rows rows are embedded as const test inputs.")
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to embed (default 20).")
 @friendly
 def export_c(model_path: str, output: str, name: str, numeric: str | None, target_name: str | None,
-             embed: str | None, rows: int | None) -> None:
-    """Write MODEL as a self-contained C header of const tables."""
+             flash_budget_text: str | None, embed: str | None, rows: int | None) -> None:
+    """Write MODEL as a self-contained C header of const tables.
+
+    Reports the bytes of const model data (what the model puts in the
+    device's flash; embedded test rows not included) and refuses a model
+    over the flash budget (exit 2, nothing written).
+    """
+    budget = flash_budget(target_name, flash_budget_text)
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
+    tables = c_tables(model, num, name)
+    flash = const_bytes(tables, POINTER_BYTES.get(target_name or "host", 8))
+    if budget is not None and flash > budget:
+        where = f" of {target_name}" if flash_budget_text is None and target_name else ""
+        remedy = FLASH_REMEDY.get(model.kind, FLASH_REMEDY_OTHER)
+        raise ValueError(f"{model_path}: the {model.kind} model needs {flash:,} bytes of flash ({num} tables), over "
+                         f"the {budget:,}-byte budget{where}: {remedy}, or raise --flash-budget (0 or none: no limit)")
     X = None
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
@@ -148,7 +187,9 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         X = data.X[: rows or 20]
     text = render_header(model, num, name, X, target_name)
     Path(output).write_text(text)
-    click.echo(f"wrote {output}: {model.kind}, {num} tables, {c_tables(model, num, name).table_bytes} bytes", err=True)
+    used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""
+    click.echo(f"wrote {output}: {model.kind}, {num} tables, {tables.table_bytes:,} table bytes, {flash:,} bytes "
+               f"of flash{used}", err=True)
 
 
 # ------------------------------------------------------------------- eval ----

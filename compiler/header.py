@@ -9,6 +9,12 @@ for any model kind::
     FM_MODEL_KIND, FM_MODEL_NUMERIC
     FM_REPORTS_COST, FM_COST_UNIT, FM_RESULT_COST(r)   the COST column (pyruntime/costtext.py)
     FM_N_ROWS, FM_ROWS            embedded test rows (with --embed)
+    NAME_TABLE_BYTES              bytes of the const arrays
+    NAME_CONST_BYTES              bytes of all const model data (arrays + structs) on the target: its flash
+
+Flash: ``const_bytes`` counts the const data a model puts in flash on a target (the arrays, each
+aligned to its element type, plus the model's structs laid out with the target's pointer size);
+``FLASH_BUDGETS`` is each target's default budget (``export-c --flash-budget``).
 
 Tables are checked before they are written (the same checks the runtime
 loader runs), so a header never holds an out-of-range index.
@@ -34,6 +40,22 @@ TARGETS = {
     "cortex-m4f": "float32",
     "cortex-m33": "float32",
 }
+
+# Default flash budget of each target (export-c --flash-budget): 256 KiB on the Cortex-M parts (the QEMU
+# machines and typical M3/M4 parts: stm32f103rb 128 KiB, lm3s6965 256 KiB, stm32f405 1 MiB); none on the Pi/host.
+FLASH_BUDGETS: dict[str, int | None] = {
+    "host": None,
+    "pi": None,
+    "cortex-m0": 256 * 1024,
+    "cortex-m3": 256 * 1024,
+    "cortex-m4f": 256 * 1024,
+    "cortex-m33": 256 * 1024,
+}
+POINTER_BYTES = {"host": 8, "pi": 8, "cortex-m0": 4, "cortex-m3": 4, "cortex-m4f": 4, "cortex-m33": 4}
+
+# Stack bounds of the *_predict_vec calls (FM_VEC_MAX_FEATURES / FM_VEC_MAX_OUTPUTS in frugalml.h)
+VEC_MAX_FEATURES = 512
+VEC_MAX_OUTPUTS = 16
 
 CTYPES = {
     "double": 8, "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
@@ -73,10 +95,68 @@ class CTables:
     header: str  # runtime header to include
     struct_arrays: list[tuple[str, str, list[Mapping[str, Any]]]] = field(default_factory=list)
     # (name, struct type, fields of each element): const arrays of runtime structs (e.g. a skyline's models)
+    vec_bounds: tuple[int, int] | None = None
+    # (n_features, score outputs) the *_predict_vec call checks against FM_VEC_MAX_FEATURES / _OUTPUTS;
+    # None when FM_PREDICT_VEC has no stack bound for this model
 
     @property
     def table_bytes(self) -> int:
         return sum(a.nbytes for a in self.arrays)
+
+
+def parse_bytes(text: str) -> int | None:
+    """A byte count with an optional K/M suffix (KiB/MiB: 1024-based); 0 or none: no limit (None)."""
+    t = str(text).strip().lower().removesuffix("b").removesuffix("i")
+    if t in ("none", "0"):
+        return None
+    scale = {"k": 1024, "m": 1024 * 1024}.get(t[-1:], 1)
+    digits = t[:-1] if scale > 1 else t
+    if not re.fullmatch(r"[0-9]+", digits):
+        raise ValueError(f"--flash-budget must be a byte count with an optional K or M suffix (e.g. 262144, 256K, "
+                         f"1M) or none, got {text!r}")
+    return int(digits) * scale or None
+
+
+def _scalar_layout(cname: str, pointer_bytes: int) -> tuple[int, int]:
+    if cname.endswith("*"):
+        return pointer_bytes, pointer_bytes
+    size = {"double": 8, "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
+            "int8_t": 1, "int": 4, "unsigned int": 4, "size_t": pointer_bytes}[cname]
+    return size, size
+
+
+def struct_layout(struct_type: str, pointer_bytes: int) -> tuple[int, int]:
+    """(size, alignment) of a runtime struct on a target with the given pointer size (natural alignment, as
+    the AAPCS and the x86-64/AArch64 ABIs lay it out), from the cffi declarations."""
+    from pyruntime._frugalml_c import ffi  # noqa: PLC0415
+
+    offset, align = 0, 1
+    for _name, f in ffi.typeof(struct_type).fields:
+        t = f.type
+        if t.kind == "struct":
+            size, a = struct_layout(t.cname, pointer_bytes)
+        elif t.kind == "enum":
+            size, a = 4, 4
+        else:
+            size, a = _scalar_layout(t.cname.replace("const ", ""), pointer_bytes)
+        offset = (offset + a - 1) // a * a + size
+        align = max(align, a)
+    return (offset + align - 1) // align * align, align
+
+
+def const_bytes(t: CTables, pointer_bytes: int) -> int:
+    """Bytes of const model data in flash, an upper bound whatever order the linker puts the objects in:
+    every array (at least one element) rounded up to 4 bytes (+4 of alignment slack for a double array), the
+    struct arrays and the model struct at their target size."""
+    total = 0
+    for a in t.arrays:
+        nbytes = CTYPES[a.ctype] * max(int(a.values.size), 1)
+        total += (nbytes + 3) // 4 * 4 + (4 if a.ctype == "double" else 0)
+    for _name, ctype, elems in t.struct_arrays:
+        size, align = struct_layout(ctype, pointer_bytes)
+        total += size * max(len(elems), 1) + (align - 4 if align > 4 else 0)
+    size, align = struct_layout(t.struct_type, pointer_bytes)
+    return total + size + (align - 4 if align > 4 else 0)
 
 
 def c_float(v: float) -> str:
@@ -227,6 +307,8 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     """The whole header text."""
     name = check_name(name)
     t = c_tables(model, numeric, name)
+    ptr = POINTER_BYTES.get(target or "host", 8)
+    flash = const_bytes(t, ptr)
     guard = f"FRUGALML_{name.upper()}_H"
     n_features = int(model.tables.n_features)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
@@ -236,8 +318,16 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
         f"#ifndef {guard}", f"#define {guard}", "", "#include <math.h>", "#include <stdint.h>",
         f'#include "{t.header}"', "",
         f'#define {name.upper()}_KIND "{model.kind}"', f"#define {name.upper()}_N_FEATURES {n_features}u",
-        f"#define {name.upper()}_TABLE_BYTES {t.table_bytes}u", "",
+        f"#define {name.upper()}_TABLE_BYTES {t.table_bytes}u",
+        f"/* const model data (flash): {flash:,} bytes with {ptr}-byte pointers */",
+        f"#define {name.upper()}_CONST_BYTES {flash}u", "",
     ]
+    if t.vec_bounds is not None:
+        nf, no = t.vec_bounds
+        out += [f"#if {nf} > FM_VEC_MAX_FEATURES || {no} > FM_VEC_MAX_OUTPUTS",
+                f'#error "{name}: {nf} features / {no} outputs exceed the FM_PREDICT_VEC stack bounds: compile the '
+                f'runtime and this file with -DFM_VEC_MAX_FEATURES={max(nf, VEC_MAX_FEATURES)} '
+                f'-DFM_VEC_MAX_OUTPUTS={max(no, VEC_MAX_OUTPUTS)}"', "#endif", ""]
     for a in t.arrays:
         out += [f"static const {a.ctype} {a.name}[{max(a.values.size, 1)}] = {{", _fmt(a), "};"]
     for arr_name, ctype, elems in t.struct_arrays:

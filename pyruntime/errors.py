@@ -16,7 +16,8 @@ FM_E_BUDGET = -5
 
 STATUS_MESSAGES = {
     FM_OK: "success",
-    FM_E_ARG: "bad argument (NULL pointer, wrong input length or scratch size, or a model over the FM_VEC_MAX_* bounds)",
+    FM_E_ARG: ("bad argument (NULL pointer, wrong input length or scratch size, or a model over the FM_VEC_MAX_* "
+               "bounds)"),
     FM_E_READ: "the feature callback failed",
     FM_E_VALUE: "a feature value is NaN or infinite",
     FM_E_MODEL: "inconsistent model tables",

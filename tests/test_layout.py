@@ -110,14 +110,31 @@ def test_runtime_side_never_imports_compiler_or_sklearn() -> None:
 
 
 def test_status_codes_match_the_c_runtime() -> None:
-    from pyruntime._frugalml_c import lib
+    from pyruntime._frugalml_c import ffi, lib
 
     from pyruntime import errors
 
     for name in ("FM_OK", "FM_E_ARG", "FM_E_READ", "FM_E_VALUE", "FM_E_MODEL", "FM_E_BUDGET"):
         assert getattr(errors, name) == getattr(lib, name), name
-    assert set(errors.STATUS_MESSAGES) == {lib.FM_E_ARG, lib.FM_E_READ, lib.FM_E_VALUE, lib.FM_E_MODEL,
+    assert set(errors.STATUS_MESSAGES) == {lib.FM_OK, lib.FM_E_ARG, lib.FM_E_READ, lib.FM_E_VALUE, lib.FM_E_MODEL,
                                            lib.FM_E_BUDGET}
+    assert set(ffi.typeof("fm_status").relements) == {name for name in dir(lib) if name.startswith("FM_E_")} | {
+        "FM_OK"}
+    # fm_strerror gives the same one-line text for every code, and one text for any other value
+    for code, message in errors.STATUS_MESSAGES.items():
+        assert ffi.string(lib.fm_strerror(code)).decode() == message == errors.status_message(code)
+    for unknown in (1, -6, 2**31 - 1, -(2**31)):
+        assert ffi.string(lib.fm_strerror(unknown)).decode() == errors.UNKNOWN_STATUS == errors.status_message(unknown)
+
+
+def test_vec_bounds_match_the_c_runtime() -> None:
+    from pyruntime._frugalml_c import lib
+
+    from compiler.header import VEC_MAX_FEATURES, VEC_MAX_OUTPUTS
+    from pyruntime.skyline.model import MAX_VEC_FEATURES
+
+    assert lib.FM_VEC_MAX_FEATURES == VEC_MAX_FEATURES == MAX_VEC_FEATURES
+    assert lib.FM_VEC_MAX_OUTPUTS == VEC_MAX_OUTPUTS
 
 
 def test_every_cdef_file_is_in_the_explicit_order() -> None:

@@ -25,7 +25,7 @@ def cstc_tables(tables: Any, numeric: str, p: str) -> CTables:
                          ("upper", f"{p}_upper"), ("lower", f"{p}_lower"),
                          ("costs", f"{p}_costs" if m.costs is not None else "NULL")]
         return CTables(arrays=arrays, struct_type="fm_cstc", fields=dict(fields), predict_vec="fm_cstc_predict_vec",
-                       header="fm_cstc.h")
+                       header="fm_cstc.h", vec_bounds=(int(m.n_features), 1))
     q = m.q15()
     arrays = common + [CArray(f"{p}_weight_q", "int16_t", q.weight_q), CArray(f"{p}_bias_q", "int32_t", q.bias_q),
                        CArray(f"{p}_threshold_q", "int32_t", q.threshold_q),
@@ -36,4 +36,4 @@ def cstc_tables(tables: Any, numeric: str, p: str) -> CTables:
                      ("w_shift", f"{p}_w_shift"), ("upper", f"{p}_upper"), ("lower", f"{p}_lower"),
                      ("in_shift", f"{q.in_shift}u"), ("costs", f"{p}_costs" if q.costs is not None else "NULL")]
     return CTables(arrays=arrays, struct_type="fm_cstc_q15", fields=dict(fields), predict_vec="fm_cstc_q15_predict_vec",
-                   header="fm_cstc.h")
+                   header="fm_cstc.h", vec_bounds=(int(m.n_features), 1))

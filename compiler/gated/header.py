@@ -44,9 +44,7 @@ def gated_c_tables(tables: Any, numeric: str, p: str) -> CTables:
     for name in ("gate", "f1", "f0"):
         fields[name] = part_fields(getattr(m, name), f"{p}_{name}", costs, q, arrays)
     outs = [x.n_outputs for x in (m.gate, m.f1, m.f0) if isinstance(x, (TreeEnsemble, TreeEnsembleQ15))]
-    if m.n_features > 1024 or max(outs, default=1) > 16:
-        raise ValueError("the model exceeds the FM_PREDICT_VEC stack bounds (1024 features, 16 outputs); "
-                         "define FM_GATED_VEC_MAX_FEATURES/OUTPUTS larger when compiling")
     suffix = "_q15" if q else ""
     return CTables(arrays=arrays, struct_type=f"fm_gated{suffix}", fields=fields,
-                   predict_vec=f"fm_gated{suffix}_predict_vec", header="fm_gated.h")
+                   predict_vec=f"fm_gated{suffix}_predict_vec", header="fm_gated.h",
+                   vec_bounds=(int(m.n_features), max(outs, default=1)))

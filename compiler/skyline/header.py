@@ -47,4 +47,5 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
               "nb": models if m.base == "nb" else "NULL", "linear": models if m.base == "linear" else "NULL",
               "default_budget": c_double(m.default_budget), "default_size": c_double(m.default_size)}
     return CTables(arrays=arrays, struct_type="fm_skymodel", fields=fields, predict_vec="fm_skymodel_predict_vec",
-                   header="fm_skymodel.h", struct_arrays=[(f"{p}_models", ctype, elems)] if elems else [])
+                   header="fm_skymodel.h", struct_arrays=[(f"{p}_models", ctype, elems)] if elems else [],
+                   vec_bounds=(int(ix.n_features), 1) if m.base == "linear" else None)

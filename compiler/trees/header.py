@@ -76,4 +76,5 @@ def cascade_tables(tables: Any, numeric: str, p: str) -> CTables:
         fields.update(exit_upper=f"{p}_exit_upper", exit_lower=f"{p}_exit_lower")
     suffix = "_q15" if q else ""
     return CTables(arrays=arrays, struct_type=f"fm_cascade{suffix}", fields=fields,
-                   predict_vec=f"fm_cascade{suffix}_predict_vec", header="fm_cascade.h")
+                   predict_vec=f"fm_cascade{suffix}_predict_vec", header="fm_cascade.h",
+                   vec_bounds=(int(m.trees.n_features), int(m.trees.n_outputs)))

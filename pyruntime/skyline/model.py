@@ -36,7 +36,7 @@ from pyruntime.trees.linear import LinearScorer, linear_struct
 BASES = ("nb", "linear")
 BASE_CODES = {"nb": 0, "linear": 1}  # FM_SKY_NB, FM_SKY_LINEAR
 LABEL_DEFER = -1
-MAX_VEC_FEATURES = 256  # FM_SKYMODEL_MAX_FEATURES (stack memo of the eager C forms, linear base)
+MAX_VEC_FEATURES = 512  # FM_VEC_MAX_FEATURES (stack memo of the eager C forms, linear base)
 
 
 @dataclass
