@@ -4,11 +4,20 @@ Layout (little endian)::
 
     offset  size  field
     0       8     magic b"FRUGALML"
-    8       2     format version (uint16), currently 1
+    8       2     format version (uint16), currently 2 (versions 1 and 2 are read)
     10      2     flags (uint16), 0
     12      4     body length in bytes (uint32)
     16      4     CRC-32 of the body (uint32)
-    20      n     body: msgpack map {"kind": str, "tables": map, "meta": map}
+    20      n     body: msgpack map {"kind": str, "tables": map, "meta": map, "writer": str}
+
+Format versions (docs/deploy.md, "Model file versions"):
+
+* 1: body {kind, tables, meta}; written by frugalml 0.1.0 up to the C API round (issue 11).
+* 2: adds "writer" (the frugalml version that wrote the file, e.g. "frugalml 0.1.0"). The tables
+  records of every kind are unchanged, so a version-1 file is read as it is (``ModelFile.format_version``
+  says 1, ``writer`` is None). A kind whose record changes registers an upgrade from the older
+  version, or a refusal with the reason, with ``register_upgrade``: an old file is then converted or
+  rejected with one line naming the version that wrote it and what to do -- never read wrongly.
 
 numpy arrays inside ``tables`` are maps {"nd": dtype string, "shape": [...],
 "data": raw little-endian bytes}. Every failure to read raises
@@ -19,6 +28,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,7 +39,8 @@ import numpy as np
 from pyruntime.errors import ModelFormatError
 
 MAGIC = b"FRUGALML"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 HEADER = struct.Struct("<8sHHII")
 ALLOWED_DTYPES = {"<f4", "<f8", "<i4", "<u4", "<i2", "<u2", "|u1", "|i1", "<i8", "<u8"}
 
@@ -42,11 +53,45 @@ class Tables(Protocol):
 
 
 KINDS: dict[str, type] = {}
+# (kind, version) -> upgrade of that kind's tables record from `version` to version + 1
+UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
 def register_kind(kind: str, cls: type) -> None:
     """Make a model kind readable: cls has to_dict() and classmethod from_dict()."""
     KINDS[kind] = cls
+
+
+def register_upgrade(kind: str, from_version: int, upgrade: Callable[[dict[str, Any]], dict[str, Any]] | str) -> None:
+    """How a kind's tables record of format `from_version` becomes the next version's: a function of the
+    decoded tables map, or a string -- the reason such files cannot be converted (they are then refused with
+    one line naming the version that wrote them and asking to retrain or re-export)."""
+    if isinstance(upgrade, str):
+        reason = upgrade
+
+        def refuse(_tables: dict[str, Any]) -> dict[str, Any]:
+            raise ModelFormatError(reason)
+
+        UPGRADES[(kind, from_version)] = refuse
+    else:
+        UPGRADES[(kind, from_version)] = upgrade
+
+
+def writer_version() -> str:
+    """'frugalml X.Y.Z' of the installed distribution (recorded in every file written)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+        return f"frugalml {version('frugalml')}"
+    except (ImportError, PackageNotFoundError):
+        return "frugalml (unknown version)"
+
+
+def written_by(version: int, writer: str | None) -> str:
+    """Who wrote a file of this format version, for messages."""
+    if writer:
+        return writer
+    return "frugalml 0.1.0 (before format 2)" if version == 1 else f"a frugalml writing format {version}"
 
 
 @dataclass
@@ -56,6 +101,8 @@ class ModelFile:
     kind: str
     tables: Any
     meta: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION  # the version the file was read from (FORMAT_VERSION when built)
+    writer: str | None = None  # "frugalml X.Y.Z" that wrote the file (None: version-1 file, or not read)
 
     @property
     def feature_names(self) -> list[str]:
@@ -108,7 +155,8 @@ def dumps(model: ModelFile) -> bytes:
     if model.kind not in KINDS:
         raise ModelFormatError(f"unknown model kind {model.kind!r}")
     body = msgpack.packb(
-        {"kind": model.kind, "tables": _encode(model.tables.to_dict()), "meta": _encode(model.meta)},
+        {"kind": model.kind, "tables": _encode(model.tables.to_dict()), "meta": _encode(model.meta),
+         "writer": writer_version()},
         use_bin_type=True,
     )
     return HEADER.pack(MAGIC, FORMAT_VERSION, 0, len(body), zlib.crc32(body)) + body
@@ -121,10 +169,10 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
     magic, version, _flags, length, crc = HEADER.unpack_from(blob)
     if magic != MAGIC:
         raise ModelFormatError(f"{source}: not a frugalml model file (bad magic)")
-    if version != FORMAT_VERSION:
-        raise ModelFormatError(
-            f"{source}: format version {version} is not supported (this frugalml reads version {FORMAT_VERSION})"
-        )
+    if version not in READ_VERSIONS:
+        newer = " (written by a newer frugalml: upgrade frugalml)" if version > FORMAT_VERSION else ""
+        raise ModelFormatError(f"{source}: format version {version} is not supported (this frugalml reads versions "
+                               f"{READ_VERSIONS[0]} to {READ_VERSIONS[-1]}){newer}")
     body = blob[HEADER.size :]
     if len(body) < length:
         raise ModelFormatError(f"{source}: truncated ({len(body)} of {length} body bytes)")
@@ -143,15 +191,28 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
         raise ModelFormatError(f"{source}: unknown model kind {kind!r}")
     if not isinstance(raw["tables"], dict) or not isinstance(raw["meta"], dict):
         raise ModelFormatError(f"{source}: tables and meta must be maps")
+    writer = raw.get("writer") if version >= 2 else None
+    if writer is not None and not isinstance(writer, str):
+        raise ModelFormatError(f"{source}: the writer must be a string")
     tables = _decode(raw["tables"], "tables")
     meta = _decode(raw["meta"], "meta")
+    for v in range(version, FORMAT_VERSION):
+        upgrade = UPGRADES.get((kind, v))
+        if upgrade is None:
+            continue
+        try:
+            tables = upgrade(tables)
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"{source}: a format version {version} {kind} file written by "
+                                   f"{written_by(version, writer)}: {exc}; retrain it, or re-export it with the "
+                                   f"frugalml that wrote it") from None
     try:
         obj = KINDS[kind].from_dict(tables)
     except ModelFormatError as exc:
         raise ModelFormatError(f"{source}: {exc}") from None
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         raise ModelFormatError(f"{source}: inconsistent tables ({exc})") from None
-    return ModelFile(kind=kind, tables=obj, meta=meta)
+    return ModelFile(kind=kind, tables=obj, meta=meta, format_version=version, writer=writer)
 
 
 def save(model: ModelFile, path: str | Path) -> int:
