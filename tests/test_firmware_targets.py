@@ -195,7 +195,7 @@ def test_cortex_m_failed_prediction_exits_1(models: dict[str, Path], tmp_path: P
     header, _ = export(models["dense"], "dense", tmp_path, target)
     _poison_first_row(header)
     p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / 'b'}", "run", check=False)
-    assert "error 0 -3" in p.stdout  # FM_E_VALUE on row 0
+    assert "error 0 -3: a feature value is NaN or infinite" in p.stdout  # FM_E_VALUE on row 0, fm_strerror
     assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
 
 
@@ -204,7 +204,7 @@ def test_raspberry_pi_failed_prediction_exits_1(models: dict[str, Path], tmp_pat
     header, _ = export(models["dense"], "dense", tmp_path, "pi")
     _poison_first_row(header)
     p = make(PI, f"MODEL={header}", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path / 'b'}", "run", check=False)
-    assert "row 0: prediction failed (error -3)" in p.stderr
+    assert "row 0: prediction failed (error -3: a feature value is NaN or infinite)" in p.stderr
     assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
 
 

@@ -74,6 +74,20 @@ static void print_line(const char *prefix, int32_t a, int32_t b, const char *cos
     sh_write0(line);
 }
 
+/* "error ROW STATUS: message\n" (fm_strerror) */
+static void print_error(int32_t row, int rc)
+{
+    char line[40], num[12];
+    char *p = append(line, "error ");
+    p = append(p, fmt_int(num + sizeof num, row));
+    p = append(p, " ");
+    p = append(p, fmt_int(num + sizeof num, (int32_t)rc));
+    (void)append(p, ": ");
+    sh_write0(line);
+    sh_write0(fm_strerror(rc));
+    sh_write0("\n");
+}
+
 int main(void)
 {
     fm_result r;
@@ -83,7 +97,7 @@ int main(void)
         for (i = 0; i < FM_N_ROWS; ++i) {
             int rc = FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r);
             if (rc != FM_OK) {
-                print_line("error ", (int32_t)i, rc, NULL);
+                print_error((int32_t)i, rc);
                 return 1;
             }
             if (rep == 0) {

@@ -59,7 +59,7 @@ static int predict_print(const float *x, unsigned long row, int quiet)
     fm_result r;
     int rc = FM_PREDICT_VEC(x, FM_N_FEATURES, &r);
     if (rc != FM_OK) {
-        fprintf(stderr, "fm_pi: row %lu: prediction failed (error %d)\n", row, rc);
+        fprintf(stderr, "fm_pi: row %lu: prediction failed (error %d: %s)\n", row, rc, fm_strerror(rc));
         return 1;
     }
     if (!quiet) {

@@ -90,7 +90,9 @@ void loop()
     const int rc = fm_predict_lazy(FM_MODEL_OBJECT, &reader, &r);
     if (rc != FM_OK) {
         Serial.print("error ");
-        Serial.println(rc);
+        Serial.print(rc);
+        Serial.print(": ");
+        Serial.println(fm_strerror(rc));
     } else {
         Serial.print(static_cast<long>(r.label));
         Serial.print(' ');
