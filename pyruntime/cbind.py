@@ -130,9 +130,24 @@ class CEvaluator:
         return float(getattr(self.model, "cost_unit", 1.0))
 
     def make_scratch(self) -> tuple[Any, ...]:
-        memo = self.new_memo(int(self.model.n_features))
-        k = self.n_scores()
-        return (memo, self.ffi.new("int32_t[]" if self.q else "float[]", k)) if k else (memo,)
+        """One buffer of the family's fm_<family>[_q15]_scratch_size bytes split by its _scratch_init (memo and
+        scores); separate buffers for a family (or a test build) without the scratch query."""
+        size_fn = getattr(self.lib, self.symbol("scratch_size"), None)
+        if size_fn is None:
+            memo = self.new_memo(int(self.model.n_features))
+            k = self.n_scores()
+            return (memo, self.ffi.new("int32_t[]" if self.q else "float[]", k)) if k else (memo,)
+        size = int(size_fn(self.struct))
+        buf = self.ffi.new("uint32_t[]", max((size + 3) // 4, 1))
+        memo = self.ffi.new("fm_memo *")
+        self._keep += [buf, memo]
+        init = self.fn("scratch_init")
+        if self.n_scores():
+            scores = self.ffi.new("int32_t **" if self.q else "float **")
+            raise_for(init(self.struct, buf, size, memo, scores), f"{self.what}: scratch")
+            return memo, scores[0]
+        raise_for(init(self.struct, buf, size, memo), f"{self.what}: scratch")
+        return (memo,)
 
     def symbol(self, verb: str) -> str:
         return f"fm_{self.family}{'_q15' if self.q else ''}_{verb}"
