@@ -17,8 +17,8 @@
  *                                    exit_upper[s] (float32 subtraction;
  *                                    q15: saturating int32 subtraction).
  * The last stage always ends the prediction. The label is the usual tree
- * decision on the partial score at exit (fm_trees_finish); res->stage is
- * the exit stage, so the trees evaluated are stage_end[res->stage].
+ * decision on the partial score at exit (fm_trees_finish); out->stage is
+ * the exit stage, so the trees evaluated are stage_end[out->stage].
  * +inf / INT32_MAX upper and -inf / INT32_MIN lower thresholds never exit.
  * A "miser" model is a cascade of one stage.
  *

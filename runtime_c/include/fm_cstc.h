@@ -12,7 +12,7 @@
  * The walk starts at node 0. An internal node (upper[k] >= 0) goes to
  * upper[k] when acc > threshold[k], else to lower[k]. A leaf (upper[k] ==
  * lower[k] == -1) ends the prediction: label = acc > threshold[k],
- * res->score (q15: res->score_q) = acc, res->stage = k.
+ * out->score (q15: out->score_q) = acc, out->stage = k.
  *
  * Only the nodes on the input's path are scored, so only their features
  * are read, each at most once (one fm_memo per prediction); n_read and

@@ -10,9 +10,9 @@
  *   1. g is evaluated; its label is 1 iff its score > its threshold.
  *   2. The input is "hard" iff that label is 1 and gate_above ==
  *      FM_GATE_ABOVE_F0, or the label is 0 and gate_above == FM_GATE_ABOVE_F1.
- *   3. Easy: f1 answers (res->stage = 0). Hard: f0 answers (res->stage = 1),
- *      or, when f0 is remote, res->label = FM_LABEL_DEFER with the gate's
- *      score in res->score (score_q) and res->stage = 1.
+ *   3. Easy: f1 answers (out->stage = 0). Hard: f0 answers (out->stage = 1),
+ *      or, when f0 is remote, out->label = FM_LABEL_DEFER with the gate's
+ *      score in out->score (score_q) and out->stage = 1.
  *
  * All parts share one feature memo: a feature read by g and f1 is read and
  * paid for once. n_read/cost count the distinct features read on the device

@@ -17,7 +17,7 @@
  *   p    = (int64)weight_q[k] * x_q, then divided by 2^in_shift truncating
  *          toward zero (sign-magnitude shift), i.e. in units of 2^-w_shift;
  *   acc  = bias_q; acc = sat32(acc + p) after every term (saturating int32);
- *   label = acc > decision_threshold_q; res->score_q = acc.
+ *   label = acc > decision_threshold_q; out->score_q = acc.
  * Real-valued score = acc * 2^-w_shift. Shifts are in 0..30.
  */
 #ifndef FM_LINEAR_H
