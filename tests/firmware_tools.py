@@ -3,11 +3,13 @@ and skips (with the reason) when a cross tool is missing."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,8 +43,20 @@ def frugalml(*args: str | Path) -> str:
     return p.stdout
 
 
+# Compiled runtime objects shared by the builds of one test session: they do not depend on the
+# model, only on the folder's compiler settings (TARGET / CROSS / CFLAGS), which key the folder.
+_OBJ_CACHE = Path(tempfile.mkdtemp(prefix="fm_fw_objs_"))
+_OBJ_KEYS = ("TARGET=", "CROSS=", "CFLAGS=")
+
+
+def runtime_obj_dir(folder: Path, args: tuple[str, ...]) -> Path:
+    settings = "\0".join([str(folder), RUNTIME, *sorted(a for a in args if a.startswith(_OBJ_KEYS))])
+    return _OBJ_CACHE / hashlib.sha1(settings.encode()).hexdigest()[:16]
+
+
 def make(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", *args], capture_output=True,
+    extra = [f"RUNTIME_OBJ={runtime_obj_dir(folder, args)}"] if folder in (CORTEX_M, PI) else []
+    p = subprocess.run(["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", *extra, *args], capture_output=True,
                        text=True, timeout=120)
     if check:
         assert p.returncode == 0, f"make {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}"
