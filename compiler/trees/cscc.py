@@ -10,7 +10,8 @@ at stage k < K - 1 iff s_k(x) < theta^k (early reject, the only exit) with the l
 s_k(x); the last stage answers for every remaining input.
 
 Training minimises the paper's objective (19) after the boosting trick, with soft traversal
-probabilities sigma_k(x) = 1 / (1 + exp(-(s_k(x) - theta^k))) of going on past stage k:
+probabilities sigma_k(x) = 1 / (1 + exp(-a (s_k(x) - theta^k))) of going on past stage k
+(the paper: a = 1; here ``exit_sharpness`` a = 16 by default, see the class):
 
     1/n sum_i sum_k w_{y_i} p_i^{exit k} (s_k(x_i) - y_i)^2            (exit-weighted loss)
   + rho sum_k |beta^k|_1                                                 (l1 on the stage weights)
@@ -27,7 +28,10 @@ beta, b, theta at a time, the others fixed); the square roots and the l1 norm ar
 Lemma 1 (sqrt(g) = min_z (g/z + z)/2): alternate between the auxiliary variables (closed form)
 and the stage's parameters (L-BFGS on the then differentiable objective, where the paper uses
 conjugate gradients); weights below 1e-4 are clamped to zero (the paper's work-around) and stay
-zero. The stages are initialised left to right, each as if it were the last; a validation set
+zero. The stages are initialised left to right, each as if it were the last (stage k is fitted
+before stage k-1's exit threshold and weights are re-optimised against it: the other order let
+stage k-1 send every input out while stage k was still unfitted, after which stage k saw no input,
+its weights were clamped to zero for good and every input left at stage 0); a validation set
 stops the outer iterations early (the paper's section 5.3): the iterate with the lowest
 validation objective is kept.
 """
@@ -89,9 +93,10 @@ class CsccObjective:
     of the tree-cost, feature-cost and l1 square roots; their terms are (g / z + z) / 2.
     """
 
-    def __init__(self, prob: CsccProblem, K: int) -> None:
+    def __init__(self, prob: CsccProblem, K: int, sharpness: float = 1.0) -> None:
         self.p = prob
         self.K = K
+        self.a = float(sharpness)
         self.Fd = prob.F.astype(np.float64)
 
     def set_aux(self, B: np.ndarray) -> None:
@@ -120,7 +125,7 @@ class CsccObjective:
         n, K = Phi.shape[0], self.K
         S = Phi @ B.T + b[None, :]  # (n, K) stage scores
         sig = np.ones((n, K))
-        sig[:, :-1] = _sigmoid(S[:, :-1] - theta[None, :-1])
+        sig[:, :-1] = _sigmoid(self.a * (S[:, :-1] - theta[None, :-1]))
         reach = np.ones((n, K))
         for k in range(1, K):
             reach[:, k] = reach[:, k - 1] * sig[:, k - 1]
@@ -160,7 +165,7 @@ class CsccObjective:
         dS = P[:, k] * self.p.w * 2.0 * (f["S"][:, k] - self.p.y) / n
         dtheta = 0.0
         if k < K - 1:
-            dg = reach[:, k] * sig[:, k] * (1.0 - sig[:, k]) * (E[:, k + 1] - V[:, k]) / n
+            dg = self.a * reach[:, k] * sig[:, k] * (1.0 - sig[:, k]) * (E[:, k + 1] - V[:, k]) / n
             dS = dS + dg
             dtheta = -float(dg.sum())
         g_beta = self.p.Phi.T @ dS
@@ -243,6 +248,13 @@ class CsccCascadeClassifier(ExitingEnsemble):
     tree_eval_cost: e_t, the evaluation cost of one tree (same unit as the costs).
     class_weight: "balanced" (w_y = n / (2 n_y)) or None.
     n_rounds: sweeps of block coordinate descent over all stages after the initialisation.
+    pool_lambdas: one boosting run of ``n_trees`` trees per value (0: plain gradient boosting, the
+        paper's; > 0: Greedy Miser trees that split on cheap features).
+    exit_sharpness: a, the soft traversal probability is sigma(a (s_k - theta_k)); the paper's is
+        a = 1. Stage scores fit labels +-1, so with a = 1 the sigmoid spans at most about
+        sigma(+-1.5): every input is "half exited" at every stage, the soft objective cannot tell a
+        cascade from one stage and training ends with every input leaving at stage 0 (or none).
+        a = 16 makes the soft exits close to the hard ones the runtime takes.
     validation_fraction: share of the rows held out for early stopping when fit gets no eval_set.
     """
 
@@ -259,6 +271,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         class_weight: str | None = "balanced",
         n_rounds: int = 3,
         pool_lambdas: tuple[float, ...] = (0.0,),
+        exit_sharpness: float = 16.0,
         validation_fraction: float = 0.25,
         max_bins: int = 64,
         random_state: int | None = 0,
@@ -274,6 +287,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         self.class_weight = class_weight
         self.n_rounds = n_rounds
         self.pool_lambdas = pool_lambdas
+        self.exit_sharpness = exit_sharpness
         self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.random_state = random_state
@@ -291,6 +305,8 @@ class CsccCascadeClassifier(ExitingEnsemble):
             raise ValueError("n_rounds must be >= 0")
         if not float(self.tree_eval_cost) >= 0:
             raise ValueError("tree_eval_cost must be >= 0")
+        if not float(self.exit_sharpness) > 0:
+            raise ValueError("exit_sharpness must be > 0")
         if not 0 < float(self.validation_fraction) < 1:
             raise ValueError("validation_fraction must be in (0, 1)")
 
@@ -335,7 +351,9 @@ class CsccCascadeClassifier(ExitingEnsemble):
         prob = CsccProblem(Phi=Phi_tr, y=2.0 * ytr - 1.0, w=wtr, F=F, c=self.costs_ / total,
                            e=np.full(T, float(self.tree_eval_cost) / total), lam=float(self.lam),
                            rho=float(self.rho))
+        A = float(self.exit_sharpness)
         K = int(self.n_stages)
+        n_pools = max(len(tuple(self.pool_lambdas)), 1)
         B = np.zeros((K, T))
         b = np.full(K, float(base[0]))
         theta = np.full(K, -np.inf)
@@ -346,7 +364,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
 
         def keep() -> None:
             nonlocal best
-            obj = CsccObjective(prob, K)
+            obj = CsccObjective(prob, K, A)
             v = obj.true_value(B, b, theta, **va_data)
             history.append(v)
             if best is None or v < best[0]:
@@ -354,15 +372,17 @@ class CsccCascadeClassifier(ExitingEnsemble):
 
         # left-to-right initialisation: stage k optimised as if it were the last node
         for k in range(K):
-            obj = CsccObjective(prob, k + 1)
-            B[k] = 1.0  # start from the boosted sum of all trees
+            obj = CsccObjective(prob, k + 1, A)
+            B[k] = 1.0 / n_pools  # start from the mean of the pools' boosted models (the score scale of one)
             if k > 0:  # stage k-1 becomes an exit: start its threshold at the lowest quarter of its scores
                 s_prev = Phi_tr @ B[k - 1] + b[k - 1]
                 theta[k - 1] = float(np.quantile(s_prev, 0.25))
-                optimise_stage(obj, B[: k + 1], b[: k + 1], theta[: k + 1], k - 1, active[: k + 1])
+            # stage k first (as the last node), then stage k-1's weights and exit threshold against it
             optimise_stage(obj, B[: k + 1], b[: k + 1], theta[: k + 1], k, active[: k + 1])
+            if k > 0:
+                optimise_stage(obj, B[: k + 1], b[: k + 1], theta[: k + 1], k - 1, active[: k + 1])
         keep()
-        obj = CsccObjective(prob, K)
+        obj = CsccObjective(prob, K, A)
         for _ in range(int(self.n_rounds)):
             for k in range(K):
                 optimise_stage(obj, B, b, theta, k, active)
