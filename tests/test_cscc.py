@@ -60,3 +60,11 @@ def test_exit_sharpness_is_checked() -> None:
     X, y = _task(50, 0)
     with pytest.raises(ValueError, match="exit_sharpness"):
         CsccCascadeClassifier(exit_sharpness=0.0).fit(X, y)
+
+
+def test_calibration_only_lowers_the_learned_thresholds(fitted: tuple) -> None:
+    c, _, _ = fitted
+    K = len(c.stage_end_)
+    for k in range(K - 1):
+        assert c.lower_[k] <= np.float32(c.theta_[k]) or not np.isfinite(c.theta_[k])
+    assert c.lower_[K - 1] == -np.inf and np.all(c.upper_ == np.inf)  # early reject only, last stage answers
