@@ -219,21 +219,31 @@ def optimise_stage(obj: CsccObjective, B: np.ndarray, b: np.ndarray, theta: np.n
 
 
 def pool_trees(X: np.ndarray, y_idx: np.ndarray, n_trees: int, max_depth: int, step: float, max_bins: int,
-               costs: np.ndarray, pool_lambdas: tuple[float, ...] = (0.0,)) -> tuple[list[CostTree], np.ndarray]:
+               costs: np.ndarray, pool_lambdas: tuple[float, ...] = (0.0,), X_val: np.ndarray | None = None,
+               y_val: np.ndarray | None = None) -> tuple[list[CostTree], np.ndarray, list[int]]:
     """Section 5's boosting trick: T squared-loss regression trees of stage-wise regression per
     entry of ``pool_lambdas`` (0: plain gradient boosting, the paper's; > 0: Greedy Miser trees
-    with that cost penalty, which only split on cheap features)."""
+    with that cost penalty, which only split on cheap features). With validation rows, each run
+    keeps the prefix with the lowest validation loss (as miser does): the stage weights are fitted on
+    the training rows, where later trees only fit noise, and over-weighted them (KEEL pima)."""
     trees: list[CostTree] = []
+    sizes: list[int] = []
     base = None
     for lam in pool_lambdas:
-        booster = make_booster(X, y_idx, np.ones(len(y_idx)), 2, "squared", costs, step, max_depth, max_bins)
+        booster = make_booster(X, y_idx, np.ones(len(y_idx)), 2, "squared", costs, step, max_depth, max_bins,
+                               X_val=X_val)
         pen = float(lam) * penalty_scale(costs)
+        losses = []
         for _ in range(int(n_trees)):
             booster.iterate(pen)
-        trees += booster.trees
+            if X_val is not None and y_val is not None:
+                losses.append(float(np.mean((booster.F_val[:, 0].astype(np.float64) - (2.0 * y_val - 1.0)) ** 2)))
+        keep = int(np.argmin(losses)) + 1 if losses else int(n_trees)
+        trees += booster.trees[:keep]
+        sizes.append(keep)
         base = booster.base_score if base is None else base
     assert base is not None
-    return trees, base
+    return trees, base, sizes
 
 
 class CsccCascadeClassifier(ExitingEnsemble):
@@ -341,8 +351,9 @@ class CsccCascadeClassifier(ExitingEnsemble):
                                       random_state=self.random_state, stratify=y_idx)
             Xtr, ytr, Xva, yva = X32[tr], y_idx[tr], X32[va], y_idx[va]
         self.costs_ = cost_vector(self.costs, d)
-        trees, base = pool_trees(Xtr, ytr, int(self.n_trees), int(self.max_depth), float(self.step),
-                                 int(self.max_bins), self.costs_, tuple(float(v) for v in self.pool_lambdas))
+        trees, base, sizes = pool_trees(Xtr, ytr, int(self.n_trees), int(self.max_depth), float(self.step),
+                                        int(self.max_bins), self.costs_,
+                                        tuple(float(v) for v in self.pool_lambdas), Xva, yva)
         self.pool_ = trees
         T = len(trees)
         pool_ir = ensemble_to_ir(trees, [0] * T, np.zeros(1), d, self.costs_, 0.0)
@@ -358,7 +369,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         # reading everything as much as a mean squared loss of 1)
         total = float(self.costs_ @ np.sqrt(F.sum(axis=1))) or 1.0
         Phi_tr, Phi_va = phi(Xtr), phi(Xva)
-        full = Phi_va[:, : int(self.n_trees)].sum(axis=1) + float(base[0])  # the first pool entry's boosted model
+        full = Phi_va[:, : sizes[0]].sum(axis=1) + float(base[0])  # the first pool entry's boosted model
         self.full_validation_accuracy_ = float(np.mean((full > 0).astype(np.int64) == yva))
         wtr = balanced_weights(ytr, 2) if self.class_weight == "balanced" else np.ones(len(ytr))
         wva = balanced_weights(yva, 2) if self.class_weight == "balanced" else np.ones(len(yva))
