@@ -30,7 +30,7 @@ from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: E402
 from compiler.trees.cost_tree import ir_staged_scores  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
 
-P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
+P_GRID = (0.1, 0.2, 0.3, 0.5, 0.6, 0.65, 0.7)  # the CLI sweep default (compiler.gated.kind.DEFAULT_P_GRID)
 GAMMA_GRID = (0.01, 0.03, 0.1, 0.3)
 
 
