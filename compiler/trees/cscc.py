@@ -27,13 +27,15 @@ Optimisation as in section 3.4: block coordinate descent over the stages (one st
 beta, b, theta at a time, the others fixed); the square roots and the l1 norm are handled with
 Lemma 1 (sqrt(g) = min_z (g/z + z)/2): alternate between the auxiliary variables (closed form)
 and the stage's parameters (L-BFGS on the then differentiable objective, where the paper uses
-conjugate gradients); weights below 1e-4 are clamped to zero (the paper's work-around) and stay
-zero. The stages are initialised left to right, each as if it were the last (stage k is fitted
+conjugate gradients); weights below CLAMP (1e-2; the paper's work-around uses 1e-4) are clamped
+to zero and stay zero. The stages are initialised left to right, each as if it were the last (stage k is fitted
 before stage k-1's exit threshold and weights are re-optimised against it: the other order let
 stage k-1 send every input out while stage k was still unfitted, after which stage k saw no input,
 its weights were clamped to zero for good and every input left at stage 0); a validation set
 stops the outer iterations early (the paper's section 5.3): the iterate with the lowest
-validation objective is kept.
+validation objective is kept. Added to the paper: each pool run keeps its prefix of lowest
+validation loss, and the hard exit thresholds are lowered on the validation rows where an exit
+answers worse than the later stages (``_calibrate_exits``).
 """
 
 from __future__ import annotations
@@ -253,9 +255,10 @@ class CsccCascadeClassifier(ExitingEnsemble):
     ----------
     n_stages: K, the number of classifier nodes (the last one answers for every remaining input).
     n_trees: T, the trees of the boosting trick (stage-wise regression, squared loss).
-    lam: the accuracy/cost trade-off lambda (costs divided by their sum). Default 0.01: on KEEL pima and
-        wdbc with Yahoo-like costs, the largest value that kept test accuracy within 1 point of stage-wise
-        regression (lambda = 0); it still reads less (pima 284 vs 323, wdbc 732 vs 1538).
+    lam: the accuracy/cost trade-off lambda (costs divided by their sum). Default 0.01, accuracy first:
+        on KEEL pima, wdbc, australian with Yahoo-like costs it keeps test accuracy near stage-wise
+        regression (lambda = 0) and still reads less (docs/miser_cascade.md); larger values trade
+        accuracy for cost.
     rho: the l1 regularisation of the stage weights.
     costs: per-feature costs (FeatureCosts, array or None = 1 each).
     tree_eval_cost: e_t, the evaluation cost of one tree (same unit as the costs).
