@@ -30,7 +30,7 @@ from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: E402
 from compiler.trees.cost_tree import ir_staged_scores  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
 
-P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
+P_GRID = (0.1, 0.2, 0.3, 0.5, 0.6, 0.65, 0.7)  # the CLI sweep default (compiler.gated.kind.DEFAULT_P_GRID)
 GAMMA_GRID = (0.01, 0.03, 0.1, 0.3)
 
 
@@ -47,14 +47,19 @@ def main() -> None:
     ap.add_argument("--gamma", type=float, default=0.1, help="gamma of part 1 (the CLI default: 0.1)")
     ap.add_argument("--trees", type=int, default=50, help="boosting iterations (the CLI default: 50)")
     ap.add_argument("--sweep", action="store_true", help="also run the P_full x gamma sweep (part 2)")
+    ap.add_argument("--pfull-grid", default=",".join(f"{v:g}" for v in P_GRID), help="P_full values (comma-separated)")
+    ap.add_argument("--gamma-grid", default=",".join(f"{v:g}" for v in GAMMA_GRID),
+                    help="gamma values of the sweep (comma-separated)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="extra AdaptGbrtClassifier parameter (python literal), e.g. --set xi=2")
     args = ap.parse_args()
     extra = {k: ast.literal_eval(v) for k, v in (s.split("=", 1) for s in args.set)}
+    p_grid = tuple(float(v) for v in args.pfull_grid.split(","))
+    gamma_grid = tuple(float(v) for v in args.gamma_grid.split(","))
     Xtr, ytr, Xva, yva, Xte, yte = load_letters()
     costs = np.ones(Xtr.shape[1])
     t0 = time.time()
-    first = AdaptGbrtClassifier(hpc="rf", p_full=P_GRID[0], gamma=args.gamma, n_trees=args.trees, costs=costs,
+    first = AdaptGbrtClassifier(hpc="rf", p_full=p_grid[0], gamma=args.gamma, n_trees=args.trees, costs=costs,
                                 **extra).fit(Xtr, ytr)
     f0, p0 = first.f0_, first.f0_proba_
     acc0_va = float(np.mean(f0.predict(Xva) == yva))
@@ -62,16 +67,18 @@ def main() -> None:
     cost0 = first.hpc_cost()
     print(f"f0 (random forest): test accuracy {acc0:.4f}, validation accuracy {acc0_va:.4f}, cost {cost0:g}")
 
-    def fit(p: float, g: float) -> AdaptGbrtClassifier:
-        if p == P_GRID[0] and g == args.gamma:
-            return first
-        return AdaptGbrtClassifier(hpc=f0, p_full=p, gamma=g, n_trees=args.trees, costs=costs,
-                                   **extra).fit(Xtr, ytr, f0_proba=p0)
+    cache: dict[tuple[float, float], AdaptGbrtClassifier] = {(p_grid[0], args.gamma): first}
+
+    def fit(p: float, g: float) -> AdaptGbrtClassifier:  # part 2 reuses part 1's models
+        if (p, g) not in cache:
+            cache[p, g] = AdaptGbrtClassifier(hpc=f0, p_full=p, gamma=g, n_trees=args.trees, costs=costs,
+                                              **extra).fit(Xtr, ytr, f0_proba=p0)
+        return cache[p, g]
 
     print(f"\nPart 1: gamma {args.gamma:g}, {args.trees} trees {extra or ''}")
     print(f"{'P_full':>6} {'to f0 tr':>8} {'to f0 te':>8} {'mean σ(g)':>9} {'mean q':>7} {'test acc':>8} "
           f"{'cost':>6} {'vs f0':>7}")
-    for p in P_GRID:
+    for p in p_grid:
         m = fit(p, args.gamma)
         G = ir_staged_scores(m.gate_ir_, Xtr)[0][:, 0].astype(np.float64)
         acc = float(np.mean(m.predict(Xte) == yte))
@@ -80,11 +87,11 @@ def main() -> None:
               f"{np.mean(1 / (1 + np.exp(-G))):>9.3f} {np.mean(m.q_):>7.3f} {acc:>8.4f} {c:>6.2f} "
               f"{100 * (1 - c / cost0):>6.1f}%")
     if args.sweep:
-        print(f"\nPart 2: sweep P_full {P_GRID} x gamma {GAMMA_GRID}; kept: cheapest within 0.01 of f0's "
+        print(f"\nPart 2: sweep P_full {p_grid} x gamma {gamma_grid}; kept: cheapest within 0.01 of f0's "
               "validation accuracy")
         pts = []
-        for p in P_GRID:
-            for g in GAMMA_GRID:
+        for p in p_grid:
+            for g in gamma_grid:
                 m = fit(p, g)
                 pts.append((p, g, float(np.mean(m.predict(Xva) == yva)), m.mean_cost(Xva), m))
         ok = [pt for pt in pts if pt[2] >= acc0_va - 0.01]

@@ -1,12 +1,14 @@
 """Cost/accuracy of Greedy Miser, plain stage-wise regression, early exit, CSCC and LightGBM CEGB.
 
 Usage: .venv/bin/python benchmarks/miser_cascade.py [--seed 0] [--trees 300] [--quick] [--plot PNG]
+       [--sets pima-yahoo,wdbc-yahoo]
 
 Data sets (costs fixed by the seed):
 - cancer-yahoo: scikit-learn breast_cancer, each feature a cost drawn from the
   Yahoo LTR cost set {1, 5, 10, 20, 50, 100, 150, 200} (two orders of magnitude);
 - digits-yahoo: scikit-learn digits, "digit < 5" vs the rest, Yahoo costs;
-- pima-yahoo: KEEL pima (768 rows, 8 features), Yahoo costs;
+- pima-yahoo, wdbc-yahoo: KEEL pima (768 rows, 8 features), wdbc (569 rows, 30 features), Yahoo costs
+  drawn with a fresh generator of the seed (the costs of /tmp-style `feature,cost` files: seed 0);
 - cheap-noisy: generated; 10 cheap (cost 1) noisy features and 10 expensive
   (cost 100) informative ones.
 Each is split train/validation/test 60/20/20 (stratified). Costs are the summed
@@ -45,7 +47,7 @@ from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0]
-CSCC_LAMBDAS = (0.1, 0.3, 1.0, 3.0)  # xu2014's lambda (costs divided by their sum), one per cascade
+CSCC_LAMBDAS = (0.01, 0.03, 0.1, 0.3)  # xu2014's lambda (costs divided by their sum), one per cascade; 0.01 = default
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -64,10 +66,11 @@ def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     out["cheap-noisy"] = (np.column_stack([cheap, expensive]), yy, np.array([1.0] * 10 + [100.0] * 10))
     from pyruntime.data import load_dataset
 
-    d = load_dataset("keel:pima")
-    yk = np.asarray(d.y).astype(str)
-    out["pima-yahoo"] = (np.asarray(d.X, dtype=np.float64), (yk == sorted(set(yk))[-1]).astype(int),
-                         rng.choice(YAHOO_COSTS, size=d.X.shape[1]))
+    for keel in ("pima", "wdbc"):
+        d = load_dataset(f"keel:{keel}")
+        yk = np.asarray(d.y).astype(str)
+        out[f"{keel}-yahoo"] = (np.asarray(d.X, dtype=np.float64), (yk == sorted(set(yk))[-1]).astype(int),
+                                np.random.default_rng(seed).choice(YAHOO_COSTS, size=d.X.shape[1]))
     return out
 
 
@@ -199,7 +202,7 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         add(f"early exit every 10 (lambda={model.lam:g})", np.nan, np.mean(d["label"] == yte),
             d["cost"].mean(), f"trees={d['trees_evaluated'].mean():.1f}", "early exit every 10")
     cascades = []
-    grid = CSCC_LAMBDAS[1::2] if quick else CSCC_LAMBDAS
+    grid = CSCC_LAMBDAS[:2] if quick else CSCC_LAMBDAS
     fitted_c = run_map(partial(_fit_cscc, Xa, ya, Xv, yv, costs, trees, seed), grid, jobs, scheduler,
                        desc=f"{name}: CSCC cascades")
     for lams, c in zip(grid, fitted_c, strict=True):
@@ -290,13 +293,17 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trees", type=int, default=300)
     ap.add_argument("--quick", action="store_true", help="fewer grid points")
+    ap.add_argument("--sets", default="", help="comma-separated data set names (default: all)")
     ap.add_argument("--plot", default="miser_cascade.png", help="PNG of the cost/accuracy curves ('' = none)")
     add_arguments(ap)
     args = ap.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", message=".*eval_set.*")
     results = {}
+    wanted = [v for v in args.sets.split(",") if v]
     for name, (X, y, costs) in datasets(args.seed).items():
+        if wanted and name not in wanted:
+            continue
         results[name] = run(name, X, y, costs, args.seed, args.trees, args.quick, args.jobs, args.scheduler)
     if args.plot:
         plot(results, args.plot)

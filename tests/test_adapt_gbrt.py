@@ -131,3 +131,19 @@ def test_sigmoid_gate_share_follows_p_full() -> None:
         shares.append(m.train_route_fraction_)
     assert np.all(np.diff(shares) > 0), shares
     np.testing.assert_allclose(shares, [0.1, 0.2, 0.3, 0.4], atol=0.1)
+
+
+def test_defaults_give_a_non_constant_f1_on_two_feature_blobs() -> None:
+    """scikit-learn's check_classifiers_train data (2-D blobs, standardised): with the old default
+    gamma = 1 the first-use penalty (1/2 per feature) exceeded any split gain (<= 1/4) and f1 was constant."""
+    from sklearn.datasets import make_blobs
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_blobs(n_samples=300, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    X, y = X[y != 2], y[y != 2]
+    m = AdaptGbrtClassifier(hpc=DecisionTreeClassifier(max_depth=3, random_state=0), n_trees=10).fit(X, y)
+    f1 = ir_scores(m.f1_ir_, X.astype(np.float32))[:, 0]
+    assert np.unique(f1).size > 1
+    assert np.mean(m.predict(X) == y) > 0.83  # the estimator check's bar

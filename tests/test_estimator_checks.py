@@ -37,11 +37,6 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
             "class_weight is None or 'balanced' (the paper's exit-weighted loss weighs classes equally); "
             "per-class dicts are not supported"),
     },
-    "AdaptGbrtClassifier": {
-        "check_classifiers_train": (
-            "known defect, open in the papers issue: with default gamma the low-cost f1 comes out constant on "
-            "2-D blobs and the gate routes nothing to f0 (accuracy 0.5)"),
-    },
 }
 
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the trainers import scikit-learn: only when training (CLI s
     from compiler.gated.common import SweepPoint
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
-DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
+DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.6, 0.65, 0.7)  # fine where f0 takes most inputs: see docs/gated.md
 DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
                       "l1-gate": (0.0, 0.01, 0.1, 0.3)}
 DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}

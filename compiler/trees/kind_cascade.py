@@ -74,7 +74,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         pool = opts.get("pool_lambdas")
         est = CsccCascadeClassifier(
             n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 50)),
-            lam=float(opts.get("lambda", 1.0)), rho=float(opts.get("rho", 1e-3)),
+            lam=float(opts.get("lambda", 0.01)), rho=float(opts.get("rho", 1e-3)),
             pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else (0.0, 3.0, 30.0),
             max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)), costs=c,
             tree_eval_cost=tree_cost, random_state=task.split.seed,
