@@ -16,6 +16,7 @@ import click
 import numpy as np
 
 from compiler import tasks
+from compiler.codegen import check_code_kind, render_code_header
 from compiler.costs import CostsError
 from compiler.header import TARGETS, c_tables, numeric_for, render_header
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
@@ -129,12 +130,17 @@ cli.add_command(train_group(KINDS, TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 @numeric_options
 @click.option("--embed", default=None, help="DATA whose first --rows rows are embedded as const test inputs.")
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to embed (default 20).")
+@click.option("--form", type=click.Choice(["tables", "code"]), default="tables", show_default=True,
+              help="const tables (smallest; every kind) or generated C code (fastest; miser, cascade, nb-static, "
+              "nb-stop), behind the same FM_PREDICT_VEC macros.")
 @friendly
 def export_c(model_path: str, output: str, name: str, numeric: str | None, target_name: str | None,
-             embed: str | None, rows: int | None) -> None:
-    """Write MODEL as a self-contained C header of const tables."""
+             embed: str | None, rows: int | None, form: str) -> None:
+    """Write MODEL as a self-contained C header of const tables (or, with --form code, of C code)."""
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
+    if form == "code":
+        check_code_kind(model.kind)
     X = None
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
@@ -146,6 +152,11 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             click.echo(f"warning: --rows {rows} but {embed} has {data.n_rows} rows: embedding all {data.n_rows}",
                        err=True)
         X = data.X[: rows or 20]
+    if form == "code":
+        text = render_code_header(model, num, name, X, target_name)
+        Path(output).write_text(text)
+        click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines", err=True)
+        return
     text = render_header(model, num, name, X, target_name)
     Path(output).write_text(text)
     click.echo(f"wrote {output}: {model.kind}, {num} tables, {c_tables(model, num, name).table_bytes} bytes", err=True)
