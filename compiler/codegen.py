@@ -179,8 +179,9 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
         "#include <string.h>", '#include "frugalml.h"', "",
         f'#define {up}_KIND "{model.kind}"', f"#define {up}_N_FEATURES {n_features}u",
         f"#define {up}_TABLE_BYTES 0u", f'#define {up}_FORM "code"', "",
-        "/* FM_CODE_ATTR: attributes of the generated function (e.g. __attribute__((noinline)) to count it) */",
-        "#ifndef FM_CODE_ATTR", "#define FM_CODE_ATTR", "#endif", "",
+        "/* FM_CODE_FN: specifiers of the generated function (default inline; e.g. __attribute__((noinline))",
+        "   to count its instructions) */",
+        "#ifndef FM_CODE_FN", "#define FM_CODE_FN inline", "#endif", "",
         *bits_helper(name), "",
     ]
     for h in body.helpers:
@@ -189,7 +190,7 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
         "",
         f"/* Eager prediction from x[n], n == {up}_N_FEATURES: fills *out as the {numeric} tables do;",
         "   FM_E_ARG for bad arguments, FM_E_VALUE when a feature read is NaN or infinite. */",
-        f"static FM_CODE_ATTR inline int {name}_predict_vec(const float *x, uint32_t n, fm_result *out)",
+        f"static FM_CODE_FN int {name}_predict_vec(const float *x, uint32_t n, fm_result *out)",
         "{",
     ]
     out += ["    " + line if line else "" for line in body.lines]

@@ -81,6 +81,8 @@ class CTables:
 
 def c_float(v: float) -> str:
     f = np.float32(v)
+    if np.isnan(f):
+        return "NAN"
     if np.isposinf(f):
         return "INFINITY"
     if np.isneginf(f):
