@@ -292,9 +292,6 @@ def test_cli_writes_the_code_form_and_refuses_kinds_without_one(trained: dict[st
     text = header.read_text()
     assert '#define MODEL_FORM "code"' in text and '#define FM_MODEL_NUMERIC "q15"' in text
     assert "FM_N_ROWS 5u" in text and text.count("static const") == 1  # the rows: no tables
-    tables = tmp_path / "t.h"
-    cli("export-c", path, "-o", tables, "--embed", data, "--rows", "5")
-    assert "fm_cascade_q15" not in tables.read_text() and "fm_cascade_predict_vec" in tables.read_text()
     from test_cstc_runtime import random_tree as cstc_tree  # noqa: PLC0415
 
     cstc = tmp_path / "cstc.msgpack"
@@ -315,7 +312,7 @@ def test_order_exact_costs() -> None:
 
 
 # ------------------------------------------------------------------------ instruction budget ----
-BUDGET_X86_F32 = 1000  # measured 919 (gcc 12, x86-64 -O2) on the model below
+BUDGET_X86_F32 = 1000  # measured 946.7 (gcc 12.2, x86-64 -O2) on the model below
 
 
 def test_instruction_budget_of_the_code_form(tmp_path: Path) -> None:
