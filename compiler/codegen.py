@@ -40,6 +40,7 @@ CODE_FORMS: dict[str, str] = {
     "cascade": "compiler.trees.code:cascade_code",
     "nb-static": "compiler.nb.code:nb_code",
     "nb-stop": "compiler.nb.code:nb_code",
+    "gated": "compiler.gated.code:gated_code",  # tree-ensemble parts only
 }
 
 

@@ -25,8 +25,10 @@ from compiler.header import render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
 from pyruntime.format import ModelFile
+from pyruntime.gated.model import GatedModel
 from pyruntime.trees.cascade import TreeCascade
 from pyruntime.trees.ensemble import TreeEnsemble
+from pyruntime.trees.linear import LinearScorer
 
 load_kind_modules()
 
@@ -208,6 +210,43 @@ def test_cascade_cases_that_matter(tmp_path: Path) -> None:
     pred, status = q.reference(X)
     assert (pred.score[status == 0] == 2**31 - 1).any()
     assert run_dump(header, tmp_path) == expected_lines(pred, status, True, q.cost_unit)
+
+
+def random_ensemble(rng: np.random.Generator, n_features: int, n_outputs: int) -> TreeEnsemble:
+    n_trees = int(rng.integers(1, 6))
+    trees = [random_tree(rng, n_features, int(rng.integers(0, 4))) for _ in range(n_trees)]
+    return TreeEnsemble.from_trees(n_features, trees, rng.normal(size=n_outputs),
+                                   tree_output=rng.integers(0, n_outputs, n_trees), decision_threshold=rng.normal())
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 40), n_outputs=st.sampled_from([1, 1, 3]),
+       remote=st.booleans(), above=st.sampled_from(["f0", "f1"]), costs=st.sampled_from(sorted(COSTS)),
+       numeric=st.sampled_from(["float32", "q15"]))
+def test_random_gated_tree_models_equal_the_reference(tmp_path: Path, seed: int, n_features: int, n_outputs: int,
+                                                      remote: bool, above: str, costs: str, numeric: str) -> None:
+    """Gate, f1 and f0 tree ensembles sharing one touched-feature record (f0 remote: DEFER, gate's score)."""
+    need("cc")
+    rng = np.random.default_rng(seed)
+    c = COSTS[costs]
+    m = GatedModel(n_features=n_features, gate=random_ensemble(rng, n_features, 1),
+                   f1=random_ensemble(rng, n_features, n_outputs),
+                   f0=None if remote else random_ensemble(rng, n_features, n_outputs), gate_above=above,
+                   costs=None if c is None else c(rng, n_features))
+    X = random_rows(rng, n_features, 60)
+    header = tmp_path / "gated.h"
+    header.write_text(render_code_header(ModelFile("gated", m), numeric, "model", X))
+    ref = m.q15() if numeric == "q15" else m
+    pred, status = ref.reference(X)
+    assert run_dump(header, tmp_path) == expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
+
+
+def test_gated_models_with_linear_parts_have_no_code_form() -> None:
+    rng = np.random.default_rng(0)
+    lin = LinearScorer(n_features=4, feature=[0, 2], weight=[0.5, -1.0], bias=0.1)
+    m = GatedModel(n_features=4, gate=lin, f1=random_ensemble(rng, 4, 1), f0=None)
+    with pytest.raises(ValueError, match="gate is a linear scorer"):
+        render_code_header(ModelFile("gated", m), "float32")
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
