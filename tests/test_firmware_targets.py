@@ -292,3 +292,30 @@ def test_code_form_failed_prediction_exits_1(models: dict[str, Path], tmp_path: 
              check=False)
     assert "error 0 -3" in p.stdout  # FM_E_VALUE on row 0
     assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
+
+
+@pytest.mark.parametrize(("target", "machine"), [("cortex-m0", "microbit"), ("cortex-m4f", "mps2-an386")])
+def test_code_form_of_a_gated_tree_model_on_cortex_m(tmp_path: Path, target: str, machine: str) -> None:
+    """A gated model whose gate, f1 and f0 are tree ensembles (costed), q15 on M0 and float32 on M4F."""
+    require_tools(*CORTEX_M_TOOLS)
+    from test_code_form import random_ensemble  # noqa: PLC0415
+
+    from pyruntime.format import ModelFile  # noqa: PLC0415
+    from pyruntime.gated.model import GatedModel  # noqa: PLC0415
+
+    rng = np.random.default_rng(2)  # a seed whose gate sends rows both ways, float32 and q15
+    m = GatedModel(n_features=12, gate=random_ensemble(rng, 12, 1), f1=random_ensemble(rng, 12, 1),
+                   f0=random_ensemble(rng, 12, 1), costs=rng.choice(np.float32([0.3, 1.0, 2.5]), 12))
+    X = rng.normal(size=(30, 12)).astype(np.float32)
+    mf = ModelFile("gated", m)
+    num = numeric_for(target, None)
+    header = tmp_path / "model.h"
+    header.write_text(render_code_header(mf, num, "model", X, target))
+    ev = c_evaluator(mf, num)
+    pred = ev.predict(X)
+    assert len(set(pred.stage.tolist())) == 2  # both f1 and f0 answer some rows
+    expected = predict_lines(m, pred, num == "q15", ev.cost_unit)
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
+             "RUNTIME_SRC=", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
