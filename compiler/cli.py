@@ -132,7 +132,7 @@ cli.add_command(train_group(KINDS, TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to embed (default 20).")
 @click.option("--form", type=click.Choice(["tables", "code"]), default="tables", show_default=True,
               help="const tables (smallest; every kind) or generated C code (fastest; miser, cascade, nb-static, "
-              "nb-stop), behind the same FM_PREDICT_VEC macros.")
+              "nb-stop, gated with tree parts), behind the same FM_PREDICT_VEC macros.")
 @friendly
 def export_c(model_path: str, output: str, name: str, numeric: str | None, target_name: str | None,
              embed: str | None, rows: int | None, form: str) -> None:
