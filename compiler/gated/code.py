@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.codegen import CodeBody
-from compiler.trees.code import Ensemble, _Gen
+from compiler.trees.code import Ensemble, TreeGen
 from pyruntime.gated.model import for_numeric
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
 
@@ -27,7 +27,7 @@ def gated_code(tables: Any, numeric: str, name: str) -> CodeBody:
     f1 = Ensemble(m.f1, q, "a")
     f0 = None if m.f0 is None else Ensemble(m.f0, q, "b")
     costs = m.gate.costs  # the shared cost vector (q15: the shared units)
-    g = _Gen(name, q, int(m.n_features), costs, [e for e in (gate, f1, f0) if e is not None],
+    g = TreeGen(name, q, int(m.n_features), costs, [e for e in (gate, f1, f0) if e is not None],
              gate.root_features(0, gate.n_trees))
     sc = "int32_t" if q else "float"
     L = g.declarations() + ["int32_t lab;", f"{sc} sco;", "uint32_t stage;"] + g.start()

@@ -1,6 +1,6 @@
-"""Generated-code form of the tree cascades (kinds miser and cascade; compiler/codegen.py): every tree
-becomes nested if/else on constant thresholds (raw float bits against integer constants), each leaf
-adds its folded constant to the score; stages end with their exit test in place.
+"""Generated-code form of the tree cascades (kinds miser and cascade; compiler/codegen.py; TreeGen is shared with
+compiler/gated/code.py): every tree becomes nested if/else on constant thresholds (raw float bits against
+integer constants), each leaf adds its folded constant to the score; stages end with their exit test in place.
 
 n_read and cost: the features at the roots of the first stage's trees are read by every prediction;
 every other feature on a path is recorded at the leaf as bits OR-ed into uint32 masks (one constant
@@ -87,7 +87,7 @@ class Ensemble:
         return out
 
 
-class _Gen:
+class TreeGen:
     """Emits tree walks of one or more ensembles sharing one touched-feature record (n_read, cost)."""
 
     def __init__(self, name: str, q: bool, n_features: int, costs: np.ndarray | None, parts: list[Ensemble],
@@ -246,7 +246,8 @@ class _Cascade:
         self.m, self.q, self.name = m, q, name
         self.e = Ensemble(m.trees, q, "s")
         self.stage_end = [int(v) for v in m.stage_end]
-        self.g = _Gen(name, q, int(m.n_features), m.trees.costs, [self.e], self.e.root_features(0, self.stage_end[0]))
+        self.g = TreeGen(name, q, int(m.n_features), m.trees.costs, [self.e],
+                         self.e.root_features(0, self.stage_end[0]))
 
     def _exit_test(self, s: int) -> str | None:
         m = self.m
