@@ -272,7 +272,8 @@ class _Cascade:
         multi_stage = len(self.stage_end) > 1
         if multi_stage:
             L.append(f"uint32_t stage = {len(self.stage_end) - 1}u;")
-        margin = self.m.exit_rule == "margin" and multi_stage
+        tests = [self._exit_test(s) for s in range(len(self.stage_end) - 1)]
+        margin = self.m.exit_rule == "margin" and any(t is not None for t in tests)
         if margin:
             L.append(f"{sc} s[{no}];")
         L += g.start()
@@ -281,7 +282,7 @@ class _Cascade:
             L += g.trees(e, start, end)
             start = end
             if s + 1 < len(self.stage_end):
-                test = self._exit_test(s)
+                test = tests[s]
                 if test is not None:
                     if margin:
                         L += [f"s[{o}] = s{o};" for o in range(no)]
