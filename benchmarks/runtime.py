@@ -1,7 +1,7 @@
 """Runtime cost side by side: frugalml's tree tables against emlearn's forests of the same shape.
 
 Usage: .venv/bin/python benchmarks/runtime.py [--data keel:satimage] [--positive 1] [--trees 100]
-       [--depth 3] [--rows 200] [--no-peer]
+       [--depth 3] [--rows 200] [--no-peer] [--no-qemu]
 
 Trains `frugalml train miser --lambda 0 --trees T --depth D` (one output, 3 nodes per tree walked
 at depth 3), exports it with `export-c` in float32 and q15 (tables form) with the first --rows
@@ -14,8 +14,11 @@ of trees and depth, trained on the same rows, to its inline and loadable C forms
 Table bytes: frugalml's MODEL_TABLE_BYTES; emlearn loadable: 8 bytes per node, 4 per root, 1 per
 leaf class (its arrays).
 
-Not measured here yet (see docs/benchmarks.md): Cortex-M instruction counts under QEMU, the code
-form and NB.
+Both forms of `export-c`: tables (default) and generated code (`--form code`; its function is
+compiled noinline/noclone so callgrind can count the call alone). Cortex-M rows (unless --no-qemu):
+Cortex-M3 q15 and Cortex-M4F float32 instructions per prediction under QEMU with the repository's
+counting plugin (benchmarks/qemu_count.py: REPEAT=2 minus REPEAT=1 images over --qemu-rows rows; the
+count includes the self-test's row loop, a few instructions per row) and the image's flash bytes.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
     exe = out / "count"
     src = [str(ROOT / "benchmarks" / "c" / "nb_count.c")] + [str(p) for p in sorted((RUNTIME / "src").glob("*.c"))]
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}", f"-I{header.parent}",
-                    *src, "-o", str(exe)], check=True)
+                    "-DFM_CODE_FN=__attribute__((noinline, noclone))", *src, "-o", str(exe)], check=True)
     n, _ = instructions([str(exe), str(rows)], fn, out / "cg.out")
     return n / rows, table
 
@@ -89,6 +92,8 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--no-qemu", action="store_true", help="skip the Cortex-M rows")
+    ap.add_argument("--qemu-rows", type=int, default=50)
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="fm_runtime_bench_"))
     model = tmp / "miser.msgpack"
@@ -96,13 +101,26 @@ def main() -> None:
                     str(a.trees), "--depth", str(a.depth), "-o", str(model)], check=True, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
     table: list[tuple[str, str, float, int]] = []
-    for numeric in ("float32", "q15"):
-        d = tmp / numeric
-        d.mkdir()
-        subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
-                        a.data, "--rows", str(a.rows)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-        per, nbytes = count_ours(d / "model.h", d, a.rows)
-        table.append((f"frugalml miser, tables, {numeric}", "x86-64 callgrind", per, nbytes))
+    for form in ("tables", "code"):
+        for numeric in ("float32", "q15"):
+            d = tmp / f"{form}_{numeric}"
+            d.mkdir()
+            subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
+                            a.data, "--rows", str(a.rows), "--form", form], check=True, cwd=ROOT,
+                           stdout=subprocess.DEVNULL)
+            per, nbytes = count_ours(d / "model.h", d, a.rows)
+            table.append((f"frugalml miser, {form}, {numeric}", "x86-64 callgrind", per, nbytes))
+    if not a.no_qemu:
+        from benchmarks.qemu_count import count_cortex_m, flash_bytes  # noqa: PLC0415
+
+        for form in ("tables", "code"):
+            for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32")):
+                h = tmp / f"{form}_{target}.h"
+                subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--target", target, "--embed", a.data,
+                                "--rows", str(a.qemu_rows), "--form", form], check=True, cwd=ROOT,
+                               stdout=subprocess.DEVNULL)
+                table.append((f"frugalml miser, {form}, {numeric}", f"{target} QEMU", count_cortex_m(h, target),
+                              flash_bytes(h, target)))
     if not a.no_peer:
         sys.path.insert(0, str(ROOT))
         from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
@@ -128,7 +146,8 @@ def main() -> None:
             nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
             table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
     print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
-    print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'table bytes':>12s}")
+    print("bytes: x86 rows: table bytes (0: code form); QEMU rows: flash bytes of the whole self-test image")
+    print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'bytes':>12s}")
     for name, where, per, nbytes in table:
         print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
     shutil.rmtree(tmp, ignore_errors=True)

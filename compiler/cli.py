@@ -16,6 +16,7 @@ import click
 import numpy as np
 
 from compiler import tasks
+from compiler.codegen import check_code_kind, render_code_header
 from compiler.costs import CostsError
 from compiler.header import (
     FLASH_BUDGETS,
@@ -155,18 +156,25 @@ def flash_budget(target: str | None, given: str | None) -> int | None:
               "[default: the target's flash: 256K for cortex-m*, none for pi/host]")
 @click.option("--embed", default=None, help="DATA whose first --rows rows are embedded as const test inputs.")
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Rows to embed (default 20).")
+@click.option("--form", type=click.Choice(["tables", "code"]), default="tables", show_default=True,
+              help="const tables (smallest; every kind) or generated C code (fastest; miser, cascade, nb-static, "
+              "nb-stop, gated with tree parts), behind the same FM_PREDICT_VEC macros.")
 @friendly
 def export_c(model_path: str, output: str, name: str, numeric: str | None, target_name: str | None,
-             flash_budget_text: str | None, embed: str | None, rows: int | None) -> None:
-    """Write MODEL as a self-contained C header of const tables.
+             flash_budget_text: str | None, embed: str | None, rows: int | None, form: str) -> None:
+    """Write MODEL as a self-contained C header of const tables (or, with --form code, of C code).
 
     Reports the bytes of const model data (what the model puts in the
     device's flash; embedded test rows not included) and refuses a model
-    over the flash budget (exit 2, nothing written).
+    over the flash budget (exit 2, nothing written). The code form is
+    checked against the same count: its instructions hold every constant
+    of the tables, so the tables' bytes are a lower bound of its size.
     """
     budget = flash_budget(target_name, flash_budget_text)
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
+    if form == "code":
+        check_code_kind(model.kind)
     tables = c_tables(model, num, name)
     flash = const_bytes(tables, POINTER_BYTES.get(target_name or "host", 8))
     if budget is not None and flash > budget:
@@ -185,6 +193,11 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             click.echo(f"warning: --rows {rows} but {embed} has {data.n_rows} rows: embedding all {data.n_rows}",
                        err=True)
         X = data.X[: rows or 20]
+    if form == "code":
+        text = render_code_header(model, num, name, X, target_name)
+        Path(output).write_text(text)
+        click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines", err=True)
+        return
     text = render_header(model, num, name, X, target_name)
     Path(output).write_text(text)
     used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""

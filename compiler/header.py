@@ -161,6 +161,8 @@ def const_bytes(t: CTables, pointer_bytes: int) -> int:
 
 def c_float(v: float) -> str:
     f = np.float32(v)
+    if np.isnan(f):
+        return "NAN"
     if np.isposinf(f):
         return "INFINITY"
     if np.isneginf(f):

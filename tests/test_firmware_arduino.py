@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from firmware_tools import CORTEX_M_TOOLS, FIRMWARE, frugalml, make, require_tools
 
+from compiler.codegen import render_code_header
 from compiler.header import numeric_for, render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
@@ -39,12 +40,12 @@ def adc_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return model, csv
 
 
-def header_and_expected(model: Path, csv: Path, target: str, out: Path) -> tuple[Path, list[str]]:
+def header_and_expected(model: Path, csv: Path, target: str, out: Path, form: str = "tables") -> tuple[Path, list[str]]:
     m = fmt.load(model)
     num = numeric_for(target, None)
     X = load_dataset(str(csv), "label").X[:ROWS]
     header = out / "model.h"
-    header.write_text(render_header(m, num, "model", X, target))
+    header.write_text((render_code_header if form == "code" else render_header)(m, num, "model", X, target))
     ev = c_evaluator(m, num)
     return header, predict_lines(m.tables, ev.predict(X), num == "q15", ev.cost_unit)
 
@@ -77,5 +78,16 @@ def test_sketch_prints_the_cost_column_of_a_costed_kind(adc_model: tuple[Path, P
     header, expected = header_and_expected(model, csv, "cortex-m4f", tmp_path)
     assert all(len(line.split()) == 3 for line in expected)
     p = make(ARDUINO, f"MODEL={header}", "TARGET=cortex-m4f", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4f"])
+def test_sketch_runs_the_generated_code_form(adc_model: tuple[Path, Path], tmp_path: Path, target: str) -> None:
+    """export-c --form code: the sketch compiles as C++ over the generated code (no model object, no
+    runtime source) and prints what `predict` prints."""
+    require_tools("arm-none-eabi-g++", *CORTEX_M_TOOLS)
+    header, expected = header_and_expected(*adc_model, target, tmp_path, form="code")
+    p = make(ARDUINO, f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / 'b'}", "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected

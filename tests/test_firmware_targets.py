@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, RUNTIME, frugalml, make, require_tools, size_report
 
+from compiler.codegen import render_code_header
 from compiler.header import numeric_for, render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
@@ -87,13 +88,16 @@ def test_raspberry_pi_prints_the_cost_column_of_predict(costed: Path, tmp_path: 
     assert p.stdout.splitlines() == expected
 
 
-def export(model: Path, name: str, out: Path, target: str, numeric: str | None = None) -> tuple[Path, list[str]]:
-    """Header with embedded rows, and the lines `frugalml predict` prints for them (in process:
-    the same export and evaluator functions the CLI calls; test_cli_interface runs the commands)."""
+def export(model: Path, name: str, out: Path, target: str, numeric: str | None = None,
+           form: str = "tables") -> tuple[Path, list[str]]:
+    """Header with embedded rows (tables or generated code), and the lines `frugalml predict` prints for
+    them (in process: the same export and evaluator functions the CLI calls; test_cli_interface runs the
+    commands)."""
     m = fmt.load(model)
     num = numeric_for(target, numeric)
     header = out / "model.h"
-    header.write_text(render_header(m, num, "model", _rows(name), target))
+    render = render_code_header if form == "code" else render_header
+    header.write_text(render(m, num, "model", _rows(name), target))
     ev = c_evaluator(m, num)
     return header, predict_lines(m.tables, ev.predict(_rows(name)), num == "q15", ev.cost_unit)
 
@@ -242,3 +246,76 @@ def test_gpio_marker_compiles_against_the_libgpiod_1_api(models: dict[str, Path]
                         "-DFM_GPIOD", f"-DFM_MODEL_HEADER=\"{header}\"", f"-I{tmp_path}", f"-I{RUNTIME}/include",
                         f"-I{PI}", f"-I{PI.parent / 'common'}", str(PI / "fm_pi.c")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+# The generated-code form (export-c --form code) on every core: the same lines as the tables' predict.
+# Its header needs no runtime source (only frugalml.h): the builds below link none (RUNTIME_SRC=).
+CODE_CORTEX_M_CASES = [
+    ("costed", "cortex-m0", "microbit"),
+    ("costed", "cortex-m3", "mps2-an385"),
+    ("costed", "cortex-m4f", "mps2-an386"),
+    ("costed", "cortex-m33", "mps2-an505"),
+    ("sparse", "cortex-m3", "mps2-an385"),
+    ("sparse", "cortex-m4f", "mps2-an386"),
+]
+
+
+@pytest.mark.parametrize(("name", "target", "machine"), CODE_CORTEX_M_CASES)
+def test_code_form_on_cortex_m_matches_predict(models: dict[str, Path], costed: Path, tmp_path: Path, name: str,
+                                               target: str, machine: str) -> None:
+    """A costed miser (trees, COST column) and an early-stopping NB, q15 on M0/M3 and float32 on M4F/M33."""
+    require_tools(*CORTEX_M_TOOLS)
+    model = costed if name == "costed" else models[name]
+    header, expected = export(model, name, tmp_path, target, form="code")
+    assert '_FORM "code"' in header.read_text()
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
+             "RUNTIME_SRC=", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("cross", ["aarch64-linux-gnu-", "arm-linux-gnueabihf-"])
+def test_code_form_on_raspberry_pi_matches_predict(costed: Path, tmp_path: Path, cross: str, numeric: str) -> None:
+    require_tools(*PI_TOOLS[cross])
+    header, expected = export(costed, "costed", tmp_path, "pi", numeric, form="code")
+    p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "RUNTIME_SRC=", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected
+
+
+def test_code_form_failed_prediction_exits_1(models: dict[str, Path], tmp_path: Path) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    header, _ = export(models["dense"], "dense", tmp_path, "cortex-m3", form="code")
+    _poison_first_row(header)
+    p = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m3", f"BUILD={tmp_path / 'b'}", "RUNTIME_SRC=", "run",
+             check=False)
+    assert "error 0 -3" in p.stdout  # FM_E_VALUE on row 0
+    assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
+
+
+@pytest.mark.parametrize(("target", "machine"), [("cortex-m0", "microbit"), ("cortex-m4f", "mps2-an386")])
+def test_code_form_of_a_gated_tree_model_on_cortex_m(tmp_path: Path, target: str, machine: str) -> None:
+    """A gated model whose gate, f1 and f0 are tree ensembles (costed), q15 on M0 and float32 on M4F."""
+    require_tools(*CORTEX_M_TOOLS)
+    from test_code_form import random_ensemble  # noqa: PLC0415
+
+    from pyruntime.format import ModelFile  # noqa: PLC0415
+    from pyruntime.gated.model import GatedModel  # noqa: PLC0415
+
+    rng = np.random.default_rng(2)  # a seed whose gate sends rows both ways, float32 and q15
+    m = GatedModel(n_features=12, gate=random_ensemble(rng, 12, 1), f1=random_ensemble(rng, 12, 1),
+                   f0=random_ensemble(rng, 12, 1), costs=rng.choice(np.float32([0.3, 1.0, 2.5]), 12))
+    X = rng.normal(size=(30, 12)).astype(np.float32)
+    mf = ModelFile("gated", m)
+    num = numeric_for(target, None)
+    header = tmp_path / "model.h"
+    header.write_text(render_code_header(mf, num, "model", X, target))
+    ev = c_evaluator(mf, num)
+    pred = ev.predict(X)
+    assert len(set(pred.stage.tolist())) == 2  # both f1 and f0 answer some rows
+    expected = predict_lines(m, pred, num == "q15", ev.cost_unit)
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
+             "RUNTIME_SRC=", "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected

@@ -8,6 +8,8 @@
 // cortex-m0|cortex-m3|cortex-m4f) and the runtime: runtime_c/include/*.h,
 // runtime_c/src/fm_common.c, the family's source (fm_nb.c for NB models) and
 // firmware_examples/common/fm_cost_text.h (the COST column of costed kinds).
+// A generated-code header (export-c --form code) needs only frugalml.h and
+// fm_cost_text.h (no runtime source); it reads every input, then predicts.
 // See README.md. Train on what the board reads: raw ADC counts (0..1023 on a
 // 10-bit ADC), or change fm_feature_value() to the units you trained on.
 #ifdef ARDUINO
@@ -66,8 +68,8 @@ static inline int fm_predict_lazy(const fm_nb_q15 &m, const fm_reader *in, fm_re
 }
 #endif
 
-template <typename Model>
-static inline int fm_predict_lazy(const Model &, const fm_reader *in, fm_result *out)
+// Every feature read, then the eager prediction (any kind and form).
+static inline int fm_predict_eager(const fm_reader *in, fm_result *out)
 {
     float x[FM_N_FEATURES];
     for (uint32_t i = 0; i < FM_N_FEATURES; ++i) {
@@ -78,6 +80,18 @@ static inline int fm_predict_lazy(const Model &, const fm_reader *in, fm_result 
     return FM_PREDICT_VEC(x, FM_N_FEATURES, out);
 }
 
+template <typename Model>
+static inline int fm_predict_lazy(const Model &, const fm_reader *in, fm_result *out)
+{
+    return fm_predict_eager(in, out);
+}
+
+#ifdef FM_MODEL_FORM // export-c --form code: generated code, no model object, eager only
+#define FM_PREDICT_READER(in, out) fm_predict_eager((in), (out))
+#else
+#define FM_PREDICT_READER(in, out) fm_predict_lazy(FM_MODEL_OBJECT, (in), (out))
+#endif
+
 void setup()
 {
     Serial.begin(115200);
@@ -87,7 +101,7 @@ void loop()
 {
     const fm_reader reader = {fm_read_analog, nullptr};
     fm_result r;
-    const int rc = fm_predict_lazy(FM_MODEL_OBJECT, &reader, &r);
+    const int rc = FM_PREDICT_READER(&reader, &r);
     if (rc != FM_OK) {
         Serial.print("error ");
         Serial.print(rc);

@@ -1,0 +1,220 @@
+"""The generated-code form of a C header (`frugalml export-c --form code`): the model written as C
+code (nested branches on constant thresholds, unrolled adds) behind the same generic macros as the
+tables form (FM_PREDICT_VEC, FM_N_FEATURES, FM_N_ROWS, FM_ROWS, fm_result, FM_OK), bit-identical to
+the tables and to the numpy reference.
+
+Shared pieces used by the family generators (compiler/trees/code.py, compiler/nb/code.py):
+
+- feature compares on the raw bits of the float input, against one integer constant per node:
+  for a threshold of fm_key_bits key T (float32 thresholds: their key; q15: the 16-bit tables'
+  65536 * k + 65535), ``x <= threshold`` iff ``(int32)bits(x) <= T`` when T >= 0 and
+  ``(uint32)bits(x) >= 0x80000000 + (-T)`` when T < 0, for every finite x (no key transform);
+- a per-prediction touched-feature set as bit masks in locals, summed at the end (n_read, cost)
+  when the costs are order-exact (every float32 partial sum exact, so any order gives the
+  first-read-order sum); a first-read-order path for other float32 costs;
+- a non-finite check: one cheap flag over the features the model may read; only when it is set
+  does the generated code test exactly the features touched (FM_E_VALUE, as the tables).
+
+Code form = the eager FM_PREDICT_VEC only (no lazy reader); `out` is left unspecified when a
+prediction fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from compiler.header import c_float, check_name, cost_macros
+from pyruntime.format import ModelFile
+
+INT32_MAX = 2**31 - 1
+
+# kind -> "module:function" generating the body of <name>_predict_vec (imported on use)
+CODE_FORMS: dict[str, str] = {
+    "miser": "compiler.trees.code:cascade_code",
+    "cascade": "compiler.trees.code:cascade_code",
+    "nb-static": "compiler.nb.code:nb_code",
+    "nb-stop": "compiler.nb.code:nb_code",
+    "gated": "compiler.gated.code:gated_code",  # tree-ensemble parts only
+}
+
+
+def code_kinds() -> list[str]:
+    return sorted(CODE_FORMS)
+
+
+def check_code_kind(kind: str) -> None:
+    if kind not in CODE_FORMS:
+        raise ValueError(f"--form code is not available for kind {kind!r}; kinds with a code form: "
+                         f"{', '.join(code_kinds())} (use --form tables)")
+
+
+@dataclass
+class CodeBody:
+    """What a family generator returns: helper definitions and the function body lines (indented by
+    4 spaces, after the argument checks); `x`, `out` are the arguments."""
+
+    lines: list[str]
+    helpers: list[str]
+
+
+def generator(kind: str) -> Callable[[Any, str, str], CodeBody]:
+    check_code_kind(kind)
+    mod, fn = CODE_FORMS[kind].split(":")
+    return getattr(importlib.import_module(mod), fn)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------------------- compares ----
+def bits_expr(name: str, j: int) -> str:
+    """The int32 bits of x[j]."""
+    return f"{name}_bits(x + {j})"
+
+
+def le_key(bits: str, key: int) -> str:
+    """C condition: the float whose int32 bits are `bits` is <= the value of fm_key_bits key `key`."""
+    key = int(key)
+    if key >= 0:
+        return f"{bits} <= {key}"
+    return f"(uint32_t){bits} >= {0x80000000 + (-key)}u"
+
+
+def nonfinite_term(bits: str) -> str:
+    """A uint32 whose bit 31 is set iff the float is NaN or infinite."""
+    return f"(((uint32_t){bits} & 0x7fffffffu) + 0x00800000u)"
+
+
+def nonfinite_test(bits: str) -> str:
+    return f"(((uint32_t){bits} & 0x7f800000u) == 0x7f800000u)"
+
+
+def flag_lines(name: str, feats: Iterable[int], var: str = "nf") -> list[str]:
+    """Lines OR-ing the non-finite terms of the features into `var`: one loop over a dense range,
+    else one line per feature."""
+    fs = sorted(set(int(f) for f in feats))
+    if not fs:
+        return []
+    lo, hi = fs[0], fs[-1] + 1
+    if len(fs) >= 8 and 2 * len(fs) >= hi - lo:
+        return [f"for (j = {lo}u; j < {hi}u; ++j) {{", f"    {var} |= {nonfinite_term(bits_expr(name, 'j'))};", "}"]  # type: ignore[arg-type]
+    return [f"{var} |= {nonfinite_term(bits_expr(name, f))};" for f in fs]
+
+
+# ------------------------------------------------------------------------------------- costs ----
+def order_exact(costs: np.ndarray | None) -> tuple[list[int], int] | None:
+    """(integer units k_j, exponent e) with costs[j] == k_j * 2**e exactly and sum k_j < 2**24 (every
+    partial float32 sum exact, in any order, and the total as (float)units * 2**e), or None."""
+    if costs is None:
+        return [], 0
+    c = np.asarray(costs, np.float32).astype(np.float64)
+    nz = c[c != 0]
+    if nz.size == 0:
+        return [0] * c.size, 0
+    exps = []
+    for v in nz:
+        m, e = np.frexp(v)  # v = m * 2**e, 0.5 <= m < 1; float32 mantissa: 24 bits
+        k = int(m * 2**24)
+        while k % 2 == 0:
+            k //= 2
+            e += 1  # noqa: PLW2901
+        exps.append(int(e) - 24)
+    e = min(exps)
+    if e < -126 or e > 100:
+        return None
+    units = [int(v / 2.0**e) for v in c]
+    if any(u * 2.0**e != v for u, v in zip(units, c)) or sum(units) >= 2**24:
+        return None
+    return units, e
+
+
+def popcount_helper(name: str) -> list[str]:
+    return [
+        f"static inline uint32_t {name}_pc(uint32_t v)",
+        "{",
+        "    v = v - ((v >> 1) & 0x55555555u);",
+        "    v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);",
+        "    return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;",
+        "}",
+    ]
+
+
+def bits_helper(name: str) -> list[str]:
+    return [
+        f"static inline int32_t {name}_bits(const float *p)",
+        "{",
+        "    int32_t b;",
+        "    memcpy(&b, p, sizeof b);",
+        "    return b;",
+        "}",
+    ]
+
+
+def sat_helper(name: str) -> list[str]:
+    return [
+        f"static inline int32_t {name}_sat(int32_t a, int32_t b)",
+        "{",
+        "    int64_t r = (int64_t)a + (int64_t)b;",
+        "    return r > (int64_t)INT32_MAX ? INT32_MAX : r < (int64_t)INT32_MIN ? INT32_MIN : (int32_t)r;",
+        "}",
+    ]
+
+
+# ------------------------------------------------------------------------------------ header ----
+def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
+                       target: str | None = None) -> str:
+    """The whole header text of the code form."""
+    name = check_name(name)
+    body = generator(model.kind)(model.tables, numeric, name)
+    guard = f"FRUGALML_{name.upper()}_H"
+    n_features = int(model.tables.n_features)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    up = name.upper()
+    out = [
+        f"/* Generated by frugalml on {stamp}: {model.kind} model, {numeric} generated code"
+        f"{', target ' + target if target else ''}. Do not edit. */",
+        f"#ifndef {guard}", f"#define {guard}", "", "#include <math.h>", "#include <stdint.h>",
+        "#include <string.h>", '#include "frugalml.h"', "",
+        f'#define {up}_KIND "{model.kind}"', f"#define {up}_N_FEATURES {n_features}u",
+        f"#define {up}_TABLE_BYTES 0u", f'#define {up}_FORM "code"', "",
+        "/* FM_CODE_FN: specifiers of the generated function (default inline; e.g. __attribute__((noinline))",
+        "   to count its instructions) */",
+        "#ifndef FM_CODE_FN", "#define FM_CODE_FN inline", "#endif", "",
+        *bits_helper(name), "",
+    ]
+    for h in body.helpers:
+        out.append(h)
+    out += [
+        "",
+        f"/* Eager prediction from x[n], n == {up}_N_FEATURES: fills *out as the {numeric} tables do;",
+        "   FM_E_ARG for bad arguments, FM_E_VALUE when a feature read is NaN or infinite. */",
+        f"static FM_CODE_FN int {name}_predict_vec(const float *x, uint32_t n, fm_result *out)",
+        "{",
+    ]
+    out += ["    " + line if line else "" for line in body.lines]
+    out += [
+        "}",
+        "",
+        "/* Generic names used by the firmware examples. */",
+        f"#define FM_MODEL_KIND {up}_KIND",
+        f'#define FM_MODEL_NUMERIC "{numeric}"',
+        f"#define FM_MODEL_FORM {up}_FORM",
+        f"#define FM_N_FEATURES {up}_N_FEATURES",
+        f"#define FM_PREDICT_VEC(x, n, out) {name}_predict_vec((x), (n), (out))",
+        *cost_macros(model, numeric),
+    ]
+    if rows is not None:
+        r = np.asarray(rows, dtype=np.float32)
+        out += [
+            "", f"/* {r.shape[0]} raw input rows for self-tests */",
+            f"#define FM_N_ROWS {r.shape[0]}u",
+            f"static const float {name}_rows[{max(r.shape[0], 1)}][{n_features}] = {{",
+        ]
+        for row in r:
+            out.append("    {" + ", ".join(c_float(v) for v in row) + "},")
+        out += ["};", f"#define FM_ROWS {name}_rows"]
+    out += ["", f"#endif /* {guard} */", ""]
+    return "\n".join(out)

@@ -1,0 +1,110 @@
+"""Generated-code form of the NB kinds (nb-static, nb-stop; compiler/codegen.py): the features in
+reading order, each binned by a binary search of compares on constant edges (raw float bits against
+integer constants) that adds its table entry; every stop point is its two compares in place, and
+the exit writes constants (n_read, cost and stage are known at each stop point)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from compiler.codegen import INT32_MAX, CodeBody, bits_expr, le_key, nonfinite_term, sat_helper
+from compiler.header import c_float, c_int
+from pyruntime.arrays import float_keys
+from pyruntime.nb.model import NBModel, _cum_costs
+
+
+def nb_code(tables: Any, numeric: str, name: str) -> CodeBody:
+    m: NBModel = tables
+    q = numeric == "q15"
+    k = m.n_used
+    if q:
+        qm = m.q15()
+        n_edges, _, d = m.strided(qm.d)
+        entries = d.astype(np.int64).reshape(k, n_edges + 2)
+        d0: Any = int(qm.d0)
+        thr: Any = int(qm.threshold)
+        hi_b, lo_b = [int(v) for v in qm.stop_hi], [int(v) for v in qm.stop_lo]
+        cum = _cum_costs(qm.costs, m.order, np.int64)
+        bound = abs(d0) + int(np.abs(entries).max(axis=1).sum()) if k else abs(d0)
+        saturate = bound > INT32_MAX
+        fmt = c_int
+    else:
+        n_edges, _, d = m.strided()
+        entries = d.reshape(k, n_edges + 2)
+        d0, thr = float(m.d0), float(m.threshold)
+        hi_b, lo_b = [float(v) for v in m.stop_hi], [float(v) for v in m.stop_lo]
+        cum = _cum_costs(m.costs, m.order, np.float32)
+        saturate = False
+        fmt = c_float  # type: ignore[assignment]
+
+    def add(v: Any) -> str:
+        if q:
+            return f"a = {name}_sat(a, {c_int(int(v))});" if saturate else f"a += {c_int(int(v))};"
+        return f"a = a + {c_float(float(v))};"
+
+    def cost_at(p: int) -> tuple[str, str]:
+        """(cost, cost_q) C expressions after reading p features."""
+        if q:
+            return "0.0f", f"{p if cum is None else int(cum[p])}u"
+        return c_float(float(p) if cum is None else float(cum[p])), "0u"
+
+    def search(bits: str, e_keys: list[int], row: np.ndarray, lo: int, hi: int, out: list[str], ind: str) -> None:
+        """c = number of edges < x is in [lo, hi]: add row[1 + c]."""
+        vals = row[1 + lo:2 + hi]
+        if lo == hi or bool(np.all(vals == vals[0])):
+            out.append(ind + add(row[1 + lo]))
+            return
+        mid = (lo + hi) // 2
+        out.append(ind + f"if ({le_key(bits, e_keys[mid])}) {{")
+        search(bits, e_keys, row, lo, mid, out, ind + "    ")
+        out.append(ind + "} else {")
+        search(bits, e_keys, row, mid + 1, hi, out, ind + "    ")
+        out.append(ind + "}")
+
+    def exit_lines(label: str, stage: int, p: int) -> list[str]:
+        cost, cost_q = cost_at(p)
+        return ["if (nf & 0x80000000u) {", "    return FM_E_VALUE;", "}",
+                f"out->label = {label};", f"out->stage = {stage}u;",
+                f"out->score = {'0.0f' if q else 'a'};", f"out->score_q = {'a' if q else '0'};",
+                f"out->n_read = {p}u;", f"out->cost = {cost};", f"out->cost_q = {cost_q};", "return FM_OK;"]
+
+    L: list[str] = [f"{'int32_t' if q else 'float'} a = {fmt(d0)};", "uint32_t nf = 0u;",
+                    f"if (x == NULL || out == NULL || n != {int(m.n_features)}u) {{", "    return FM_E_ARG;", "}"]
+    stops = {int(s): i for i, s in enumerate(m.stop_at)}
+    for p in range(k):
+        j = int(m.order[p])
+        ne = int(m.edge_start[p + 1] - m.edge_start[p])
+        e_keys = [int(v) for v in float_keys(m.edges[int(m.edge_start[p]):int(m.edge_start[p + 1])])]
+        row = entries[p]
+        bits = bits_expr(name, j)
+        L.append(f"/* position {p}: feature {j} */")
+        L.append(f"nf |= {nonfinite_term(bits)};")
+        if m.zero_bin[p] and not bool(np.all(row == row[0])):
+            L.append(f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{")
+            L.append("    " + add(row[0]))
+            L.append("} else {")
+            search(bits, e_keys, row, 0, ne, L, "    ")
+            L.append("}")
+        else:
+            search(bits, e_keys, row, 0, ne, L, "")
+        if p + 1 in stops:
+            s = stops[p + 1]
+            for bound, label, never, op in ((hi_b[s], "1", _never_hi(hi_b[s], q), ">"),
+                                            (lo_b[s], "0", _never_lo(lo_b[s], q), "<")):
+                if never:
+                    continue
+                L.append(f"if (a {op} {fmt(bound)}) {{")
+                L += ["    " + line for line in exit_lines(label, s + 1, p + 1)]
+                L.append("}")
+    L += exit_lines(f"a > {fmt(thr)} ? 1 : 0", 0, k)
+    return CodeBody(lines=L, helpers=sat_helper(name) if saturate else [])
+
+
+def _never_hi(v: Any, q: bool) -> bool:
+    return v == INT32_MAX if q else bool(np.isposinf(v))
+
+
+def _never_lo(v: Any, q: bool) -> bool:
+    return v == -(2**31) if q else bool(np.isneginf(v))

@@ -1,0 +1,323 @@
+"""Generated-code form of the tree cascades (kinds miser and cascade; compiler/codegen.py; TreeGen is shared with
+compiler/gated/code.py): every tree becomes nested if/else on constant thresholds (raw float bits against
+integer constants), each leaf adds its folded constant to the score; stages end with their exit test in place.
+
+n_read and cost: the features at the roots of the first stage's trees are read by every prediction;
+every other feature on a path is recorded at the leaf as bits OR-ed into uint32 masks (one constant
+per mask word, no per-node "already read?" branch), and n_read / cost are summed from the masks at
+the end when the costs are order-exact (costs absent, integer or power-of-two multiples; q15 cost
+units always). Other float32 costs add each feature's cost at its first read (a per-feature flag),
+in the reference's first-read order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from compiler.codegen import (
+    INT32_MAX,
+    CodeBody,
+    bits_expr,
+    flag_lines,
+    le_key,
+    nonfinite_test,
+    order_exact,
+    popcount_helper,
+    sat_helper,
+)
+from compiler.header import c_float, c_int
+from pyruntime.arrays import float_keys
+from pyruntime.trees.cascade import TreeCascade, TreeCascadeQ15, as_cascade
+
+MAX_DEPTH = 60  # nested blocks (C99 guarantees 127)
+
+
+def cascade_code(tables: Any, numeric: str, name: str) -> CodeBody:
+    m: TreeCascade | TreeCascadeQ15 = as_cascade(tables).q15() if numeric == "q15" else as_cascade(tables)
+    return _Cascade(m, numeric == "q15", name).body()
+
+
+class Ensemble:
+    """One tree ensemble's arrays as the generator needs them (float32 or q15); its scores are the C
+    locals <prefix>0 .. <prefix>{n_outputs-1}."""
+
+    def __init__(self, t: Any, q: bool, prefix: str) -> None:
+        self.prefix = prefix
+        self.feature = t.feature.astype(np.int64)
+        self.left, self.right = t.left.astype(np.int64), t.right.astype(np.int64)
+        self.roots = t.roots.astype(np.int64)
+        self.tree_output = t.tree_output.astype(np.int64)
+        self.n_outputs = int(t.n_outputs)
+        self.n_trees = int(t.n_trees)
+        if q:
+            self.keys = t.threshold_key.astype(np.int64)
+            self.leaf = t.value_q.astype(np.int64)
+            self.base: list[Any] = [int(v) for v in t.base_q]
+            self.threshold: Any = int(t.decision_threshold_q)
+        else:
+            self.keys = float_keys(t.threshold).astype(np.int64)
+            self.leaf = t.value
+            self.base = [float(v) for v in t.base_score]
+            self.threshold = float(t.decision_threshold)
+        self.saturate = q and not self._no_overflow()
+
+    def inner_features(self) -> set[int]:
+        return {int(f) for f in self.feature[self.feature >= 0]}
+
+    def root_features(self, first: int, end: int) -> set[int]:
+        return {int(self.feature[r]) for r in self.roots[first:end] if self.feature[r] >= 0}
+
+    def _no_overflow(self) -> bool:
+        """No partial q15 sum can leave int32 (so plain adds equal the saturating ones)."""
+        bound = [abs(b) for b in self.base]
+        for t, r in enumerate(self.roots):
+            bound[int(self.tree_output[t])] += max(abs(int(self.leaf[n])) for n in self._leaves(int(r)))
+        return max(bound) <= INT32_MAX
+
+    def _leaves(self, node: int) -> list[int]:
+        out, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            if self.feature[n] < 0:
+                out.append(n)
+            else:
+                stack += [int(self.left[n]), int(self.right[n])]
+        return out
+
+
+class TreeGen:
+    """Emits tree walks of one or more ensembles sharing one touched-feature record (n_read, cost)."""
+
+    def __init__(self, name: str, q: bool, n_features: int, costs: np.ndarray | None, parts: list[Ensemble],
+                 always: set[int]) -> None:
+        self.name, self.q, self.n_features, self.parts = name, q, n_features, parts
+        self.always = sorted(always)
+        used: set[int] = set()
+        for e in parts:
+            used |= e.inner_features()
+        self.used = sorted(used)
+        self.tracked = [f for f in self.used if f not in always]
+        self.bit = {f: i for i, f in enumerate(self.tracked)}
+        self.n_words = (len(self.tracked) + 31) // 32
+        self.units: list[int] = []
+        self.scale = 0
+        if costs is None:
+            self.mode = "count"
+        elif q:
+            self.mode, self.units = "units", [int(c) for c in costs]
+        else:
+            ex = order_exact(costs)
+            if ex is None:
+                self.mode = "general"
+                self.costs_f = np.asarray(costs, np.float32)
+            else:
+                self.mode, (self.units, self.scale) = "units", ex
+        self.seen_index = {f: i for i, f in enumerate(self.used)}
+        self.saturate = any(e.saturate for e in parts)
+
+    # -- walks --
+    def _leaf_lines(self, e: Ensemble, node: int, o: int, path: set[int]) -> list[str]:
+        v = e.leaf[node]
+        s = f"{e.prefix}{o}"
+        if self.q:
+            val = c_int(int(v))
+            add = f"{s} = {self.name}_sat({s}, {val});" if e.saturate else f"{s} += {val};"
+        else:
+            add = f"{s} = {s} + {c_float(float(v))};"
+        words: dict[int, int] = {}
+        for f in path:
+            if f in self.bit:
+                b = self.bit[f]
+                words[b // 32] = words.get(b // 32, 0) | (1 << (b % 32))
+        return [add] + [f"t{w} |= {hex(mask)}u;" for w, mask in sorted(words.items())]
+
+    def _node(self, e: Ensemble, node: int, o: int, path: set[int], depth: int, out: list[str], ind: str) -> None:
+        if e.feature[node] < 0:
+            out += [ind + line for line in self._leaf_lines(e, node, o, path)]
+            return
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"--form code: trees deeper than {MAX_DEPTH} levels; use --form tables")
+        f = int(e.feature[node])
+        if self.mode == "general" and f not in path:
+            k = self.seen_index[f]
+            out += [ind + f"if (r[{k}] == 0u) {{", ind + f"    r[{k}] = 1u;",
+                    ind + f"    c = c + {c_float(float(self.costs_f[f]))};", ind + "}"]
+        sub = path | {f}
+        out.append(ind + f"if ({le_key(bits_expr(self.name, f), int(e.keys[node]))}) {{")
+        self._node(e, int(e.left[node]), o, sub, depth + 1, out, ind + "    ")
+        out.append(ind + "} else {")
+        self._node(e, int(e.right[node]), o, sub, depth + 1, out, ind + "    ")
+        out.append(ind + "}")
+
+    def trees(self, e: Ensemble, first: int, end: int, ind: str = "") -> list[str]:
+        out: list[str] = []
+        for t in range(first, end):
+            out.append(ind + f"/* {e.prefix}: tree {t} */")
+            self._node(e, int(e.roots[t]), int(e.tree_output[t]), set(), 0, out, ind)
+        return out
+
+    # -- declarations, end --
+    def declarations(self) -> list[str]:
+        sc = "int32_t" if self.q else "float"
+        L = [f"{sc} " + ", ".join(f"{e.prefix}{o} = {c_int(b) if self.q else c_float(b)}"
+                                  for e in self.parts for o, b in enumerate(e.base)) + ";"]
+        if self.n_words:
+            L.append("uint32_t " + ", ".join(f"t{w} = 0u" for w in range(self.n_words)) + ";")
+        L.append("uint32_t nf = 0u, nr;")
+        if self.mode == "units":
+            L.append("uint32_t u;")
+        if self.mode == "general":
+            L += [f"uint8_t r[{max(len(self.used), 1)}];", "float c = 0.0f;"]
+        if any(line.startswith("for (j") for line in flag_lines(self.name, self.used)):
+            L.append("uint32_t j;")
+        return L
+
+    def start(self) -> list[str]:
+        L = [f"if (x == NULL || out == NULL || n != {self.n_features}u) {{", "    return FM_E_ARG;", "}"]
+        if self.mode == "general":
+            L.append("memset(r, 0, sizeof r);")
+        return L
+
+    def accounting(self) -> tuple[list[str], str, str]:
+        """(lines: non-finite check, nr; cost C expression, cost_q C expression)."""
+        name = self.name
+        L = flag_lines(name, self.used)
+        L.append("if (nf & 0x80000000u) {")
+        for f in self.always:
+            L += [f"    if ({nonfinite_test(bits_expr(name, f))}) {{", "        return FM_E_VALUE;", "    }"]
+        for f in self.tracked:
+            b = self.bit[f]
+            L += [f"    if ((t{b // 32} & {hex(1 << (b % 32))}u) != 0u && {nonfinite_test(bits_expr(name, f))}) {{",
+                  "        return FM_E_VALUE;", "    }"]
+        L.append("}")
+        pcs = " + ".join(f"{name}_pc(t{w})" for w in range(self.n_words))
+        L.append(f"nr = {len(self.always)}u" + (f" + {pcs}" if pcs else "") + ";")
+        cost, cost_q = "0.0f", "0u"
+        if self.mode == "count":
+            cost_q, cost = ("nr", cost) if self.q else (cost_q, "(float)nr")
+        elif self.mode == "units":
+            ka = sum(self.units[f] for f in self.always)
+            tracked_units = [self.units[f] for f in self.tracked]
+            if tracked_units and len(set(tracked_units)) == 1:
+                L.append(f"u = {ka}u + {tracked_units[0]}u * ({pcs});")
+            else:
+                L.append(f"u = {ka}u;")
+                for f in self.tracked:
+                    b = self.bit[f]
+                    if self.units[f]:
+                        L += [f"if ((t{b // 32} & {hex(1 << (b % 32))}u) != 0u) {{", f"    u += {self.units[f]}u;",
+                              "}"]
+            if self.q:
+                cost_q = "u"
+            else:
+                cost = "(float)u" if self.scale == 0 else f"(float)u * {c_float(2.0 ** self.scale)}"
+        else:
+            cost = "c"
+        return L, cost, cost_q
+
+    def finish(self, e: Ensemble, label: str, score: str, ind: str = "") -> list[str]:
+        """Lines setting the C lvalues `label` (int32_t) and `score` from e's scores (fm_trees_finish)."""
+        p = e.prefix
+        if e.n_outputs == 1:
+            thr = c_int(e.threshold) if self.q else c_float(e.threshold)
+            return [ind + f"{label} = {p}0 > {thr} ? 1 : 0;", ind + f"{score} = {p}0;"]
+        sc = "int32_t" if self.q else "float"
+        out = [ind + "{", ind + f"    {sc} best = {p}0;", ind + "    int32_t b = 0;"]
+        for o in range(1, e.n_outputs):
+            out += [ind + f"    if ({p}{o} > best) {{", ind + f"        best = {p}{o};", ind + f"        b = {o};",
+                    ind + "    }"]
+        return out + [ind + f"    {label} = b;", ind + f"    {score} = best;", ind + "}"]
+
+    def helpers(self) -> list[str]:
+        out = popcount_helper(self.name) if self.n_words else []
+        return out + (sat_helper(self.name) if self.saturate else [])
+
+    def result(self, stage: str, cost: str, cost_q: str) -> list[str]:
+        """Writes *out from the locals `lab` and `sco` (the answering part's label and score)."""
+        return ["out->label = lab;", f"out->score = {'0.0f' if self.q else 'sco'};",
+                f"out->score_q = {'sco' if self.q else '0'};", "out->n_read = nr;", f"out->cost = {cost};",
+                f"out->stage = {stage};", f"out->cost_q = {cost_q};", "return FM_OK;"]
+
+
+class _Cascade:
+    def __init__(self, m: TreeCascade | TreeCascadeQ15, q: bool, name: str) -> None:
+        self.m, self.q, self.name = m, q, name
+        self.e = Ensemble(m.trees, q, "s")
+        self.stage_end = [int(v) for v in m.stage_end]
+        self.g = TreeGen(name, q, int(m.n_features), m.trees.costs, [self.e],
+                         self.e.root_features(0, self.stage_end[0]))
+
+    def _exit_test(self, s: int) -> str | None:
+        m = self.m
+        if self.q:
+            hi, lo = int(m.exit_upper_q[s]), int(m.exit_lower_q[s])  # type: ignore[union-attr]
+            never_hi, never_lo = hi == INT32_MAX, lo == -(2**31)
+            fmt = c_int
+        else:
+            hi, lo = float(m.exit_upper[s]), float(m.exit_lower[s])  # type: ignore[union-attr,assignment]
+            never_hi, never_lo = bool(np.isposinf(hi)), bool(np.isneginf(lo))
+            fmt = c_float  # type: ignore[assignment]
+        if m.exit_rule == "score":
+            parts = ([] if never_hi else [f"s0 > {fmt(hi)}"]) + ([] if never_lo else [f"s0 < {fmt(lo)}"])
+            return " || ".join(parts) if parts else None
+        return None if never_hi else f"{self.name}_margin(s) > {fmt(hi)}"
+
+    def body(self) -> CodeBody:
+        g, e, q = self.g, self.e, self.q
+        sc = "int32_t" if q else "float"
+        no = e.n_outputs
+        L = g.declarations() + ["int32_t lab;", f"{sc} sco;"]
+        multi_stage = len(self.stage_end) > 1
+        if multi_stage:
+            L.append(f"uint32_t stage = {len(self.stage_end) - 1}u;")
+        tests = [self._exit_test(s) for s in range(len(self.stage_end) - 1)]
+        margin = self.m.exit_rule == "margin" and any(t is not None for t in tests)
+        if margin:
+            L.append(f"{sc} s[{no}];")
+        L += g.start()
+        start, jumps = 0, False
+        for s, end in enumerate(self.stage_end):
+            L += g.trees(e, start, end)
+            start = end
+            if s + 1 < len(self.stage_end):
+                test = tests[s]
+                if test is not None:
+                    if margin:
+                        L += [f"s[{o}] = s{o};" for o in range(no)]
+                    L += [f"if ({test}) {{", f"    stage = {s}u;", "    goto done;", "}"]
+                    jumps = True
+        if jumps:
+            L.append("done:")
+        acc, cost, cost_q = g.accounting()
+        L += acc + g.finish(e, "lab", "sco") + g.result("stage" if multi_stage else "0u", cost, cost_q)
+        helpers = g.helpers() + (self._margin_helper() if margin else [])
+        return CodeBody(lines=L, helpers=helpers)
+
+    def _margin_helper(self) -> list[str]:
+        """Best minus the largest other score (fm_cascade.c margin_f32 / margin_q)."""
+        no, q, name = self.e.n_outputs, self.q, self.name
+        sc = "int32_t" if q else "float"
+        diff = ["    {", "        int64_t d = (int64_t)s[b] - (int64_t)second;",
+                "        return d > (int64_t)INT32_MAX ? INT32_MAX : (int32_t)d;", "    }"] if q else \
+            ["    return s[b] - second;"]
+        return [
+            f"static inline {sc} {name}_margin(const {sc} *s)",
+            "{",
+            "    uint32_t o, b = 0u;",
+            f"    {sc} second;",
+            f"    for (o = 1u; o < {no}u; ++o) {{",
+            "        if (s[o] > s[b]) {",
+            "            b = o;",
+            "        }",
+            "    }",
+            "    second = b == 0u ? s[1] : s[0];",
+            f"    for (o = 0u; o < {no}u; ++o) {{",
+            "        if (o != b && s[o] > second) {",
+            "            second = s[o];",
+            "        }",
+            "    }",
+            *diff,
+            "}",
+        ]

@@ -1,0 +1,386 @@
+"""`export-c --form code`: the generated C code equals the numpy reference and the tables form bit for
+bit (label, score / score_q, n_read, cost / cost_q, stage; FM_E_VALUE on the same rows), compiled with
+-Wall -Wextra -Werror -pedantic as C99 and as C++, under the sanitizers, on random ensembles and NB
+tables (hypothesis) and on trained models; kinds without a code form are refused with one line; the
+instruction count of the generated code is a regression budget (callgrind)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from nb_strategies import nb_models
+
+from compiler.codegen import code_kinds, order_exact, render_code_header
+from compiler.header import render_header
+from compiler.kinds import load_kind_modules
+from pyruntime import format as fmt
+from pyruntime.format import ModelFile
+from pyruntime.gated.model import GatedModel
+from pyruntime.trees.cascade import TreeCascade
+from pyruntime.trees.ensemble import TreeEnsemble
+from pyruntime.trees.linear import LinearScorer
+
+load_kind_modules()
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ROOT / "runtime_c"
+DUMP = ROOT / "tests" / "c" / "result_dump.c"
+WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
+FM_E_VALUE = -3
+
+
+def need(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"missing {', '.join(missing)}")
+
+
+@cache
+def runtime_objects(work: str) -> list[str]:
+    """The runtime sources compiled once (the tables form links them; the code form needs none)."""
+    out = Path(work) / "rt"
+    out.mkdir(parents=True, exist_ok=True)
+    objs = []
+    for src in sorted((RUNTIME / "src").glob("*.c")):
+        obj = out / (src.stem + ".o")
+        subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *WARN, f"-I{RUNTIME / 'include'}", "-c",
+                        str(src), "-o", str(obj)], check=True)
+        objs.append(str(obj))
+    return objs
+
+
+def run_dump(header: Path, work: Path, *, cxx: bool = False, flags: tuple[str, ...] = (),
+             runtime: list[str] | None = None) -> list[str]:
+    """Compiles tests/c/result_dump.c over the header (C99, or C++ with g++ -x c++) and returns its lines."""
+    exe = work / f"dump_{header.stem}{'_cxx' if cxx else ''}"
+    if cxx:
+        cmd = ["g++", "-x", "c++", "-std=c++11", *WARN, "-O2", "-ffp-contract=off"]
+    else:
+        cmd = ["cc", "-std=c99", *WARN, "-O2", "-ffp-contract=off"]
+    cmd += [*flags, f"-I{RUNTIME / 'include'}", f'-DFM_MODEL_HEADER="{header}"', str(DUMP)]
+    if runtime:
+        cmd += ["-x", "none", *runtime] if cxx else runtime
+    p = subprocess.run([*cmd, "-o", str(exe)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.splitlines()
+
+
+def f32_bits(v: Any) -> int:
+    return int(np.array([v], np.float32).view(np.uint32)[0])
+
+
+def expected_lines(pred: Any, status: np.ndarray, q15: bool, cost_unit: float = 1.0) -> list[str]:
+    """The dump lines the reference implies (cost_q from the q15 reference cost = cost_q * unit)."""
+    lines = []
+    for i in range(len(status)):
+        if status[i] != 0:
+            lines.append(str(int(status[i])))
+            continue
+        if q15:
+            cq = int(round(float(pred.cost[i]) / cost_unit))
+            assert cq * cost_unit == float(pred.cost[i])
+            fields = (0, int(pred.label[i]), 0, int(pred.score[i]), int(pred.n_read[i]), 0, int(pred.stage[i]), cq)
+        else:
+            fields = (0, int(pred.label[i]), f32_bits(pred.score[i]), 0, int(pred.n_read[i]), f32_bits(pred.cost[i]),
+                      int(pred.stage[i]), 0)
+        lines.append(" ".join(str(v) for v in fields))
+    return lines
+
+
+# ------------------------------------------------------------------------- random ensembles ----
+POOL = np.float32([-3.5, -1.0, -0.25, 0.0, 0.1, 0.5, 1.0, 2.0, 7.25, 1e-30, -1e-30])
+
+
+def random_tree(rng: np.random.Generator, n_features: int, depth: int) -> dict[str, list[Any]]:
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[float] = []
+
+    def node(d: int) -> int:
+        i = len(feature)
+        feature.append(-2)
+        threshold.append(0.0)
+        left.append(-1)
+        right.append(-1)
+        value.append(float(rng.normal() * rng.choice([0.01, 1.0, 100.0])))
+        if d < depth and rng.random() < 0.8:
+            feature[i] = int(rng.integers(0, n_features))
+            threshold[i] = float(rng.choice(POOL) if rng.random() < 0.6 else rng.normal())
+            left[i] = node(d + 1)
+            right[i] = node(d + 1)
+        return i
+
+    node(0)
+    return {"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value}
+
+
+COSTS = {
+    "none": None,
+    "integer": lambda rng, n: rng.integers(0, 9, n).astype(np.float32),
+    "binary fractions": lambda rng, n: rng.choice(np.float32([0.5, 0.25, 1.75, 3.0]), n),
+    "general": lambda rng, n: rng.choice(np.float32([0.3, 0.7, 1e-3, 5.1]), n),
+}
+
+
+def random_cascade(seed: int, n_features: int, n_trees: int, n_outputs: int, n_stages: int, depth: int,
+                   costs: str) -> TreeCascade:
+    rng = np.random.default_rng(seed)
+    trees = [random_tree(rng, n_features, depth) for _ in range(n_trees)]
+    c = COSTS[costs]
+    ens = TreeEnsemble.from_trees(n_features, trees, rng.normal(size=n_outputs),
+                                  tree_output=rng.integers(0, n_outputs, n_trees), decision_threshold=rng.normal(),
+                                  costs=None if c is None else c(rng, n_features))
+    cuts = np.sort(rng.integers(0, n_trees + 1, n_stages - 1))
+    stage_end = np.concatenate([cuts, [n_trees]])
+    upper = np.where(rng.random(n_stages) < 0.2, np.inf, rng.normal(size=n_stages) * 2 + (0.5 if n_outputs > 1 else 0))
+    lower = np.where(rng.random(n_stages) < 0.2, -np.inf, rng.normal(size=n_stages) * 2 - 1)
+    return TreeCascade(trees=ens, stage_end=stage_end, exit_upper=upper, exit_lower=lower,
+                       exit_rule="score" if n_outputs == 1 else "margin")
+
+
+def random_rows(rng: np.random.Generator, n_features: int, rows: int, poison: float = 0.03) -> np.ndarray:
+    X = rng.normal(size=(rows, n_features)).astype(np.float32)
+    ties = rng.random(X.shape) < 0.4
+    X[ties] = rng.choice(POOL, size=int(ties.sum()))
+    X[rng.random(X.shape) < 0.05] = -0.0
+    if poison:  # NaN / inf in a few cells: rows that read one fail, rows that do not must not
+        bad = rng.random(X.shape) < poison
+        X[bad] = rng.choice(np.float32([np.nan, np.inf, -np.inf]), size=int(bad.sum()))
+    return X
+
+
+def check_cascade(m: TreeCascade, X: np.ndarray, work: Path, numeric: str) -> None:
+    header = work / f"code_{numeric}.h"
+    header.write_text(render_code_header(ModelFile("cascade", m), numeric, "model", X))
+    got = run_dump(header, work)
+    ref = m.q15() if numeric == "q15" else m
+    pred, status = ref.reference(X)
+    assert got == expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 40), n_trees=st.integers(1, 9),
+       n_outputs=st.sampled_from([1, 1, 2, 3]), n_stages=st.integers(1, 3), depth=st.integers(0, 4),
+       costs=st.sampled_from(sorted(COSTS)), numeric=st.sampled_from(["float32", "q15"]))
+@example(seed=0, n_features=1, n_trees=3, n_outputs=3, n_stages=2, depth=0, costs="binary fractions",
+         numeric="float32")  # margin cascade whose exits never fire: no margin scratch declared (unused)
+def test_random_cascades_equal_the_reference(tmp_path: Path, seed: int, n_features: int, n_trees: int,
+                                             n_outputs: int, n_stages: int, depth: int, costs: str,
+                                             numeric: str) -> None:
+    need("cc")
+    m = random_cascade(seed, n_features, n_trees, n_outputs, n_stages, depth, costs)
+    check_cascade(m, random_rows(np.random.default_rng(seed + 1), n_features, 60), tmp_path, numeric)
+
+
+def test_cascade_cases_that_matter(tmp_path: Path) -> None:
+    """Hand-picked: exits taken at several stages, 40+ tracked features (two mask words), general float
+    costs (first-read order), q15 sums that saturate (saturating adds emitted)."""
+    need("cc")
+    X = random_rows(np.random.default_rng(3), 70, 200, poison=0.002)
+    m = random_cascade(1, 70, 30, 1, 3, 4, "general")  # rows exit at all three stages
+    pred, status = m.reference(X)
+    assert len(set(pred.stage[status == 0].tolist())) == 3
+    assert (status != 0).any() and (status == 0).sum() > 100
+    assert "t1 |= " in render_code_header(ModelFile("cascade", m), "float32")
+    for numeric in ("float32", "q15"):
+        check_cascade(m, X, tmp_path, numeric)
+    big = m.trees.to_dict()
+    big["value"] = np.where(m.trees.feature < 0, np.random.default_rng(4).normal(size=m.trees.n_nodes) * 3e4 + 3e4,
+                            0).astype(np.float32)
+    big["base_score"] = np.float32([2.147e9])
+    sat = TreeCascade(trees=TreeEnsemble.from_dict(big), stage_end=m.stage_end, exit_upper=m.exit_upper,
+                      exit_lower=m.exit_lower)
+    q = sat.q15(0)
+    text = render_code_header(ModelFile("cascade", sat), "q15", "model", X)
+    assert "model_sat(" in text
+    header = tmp_path / "sat.h"
+    header.write_text(text)
+    pred, status = q.reference(X)
+    assert (pred.score[status == 0] == 2**31 - 1).any()
+    assert run_dump(header, tmp_path) == expected_lines(pred, status, True, q.cost_unit)
+
+
+def random_ensemble(rng: np.random.Generator, n_features: int, n_outputs: int) -> TreeEnsemble:
+    n_trees = int(rng.integers(1, 6))
+    trees = [random_tree(rng, n_features, int(rng.integers(0, 4))) for _ in range(n_trees)]
+    return TreeEnsemble.from_trees(n_features, trees, rng.normal(size=n_outputs),
+                                   tree_output=rng.integers(0, n_outputs, n_trees), decision_threshold=rng.normal())
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 40), n_outputs=st.sampled_from([1, 1, 3]),
+       remote=st.booleans(), above=st.sampled_from(["f0", "f1"]), costs=st.sampled_from(sorted(COSTS)),
+       numeric=st.sampled_from(["float32", "q15"]))
+def test_random_gated_tree_models_equal_the_reference(tmp_path: Path, seed: int, n_features: int, n_outputs: int,
+                                                      remote: bool, above: str, costs: str, numeric: str) -> None:
+    """Gate, f1 and f0 tree ensembles sharing one touched-feature record (f0 remote: DEFER, gate's score)."""
+    need("cc")
+    rng = np.random.default_rng(seed)
+    c = COSTS[costs]
+    m = GatedModel(n_features=n_features, gate=random_ensemble(rng, n_features, 1),
+                   f1=random_ensemble(rng, n_features, n_outputs),
+                   f0=None if remote else random_ensemble(rng, n_features, n_outputs), gate_above=above,
+                   costs=None if c is None else c(rng, n_features))
+    X = random_rows(rng, n_features, 60)
+    header = tmp_path / "gated.h"
+    header.write_text(render_code_header(ModelFile("gated", m), numeric, "model", X))
+    ref = m.q15() if numeric == "q15" else m
+    pred, status = ref.reference(X)
+    assert run_dump(header, tmp_path) == expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
+
+
+def test_gated_models_with_linear_parts_have_no_code_form() -> None:
+    rng = np.random.default_rng(0)
+    lin = LinearScorer(n_features=4, feature=[0, 2], weight=[0.5, -1.0], bias=0.1)
+    m = GatedModel(n_features=4, gate=lin, f1=random_ensemble(rng, 4, 1), f0=None)
+    with pytest.raises(ValueError, match="gate is a linear scorer"):
+        render_code_header(ModelFile("gated", m), "float32")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=nb_models(max_features=14), seed=st.integers(0, 2**32 - 1), numeric=st.sampled_from(["float32", "q15"]))
+def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: int, numeric: str) -> None:
+    need("cc")
+    rng = np.random.default_rng(seed)
+    X = random_rows(rng, model.n_features, 50, poison=0.0)
+    edges = model.edges[rng.integers(0, max(model.edges.size, 1), X.shape)] if model.edges.size else X
+    on_edge = rng.random(X.shape) < 0.3
+    X[on_edge] = edges[on_edge]
+    header = tmp_path / "nb.h"
+    header.write_text(render_code_header(ModelFile("nb-stop", model), numeric, "model", X))
+    ref = model.q15() if numeric == "q15" else model
+    pred = ref.predict_reference(X)
+    assert run_dump(header, tmp_path) == expected_lines(pred, np.zeros(len(X), np.int32), numeric == "q15",
+                                                        getattr(ref, "cost_unit", 1.0))
+
+
+# --------------------------------------------------------------------------- trained models ----
+def cli(*args: str | Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run([sys.executable, "-m", "compiler.cli", *map(str, args)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    """A costed miser (non-integer costs) and an early-stopping NB (random cascades cover the stages)."""
+    work = tmp_path_factory.mktemp("code_trained")
+    costs = work / "costs.csv"
+    costs.write_text("feature,cost\n" + "".join(f"{j},{0.3 + 0.7 * (j % 4)}\n" for j in range(30)))
+    out = {"miser": (work / "miser.msgpack", "sklearn:breast_cancer"),
+           "nb-stop": (work / "nb.msgpack", "gen:sparse:1500:400:7")}
+    cli("train", "miser", "sklearn:breast_cancer", "-o", out["miser"][0], "--costs", costs, "--trees", "20",
+        "--lambda", "0.05")
+    cli("train", "nb-stop", "gen:sparse:1500:400:7", "-o", out["nb-stop"][0], "--budget", "60")
+    return out
+
+
+def poisoned_rows(data: str, n_features: int) -> np.ndarray:
+    from pyruntime.data import load_dataset  # noqa: PLC0415
+
+    X = np.asarray(load_dataset(data).X[:40], np.float32).copy()
+    rng = np.random.default_rng(5)
+    for i in range(0, 40, 4):  # NaN / inf in one feature of every fourth row
+        X[i, rng.integers(0, n_features)] = [np.nan, np.inf, -np.inf][i % 3]
+    return X
+
+
+@pytest.mark.parametrize("kind", ["miser", "nb-stop"])
+def test_trained_models_equal_the_tables_form(trained: dict[str, tuple[Path, str]], tmp_path: Path,
+                                             kind: str) -> None:
+    """Every field of every row, float32 and q15, code form == tables form (runtime_c), NaN rows included;
+    the code form also compiled with -fsanitize=address,undefined and as C++."""
+    need("cc", "g++")
+    path, data = trained[kind]
+    m = fmt.load(path)
+    X = poisoned_rows(data, int(m.tables.n_features))
+    rt = runtime_objects(str(tmp_path.parent / "rt_shared"))
+    for numeric in ("float32", "q15"):
+        tables = tmp_path / f"tables_{numeric}.h"
+        code = tmp_path / f"code_{numeric}.h"
+        tables.write_text(render_header(m, numeric, "model", X))
+        code.write_text(render_code_header(m, numeric, "model", X))
+        want = run_dump(tables, tmp_path, runtime=rt)
+        assert sum(line.startswith("0 ") for line in want) >= 20 and f"{FM_E_VALUE}" in want
+        assert run_dump(code, tmp_path) == want
+        assert run_dump(code, tmp_path, cxx=True) == want
+        if numeric == "float32":
+            san = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g")
+            assert run_dump(code, tmp_path, flags=san) == want
+
+
+def test_cli_writes_the_code_form_and_refuses_kinds_without_one(trained: dict[str, tuple[Path, str]],
+                                                                 tmp_path: Path) -> None:
+    path, data = trained["miser"]
+    header = tmp_path / "m.h"
+    cli("export-c", path, "-o", header, "--form", "code", "--target", "cortex-m3", "--embed", data, "--rows", "5")
+    text = header.read_text()
+    assert '#define MODEL_FORM "code"' in text and '#define FM_MODEL_NUMERIC "q15"' in text
+    assert "FM_N_ROWS 5u" in text and text.count("static const") == 1  # the rows: no tables
+    from test_cstc_runtime import random_tree as cstc_tree  # noqa: PLC0415
+
+    cstc = tmp_path / "cstc.msgpack"
+    fmt.save(ModelFile("cstc", cstc_tree(np.random.default_rng(0), 5, 2)), cstc)
+    p = cli("export-c", cstc, "-o", tmp_path / "c.h", "--form", "code", ok=False)
+    assert p.returncode == 2 and not (tmp_path / "c.h").exists()
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "'cstc'" in lines[0]
+    assert all(k in lines[0] for k in code_kinds()) and "--form tables" in lines[0]
+
+
+def test_order_exact_costs() -> None:
+    assert order_exact(None) == ([], 0)
+    assert order_exact(np.float32([1, 2, 0, 7])) == ([1, 2, 0, 7], 0)
+    assert order_exact(np.float32([0.5, 0.25, 3])) == ([2, 1, 12], -2)
+    assert order_exact(np.float32([0.3, 1.0])) is None  # 0.3 needs 2**-25 units: 1.0 is 2**25 of them
+    assert order_exact(np.float32([2.0**23, 2.0**23, 1.0])) is None  # the total needs 25 bits
+
+
+# ------------------------------------------------------------------------ instruction budget ----
+BUDGET_X86_F32 = 1000  # measured 946.7 (gcc 12.2, x86-64 -O2) on the model below
+
+
+def test_instruction_budget_of_the_code_form(tmp_path: Path) -> None:
+    """100 trees of depth 3 on 36 features (the issue's shape), float32 code form: instructions of the
+    prediction call per row under callgrind stay under the budget (counts, not times)."""
+    need("cc", "valgrind")
+    rng = np.random.default_rng(2024)
+    trees = []
+    for _ in range(100):
+        f = rng.integers(0, 36, 7)
+        t = rng.normal(size=7)
+        trees.append({"feature": [f[0], f[1], f[2], -2, -2, f[3], -2, -2, f[4], f[5], -2, -2, f[6], -2, -2],
+                      "threshold": [t[0], t[1], t[2], 0, 0, t[3], 0, 0, t[4], t[5], 0, 0, t[6], 0, 0],
+                      "left": [1, 2, 3, -1, -1, 6, -1, -1, 9, 10, -1, -1, 13, -1, -1],
+                      "right": [8, 5, 4, -1, -1, 7, -1, -1, 12, 11, -1, -1, 14, -1, -1],
+                      "value": rng.normal(size=15) * 0.1})
+    m = TreeCascade.from_ir({**TreeEnsemble.from_trees(36, trees, [0.0]).to_dict()})
+    X = rng.normal(size=(200, 36)).astype(np.float32)
+    header = tmp_path / "model.h"
+    header.write_text(render_code_header(ModelFile("miser", m), "float32", "model", X))
+    exe = tmp_path / "count"
+    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *WARN, f"-I{RUNTIME / 'include'}",
+                    f"-I{tmp_path}", "-DFM_CODE_FN=__attribute__((noinline, noclone))",
+                    str(ROOT / "benchmarks" / "c" / "nb_count.c"), "-o", str(exe)], check=True)
+    out = tmp_path / "cg.out"
+    subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=model_predict_vec",
+                    f"--callgrind-out-file={out}", str(exe), "200"], check=True, capture_output=True)
+    total = int(re.search(r"^(?:summary|totals):\s+(\d+)", out.read_text(), re.M).group(1))  # type: ignore[union-attr]
+    per = total / 200
+    assert 300 < per <= BUDGET_X86_F32, per
