@@ -22,7 +22,7 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
                CArray(f"{p}_tree_output", "uint16_t", c["tree_output"])]
     f = {"n_features": c_uint(c["n_features"]), "n_outputs": c_uint(c["n_outputs"]), "n_trees": c_uint(c["n_trees"]),
          "n_nodes": c_uint(c["n_nodes"]), "node_end": f"{p}_node_end", "feature": f"{p}_feature",
-         "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs}
+         "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs, "depth": c_uint(c["depth"])}
     if c["child"] is not None:
         arrays.append(CArray(f"{p}_child", "uint32_t", c["child"]))
         f["child"] = f"{p}_child"
@@ -35,7 +35,7 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
         arrays += [CArray(f"{p}_threshold", "float", c["threshold"]), CArray(f"{p}_leaf", "float", c["leaf"]),
                    CArray(f"{p}_base_score", "float", c["base_score"])]
         f.update(threshold=f"{p}_threshold", leaf=f"{p}_leaf", base_score=f"{p}_base_score",
-                 decision_threshold=c_float(c["decision_threshold"]))
+                 decision_threshold=c_float(c["decision_threshold"]), exact_costs=c_uint(c["exact_costs"]))
     return f
 
 

@@ -131,6 +131,26 @@ static int exits_q(const fm_cascade_q15 *m, uint32_t s, const int32_t *scores)
 
 /* ---- float32 ---------------------------------------------------------- */
 
+/* One eager prediction through the trees' marked walk (fm_trees_eager_ok). */
+static int run_marked_f32(const fm_cascade *m, const float *x, float *scores, fm_result *res)
+{
+    fm_trees_eager e;
+    uint32_t s;
+    uint32_t start = 0u;
+    int rc = fm_trees_eager_start(&m->trees, x, &e, scores, res);
+    for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
+        const uint32_t end = m->stage_end[s];
+        rc = fm_trees_eager_walk(&m->trees, start, end, x, &e, scores);
+        start = end;
+        if (rc == FM_OK && (s + 1u == m->n_stages || exits_f32(m, s, scores))) {
+            rc = fm_trees_eager_finish(&m->trees, x, &e, scores, res);
+            res->stage = s;
+            return rc;
+        }
+    }
+    return rc;
+}
+
 /* One prediction: eager from x when x != NULL, else lazy through r. */
 static int run_f32(const fm_cascade *m, const fm_reader *r, const float *x, fm_memo *memo, float *scores,
                    fm_result *res)
@@ -138,6 +158,9 @@ static int run_f32(const fm_cascade *m, const fm_reader *r, const float *x, fm_m
     uint32_t s;
     uint32_t start = 0u;
     int rc;
+    if (x != NULL && fm_trees_eager_ok(&m->trees)) {
+        return run_marked_f32(m, x, scores, res);
+    }
     fm_memo_start(memo, res);
     rc = fm_trees_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
@@ -201,12 +224,34 @@ int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_r
 
 /* ---- fixed point ------------------------------------------------------ */
 
+static int run_marked_q(const fm_cascade_q15 *m, const float *x, int32_t *scores, fm_result *res)
+{
+    fm_trees_q15_eager e;
+    uint32_t s;
+    uint32_t start = 0u;
+    int rc = fm_trees_q15_eager_start(&m->trees, x, &e, scores, res);
+    for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
+        const uint32_t end = m->stage_end[s];
+        rc = fm_trees_q15_eager_walk(&m->trees, start, end, &e, scores);
+        start = end;
+        if (rc == FM_OK && (s + 1u == m->n_stages || exits_q(m, s, scores))) {
+            rc = fm_trees_q15_eager_finish(&m->trees, x, &e, scores, res);
+            res->stage = s;
+            return rc;
+        }
+    }
+    return rc;
+}
+
 static int run_q(const fm_cascade_q15 *m, const fm_reader *r, const float *x, fm_memo *memo, int32_t *scores,
                  fm_result *res)
 {
     uint32_t s;
     uint32_t start = 0u;
     int rc;
+    if (x != NULL && fm_trees_q15_eager_ok(&m->trees)) {
+        return run_marked_q(m, x, scores, res);
+    }
     fm_memo_start(memo, res);
     rc = fm_trees_q15_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
@@ -245,7 +290,7 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
     }
     for (i = 0; i < rows; ++i) {
         const float *x = X + (size_t)i * cols;
-        if (memo->keys != NULL) {
+        if (memo->keys != NULL || fm_trees_q15_eager_ok(&m->trees)) {
             rc = run_q(m, NULL, x, memo, scores, &out[i]);
         } else {
             fm_vector v;
