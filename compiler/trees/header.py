@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from compiler.header import CArray, CTables, c_float, c_int, c_uint
 from pyruntime.trees.cascade import TreeCascade, TreeCascadeQ15
 from pyruntime.trees.ensemble import compact_tables
@@ -60,7 +62,8 @@ def cascade_tables(tables: Any, numeric: str, p: str) -> CTables:
     q = numeric == "q15"
     arrays: list[CArray] = []
     costs = "NULL"
-    if m.trees.costs is not None:
+    if m.trees.costs is not None and not bool(np.all(np.asarray(m.trees.costs) == 1)):
+        # NULL means cost 1 each: no table, and the eager walk skips the cost sum
         arrays.append(CArray(f"{p}_costs", "uint16_t" if q else "float", m.trees.costs))
         costs = f"{p}_costs"
     fields: dict[str, Any] = {"trees": trees_fields(m.trees, p, costs, arrays), "n_stages": c_uint(m.n_stages),

@@ -492,7 +492,7 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
         "n_features": n_features, "n_outputs": n_outputs, "n_trees": len(roots), "n_nodes": len(feats),
         "node_end": np.asarray(node_end, np.uint32), "feature": np.asarray(feats, np.uint16),
         "child": None if implicit else np.asarray(kids, np.uint32),
-        "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": tables.get("costs"),
+        "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": _costs_or_none(tables.get("costs")),
         "depth": uniform}
     if q:
         out.update(threshold_q=np.asarray(ths, np.int16), leaf_q=np.asarray(leaves, np.int16),
@@ -504,6 +504,11 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
                    decision_threshold=float(tables["decision_threshold"]),
                    exact_costs=int(costs_order_exact(tables.get("costs"))))
     return out
+
+
+def _costs_or_none(costs: Any) -> Any:
+    """None (the C tables' NULL: cost 1 each) for costs that are all 1."""
+    return None if costs is None or bool(np.all(np.asarray(costs) == 1)) else costs
 
 
 def costs_order_exact(costs: Any) -> bool:

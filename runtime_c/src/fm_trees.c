@@ -246,15 +246,6 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
     return bad & 0x80000000u;
 }
 
-/* fm_key16 of a float's bits in a few integer operations: for a negative float, flipping its 31 low bits
- * gives fm_key_bits - 1 in two's complement. */
-FM_WALK int16_t key16_of(uint32_t bits)
-{
-    const uint32_t neg = 0u - (bits >> 31);          /* all ones when negative */
-    const uint32_t key = (bits ^ (neg >> 1)) - neg;  /* (uint32_t)fm_key_bits(bits) */
-    return (int16_t)((int32_t)((key >> 16) ^ 0x8000u) - 32768);
-}
-
 /* A step down an implicit (heap-ordered) tree: i = 2i + 1 + (go right). */
 #define FM_STEP_F32(i)                                                                                        \
     do {                                                                                                      \
@@ -264,10 +255,17 @@ FM_WALK int16_t key16_of(uint32_t bits)
         (i) = 2u * (i) + 1u + r_;                                                                             \
     } while (0)
 
+/* q15: go right iff k > t. On Arm the sign bit of t - k (int16 operands: no overflow) folds into the
+ * index arithmetic (shifted operands); elsewhere a compare sets a flag as cheaply. */
+#if defined(__arm__) || defined(__thumb__)
+#define FM_GT_Q(k, t) ((size_t)((uint32_t)((int32_t)(t) - (int32_t)(k)) >> 31))
+#else
+#define FM_GT_Q(k, t) ((size_t)((int32_t)(k) > (int32_t)(t) ? 1u : 0u))
+#endif
 #define FM_STEP_Q(i)                                                                                          \
     do {                                                                                                      \
         const size_t f_ = fe[i];                                                                              \
-        const size_t r_ = (int32_t)keys[f_] > (int32_t)th[i] ? 1u : 0u;                                       \
+        const size_t r_ = FM_GT_Q(keys[f_], th[i]);                                                           \
         mark[f_] = 1u;                                                                                        \
         (i) = 2u * (i) + 1u + r_;                                                                             \
     } while (0)
@@ -589,15 +587,19 @@ int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15
     uint32_t o;
     uint32_t f;
     uint32_t bad = 0u;
+    uint16_t *ukeys;
     if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
         return FM_E_ARG;
     }
     zero_result(res);
     marks_clear(e->mark, m->n_features);
+    ukeys = (uint16_t *)e->keys;
     for (f = 0; f < m->n_features; ++f) {
         const uint32_t bits = fm_float_bits(x[f]);
+        const uint32_t neg = 0u - (bits >> 31);         /* all ones when negative */
+        const uint32_t key = (bits ^ (neg >> 1)) - neg; /* fm_key_bits: the 31 low bits flipped, + 1 */
         bad |= FM_NONFINITE_BIT(bits);
-        e->keys[f] = key16_of(bits);
+        ukeys[f] = (uint16_t)(key >> 16); /* fm_key16 in two's complement (int16_t aliases uint16_t) */
     }
     e->nonfinite = bad >> 31;
     for (o = 0; o < m->n_outputs; ++o) {
