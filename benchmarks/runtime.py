@@ -14,8 +14,13 @@ of trees and depth, trained on the same rows, to its inline and loadable C forms
 Table bytes: frugalml's MODEL_TABLE_BYTES; emlearn loadable: 8 bytes per node, 4 per root, 1 per
 leaf class (its arrays).
 
-Not measured here yet (see docs/benchmarks.md): Cortex-M instruction counts under QEMU, the code
-form and NB.
+Cortex-M rows (unless --no-qemu): the same headers in the bare-metal self-test of
+firmware_examples/cortex_m under qemu-system-arm with the repository's instruction-counting TCG
+plugin (benchmarks/qemu_count.py: REPEAT=2 minus REPEAT=1 images, per embedded row), q15 on a
+Cortex-M3 and float32 on a Cortex-M4F; flash bytes of that image from arm-none-eabi-size (runtime
+code + tables + embedded rows + the self-test).
+
+Not measured here yet (see docs/benchmarks.md): the code form and NB.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.nb.callgrind import instructions  # noqa: E402
+from benchmarks.qemu_count import count_cortex_m, flash_bytes  # noqa: E402
 
 RUNTIME = ROOT / "runtime_c"
 PEER_VENV = ROOT / "benchmarks" / ".venv"
@@ -89,20 +95,26 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--no-qemu", action="store_true", help="skip the Cortex-M rows")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="fm_runtime_bench_"))
     model = tmp / "miser.msgpack"
     subprocess.run([*CLI, "train", "miser", a.data, "--positive", a.positive, "--lambda", "0", "--trees",
                     str(a.trees), "--depth", str(a.depth), "-o", str(model)], check=True, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
-    table: list[tuple[str, str, float, int]] = []
-    for numeric in ("float32", "q15"):
+    table: list[tuple[str, str, float, int, int]] = []
+    cortex: list[tuple[str, str, float, int, int]] = []
+    for numeric, target in (("float32", "cortex-m4f"), ("q15", "cortex-m3")):
         d = tmp / numeric
         d.mkdir()
         subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
                         a.data, "--rows", str(a.rows)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         per, nbytes = count_ours(d / "model.h", d, a.rows)
-        table.append((f"frugalml miser, tables, {numeric}", "x86-64 callgrind", per, nbytes))
+        table.append((f"frugalml miser, tables, {numeric}", "x86-64 callgrind", per, nbytes, 0))
+        if not a.no_qemu:
+            per_m = count_cortex_m(d / "model.h", target)
+            cortex.append((f"frugalml miser, tables, {numeric}", f"{target} QEMU", per_m, nbytes,
+                           flash_bytes(d / "model.h", target)))
     if not a.no_peer:
         sys.path.insert(0, str(ROOT))
         from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
@@ -126,11 +138,12 @@ def main() -> None:
             d.mkdir()
             per = count_peer(peer / f"{form}.h", rows_bin, d, a.rows)
             nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
-            table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
-    print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
-    print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'table bytes':>12s}")
-    for name, where, per, nbytes in table:
-        print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
+            table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes, 0))
+    print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only "
+          "(Cortex-M: per embedded row, the self-test's row loop included)")
+    print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'table bytes':>12s} {'flash bytes':>12s}")
+    for name, where, per, nbytes, flash in table + cortex:
+        print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12} {flash if flash else '-':>12}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 
