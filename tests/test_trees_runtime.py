@@ -687,12 +687,19 @@ def test_check_rejects_wrong_depth(cmod: Any, numeric: str) -> None:
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
-def test_eager_api_slices(cmod: Any, numeric: str) -> None:
-    """fm_trees*_eager_start / _walk over slices / _finish: the reference's answer, n_read and cost."""
+@pytest.mark.parametrize("depths", [[3] * 9, [2] * 9, [4] * 9, [1] * 9, "random"])
+def test_eager_api_slices(cmod: Any, numeric: str, depths: Any) -> None:
+    """fm_trees*_eager_start / _walk over slices of odd and even lengths / _finish: the reference's answer,
+    n_read and cost (depth-specialized walks of one depth, two trees per step, and the per-tree walk)."""
     ffi, lib = cmod.ffi, cmod.lib
     rng = np.random.default_rng(3)
-    m = random_ensemble(rng, 8, 1, 9, 3, with_costs=False)
-    m = TreeEnsemble(**{**m.to_dict(), "costs": rng.integers(1, 50, 8).astype(np.float32)})
+    costs = rng.integers(1, 50, 8).astype(np.float32)
+    if depths == "random":
+        m = random_ensemble(rng, 8, 1, 9, 3, with_costs=False)
+        m = TreeEnsemble(**{**m.to_dict(), "costs": costs})
+    else:
+        m = TreeEnsemble.from_trees(8, _mixed_depth_trees(rng, 8, depths), base_score=[0.3], costs=costs)
+        assert compact_tables(m.to_dict())["depth"] == depths[0]
     q = numeric == "q15"
     model: TreeEnsemble | TreeEnsembleQ15 = m.q15() if q else m
     ct = CTrees(model, ffi, lib)
@@ -705,7 +712,7 @@ def test_eager_api_slices(cmod: Any, numeric: str) -> None:
     for i in range(X.shape[0]):
         x = ffi.cast("const float *", ffi.from_buffer(X[i]))
         assert start(ct.struct, x, e, ct.scores, res) == FM_OK
-        for a, b in ((0, 4), (4, 4), (4, 9)):
+        for a, b in ((0, 3), (3, 3), (3, 4), (4, 9)):
             assert (walk(ct.struct, a, b, e, ct.scores) if q else walk(ct.struct, a, b, x, e, ct.scores)) == FM_OK
         rc = finish(ct.struct, x, e, ct.scores, res)
         assert rc == status[i]
@@ -747,8 +754,9 @@ def test_cascade_eager_walk_equals_reference(numeric: str) -> None:
     from pyruntime.trees.cascade import CCascade, TreeCascade
 
     rng = np.random.default_rng(21)
-    m = random_ensemble(rng, 7, 1, 12, 3, with_costs=False)
-    m = TreeEnsemble(**{**m.to_dict(), "costs": rng.integers(1, 9, 7).astype(np.float32)})
+    m = TreeEnsemble.from_trees(7, _mixed_depth_trees(rng, 7, [3] * 12), base_score=[0.0],
+                                costs=rng.integers(1, 9, 7).astype(np.float32))
+    assert compact_tables(m.to_dict())["depth"] == 3
     casc = TreeCascade(trees=m, stage_end=[3, 7, 12], exit_upper=[0.5, 0.2, np.inf],
                        exit_lower=[-0.5, -0.2, -np.inf])
     model = casc.q15() if numeric == "q15" else casc

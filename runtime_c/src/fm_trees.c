@@ -247,12 +247,13 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
 }
 
 /* A step down an implicit (heap-ordered) tree: i = 2i + 1 + (go right). */
-#define FM_STEP_F32(i)                                                                                        \
+/* The tree's nodes start at index B of fe/th: local node l = i - B moves to 2l + 1 + (go right). */
+#define FM_STEP_F32(i, B)                                                                                     \
     do {                                                                                                      \
         const size_t f_ = fe[i];                                                                              \
         const size_t r_ = x[f_] > th[i] ? 1u : 0u;                                                            \
         mark[f_] = 1u;                                                                                        \
-        (i) = 2u * (i) + 1u + r_;                                                                             \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
     } while (0)
 
 /* q15: go right iff k > t. On Arm the sign bit of t - k (int16 operands: no overflow) folds into the
@@ -262,12 +263,27 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
 #else
 #define FM_GT_Q(k, t) ((size_t)((int32_t)(k) > (int32_t)(t) ? 1u : 0u))
 #endif
-#define FM_STEP_Q(i)                                                                                          \
+#define FM_STEP_Q(i, B)                                                                                       \
     do {                                                                                                      \
         const size_t f_ = fe[i];                                                                              \
         const size_t r_ = FM_GT_Q(keys[f_], th[i]);                                                           \
         mark[f_] = 1u;                                                                                        \
-        (i) = 2u * (i) + 1u + r_;                                                                             \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+    } while (0)
+
+/* D (a constant 1..4) steps down a tree whose nodes start at B. */
+#define FM_WALK_LEVELS(STEP, i, B)                                                                            \
+    do {                                                                                                      \
+        STEP(i, B);                                                                                           \
+        if (D > 1u) {                                                                                         \
+            STEP(i, B);                                                                                       \
+        }                                                                                                     \
+        if (D > 2u) {                                                                                         \
+            STEP(i, B);                                                                                       \
+        }                                                                                                     \
+        if (D > 3u) {                                                                                         \
+            STEP(i, B);                                                                                       \
+        }                                                                                                     \
     } while (0)
 
 /* Complete trees of depth D (constant), one output: trees [first, end). */
@@ -279,22 +295,22 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
     const float *th = m->threshold + (size_t)first * I;
     const float *lf = m->leaf + (size_t)first * (I + 1u);
     uint32_t t;
-    for (t = end - first; t != 0u; --t) {
+    /* two trees per iteration off the same pointers (the second at node I, leaf I + 1) */
+    for (t = (end - first) / 2u; t != 0u; --t) {
         size_t i = 0u;
-        FM_STEP_F32(i);
-        if (D > 1u) {
-            FM_STEP_F32(i);
-        }
-        if (D > 2u) {
-            FM_STEP_F32(i);
-        }
-        if (D > 3u) {
-            FM_STEP_F32(i);
-        }
+        size_t j = I;
+        FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
         acc = acc + lf[i - I];
-        fe += I;
-        th += I;
-        lf += I + 1u;
+        FM_WALK_LEVELS(FM_STEP_F32, j, I);
+        acc = acc + lf[j - I + 1u];
+        fe += 2u * I;
+        th += 2u * I;
+        lf += 2u * (I + 1u);
+    }
+    if ((end - first) & 1u) {
+        size_t i = 0u;
+        FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
+        acc = acc + lf[i - I];
     }
     return acc;
 }
@@ -405,22 +421,20 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
     const int16_t *th = m->threshold_q + (size_t)first * I;
     const int16_t *lf = m->leaf_q + (size_t)first * (I + 1u);
     uint32_t t;
-    for (t = end - first; t != 0u; --t) {
+    for (t = (end - first) / 2u; t != 0u; --t) {
         size_t i = 0u;
-        FM_STEP_Q(i);
-        if (D > 1u) {
-            FM_STEP_Q(i);
-        }
-        if (D > 2u) {
-            FM_STEP_Q(i);
-        }
-        if (D > 3u) {
-            FM_STEP_Q(i);
-        }
+        size_t j = I;
+        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
+        FM_WALK_LEVELS(FM_STEP_Q, j, I);
+        acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
+        fe += 2u * I;
+        th += 2u * I;
+        lf += 2u * (I + 1u);
+    }
+    if ((end - first) & 1u) {
+        size_t i = 0u;
+        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
         acc += (int32_t)lf[i - I];
-        fe += I;
-        th += I;
-        lf += I + 1u;
     }
     return acc;
 }
