@@ -38,12 +38,23 @@
  * Table bytes: q15 4 per internal node (+4 with a child table) + 2 per leaf
  * + 6 per tree; float32 6 (+4) per internal node + 4 per leaf + 6 per tree.
  *
+ * `depth` (0 or d): every tree complete of depth d in the implicit layout
+ * (node_end[t] = (t + 1) * (2^d - 1)); the compiler pads shallower trees to
+ * one depth when that costs at most 1/8 more bytes, and the eager walk then
+ * runs a depth-specialized loop (d <= 4) with no per-node bound test.
+ * `exact_costs` (float32): see "Eager walks" below.
+ *
  * Reads. Lazy (fm_trees_accumulate): through the memo (fm_memo.h), at most
  * once per prediction, only features the walk branches on, with n_read/cost
- * accounting in first-read order. Eager (*_accumulate_vec, *_predict_vec,
- * *_predict_batch): the values come straight from the vector; the memo only
- * stamps each feature on its first use (n_read, cost and the finiteness
- * check stay exact and identical to the lazy path; no callback, no copy).
+ * accounting in first-read order. Whole eager predictions (*_predict_vec,
+ * *_predict_batch, the cascades' eager predictions) take the marked walk of
+ * "Eager walks" below when fm_trees*_eager_ok, else (float32 costs that are
+ * not order-exact, more than FM_TREES_VEC_MAX_FEATURES features) the memo
+ * walk with the vector's values. *_accumulate_vec (slices sharing a memo
+ * with other models, e.g. gated parts) always takes the memo walk: the
+ * values come straight from the vector and the memo stamps each feature on
+ * its first use (n_read, cost and the finiteness check exact and identical
+ * to the lazy path; no callback, no copy).
  * A prediction may be split into slices of trees that share memo, scores and
  * res (cascades, early exits):
  *
