@@ -1,6 +1,12 @@
 /* frugalml runtime: cascades of tree-ensemble stages with early exits (see fm_cascade.h). */
 #include "fm_cascade.h"
 
+#if defined(__GNUC__)
+#define FM_CASCADE_NOINLINE __attribute__((noinline))
+#else
+#define FM_CASCADE_NOINLINE
+#endif
+
 /* ---- load-time checks ------------------------------------------------ */
 
 static int stages_valid(uint32_t n_stages, const uint32_t *stage_end, uint32_t n_trees, uint32_t exit_rule,
@@ -208,18 +214,29 @@ int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows,
     return rc;
 }
 
-int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out)
+/* The memo walk with stack scratch, in its own frame (the marked walk's frame does not carry it). */
+static FM_CASCADE_NOINLINE int predict_vec_memo_f32(const fm_cascade *m, const float *x, uint32_t n,
+                                                    fm_result *out)
 {
     float values[FM_CASCADE_VEC_MAX_FEATURES];
     uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
     float scores[FM_CASCADE_VEC_MAX_OUTPUTS];
     fm_memo memo;
+    fm_memo_init(&memo, values, seen, n);
+    return run_f32(m, NULL, x, &memo, scores, out);
+}
+
+int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out)
+{
+    float scores[FM_CASCADE_VEC_MAX_OUTPUTS];
     if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
         n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
-    fm_memo_init(&memo, values, seen, n);
-    return run_f32(m, NULL, x, &memo, scores, out);
+    if (fm_trees_eager_ok(&m->trees)) {
+        return run_marked_f32(m, x, scores, out);
+    }
+    return predict_vec_memo_f32(m, x, n, out);
 }
 
 /* ---- fixed point ------------------------------------------------------ */
@@ -311,18 +328,28 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
     return rc;
 }
 
-int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out)
+static FM_CASCADE_NOINLINE int predict_vec_memo_q(const fm_cascade_q15 *m, const float *x, uint32_t n,
+                                                  fm_result *out)
 {
     float values[FM_CASCADE_VEC_MAX_FEATURES];
     uint8_t seen[FM_CASCADE_VEC_MAX_FEATURES];
     int16_t keys[FM_CASCADE_VEC_MAX_FEATURES];
     int32_t scores[FM_CASCADE_VEC_MAX_OUTPUTS];
     fm_memo memo;
+    fm_memo_init(&memo, values, seen, n);
+    fm_memo_set_keys(&memo, keys);
+    return run_q(m, NULL, x, &memo, scores, out);
+}
+
+int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    int32_t scores[FM_CASCADE_VEC_MAX_OUTPUTS];
     if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
         n > FM_CASCADE_VEC_MAX_FEATURES || m->trees.n_outputs > FM_CASCADE_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
-    fm_memo_init(&memo, values, seen, n);
-    fm_memo_set_keys(&memo, keys);
-    return run_q(m, NULL, x, &memo, scores, out);
+    if (fm_trees_q15_eager_ok(&m->trees)) {
+        return run_marked_q(m, x, scores, out);
+    }
+    return predict_vec_memo_q(m, x, n, out);
 }

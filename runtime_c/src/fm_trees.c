@@ -1097,12 +1097,20 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
     return rc;
 }
 
-int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
+/* The memo walk with stack scratch, in its own frame. */
+static FM_NOINLINE int predict_vec_memo_f32(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
 {
     float values[FM_TREES_VEC_MAX_FEATURES];
     uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
     float scores[FM_TREES_VEC_MAX_OUTPUTS];
     fm_memo memo;
+    fm_memo_init(&memo, values, seen, n);
+    return predict_eager_f32(m, x, &memo, scores, out);
+}
+
+int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
+{
+    float scores[FM_TREES_VEC_MAX_OUTPUTS];
     if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
         m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
@@ -1110,8 +1118,7 @@ int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_resul
     if (fm_trees_eager_ok(m)) {
         return predict_marked_f32(m, x, scores, out);
     }
-    fm_memo_init(&memo, values, seen, n);
-    return predict_eager_f32(m, x, &memo, scores, out);
+    return predict_vec_memo_f32(m, x, n, out);
 }
 
 /* ---- fixed point ------------------------------------------------------ */
