@@ -28,6 +28,7 @@ from pyruntime.trees.ensemble import (
     compact_bytes,
     compact_struct,
     compact_tables,
+    costs_order_exact,
     float32_floor,
     quantize_trees,
 )
@@ -567,6 +568,211 @@ def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     assert 3 <= per_node <= 20
 
 
+# -- the eager marked walk (fm_trees.h "Eager walks") ---------------------------------------------------------
+
+COST_FORMS = {
+    "integers": lambda rng, n: rng.integers(0, 200, n).astype(np.float64),
+    "halves": lambda rng, n: rng.integers(0, 64, n) * 0.5,
+    "powers": lambda rng, n: 2.0 ** rng.integers(-20, 3, n),
+    "tenths": lambda rng, n: rng.choice([0.1, 0.3, 1.0, 5.0], n),
+    "normal": lambda rng, n: np.abs(rng.normal(size=n)) * 10,
+    "wide": lambda rng, n: np.concatenate([[2.0**-30, 2.0**20], rng.integers(1, 9, n - 2)]),
+}
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), form=st.sampled_from(sorted(COST_FORMS)), n=st.integers(2, 40))
+def test_order_exact_costs_flag(cmod: Any, seed: int, form: str, n: int) -> None:
+    """fm_trees_check accepts exact_costs = 1 iff the costs are order-exact (the Python rule agrees with
+    C), and for order-exact costs the float32 sum of any subset is the same in any order."""
+    rng = np.random.default_rng(seed)
+    costs = np.asarray(COST_FORMS[form](rng, n), np.float32)
+    exact = costs_order_exact(costs)
+    m = random_ensemble(rng, n, 1, 3, 3, with_costs=False)
+    c = compact_tables(TreeEnsemble(**{**m.to_dict(), "costs": costs}).to_dict())
+    assert c["exact_costs"] == int(exact)
+    keep: list[Any] = []
+    s = compact_struct(cmod.ffi, c, keep)
+    assert cmod.lib.fm_trees_check(s) == FM_OK
+    assert cmod.lib.fm_trees_eager_ok(s) == int(exact)  # else batch predictions take the memo walk
+    s.exact_costs = 1
+    assert cmod.lib.fm_trees_check(s) == (FM_OK if exact else FM_E_MODEL)
+    s.exact_costs = 2
+    assert cmod.lib.fm_trees_check(s) == FM_E_MODEL
+    if form in ("integers", "halves", "powers") and n <= 24:
+        assert exact
+    if exact:
+        for _ in range(5):
+            sub = costs[rng.random(n) < 0.6]
+            sums = set()
+            for order in (np.arange(sub.size), rng.permutation(sub.size), rng.permutation(sub.size)):
+                acc = np.float32(0)
+                for v in sub[order]:
+                    acc = np.float32(acc + v)
+                sums.add(float(acc))
+            assert len(sums) == 1
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 9), n_outputs=st.integers(1, 3),
+       n_trees=st.integers(0, 8), depth=st.integers(0, 5), nonfinite=st.booleans())
+def test_eager_walk_with_exact_costs_equals_numpy(cmod: Any, seed: int, n_features: int, n_outputs: int,
+                                                  n_trees: int, depth: int, nonfinite: bool) -> None:
+    """Integer costs are order-exact: batch predictions take the marked walk (costs summed in feature
+    order at the end, finiteness checked on the marked features) and still equal the reference bit for
+    bit (cost in first-read order)."""
+    rng = np.random.default_rng(seed)
+    m = random_ensemble(rng, n_features, n_outputs, n_trees, depth, with_costs=False)
+    m = TreeEnsemble(**{**m.to_dict(), "costs": rng.integers(0, 1000, n_features).astype(np.float32)})
+    ct = CTrees(m, cmod.ffi, cmod.lib)
+    assert cmod.lib.fm_trees_eager_ok(ct.struct) == 1
+    assert_same(ct, m, random_inputs(rng, 24, n_features, nonfinite=nonfinite))
+
+
+def _mixed_depth_trees(rng: np.random.Generator, n_features: int, depths: list[int]) -> list[dict[str, list]]:
+    """Trees whose leftmost path has exactly the given depth (so each tree's depth is known)."""
+    trees = []
+    for d in depths:
+        t: dict[str, list] = {"feature": [], "threshold": [], "left": [], "right": [], "value": []}
+
+        def grow(level: int, spine: bool, t: dict[str, list] = t, d: int = d) -> int:
+            i = len(t["feature"])
+            for key in ("feature", "threshold", "left", "right", "value"):
+                t[key].append(-1 if key in ("feature", "left", "right") else 0.0)
+            t["value"][i] = float(rng.normal())
+            if level < d and (spine or rng.random() < 0.95):
+                t["feature"][i] = int(rng.integers(n_features))
+                t["threshold"][i] = float(rng.normal())
+                t["left"][i] = grow(level + 1, spine)
+                t["right"][i] = grow(level + 1, False)
+            return i
+
+        grow(0, True)
+        trees.append(t)
+    return trees
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_uniform_depth_padding(cmod: Any, numeric: str) -> None:
+    """Trees of depths 2..4 are padded to one depth (a depth-specialized walk) when that costs at most 1/8
+    more bytes; the padded tables give the reference's answers and reads; a single-leaf tree or a costly
+    padding keeps depth 0 (the per-tree walk)."""
+    rng = np.random.default_rng(11)
+    for depths, expect in (([4] * 12 + [3, 2], 4), ([3] * 10, 3), ([1, 1, 1], 1), ([4, 1, 1, 1], 0),
+                           ([3, 0, 3], 0)):
+        m = TreeEnsemble.from_trees(6, _mixed_depth_trees(rng, 6, depths), base_score=[0.1],
+                                    costs=rng.integers(1, 5, 6))
+        model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+        c = compact_tables(model.to_dict())
+        assert c["depth"] == expect, depths
+        if expect:
+            assert c["child"] is None and c["n_nodes"] == len(depths) * (2**expect - 1)
+        assert_same(CTrees(model, cmod.ffi, cmod.lib), model, random_inputs(rng, 40, 6, nonfinite=True))
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_check_rejects_wrong_depth(cmod: Any, numeric: str) -> None:
+    rng = np.random.default_rng(5)
+    m = TreeEnsemble.from_trees(4, _mixed_depth_trees(rng, 4, [3, 3, 3]), base_score=[0.0])
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    c = compact_tables(model.to_dict())
+    check = cmod.lib.fm_trees_q15_check if numeric == "q15" else cmod.lib.fm_trees_check
+    keep: list[Any] = []
+    assert c["depth"] == 3 and check(compact_struct(cmod.ffi, c, keep)) == FM_OK
+    for depth in (2, 4, 21):
+        assert check(compact_struct(cmod.ffi, {**c, "depth": depth}, keep)) == FM_E_MODEL
+    explicit = compact_tables(model.to_dict(), layout="explicit")
+    assert explicit["depth"] == 0
+    assert check(compact_struct(cmod.ffi, {**explicit, "depth": 3}, keep)) == FM_E_MODEL
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("depths", [[3] * 9, [2] * 9, [4] * 9, [1] * 9, "random"])
+def test_eager_api_slices(cmod: Any, numeric: str, depths: Any) -> None:
+    """fm_trees*_eager_start / _walk over slices of odd and even lengths / _finish: the reference's answer,
+    n_read and cost (depth-specialized walks of one depth, two trees per step, and the per-tree walk)."""
+    ffi, lib = cmod.ffi, cmod.lib
+    rng = np.random.default_rng(3)
+    costs = rng.integers(1, 50, 8).astype(np.float32)
+    if depths == "random":
+        m = random_ensemble(rng, 8, 1, 9, 3, with_costs=False)
+        m = TreeEnsemble(**{**m.to_dict(), "costs": costs})
+    else:
+        m = TreeEnsemble.from_trees(8, _mixed_depth_trees(rng, 8, depths), base_score=[0.3], costs=costs)
+        assert compact_tables(m.to_dict())["depth"] == depths[0]
+    q = numeric == "q15"
+    model: TreeEnsemble | TreeEnsembleQ15 = m.q15() if q else m
+    ct = CTrees(model, ffi, lib)
+    X = random_inputs(rng, 30, 8, nonfinite=True)
+    pred, status = model.reference(X)
+    e = ffi.new("fm_trees_q15_eager *" if q else "fm_trees_eager *")
+    res = ffi.new("fm_result *")
+    pre = "fm_trees_q15_eager" if q else "fm_trees_eager"
+    start, walk, finish = (getattr(lib, f"{pre}_{v}") for v in ("start", "walk", "finish"))
+    for i in range(X.shape[0]):
+        x = ffi.cast("const float *", ffi.from_buffer(X[i]))
+        assert start(ct.struct, x, e, ct.scores, res) == FM_OK
+        for a, b in ((0, 3), (3, 3), (3, 4), (4, 9)):
+            assert (walk(ct.struct, a, b, e, ct.scores) if q else walk(ct.struct, a, b, x, e, ct.scores)) == FM_OK
+        rc = finish(ct.struct, x, e, ct.scores, res)
+        assert rc == status[i]
+        if rc == FM_OK:
+            assert res.label == pred.label[i] and res.n_read == pred.n_read[i]
+            if q:
+                assert res.score_q == pred.score[i] and res.cost_q == pred.cost[i]
+            else:
+                assert np.float32(res.score) == pred.score[i] and np.float32(res.cost) == pred.cost[i]
+    bad_walk = walk(ct.struct, 5, 4, e, ct.scores) if q else walk(ct.struct, 5, 4, ffi.NULL, e, ct.scores)
+    assert bad_walk == -1
+
+
+def test_q15_overflow_bound_boundary(cmod: Any) -> None:
+    """Base scores at the edge of the no-saturation bound (|base| + trees * 32768 <= INT32_MAX) and one past
+    it: both walks (plain and saturating additions) give the reference's scores."""
+    def q(base: int, n_trees: int) -> TreeEnsembleQ15:
+        return TreeEnsembleQ15(n_features=1, n_outputs=1, feature=[0, -1, -1], threshold_key=[65535, 0, 0],
+                               left=[1, -1, -1], right=[2, -1, -1], value_q=[0, -32768, 32767],
+                               roots=[0] * n_trees, tree_output=[0] * n_trees, base_q=[base],
+                               decision_threshold_q=0, shift=0)
+    X = np.array([[-1.0], [1.0]], np.float32)
+    for n in (1, 3, 50):
+        edge = INT32_MAX - n * 32768
+        for base in (edge, edge + 1, -edge, -edge - 1, INT32_MIN):
+            model = q(base, n)
+            pred, _ = model.reference(X)
+            c = CTrees(model, cmod.ffi, cmod.lib).predict_raw(X)
+            np.testing.assert_array_equal(c.score, pred.score)
+            expect = [max(base - n * 32768, INT32_MIN), min(base + n * 32767, INT32_MAX)]
+            if base != INT32_MIN:
+                assert list(pred.score) == expect
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_cascade_eager_walk_equals_reference(numeric: str) -> None:
+    """Cascades (packaged binding) walk the stages with the marked walk, exit on the scores and account
+    the reads once at the end: same label, score, stage, n_read and cost as the reference."""
+    from pyruntime.trees.cascade import CCascade, TreeCascade
+
+    rng = np.random.default_rng(21)
+    m = TreeEnsemble.from_trees(7, _mixed_depth_trees(rng, 7, [3] * 12), base_score=[0.0],
+                                costs=rng.integers(1, 9, 7).astype(np.float32))
+    assert compact_tables(m.to_dict())["depth"] == 3
+    casc = TreeCascade(trees=m, stage_end=[3, 7, 12], exit_upper=[0.5, 0.2, np.inf],
+                       exit_lower=[-0.5, -0.2, -np.inf])
+    model = casc.q15() if numeric == "q15" else casc
+    cc = CCascade(model)
+    X = random_inputs(rng, 200, 7, nonfinite=False)
+    pred, status = model.reference(X)
+    assert np.all(status == FM_OK) and len(set(pred.stage.tolist())) == 3
+    got = cc.predict_raw(X)
+    for name in ("label", "score", "stage", "n_read", "cost"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(pred, name), err_msg=name)
+    bad = X[:1].copy()
+    bad[0, :] = np.nan
+    with pytest.raises(RuntimeCError):
+        cc.predict_raw(bad)
+
+
 # -- table-size and instruction budgets (regression: callgrind counts, not times) ------------------------------
 
 def _budget_model() -> TreeEnsemble:
@@ -598,7 +804,9 @@ def test_q15_table_bytes_budget() -> None:
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     """Instructions of fm_trees*_predict_vec per prediction on the 100 x depth-3 shape (x86-64 -O2,
-    callgrind): a budget so the walk cannot creep back (before the compact tables: about 8,500)."""
+    callgrind): a budget so the walk cannot creep back (before the compact tables: about 8,500; compact
+    tables with the memo walk: 7,100 / 9,900; the marked, depth-specialized walk: about 2,950 / 3,320;
+    emlearn 0.23's loadable forest of the same shape: about 4,940)."""
     m = _budget_model()
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
     c = compact_tables(model.to_dict())
@@ -612,10 +820,11 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     if q:
         src.append(f"static const int32_t BASE[1] = {{{int(c['base_q'][0])}}};\n"
                    "int main(void) { fm_trees_q15 m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, "
-                   f"{int(c['decision_threshold_q'])}, {int(c['shift'])}u}};\n")
+                   f"{int(c['decision_threshold_q'])}, {int(c['shift'])}u, {c['depth']}u}};\n")
     else:
         src.append("static const float BASE[1] = {0.0f};\n"
-                   "int main(void) { fm_trees m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, 0.0f};\n")
+                   "int main(void) { fm_trees m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, 0.0f, "
+                   f"{c['depth']}u, {c['exact_costs']}u}};\n")
     fn = "fm_trees_q15_predict_vec" if q else "fm_trees_predict_vec"
     src.append(f"  unsigned long n = 0; int i; fm_result r;\n  for (i = 0; i < 50; ++i) {{\n"
                f"    if ({fn}(&m, X + 36 * i, 36u, &r) != FM_OK) return 1;\n    n += r.n_read;\n  }}\n"
@@ -630,4 +839,5 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     total = int(re.search(r"^(?:summary|totals):\s+(\d+)", out.read_text(), re.M).group(1))  # type: ignore[union-attr]
     per = total / 50
     print(f"{numeric}: {per:.0f} instructions per prediction, {int(run.stdout) / 50:.1f} features read")
-    assert per <= (7600 if numeric == "float32" else 10400)
+    assert c["depth"] == 3 and c.get("exact_costs", 1) == 1
+    assert per <= (3100 if numeric == "float32" else 3500)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from compiler.header import CArray, CTables, c_float, c_int, c_uint
 from pyruntime.trees.cascade import TreeCascade, TreeCascadeQ15
 from pyruntime.trees.ensemble import compact_tables
@@ -22,7 +24,7 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
                CArray(f"{p}_tree_output", "uint16_t", c["tree_output"])]
     f = {"n_features": c_uint(c["n_features"]), "n_outputs": c_uint(c["n_outputs"]), "n_trees": c_uint(c["n_trees"]),
          "n_nodes": c_uint(c["n_nodes"]), "node_end": f"{p}_node_end", "feature": f"{p}_feature",
-         "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs}
+         "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs, "depth": c_uint(c["depth"])}
     if c["child"] is not None:
         arrays.append(CArray(f"{p}_child", "uint32_t", c["child"]))
         f["child"] = f"{p}_child"
@@ -35,7 +37,7 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
         arrays += [CArray(f"{p}_threshold", "float", c["threshold"]), CArray(f"{p}_leaf", "float", c["leaf"]),
                    CArray(f"{p}_base_score", "float", c["base_score"])]
         f.update(threshold=f"{p}_threshold", leaf=f"{p}_leaf", base_score=f"{p}_base_score",
-                 decision_threshold=c_float(c["decision_threshold"]))
+                 decision_threshold=c_float(c["decision_threshold"]), exact_costs=c_uint(c["exact_costs"]))
     return f
 
 
@@ -60,7 +62,8 @@ def cascade_tables(tables: Any, numeric: str, p: str) -> CTables:
     q = numeric == "q15"
     arrays: list[CArray] = []
     costs = "NULL"
-    if m.trees.costs is not None:
+    if m.trees.costs is not None and not bool(np.all(np.asarray(m.trees.costs) == 1)):
+        # NULL means cost 1 each: no table, and the eager walk skips the cost sum
         arrays.append(CArray(f"{p}_costs", "uint16_t" if q else "float", m.trees.costs))
         costs = f"{p}_costs"
     fields: dict[str, Any] = {"trees": trees_fields(m.trees, p, costs, arrays), "n_stages": c_uint(m.n_stages),

@@ -464,6 +464,15 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
         require(layout in ("implicit", "explicit"), "layout must be implicit or explicit")
         require(layout == "explicit" or imp_ok, "trees too deep for the implicit layout")
         implicit = layout == "implicit"
+    uniform = 0
+    if implicit and depths and min(depths) >= 1:
+        # one depth for every tree (fm_trees.depth: the depth-specialized eager walk): pad the shallower
+        # trees (dummy nodes repeat a feature already read on the path) when that costs at most 1/8 more bytes
+        top = max(depths)
+        n_pad = len(roots) * ((1 << top) - 1)
+        if n_pad * node_b + (n_pad + len(roots)) * leaf_b <= imp_bytes + imp_bytes // 8:
+            uniform = top
+            depths = [top] * len(roots)
     feats: list[int] = []
     ths: list[Any] = []
     kids: list[int] = []
@@ -483,7 +492,8 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
         "n_features": n_features, "n_outputs": n_outputs, "n_trees": len(roots), "n_nodes": len(feats),
         "node_end": np.asarray(node_end, np.uint32), "feature": np.asarray(feats, np.uint16),
         "child": None if implicit else np.asarray(kids, np.uint32),
-        "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": tables.get("costs")}
+        "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": _costs_or_none(tables.get("costs")),
+        "depth": uniform}
     if q:
         out.update(threshold_q=np.asarray(ths, np.int16), leaf_q=np.asarray(leaves, np.int16),
                    base_q=np.asarray(tables["base_q"], np.int32),
@@ -491,8 +501,35 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
     else:
         out.update(threshold=np.asarray(ths, np.float32), leaf=np.asarray(leaves, np.float32),
                    base_score=np.asarray(tables["base_score"], np.float32),
-                   decision_threshold=float(tables["decision_threshold"]))
+                   decision_threshold=float(tables["decision_threshold"]),
+                   exact_costs=int(costs_order_exact(tables.get("costs"))))
     return out
+
+
+def _costs_or_none(costs: Any) -> Any:
+    """None (the C tables' NULL: cost 1 each) for costs that are all 1."""
+    return None if costs is None or bool(np.all(np.asarray(costs) == 1)) else costs
+
+
+def costs_order_exact(costs: Any) -> bool:
+    """float32 costs are order-exact (fm_trees.exact_costs): every cost is k_j * 2**e for one power of two
+    with integers k_j >= 0 and sum k_j < 2**24, so every partial sum is exact in float32 and the eager walk
+    may sum the costs of the features it read in any order. None (cost 1 each) is."""
+    if costs is None:
+        return True
+    c = np.asarray(costs, np.float32).astype(np.float64)
+    if not bool(np.all(np.isfinite(c) & (c >= 0))):
+        return False
+    nz = c[c > 0]
+    if nz.size == 0:
+        return True
+    mant, ex = np.frexp(nz)  # nz = mant * 2**ex, 0.5 <= mant < 1: an integer m24 * 2**(ex - 24)
+    m24 = (mant * 2.0**24).astype(np.int64)
+    low = np.array([(int(m) & -int(m)).bit_length() - 1 for m in m24])  # trailing zeros
+    e = int(np.min(ex - 24 + low))
+    k = [int(m) >> int(b) << int(x - 24 + b - e) if x - 24 + b - e < 64 else 1 << 64
+         for m, b, x in zip(m24, low, ex, strict=True)]
+    return sum(k) < 2**24
 
 
 def compact_bytes(c: dict[str, Any]) -> int:
@@ -518,12 +555,14 @@ def compact_struct(ffi: Any, c: dict[str, Any], keep: list[Any]) -> Any:
         s.leaf_q = c_ptr(ffi, keep, "const int16_t *", c["leaf_q"], "i2")
         s.base_q = c_ptr(ffi, keep, "const int32_t *", c["base_q"], "i4")
         s.decision_threshold_q, s.shift = c["decision_threshold_q"], c["shift"]
+        s.depth = c.get("depth", 0)
         s.costs = c_ptr(ffi, keep, "const uint16_t *", c["costs"], "u2")
     else:
         s.threshold = c_ptr(ffi, keep, "const float *", c["threshold"], "f4")
         s.leaf = c_ptr(ffi, keep, "const float *", c["leaf"], "f4")
         s.base_score = c_ptr(ffi, keep, "const float *", c["base_score"], "f4")
         s.decision_threshold = c["decision_threshold"]
+        s.depth, s.exact_costs = c.get("depth", 0), c.get("exact_costs", 0)
         s.costs = c_ptr(ffi, keep, "const float *", c["costs"], "f4")
     return s
 

@@ -76,6 +76,13 @@ static inline const uint32_t *fz_trees_common(fz_in *in, fz_trees_arrays *a, uin
     return FZ_OPTIONAL(in, fz_u32s, a->child, *n_nodes);
 }
 
+/* fm_trees.depth: mostly 0 (per-tree walk), else 1..7 (the check verifies it against node_end). */
+static inline uint32_t fz_trees_depth(fz_in *in)
+{
+    const uint8_t b = fz_byte(in);
+    return b < 64u ? (uint32_t)(b & 7u) : 0u;
+}
+
 static inline void fz_trees(fz_in *in, fz_trees_arrays *a, fm_trees *m, uint32_t nf, const float *costs)
 {
     memset(m, 0, sizeof *m);
@@ -92,6 +99,8 @@ static inline void fz_trees(fz_in *in, fz_trees_arrays *a, fm_trees *m, uint32_t
     m->base_score = a->base_score;
     m->costs = costs;
     m->decision_threshold = fz_float(in, fz_byte(in));
+    m->depth = fz_trees_depth(in);
+    m->exact_costs = fz_byte(in) & 3u; /* 0, 1 (checked against the costs) or invalid */
 }
 
 static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, uint32_t nf, const uint16_t *costs)
@@ -111,6 +120,7 @@ static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, 
     m->costs = costs;
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->shift = fz_byte(in);
+    m->depth = fz_trees_depth(in);
 }
 
 #define FZ_NB_MAX_USED 6u

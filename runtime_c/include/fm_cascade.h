@@ -40,15 +40,12 @@ extern "C" {
 #define FM_EXIT_MARGIN 1u
 
 /* Stack scratch bounds of the eager fm_cascade*_predict_vec (no malloc):
- * n_features <= FM_VEC_MAX_FEATURES (5 bytes of stack each, 7 in q15) and
- * n_outputs <= FM_VEC_MAX_OUTPUTS. Override with -D for larger
- * models; the lazy and batch calls take caller scratch and have no bound. */
-#ifndef FM_VEC_MAX_FEATURES
-#define FM_VEC_MAX_FEATURES 512u
-#endif
-#ifndef FM_VEC_MAX_OUTPUTS
-#define FM_VEC_MAX_OUTPUTS 16u
-#endif
+ * n_features <= FM_VEC_MAX_FEATURES and n_outputs <=
+ * FM_VEC_MAX_OUTPUTS. The marked walk of the trees (fm_trees.h,
+ * "Eager walks") takes 1 byte per FM_VEC_MAX_FEATURES (3 in q15); the
+ * memo walk it falls back to (float32 costs that are not order-exact, or more
+ * features) 5 bytes per FM_VEC_MAX_FEATURES (7 in q15). Override with
+ * -D for larger models; the lazy and batch calls take caller scratch. */
 
 typedef struct {
     fm_trees trees;

@@ -41,12 +41,6 @@ extern "C" {
 #define FM_GATE_ABOVE_F1 1u /* gate score > threshold lets f1 answer */
 
 /* Stack scratch bounds of the eager fm_gated*_predict_vec (no malloc). */
-#ifndef FM_VEC_MAX_FEATURES
-#define FM_VEC_MAX_FEATURES 1024u
-#endif
-#ifndef FM_VEC_MAX_OUTPUTS
-#define FM_VEC_MAX_OUTPUTS 16u
-#endif
 
 /* One part: `type` says which member is used; the other is ignored. */
 typedef struct {

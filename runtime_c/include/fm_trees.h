@@ -38,12 +38,23 @@
  * Table bytes: q15 4 per internal node (+4 with a child table) + 2 per leaf
  * + 6 per tree; float32 6 (+4) per internal node + 4 per leaf + 6 per tree.
  *
+ * `depth` (0 or d): every tree complete of depth d in the implicit layout
+ * (node_end[t] = (t + 1) * (2^d - 1)); the compiler pads shallower trees to
+ * one depth when that costs at most 1/8 more bytes, and the eager walk then
+ * runs a depth-specialized loop (d <= 4) with no per-node bound test.
+ * `exact_costs` (float32): see "Eager walks" below.
+ *
  * Reads. Lazy (fm_trees_accumulate): through the memo (fm_memo.h), at most
  * once per prediction, only features the walk branches on, with n_read/cost
- * accounting in first-read order. Eager (*_accumulate_vec, *_predict_vec,
- * *_predict_batch): the values come straight from the vector; the memo only
- * stamps each feature on its first use (n_read, cost and the finiteness
- * check stay exact and identical to the lazy path; no callback, no copy).
+ * accounting in first-read order. Whole eager predictions (*_predict_vec,
+ * *_predict_batch, the cascades' eager predictions) take the marked walk of
+ * "Eager walks" below when fm_trees*_eager_ok, else (float32 costs that are
+ * not order-exact, more than FM_VEC_MAX_FEATURES features) the memo
+ * walk with the vector's values. *_accumulate_vec (slices sharing a memo
+ * with other models, e.g. gated parts) always takes the memo walk: the
+ * values come straight from the vector and the memo stamps each feature on
+ * its first use (n_read, cost and the finiteness check exact and identical
+ * to the lazy path; no callback, no copy).
  * A prediction may be split into slices of trees that share memo, scores and
  * res (cascades, early exits):
  *
@@ -81,6 +92,8 @@ typedef struct {
     const float *base_score;     /* [n_outputs] */
     const float *costs;          /* [n_features] or NULL (cost 1 each) */
     float decision_threshold;    /* n_outputs == 1: label 1 iff score > this */
+    uint32_t depth;              /* 0, or every tree is complete of this depth (1..20) in the implicit layout */
+    uint32_t exact_costs;        /* 1: the costs are order-exact (see "Eager walks"), else 0 */
 } fm_trees;
 
 typedef struct {
@@ -98,6 +111,7 @@ typedef struct {
     const uint16_t *costs;       /* [n_features] integer cost units or NULL (1 each) */
     int32_t decision_threshold_q;
     uint32_t shift;              /* score = score_q * 2^-shift; 0..30 */
+    uint32_t depth;              /* 0, or every tree is complete of this depth (1..20) in the implicit layout */
 } fm_trees_q15;
 
 /* Load-time checks, FM_OK or FM_E_MODEL: non-NULL arrays, n_outputs >= 1,
@@ -147,16 +161,65 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done);
 
 /* Eager prediction from x[n] (n == n_features) with stack scratch:
- * n_features <= FM_TREES_VEC_MAX_FEATURES, n_outputs <=
- * FM_TREES_VEC_MAX_OUTPUTS (FM_E_ARG beyond). FM_PREDICT_VEC. */
-#ifndef FM_TREES_VEC_MAX_FEATURES
-#define FM_TREES_VEC_MAX_FEATURES 512u
-#endif
-#ifndef FM_TREES_VEC_MAX_OUTPUTS
-#define FM_TREES_VEC_MAX_OUTPUTS 16u
-#endif
+ * n_features <= FM_VEC_MAX_FEATURES, n_outputs <=
+ * FM_VEC_MAX_OUTPUTS (FM_E_ARG beyond). FM_PREDICT_VEC. */
 int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out);
 int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out);
+
+/* ---- Eager walks: whole predictions from a vector at hand ----------------
+ * The building blocks of *_predict_vec, *_predict_batch and the cascades'
+ * eager predictions: no memo, no callback and no "already read?" test per
+ * node. The walk marks every feature it branches on in a per-prediction
+ * byte set and reads x (float32) or the 16-bit keys of x (q15, converted
+ * once per prediction) directly; a non-finite value simply branches. The
+ * finish step then fails with FM_E_VALUE when a marked feature is not
+ * finite, and sets n_read and cost from the marked set, summed in feature
+ * index order. That equals the first-read order of the lazy path when the
+ * costs are order-exact: every cost is k_j * 2^e for one power of two 2^e
+ * with integers k_j >= 0 and sum_j k_j < 2^24 (then every partial sum is
+ * exact in float32). fm_trees.exact_costs says so (NULL costs always are;
+ * fm_trees_check verifies the flag); q15 cost units are integers summed
+ * with saturation, which is order-free. fm_trees_eager_ok(m) is 0 for
+ * tables whose costs are not order-exact or with more than
+ * FM_VEC_MAX_FEATURES features: use the memo path then.
+ *
+ *   fm_trees_eager e;
+ *   fm_trees_eager_start(&m, x, &e, scores, &res);       zero res, marks; base scores
+ *   fm_trees_eager_walk(&m, 0, 10, x, &e, scores);       trees 0..9
+ *   ... decide whether to continue (scores only) ...
+ *   fm_trees_eager_walk(&m, 10, m.n_trees, x, &e, scores);
+ *   fm_trees_eager_finish(&m, x, &e, scores, &res);      check, n_read, cost, label
+ *
+ * Tables with `depth` != 0 (every tree complete of that depth) get a
+ * depth-specialized walk. The q15 walk adds leaves without saturation when
+ * no sum can leave int32 (|score| + trees * 32768 <= INT32_MAX), else with.
+ */
+typedef struct {
+    uint32_t mark[(FM_VEC_MAX_FEATURES + 3u) / 4u]; /* one byte per feature: 1 = branched on */
+} fm_trees_eager;
+
+typedef struct {
+    uint32_t mark[(FM_VEC_MAX_FEATURES + 3u) / 4u];
+    int16_t keys[FM_VEC_MAX_FEATURES]; /* fm_key16 of every x[j] */
+    uint32_t nonfinite;                      /* some x[j] is NaN or infinite */
+} fm_trees_q15_eager;
+
+int fm_trees_eager_ok(const fm_trees *m);
+int fm_trees_q15_eager_ok(const fm_trees_q15 *m);
+/* FM_E_ARG when NULL or !*_eager_ok. */
+int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, float *scores, fm_result *res);
+int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
+                             fm_result *res);
+/* Add trees first_tree .. end_tree-1 (0 <= first <= end <= n_trees). */
+int fm_trees_eager_walk(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x, fm_trees_eager *e,
+                        float *scores);
+int fm_trees_q15_eager_walk(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, fm_trees_q15_eager *e,
+                            int32_t *scores);
+/* FM_E_VALUE when a marked feature is not finite; else n_read, cost (cost_q), label and score. */
+int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eager *e, const float *scores,
+                          fm_result *res);
+int fm_trees_q15_eager_finish(const fm_trees_q15 *m, const float *x, const fm_trees_q15_eager *e,
+                              const int32_t *scores, fm_result *res);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,8 @@ const char *fm_strerror(int status);
 #endif
 #if defined(FM_CASCADE_VEC_MAX_FEATURES) || defined(FM_CASCADE_VEC_MAX_OUTPUTS) || \
     defined(FM_GATED_VEC_MAX_FEATURES) || defined(FM_GATED_VEC_MAX_OUTPUTS) || \
-    defined(FM_CSTC_VEC_MAX_FEATURES) || defined(FM_SKYMODEL_MAX_FEATURES)
+    defined(FM_CSTC_VEC_MAX_FEATURES) || defined(FM_SKYMODEL_MAX_FEATURES) || \
+    defined(FM_TREES_VEC_MAX_FEATURES) || defined(FM_TREES_VEC_MAX_OUTPUTS)
 #error "the per-family stack bounds are now FM_VEC_MAX_FEATURES and FM_VEC_MAX_OUTPUTS (frugalml.h)"
 #endif
 

@@ -1,6 +1,12 @@
 /* frugalml runtime: cascades of tree-ensemble stages with early exits (see fm_cascade.h). */
 #include "fm_cascade.h"
 
+#if defined(__GNUC__)
+#define FM_CASCADE_NOINLINE __attribute__((noinline))
+#else
+#define FM_CASCADE_NOINLINE
+#endif
+
 /* ---- load-time checks ------------------------------------------------ */
 
 static int stages_valid(uint32_t n_stages, const uint32_t *stage_end, uint32_t n_trees, uint32_t exit_rule,
@@ -131,6 +137,26 @@ static int exits_q(const fm_cascade_q15 *m, uint32_t s, const int32_t *scores)
 
 /* ---- float32 ---------------------------------------------------------- */
 
+/* One eager prediction through the trees' marked walk (fm_trees_eager_ok). */
+static int run_marked_f32(const fm_cascade *m, const float *x, float *scores, fm_result *res)
+{
+    fm_trees_eager e;
+    uint32_t s;
+    uint32_t start = 0u;
+    int rc = fm_trees_eager_start(&m->trees, x, &e, scores, res);
+    for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
+        const uint32_t end = m->stage_end[s];
+        rc = fm_trees_eager_walk(&m->trees, start, end, x, &e, scores);
+        start = end;
+        if (rc == FM_OK && (s + 1u == m->n_stages || exits_f32(m, s, scores))) {
+            rc = fm_trees_eager_finish(&m->trees, x, &e, scores, res);
+            res->stage = s;
+            return rc;
+        }
+    }
+    return rc;
+}
+
 /* One prediction: eager from x when x != NULL, else lazy through r. */
 static int run_f32(const fm_cascade *m, const fm_reader *in, const float *x, fm_memo *memo, float *scores,
                    fm_result *out)
@@ -138,6 +164,9 @@ static int run_f32(const fm_cascade *m, const fm_reader *in, const float *x, fm_
     uint32_t s;
     uint32_t start = 0u;
     int rc;
+    if (x != NULL && fm_trees_eager_ok(&m->trees)) {
+        return run_marked_f32(m, x, scores, out);
+    }
     fm_memo_start(memo, out);
     rc = fm_trees_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
@@ -185,21 +214,51 @@ int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows,
     return rc;
 }
 
-int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out)
+/* The memo walk with stack scratch, in its own frame (the marked walk's frame does not carry it). */
+static FM_CASCADE_NOINLINE int predict_vec_memo_f32(const fm_cascade *m, const float *x, uint32_t n,
+                                                    fm_result *out)
 {
     float values[FM_VEC_MAX_FEATURES];
     uint8_t seen[FM_VEC_MAX_FEATURES];
     float scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
-    if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
-        n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
-        return FM_E_ARG;
-    }
     fm_memo_init(&memo, values, seen, n);
     return run_f32(m, NULL, x, &memo, scores, out);
 }
 
+int fm_cascade_predict_vec(const fm_cascade *m, const float *x, uint32_t n, fm_result *out)
+{
+    float scores[FM_VEC_MAX_OUTPUTS];
+    if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
+        n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    if (fm_trees_eager_ok(&m->trees)) {
+        return run_marked_f32(m, x, scores, out);
+    }
+    return predict_vec_memo_f32(m, x, n, out);
+}
+
 /* ---- fixed point ------------------------------------------------------ */
+
+static int run_marked_q(const fm_cascade_q15 *m, const float *x, int32_t *scores, fm_result *res)
+{
+    fm_trees_q15_eager e;
+    uint32_t s;
+    uint32_t start = 0u;
+    int rc = fm_trees_q15_eager_start(&m->trees, x, &e, scores, res);
+    for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
+        const uint32_t end = m->stage_end[s];
+        rc = fm_trees_q15_eager_walk(&m->trees, start, end, &e, scores);
+        start = end;
+        if (rc == FM_OK && (s + 1u == m->n_stages || exits_q(m, s, scores))) {
+            rc = fm_trees_q15_eager_finish(&m->trees, x, &e, scores, res);
+            res->stage = s;
+            return rc;
+        }
+    }
+    return rc;
+}
 
 static int run_q(const fm_cascade_q15 *m, const fm_reader *in, const float *x, fm_memo *memo, int32_t *scores,
                  fm_result *out)
@@ -207,6 +266,9 @@ static int run_q(const fm_cascade_q15 *m, const fm_reader *in, const float *x, f
     uint32_t s;
     uint32_t start = 0u;
     int rc;
+    if (x != NULL && fm_trees_q15_eager_ok(&m->trees)) {
+        return run_marked_q(m, x, scores, out);
+    }
     fm_memo_start(memo, out);
     rc = fm_trees_q15_begin(&m->trees, scores);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
@@ -245,7 +307,7 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
     }
     for (i = 0; i < rows; ++i) {
         const float *x = X + (size_t)i * cols;
-        if (memo->keys != NULL) {
+        if (memo->keys != NULL || fm_trees_q15_eager_ok(&m->trees)) {
             rc = run_q(m, NULL, x, memo, scores, &out[i]);
         } else {
             fm_vector v;
@@ -266,17 +328,14 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
     return rc;
 }
 
-int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out)
+static FM_CASCADE_NOINLINE int predict_vec_memo_q(const fm_cascade_q15 *m, const float *x, uint32_t n,
+                                                  fm_result *out)
 {
     float values[FM_VEC_MAX_FEATURES];
     uint8_t seen[FM_VEC_MAX_FEATURES];
     int16_t keys[FM_VEC_MAX_FEATURES];
     int32_t scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
-    if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
-        n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
-        return FM_E_ARG;
-    }
     fm_memo_init(&memo, values, seen, n);
     fm_memo_set_keys(&memo, keys);
     return run_q(m, NULL, x, &memo, scores, out);
@@ -317,4 +376,17 @@ int fm_cascade_q15_scratch_init(const fm_cascade_q15 *m, void *buf, size_t size,
     rc = fm_scratch_split(buf, size, m->trees.n_features, m->trees.n_outputs, 1, memo, &s);
     *scores = (int32_t *)s;
     return rc;
+}
+
+int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t n, fm_result *out)
+{
+    int32_t scores[FM_VEC_MAX_OUTPUTS];
+    if (m == NULL || x == NULL || out == NULL || n != m->trees.n_features ||
+        n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    if (fm_trees_q15_eager_ok(&m->trees)) {
+        return run_marked_q(m, x, scores, out);
+    }
+    return predict_vec_memo_q(m, x, n, out);
 }

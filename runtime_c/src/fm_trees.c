@@ -83,6 +83,89 @@ static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_t
     return start == n_nodes;
 }
 
+/* depth == 0, or the implicit layout with every tree complete of that depth (node_end[t] = (t + 1) * I).
+ * Call after structure_valid. */
+static int depth_valid(uint32_t depth, uint32_t n_trees, const uint32_t *node_end, const uint32_t *child)
+{
+    uint32_t t;
+    uint32_t n_inner;
+    if (depth == 0u) {
+        return 1;
+    }
+    if (depth > 20u || child != NULL) {
+        return 0;
+    }
+    n_inner = (1u << depth) - 1u;
+    for (t = 0; t < n_trees; ++t) {
+        if (node_end[t] != (t + 1u) * n_inner) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Costs (finite, >= 0: call after costs_valid) are order-exact: every cost is k_j * 2^e for one e, with
+ * integers k_j and sum_j k_j < 2^24, so that every partial sum is exact in float32, in any order. */
+static int costs_order_exact(const float *costs, uint32_t n)
+{
+    uint32_t j;
+    int32_t e = 1000;
+    uint32_t sum = 0u;
+    if (costs == NULL) {
+        return 1;
+    }
+    /* the smallest exponent of a lowest set bit: costs[j] = mant_j * 2^(ex_j), mant_j odd */
+    for (j = 0; j < n; ++j) {
+        uint32_t b = fm_float_bits(costs[j]) & 0x7fffffffu;
+        uint32_t mant = b & 0x7fffffu;
+        int32_t ex = (int32_t)(b >> 23);
+        if (b == 0u) {
+            continue;
+        }
+        if (ex == 0) {
+            ex = 1; /* subnormal */
+        } else {
+            mant |= 0x800000u;
+        }
+        ex -= 150;
+        while ((mant & 1u) == 0u) {
+            mant >>= 1;
+            ++ex;
+        }
+        if (ex < e) {
+            e = ex;
+        }
+    }
+    for (j = 0; j < n; ++j) {
+        uint32_t b = fm_float_bits(costs[j]) & 0x7fffffffu;
+        uint32_t mant = b & 0x7fffffu;
+        int32_t ex = (int32_t)(b >> 23);
+        if (b == 0u) {
+            continue;
+        }
+        if (ex == 0) {
+            ex = 1;
+        } else {
+            mant |= 0x800000u;
+        }
+        ex -= 150;
+        while ((mant & 1u) == 0u) {
+            mant >>= 1;
+            ++ex;
+        }
+        /* k_j = mant * 2^(ex - e) must keep the sum below 2^24 */
+        if (ex - e >= 24 || mant >= (0x1000000u >> (uint32_t)(ex - e))) {
+            return 0;
+        }
+        mant <<= (uint32_t)(ex - e);
+        if (mant >= 0x1000000u - sum) {
+            return 0;
+        }
+        sum += mant;
+    }
+    return 1;
+}
+
 int fm_trees_check(const fm_trees *m)
 {
     uint32_t n_leaves;
@@ -103,6 +186,10 @@ int fm_trees_check(const fm_trees *m)
         !costs_valid(m->costs, m->n_features)) {
         return FM_E_MODEL;
     }
+    if (!depth_valid(m->depth, m->n_trees, m->node_end, m->child) || m->exact_costs > 1u ||
+        (m->exact_costs == 1u && !costs_order_exact(m->costs, m->n_features))) {
+        return FM_E_MODEL;
+    }
     return FM_OK;
 }
 
@@ -116,10 +203,512 @@ int fm_trees_q15_check(const fm_trees_q15 *m)
         return FM_E_MODEL;
     }
     if ((m->n_nodes > 0u && m->threshold_q == NULL) || (m->n_nodes + m->n_trees > 0u && m->leaf_q == NULL) ||
-        m->base_q == NULL || m->shift > 30u) {
+        m->base_q == NULL || m->shift > 30u || !depth_valid(m->depth, m->n_trees, m->node_end, m->child)) {
         return FM_E_MODEL;
     }
     return FM_OK;
+}
+
+/* ---- eager walks (fm_trees.h, "Eager walks") ------------------------------ */
+
+/* Marks: one byte per feature in 32-bit words (cleared and counted a word at a time). */
+static void marks_clear(uint32_t *mark, uint32_t n)
+{
+    uint32_t w;
+    for (w = 0; w < (n + 3u) / 4u; ++w) {
+        mark[w] = 0u;
+    }
+}
+
+/* Number of marked features: byte lanes summed per word (each lane <= 128 for n <= 512). */
+static uint32_t marks_count(const uint32_t *mark, uint32_t n)
+{
+    uint32_t w;
+    uint32_t s = 0u;
+    for (w = 0; w < (n + 3u) / 4u; ++w) {
+        s += mark[w];
+    }
+    s = (s & 0x00ff00ffu) + ((s >> 8) & 0x00ff00ffu);
+    return (s & 0xffffu) + (s >> 16);
+}
+
+/* Bit 31 set when the float's exponent is all ones (NaN or infinity). */
+#define FM_NONFINITE_BIT(bits) (((bits) & 0x7f800000u) + 0x00800000u)
+
+/* Nonzero when some marked feature's value is NaN or infinite. */
+static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n)
+{
+    uint32_t f;
+    uint32_t bad = 0u;
+    for (f = 0; f < n; ++f) {
+        bad |= FM_NONFINITE_BIT(fm_float_bits(x[f])) & (0u - (uint32_t)mark[f]);
+    }
+    return bad & 0x80000000u;
+}
+
+/* A step down an implicit (heap-ordered) tree: i = 2i + 1 + (go right). */
+/* The tree's nodes start at index B of fe/th: local node l = i - B moves to 2l + 1 + (go right). */
+#define FM_STEP_F32(i, B)                                                                                     \
+    do {                                                                                                      \
+        const size_t f_ = fe[i];                                                                              \
+        const size_t r_ = x[f_] > th[i] ? 1u : 0u;                                                            \
+        mark[f_] = 1u;                                                                                        \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+    } while (0)
+
+/* q15: go right iff k > t. On Arm the sign bit of t - k (int16 operands: no overflow) folds into the
+ * index arithmetic (shifted operands); elsewhere a compare sets a flag as cheaply. */
+#if defined(__arm__) || defined(__thumb__)
+#define FM_GT_Q(k, t) ((size_t)((uint32_t)((int32_t)(t) - (int32_t)(k)) >> 31))
+#else
+#define FM_GT_Q(k, t) ((size_t)((int32_t)(k) > (int32_t)(t) ? 1u : 0u))
+#endif
+#define FM_STEP_Q(i, B)                                                                                       \
+    do {                                                                                                      \
+        const size_t f_ = fe[i];                                                                              \
+        const size_t r_ = FM_GT_Q(keys[f_], th[i]);                                                           \
+        mark[f_] = 1u;                                                                                        \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+    } while (0)
+
+/* D (a constant 1..4) steps down a tree whose nodes start at B. */
+#define FM_WALK_LEVELS(STEP, i, B)                                                                            \
+    do {                                                                                                      \
+        STEP(i, B);                                                                                           \
+        if (D > 1u) {                                                                                         \
+            STEP(i, B);                                                                                       \
+        }                                                                                                     \
+        if (D > 2u) {                                                                                         \
+            STEP(i, B);                                                                                       \
+        }                                                                                                     \
+        if (D > 3u) {                                                                                         \
+            STEP(i, B);                                                                                       \
+        }                                                                                                     \
+    } while (0)
+
+/* Complete trees of depth D (constant), one output: trees [first, end). */
+FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
+                              float acc, uint32_t D)
+{
+    const uint32_t I = (1u << D) - 1u;
+    const uint16_t *fe = m->feature + (size_t)first * I;
+    const float *th = m->threshold + (size_t)first * I;
+    const float *lf = m->leaf + (size_t)first * (I + 1u);
+    uint32_t t;
+    /* two trees per iteration off the same pointers (the second at node I, leaf I + 1) */
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i = 0u;
+        size_t j = I;
+        FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
+        acc = acc + lf[i - I];
+        FM_WALK_LEVELS(FM_STEP_F32, j, I);
+        acc = acc + lf[j - I + 1u];
+        fe += 2u * I;
+        th += 2u * I;
+        lf += 2u * (I + 1u);
+    }
+    if ((end - first) & 1u) {
+        size_t i = 0u;
+        FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
+        acc = acc + lf[i - I];
+    }
+    return acc;
+}
+
+/* Any layout, one or several outputs: trees [first, end). */
+FM_WALK void ewalk_f32_any(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
+                           float *scores, int implicit, int single)
+{
+    const uint32_t *ne = m->node_end;
+    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
+    const uint16_t *fe = m->feature + start;
+    const float *th = m->threshold + start;
+    const uint32_t *ch = implicit ? NULL : m->child + start;
+    const float *lf = m->leaf + start + first;
+    const uint16_t *to = m->tree_output;
+    float acc = scores[0];
+    uint32_t t;
+    for (t = first; t < end; ++t) {
+        const uint32_t stop = ne[t];
+        const uint32_t n_inner = stop - start;
+        uint32_t i = 0u;
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            const uint32_t r = x[f] > th[i] ? 1u : 0u;
+            mark[f] = 1u;
+            i = (implicit ? 2u * i + 1u : ch[i]) + r;
+        }
+        if (single) {
+            acc = acc + lf[i - n_inner];
+        } else {
+            scores[to[t]] = scores[to[t]] + lf[i - n_inner];
+        }
+        fe += n_inner;
+        th += n_inner;
+        if (!implicit) {
+            ch += n_inner;
+        }
+        lf += n_inner + 1u;
+        start = stop;
+    }
+    if (single) {
+        scores[0] = acc;
+    }
+}
+
+#define FM_EWALK_F32_DEPTH(name, D)                                                                           \
+    static FM_NOINLINE float name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
+                                  float acc)                                                                  \
+    {                                                                                                         \
+        return ewalk_f32_depth(m, first, end, x, mark, acc, D);                                               \
+    }
+FM_EWALK_F32_DEPTH(ewalk_f32_d1, 1u)
+FM_EWALK_F32_DEPTH(ewalk_f32_d2, 2u)
+FM_EWALK_F32_DEPTH(ewalk_f32_d3, 3u)
+FM_EWALK_F32_DEPTH(ewalk_f32_d4, 4u)
+
+#define FM_EWALK_F32_ANY(name, implicit, single)                                                              \
+    static FM_NOINLINE void name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
+                                 float *scores)                                                               \
+    {                                                                                                         \
+        ewalk_f32_any(m, first, end, x, mark, scores, implicit, single);                                      \
+    }
+FM_EWALK_F32_ANY(ewalk_f32_is, 1, 1)
+FM_EWALK_F32_ANY(ewalk_f32_es, 0, 1)
+FM_EWALK_F32_ANY(ewalk_f32_im, 1, 0)
+FM_EWALK_F32_ANY(ewalk_f32_em, 0, 0)
+
+static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, float *scores)
+{
+    if (first >= end) {
+        return;
+    }
+    if (m->n_outputs == 1u) {
+        switch (m->depth) {
+        case 1u:
+            scores[0] = ewalk_f32_d1(m, first, end, x, mark, scores[0]);
+            return;
+        case 2u:
+            scores[0] = ewalk_f32_d2(m, first, end, x, mark, scores[0]);
+            return;
+        case 3u:
+            scores[0] = ewalk_f32_d3(m, first, end, x, mark, scores[0]);
+            return;
+        case 4u:
+            scores[0] = ewalk_f32_d4(m, first, end, x, mark, scores[0]);
+            return;
+        default:
+            break;
+        }
+        if (m->child == NULL) {
+            ewalk_f32_is(m, first, end, x, mark, scores);
+        } else {
+            ewalk_f32_es(m, first, end, x, mark, scores);
+        }
+    } else if (m->child == NULL) {
+        ewalk_f32_im(m, first, end, x, mark, scores);
+    } else {
+        ewalk_f32_em(m, first, end, x, mark, scores);
+    }
+}
+
+/* q15: complete trees of depth D, one output, no saturation possible. */
+FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,
+                              uint8_t *mark, int32_t acc, uint32_t D)
+{
+    const uint32_t I = (1u << D) - 1u;
+    const uint16_t *fe = m->feature + (size_t)first * I;
+    const int16_t *th = m->threshold_q + (size_t)first * I;
+    const int16_t *lf = m->leaf_q + (size_t)first * (I + 1u);
+    uint32_t t;
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i = 0u;
+        size_t j = I;
+        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
+        FM_WALK_LEVELS(FM_STEP_Q, j, I);
+        acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
+        fe += 2u * I;
+        th += 2u * I;
+        lf += 2u * (I + 1u);
+    }
+    if ((end - first) & 1u) {
+        size_t i = 0u;
+        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
+        acc += (int32_t)lf[i - I];
+    }
+    return acc;
+}
+
+static int32_t add_sat32(int32_t a, int32_t b);
+
+/* q15, any layout, one or several outputs; sat: saturate every addition. */
+FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys, uint8_t *mark,
+                         int32_t *scores, int implicit, int single, int sat)
+{
+    const uint32_t *ne = m->node_end;
+    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
+    const uint16_t *fe = m->feature + start;
+    const int16_t *th = m->threshold_q + start;
+    const uint32_t *ch = implicit ? NULL : m->child + start;
+    const int16_t *lf = m->leaf_q + start + first;
+    const uint16_t *to = m->tree_output;
+    int32_t acc = scores[0];
+    uint32_t t;
+    for (t = first; t < end; ++t) {
+        const uint32_t stop = ne[t];
+        const uint32_t n_inner = stop - start;
+        uint32_t i = 0u;
+        int32_t v;
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            const uint32_t r = (int32_t)keys[f] > (int32_t)th[i] ? 1u : 0u;
+            mark[f] = 1u;
+            i = (implicit ? 2u * i + 1u : ch[i]) + r;
+        }
+        v = (int32_t)lf[i - n_inner];
+        if (single) {
+            acc = sat ? add_sat32(acc, v) : acc + v;
+        } else {
+            scores[to[t]] = add_sat32(scores[to[t]], v);
+        }
+        fe += n_inner;
+        th += n_inner;
+        if (!implicit) {
+            ch += n_inner;
+        }
+        lf += n_inner + 1u;
+        start = stop;
+    }
+    if (single) {
+        scores[0] = acc;
+    }
+}
+
+#define FM_EWALK_Q_DEPTH(name, D)                                                                             \
+    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,   \
+                                    uint8_t *mark, int32_t acc)                                               \
+    {                                                                                                         \
+        return ewalk_q_depth(m, first, end, keys, mark, acc, D);                                              \
+    }
+FM_EWALK_Q_DEPTH(ewalk_q_d1, 1u)
+FM_EWALK_Q_DEPTH(ewalk_q_d2, 2u)
+FM_EWALK_Q_DEPTH(ewalk_q_d3, 3u)
+FM_EWALK_Q_DEPTH(ewalk_q_d4, 4u)
+
+#define FM_EWALK_Q_ANY(name, implicit, single, sat)                                                           \
+    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,      \
+                                 uint8_t *mark, int32_t *scores)                                              \
+    {                                                                                                         \
+        ewalk_q_any(m, first, end, keys, mark, scores, implicit, single, sat);                                \
+    }
+FM_EWALK_Q_ANY(ewalk_q_is, 1, 1, 0)
+FM_EWALK_Q_ANY(ewalk_q_es, 0, 1, 0)
+FM_EWALK_Q_ANY(ewalk_q_iss, 1, 1, 1)
+FM_EWALK_Q_ANY(ewalk_q_ess, 0, 1, 1)
+FM_EWALK_Q_ANY(ewalk_q_im, 1, 0, 1)
+FM_EWALK_Q_ANY(ewalk_q_em, 0, 0, 1)
+
+/* 1 when adding `trees` leaves (|leaf| <= 32768) to s cannot leave int32. */
+static int q_no_overflow(int32_t s, uint32_t trees)
+{
+    const uint32_t a = (s < 0) ? 0u - (uint32_t)s : (uint32_t)s;
+    return a <= 0x7fffffffu && trees <= ((0x7fffffffu - a) >> 15);
+}
+
+static void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys, uint8_t *mark,
+                    int32_t *scores)
+{
+    if (first >= end) {
+        return;
+    }
+    if (m->n_outputs != 1u) {
+        if (m->child == NULL) {
+            ewalk_q_im(m, first, end, keys, mark, scores);
+        } else {
+            ewalk_q_em(m, first, end, keys, mark, scores);
+        }
+        return;
+    }
+    if (!q_no_overflow(scores[0], end - first)) {
+        if (m->child == NULL) {
+            ewalk_q_iss(m, first, end, keys, mark, scores);
+        } else {
+            ewalk_q_ess(m, first, end, keys, mark, scores);
+        }
+        return;
+    }
+    switch (m->depth) {
+    case 1u:
+        scores[0] = ewalk_q_d1(m, first, end, keys, mark, scores[0]);
+        return;
+    case 2u:
+        scores[0] = ewalk_q_d2(m, first, end, keys, mark, scores[0]);
+        return;
+    case 3u:
+        scores[0] = ewalk_q_d3(m, first, end, keys, mark, scores[0]);
+        return;
+    case 4u:
+        scores[0] = ewalk_q_d4(m, first, end, keys, mark, scores[0]);
+        return;
+    default:
+        break;
+    }
+    if (m->child == NULL) {
+        ewalk_q_is(m, first, end, keys, mark, scores);
+    } else {
+        ewalk_q_es(m, first, end, keys, mark, scores);
+    }
+}
+
+static void zero_result(fm_result *res)
+{
+    res->label = 0;
+    res->score = 0.0f;
+    res->score_q = 0;
+    res->n_read = 0u;
+    res->cost = 0.0f;
+    res->stage = 0u;
+    res->cost_q = 0u;
+}
+
+int fm_trees_eager_ok(const fm_trees *m)
+{
+    return m != NULL && m->n_features <= FM_VEC_MAX_FEATURES && (m->costs == NULL || m->exact_costs == 1u);
+}
+
+int fm_trees_q15_eager_ok(const fm_trees_q15 *m)
+{
+    return m != NULL && m->n_features <= FM_VEC_MAX_FEATURES;
+}
+
+int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, float *scores, fm_result *res)
+{
+    uint32_t o;
+    if (!fm_trees_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    zero_result(res);
+    marks_clear(e->mark, m->n_features);
+    for (o = 0; o < m->n_outputs; ++o) {
+        scores[o] = m->base_score[o];
+    }
+    return FM_OK;
+}
+
+int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
+                             fm_result *res)
+{
+    uint32_t o;
+    uint32_t f;
+    uint32_t bad = 0u;
+    uint16_t *ukeys;
+    if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    zero_result(res);
+    marks_clear(e->mark, m->n_features);
+    ukeys = (uint16_t *)e->keys;
+    for (f = 0; f < m->n_features; ++f) {
+        const uint32_t bits = fm_float_bits(x[f]);
+        const uint32_t neg = 0u - (bits >> 31);         /* all ones when negative */
+        const uint32_t key = (bits ^ (neg >> 1)) - neg; /* fm_key_bits: the 31 low bits flipped, + 1 */
+        bad |= FM_NONFINITE_BIT(bits);
+        ukeys[f] = (uint16_t)(key >> 16); /* fm_key16 in two's complement (int16_t aliases uint16_t) */
+    }
+    e->nonfinite = bad >> 31;
+    for (o = 0; o < m->n_outputs; ++o) {
+        scores[o] = m->base_q[o];
+    }
+    return FM_OK;
+}
+
+int fm_trees_eager_walk(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x, fm_trees_eager *e,
+                        float *scores)
+{
+    if (m == NULL || x == NULL || e == NULL || scores == NULL || first_tree > end_tree || end_tree > m->n_trees) {
+        return FM_E_ARG;
+    }
+    ewalk_f32(m, first_tree, end_tree, x, (uint8_t *)e->mark, scores);
+    return FM_OK;
+}
+
+int fm_trees_q15_eager_walk(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, fm_trees_q15_eager *e,
+                            int32_t *scores)
+{
+    if (m == NULL || e == NULL || scores == NULL || first_tree > end_tree || end_tree > m->n_trees) {
+        return FM_E_ARG;
+    }
+    ewalk_q(m, first_tree, end_tree, e->keys, (uint8_t *)e->mark, scores);
+    return FM_OK;
+}
+
+int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eager *e, const float *scores,
+                          fm_result *res)
+{
+    const uint8_t *mark;
+    const float *costs;
+    uint32_t n;
+    uint32_t f;
+    uint32_t bad = 0u;
+    uint32_t count = 0u;
+    float cost = 0.0f;
+    if (m == NULL || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    mark = (const uint8_t *)e->mark;
+    n = m->n_features;
+    costs = m->costs;
+    /* feature index order: the costs are order-exact (fm_trees_eager_ok) */
+    if (costs == NULL) {
+        for (f = 0; f < n; ++f) {
+            if (mark[f]) {
+                bad |= FM_NONFINITE_BIT(fm_float_bits(x[f]));
+                ++count;
+            }
+        }
+        cost = (float)count;
+    } else {
+        for (f = 0; f < n; ++f) {
+            if (mark[f]) {
+                bad |= FM_NONFINITE_BIT(fm_float_bits(x[f]));
+                cost = cost + costs[f];
+                ++count;
+            }
+        }
+    }
+    if (bad & 0x80000000u) {
+        return FM_E_VALUE;
+    }
+    res->n_read = count;
+    res->cost = cost;
+    return fm_trees_finish(m, scores, res);
+}
+
+int fm_trees_q15_eager_finish(const fm_trees_q15 *m, const float *x, const fm_trees_q15_eager *e,
+                              const int32_t *scores, fm_result *res)
+{
+    const uint8_t *mark;
+    uint32_t n;
+    if (m == NULL || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    mark = (const uint8_t *)e->mark;
+    n = m->n_features;
+    if (e->nonfinite && marked_nonfinite(x, mark, n)) {
+        return FM_E_VALUE;
+    }
+    res->n_read = marks_count(e->mark, n);
+    if (m->costs == NULL) {
+        res->cost_q = res->n_read;
+    } else {
+        uint32_t f;
+        uint32_t cost = 0u; /* <= 512 * 65535: no saturation */
+        for (f = 0; f < n; ++f) {
+            cost += (uint32_t)mark[f] * (uint32_t)m->costs[f];
+        }
+        res->cost_q = cost;
+    }
+    return fm_trees_q15_finish(m, scores, res);
 }
 
 /* ---- first use of a feature on the eager path --------------------------- */
@@ -455,9 +1044,24 @@ int fm_trees_predict(const fm_trees *m, const fm_reader *r, fm_memo *memo, float
     return rc;
 }
 
+/* One eager prediction without the memo (fm_trees_eager_ok(m)). */
+static int predict_marked_f32(const fm_trees *m, const float *x, float *scores, fm_result *res)
+{
+    fm_trees_eager e;
+    int rc = fm_trees_eager_start(m, x, &e, scores, res);
+    if (rc == FM_OK) {
+        ewalk_f32(m, 0u, m->n_trees, x, (uint8_t *)e.mark, scores);
+        rc = fm_trees_eager_finish(m, x, &e, scores, res);
+    }
+    return rc;
+}
+
 static int predict_eager_f32(const fm_trees *m, const float *x, fm_memo *memo, float *scores, fm_result *res)
 {
     int rc;
+    if (fm_trees_eager_ok(m)) {
+        return predict_marked_f32(m, x, scores, res);
+    }
     fm_memo_start(memo, res);
     rc = fm_trees_begin(m, scores);
     if (rc == FM_OK) {
@@ -493,18 +1097,28 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
     return rc;
 }
 
-int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
+/* The memo walk with stack scratch, in its own frame. */
+static FM_NOINLINE int predict_vec_memo_f32(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_TREES_VEC_MAX_FEATURES];
-    uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
-    float scores[FM_TREES_VEC_MAX_OUTPUTS];
+    float values[FM_VEC_MAX_FEATURES];
+    uint8_t seen[FM_VEC_MAX_FEATURES];
+    float scores[FM_VEC_MAX_OUTPUTS];
     fm_memo memo;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
-        m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
-        return FM_E_ARG;
-    }
     fm_memo_init(&memo, values, seen, n);
     return predict_eager_f32(m, x, &memo, scores, out);
+}
+
+int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
+{
+    float scores[FM_VEC_MAX_OUTPUTS];
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES ||
+        m->n_outputs > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    if (fm_trees_eager_ok(m)) {
+        return predict_marked_f32(m, x, scores, out);
+    }
+    return predict_vec_memo_f32(m, x, n, out);
 }
 
 /* ---- fixed point ------------------------------------------------------ */
@@ -715,9 +1329,23 @@ int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *mem
     return rc;
 }
 
+static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scores, fm_result *res)
+{
+    fm_trees_q15_eager e;
+    int rc = fm_trees_q15_eager_start(m, x, &e, scores, res);
+    if (rc == FM_OK) {
+        ewalk_q(m, 0u, m->n_trees, e.keys, (uint8_t *)e.mark, scores);
+        rc = fm_trees_q15_eager_finish(m, x, &e, scores, res);
+    }
+    return rc;
+}
+
 static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
 {
     int rc;
+    if (fm_trees_q15_eager_ok(m)) {
+        return predict_marked_q(m, x, scores, res);
+    }
     fm_memo_start(memo, res);
     rc = fm_trees_q15_begin(m, scores);
     if (rc == FM_OK) {
@@ -743,7 +1371,7 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
     }
     for (i = 0; i < rows; ++i) {
         const float *x = X + (size_t)i * cols;
-        if (memo->keys != NULL) {
+        if (memo->keys != NULL || fm_trees_q15_eager_ok(m)) {
             rc = predict_eager_q(m, x, memo, scores, &out[i]);
         } else {
             fm_vector v;
@@ -766,16 +1394,10 @@ int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t r
 
 int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_TREES_VEC_MAX_FEATURES];
-    uint8_t seen[FM_TREES_VEC_MAX_FEATURES];
-    int16_t keys[FM_TREES_VEC_MAX_FEATURES];
-    int32_t scores[FM_TREES_VEC_MAX_OUTPUTS];
-    fm_memo memo;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_TREES_VEC_MAX_FEATURES ||
-        m->n_outputs > FM_TREES_VEC_MAX_OUTPUTS) {
+    int32_t scores[FM_VEC_MAX_OUTPUTS];
+    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES ||
+        m->n_outputs > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
-    fm_memo_init(&memo, values, seen, n);
-    fm_memo_set_keys(&memo, keys);
-    return predict_eager_q(m, x, &memo, scores, out);
+    return predict_marked_q(m, x, scores, out); /* every q15 table with n <= the maximum is eager_ok */
 }

@@ -76,6 +76,8 @@ static fm_cascade hand_cascade(int two_outputs)
     m.trees.base_score = C_BASE;
     m.trees.costs = C_COSTS;
     m.trees.decision_threshold = 0.0f;
+    m.trees.depth = 0u;
+    m.trees.exact_costs = 0u;
     m.n_stages = 3u;
     m.stage_end = C_STAGE_END;
     m.exit_upper = two_outputs ? C_MARGIN : C_UPPER;
@@ -274,6 +276,7 @@ static void test_q15(void)
     m.trees.costs = C_COSTS_Q;
     m.trees.decision_threshold_q = 0;
     m.trees.shift = 8u;
+    m.trees.depth = 0u;
     m.n_stages = 3u;
     m.stage_end = C_STAGE_END;
     m.exit_upper_q = upper_q;

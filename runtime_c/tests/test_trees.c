@@ -92,6 +92,8 @@ static fm_trees hand_trees(void)
     m.base_score = H_BASE;
     m.costs = H_COSTS;
     m.decision_threshold = 0.0f;
+    m.depth = 0u;
+    m.exact_costs = 0u;
     return m;
 }
 
@@ -311,6 +313,7 @@ static void test_q15(void)
     m.costs = cq;
     m.decision_threshold_q = 0;
     m.shift = 0;
+    m.depth = 0u;
     /* 1.0f and -0.5f have all-zero low 16 key bits: key16 = key >> 16 keeps x <= t exact */
     CHECK(keys[0] == fm_key16(fm_float_bits(1.0f)) && fm_key16(fm_float_bits(1.0000001f)) == 0x3f80);
     CHECK(keys[2] == fm_key16(fm_float_bits(-0.5f)));
@@ -481,6 +484,8 @@ static int chain_bench(uint32_t depth, uint32_t reps)
     m.base_score = base;
     m.costs = NULL;
     m.decision_threshold = 0.0f;
+    m.depth = 0u;
+    m.exact_costs = 0u;
     if (fm_trees_check(&m) != FM_OK) {
         return 3;
     }
