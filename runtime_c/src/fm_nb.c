@@ -35,7 +35,7 @@ static int nb_check_common(uint32_t n_features, uint32_t n_used, const uint32_t 
     return FM_OK;
 }
 
-int fm_nb_f32_check(const fm_nb_f32 *m)
+int fm_nb_check(const fm_nb *m)
 {
     uint32_t i, n_edges, n_table;
     int rc;
@@ -161,7 +161,7 @@ static inline int32_t sat_add(int32_t a, int32_t b)
 
 /* Adds positions [i, end) of a float vector to *score; FM_OK or FM_E_VALUE.
  * The mean-std layout (two edges) gets its own loop without an inner loop. */
-static int nb_f32_span_vec(const fm_nb_f32 *m, const float *x, uint32_t i, uint32_t end, float *score)
+static int nb_f32_span_vec(const fm_nb *m, const float *x, uint32_t i, uint32_t end, float *score)
 {
     const uint32_t *const order = m->order;
     const float *const edges = m->edges;
@@ -193,7 +193,7 @@ static int nb_f32_span_vec(const fm_nb_f32 *m, const float *x, uint32_t i, uint3
 }
 
 /* The same through the lazy reader. */
-static int nb_f32_span_read(const fm_nb_f32 *m, const fm_reader *in, uint32_t i, uint32_t end, float *score)
+static int nb_f32_span_read(const fm_nb *m, const fm_reader *in, uint32_t i, uint32_t end, float *score)
 {
     const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
     for (; i < end; ++i) {
@@ -221,7 +221,7 @@ static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
     return cost;
 }
 
-static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, fm_result *out)
+static int nb_f32_run(const fm_nb *m, const float *x, const fm_reader *in, fm_result *out)
 {
     float score = m->d0;
     uint32_t i = 0, s = 0;
@@ -257,7 +257,7 @@ static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, f
     return FM_OK;
 }
 
-int fm_nb_f32_predict(const fm_nb_f32 *m, const fm_reader *in, fm_result *out)
+int fm_nb_predict(const fm_nb *m, const fm_reader *in, fm_result *out)
 {
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
@@ -265,7 +265,7 @@ int fm_nb_f32_predict(const fm_nb_f32 *m, const fm_reader *in, fm_result *out)
     return nb_f32_run(m, NULL, in, out);
 }
 
-int fm_nb_f32_predict_vec(const fm_nb_f32 *m, const float *x, uint32_t n, fm_result *out)
+int fm_nb_predict_vec(const fm_nb *m, const float *x, uint32_t n, fm_result *out)
 {
     if (m == NULL || x == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
@@ -273,7 +273,7 @@ int fm_nb_f32_predict_vec(const fm_nb_f32 *m, const float *x, uint32_t n, fm_res
     return nb_f32_run(m, x, NULL, out);
 }
 
-int fm_nb_f32_predict_batch(const fm_nb_f32 *m, const float *X, uint32_t rows, uint32_t cols,
+int fm_nb_predict_batch(const fm_nb *m, const float *X, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done)
 {
     uint32_t r;
