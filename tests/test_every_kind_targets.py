@@ -1,0 +1,107 @@
+"""Every registered kind on every target, float32 and q15: the generated header
+with embedded rows runs under QEMU (Cortex-M0/M3/M4F/M33 bare metal, Raspberry
+Pi aarch64/armhf Linux user mode) and prints exactly the lines `frugalml
+predict` prints for the same tables (label, features read, cost), and the
+Arduino sketch compiles it as C++. A kind added later is picked up from the
+registry (trained with its defaults unless TRAIN names options)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, FIRMWARE, PI, PI_TOOLS, make, require_tools
+
+from compiler.cli import cli
+from compiler.header import render_header
+from compiler.kinds import load_kind_modules
+from pyruntime import format as fmt
+from pyruntime.costtext import predict_lines
+from pyruntime.evaluators import c_evaluator
+
+KINDS = sorted(load_kind_modules())
+D = 6
+ROWS = 16
+COSTS = [1.0, 2.0, 3.0, 4.0, 5.0, 6.5]
+# small, fast models; every kind not named here trains with its defaults
+TRAIN: dict[str, tuple[str, ...]] = {
+    "miser": ("--trees", "12", "--depth", "3", "--lambda", "0.01"),
+    "cascade": ("--trees", "12", "--stages", "3", "--depth", "2"),
+    "adapt-gbrt": ("--trees", "12", "--hpc", "gbrt"),
+    "adapt-lin": ("--hpc", "gbrt"),
+    "l1-gate": ("--hpc", "gbrt", "--hpc-remote"),  # f0 off the device: the gate answers DEFER
+    "skyline": ("--base", "linear"),
+}
+# skyline indexes float32 models only (docs/skyline.md); its q15 export is refused with a clear error
+NUMERICS = {"skyline": ("float32",)}
+CORTEX_M_TARGETS = [("cortex-m0", "microbit"), ("cortex-m3", "mps2-an385"), ("cortex-m4f", "mps2-an386"),
+                    ("cortex-m33", "mps2-an505")]
+PI_CROSS = ["aarch64-linux-gnu-", "arm-linux-gnueabihf-"]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("every_kind")
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 600)
+    X = rng.normal(size=(600, D)) + np.outer(2.0 * y - 1.0, [1.5, 1.0, 0.5, 0.2, 0.0, 0.0])
+    np.savez(d / "data.npz", X=X, y=y)
+    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"x{j},{c}\n" for j, c in enumerate(COSTS)))
+    return d
+
+
+def model_of(work: Path, kind: str) -> Path:
+    path = work / f"{kind}.msgpack"
+    if not path.exists():
+        res = CliRunner().invoke(cli, ["train", kind, str(work / "data.npz"), "--costs", str(work / "costs.csv"),
+                                       "-o", str(path), *TRAIN.get(kind, ())], catch_exceptions=False,
+                                 env={"FRUGALML_PROGRESS": "off"})
+        assert res.exit_code == 0, (kind, res.stderr)
+    return path
+
+
+def export(work: Path, kind: str, numeric: str, target: str, out: Path) -> tuple[Path, list[str]]:
+    """Header with the first ROWS rows embedded, and the lines `frugalml predict` prints for them."""
+    m = fmt.load(model_of(work, kind))
+    X = np.load(work / "data.npz")["X"][:ROWS]
+    header = out / "model.h"
+    header.write_text(render_header(m, numeric, "model", X, target))
+    ev = c_evaluator(m, numeric)
+    lines = predict_lines(m.tables, ev.predict(X), numeric == "q15", ev.cost_unit)
+    assert len(lines) == ROWS
+    return header, lines
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("target", "machine"), CORTEX_M_TARGETS)
+def test_cortex_m(work: Path, tmp_path: Path, kind: str, target: str, machine: str) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    for numeric in NUMERICS.get(kind, ("float32", "q15")):
+        header, expected = export(work, kind, numeric, target, tmp_path)
+        p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
+                 f"BUILD={tmp_path / numeric}", "run", check=False)
+        assert p.returncode == 0, (numeric, p.stderr)
+        assert p.stdout.splitlines() == expected, numeric
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cross", PI_CROSS)
+def test_raspberry_pi(work: Path, tmp_path: Path, kind: str, cross: str) -> None:
+    require_tools(*PI_TOOLS[cross])
+    for numeric in NUMERICS.get(kind, ("float32", "q15")):
+        header, expected = export(work, kind, numeric, "pi", tmp_path)
+        p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / numeric}", "run", check=False)
+        assert p.returncode == 0, (numeric, p.stderr)
+        assert p.stdout.splitlines() == expected, numeric
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_arduino_sketch_compiles_as_cxx(work: Path, tmp_path: Path, kind: str) -> None:
+    require_tools("arm-none-eabi-g++")
+    for numeric in NUMERICS.get(kind, ("float32", "q15")):
+        target = "cortex-m4f" if numeric == "float32" else "cortex-m0"
+        header, _ = export(work, kind, numeric, target, tmp_path)
+        make(FIRMWARE / "arduino", f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / numeric}", "check")
+        assert (tmp_path / numeric / "sketch.o").stat().st_size > 0

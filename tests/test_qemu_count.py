@@ -1,0 +1,59 @@
+"""The QEMU instruction-counting plugin (runtime_c/tools/qemu_insn_count.c) and
+benchmarks/qemu_count.py: counts repeat exactly, grow linearly with the work,
+and per-prediction counts follow the model's size. Counts, never times."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from firmware_tools import CORTEX_M_TOOLS, ROOT, frugalml, require_tools
+
+sys.path.insert(0, str(ROOT))
+from benchmarks.qemu_count import count_cortex_m, flash_bytes, run_count  # noqa: E402
+
+DATA = "sklearn:breast_cancer"
+
+
+@pytest.fixture(scope="module")
+def headers(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    require_tools(*CORTEX_M_TOOLS, "gcc", "make")
+    work = tmp_path_factory.mktemp("qemu_count")
+    out = {}
+    for trees in (8, 16):
+        model = work / f"m{trees}.msgpack"
+        frugalml("train", "miser", DATA, "-o", model, "--lambda", "0", "--trees", str(trees), "--depth", "2")
+        out[trees] = work / f"m{trees}.h"
+        frugalml("export-c", model, "-o", out[trees], "--numeric", "q15", "--target", "cortex-m3", "--embed", DATA,
+                 "--rows", "12")
+    return out
+
+
+def test_counts_repeat_and_are_linear_in_the_work(headers: dict[int, Path], tmp_path: Path) -> None:
+    h = headers[8]
+    once = run_count(h, "cortex-m3", 1, tmp_path / "a")
+    again = run_count(h, "cortex-m3", 1, tmp_path / "b")
+    twice = run_count(h, "cortex-m3", 2, tmp_path / "a")
+    thrice = run_count(h, "cortex-m3", 3, tmp_path / "a")
+    assert once == again  # exact, run to run
+    assert twice > once
+    assert thrice - twice == twice - once  # every repeat of the rows executes the same instructions
+
+
+def test_per_prediction_count_follows_the_model(headers: dict[int, Path]) -> None:
+    small = count_cortex_m(headers[8], "cortex-m3")
+    large = count_cortex_m(headers[16], "cortex-m3")
+    # at least one compare per visited node (trees x depth 2), and twice the trees cost more
+    assert small >= 8 * 2
+    assert large > small
+    assert flash_bytes(headers[16], "cortex-m3") > flash_bytes(headers[8], "cortex-m3")
+
+
+def test_unknown_target_and_missing_rows_are_clear(headers: dict[int, Path], tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown target"):
+        count_cortex_m(headers[8], "cortex-a53")
+    bare = tmp_path / "bare.h"
+    bare.write_text("/* no rows */\n")
+    with pytest.raises(ValueError, match="no embedded rows"):
+        count_cortex_m(bare, "cortex-m3")
