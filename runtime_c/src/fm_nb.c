@@ -208,39 +208,45 @@ static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
  * so the finiteness test is one add per feature and one test per prediction. */
 static int nb_f32_vec2(const fm_nb *m, const float *x, fm_result *out)
 {
-    const uint32_t *o = m->order;
+    const uint32_t *const order = m->order;
     const float *ep = m->edges, *t = m->d;
-    const uint32_t n_stops = m->n_stops;
+    const uint32_t *const stop_at = m->stop_at;
+    const float *const stop_hi = m->stop_hi, *const stop_lo = m->stop_lo;
+    const uint32_t n_stops = m->n_stops, n_used = m->n_used;
     float acc = m->d0, chk = 0.0f;
-    uint32_t i = 0, s = 0, end;
+    uint32_t i = 0, s = 0, next = n_stops != 0u ? stop_at[0] : n_used;
     int32_t label;
 
+    /* One loop; the segment end is the loop's own end test, so a stop point
+     * adds nothing per feature: at i == next, either the end or a stop test. */
     for (;;) {
-        uint32_t left;
-        end = s != n_stops ? m->stop_at[s] : m->n_used;
-        for (left = end - i; left != 0u; --left, ++o, ep += 2, t += 4) {
-            const float v = x[*o];
+        if (i != next) {
+            const float v = x[order[i]];
             chk += v;
             acc += (fm_float_bits(v) << 1) == 0u ? t[0] : v > ep[1] ? t[3] : v > ep[0] ? t[2] : t[1];
+            ++i;
+            ep += 2;
+            t += 4;
+            continue;
         }
-        i = end;
         if (s == n_stops) {
             label = (int32_t)(acc > m->threshold);
             s = 0;
             break;
         }
-        label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
+        label = NB_STOP_TEST(acc, stop_hi[s], stop_lo[s]);
         ++s;
         if (label >= 0) {
             break;
         }
+        next = s != n_stops ? stop_at[s] : n_used;
     }
-    if (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite(m->order, x, i) != 0u) {
+    if (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite(order, x, i) != 0u) {
         return FM_E_VALUE;
     }
     nb_answer(out, label, s, i);
     out->score = acc;
-    out->cost = nb_cost_f32(m->costs, m->order, i);
+    out->cost = nb_cost_f32(m->costs, order, i);
     return FM_OK;
 }
 
@@ -399,34 +405,38 @@ static int nb_q15_fast(const fm_nb_q15 *m)
  * integer ops, bad collects non-finite values (one test per prediction). */
 static int nb_q15_vec2(const fm_nb_q15 *m, const float *x, fm_result *out)
 {
-    const uint32_t *o = m->order;
+    const uint32_t *const order = m->order;
     const int32_t *ep = m->edge_keys;
     const int16_t *t = m->d;
-    const uint32_t n_stops = m->n_stops;
+    const uint32_t *const stop_at = m->stop_at;
+    const int32_t *const stop_hi = m->stop_hi, *const stop_lo = m->stop_lo;
+    const uint32_t n_stops = m->n_stops, n_used = m->n_used;
     int32_t acc = m->d0;
-    uint32_t i = 0, s = 0, end, bad = 0;
+    uint32_t i = 0, s = 0, bad = 0, next = n_stops != 0u ? stop_at[0] : n_used;
     int32_t label;
 
     for (;;) {
-        uint32_t left;
-        end = s != n_stops ? m->stop_at[s] : m->n_used;
-        for (left = end - i; left != 0u; --left, ++o, ep += 2, t += 4) {
-            const uint32_t bits = fm_float_bits(x[*o]);
+        if (i != next) {
+            const uint32_t bits = fm_float_bits(x[order[i]]);
             const int32_t key = fm_key_bits(bits);
             bad |= (uint32_t)((bits << 1) >= 0xff000000u);
             acc += key == 0 ? t[0] : key > ep[1] ? t[3] : key > ep[0] ? t[2] : t[1];
+            ++i;
+            ep += 2;
+            t += 4;
+            continue;
         }
-        i = end;
         if (s == n_stops) {
             label = (int32_t)(acc > m->threshold);
             s = 0;
             break;
         }
-        label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
+        label = NB_STOP_TEST(acc, stop_hi[s], stop_lo[s]);
         ++s;
         if (label >= 0) {
             break;
         }
+        next = s != n_stops ? stop_at[s] : n_used;
     }
     if (bad != 0u) {
         return FM_E_VALUE;
@@ -435,7 +445,7 @@ static int nb_q15_vec2(const fm_nb_q15 *m, const float *x, fm_result *out)
     out->score = 0.0f;
     out->score_q = acc;
     out->cost = 0.0f;
-    out->cost_q = nb_cost_q(m->costs, m->order, i);
+    out->cost_q = nb_cost_q(m->costs, order, i);
     return FM_OK;
 }
 
