@@ -16,6 +16,15 @@
  * The q15 build compares fm_key_bits() of the raw float bits with int32
  * edge keys and sums int16 entries in a saturating int32 accumulator:
  * integer operations only.
+ *
+ * Eager calls on the two-edge layout (mean-std bins) run one loop whose end
+ * test is the next stop point (a stop point costs its two compares), test
+ * finiteness once per prediction (float32: the sum of the values read, with a
+ * rescan when only the sum overflowed; q15: an OR-ed flag) and, in q15, add
+ * without saturation when |d0| + 32768 * n_used <= INT32_MAX. Results equal
+ * the lazy path and the numpy reference bit for bit.
+ *
+ * API: fm_nb_<verb> (float32) and fm_nb_q15_<verb>.
  */
 #ifndef FM_NB_H
 #define FM_NB_H
