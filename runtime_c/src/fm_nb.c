@@ -418,9 +418,10 @@ static int nb_q15_vec2(const fm_nb_q15 *m, const float *x, fm_result *out)
     for (;;) {
         if (i != next) {
             const uint32_t bits = fm_float_bits(x[order[i]]);
-            const int32_t key = fm_key_bits(bits);
-            bad |= (uint32_t)((bits << 1) >= 0xff000000u);
-            acc += key == 0 ? t[0] : key > ep[1] ? t[3] : key > ep[0] ? t[2] : t[1];
+            const uint32_t mag2 = bits << 1, sgn = (uint32_t)0 - (bits >> 31);
+            const int32_t key = (int32_t)(((mag2 >> 1) ^ sgn) - sgn); /* fm_key_bits(bits), branch-free */
+            bad |= (uint32_t)(mag2 >= 0xff000000u);
+            acc += mag2 == 0u ? t[0] : key > ep[1] ? t[3] : key > ep[0] ? t[2] : t[1];
             ++i;
             ep += 2;
             t += 4;
