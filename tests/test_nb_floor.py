@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -97,49 +96,46 @@ def test_q15_model_that_can_saturate_uses_saturating_adds() -> None:
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None or shutil.which("cc") is None,
                                     reason="valgrind and cc needed")
-CLI = [sys.executable, "-m", "compiler.cli"]
 ROWS = 60
 # Budgets per feature read (x86-64 -O2, prediction call incl. per-prediction overhead), measured
-# 17.4 (float32) and 25.6 (q15) on digits static NB when set; a small margin above.
+# 17.4 (float32) and 23.1 (q15) on digits static NB when set; a small margin above.
 F32_PER_FEATURE = 19.5
-Q15_PER_FEATURE = 28.0
+Q15_PER_FEATURE = 26.0
 
 
-def count(model: Path, numeric: str, spec: str, out: Path) -> tuple[float, float]:
+def count(model, numeric: str, rows: np.ndarray, out: Path) -> tuple[float, float]:
     from nb import callgrind
 
-    header = out / f"{model.stem}_{numeric}" / "model.h"
+    from compiler.header import render_header
+
+    header = out / f"{model.kind}_{numeric}" / "model.h"
     header.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--numeric", numeric, "--embed", spec,
-                    "--rows", str(ROWS)], check=True, cwd=ROOT, capture_output=True)
+    header.write_text(render_header(model, numeric, "model", rows))
     fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", header.read_text())
     assert fn is not None
     exe = callgrind.build_counter(header, header.parent)
-    ir, stdout = callgrind.instructions([str(exe), str(ROWS)], fn.group(1), header.parent / "cg.out")
-    return ir / ROWS, int(stdout.split()[0]) / ROWS
-
-
-def train(spec: str, kind: str, out: Path, extra: list[str]) -> Path:
-    model = out / f"{spec.replace(':', '_')}_{kind}.msgpack"
-    res = subprocess.run([*CLI, "train", kind, spec, *extra, "-o", str(model)], cwd=ROOT, capture_output=True,
-                         text=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot train on {spec}: {res.stderr.strip()[-200:]}")
-    return model
+    ir, stdout = callgrind.instructions([str(exe), str(rows.shape[0])], fn.group(1), header.parent / "cg.out")
+    return ir / rows.shape[0], int(stdout.split()[0]) / rows.shape[0]
 
 
 @needs_valgrind
-@pytest.mark.parametrize(("spec", "extra"), [("sklearn:digits", ["--positive", "8"]), ("keel:spambase", [])])
+@pytest.mark.parametrize(("spec", "positive"), [("sklearn:digits", "8"), ("keel:spambase", None)])
 def test_instruction_budget_and_stop_never_costs_more_than_static(tmp_path: Path, spec: str,
-                                                                   extra: list[str]) -> None:
-    static = train(spec, "nb-static", tmp_path, extra)
-    budget = re.search(r'"budget": (\d+)', subprocess.run([*CLI, "inspect", str(static), "--json"], cwd=ROOT,
-                                                          check=True, capture_output=True, text=True).stdout)
-    assert budget is not None
-    stop = train(spec, "nb-stop", tmp_path, [*extra, "--budget", budget.group(1)])
+                                                                   positive: str | None) -> None:
+    from compiler import tasks
+    from compiler.nb.kind import train_nb
+    from pyruntime.errors import DataError
+
+    try:
+        task = tasks.prepare(spec, positive, None, 0)
+    except DataError as exc:
+        pytest.skip(f"{spec} unavailable: {exc}")
+    static = train_nb("nb-static", task, {}, None)
+    stop = train_nb("nb-stop", task, {"budget": static.tables.n_used}, None)  # the same budget
+    rows = task.data.X[task.test][:ROWS]
     for numeric, per_feature in (("float32", F32_PER_FEATURE), ("q15", Q15_PER_FEATURE)):
-        ir_static, f_static = count(static, numeric, spec, tmp_path)
-        ir_stop, f_stop = count(stop, numeric, spec, tmp_path)
+        ir_static, f_static = count(static, numeric, rows, tmp_path)
+        ir_stop, f_stop = count(stop, numeric, rows, tmp_path)
         assert f_stop < f_static  # the stop points do stop some rows
         assert ir_stop <= ir_static, (numeric, ir_stop, ir_static)
         if spec == "sklearn:digits":  # 64 features read: per-prediction overhead is amortized
