@@ -287,7 +287,7 @@ def instruction_counts(out: Path, quick: bool, with_peer: bool) -> None:
                 header.write_text(render_header(ModelFile(kind="nb-stop" if m.n_stops else "nb-static",
                                                           tables=m, meta={}), numeric, "model", Xte))
                 exe = callgrind.build_counter(header, sub, runtime)
-                fn = "fm_nb_f32_predict_vec" if numeric == "float32" else "fm_nb_q15_predict_vec"
+                fn = "fm_nb_predict_vec" if numeric == "float32" else "fm_nb_q15_predict_vec"
                 ir, stdout = callgrind.instructions([str(exe), str(Xte.shape[0])], fn, sub / "cg.out")
                 ir0, _ = callgrind.instructions([str(exe), "0"], fn, sub / "cg0.out")
                 feats = int(stdout.split()[0])

@@ -85,7 +85,7 @@ def test_export_c_embeds_rows(work: Path, tmp_path: Path) -> None:
     code, _, _ = run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--name", "spam",
                      "--embed", work / "mail.csv", "--rows", "7")
     text = (tmp_path / "m.h").read_text()
-    assert code == 0 and "static const fm_nb_f32 spam = {" in text and "#define FM_N_ROWS 7u" in text
+    assert code == 0 and "static const fm_nb spam = {" in text and "#define FM_N_ROWS 7u" in text
     assert "static const float spam_rows[7][60]" in text
 
 

@@ -2,7 +2,7 @@
  * Instruction-count harness (valgrind callgrind) over a generated model.h
  * with embedded rows: predicts N rows (argv[1], default FM_N_ROWS; rows are
  * reused cyclically) and prints the total number of features read.
- * Run under: valgrind --tool=callgrind --toggle-collect=fm_nb_f32_predict_vec
+ * Run under: valgrind --tool=callgrind --toggle-collect=fm_nb_predict_vec
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-"""C-header emitter of the NB kinds (nb-static, nb-stop): fm_nb_f32 / fm_nb_q15 tables."""
+"""C-header emitter of the NB kinds (nb-static, nb-stop): fm_nb / fm_nb_q15 tables."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def nb_tables(m: NBModel, numeric: str, p: str) -> CTables:
         if m.costs is not None:
             arrays.append(CArray(f"{p}_costs", "float", m.costs))
         d0, thr = c_float(m.d0), c_float(m.threshold)
-        struct, fn, edge_field = "fm_nb_f32", "fm_nb_f32_predict_vec", "edges"
+        struct, fn, edge_field = "fm_nb", "fm_nb_predict_vec", "edges"
     else:
         q = m.q15()
         n_edges, edges, d = m.strided(q.d)

@@ -12,7 +12,7 @@ from pyruntime.skyline.model import SkylineModel
 
 
 def nb_fields(m: NBModel, p: str, arrays: list[CArray]) -> dict[str, str]:
-    """fm_nb_f32 fields of one indexed NB model (fixed-stride layout)."""
+    """fm_nb fields of one indexed NB model (fixed-stride layout)."""
     n_edges, edges, d = m.strided()
     arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_edges", "float", edges),
                CArray(f"{p}_d", "float", d), CArray(f"{p}_stop_at", "uint32_t", m.stop_at),
@@ -37,7 +37,7 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
              "model_coef": f"{p}_model_coef", "feat_ptr": f"{p}_feat_ptr", "feat_idx": f"{p}_feat_idx",
              "breaks": f"{p}_breaks", "sky_ptr": f"{p}_sky_ptr", "sky_model": f"{p}_sky_model"}
     if m.base == "nb":
-        ctype = "fm_nb_f32"
+        ctype = "fm_nb"
         elems = [nb_fields(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
     else:
         ctype = "fm_linear"

@@ -33,7 +33,7 @@ class CNaiveBayes(CEvaluator):
         return self.numeric == "q15"
 
     def symbol(self, verb: str) -> str:
-        return f"fm_nb_{'q15' if self.q else 'f32'}_{verb}"
+        return f"fm_nb_q15_{verb}" if self.q else f"fm_nb_{verb}"
 
     def make_scratch(self) -> tuple[Any, ...]:
         return ()
@@ -46,7 +46,7 @@ class CNaiveBayes(CEvaluator):
 
         if not self.q:
             n_edges, edges, d = model.strided()
-            s = ffi.new("fm_nb_f32 *")
+            s = ffi.new("fm_nb *")
             s.edges = ptr("const float *", edges)
             s.d = ptr("const float *", d)
             s.d0, s.threshold = model.d0, model.threshold

@@ -219,7 +219,7 @@ class CSkyModel(CEvaluator):
         s.base = BASE_CODES[model.base]
         n = max(model.n_models, 1)
         if model.base == "nb":
-            arr = ffi.new("fm_nb_f32[]", n)
+            arr = ffi.new("fm_nb[]", n)
             for k, m in enumerate(model.models):
                 _nb_fill(ffi, arr[k], m, keep)
             s.nb, s.linear = arr, ffi.NULL

@@ -145,7 +145,7 @@ static inline void fz_nb_dims(fz_in *in, fz_nb_arrays *a, uint32_t *used, uint32
     fz_u32s(in, a->stop_at, *ns);
 }
 
-static inline void fz_nb_f32(fz_in *in, fz_nb_arrays *a, fm_nb_f32 *m, uint32_t nf)
+static inline void fz_nb(fz_in *in, fz_nb_arrays *a, fm_nb *m, uint32_t nf)
 {
     memset(m, 0, sizeof *m);
     m->n_features = nf;

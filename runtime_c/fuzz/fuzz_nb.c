@@ -3,12 +3,12 @@
 
 static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
 {
-    return fm_nb_f32_predict_vec((const fm_nb_f32 *)m, x, n, out);
+    return fm_nb_predict_vec((const fm_nb *)m, x, n, out);
 }
 
 static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
 {
-    return fm_nb_f32_predict((const fm_nb_f32 *)m, r, out);
+    return fm_nb_predict((const fm_nb *)m, r, out);
 }
 
 static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
@@ -28,9 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int q = fz_byte(&in) & 1u;
     uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES);
     if (!q) {
-        fm_nb_f32 m;
-        fz_nb_f32(&in, &a, &m, nf);
-        if (fm_nb_f32_check(&m) == FM_OK) {
+        fm_nb m;
+        fz_nb(&in, &a, &m, nf);
+        if (fm_nb_check(&m) == FM_OK) {
             fz_run(&in, &m, nf, eager_f32, lazy_f32, 0, 1);
         }
     } else {

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_skyline_arrays sa;
     fz_nb_arrays nba[FZ_SKY_MAX_MODELS];
     fz_linear_arrays la[FZ_SKY_MAX_MODELS];
-    fm_nb_f32 nb[FZ_SKY_MAX_MODELS];
+    fm_nb nb[FZ_SKY_MAX_MODELS];
     fm_linear lin[FZ_SKY_MAX_MODELS];
     float costs[FZ_MAX_FEATURES];
     fm_skymodel m;
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m.base = fz_byte(&in) % 3u; /* 2 is not a base: check must refuse it */
     for (i = 0; i < m.index.n_models; ++i) {
         if (m.base == FM_SKY_NB) {
-            fz_nb_f32(&in, &nba[i], &nb[i], nf);
+            fz_nb(&in, &nba[i], &nb[i], nf);
         } else {
             fz_linear(&in, &la[i], &lin[i], nf, i == 0 ? FZ_OPTIONAL(&in, fz_floats, costs, nf) : lin[0].costs);
         }

@@ -16,6 +16,15 @@
  * The q15 build compares fm_key_bits() of the raw float bits with int32
  * edge keys and sums int16 entries in a saturating int32 accumulator:
  * integer operations only.
+ *
+ * Eager calls on the two-edge layout (mean-std bins) run one loop whose end
+ * test is the next stop point (a stop point costs its two compares), test
+ * finiteness once per prediction (float32: the sum of the values read, with a
+ * rescan when only the sum overflowed; q15: an OR-ed flag) and, in q15, add
+ * without saturation when |d0| + 32768 * n_used <= INT32_MAX. Results equal
+ * the lazy path and the numpy reference bit for bit.
+ *
+ * API: fm_nb_<verb> (float32) and fm_nb_q15_<verb>.
  */
 #ifndef FM_NB_H
 #define FM_NB_H
@@ -40,7 +49,7 @@ typedef struct {
     const float *stop_hi;         /* [n_stops] answer 1 if score > stop_hi */
     const float *stop_lo;         /* [n_stops] answer 0 if score < stop_lo */
     const float *costs;           /* [n_features] or NULL (cost 1 each) */
-} fm_nb_f32;
+} fm_nb;
 
 typedef struct {
     uint32_t n_features;
@@ -59,24 +68,24 @@ typedef struct {
 } fm_nb_q15;
 
 /* Lazy prediction: features come from the reader. */
-int fm_nb_f32_predict(const fm_nb_f32 *m, const fm_reader *in, fm_result *out);
+int fm_nb_predict(const fm_nb *m, const fm_reader *in, fm_result *out);
 int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out);
 
 /* Eager prediction over a float vector of length n (must equal n_features). */
-int fm_nb_f32_predict_vec(const fm_nb_f32 *m, const float *x, uint32_t n, fm_result *out);
-int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *x, uint32_t n, fm_result *out);
+int fm_nb_predict_vec(const fm_nb *m, const float *in, uint32_t n, fm_result *out);
+int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_result *out);
 
 /* Batch over a row-major matrix; stops at the first failing row and returns
  * its error, with *n_done set to the rows completed. */
-int fm_nb_f32_predict_batch(const fm_nb_f32 *m, const float *X, uint32_t rows, uint32_t cols,
+int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done);
-int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done);
 
 /* Check tables loaded at run time: FM_OK or FM_E_MODEL (every feature index
  * in range and read once, edges sorted and not NaN, stops increasing inside
  * the order, entries finite). */
-int fm_nb_f32_check(const fm_nb_f32 *m);
+int fm_nb_check(const fm_nb *m);
 int fm_nb_q15_check(const fm_nb_q15 *m);
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
  *
  * A skyline model is a budget index (fm_skyline.h) over n_models models,
  * each on its own feature set, plus the models' own tables: naive Bayes
- * (fm_nb_f32, base FM_SKY_NB) or sparse linear scorers (fm_linear, base
+ * (fm_nb, base FM_SKY_NB) or sparse linear scorers (fm_linear, base
  * FM_SKY_LINEAR). One prediction for an item of size n under a budget B:
  *
  *   1. fm_skyline_lookup: the most accurate model whose cost
@@ -42,7 +42,7 @@ extern "C" {
 typedef struct {
     fm_skyline index;
     uint32_t base;                /* FM_SKY_NB or FM_SKY_LINEAR */
-    const fm_nb_f32 *nb;          /* [index.n_models] when base == FM_SKY_NB, else NULL */
+    const fm_nb *nb;          /* [index.n_models] when base == FM_SKY_NB, else NULL */
     const fm_linear *linear;      /* [index.n_models] when base == FM_SKY_LINEAR, else NULL */
     double default_budget;        /* may be +inf: the most accurate model */
     double default_size;

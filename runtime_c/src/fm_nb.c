@@ -35,7 +35,7 @@ static int nb_check_common(uint32_t n_features, uint32_t n_used, const uint32_t 
     return FM_OK;
 }
 
-int fm_nb_f32_check(const fm_nb_f32 *m)
+int fm_nb_check(const fm_nb *m)
 {
     uint32_t i, n_edges, n_table;
     int rc;
@@ -157,55 +157,31 @@ static inline int32_t sat_add(int32_t a, int32_t b)
     return a + b;
 }
 
+/* ---------- the answer at a stop point or at the end ---------- */
+
+/* Fills out after n features were read; stage s (0 = the final threshold). */
+static void nb_answer(fm_result *out, int32_t label, uint32_t stage, uint32_t n)
+{
+    out->label = label;
+    out->stage = stage;
+    out->n_read = n;
+    out->score_q = 0;
+    out->cost_q = 0;
+}
+
+/* 1-based index of the first non-finite feature among positions [0, n), 0 if none. */
+static uint32_t nb_first_nonfinite(const uint32_t *order, const float *x, uint32_t n)
+{
+    uint32_t p;
+    for (p = 0; p < n; ++p) {
+        if (fm_bits_nonfinite(fm_float_bits(x[order[p]]))) {
+            return p + 1u;
+        }
+    }
+    return 0;
+}
+
 /* ---------- float32 evaluation ---------- */
-
-/* Adds positions [i, end) of a float vector to *score; FM_OK or FM_E_VALUE.
- * The mean-std layout (two edges) gets its own loop without an inner loop. */
-static int nb_f32_span_vec(const fm_nb_f32 *m, const float *x, uint32_t i, uint32_t end, float *score)
-{
-    const uint32_t *const order = m->order;
-    const float *const edges = m->edges;
-    const float *const d = m->d;
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
-    float acc = *score;
-    if (ne == 2u) {
-        for (; i < end; ++i) {
-            float v = x[order[i]];
-            uint32_t bits = fm_float_bits(v);
-            uint32_t slot = 1u + (uint32_t)(edges[2u * i] < v) + (uint32_t)(edges[2u * i + 1u] < v);
-            if (fm_bits_nonfinite(bits)) {
-                return FM_E_VALUE;
-            }
-            slot &= (uint32_t)0 - (uint32_t)((bits & 0x7fffffffu) != 0u);
-            acc += d[4u * i + slot];
-        }
-    } else {
-        for (; i < end; ++i) {
-            uint32_t bits = fm_float_bits(x[order[i]]);
-            if (fm_bits_nonfinite(bits)) {
-                return FM_E_VALUE;
-            }
-            acc += d[stride * i + nb_slot_f32(edges + ne * i, ne, bits)];
-        }
-    }
-    *score = acc;
-    return FM_OK;
-}
-
-/* The same through the lazy reader. */
-static int nb_f32_span_read(const fm_nb_f32 *m, const fm_reader *in, uint32_t i, uint32_t end, float *score)
-{
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
-    for (; i < end; ++i) {
-        uint32_t bits;
-        int rc = nb_read(in, m->order[i], &bits);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        *score += m->d[stride * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
-    }
-    return FM_OK;
-}
 
 /* Cost of the first n features of the reading order, summed in that order. */
 static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
@@ -221,7 +197,115 @@ static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
     return cost;
 }
 
-static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, fm_result *out)
+/* Stop-point test after a segment: 1 or 0 when the stop answers, -1 to read on. */
+#define NB_STOP_TEST(acc, hi, lo) ((acc) > (hi) ? 1 : (acc) < (lo) ? 0 : -1)
+
+/* Eager float32 walk for the mean-std layout (two edges per position): the
+ * reading order in segments between stop points, each a tight pointer loop
+ * without per-feature checks; a stop point costs its two compares. chk sums
+ * the values read: it stays finite unless a value read is NaN or infinite
+ * (or the sum overflows, which a rescan of the features read tells apart),
+ * so the finiteness test is one add per feature and one test per prediction. */
+static int nb_f32_vec2(const fm_nb *m, const float *x, fm_result *out)
+{
+    const uint32_t *const order = m->order;
+    const float *ep = m->edges, *t = m->d;
+    const uint32_t *const stop_at = m->stop_at;
+    const float *const stop_hi = m->stop_hi, *const stop_lo = m->stop_lo;
+    const uint32_t n_stops = m->n_stops, n_used = m->n_used;
+    float acc = m->d0, chk = 0.0f;
+    uint32_t i = 0, s = 0, next = n_stops != 0u ? stop_at[0] : n_used;
+    int32_t label;
+
+    /* One loop; the segment end is the loop's own end test, so a stop point
+     * adds nothing per feature: at i == next, either the end or a stop test. */
+    for (;;) {
+        if (i != next) {
+            const float v = x[order[i]];
+            chk += v;
+            acc += (fm_float_bits(v) << 1) == 0u ? t[0] : v > ep[1] ? t[3] : v > ep[0] ? t[2] : t[1];
+            ++i;
+            ep += 2;
+            t += 4;
+            continue;
+        }
+        if (s == n_stops) {
+            label = (int32_t)(acc > m->threshold);
+            s = 0;
+            break;
+        }
+        label = NB_STOP_TEST(acc, stop_hi[s], stop_lo[s]);
+        ++s;
+        if (label >= 0) {
+            break;
+        }
+        next = s != n_stops ? stop_at[s] : n_used;
+    }
+    if (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite(order, x, i) != 0u) {
+        return FM_E_VALUE;
+    }
+    nb_answer(out, label, s, i);
+    out->score = acc;
+    out->cost = nb_cost_f32(m->costs, order, i);
+    return FM_OK;
+}
+
+/* Eager float32 walk, any number of edges. */
+static int nb_f32_vec(const fm_nb *m, const float *x, fm_result *out)
+{
+    const uint32_t *const order = m->order;
+    const float *const e = m->edges;
+    const float *const d = m->d;
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u, n_used = m->n_used, n_stops = m->n_stops;
+    float acc = m->d0, chk = 0.0f;
+    uint32_t i = 0, s = 0, end;
+    int32_t label = -1;
+
+    for (;;) {
+        end = s < n_stops ? m->stop_at[s] : n_used;
+        for (; i < end; ++i) {
+            const float v = x[order[i]];
+            chk += v;
+            acc += d[stride * i + nb_slot_f32(e + ne * i, ne, fm_float_bits(v))];
+        }
+        if (s == n_stops) {
+            break;
+        }
+        ++s;
+        label = NB_STOP_TEST(acc, m->stop_hi[s - 1u], m->stop_lo[s - 1u]);
+        if (label >= 0) {
+            break;
+        }
+    }
+    if (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite(order, x, i) != 0u) {
+        return FM_E_VALUE;
+    }
+    if (label < 0) {
+        label = (int32_t)(acc > m->threshold);
+        s = 0;
+    }
+    nb_answer(out, label, s, i);
+    out->score = acc;
+    out->cost = nb_cost_f32(m->costs, order, i);
+    return FM_OK;
+}
+
+/* Adds positions [i, end) read through the lazy reader to *score. */
+static int nb_f32_span_read(const fm_nb *m, const fm_reader *in, uint32_t i, uint32_t end, float *score)
+{
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
+    for (; i < end; ++i) {
+        uint32_t bits;
+        int rc = nb_read(in, m->order[i], &bits);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        *score += m->d[stride * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
+    }
+    return FM_OK;
+}
+
+static int nb_f32_run(const fm_nb *m, const fm_reader *in, fm_result *out)
 {
     float score = m->d0;
     uint32_t i = 0, s = 0;
@@ -229,7 +313,7 @@ static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, f
 
     for (;;) {
         uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        int rc = x != NULL ? nb_f32_span_vec(m, x, i, next, &score) : nb_f32_span_read(m, in, i, next, &score);
+        int rc = nb_f32_span_read(m, in, i, next, &score);
         if (rc != FM_OK) {
             return rc;
         }
@@ -247,42 +331,39 @@ static int nb_f32_run(const fm_nb_f32 *m, const float *x, const fm_reader *in, f
             break;
         }
     }
-    out->label = label >= 0 ? label : (int32_t)(score > m->threshold);
-    out->stage = label >= 0 ? s : 0u;
+    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
     out->score = score;
-    out->score_q = 0;
-    out->n_read = i;
     out->cost = nb_cost_f32(m->costs, m->order, i);
-    out->cost_q = 0;
     return FM_OK;
 }
 
-int fm_nb_f32_predict(const fm_nb_f32 *m, const fm_reader *in, fm_result *out)
+int fm_nb_predict(const fm_nb *m, const fm_reader *in, fm_result *out)
 {
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return nb_f32_run(m, NULL, in, out);
+    return nb_f32_run(m, in, out);
 }
 
-int fm_nb_f32_predict_vec(const fm_nb_f32 *m, const float *x, uint32_t n, fm_result *out)
+int fm_nb_predict_vec(const fm_nb *m, const float *in, uint32_t n, fm_result *out)
 {
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features) {
+    if (m == NULL || in == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
     }
-    return nb_f32_run(m, x, NULL, out);
+    return m->n_edges == 2u ? nb_f32_vec2(m, in, out) : nb_f32_vec(m, in, out);
 }
 
-int fm_nb_f32_predict_batch(const fm_nb_f32 *m, const float *X, uint32_t rows, uint32_t cols,
-                            fm_result *out, uint32_t *n_done)
+int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t cols,
+                        fm_result *out, uint32_t *n_done)
 {
     uint32_t r;
     int rc = FM_OK;
-    if (m == NULL || (rows > 0 && (X == NULL || out == NULL)) || cols != m->n_features) {
+    if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {
         return FM_E_ARG;
     }
     for (r = 0; r < rows && rc == FM_OK; ++r) {
-        rc = nb_f32_run(m, X + (size_t)r * cols, NULL, out + r);
+        rc = m->n_edges == 2u ? nb_f32_vec2(m, in + (size_t)r * cols, out + r)
+                              : nb_f32_vec(m, in + (size_t)r * cols, out + r);
     }
     if (n_done != NULL) {
         *n_done = rc == FM_OK ? rows : r - 1u;
@@ -304,60 +385,135 @@ static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t
     return cost;
 }
 
-/* Adds positions [i, end) to *score (saturating); features from x when given, else the reader. */
-static int nb_q15_span(const fm_nb_q15 *m, const float *x, const fm_reader *in, uint32_t i, uint32_t end,
-                       int32_t *score)
+/* Non-zero when no sum of d0 and at most n_used int16 entries can leave
+ * int32: |d0| + 32768 * n_used <= INT32_MAX. Then the plain add equals the
+ * saturating add of the reference. */
+static int nb_q15_cannot_saturate(const fm_nb_q15 *m)
+{
+    uint32_t mag = m->d0 < 0 ? (uint32_t)0 - (uint32_t)m->d0 : (uint32_t)m->d0;
+    return mag <= (uint32_t)INT32_MAX && m->n_used <= (((uint32_t)INT32_MAX - mag) >> 15);
+}
+
+/* The mean-std layout (two edges) of a model whose sums cannot saturate. */
+static int nb_q15_fast(const fm_nb_q15 *m)
+{
+    return m->n_edges == 2u && nb_q15_cannot_saturate(m);
+}
+
+/* Eager q15 walk for the mean-std layout, as nb_f32_vec2: plain int32 adds
+ * (the model cannot saturate, see nb_q15_cannot_saturate), keys compared with
+ * integer ops, bad collects non-finite values (one test per prediction). */
+static int nb_q15_vec2(const fm_nb_q15 *m, const float *x, fm_result *out)
 {
     const uint32_t *const order = m->order;
-    const int32_t *const keys = m->edge_keys;
-    const int16_t *const d = m->d;
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
-    int32_t acc = *score;
-    if (x != NULL && ne == 2u) {
-        for (; i < end; ++i) {
-            uint32_t bits = fm_float_bits(x[order[i]]);
-            int32_t key = fm_key_bits(bits);
-            uint32_t slot = 1u + (uint32_t)(keys[2u * i] < key) + (uint32_t)(keys[2u * i + 1u] < key);
-            if (fm_bits_nonfinite(bits)) {
-                return FM_E_VALUE;
-            }
-            slot &= (uint32_t)0 - (uint32_t)(key != 0);
-            acc = sat_add(acc, d[4u * i + slot]);
+    const int32_t *ep = m->edge_keys;
+    const int16_t *t = m->d;
+    const uint32_t *const stop_at = m->stop_at;
+    const int32_t *const stop_hi = m->stop_hi, *const stop_lo = m->stop_lo;
+    const uint32_t n_stops = m->n_stops, n_used = m->n_used;
+    int32_t acc = m->d0;
+    uint32_t i = 0, s = 0, bad = 0, next = n_stops != 0u ? stop_at[0] : n_used;
+    int32_t label;
+
+    for (;;) {
+        if (i != next) {
+            const uint32_t bits = fm_float_bits(x[order[i]]);
+            const uint32_t mag2 = bits << 1, sgn = (uint32_t)0 - (bits >> 31);
+            const int32_t key = (int32_t)(((mag2 >> 1) ^ sgn) - sgn); /* fm_key_bits(bits), branch-free */
+            bad |= (uint32_t)(mag2 >= 0xff000000u);
+            acc += mag2 == 0u ? t[0] : key > ep[1] ? t[3] : key > ep[0] ? t[2] : t[1];
+            ++i;
+            ep += 2;
+            t += 4;
+            continue;
         }
-    } else {
-        for (; i < end; ++i) {
-            uint32_t bits;
-            if (x != NULL) {
-                bits = fm_float_bits(x[order[i]]);
-                if (fm_bits_nonfinite(bits)) {
-                    return FM_E_VALUE;
-                }
-            } else {
-                int rc = nb_read(in, order[i], &bits);
-                if (rc != FM_OK) {
-                    return rc;
-                }
-            }
-            acc = sat_add(acc, d[stride * i + nb_slot_q15(keys + ne * i, ne, bits)]);
+        if (s == n_stops) {
+            label = (int32_t)(acc > m->threshold);
+            s = 0;
+            break;
         }
+        label = NB_STOP_TEST(acc, stop_hi[s], stop_lo[s]);
+        ++s;
+        if (label >= 0) {
+            break;
+        }
+        next = s != n_stops ? stop_at[s] : n_used;
     }
-    *score = acc;
+    if (bad != 0u) {
+        return FM_E_VALUE;
+    }
+    nb_answer(out, label, s, i);
+    out->score = 0.0f;
+    out->score_q = acc;
+    out->cost = 0.0f;
+    out->cost_q = nb_cost_q(m->costs, order, i);
     return FM_OK;
 }
 
-static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, fm_result *out)
+/* Eager q15 walk, same segments as nb_f32_vec; bad counts non-finite values. */
+static int nb_q15_vec(const fm_nb_q15 *m, const float *x, fm_result *out)
 {
+    const uint32_t *const order = m->order;
+    const int32_t *const e = m->edge_keys;
+    const int16_t *const d = m->d;
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u, n_used = m->n_used, n_stops = m->n_stops;
+    int32_t acc = m->d0;
+    uint32_t i = 0, s = 0, end, bad = 0;
+    int32_t label = -1;
+
+    for (;;) {
+        end = s < n_stops ? m->stop_at[s] : n_used;
+        for (; i < end; ++i) {
+            const uint32_t bits = fm_float_bits(x[order[i]]);
+            bad |= (uint32_t)fm_bits_nonfinite(bits);
+            acc = sat_add(acc, d[stride * i + nb_slot_q15(e + ne * i, ne, bits)]);
+        }
+        if (s == n_stops) {
+            break;
+        }
+        ++s;
+        if (acc > m->stop_hi[s - 1u]) {
+            label = 1;
+            break;
+        }
+        if (acc < m->stop_lo[s - 1u]) {
+            label = 0;
+            break;
+        }
+    }
+    if (bad != 0u) {
+        return FM_E_VALUE;
+    }
+    if (label < 0) {
+        label = (int32_t)(acc > m->threshold);
+        s = 0;
+    }
+    nb_answer(out, label, s, i);
+    out->score = 0.0f;
+    out->score_q = acc;
+    out->cost = 0.0f;
+    out->cost_q = nb_cost_q(m->costs, order, i);
+    return FM_OK;
+}
+
+/* Lazy q15 walk through the reader (saturating adds). */
+static int nb_q15_run(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
+{
+    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
     int32_t score = m->d0;
     uint32_t i = 0, s = 0;
     int32_t label = -1;
 
     for (;;) {
         uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        int rc = nb_q15_span(m, x, in, i, next, &score);
-        if (rc != FM_OK) {
-            return rc;
+        for (; i < next; ++i) {
+            uint32_t bits;
+            int rc = nb_read(in, m->order[i], &bits);
+            if (rc != FM_OK) {
+                return rc;
+            }
+            score = sat_add(score, m->d[stride * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)]);
         }
-        i = next;
         if (s == m->n_stops) {
             break;
         }
@@ -371,11 +527,9 @@ static int nb_q15_run(const fm_nb_q15 *m, const float *x, const fm_reader *in, f
             break;
         }
     }
-    out->label = label >= 0 ? label : (int32_t)(score > m->threshold);
-    out->stage = label >= 0 ? s : 0u;
+    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
     out->score = 0.0f;
     out->score_q = score;
-    out->n_read = i;
     out->cost = 0.0f;
     out->cost_q = nb_cost_q(m->costs, m->order, i);
     return FM_OK;
@@ -386,27 +540,28 @@ int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return nb_q15_run(m, NULL, in, out);
+    return nb_q15_run(m, in, out);
 }
 
-int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *x, uint32_t n, fm_result *out)
+int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_result *out)
 {
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features) {
+    if (m == NULL || in == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
     }
-    return nb_q15_run(m, x, NULL, out);
+    return nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
 }
 
-int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done)
 {
     uint32_t r;
-    int rc = FM_OK;
-    if (m == NULL || (rows > 0 && (X == NULL || out == NULL)) || cols != m->n_features) {
+    int rc = FM_OK, fast;
+    if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {
         return FM_E_ARG;
     }
+    fast = nb_q15_fast(m);
     for (r = 0; r < rows && rc == FM_OK; ++r) {
-        rc = nb_q15_run(m, X + (size_t)r * cols, NULL, out + r);
+        rc = fast ? nb_q15_vec2(m, in + (size_t)r * cols, out + r) : nb_q15_vec(m, in + (size_t)r * cols, out + r);
     }
     if (n_done != NULL) {
         *n_done = rc == FM_OK ? rows : r - 1u;

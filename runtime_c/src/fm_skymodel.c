@@ -24,8 +24,8 @@ static int sky_check_model(const fm_skymodel *m, uint32_t k)
     uint32_t i;
     int rc;
     if (m->base == FM_SKY_NB) {
-        const fm_nb_f32 *nb = &m->nb[k];
-        rc = fm_nb_f32_check(nb);
+        const fm_nb *nb = &m->nb[k];
+        rc = fm_nb_check(nb);
         if (rc != FM_OK) {
             return rc;
         }
@@ -121,7 +121,7 @@ int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo
         return rc;
     }
     if (m->base == FM_SKY_NB) {
-        rc = fm_nb_f32_predict(&m->nb[k], in, out);
+        rc = fm_nb_predict(&m->nb[k], in, out);
     } else if (m->base == FM_SKY_LINEAR) {
         if (memo == NULL || memo->n < m->linear[k].n_features) {
             return FM_E_ARG;

@@ -24,7 +24,7 @@ static const uint32_t stop_at[1] = {1};
 static const float stop_hi[1] = {1.5f};
 static const float stop_lo[1] = {-1.5f};
 
-static const fm_nb_f32 model = {2u, 2u, 2u, order, edges, d, 0.125f, 0.0f, 1u, stop_at, stop_hi, stop_lo, NULL};
+static const fm_nb model = {2u, 2u, 2u, order, edges, d, 0.125f, 0.0f, 1u, stop_at, stop_hi, stop_lo, NULL};
 
 typedef struct {
     const float *x;
@@ -58,17 +58,17 @@ static void test_known_answers(void)
     float z[2] = {0.75f, -0.0f};
     float z0[2] = {0.0f, 0.5f};
 
-    CHECK(fm_nb_f32_predict_vec(&model, a, 2, &r) == FM_OK);
+    CHECK(fm_nb_predict_vec(&model, a, 2, &r) == FM_OK);
     CHECK(r.label == 1 && r.n_read == 1 && r.stage == 1 && r.score == 2.125f && r.cost == 1.0f);
-    CHECK(fm_nb_f32_predict_vec(&model, b, 2, &r) == FM_OK);
+    CHECK(fm_nb_predict_vec(&model, b, 2, &r) == FM_OK);
     CHECK(r.label == 0 && r.n_read == 1 && r.score == -1.875f);
-    CHECK(fm_nb_f32_predict_vec(&model, c, 2, &r) == FM_OK);
+    CHECK(fm_nb_predict_vec(&model, c, 2, &r) == FM_OK);
     CHECK(r.label == 1 && r.n_read == 2 && r.stage == 0 && r.score == 0.625f);
-    CHECK(fm_nb_f32_predict_vec(&model, e, 2, &r) == FM_OK);
+    CHECK(fm_nb_predict_vec(&model, e, 2, &r) == FM_OK);
     CHECK(r.label == 0 && r.n_read == 2 && r.score == -0.125f);
-    CHECK(fm_nb_f32_predict_vec(&model, z, 2, &r) == FM_OK);
+    CHECK(fm_nb_predict_vec(&model, z, 2, &r) == FM_OK);
     CHECK(r.label == 1 && r.score == 0.625f);
-    CHECK(fm_nb_f32_predict_vec(&model, z0, 2, &r) == FM_OK);
+    CHECK(fm_nb_predict_vec(&model, z0, 2, &r) == FM_OK);
     CHECK(r.label == 0 && r.score == -0.125f);
 }
 
@@ -78,10 +78,10 @@ static void test_lazy_reads_once(void)
     counting_ctx c = {x, {0, 0}, -1};
     fm_reader in = {counting_read, &c};
     fm_result r;
-    CHECK(fm_nb_f32_predict(&model, &in, &r) == FM_OK);
+    CHECK(fm_nb_predict(&model, &in, &r) == FM_OK);
     CHECK(c.reads[0] == 1 && c.reads[1] == 1 && r.n_read == 2);
     c.fail_on = 0;
-    CHECK(fm_nb_f32_predict(&model, &in, &r) == FM_E_READ);
+    CHECK(fm_nb_predict(&model, &in, &r) == FM_E_READ);
 }
 
 static void test_bad_input(void)
@@ -92,45 +92,45 @@ static void test_bad_input(void)
     float rows[4] = {0.0f, 3.0f, 0.0f, NAN};
     fm_result out[2];
     uint32_t done = 99;
-    CHECK(fm_nb_f32_predict_vec(&model, nan_x, 2, &r) == FM_E_VALUE);
-    CHECK(fm_nb_f32_predict_vec(&model, inf_x, 2, &r) == FM_E_VALUE);
-    CHECK(fm_nb_f32_predict_vec(&model, nan_x, 3, &r) == FM_E_ARG);
-    CHECK(fm_nb_f32_predict_vec(NULL, nan_x, 2, &r) == FM_E_ARG);
-    CHECK(fm_nb_f32_predict_batch(&model, rows, 2, 2, out, &done) == FM_E_VALUE);
+    CHECK(fm_nb_predict_vec(&model, nan_x, 2, &r) == FM_E_VALUE);
+    CHECK(fm_nb_predict_vec(&model, inf_x, 2, &r) == FM_E_VALUE);
+    CHECK(fm_nb_predict_vec(&model, nan_x, 3, &r) == FM_E_ARG);
+    CHECK(fm_nb_predict_vec(NULL, nan_x, 2, &r) == FM_E_ARG);
+    CHECK(fm_nb_predict_batch(&model, rows, 2, 2, out, &done) == FM_E_VALUE);
     CHECK(done == 1 && out[0].label == 1);
 }
 
 static void test_checks(void)
 {
-    fm_nb_f32 bad;
+    fm_nb bad;
     uint32_t bad_order[2] = {1, 7};
     uint32_t dup_order[2] = {1, 1};
     uint32_t bad_stops[1] = {2};
     float unsorted[4] = {1.0f, -1.0f, 0.5f, INFINITY};
     float nan_d[8] = {0.0f, -2.0f, NAN, 2.0f, -0.5f, -0.5f, 0.5f, 0.5f};
-    CHECK(fm_nb_f32_check(&model) == FM_OK);
+    CHECK(fm_nb_check(&model) == FM_OK);
     bad = model;
     bad.order = bad_order;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.order = dup_order;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.stop_at = bad_stops;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.edges = unsorted;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.d = nan_d;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.threshold = NAN;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     bad = model;
     bad.d = NULL;
-    CHECK(fm_nb_f32_check(&bad) == FM_E_MODEL);
-    CHECK(fm_nb_f32_check(NULL) == FM_E_ARG);
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
+    CHECK(fm_nb_check(NULL) == FM_E_ARG);
 }
 
 static void test_q15_saturation(void)

@@ -30,9 +30,9 @@ static const float e1[] = {0.5f}, e2[] = {0.5f, 0.5f};
 static const float d1[] = {-2.0f, -2.0f, 2.0f};
 static const float d01[] = {-2.0f, -2.0f, 2.0f, -3.0f, -3.0f, 3.0f};
 
-static fm_nb_f32 nb_model(uint32_t n_used, const uint32_t *order, const float *edges, const float *d, float d0)
+static fm_nb nb_model(uint32_t n_used, const uint32_t *order, const float *edges, const float *d, float d0)
 {
-    fm_nb_f32 m;
+    fm_nb m;
     memset(&m, 0, sizeof m);
     m.n_features = 2;
     m.n_used = n_used;
@@ -62,7 +62,7 @@ static fm_skyline make_index(void)
 
 static void test_nb(void)
 {
-    fm_nb_f32 nbs[4];
+    fm_nb nbs[4];
     fm_skymodel m;
     fm_result r;
     double spent = -1.0;

@@ -57,9 +57,9 @@ extern "C" int fm_read_analog(void *ctx, uint32_t index, float *value)
 // pick the family's lazy predict (NB models), the template falls back to reading every
 // feature and predicting eagerly (any model kind).
 #ifdef FM_NB_H // the header is an NB model's: its lazy predict reads inputs one by one
-static inline int fm_predict_lazy(const fm_nb_f32 &m, const fm_reader *in, fm_result *out)
+static inline int fm_predict_lazy(const fm_nb &m, const fm_reader *in, fm_result *out)
 {
-    return fm_nb_f32_predict(&m, in, out);
+    return fm_nb_predict(&m, in, out);
 }
 
 static inline int fm_predict_lazy(const fm_nb_q15 &m, const fm_reader *in, fm_result *out)

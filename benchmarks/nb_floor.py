@@ -1,0 +1,158 @@
+"""NB at the floor: instructions per prediction and per feature read, static vs early-stopping NB.
+
+Usage: .venv/bin/python benchmarks/nb_floor.py [--data keel:magic ...] [--rows 200] [--no-qemu] [--no-peer]
+
+Per data set: `frugalml train nb-static DATA` picks the budget k (best static validation accuracy);
+`frugalml train nb-stop DATA --budget k` learns stop points at the same budget. Both are exported
+(`export-c --embed DATA --rows N`, tables form) and counted on the same rows:
+  - x86-64 -O2, valgrind callgrind, instructions of the FM_PREDICT_VEC call only
+    (benchmarks/c/nb_count.c), float32 and q15;
+  - Cortex-M3 q15 and Cortex-M4F float32 under QEMU with the repository's counting plugin
+    (benchmarks/qemu_count.py: REPEAT=2 minus REPEAT=1 images; includes the self-test's row loop,
+    a handful of instructions per row);
+  - the peer: emlearn's GaussianNB (benchmarks/.venv, made on first use by benchmarks/runtime.py)
+    on the same rows, x86 callgrind of its predict call (reads every feature).
+Per feature read = instructions per prediction / mean features read per prediction (the x86 run's
+n_read, identical on the devices: same tables, same rows). Counts, not times: they repeat exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from nb import callgrind  # noqa: E402
+
+CLI = [sys.executable, "-m", "compiler.cli"]
+DATASETS = ("keel:magic", "keel:spambase", "sklearn:breast_cancer", "sklearn:digits")
+
+
+def train(spec: str, kind: str, out: Path, extra: list[str]) -> Path:
+    model = out / f"{kind}.msgpack"
+    pos = ["--positive", "8"] if spec == "sklearn:digits" else []
+    subprocess.run([*CLI, "train", kind, spec, *pos, *extra, "-o", str(model)], check=True, cwd=ROOT,
+                   capture_output=True)
+    return model
+
+
+def budget_of(model: Path) -> int:
+    sys_path = subprocess.run([*CLI, "inspect", str(model), "--json"], check=True, cwd=ROOT, capture_output=True,
+                              text=True).stdout
+    m = re.search(r'"budget": (\d+)', sys_path)
+    if m is None:
+        raise RuntimeError(f"no budget in `frugalml inspect {model}`")
+    return int(m.group(1))
+
+
+def export(model: Path, numeric: str, spec: str, rows: int, out: Path) -> Path:
+    header = out / f"{model.stem}_{numeric}" / "model.h"
+    header.parent.mkdir(parents=True, exist_ok=True)
+    embed = spec
+    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--numeric", numeric, "--embed", embed,
+                    "--rows", str(rows)], check=True, cwd=ROOT, capture_output=True)
+    return header
+
+
+def x86_count(header: Path) -> tuple[float, float]:
+    """(instructions per prediction, features read per prediction) of the FM_PREDICT_VEC call."""
+    fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", header.read_text())
+    rows = int(re.search(r"#define FM_N_ROWS (\d+)", header.read_text()).group(1))  # type: ignore[union-attr]
+    assert fn is not None
+    exe = callgrind.build_counter(header, header.parent)
+    ir, stdout = callgrind.instructions([str(exe), str(rows)], fn.group(1), header.parent / "cg.out")
+    return ir / rows, int(stdout.split()[0]) / rows
+
+
+def qemu(header: Path, target: str) -> float | None:
+    try:
+        from benchmarks.qemu_count import count_cortex_m
+        return count_cortex_m(header, target)
+    except (subprocess.CalledProcessError, RuntimeError, OSError) as exc:
+        print(f"note: {target} count failed for {header}: {exc}", file=sys.stderr)
+        return None
+
+
+def peer_count(spec: str, rows: int, out: Path) -> tuple[float, int] | None:
+    """emlearn GaussianNB instructions per prediction on the first rows of the data (same rows as embedded)."""
+    try:
+        from benchmarks.runtime import peer_python
+        py = peer_python()
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"note: emlearn venv unavailable: {exc}", file=sys.stderr)
+        return None
+    from compiler import tasks
+
+    task = tasks.prepare(spec, "8" if spec == "sklearn:digits" else None, None, 0)
+    X, y = task.data.X, task.y
+    d = out / "peer"
+    d.mkdir(parents=True, exist_ok=True)
+    np.savez(d / "data.npz", Xtr=X[task.train], ytr=y[task.train], Xte=X[:rows])
+    code = (f"import sys, numpy as np; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); from nb import peer; "
+            f"z = np.load({str(d / 'data.npz')!r}); from pathlib import Path; "
+            f"peer.build(z['Xtr'], z['ytr'], z['Xte'], Path({str(d)!r}))")
+    res = subprocess.run([str(py), "-c", code], capture_output=True, text=True)
+    if res.returncode != 0:
+        print(f"note: emlearn build failed: {res.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    ir, _ = callgrind.instructions([str(d / "emlearn_time"), str(d / "rows.bin"), "0"], "peer_predict",
+                                   d / "cg.out")
+    return ir / rows, X.shape[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", nargs="*", default=list(DATASETS))
+    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--no-qemu", action="store_true")
+    ap.add_argument("--no-peer", action="store_true")
+    a = ap.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        print("valgrind not installed")
+        return 2
+    print(f"{'data':<22} {'model':<9} {'k':>3} {'feat':>6} | {'x86 f32':>8} {'/feat':>6} | {'x86 q15':>8} "
+          f"{'/feat':>6} | {'M3 q15':>8} {'/feat':>6} | {'M4F f32':>8} {'/feat':>6}")
+    with tempfile.TemporaryDirectory(prefix="nb_floor_") as tmp:
+        for spec in a.data:
+            out = Path(tmp) / spec.replace(":", "_")
+            out.mkdir(parents=True)
+            try:
+                static = train(spec, "nb-static", out, [])
+            except subprocess.CalledProcessError as exc:
+                print(f"{spec:<22} unavailable: {exc.stderr.decode().strip().splitlines()[-1:]}")
+                continue
+            k = budget_of(static)
+            stop = train(spec, "nb-stop", out, ["--budget", str(k)])
+            for name, model in (("static", static), ("stop", stop)):
+                cells = []
+                feats = 0.0
+                for numeric, target in (("float32", None), ("q15", None), ("q15", "cortex-m3"),
+                                        ("float32", "cortex-m4f")):
+                    header = export(model, numeric, spec, a.rows, out)
+                    if target is None:
+                        per, feats = x86_count(header)
+                    else:
+                        per = None if a.no_qemu else qemu(header, target)
+                    cells.append(f"{per:8.1f} {per / feats:6.2f}" if per is not None else f"{'-':>8} {'-':>6}")
+                print(f"{spec:<22} {name:<9} {k:>3} {feats:6.2f} | " + " | ".join(cells), flush=True)
+            if not a.no_peer:
+                got = peer_count(spec, a.rows, out)
+                if got is not None:
+                    per, d = got
+                    print(f"{spec:<22} {'emlearn':<9} {d:>3} {d:6.2f} | {per:8.1f} {per / d:6.2f} "
+                          f"(GaussianNB, x86 callgrind, every feature)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
