@@ -1,4 +1,5 @@
-"""Every registered kind on every target, float32 and q15: the generated header
+"""Every registered kind on every target, float32 and q15, in both forms of
+`export-c` (tables, and generated code where the kind has it): the generated header
 with embedded rows runs under QEMU (Cortex-M0/M3/M4F/M33 bare metal, Raspberry
 Pi aarch64/armhf Linux user mode) and prints exactly the lines `frugalml
 predict` prints for the same tables (label, features read, cost), and the
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, FIRMWARE, PI, PI_TOOLS, make, require_tools
 
 from compiler.cli import cli
+from compiler.codegen import code_kinds, render_code_header
 from compiler.header import render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
@@ -62,12 +64,28 @@ def model_of(work: Path, kind: str) -> Path:
     return path
 
 
-def export(work: Path, kind: str, numeric: str, target: str, out: Path) -> tuple[Path, list[str]]:
+def forms(work: Path, kind: str) -> list[str]:
+    """tables, plus code when the model's kind has a code form; a gated model with a linear part is
+    refused by the code form with its documented one-line reason."""
+    m = fmt.load(model_of(work, kind))
+    if m.kind not in code_kinds():
+        return ["tables"]
+    try:
+        render_code_header(m, "float32", "model", None, None)
+    except ValueError as e:
+        assert m.kind == "gated" and "linear scorer" in str(e), e
+        return ["tables"]
+    return ["tables", "code"]
+
+
+def export(work: Path, kind: str, numeric: str, target: str, out: Path,
+           form: str = "tables") -> tuple[Path, list[str]]:
     """Header with the first ROWS rows embedded, and the lines `frugalml predict` prints for them."""
     m = fmt.load(model_of(work, kind))
     X = np.load(work / "data.npz")["X"][:ROWS]
-    header = out / "model.h"
-    header.write_text(render_header(m, numeric, "model", X, target))
+    header = out / f"model_{form}_{numeric}.h"
+    render = render_code_header if form == "code" else render_header
+    header.write_text(render(m, numeric, "model", X, target))
     ev = c_evaluator(m, numeric)
     lines = predict_lines(m.tables, ev.predict(X), numeric == "q15", ev.cost_unit)
     assert len(lines) == ROWS
@@ -78,30 +96,35 @@ def export(work: Path, kind: str, numeric: str, target: str, out: Path) -> tuple
 @pytest.mark.parametrize(("target", "machine"), CORTEX_M_TARGETS)
 def test_cortex_m(work: Path, tmp_path: Path, kind: str, target: str, machine: str) -> None:
     require_tools(*CORTEX_M_TOOLS)
-    for numeric in NUMERICS.get(kind, ("float32", "q15")):
-        header, expected = export(work, kind, numeric, target, tmp_path)
-        p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
-                 f"BUILD={tmp_path / numeric}", "run", check=False)
-        assert p.returncode == 0, (numeric, p.stderr)
-        assert p.stdout.splitlines() == expected, numeric
+    for form in forms(work, kind):
+        for numeric in NUMERICS.get(kind, ("float32", "q15")):
+            header, expected = export(work, kind, numeric, target, tmp_path, form)
+            p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
+                     f"BUILD={tmp_path / form / numeric}", "run", check=False)
+            assert p.returncode == 0, (form, numeric, p.stderr)
+            assert p.stdout.splitlines() == expected, (form, numeric)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cross", PI_CROSS)
 def test_raspberry_pi(work: Path, tmp_path: Path, kind: str, cross: str) -> None:
     require_tools(*PI_TOOLS[cross])
-    for numeric in NUMERICS.get(kind, ("float32", "q15")):
-        header, expected = export(work, kind, numeric, "pi", tmp_path)
-        p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / numeric}", "run", check=False)
-        assert p.returncode == 0, (numeric, p.stderr)
-        assert p.stdout.splitlines() == expected, numeric
+    for form in forms(work, kind):
+        for numeric in NUMERICS.get(kind, ("float32", "q15")):
+            header, expected = export(work, kind, numeric, "pi", tmp_path, form)
+            p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / form / numeric}", "run",
+                     check=False)
+            assert p.returncode == 0, (form, numeric, p.stderr)
+            assert p.stdout.splitlines() == expected, (form, numeric)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_arduino_sketch_compiles_as_cxx(work: Path, tmp_path: Path, kind: str) -> None:
     require_tools("arm-none-eabi-g++")
-    for numeric in NUMERICS.get(kind, ("float32", "q15")):
-        target = "cortex-m4f" if numeric == "float32" else "cortex-m0"
-        header, _ = export(work, kind, numeric, target, tmp_path)
-        make(FIRMWARE / "arduino", f"MODEL={header}", f"TARGET={target}", f"BUILD={tmp_path / numeric}", "check")
-        assert (tmp_path / numeric / "sketch.o").stat().st_size > 0
+    for form in forms(work, kind):
+        for numeric in NUMERICS.get(kind, ("float32", "q15")):
+            target = "cortex-m4f" if numeric == "float32" else "cortex-m0"
+            header, _ = export(work, kind, numeric, target, tmp_path, form)
+            build = tmp_path / form / numeric
+            make(FIRMWARE / "arduino", f"MODEL={header}", f"TARGET={target}", f"BUILD={build}", "check")
+            assert (build / "sketch.o").stat().st_size > 0

@@ -249,7 +249,9 @@ def test_gpio_marker_compiles_against_the_libgpiod_1_api(models: dict[str, Path]
 
 
 # The generated-code form (export-c --form code) on every core: the same lines as the tables' predict.
-# Its header needs no runtime source (only frugalml.h): the builds below link none (RUNTIME_SRC=).
+# Its header needs no runtime source (only frugalml.h); the examples print fm_strerror's message on a
+# failed prediction, so the builds below link fm_common.c alone.
+CODE_LINK = f"RUNTIME_SRC={RUNTIME}/src/fm_common.c"
 CODE_CORTEX_M_CASES = [
     ("costed", "cortex-m0", "microbit"),
     ("costed", "cortex-m3", "mps2-an385"),
@@ -269,7 +271,7 @@ def test_code_form_on_cortex_m_matches_predict(models: dict[str, Path], costed: 
     header, expected = export(model, name, tmp_path, target, form="code")
     assert '_FORM "code"' in header.read_text()
     p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             "RUNTIME_SRC=", "run", check=False)
+             CODE_LINK, "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected
 
@@ -279,7 +281,7 @@ def test_code_form_on_cortex_m_matches_predict(models: dict[str, Path], costed: 
 def test_code_form_on_raspberry_pi_matches_predict(costed: Path, tmp_path: Path, cross: str, numeric: str) -> None:
     require_tools(*PI_TOOLS[cross])
     header, expected = export(costed, "costed", tmp_path, "pi", numeric, form="code")
-    p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "RUNTIME_SRC=", "run", check=False)
+    p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", CODE_LINK, "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected
 
@@ -288,7 +290,7 @@ def test_code_form_failed_prediction_exits_1(models: dict[str, Path], tmp_path: 
     require_tools(*CORTEX_M_TOOLS)
     header, _ = export(models["dense"], "dense", tmp_path, "cortex-m3", form="code")
     _poison_first_row(header)
-    p = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m3", f"BUILD={tmp_path / 'b'}", "RUNTIME_SRC=", "run",
+    p = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m3", f"BUILD={tmp_path / 'b'}", CODE_LINK, "run",
              check=False)
     assert "error 0 -3" in p.stdout  # FM_E_VALUE on row 0
     assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
@@ -316,6 +318,6 @@ def test_code_form_of_a_gated_tree_model_on_cortex_m(tmp_path: Path, target: str
     assert len(set(pred.stage.tolist())) == 2  # both f1 and f0 answer some rows
     expected = predict_lines(m, pred, num == "q15", ev.cost_unit)
     p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             "RUNTIME_SRC=", "run", check=False)
+             CODE_LINK, "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected

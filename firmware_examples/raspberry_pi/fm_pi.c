@@ -183,8 +183,9 @@ static int workload(const row_set *rs, unsigned long repeat, double seconds, con
             break;
         }
         for (i = 0; i < rs->n_rows; ++i) {
-            FM_PREDICT_VEC(rs->rows + (size_t)i * FM_N_FEATURES, FM_N_FEATURES, &r);
-            sink += r.label;
+            /* a failed prediction leaves out unspecified (code form): count it as label -1 */
+            int rc = FM_PREDICT_VEC(rs->rows + (size_t)i * FM_N_FEATURES, FM_N_FEATURES, &r);
+            sink += rc == FM_OK ? r.label : -1;
         }
         done += rs->n_rows;
     }
