@@ -168,3 +168,33 @@ def test_estimator_api_and_validation_errors() -> None:
         NaiveBayesBudget().predict(X)
     est = NaiveBayesBudget(budget=3).fit(X, y)  # internal validation split
     assert est.model_.n_used == 3
+
+
+def test_pay_rule_keeps_a_stop_point_only_when_its_skipped_reads_outweigh_the_checks() -> None:
+    """A late stop point (one feature left) that stops 20% of the running rows saves 0.2 reads per row
+    and costs one check per row: dropped at the default stop_cost 1, kept when checks are cheap."""
+    from compiler.nb.train import StopRule, learn_stop_points
+
+    n, k = 2000, 4
+    y = (np.arange(n) < 1000).astype(np.int64)
+    P = np.zeros((n, k + 1), np.float32)
+    P[:400, 3] = 5.0  # 400 positive rows clearly positive after feature 3
+    P[:, k] = np.where(y == 1, 1.0, -1.0)  # the full model is right on every row
+    stops, running = learn_stop_points(P, y, np.float32(0.0), (1000, 1000), StopRule(stop_cost=1.0))
+    assert stops == [] and running.all()
+    stops, running = learn_stop_points(P, y, np.float32(0.0), (1000, 1000), StopRule(stop_cost=0.1))
+    assert [(i, lo) for i, _, lo in stops] == [(3, float("-inf"))] and 0.0 <= stops[0][1] < 5.0
+    assert int((~running).sum()) == 400
+    # an early stop point (three reads left) on the same 400 rows pays: 400 * 3 >= 2000 * 0.5
+    P[:400, 1:4] = 5.0
+    stops, _ = learn_stop_points(P, y, np.float32(0.0), (1000, 1000), StopRule(stop_cost=0.5))
+    assert [i for i, _, _ in stops] == [1]
+
+
+def test_stop_cost_is_validated() -> None:
+    from compiler.nb.train import NaiveBayesBudget
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="stop_cost"):
+        NaiveBayesBudget(stop_cost=-1.0).fit(X, y)

@@ -33,6 +33,9 @@ STOP_OPTIONS = [
                  help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule]."),
     click.Option(["--disagreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02]."),
+    click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
+                 help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
+                 "saves on validation outweigh the check every running row pays [nb-stop; default 1; 0: off]."),
 ]
 
 
@@ -48,7 +51,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         budget=budget, ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
-        disagreement=opts.get("disagreement", 0.02),
+        disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", 1.0),
         random_state=task.split.seed, costs=None if costs is None else costs.at(0.0).astype(np.float32),
         n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )

@@ -126,6 +126,7 @@ class StopRule:
     support: float = 0.05
     performance: float = 0.05
     disagreement: float = 0.02
+    stop_cost: float = 1.0  # what one stop check costs, in feature reads (the pay rule)
 
 
 def _scaled(a: np.ndarray, frac: Fraction, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -236,6 +237,11 @@ def _stop_points(P: np.ndarray, y: np.ndarray, fpred: np.ndarray, w: np.ndarray,
         stopped = int(hi_mask.sum() + lo_mask.sum())
         if stopped == 0 or stopped < rule.support * idx.size:
             continue
+        # The pay rule: the features the stopped rows skip must outweigh the check every running row pays
+        # (on validation). Without it a late stop point that stops few rows makes the model slower than
+        # static NB at the same budget (KEEL magic: 3 stop points saved 0.49 of 5 reads, cost 1.2x).
+        if stopped * (k - i) < rule.stop_cost * idx.size:
+            continue
         u_val = float(u) if u is not None else float("inf")
         l_val = float(lo) if lo is not None else float("-inf")
         stops.append((i, u_val, l_val))
@@ -260,7 +266,11 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     >= 99.75% agreement with the full model and a rule-of-three bound
     (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
     R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
-    strict and stopped error <= (1 - p) x full error); alpha (Laplace smoothing),
+    strict and stopped error <= (1 - p) x full error); stop_cost (what one stop
+    check costs in feature reads: a stop point is kept only if the reads its
+    stopped validation rows skip are at least stop_cost x the running rows,
+    so stopping never costs more than it saves; 0 turns the rule off); alpha
+    (Laplace smoothing),
     validation_fraction (used when fit gets no eval_set); costs (per-feature
     acquisition costs, reported per prediction; None = 1 each).
 
@@ -273,7 +283,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
     def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
-                 criterion: str = "safe", disagreement: float = 0.02, alpha: float = 1.0,
+                 criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = 1.0, alpha: float = 1.0,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
                  n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
@@ -284,6 +294,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.performance = performance
         self.criterion = criterion
         self.disagreement = disagreement
+        self.stop_cost = stop_cost
         self.alpha = alpha
         self.validation_fraction = validation_fraction
         self.random_state = random_state
@@ -305,6 +316,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"performance must be in [0, 1), got {self.performance}")
         if not 0 < self.disagreement <= 1:
             raise ValueError(f"disagreement must be in (0, 1], got {self.disagreement}")
+        if not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
+            raise ValueError(f"stop_cost must be a finite number >= 0, got {self.stop_cost}")
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
 
@@ -348,7 +361,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.early_stopping and k > 1:
             stops, running = learn_stop_points(
                 P, y_val, t_static, self.weights_,
-                StopRule(self.criterion, self.support, self.performance, self.disagreement))
+                StopRule(self.criterion, self.support, self.performance, self.disagreement,
+                         float(self.stop_cost)))
             if stops and running.any():
                 t = best_threshold(P[running, k], y_val[running], self.weights_)
         model = tables.model(order[:k], t, X.shape[1], costs)
