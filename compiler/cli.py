@@ -50,6 +50,8 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # the reader of stdout left: OneLineErrors ends quietly
         except (FrugalmlError, CostsError, ValueError, OSError) as exc:
             fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
@@ -180,7 +182,8 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     if budget is not None and flash > budget:
         where = f" of {target_name}" if flash_budget_text is None and target_name else ""
         remedy = FLASH_REMEDY.get(model.kind, FLASH_REMEDY_OTHER)
-        raise ValueError(f"{model_path}: the {model.kind} model needs {flash:,} bytes of flash ({num} tables), over "
+        what = f"{num} tables" if form == "tables" else f"its {num} tables; the code form needs at least as much"
+        raise ValueError(f"{model_path}: the {model.kind} model needs {flash:,} bytes of flash ({what}), over "
                          f"the {budget:,}-byte budget{where}: {remedy}, or raise --flash-budget (0 or none: no limit)")
     X = None
     if rows is not None and embed is None:
@@ -196,7 +199,8 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     if form == "code":
         text = render_code_header(model, num, name, X, target_name)
         Path(output).write_text(text)
-        click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines", err=True)
+        click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines, at least "
+                   f"{flash:,} bytes of flash (its constants)", err=True)
         return
     text = render_header(model, num, name, X, target_name)
     Path(output).write_text(text)

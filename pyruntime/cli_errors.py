@@ -4,6 +4,7 @@ NoArgsIsHelp printing the help. Imported by the CLIs only."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -27,4 +28,17 @@ class OneLineErrors(click.Group):
         except click.exceptions.Abort:
             click.echo("aborted", err=True)
             sys.exit(1)
+        except BrokenPipeError:
+            quiet_broken_pipe()
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def quiet_broken_pipe() -> None:
+    """The reader of stdout went away (``frugalml inspect m | head``): no traceback and no error line, exit 1
+    as Python does; stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(1)

