@@ -75,6 +75,8 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     data = load_dataset(spec, meta.get("target_column"))
     classes = [str(c) for c in meta.get("classes", ["0", "1"])]
     positive = meta.get("positive")
+    if data.X.shape[1] != int(model.tables.n_features):
+        raise DataError(f"{spec} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
     labels = set(data.y.tolist())
     pos = positive if positive is not None else classes[1]
     known = set(meta.get("labels") or ([] if "rest" in classes else classes))
@@ -84,8 +86,6 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
                         f"{', ...' if len(unseen) > 6 else ''}; the model knows {', '.join(sorted(known)[:6])}): "
                         "check --target-column or the data")
     y = (data.y == pos).astype(np.int64)
-    if data.X.shape[1] != int(model.tables.n_features):
-        raise DataError(f"{spec} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
     if meta.get("dataset", {}).get("fingerprint") == data.fingerprint and "split" in meta:
         s = meta["split"]
         split = Split(seed=int(s["seed"]), train=float(s["train"]), validation=float(s["validation"]))

@@ -12,6 +12,7 @@ kind names. Each kind's help keeps only its own notes.
 from __future__ import annotations
 
 import copy
+import difflib
 import fnmatch
 import re
 from collections.abc import Callable
@@ -104,7 +105,10 @@ class KindGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
                                                                              list[str]]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
-            raise click.UsageError(f"unknown kind {args[0]!r} (choose from {', '.join(sorted(self.commands))})", ctx)
+            close = difflib.get_close_matches(args[0], list(self.commands), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise click.UsageError(f"unknown kind {args[0]!r} ({hint}choose from {', '.join(sorted(self.commands))})",
+                                   ctx)
         return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -56,6 +56,14 @@ def test_eval_on_labels_the_model_never_saw(work: Path, tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["n"] == 50, err
 
 
+def test_eval_on_data_of_another_width_names_the_widths(work: Path, tmp_path: Path) -> None:
+    """Another data set altogether (other width and other labels): the width is the first thing said."""
+    X, _ = make_sparse_binary(30, N + 4, seed=9)
+    (tmp_path / "wide.csv").write_text(csv_text(X, ["zz"] * 30))
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "wide.csv"), f"has {N + 4} features",
+                   f"expects {N}")
+
+
 def test_eval_one_vs_rest_model_on_unseen_labels(tmp_path: Path) -> None:
     X, y = make_sparse_binary(600, N, seed=5)
     labels = np.where(y == 1, "a", np.where(np.arange(600) % 2, "b", "c"))

@@ -61,6 +61,9 @@ def test_foreign_option_and_unknown_kind_are_one_line_errors() -> None:
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--trees does not apply to kind nb-static" in p.stderr
     p = subprocess.run([*exe, "nosuchkind", "x.csv", "-o", "m"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown kind 'nosuchkind'" in p.stderr
+    assert "did you mean" not in p.stderr
+    p = subprocess.run([*exe, "nb-stp", "x.csv", "-o", "m"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and "unknown kind 'nb-stp' (did you mean 'nb-stop'?" in p.stderr
     assert not Path("/tmp/never.msgpack").exists()
 
 
