@@ -36,7 +36,9 @@
  * a q15 record model must not be able to saturate (|d0| + 32768 * n_used <=
  * INT32_MAX; fm_nb_q15_check). cum_cost[p] (optional, [n_used + 1]) is the
  * cost of the first p positions, summed in reading order (float32 prefix
- * sums equal the sequential sum bit for bit); when set, costs is unused.
+ * sums equal the sequential sum bit for bit); a record model gives its costs
+ * only there (costs must be NULL; no cum_cost: cost 1 per feature); the
+ * fixed-stride layout uses costs (cum_cost must be NULL).
  *
  * API: fm_nb_<verb> (float32) and fm_nb_q15_<verb>.
  */

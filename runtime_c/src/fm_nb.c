@@ -56,7 +56,7 @@ static int nb_check_features(uint32_t n_features, uint32_t n_used, const void *r
 static int nb_check_pos(const fm_nb *m)
 {
     uint32_t i, c;
-    if (m->n_edges != 2u || (m->n_used > 0 && m->pos == NULL) ||
+    if (m->n_edges != 2u || m->costs != NULL ||
         nb_check_features(m->n_features, m->n_used, m->pos, sizeof *m->pos) != FM_OK) {
         return FM_E_MODEL;
     }
@@ -82,7 +82,7 @@ int fm_nb_check(const fm_nb *m)
         return FM_E_ARG;
     }
     if (m->cum_cost != NULL) {
-        if (m->cum_cost[0] != 0.0f) {
+        if (m->pos == NULL || m->cum_cost[0] != 0.0f) {
             return FM_E_MODEL;
         }
         for (i = 0; i < m->n_used; ++i) {
@@ -160,7 +160,7 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
         return FM_E_ARG;
     }
     if (m->cum_cost != NULL) {
-        if (m->cum_cost[0] != 0u) {
+        if (m->pos == NULL || m->cum_cost[0] != 0u) {
             return FM_E_MODEL;
         }
         for (i = 0; i < m->n_used; ++i) {
@@ -171,7 +171,7 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
     }
     if (m->pos != NULL) {
         /* records: two finite sorted edge keys each (finite: inside +-0x7f7fffff / -0x7f800000) */
-        if (m->n_edges != 2u || !nb_q15_cannot_saturate(m->d0, m->n_used) ||
+        if (m->n_edges != 2u || m->costs != NULL || !nb_q15_cannot_saturate(m->d0, m->n_used) ||
             nb_check_features(m->n_features, m->n_used, m->pos, sizeof *m->pos) != FM_OK) {
             return FM_E_MODEL;
         }
@@ -390,6 +390,7 @@ static int nb_f32_walk(const fm_nb *m, const float *x, fm_result *out)
             chk += v;
             acc += (fm_float_bits(v) << 1) == 0u ? r->d[0] : v > r->edge[1] ? r->d[3] : v > r->edge[0] ? r->d[2] : r->d[1];
         }
+        r = end; /* (what it is; said so that the compiler need not recompute it) */
         if (s == n_stops) {
             label = (int32_t)(acc > m->threshold);
             s = 0;
@@ -406,7 +407,7 @@ static int nb_f32_walk(const fm_nb *m, const float *x, fm_result *out)
     out->score = acc;
     out->score_q = 0;
     out->n_read = n;
-    out->cost = m->cum_cost != NULL ? m->cum_cost[n] : nb_cost_at_f32(m, n);
+    out->cost = m->cum_cost != NULL ? m->cum_cost[n] : (float)n;
     out->stage = s;
     out->cost_q = 0;
     if (fm_bits_nonfinite(fm_float_bits(chk))) {
@@ -450,6 +451,7 @@ static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
             }
             acc += v;
         }
+        r = end;
         if (s == n_stops) {
             label = (int32_t)(acc > m->threshold);
             s = 0;
@@ -467,7 +469,7 @@ static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
     out->score_q = acc;
     out->n_read = n;
     out->cost = 0.0f;
-    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : nb_cost_at_q(m, n);
+    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : n;
     out->stage = s;
     return FM_OK;
 }
