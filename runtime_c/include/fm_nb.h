@@ -31,8 +31,8 @@
  * are then unused (may be NULL) and n_edges must be 2. A position with fewer
  * than two edges repeats its last edge (0 when it has none) and its last
  * interval's entry, so the edges stay finite: a NaN or infinite value then
- * always lands in the first or the last interval, and the q15 walk tests
- * finiteness only there. q15 record keys are fm_nb_key() (2 Thumb-2 ops), and
+ * always lands in the first or the last interval, and the record walks test
+ * finiteness only there (no per-feature check sum or flag). q15 record keys are fm_nb_key() (2 Thumb-2 ops), and
  * a q15 record model must not be able to saturate (|d0| + 32768 * n_used <=
  * INT32_MAX; fm_nb_q15_check). cum_cost[p] (optional, [n_used + 1]) is the
  * cost of the first p positions, summed in reading order (float32 prefix

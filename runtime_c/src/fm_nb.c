@@ -1,3 +1,5 @@
+#include <float.h>
+
 #include "fm_nb.h"
 
 /* ---------- checks of tables loaded at run time ---------- */
@@ -357,38 +359,40 @@ static inline int32_t nb_pos_entry_q15(const fm_nb_q15_pos *r, uint32_t bits)
     return (bits << 1) == 0u ? r->d[0] : key > r->edge[1] ? r->d[3] : key > r->edge[0] ? r->d[2] : r->d[1];
 }
 
-/* FM_E_VALUE when one of the first n features read is NaN or infinite, else FM_OK (after the float32
- * walk's check sum was not finite: tells a bad value from an overflow of finite ones). */
-static int nb_pos_rescan_f32(const fm_nb_pos *pos, const float *x, uint32_t n)
-{
-    uint32_t p;
-    for (p = 0; p < n; ++p) {
-        if (fm_bits_nonfinite(fm_float_bits(x[pos[p].feature]))) {
-            return FM_E_VALUE;
-        }
-    }
-    return FM_OK;
-}
-
 /* Eager float32 walk over the records: one pointer per position, the segment end is the next stop
  * point (a stop point costs its two compares), n_read is the segment end (no pointer division), the
- * cost one load (cum_cost), finiteness one add per feature (chk) and one test per prediction. The
- * result is written before that test; on FM_E_VALUE it is unspecified. */
+ * cost one load (cum_cost). A NaN or infinite value lands in the first or the last interval (the
+ * edges are finite; NaN fails every compare), so only those two paths test it, and return at once. */
 static int nb_f32_walk(const fm_nb *m, const float *x, fm_result *out)
 {
     const fm_nb_pos *const pos = m->pos;
     const fm_nb_pos *r = pos;
     const uint32_t n_stops = m->n_stops;
     uint32_t s = 0, n = n_stops != 0u ? m->stop_at[0] : m->n_used;
-    float acc = m->d0, chk = 0.0f;
+    float acc = m->d0;
     int32_t label;
 
     for (;;) {
         const fm_nb_pos *const end = pos + n;
         for (; r != end; ++r) {
             const float v = x[r->feature];
-            chk += v;
-            acc += (fm_float_bits(v) << 1) == 0u ? r->d[0] : v > r->edge[1] ? r->d[3] : v > r->edge[0] ? r->d[2] : r->d[1];
+            float e;
+            if ((fm_float_bits(v) << 1) == 0u) {
+                e = r->d[0];
+            } else if (v > r->edge[1]) {
+                if (v > FLT_MAX) {
+                    return FM_E_VALUE;
+                }
+                e = r->d[3];
+            } else if (v > r->edge[0]) {
+                e = r->d[2];
+            } else {
+                if (!(v >= -FLT_MAX)) {
+                    return FM_E_VALUE;
+                }
+                e = r->d[1];
+            }
+            acc += e;
         }
         r = end; /* (what it is; said so that the compiler need not recompute it) */
         if (s == n_stops) {
@@ -410,9 +414,6 @@ static int nb_f32_walk(const fm_nb *m, const float *x, fm_result *out)
     out->cost = m->cum_cost != NULL ? m->cum_cost[n] : (float)n;
     out->stage = s;
     out->cost_q = 0;
-    if (fm_bits_nonfinite(fm_float_bits(chk))) {
-        return nb_pos_rescan_f32(pos, x, n);
-    }
     return FM_OK;
 }
 
