@@ -93,15 +93,18 @@ class CTables:
     fields: Mapping[str, Any]  # field name -> C expression, or a Mapping for a nested struct
     predict_vec: str  # function name taking (const model *, x, n, out)
     header: str  # runtime header to include
-    struct_arrays: list[tuple[str, str, list[Mapping[str, Any]]]] = field(default_factory=list)
-    # (name, struct type, fields of each element): const arrays of runtime structs (e.g. a skyline's models)
+    struct_arrays: list[tuple[str, str, list[Any]]] = field(default_factory=list)
+    # (name, struct type, fields of each element): const arrays of runtime structs (e.g. a skyline's models);
+    # an element may also be its C initializer text (e.g. NB records, one line each)
     vec_bounds: tuple[int, int] | None = None
     # (n_features, score outputs) the *_predict_vec call checks against FM_VEC_MAX_FEATURES / _OUTPUTS;
     # None when FM_PREDICT_VEC has no stack bound for this model
 
     @property
     def table_bytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays)
+        """Bytes of the arrays and the struct arrays (records), at a 32-bit target's layout."""
+        return sum(a.nbytes for a in self.arrays) + sum(struct_layout(ctype, 4)[0] * len(elems)
+                                                        for _n, ctype, elems in self.struct_arrays)
 
 
 def parse_bytes(text: str) -> int | None:
@@ -133,13 +136,16 @@ def struct_layout(struct_type: str, pointer_bytes: int) -> tuple[int, int]:
     offset, align = 0, 1
     for _name, f in ffi.typeof(struct_type).fields:
         t = f.type
+        n = 1
+        if t.kind == "array":  # a fixed-length array field (e.g. fm_nb_pos.edge[2])
+            n, t = t.length, t.item
         if t.kind == "struct":
             size, a = struct_layout(t.cname, pointer_bytes)
         elif t.kind == "enum":
             size, a = 4, 4
         else:
             size, a = _scalar_layout(t.cname.replace("const ", ""), pointer_bytes)
-        offset = (offset + a - 1) // a * a + size
+        offset = (offset + a - 1) // a * a + size * n
         align = max(align, a)
     return (offset + align - 1) // align * align, align
 
@@ -333,7 +339,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     for a in t.arrays:
         out += [f"static const {a.ctype} {a.name}[{max(a.values.size, 1)}] = {{", _fmt(a), "};"]
     for arr_name, ctype, elems in t.struct_arrays:
-        items = ",\n".join("    " + c_init(ctype, e, "    ") for e in elems) or "    {0}"
+        items = ",\n".join("    " + (e if isinstance(e, str) else c_init(ctype, e, "    ")) for e in elems) or "    {0}"
         out += [f"static const {ctype} {arr_name}[{max(len(elems), 1)}] = {{", items, "};"]
     out.append("")
     out.append(f"static const {t.struct_type} {name} = {c_init(t.struct_type, t.fields, '')};")

@@ -51,9 +51,12 @@ def nb_code(tables: Any, numeric: str, name: str) -> CodeBody:
         return c_float(float(p) if cum is None else float(cum[p])), "0u"
 
     def search(bits: str, e_keys: list[int], row: np.ndarray, lo: int, hi: int, out: list[str], ind: str) -> None:
-        """c = number of edges < x is in [lo, hi]: add row[1 + c]."""
+        """c = number of edges < x is in [lo, hi]: add row[1 + c]. A NaN or infinite x compares as beyond
+        every (finite) edge, so only the first and the last interval's leaves test it."""
         vals = row[1 + lo:2 + hi]
         if lo == hi or bool(np.all(vals == vals[0])):
+            if lo == 0 or hi == len(e_keys):
+                out.append(ind + f"nf |= {nonfinite_term(bits)};")
             out.append(ind + add(row[1 + lo]))
             return
         mid = (lo + hi) // 2
@@ -80,7 +83,6 @@ def nb_code(tables: Any, numeric: str, name: str) -> CodeBody:
         row = entries[p]
         bits = bits_expr(name, j)
         L.append(f"/* position {p}: feature {j} */")
-        L.append(f"nf |= {nonfinite_term(bits)};")
         if m.zero_bin[p] and not bool(np.all(row == row[0])):
             L.append(f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{")
             L.append("    " + add(row[0]))

@@ -1,35 +1,58 @@
-"""C-header emitter of the NB kinds (nb-static, nb-stop): fm_nb / fm_nb_q15 tables."""
+"""C-header emitter of the NB kinds (nb-static, nb-stop): fm_nb / fm_nb_q15 tables.
+
+Models with at most two edges per position (the default mean-std bins) get the record layout: one
+const fm_nb_pos / fm_nb_q15_pos per reading position (feature, edges, four entries) and the prefix
+costs cum_cost, so the eager walk advances one pointer and reads the cost with one load. Others (more
+edges, or q15 sums that could saturate) get the fixed-stride arrays (order, edges, d).
+"""
 
 from __future__ import annotations
 
 from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
+from pyruntime.nb.binding import pos_records
 from pyruntime.nb.model import NBModel
 
 
 def nb_tables(m: NBModel, numeric: str, p: str) -> CTables:
-    arrays = [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_stop_at", "uint32_t", m.stop_at)]
-    if numeric == "float32":
+    arrays = [CArray(f"{p}_stop_at", "uint32_t", m.stop_at)]
+    q = m.q15() if numeric != "float32" else None
+    rec = pos_records(m, q)
+    if q is None:
         n_edges, edges, d = m.strided()
-        arrays += [CArray(f"{p}_edges", "float", edges), CArray(f"{p}_d", "float", d),
-                   CArray(f"{p}_stop_hi", "float", m.stop_hi), CArray(f"{p}_stop_lo", "float", m.stop_lo)]
-        if m.costs is not None:
-            arrays.append(CArray(f"{p}_costs", "float", m.costs))
+        arrays += [CArray(f"{p}_stop_hi", "float", m.stop_hi), CArray(f"{p}_stop_lo", "float", m.stop_lo)]
+        costs, cum = m.costs, m.cum_cost()
+        cost_type, fmt = "float", c_float
         d0, thr = c_float(m.d0), c_float(m.threshold)
         struct, fn, edge_field = "fm_nb", "fm_nb_predict_vec", "edges"
     else:
-        q = m.q15()
         n_edges, edges, d = m.strided(q.d)
-        arrays += [CArray(f"{p}_edges", "int32_t", float_keys(edges)), CArray(f"{p}_d", "int16_t", d),
-                   CArray(f"{p}_stop_hi", "int32_t", q.stop_hi), CArray(f"{p}_stop_lo", "int32_t", q.stop_lo)]
-        if q.costs is not None:
-            arrays.append(CArray(f"{p}_costs", "uint16_t", q.costs))
+        arrays += [CArray(f"{p}_stop_hi", "int32_t", q.stop_hi), CArray(f"{p}_stop_lo", "int32_t", q.stop_lo)]
+        costs, cum = q.costs, q.cum_cost()
+        cost_type, fmt = "uint16_t", c_int  # type: ignore[assignment]
         d0, thr = c_int(q.d0), c_int(q.threshold)
         struct, fn, edge_field = "fm_nb_q15", "fm_nb_q15_predict_vec", "edge_keys"
-    fields = dict([
-        ("n_features", f"{m.n_features}u"), ("n_used", f"{m.n_used}u"), ("n_edges", f"{n_edges}u"),
-        ("order", f"{p}_order"), (edge_field, f"{p}_edges"), ("d", f"{p}_d"), ("d0", d0), ("threshold", thr),
-        ("n_stops", f"{m.n_stops}u"), ("stop_at", f"{p}_stop_at"), ("stop_hi", f"{p}_stop_hi"),
-        ("stop_lo", f"{p}_stop_lo"), ("costs", f"{p}_costs" if m.costs is not None else "NULL"),
-    ])
-    return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=fn, header="fm_nb.h")
+    fields = {"n_features": f"{m.n_features}u", "n_used": f"{m.n_used}u", "d0": d0, "threshold": thr,
+              "n_stops": f"{m.n_stops}u", "stop_at": f"{p}_stop_at", "stop_hi": f"{p}_stop_hi",
+              "stop_lo": f"{p}_stop_lo"}
+    struct_arrays = []
+    if rec is None:
+        arrays += [CArray(f"{p}_order", "uint32_t", m.order),
+                   CArray(f"{p}_edges", "float", edges) if q is None
+                   else CArray(f"{p}_edges", "int32_t", float_keys(edges)),
+                   CArray(f"{p}_d", "float" if q is None else "int16_t", d)]
+        if costs is not None:
+            arrays.append(CArray(f"{p}_costs", cost_type, costs))
+        fields.update({"n_edges": f"{n_edges}u", "order": f"{p}_order", edge_field: f"{p}_edges", "d": f"{p}_d",
+                       "costs": f"{p}_costs" if costs is not None else "NULL", "pos": "NULL", "cum_cost": "NULL"})
+    else:
+        if cum is not None:
+            arrays.append(CArray(f"{p}_cum_cost", "float" if q is None else "uint32_t", cum))
+        ptype = "fm_nb_pos" if q is None else "fm_nb_q15_pos"
+        elems = [f"{{{int(r['feature'])}u, {{{fmt(r['edge'][0])}, {fmt(r['edge'][1])}}}, "
+                 f"{{{', '.join(fmt(v) for v in r['d'])}}}}}" for r in rec]
+        struct_arrays.append((f"{p}_pos", ptype, elems))
+        fields.update({"n_edges": "2u", "order": "NULL", edge_field: "NULL", "d": "NULL", "costs": "NULL",
+                       "pos": f"{p}_pos", "cum_cost": f"{p}_cum_cost" if cum is not None else "NULL"})
+    return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=fn, header="fm_nb.h",
+                   struct_arrays=struct_arrays)

@@ -20,7 +20,8 @@ def nb_fields(m: NBModel, p: str, arrays: list[CArray]) -> dict[str, str]:
     return {"n_features": c_uint(m.n_features), "n_used": c_uint(m.n_used), "n_edges": c_uint(n_edges),
             "order": f"{p}_order", "edges": f"{p}_edges", "d": f"{p}_d", "d0": c_float(m.d0),
             "threshold": c_float(m.threshold), "n_stops": c_uint(m.n_stops), "stop_at": f"{p}_stop_at",
-            "stop_hi": f"{p}_stop_hi", "stop_lo": f"{p}_stop_lo", "costs": "NULL"}
+            "stop_hi": f"{p}_stop_hi", "stop_lo": f"{p}_stop_lo", "costs": "NULL", "pos": "NULL",
+            "cum_cost": "NULL"}
 
 
 def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:

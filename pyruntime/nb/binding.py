@@ -13,7 +13,27 @@ import numpy as np
 
 from pyruntime.arrays import float_keys
 from pyruntime.cbind import CEvaluator, c_ptr
-from pyruntime.nb.model import NBModel
+from pyruntime.nb.model import NBModel, nb_keys, q15_cannot_saturate
+
+POS_F32 = np.dtype([("feature", "<u4"), ("edge", "<f4", (2,)), ("d", "<f4", (4,))])  # fm_nb_pos, 28 bytes
+POS_Q15 = np.dtype([("feature", "<u4"), ("edge", "<i4", (2,)), ("d", "<i2", (4,))])  # fm_nb_q15_pos, 20 bytes
+
+
+def pos_records(model: NBModel, q15: Any = None) -> np.ndarray | None:
+    """fm_nb_pos (float32) or fm_nb_q15_pos (q15, given the NBQ15 tables) records of a model with at most
+    two edges per position, or None when the model needs the fixed-stride layout (more edges, or q15 sums
+    that could saturate)."""
+    if q15 is not None and not q15_cannot_saturate(q15.d0, model.n_used):
+        return None
+    got = model.records(None if q15 is None else q15.d)
+    if got is None:
+        return None
+    feature, edges, entries = got
+    rec = np.zeros(model.n_used, dtype=POS_F32 if q15 is None else POS_Q15)
+    rec["feature"] = feature
+    rec["edge"] = edges if q15 is None else nb_keys(edges).reshape(edges.shape)
+    rec["d"] = entries
+    return rec
 
 NUMERIC_TYPES = ("float32", "q15")
 
@@ -44,27 +64,44 @@ class CNaiveBayes(CEvaluator):
         def ptr(ctype: str, arr: np.ndarray | None) -> object:
             return c_ptr(ffi, self._keep, ctype, arr, arr.dtype.str if arr is not None else "f4")
 
+        def rec_ptr(ctype: str, rec: np.ndarray) -> object:
+            a = rec if rec.size else np.zeros(1, dtype=rec.dtype)
+            self._keep.append(a)
+            return ffi.cast(ctype, ffi.from_buffer(a))
+
         if not self.q:
+            rec = pos_records(model)
             n_edges, edges, d = model.strided()
             s = ffi.new("fm_nb *")
-            s.edges = ptr("const float *", edges)
-            s.d = ptr("const float *", d)
+            if rec is None:
+                s.edges = ptr("const float *", edges)
+                s.d = ptr("const float *", d)
+                s.costs = ptr("const float *", model.costs)
+            else:
+                s.pos = rec_ptr("const fm_nb_pos *", rec)
+                s.cum_cost = ptr("const float *", model.cum_cost())
             s.d0, s.threshold = model.d0, model.threshold
             s.stop_hi = ptr("const float *", model.stop_hi)
             s.stop_lo = ptr("const float *", model.stop_lo)
-            s.costs = ptr("const float *", model.costs)
         else:
             q = self.q15 = model.q15()
+            rec = pos_records(model, q)
             n_edges, edges, d = model.strided(q.d)
             s = ffi.new("fm_nb_q15 *")
-            s.edge_keys = ptr("const int32_t *", float_keys(edges))
-            s.d = ptr("const int16_t *", d)
+            if rec is None:
+                s.edge_keys = ptr("const int32_t *", float_keys(edges))
+                s.d = ptr("const int16_t *", d)
+                s.costs = ptr("const uint16_t *", q.costs)
+            else:
+                s.pos = rec_ptr("const fm_nb_q15_pos *", rec)
+                s.cum_cost = ptr("const uint32_t *", q.cum_cost())
             s.d0, s.threshold = q.d0, q.threshold
             s.stop_hi = ptr("const int32_t *", q.stop_hi)
             s.stop_lo = ptr("const int32_t *", q.stop_lo)
-            s.costs = ptr("const uint16_t *", q.costs)
-        s.n_features, s.n_used, s.n_stops, s.n_edges = model.n_features, model.n_used, model.n_stops, n_edges
-        s.order = ptr("const uint32_t *", model.order)
+        s.n_features, s.n_used, s.n_stops = model.n_features, model.n_used, model.n_stops
+        s.n_edges = 2 if rec is not None else n_edges
+        if rec is None:
+            s.order = ptr("const uint32_t *", model.order)
         s.stop_at = ptr("const uint32_t *", model.stop_at)
         return s
 

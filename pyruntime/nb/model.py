@@ -181,6 +181,34 @@ class NBModel:
             out[i, 0] = t[0] if zb else intervals[int(np.sum(e < np.float32(0.0)))]
         return n_edges, edges.ravel(), out.ravel()
 
+    def records(self, d: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The C runtime's record layout of a model with at most two edges per position (mean-std bins):
+        (feature [k], edges [k, 2], entries [k, 4]), or None for more edges.
+
+        The same slots as strided(), but a position with fewer than two edges repeats its last edge
+        (0 when it has none) instead of +inf padding, so every edge is finite and a NaN or infinite
+        input always falls in the first or the last interval (the q15 walk tests finiteness only
+        there). Exactly the same answers as strided() for finite inputs.
+        """
+        n_edges, _, t = self.strided(d)
+        if n_edges > 2:
+            return None
+        k = self.n_used
+        edges = np.zeros((k, 2), dtype=np.float32)
+        for i in range(k):
+            e = self.edges[self.edge_start[i]:self.edge_start[i + 1]]
+            if e.size:
+                edges[i, :e.size] = e
+                edges[i, e.size:] = e[-1]
+        entries = t.reshape(k, n_edges + 2)
+        # slots 1 + c for c edges below the value; missing slots repeat the last interval's entry
+        out = np.concatenate([entries, np.repeat(entries[:, -1:], 2 - n_edges, axis=1)], axis=1)
+        return self.order.copy(), edges, out
+
+    def cum_cost(self) -> np.ndarray | None:
+        """float32 cost of the first p positions (p = 0 .. n_used), summed in reading order, or None."""
+        return _cum_costs(self.costs, self.order, np.float32)
+
 
 @dataclass
 class NBQ15:
@@ -197,6 +225,11 @@ class NBQ15:
     costs: np.ndarray | None  # uint16 integer units
     cost_unit: float
 
+    def cum_cost(self) -> np.ndarray | None:
+        """uint32 cost units of the first p positions (p = 0 .. n_used), or None (one unit per feature)."""
+        cum = _cum_costs(self.costs, self.base.order, np.int64)
+        return None if cum is None else cum.astype(np.uint32)
+
     def predict_reference(self, X: Any) -> Predictions:
         m = self.base
         X32 = check_inputs(X, m.n_features)
@@ -205,6 +238,18 @@ class NBQ15:
                        _cum_costs(self.costs, m.order, np.int64), saturate=True)
         p.cost = p.cost.astype(np.float64) * self.cost_unit
         return p
+
+
+def nb_keys(values: np.ndarray) -> np.ndarray:
+    """fm_nb_key() of float32 values: bits ^ ((bits asr 31) lsr 1) as int32 (order-preserving for finite
+    non-zero values; +0 -> 0, -0 -> -1; the q15 record layout's edge keys)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    return (bits ^ ((bits >> np.uint32(31)) * np.uint32(0x7FFFFFFF))).view(np.int32)
+
+
+def q15_cannot_saturate(d0: int, n_used: int) -> bool:
+    """|d0| + 32768 * n_used <= INT32_MAX: plain int32 adds equal the saturating ones (q15 record layout)."""
+    return abs(int(d0)) + 32768 * int(n_used) <= INT32_MAX
 
 
 def _cum_costs(costs: np.ndarray | None, order: np.ndarray, dtype: Any) -> np.ndarray | None:

@@ -134,6 +134,10 @@ typedef struct {
     int32_t edge_keys[FZ_NB_MAX_USED * FZ_NB_MAX_EDGES], stop_hi_q[FZ_NB_MAX_STOPS], stop_lo_q[FZ_NB_MAX_STOPS];
     int16_t d_q[FZ_NB_MAX_USED * (FZ_NB_MAX_EDGES + 2u)];
     uint16_t costs_q[FZ_MAX_FEATURES];
+    fm_nb_pos pos[FZ_NB_MAX_USED];
+    fm_nb_q15_pos pos_q[FZ_NB_MAX_USED];
+    float cum[FZ_NB_MAX_USED + 1u];
+    uint32_t cum_q[FZ_NB_MAX_USED + 1u];
 } fz_nb_arrays;
 
 static inline void fz_nb_dims(fz_in *in, fz_nb_arrays *a, uint32_t *used, uint32_t *ne, uint32_t *ns)
@@ -163,6 +167,20 @@ static inline void fz_nb(fz_in *in, fz_nb_arrays *a, fm_nb *m, uint32_t nf)
     m->stop_hi = a->stop_hi;
     m->stop_lo = a->stop_lo;
     m->costs = FZ_OPTIONAL(in, fz_floats, a->costs, nf);
+    if (m->n_edges == 2u && (fz_byte(in) & 1u)) { /* the record layout over the same tables */
+        uint32_t i;
+        for (i = 0; i < m->n_used; ++i) {
+            a->pos[i].feature = a->order[i];
+            memcpy(a->pos[i].edge, a->edges + 2u * i, sizeof a->pos[i].edge);
+            memcpy(a->pos[i].d, a->d + 4u * i, sizeof a->pos[i].d);
+        }
+        m->pos = a->pos;
+        m->order = NULL;
+        m->edges = NULL;
+        m->d = NULL;
+        m->costs = NULL;
+        m->cum_cost = FZ_OPTIONAL(in, fz_floats, a->cum, m->n_used + 1u);
+    }
 }
 
 static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t nf)
@@ -183,6 +201,20 @@ static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t 
     m->stop_hi = a->stop_hi_q;
     m->stop_lo = a->stop_lo_q;
     m->costs = FZ_OPTIONAL(in, fz_u16s, a->costs_q, nf);
+    if (m->n_edges == 2u && (fz_byte(in) & 1u)) { /* the record layout over the same tables */
+        uint32_t i;
+        for (i = 0; i < m->n_used; ++i) {
+            a->pos_q[i].feature = a->order[i];
+            memcpy(a->pos_q[i].edge, a->edge_keys + 2u * i, sizeof a->pos_q[i].edge);
+            memcpy(a->pos_q[i].d, a->d_q + 4u * i, sizeof a->pos_q[i].d);
+        }
+        m->pos = a->pos_q;
+        m->order = NULL;
+        m->edge_keys = NULL;
+        m->d = NULL;
+        m->costs = NULL;
+        m->cum_cost = FZ_OPTIONAL(in, fz_u32s, a->cum_q, m->n_used + 1u);
+    }
 }
 
 #endif /* FM_FUZZ_BUILD_H */

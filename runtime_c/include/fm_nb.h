@@ -24,6 +24,22 @@
  * without saturation when |d0| + 32768 * n_used <= INT32_MAX. Results equal
  * the lazy path and the numpy reference bit for bit.
  *
+ * Record layout (pos != NULL, what the header writer and the binding emit for
+ * two-edge models): one fm_nb_pos / fm_nb_q15_pos per reading position holds
+ * the feature index, both edges and the four entries, so the walk advances
+ * one pointer and ends on a pointer compare; order, edges / edge_keys and d
+ * are then unused (may be NULL) and n_edges must be 2. A position with fewer
+ * than two edges repeats its last edge (0 when it has none) and its last
+ * interval's entry, so the edges stay finite: a NaN or infinite value then
+ * always lands in the first or the last interval, and the record walks test
+ * finiteness only there (no per-feature check sum or flag). q15 record keys are fm_nb_key() (2 Thumb-2 ops), and
+ * a q15 record model must not be able to saturate (|d0| + 32768 * n_used <=
+ * INT32_MAX; fm_nb_q15_check). cum_cost[p] (optional, [n_used + 1]) is the
+ * cost of the first p positions, summed in reading order (float32 prefix
+ * sums equal the sequential sum bit for bit); a record model gives its costs
+ * only there (costs must be NULL; no cum_cost: cost 1 per feature); the
+ * fixed-stride layout uses costs (cum_cost must be NULL).
+ *
  * API: fm_nb_<verb> (float32) and fm_nb_q15_<verb>.
  */
 #ifndef FM_NB_H
@@ -34,6 +50,28 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* One reading position of the two-edge layout (see above). */
+typedef struct {
+    uint32_t feature;             /* index into the input vector */
+    float edge[2];                /* ascending, finite */
+    float d[4];                   /* exact zero, <= edge[0], (edge[0], edge[1]], > edge[1] */
+} fm_nb_pos;
+
+typedef struct {
+    uint32_t feature;
+    int32_t edge[2];              /* fm_nb_key() of the float32 edges */
+    int16_t d[4];                 /* round(d * 2^shift), same slots as fm_nb_pos */
+} fm_nb_q15_pos;
+
+/* Order-preserving map of a float32's bits to int32 used by the q15 records:
+ * for finite a, b other than zeros, a < b <=> key(a) < key(b); +0 maps to 0,
+ * -0 to -1 (zeros take their own slot before any compare). NaN and infinities
+ * map beyond every finite key: >= 0x7f800000 or < -0x7f800000. */
+static inline int32_t fm_nb_key(uint32_t bits)
+{
+    return (int32_t)(bits ^ (((uint32_t)0 - (bits >> 31)) >> 1));
+}
 
 typedef struct {
     uint32_t n_features;          /* length of an input vector */
@@ -49,6 +87,8 @@ typedef struct {
     const float *stop_hi;         /* [n_stops] answer 1 if score > stop_hi */
     const float *stop_lo;         /* [n_stops] answer 0 if score < stop_lo */
     const float *costs;           /* [n_features] or NULL (cost 1 each) */
+    const fm_nb_pos *pos;         /* [n_used] record layout, or NULL (order, edges, d) */
+    const float *cum_cost;        /* [n_used + 1] prefix costs in reading order, or NULL (costs) */
 } fm_nb;
 
 typedef struct {
@@ -65,6 +105,8 @@ typedef struct {
     const int32_t *stop_hi;
     const int32_t *stop_lo;
     const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
+    const fm_nb_q15_pos *pos;     /* [n_used] record layout, or NULL (order, edge_keys, d) */
+    const uint32_t *cum_cost;     /* [n_used + 1] prefix costs in reading order, or NULL (costs) */
 } fm_nb_q15;
 
 /* Lazy prediction: features come from the reader. */
@@ -83,8 +125,9 @@ int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, 
                             fm_result *out, uint32_t *n_done);
 
 /* Check tables loaded at run time: FM_OK or FM_E_MODEL (every feature index
- * in range and read once, edges sorted and not NaN, stops increasing inside
- * the order, entries finite). */
+ * in range and read once, edges sorted and not NaN (finite in records), stops
+ * increasing inside the order, entries finite, cum_cost starting at 0 and
+ * non-decreasing; a q15 record model cannot saturate). */
 int fm_nb_check(const fm_nb *m);
 int fm_nb_q15_check(const fm_nb_q15 *m);
 

@@ -1,3 +1,5 @@
+#include <float.h>
+
 #include "fm_nb.h"
 
 /* ---------- checks of tables loaded at run time ---------- */
@@ -7,14 +9,12 @@ static int finite_f(float v)
     return !fm_bits_nonfinite(fm_float_bits(v));
 }
 
+/* order == NULL: the record layout (features checked by nb_check_features). */
 static int nb_check_common(uint32_t n_features, uint32_t n_used, const uint32_t *order, uint32_t n_stops,
                            const uint32_t *stop_at)
 {
     uint32_t i, k;
-    if (n_used > 0 && order == NULL) {
-        return FM_E_MODEL;
-    }
-    for (i = 0; i < n_used; ++i) {
+    for (i = 0; order != NULL && i < n_used; ++i) {
         if (order[i] >= n_features) {
             return FM_E_MODEL;
         }
@@ -35,6 +35,47 @@ static int nb_check_common(uint32_t n_features, uint32_t n_used, const uint32_t 
     return FM_OK;
 }
 
+/* Features of the record layout: in range, each read once. */
+static int nb_check_features(uint32_t n_features, uint32_t n_used, const void *recs, size_t size)
+{
+    const unsigned char *const base = (const unsigned char *)recs;
+    uint32_t i, k, fi, fk;
+    for (i = 0; i < n_used; ++i) {
+        memcpy(&fi, base + (size_t)i * size, sizeof fi); /* the first field of both record types */
+        if (fi >= n_features) {
+            return FM_E_MODEL;
+        }
+        for (k = 0; k < i; ++k) {
+            memcpy(&fk, base + (size_t)k * size, sizeof fk);
+            if (fk == fi) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    return FM_OK;
+}
+
+static int nb_check_pos(const fm_nb *m)
+{
+    uint32_t i, c;
+    if (m->n_edges != 2u || m->costs != NULL ||
+        nb_check_features(m->n_features, m->n_used, m->pos, sizeof *m->pos) != FM_OK) {
+        return FM_E_MODEL;
+    }
+    for (i = 0; i < m->n_used; ++i) {
+        const fm_nb_pos *r = &m->pos[i];
+        if (!finite_f(r->edge[0]) || !finite_f(r->edge[1]) || r->edge[1] < r->edge[0]) {
+            return FM_E_MODEL;
+        }
+        for (c = 0; c < 4u; ++c) {
+            if (!finite_f(r->d[c])) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    return FM_OK;
+}
+
 int fm_nb_check(const fm_nb *m)
 {
     uint32_t i, n_edges, n_table;
@@ -42,12 +83,33 @@ int fm_nb_check(const fm_nb *m)
     if (m == NULL) {
         return FM_E_ARG;
     }
-    rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
+    if (m->cum_cost != NULL) {
+        if (m->pos == NULL || m->cum_cost[0] != 0.0f) {
+            return FM_E_MODEL;
+        }
+        for (i = 0; i < m->n_used; ++i) {
+            if (!finite_f(m->cum_cost[i + 1u]) || !(m->cum_cost[i + 1u] >= m->cum_cost[i])) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    if (m->pos != NULL) {
+        rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
+        if (rc == FM_OK) {
+            rc = nb_check_pos(m);
+        }
+        if (rc != FM_OK) {
+            return rc;
+        }
+        n_edges = n_table = 0; /* no stride tables */
+    } else {
+        rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
     if (rc != FM_OK) {
         return rc;
     }
-    n_edges = m->n_used * m->n_edges;
-    n_table = m->n_used * (m->n_edges + 2u);
+        n_edges = m->n_used * m->n_edges;
+        n_table = m->n_used * (m->n_edges + 2u);
+    }
     if ((n_edges > 0 && m->edges == NULL) || (n_table > 0 && m->d == NULL)) {
         return FM_E_MODEL;
     }
@@ -83,6 +145,15 @@ int fm_nb_check(const fm_nb *m)
     return FM_OK;
 }
 
+/* Non-zero when no sum of d0 and at most n_used int16 entries can leave
+ * int32: |d0| + 32768 * n_used <= INT32_MAX. Then the plain add equals the
+ * saturating add of the reference. */
+static int nb_q15_cannot_saturate(int32_t d0, uint32_t n_used)
+{
+    uint32_t mag = d0 < 0 ? (uint32_t)0 - (uint32_t)d0 : (uint32_t)d0;
+    return mag <= (uint32_t)INT32_MAX && n_used <= (((uint32_t)INT32_MAX - mag) >> 15);
+}
+
 int fm_nb_q15_check(const fm_nb_q15 *m)
 {
     uint32_t i, n_edges, n_table;
@@ -90,12 +161,41 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
     if (m == NULL) {
         return FM_E_ARG;
     }
-    rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
+    if (m->cum_cost != NULL) {
+        if (m->pos == NULL || m->cum_cost[0] != 0u) {
+            return FM_E_MODEL;
+        }
+        for (i = 0; i < m->n_used; ++i) {
+            if (m->cum_cost[i + 1u] < m->cum_cost[i]) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    if (m->pos != NULL) {
+        /* records: two finite sorted edge keys each (finite: inside +-0x7f7fffff / -0x7f800000) */
+        if (m->n_edges != 2u || m->costs != NULL || !nb_q15_cannot_saturate(m->d0, m->n_used) ||
+            nb_check_features(m->n_features, m->n_used, m->pos, sizeof *m->pos) != FM_OK) {
+            return FM_E_MODEL;
+        }
+        for (i = 0; i < m->n_used; ++i) {
+            const int32_t *e = m->pos[i].edge;
+            if (e[1] < e[0] || e[0] < -0x7f800000 || e[1] >= 0x7f800000) {
+                return FM_E_MODEL;
+            }
+        }
+        rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
+        n_edges = n_table = 0;
+    } else {
+        if (m->n_used > 0 && m->order == NULL) {
+            return FM_E_MODEL;
+        }
+        rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
+        n_edges = m->n_used * m->n_edges;
+        n_table = m->n_used * (m->n_edges + 2u);
+    }
     if (rc != FM_OK) {
         return rc;
     }
-    n_edges = m->n_used * m->n_edges;
-    n_table = m->n_used * (m->n_edges + 2u);
     if ((n_edges > 0 && m->edge_keys == NULL) || (n_table > 0 && m->d == NULL)) {
         return FM_E_MODEL;
     }
@@ -199,6 +299,246 @@ static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
 
 /* Stop-point test after a segment: 1 or 0 when the stop answers, -1 to read on. */
 #define NB_STOP_TEST(acc, hi, lo) ((acc) > (hi) ? 1 : (acc) < (lo) ? 0 : -1)
+
+/* ---------- the record layout (pos != NULL) ---------- */
+
+/* Feature of position p, either layout. */
+static uint32_t nb_feature(const uint32_t *order, const void *pos, size_t size, uint32_t p)
+{
+    uint32_t j;
+    if (pos == NULL) {
+        return order[p];
+    }
+    memcpy(&j, (const unsigned char *)pos + (size_t)p * size, sizeof j);
+    return j;
+}
+
+/* Cost of the first n positions: cum_cost[n], n (no costs) or the sum in reading order. */
+static float nb_cost_at_f32(const fm_nb *m, uint32_t n)
+{
+    float cost = 0.0f;
+    uint32_t p;
+    if (m->cum_cost != NULL) {
+        return m->cum_cost[n];
+    }
+    if (m->costs == NULL) {
+        return (float)n;
+    }
+    for (p = 0; p < n; ++p) {
+        cost += m->costs[nb_feature(m->order, m->pos, sizeof *m->pos, p)];
+    }
+    return cost;
+}
+
+static uint32_t nb_cost_at_q(const fm_nb_q15 *m, uint32_t n)
+{
+    uint32_t cost = 0, p;
+    if (m->cum_cost != NULL) {
+        return m->cum_cost[n];
+    }
+    if (m->costs == NULL) {
+        return n;
+    }
+    for (p = 0; p < n; ++p) {
+        cost += m->costs[nb_feature(m->order, m->pos, sizeof *m->pos, p)];
+    }
+    return cost;
+}
+
+/* Entry of a finite value (bits) at a record: zero, <= edge[0], (edge[0], edge[1]], > edge[1]. */
+static inline float nb_pos_entry_f32(const fm_nb_pos *r, uint32_t bits)
+{
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return (bits << 1) == 0u ? r->d[0] : v > r->edge[1] ? r->d[3] : v > r->edge[0] ? r->d[2] : r->d[1];
+}
+
+static inline int32_t nb_pos_entry_q15(const fm_nb_q15_pos *r, uint32_t bits)
+{
+    const int32_t key = fm_nb_key(bits);
+    return (bits << 1) == 0u ? r->d[0] : key > r->edge[1] ? r->d[3] : key > r->edge[0] ? r->d[2] : r->d[1];
+}
+
+/* Eager float32 walk over the records: one pointer per position, the segment end is the next stop
+ * point (a stop point costs its two compares), n_read is the segment end (no pointer division), the
+ * cost one load (cum_cost). A NaN or infinite value lands in the first or the last interval (the
+ * edges are finite; NaN fails every compare), so only those two paths test it, and return at once. */
+static int nb_f32_walk(const fm_nb *m, const float *x, fm_result *out)
+{
+    const fm_nb_pos *const pos = m->pos;
+    const fm_nb_pos *r = pos;
+    const uint32_t n_stops = m->n_stops;
+    uint32_t s = 0, n = n_stops != 0u ? m->stop_at[0] : m->n_used;
+    float acc = m->d0;
+    int32_t label;
+
+    for (;;) {
+        const fm_nb_pos *const end = pos + n;
+        for (; r != end; ++r) {
+            const float v = x[r->feature];
+            float e;
+            if ((fm_float_bits(v) << 1) == 0u) {
+                e = r->d[0];
+            } else if (v > r->edge[1]) {
+                if (v > FLT_MAX) {
+                    return FM_E_VALUE;
+                }
+                e = r->d[3];
+            } else if (v > r->edge[0]) {
+                e = r->d[2];
+            } else {
+                if (!(v >= -FLT_MAX)) {
+                    return FM_E_VALUE;
+                }
+                e = r->d[1];
+            }
+            acc += e;
+        }
+        r = end; /* (what it is; said so that the compiler need not recompute it) */
+        if (s == n_stops) {
+            label = (int32_t)(acc > m->threshold);
+            s = 0;
+            break;
+        }
+        label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
+        ++s;
+        if (label >= 0) {
+            break;
+        }
+        n = s != n_stops ? m->stop_at[s] : m->n_used;
+    }
+    out->label = label;
+    out->score = acc;
+    out->score_q = 0;
+    out->n_read = n;
+    out->cost = m->cum_cost != NULL ? m->cum_cost[n] : (float)n;
+    out->stage = s;
+    out->cost_q = 0;
+    return FM_OK;
+}
+
+/* Eager q15 walk over the records (plain adds: a record model cannot saturate, fm_nb_q15_check).
+ * A NaN or infinite value lands in the first or the last interval (the edges are finite), so only
+ * those two paths test it, and return at once. */
+static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
+{
+    const fm_nb_q15_pos *const pos = m->pos;
+    const fm_nb_q15_pos *r = pos;
+    const uint32_t n_stops = m->n_stops;
+    uint32_t s = 0, n = n_stops != 0u ? m->stop_at[0] : m->n_used;
+    int32_t acc = m->d0;
+    int32_t label;
+
+    for (;;) {
+        const fm_nb_q15_pos *const end = pos + n;
+        for (; r != end; ++r) {
+            const uint32_t bits = fm_float_bits(x[r->feature]);
+            const int32_t key = fm_nb_key(bits);
+            int32_t v;
+            if ((bits << 1) == 0u) {
+                v = r->d[0];
+            } else if (key > r->edge[1]) {
+                if (key >= 0x7f800000) {
+                    return FM_E_VALUE;
+                }
+                v = r->d[3];
+            } else if (key > r->edge[0]) {
+                v = r->d[2];
+            } else {
+                if (key < -0x7f800000) {
+                    return FM_E_VALUE;
+                }
+                v = r->d[1];
+            }
+            acc += v;
+        }
+        r = end;
+        if (s == n_stops) {
+            label = (int32_t)(acc > m->threshold);
+            s = 0;
+            break;
+        }
+        label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
+        ++s;
+        if (label >= 0) {
+            break;
+        }
+        n = s != n_stops ? m->stop_at[s] : m->n_used;
+    }
+    out->label = label;
+    out->score = 0.0f;
+    out->score_q = acc;
+    out->n_read = n;
+    out->cost = 0.0f;
+    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : n;
+    out->stage = s;
+    return FM_OK;
+}
+
+/* Lazy walks over the records (the reader's values are checked one by one). */
+static int nb_f32_run_pos(const fm_nb *m, const fm_reader *in, fm_result *out)
+{
+    float score = m->d0;
+    uint32_t i = 0, s = 0, next;
+    int32_t label = -1;
+
+    for (;;) {
+        next = s < m->n_stops ? m->stop_at[s] : m->n_used;
+        for (; i < next; ++i) {
+            uint32_t bits;
+            int rc = nb_read(in, m->pos[i].feature, &bits);
+            if (rc != FM_OK) {
+                return rc;
+            }
+            score += nb_pos_entry_f32(&m->pos[i], bits);
+        }
+        if (s == m->n_stops) {
+            break;
+        }
+        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
+        ++s;
+        if (label >= 0) {
+            break;
+        }
+    }
+    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
+    out->score = score;
+    out->cost = nb_cost_at_f32(m, i);
+    return FM_OK;
+}
+
+static int nb_q15_run_pos(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
+{
+    int32_t score = m->d0;
+    uint32_t i = 0, s = 0, next;
+    int32_t label = -1;
+
+    for (;;) {
+        next = s < m->n_stops ? m->stop_at[s] : m->n_used;
+        for (; i < next; ++i) {
+            uint32_t bits;
+            int rc = nb_read(in, m->pos[i].feature, &bits);
+            if (rc != FM_OK) {
+                return rc;
+            }
+            score = sat_add(score, nb_pos_entry_q15(&m->pos[i], bits));
+        }
+        if (s == m->n_stops) {
+            break;
+        }
+        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
+        ++s;
+        if (label >= 0) {
+            break;
+        }
+    }
+    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
+    out->score = 0.0f;
+    out->score_q = score;
+    out->cost = 0.0f;
+    out->cost_q = nb_cost_at_q(m, i);
+    return FM_OK;
+}
 
 /* Eager float32 walk for the mean-std layout (two edges per position): the
  * reading order in segments between stop points, each a tight pointer loop
@@ -342,7 +682,7 @@ int fm_nb_predict(const fm_nb *m, const fm_reader *in, fm_result *out)
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return nb_f32_run(m, in, out);
+    return m->pos != NULL ? nb_f32_run_pos(m, in, out) : nb_f32_run(m, in, out);
 }
 
 int fm_nb_predict_vec(const fm_nb *m, const float *in, uint32_t n, fm_result *out)
@@ -350,7 +690,7 @@ int fm_nb_predict_vec(const fm_nb *m, const float *in, uint32_t n, fm_result *ou
     if (m == NULL || in == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
     }
-    return m->n_edges == 2u ? nb_f32_vec2(m, in, out) : nb_f32_vec(m, in, out);
+    return m->pos != NULL ? nb_f32_walk(m, in, out) : m->n_edges == 2u ? nb_f32_vec2(m, in, out) : nb_f32_vec(m, in, out);
 }
 
 int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t cols,
@@ -362,8 +702,9 @@ int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t
         return FM_E_ARG;
     }
     for (r = 0; r < rows && rc == FM_OK; ++r) {
-        rc = m->n_edges == 2u ? nb_f32_vec2(m, in + (size_t)r * cols, out + r)
-                              : nb_f32_vec(m, in + (size_t)r * cols, out + r);
+        const float *row = in + (size_t)r * cols;
+        rc = m->pos != NULL ? nb_f32_walk(m, row, out + r) : m->n_edges == 2u ? nb_f32_vec2(m, row, out + r)
+                                                                             : nb_f32_vec(m, row, out + r);
     }
     if (n_done != NULL) {
         *n_done = rc == FM_OK ? rows : r - 1u;
@@ -385,19 +726,10 @@ static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t
     return cost;
 }
 
-/* Non-zero when no sum of d0 and at most n_used int16 entries can leave
- * int32: |d0| + 32768 * n_used <= INT32_MAX. Then the plain add equals the
- * saturating add of the reference. */
-static int nb_q15_cannot_saturate(const fm_nb_q15 *m)
-{
-    uint32_t mag = m->d0 < 0 ? (uint32_t)0 - (uint32_t)m->d0 : (uint32_t)m->d0;
-    return mag <= (uint32_t)INT32_MAX && m->n_used <= (((uint32_t)INT32_MAX - mag) >> 15);
-}
-
 /* The mean-std layout (two edges) of a model whose sums cannot saturate. */
 static int nb_q15_fast(const fm_nb_q15 *m)
 {
-    return m->n_edges == 2u && nb_q15_cannot_saturate(m);
+    return m->n_edges == 2u && nb_q15_cannot_saturate(m->d0, m->n_used);
 }
 
 /* Eager q15 walk for the mean-std layout, as nb_f32_vec2: plain int32 adds
@@ -540,7 +872,7 @@ int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return nb_q15_run(m, in, out);
+    return m->pos != NULL ? nb_q15_run_pos(m, in, out) : nb_q15_run(m, in, out);
 }
 
 int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_result *out)
@@ -548,7 +880,7 @@ int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_re
     if (m == NULL || in == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
     }
-    return nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
+    return m->pos != NULL ? nb_q15_walk(m, in, out) : nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
 }
 
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
@@ -561,7 +893,8 @@ int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, 
     }
     fast = nb_q15_fast(m);
     for (r = 0; r < rows && rc == FM_OK; ++r) {
-        rc = fast ? nb_q15_vec2(m, in + (size_t)r * cols, out + r) : nb_q15_vec(m, in + (size_t)r * cols, out + r);
+        const float *row = in + (size_t)r * cols;
+        rc = m->pos != NULL ? nb_q15_walk(m, row, out + r) : fast ? nb_q15_vec2(m, row, out + r) : nb_q15_vec(m, row, out + r);
     }
     if (n_done != NULL) {
         *n_done = rc == FM_OK ? rows : r - 1u;
