@@ -63,7 +63,7 @@ class CodeBody:
     helpers: list[str]
 
 
-def generator(kind: str) -> Callable[[Any, str, str], CodeBody]:
+def generator(kind: str) -> Callable[..., CodeBody]:
     check_code_kind(kind)
     mod, fn = CODE_FORMS[kind].split(":")
     return getattr(importlib.import_module(mod), fn)  # type: ignore[no-any-return]
@@ -168,7 +168,10 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
                        target: str | None = None) -> str:
     """The whole header text of the code form."""
     name = check_name(name)
-    body = generator(model.kind)(model.tables, numeric, name)
+    # code hints: generator keyword arguments a trainer recorded from the training data (e.g. NB's share
+    # of zeros per position); they change the code's shape, never its answers
+    hints = model.meta.get("training", {}).get("code_hints") or {} if isinstance(model.meta, dict) else {}
+    body = generator(model.kind)(model.tables, numeric, name, **hints)
     guard = f"FRUGALML_{name.upper()}_H"
     n_features = int(model.tables.n_features)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")

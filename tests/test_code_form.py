@@ -252,16 +252,24 @@ def test_gated_models_with_linear_parts_have_no_code_form() -> None:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(model=nb_models(max_features=14), seed=st.integers(0, 2**32 - 1), numeric=st.sampled_from(["float32", "q15"]))
-def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: int, numeric: str) -> None:
+@given(model=nb_models(max_features=14), seed=st.integers(0, 2**32 - 1), numeric=st.sampled_from(["float32", "q15"]),
+       hints=st.booleans())
+def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: int, numeric: str,
+                                              hints: bool) -> None:
+    """With and without zero-share code hints (the exact-zero test in front of the search or in the zero's
+    interval, per position), rows with +0, -0, values on the edges and on either side of zero."""
     need("cc")
     rng = np.random.default_rng(seed)
     X = random_rows(rng, model.n_features, 50, poison=0.0)
     edges = model.edges[rng.integers(0, max(model.edges.size, 1), X.shape)] if model.edges.size else X
     on_edge = rng.random(X.shape) < 0.3
     X[on_edge] = edges[on_edge]
+    X[rng.random(X.shape) < 0.1] = 0.0
+    X[rng.random(X.shape) < 0.05] = -0.0
+    meta = {"training": {"code_hints": {"zero_share": rng.choice([0.0, 0.1, 0.5], model.n_used).tolist()}}} \
+        if hints else {}
     header = tmp_path / "nb.h"
-    header.write_text(render_code_header(ModelFile("nb-stop", model), numeric, "model", X))
+    header.write_text(render_code_header(ModelFile("nb-stop", model, meta), numeric, "model", X))
     ref = model.q15() if numeric == "q15" else model
     pred = ref.predict_reference(X)
     assert run_dump(header, tmp_path) == expected_lines(pred, np.zeros(len(X), np.int32), numeric == "q15",

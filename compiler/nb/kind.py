@@ -67,6 +67,10 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         "validation_weighted_accuracy": weighted_accuracy(y[task.validation], val.label, w),
         "validation_mean_features": float(val.n_read.mean()),
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},
+        # share of exact zeros per reading position on the training rows: where the generated code
+        # (export-c --form code) tests for zero (compiler/nb/code.py)
+        "code_hints": {"zero_share": [round(float(v), 4) for v in
+                                      (X[task.train][:, model.order.astype(np.intp)] == 0).mean(axis=0)]},
     }
     meta["training"].update(check_not_trivial(
         kind, y[task.validation], val.label, val.n_read, opts,
