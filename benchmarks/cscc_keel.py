@@ -27,7 +27,7 @@ from pyruntime.data import load_dataset
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 DEFAULT_SETS = ("pima,wdbc,australian,texture,banana,phoneme,magic,spambase,ring,twonorm,titanic,heart,"
-                "ionosphere,bupa,saheart,sonar")
+                "ionosphere,bupa,sonar,german,mammographic,crx")
 
 
 def yahoo_costs(n_features: int) -> FeatureCosts:
@@ -57,6 +57,8 @@ def run(name: str, seed: int, cascade_opts: dict | None = None) -> dict:
         p = model.tables.predict_reference(Xte)
         out[kind] = {"acc": float(np.mean(p.label == yte)), "cost": float(np.mean(p.cost)),
                      "exits": np.bincount(p.stage.astype(np.int64), minlength=model.tables.n_stages).tolist(),
+                     "val_acc": float(model.meta["training"]["validation_accuracy"]),
+                     "val_cost": float(model.meta["training"]["validation_mean_cost"]),
                      "seconds": time.perf_counter() - t0}
     m, c = out["miser"], out["cascade"]
     out["delta"] = 100.0 * (c["acc"] - m["acc"])
