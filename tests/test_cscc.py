@@ -22,7 +22,10 @@ def _task(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def fitted() -> tuple[CsccCascadeClassifier, np.ndarray, np.ndarray]:
-    X, y = _task(600, 0)
+    # 2000 rows (500 for validation): the exit calibration refuses exits it cannot check; with 600 rows
+    # (150 for validation) one validation row where stage 0 and the last stage disagree (stage 0 right)
+    # was already above its margin and every input went on to the last stage
+    X, y = _task(2000, 0)
     c = CsccCascadeClassifier(n_stages=3, n_trees=10, lam=0.3, costs=COSTS, pool_lambdas=(0.0, 3.0),
                               random_state=0).fit(X, y)
     Xte, yte = _task(2000, 1)
@@ -135,5 +138,7 @@ def test_cscc_within_one_point_of_miser_lambda_0_at_lower_cost() -> None:
     acc_m, acc_c = np.mean(m.predict(Xte) == yte), np.mean(c.predict(Xte) == yte)
     cost_m, cost_c = float(np.mean(m.test_time_cost(Xte))), c.mean_cost(Xte)
     assert acc_c >= acc_m - 0.01, (acc_c, acc_m)
-    assert cost_c < 0.8 * cost_m, (cost_c, cost_m)
+    # early reject only: stage 0 may answer the x0 < -0.8 fifth of the rows without x1, x2 (at most about
+    # 1 - 200 * 0.2 / 262 = 0.85 of miser's cost); the calibrated exits keep the safest part of it
+    assert cost_c < 0.95 * cost_m, (cost_c, cost_m)
     assert c.lambda_chosen_ in (0.1, 1.0, 10.0) and len(c.lambda_curve_) == 3

@@ -33,9 +33,11 @@ before stage k-1's exit threshold and weights are re-optimised against it: the o
 stage k-1 send every input out while stage k was still unfitted, after which stage k saw no input,
 its weights were clamped to zero for good and every input left at stage 0); a validation set
 stops the outer iterations early (the paper's section 5.3): the iterate with the lowest
-validation objective is kept. Added to the paper: each pool run keeps its prefix of lowest
-validation loss, and the hard exit thresholds are lowered on the validation rows where an exit
-answers worse than the later stages (``_calibrate_exits``).
+validation objective is kept. Added to the paper (docs/miser_cascade.md, component table): each pool
+run keeps its prefix of lowest validation loss; the last stage is the first pool run's boosted model,
+held fixed (``final_stage``); the hard exit thresholds are lowered on the validation rows until the
+exits lose (almost) nothing against the last stage (``_calibrate_exits``); without a given lambda one
+is chosen on validation among a small grid (``lam_grid``).
 """
 
 from __future__ import annotations
@@ -255,10 +257,12 @@ class CsccCascadeClassifier(ExitingEnsemble):
     ----------
     n_stages: K, the number of classifier nodes (the last one answers for every remaining input).
     n_trees: T, the trees of the boosting trick (stage-wise regression, squared loss).
-    lam: the accuracy/cost trade-off lambda (costs divided by their sum). Default 0.01, accuracy first:
-        on KEEL pima, wdbc, australian with Yahoo-like costs it keeps test accuracy near stage-wise
-        regression (lambda = 0) and still reads less (docs/miser_cascade.md); larger values trade
-        accuracy for cost.
+    lam: the accuracy/cost trade-off lambda (costs divided by the relaxed cost of the pool); None: one
+        model per ``lam_grid`` value, the one of lowest validation cost kept (``lambda_chosen_``,
+        ``lambda_curve_``). Every candidate's exits are calibrated against the same last stage (below),
+        so the choice is among models of the same validation accuracy budget (as miser --sweep keeps the
+        cheapest within a tolerance of lambda = 0).
+    lam_grid: the candidates when ``lam`` is None (default 0.1, 1, 10).
     rho: the l1 regularisation of the stage weights.
     costs: per-feature costs (FeatureCosts, array or None = 1 each).
     tree_eval_cost: e_t, the evaluation cost of one tree (same unit as the costs).
@@ -271,9 +275,20 @@ class CsccCascadeClassifier(ExitingEnsemble):
         sigma(+-1.5): every input is "half exited" at every stage, the soft objective cannot tell a
         cascade from one stage and training ends with every input leaving at stage 0 (or none).
         a = 16 makes the soft exits close to the hard ones the runtime takes.
-    calibrate_exits: lower each exit threshold on the validation rows until what it lets out is
-        answered at least as accurately as by the later stages (see ``_calibrate_exits``); the
-        paper uses the validation set only to stop the iterations early.
+    calibrate_exits: lower each exit threshold on the validation rows until the exits lose (almost)
+        nothing against the last stage (see ``_calibrate_exits``); the paper uses the validation set only
+        to stop the iterations early. If the calibrated exits do not make the cascade cheaper than the
+        last stage alone on validation, the model is the last stage alone (one block, no exits).
+    final_stage: "boosted" (default): the last stage is the first pool run's boosted model (weight 1 on
+        its trees: Greedy Miser lambda = 0 when the first pool lambda is 0), held fixed while the earlier
+        stages and thresholds are optimised on objective (19); "learned": the paper's, the last stage's
+        weights optimised like the others (on KEEL it answered worse than the boosted sum it started from:
+        its weights over 300 trees fitted on the rows the trees were grown on overfit).
+    exit_tolerance, exit_z, exit_credit, exit_noise, exit_backoff: the calibration rule (see
+        ``_calibrate_exits``): validation rows the exits may lose against the last stage, as a share of
+        the validation rows (0.005); weight of the noise margin z sqrt(D) (1); whether rows an exit answers
+        rightly where the last stage is wrong offset losses (False); D counts "disagreements" (default) or
+        only "losses"; share of the allowed exit rows kept, the safest (lowest scores) first (0.6).
     validation_fraction: share of the rows held out for early stopping when fit gets no eval_set.
     """
 
@@ -298,6 +313,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         exit_z: float = 1.0,
         exit_credit: bool = False,
         exit_backoff: float = 0.6,
+        exit_noise: str = "disagreements",
         validation_fraction: float = 0.25,
         max_bins: int = 64,
         random_state: int | None = 0,
@@ -321,6 +337,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         self.exit_z = exit_z
         self.exit_credit = exit_credit
         self.exit_backoff = exit_backoff
+        self.exit_noise = exit_noise
         self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.random_state = random_state
@@ -341,6 +358,10 @@ class CsccCascadeClassifier(ExitingEnsemble):
             raise ValueError("tree_eval_cost must be >= 0")
         if not float(self.exit_sharpness) > 0:
             raise ValueError("exit_sharpness must be > 0")
+        if self.exit_noise not in ("disagreements", "losses"):
+            raise ValueError("exit_noise must be 'disagreements' or 'losses'")
+        if not 0 < float(self.exit_backoff) <= 1:
+            raise ValueError("exit_backoff must be in (0, 1]")
         if self.final_stage not in ("boosted", "learned"):
             raise ValueError("final_stage must be 'boosted' or 'learned'")
         if not float(self.exit_tolerance) >= 0 or not float(self.exit_z) >= 0:
@@ -532,7 +553,8 @@ class CsccCascadeClassifier(ExitingEnsemble):
             gained = early_ok & ~final_ok[order]
             step = lost.astype(np.int64) - (gained.astype(np.int64) if self.exit_credit else 0)
             cum_net = net + np.cumsum(step)
-            cum_dis = dis + np.cumsum(early_ok != final_ok[order])
+            noisy = (early_ok != final_ok[order]) if self.exit_noise == "disagreements" else lost
+            cum_dis = dis + np.cumsum(noisy)
             cut_ok = np.ones(order.size, dtype=bool)
             cut_ok[:-1] = key[:-1] != key[1:]
             ok = np.flatnonzero((cum_net + z * np.sqrt(cum_dis) <= budget + 1e-9) & cut_ok)
