@@ -27,7 +27,7 @@ from pyruntime.data import load_dataset
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 DEFAULT_SETS = ("pima,wdbc,australian,texture,banana,phoneme,magic,spambase,ring,twonorm,titanic,heart,"
-                "ionosphere,bupa,sonar,german,mammographic,crx")
+                "ionosphere,bupa,sonar,mammographic,wisconsin")
 
 
 def yahoo_costs(n_features: int) -> FeatureCosts:
