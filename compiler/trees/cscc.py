@@ -136,7 +136,7 @@ class CsccObjective:
             reach[:, k] = reach[:, k - 1] * sig[:, k - 1]
         P = reach.copy()
         P[:, :-1] *= 1.0 - sig[:, :-1]
-        ell = (S - y[:, None]) ** 2
+        ell = (S - (y[:, None] if y.ndim == 1 else y[:, :K])) ** 2  # labels, or a target per stage
         C = self.stage_costs(B)
         V = w[:, None] * ell + self.p.lam * C[None, :]
         return {"S": S, "sig": sig, "reach": reach, "P": P, "ell": ell, "C": C, "V": V}
@@ -167,7 +167,8 @@ class CsccObjective:
         E[:, -1] = V[:, -1]
         for j in range(K - 2, -1, -1):
             E[:, j] = (1.0 - sig[:, j]) * V[:, j] + sig[:, j] * E[:, j + 1]
-        dS = P[:, k] * self.p.w * 2.0 * (f["S"][:, k] - self.p.y) / n
+        yk = self.p.y if self.p.y.ndim == 1 else self.p.y[:, k]
+        dS = P[:, k] * self.p.w * 2.0 * (f["S"][:, k] - yk) / n
         dtheta = 0.0
         if k < K - 1:
             dg = self.a * reach[:, k] * sig[:, k] * (1.0 - sig[:, k]) * (E[:, k + 1] - V[:, k]) / n
@@ -314,6 +315,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         exit_credit: bool = False,
         exit_backoff: float = 0.6,
         exit_noise: str = "disagreements",
+        early_target: str = "last",
         validation_fraction: float = 0.25,
         max_bins: int = 64,
         random_state: int | None = 0,
@@ -338,6 +340,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         self.exit_credit = exit_credit
         self.exit_backoff = exit_backoff
         self.exit_noise = exit_noise
+        self.early_target = early_target
         self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.random_state = random_state
@@ -362,6 +365,8 @@ class CsccCascadeClassifier(ExitingEnsemble):
             raise ValueError("exit_noise must be 'disagreements' or 'losses'")
         if not 0 < float(self.exit_backoff) <= 1:
             raise ValueError("exit_backoff must be in (0, 1]")
+        if self.early_target not in ("labels", "last"):
+            raise ValueError("early_target must be 'labels' or 'last'")
         if self.final_stage not in ("boosted", "learned"):
             raise ValueError("final_stage must be 'boosted' or 'learned'")
         if not float(self.exit_tolerance) >= 0 or not float(self.exit_z) >= 0:
@@ -414,13 +419,23 @@ class CsccCascadeClassifier(ExitingEnsemble):
         self.full_validation_accuracy_ = float(np.mean((full > 0).astype(np.int64) == yva))
         wtr = balanced_weights(ytr, 2) if self.class_weight == "balanced" else np.ones(len(ytr))
         wva = balanced_weights(yva, 2) if self.class_weight == "balanced" else np.ones(len(yva))
-        base_prob = CsccProblem(Phi=Phi_tr, y=2.0 * ytr - 1.0, w=wtr, F=F, c=self.costs_ / total,
-                                e=np.full(T, float(self.tree_eval_cost) / total), lam=0.0, rho=float(self.rho))
-        va_data = {"Phi": Phi_va, "y": 2.0 * yva - 1.0, "w": wva}
         # the last stage: the first pool entry's boosted model (weight 1 on its trees, its base score), held
         # fixed ("boosted"), or a weight vector optimised like the others (the paper's, "learned")
         final_w = np.zeros(T)
         final_w[: sizes[0]] = 1.0
+        K = int(self.n_stages)
+
+        def targets(Phi: np.ndarray, y01: np.ndarray) -> np.ndarray:
+            y_pm = 2.0 * y01 - 1.0
+            if self.early_target == "labels" or self.final_stage != "boosted":
+                return y_pm
+            Y = np.tile(np.where(Phi @ final_w + float(base[0]) > 0, 1.0, -1.0)[:, None], (1, K))
+            Y[:, K - 1] = y_pm
+            return Y
+
+        base_prob = CsccProblem(Phi=Phi_tr, y=targets(Phi_tr, ytr), w=wtr, F=F, c=self.costs_ / total,
+                                e=np.full(T, float(self.tree_eval_cost) / total), lam=0.0, rho=float(self.rho))
+        va_data = {"Phi": Phi_va, "y": targets(Phi_va, yva), "w": wva}
         self.final_weights_ = final_w
         per_tree = ir_tree_features(pool_ir, Xva)
         read = np.zeros(Xva.shape, dtype=bool)
