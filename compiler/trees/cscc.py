@@ -304,7 +304,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         self,
         n_stages: int = 3,
         n_trees: int = 100,
-        lam: float | None = 0.01,
+        lam: float | None = None,
         lam_grid: tuple[float, ...] = (0.1, 1.0, 10.0),
         rho: float = 1e-3,
         max_depth: int = 3,
