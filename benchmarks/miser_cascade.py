@@ -47,7 +47,7 @@ from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0]
-CSCC_LAMBDAS = (0.01, 0.03, 0.1, 0.3)  # xu2014's lambda (costs divided by their sum), one per cascade; 0.01 = default
+CSCC_LAMBDAS = (0.1, 1.0, 10.0)  # xu2014's lambda, one per cascade: the grid the CLI default chooses from on validation
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -159,7 +159,8 @@ def _fit_miser(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, c
 
 def _fit_cscc(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, costs: np.ndarray, trees: int,
               seed: int, lam: float) -> CsccCascadeClassifier:
-    c = CsccCascadeClassifier(n_stages=3, n_trees=trees, lam=lam, costs=costs, random_state=seed)
+    c = CsccCascadeClassifier(n_stages=3, n_trees=trees, lam=lam, costs=costs, pool_lambdas=(0.0, 3.0, 30.0),
+                              random_state=seed)  # the CLI's pool
     return c.fit(Xa, ya, eval_set=(Xv, yv))
 
 

@@ -73,14 +73,16 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                        "(CSCC uses the paper's squared loss)")
         pool = opts.get("pool_lambdas")
         est = CsccCascadeClassifier(
-            n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 50)),
-            lam=float(opts.get("lambda", 0.01)), rho=float(opts.get("rho", 1e-3)),
+            n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 100)),
+            lam=float(opts["lambda"]) if "lambda" in opts else None, rho=float(opts.get("rho", 1e-3)),
             pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else (0.0, 3.0, 30.0),
             max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)), costs=c,
             tree_eval_cost=tree_cost, random_state=task.split.seed,
         ).fit(Xtr, ytr, eval_set=(Xva, yva))
         record["method"] = "cscc"
         record["validation_objective"] = est.validation_objective_.tolist()
+        record["lambda_chosen"] = float(est.lambda_chosen_)
+        record["lambda_curve"] = est.lambda_curve_
         reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
     tables = TreeCascade.from_ir(est.to_tree_ensemble())
     record["stage_end"] = tables.stage_end.tolist()

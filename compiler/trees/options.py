@@ -12,10 +12,11 @@ DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 TREE_OPTIONS = [
     click.Option(["--lambda"], type=click.FloatRange(min=0), default=None,
                  help="Feature-cost penalty lambda [miser: default 1; cascade (CSCC): the accuracy/cost trade-off of "
-                      "its objective, default 0.01; cascade --early-exit-every: the ensemble's, default 0]."),
+                      "its objective, default: the cheapest on validation of 0.1, 1, 10; cascade --early-exit-every: "
+                      "the ensemble's, default 0]."),
     click.Option(["--trees"], type=click.IntRange(min=1), default=None,
                  help="Boosting iterations [miser: at most, chosen on validation, default 100; cascade (CSCC): "
-                      "trees of the boosting trick per --pool-lambdas entry, default 50; --early-exit-every: 100]."),
+                      "trees of the boosting trick per --pool-lambdas entry, default 100; --early-exit-every: 100]."),
     click.Option(["--depth"], type=click.IntRange(1, 16), default=None, help="Tree depth [miser, cascade; default 3]."),
     click.Option(["--step"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Learning rate [miser, cascade; default 0.1]."),
