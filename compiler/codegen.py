@@ -25,7 +25,6 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
 
 import numpy as np
 

@@ -22,7 +22,6 @@ from compiler.header import c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel, _cum_costs
 
-
 # Share of zeros at or above which the exact-zero test goes in front of the search: with 2 edges and
 # the mean-std bins (about 16/68/16 % of the non-zero values per interval) the test in the zero's leaf
 # saves about 0.84 tests per non-zero value and costs 2 per zero; even at a share of about 0.3.
