@@ -814,7 +814,7 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     q = numeric == "q15"
     src = ['#include <stdio.h>\n#include "fm_trees.h"\n',
            _c_array("uint32_t", "NE", c["node_end"]), _c_array("uint16_t", "FE", c["feature"]),
-           _c_array("int16_t" if q else "float", "TH", c["threshold_q" if q else "threshold"]),
+           _c_array("uint16_t" if q else "float", "TH", c["threshold_q" if q else "threshold"]),
            _c_array("int16_t" if q else "float", "LF", c["leaf_q" if q else "leaf"]),
            _c_array("uint16_t", "TO", c["tree_output"]), _c_array("float", "X", rows)]
     if q:

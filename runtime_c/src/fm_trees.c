@@ -256,19 +256,61 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
         (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
     } while (0)
 
-/* q15: go right iff k > t. On Arm the sign bit of t - k (int16 operands: no overflow) folds into the
- * index arithmetic (shifted operands); elsewhere a compare sets a flag as cheaply. */
-#if defined(__arm__) || defined(__thumb__)
-#define FM_GT_Q(k, t) ((size_t)((uint32_t)((int32_t)(t) - (int32_t)(k)) >> 31))
-#else
-#define FM_GT_Q(k, t) ((size_t)((int32_t)(k) > (int32_t)(t) ? 1u : 0u))
-#endif
-#define FM_STEP_Q(i, B)                                                                                       \
+/* q15 steps count nodes from 1 (heap order: node l's children are 2l and 2l + 1, at fe[l] and th[l] with
+ * fe and th one slot before the tree, see FM_HEAP_BASE): l = 2l + (go right). The eager keys are
+ * fm_ukey16(x) - FM_EKEY_SUB (uint16) and the thresholds biased keys (fm_trees.h), so going right,
+ * fm_ukey16(x) > threshold, is one unsigned compare whose carry is the outcome, added with carry
+ * (l + l + C): on 32-bit Arm `cmp key, t` sets C iff key >= t (keys fm_ukey16 - 1, wrapping to 0xffff
+ * only for NaNs, which fail the prediction anyway); on x86 `cmp` sets CF iff t < key (keys fm_ukey16).
+ * FM_HEAP_ROOT is the first step (l = one + one + C, `one` a register holding 1). */
+#if defined(__GNUC__) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
+#define FM_EKEY_SUB 1u
+#define FM_EKEY_RIGHT(k, t) ((k) >= (t))
+#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
+#define FM_HEAP_ROOT(l, k, t, one) __asm__("cmp %1, %2\n\tadc %0, %3, %3" : "=r"(l) : "r"(k), "r"(t), "r"(one) : "cc")
+#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define FM_EKEY_SUB 0u
+#define FM_EKEY_RIGHT(k, t) ((k) > (t))
+#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
+#define FM_HEAP_ROOT(l, k, t, one)                                                                            \
     do {                                                                                                      \
-        const size_t f_ = fe[i];                                                                              \
-        const size_t r_ = FM_GT_Q(keys[f_], th[i]);                                                           \
+        (l) = (one);                                                                                          \
+        FM_HEAP_STEP(l, k, t);                                                                                \
+    } while (0)
+#else
+#define FM_EKEY_SUB 0u
+#define FM_EKEY_RIGHT(k, t) ((k) > (t))
+#define FM_HEAP_STEP(l, k, t) ((l) = 2u * (l) + ((k) > (t) ? 1u : 0u))
+#define FM_HEAP_ROOT(l, k, t, one) ((l) = 2u * (one) + ((k) > (t) ? 1u : 0u))
+#endif
+/* p - k as an address (p may be an array's first element: no pointer before it is formed by pointer
+ * arithmetic); read only at indices >= k. */
+#define FM_HEAP_BASE(T, p, k) ((const T *)((uintptr_t)(p) - (uintptr_t)(k) * sizeof(T)))
+#define FM_STEP_Q(l)                                                                                          \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[l];                                                                            \
+        const uint32_t k_ = keys[f_];                                                                         \
+        const uint32_t t_ = th[l];                                                                            \
         mark[f_] = 1u;                                                                                        \
-        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+        FM_HEAP_STEP(l, k_, t_);                                                                              \
+    } while (0)
+/* D (a constant 1..4) steps down a tree whose nodes are fe[1..], from the root to l in 2^D .. 2^(D+1)-1. */
+#define FM_WALK_LEVELS_Q(l)                                                                                   \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[1];                                                                            \
+        const uint32_t k_ = keys[f_];                                                                         \
+        const uint32_t t_ = th[1];                                                                            \
+        mark[f_] = 1u;                                                                                        \
+        FM_HEAP_ROOT(l, k_, t_, one);                                                                         \
+        if (D > 1u) {                                                                                         \
+            FM_STEP_Q(l);                                                                                     \
+        }                                                                                                     \
+        if (D > 2u) {                                                                                         \
+            FM_STEP_Q(l);                                                                                     \
+        }                                                                                                     \
+        if (D > 3u) {                                                                                         \
+            FM_STEP_Q(l);                                                                                     \
+        }                                                                                                     \
     } while (0)
 
 /* D (a constant 1..4) steps down a tree whose nodes start at B. */
@@ -412,29 +454,34 @@ static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const flo
     }
 }
 
-/* q15: complete trees of depth D, one output, no saturation possible. */
-FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,
+/* q15: complete trees of depth D, one output, no saturation possible (1-based heap, FM_STEP_Q). */
+FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
                               uint8_t *mark, int32_t acc, uint32_t D)
 {
     const uint32_t I = (1u << D) - 1u;
-    const uint16_t *fe = m->feature + (size_t)first * I;
-    const int16_t *th = m->threshold_q + (size_t)first * I;
-    const int16_t *lf = m->leaf_q + (size_t)first * (I + 1u);
+    const size_t one = 1u;
+    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
+    const uint16_t *th = FM_HEAP_BASE(uint16_t, m->threshold_q + (size_t)first * I, 1u);
+    const int16_t *lf = FM_HEAP_BASE(int16_t, m->leaf_q + (size_t)first * (I + 1u), I + 1u);
     uint32_t t;
+    /* two trees per iteration: the second one's nodes at fe + I, its leaves at lf + I + 1 */
     for (t = (end - first) / 2u; t != 0u; --t) {
-        size_t i = 0u;
-        size_t j = I;
-        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
-        FM_WALK_LEVELS(FM_STEP_Q, j, I);
-        acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
-        fe += 2u * I;
-        th += 2u * I;
-        lf += 2u * (I + 1u);
+        size_t i;
+        FM_WALK_LEVELS_Q(i);
+        acc += (int32_t)lf[i]; /* no overflow: q_no_overflow */
+        fe += I;
+        th += I;
+        lf += I + 1u;
+        FM_WALK_LEVELS_Q(i);
+        acc += (int32_t)lf[i];
+        fe += I;
+        th += I;
+        lf += I + 1u;
     }
     if ((end - first) & 1u) {
-        size_t i = 0u;
-        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
-        acc += (int32_t)lf[i - I];
+        size_t i;
+        FM_WALK_LEVELS_Q(i);
+        acc += (int32_t)lf[i];
     }
     return acc;
 }
@@ -442,13 +489,13 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
 static int32_t add_sat32(int32_t a, int32_t b);
 
 /* q15, any layout, one or several outputs; sat: saturate every addition. */
-FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys, uint8_t *mark,
+FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
                          int32_t *scores, int implicit, int single, int sat)
 {
     const uint32_t *ne = m->node_end;
     uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
     const uint16_t *fe = m->feature + start;
-    const int16_t *th = m->threshold_q + start;
+    const uint16_t *th = m->threshold_q + start;
     const uint32_t *ch = implicit ? NULL : m->child + start;
     const int16_t *lf = m->leaf_q + start + first;
     const uint16_t *to = m->tree_output;
@@ -461,7 +508,7 @@ FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, co
         int32_t v;
         while (i < n_inner) {
             const uint32_t f = fe[i];
-            const uint32_t r = (int32_t)keys[f] > (int32_t)th[i] ? 1u : 0u;
+            const uint32_t r = FM_EKEY_RIGHT((uint32_t)keys[f], (uint32_t)th[i]) ? 1u : 0u;
             mark[f] = 1u;
             i = (implicit ? 2u * i + 1u : ch[i]) + r;
         }
@@ -485,7 +532,7 @@ FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, co
 }
 
 #define FM_EWALK_Q_DEPTH(name, D)                                                                             \
-    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,   \
+    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,  \
                                     uint8_t *mark, int32_t acc)                                               \
     {                                                                                                         \
         return ewalk_q_depth(m, first, end, keys, mark, acc, D);                                              \
@@ -496,7 +543,7 @@ FM_EWALK_Q_DEPTH(ewalk_q_d3, 3u)
 FM_EWALK_Q_DEPTH(ewalk_q_d4, 4u)
 
 #define FM_EWALK_Q_ANY(name, implicit, single, sat)                                                           \
-    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,      \
+    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,     \
                                  uint8_t *mark, int32_t *scores)                                              \
     {                                                                                                         \
         ewalk_q_any(m, first, end, keys, mark, scores, implicit, single, sat);                                \
@@ -515,7 +562,7 @@ static int q_no_overflow(int32_t s, uint32_t trees)
     return a <= 0x7fffffffu && trees <= ((0x7fffffffu - a) >> 15);
 }
 
-static void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys, uint8_t *mark,
+static void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
                     int32_t *scores)
 {
     if (first >= end) {
@@ -601,19 +648,21 @@ int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15
     uint32_t o;
     uint32_t f;
     uint32_t bad = 0u;
-    uint16_t *ukeys;
+    uint16_t *keys;
     if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
         return FM_E_ARG;
     }
     zero_result(res);
     marks_clear(e->mark, m->n_features);
-    ukeys = (uint16_t *)e->keys;
+    keys = e->keys;
     for (f = 0; f < m->n_features; ++f) {
         const uint32_t bits = fm_float_bits(x[f]);
         const uint32_t neg = 0u - (bits >> 31);         /* all ones when negative */
         const uint32_t key = (bits ^ (neg >> 1)) - neg; /* fm_key_bits: the 31 low bits flipped, + 1 */
         bad |= FM_NONFINITE_BIT(bits);
-        ukeys[f] = (uint16_t)(key >> 16); /* fm_key16 in two's complement (int16_t aliases uint16_t) */
+        /* fm_ukey16 - FM_EKEY_SUB = (fm_key_bits + 2^31 - 2^16 * FM_EKEY_SUB) >> 16 (FM_EKEY_SUB == 1: wraps
+         * to 0xffff only for NaNs, fm_key16 = -32768) */
+        keys[f] = (uint16_t)((key + (0x80000000u - 0x10000u * FM_EKEY_SUB)) >> 16);
     }
     e->nonfinite = bad >> 31;
     for (o = 0; o < m->n_outputs; ++o) {
@@ -1149,7 +1198,7 @@ int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
 FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int single, int eager)
 {
     const uint16_t *fe = st->fe;
-    const int16_t *th = (const int16_t *)st->th;
+    const uint16_t *th = (const uint16_t *)st->th;
     const uint32_t *ch = st->ch;
     const int16_t *lf = (const int16_t *)st->lf;
     const uint32_t *ne = st->ne;
@@ -1170,7 +1219,7 @@ FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int si
     for (;;) {
         while (i < n_inner) {
             const uint32_t f = fe[i];
-            int32_t k;
+            uint32_t k;
             if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 1))) {
                 st->fe = fe;
                 st->th = th;
@@ -1184,8 +1233,8 @@ FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int si
                 st->acc_q = acc;
                 return fe[i];
             }
-            k = eager ? (int32_t)keys[f] : fm_key16(fm_float_bits(values[f]));
-            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (int32_t)th[i] ? 1u : 0u);
+            k = eager ? (uint32_t)((int32_t)keys[f] + 32768) : fm_ukey16(fm_float_bits(values[f]));
+            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (uint32_t)th[i] ? 1u : 0u);
         }
         if (single) {
             acc = add_sat32(acc, (int32_t)lf[i - n_inner]);
@@ -1234,7 +1283,7 @@ static int accumulate_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end
     const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
     walk_state st;
     walk_env env;
-    walk_init(&st, m->feature, m->threshold_q, sizeof(int16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
+    walk_init(&st, m->feature, m->threshold_q, sizeof(uint16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
               m->tree_output, first_tree, end_tree);
     st.acc = 0.0f;
     st.acc_q = scores[0];
