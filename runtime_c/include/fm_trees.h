@@ -223,6 +223,9 @@ int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eage
                           fm_result *res);
 int fm_trees_q15_eager_finish(const fm_trees_q15 *m, const float *x, const fm_trees_q15_eager *e,
                               const int32_t *scores, fm_result *res);
+/* start, every tree, finish in one call (the same results; FM_E_ARG when NULL or !*_eager_ok). */
+int fm_trees_q15_eager_predict(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
+                               fm_result *res);
 
 #ifdef __cplusplus
 }

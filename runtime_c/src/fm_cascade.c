@@ -246,7 +246,11 @@ static int run_marked_q(const fm_cascade_q15 *m, const float *x, int32_t *scores
     fm_trees_q15_eager e;
     uint32_t s;
     uint32_t start = 0u;
-    int rc = fm_trees_q15_eager_start(&m->trees, x, &e, scores, res);
+    int rc;
+    if (m->n_stages == 1u) { /* no exit to test: the whole walk in one call (res->stage = 0) */
+        return fm_trees_q15_eager_predict(&m->trees, x, &e, scores, res);
+    }
+    rc = fm_trees_q15_eager_start(&m->trees, x, &e, scores, res);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
         const uint32_t end = m->stage_end[s];
         rc = fm_trees_q15_eager_walk(&m->trees, start, end, &e, scores);

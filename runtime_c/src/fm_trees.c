@@ -562,7 +562,7 @@ static int q_no_overflow(int32_t s, uint32_t trees)
     return a <= 0x7fffffffu && trees <= ((0x7fffffffu - a) >> 15);
 }
 
-static void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
+FM_WALK void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
                     int32_t *scores)
 {
     if (first >= end) {
@@ -642,29 +642,83 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
     return FM_OK;
 }
 
+/* Eager keys: fm_ukey16 - FM_EKEY_SUB = (fm_key_bits + 2^31 - 2^16 * FM_EKEY_SUB) >> 16, with fm_key_bits =
+ * (bits ^ (neg >> 1)) - neg (neg: all ones when negative); FM_EKEY_SUB == 1 wraps to 0xffff only for NaNs
+ * (fm_key16 = -32768). bad collects FM_NONFINITE_BIT. */
+#define FM_EKEY_C (0x80000000u - 0x10000u * FM_EKEY_SUB)
+#if defined(__GNUC__) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
+/* 32-bit Arm: the sign bit shifted out (lsls) is the + 1 of fm_key_bits, added with carry to the constant; the
+ * exponent's carry out of (bits << 1) + 2^24 (cmn) counts the non-finite values into bad: 7 instructions. */
+#define FM_EKEY(dst, bits, bad)                                                                               \
+    do {                                                                                                      \
+        uint32_t t_;                                                                                          \
+        uint32_t n_;                                                                                          \
+        __asm__("asr %[n], %[b], #31\n\t"                                                                     \
+                "eor %[t], %[b], %[n], lsr #1\n\t"                                                            \
+                "lsls %[n], %[b], #1\n\t"                                                                     \
+                "adc %[t], %[t], %[c]\n\t"                                                                    \
+                "cmn %[n], #16777216\n\t"                                                                     \
+                "adc %[bad], %[bad], #0\n\t"                                                                  \
+                "lsr %[t], %[t], #16"                                                                         \
+                : [t] "=&r"(t_), [n] "=&r"(n_), [bad] "+r"(bad)                                               \
+                : [b] "r"(bits), [c] "r"(FM_EKEY_C)                                                           \
+                : "cc");                                                                                      \
+        (dst) = (uint16_t)t_;                                                                                 \
+    } while (0)
+#define FM_EKEY_BAD(bad) (bad) /* the number of non-finite values */
+#else
+#define FM_EKEY(dst, bits, bad)                                                                               \
+    do {                                                                                                      \
+        const uint32_t b_ = (bits);                                                                           \
+        const uint32_t neg_ = 0u - (b_ >> 31);                                                                \
+        (bad) |= FM_NONFINITE_BIT(b_);                                                                        \
+        (dst) = (uint16_t)(((b_ ^ (neg_ >> 1)) + (FM_EKEY_C - neg_)) >> 16);                                  \
+    } while (0)
+#define FM_EKEY_BAD(bad) ((bad) >> 31)
+#endif
+/* Keeps GCC from merging the 16-bit key stores into words (bit-field inserts cost more than the stores). */
+#if defined(__GNUC__)
+#define FM_NO_MERGE() __asm__("" ::: "memory")
+#else
+#define FM_NO_MERGE() ((void)0)
+#endif
+
+/* Keys of x[0 .. n-1] and cleared marks, four features (one mark word) per step; non-zero when some x[f]
+ * is not finite. */
+static uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32_t *mark)
+{
+    const float *end4 = x + (n & ~3u);
+    uint32_t bad = 0u;
+    uint32_t f;
+    while (x != end4) {
+        FM_EKEY(keys[0], fm_float_bits(x[0]), bad);
+        FM_EKEY(keys[1], fm_float_bits(x[1]), bad);
+        FM_NO_MERGE();
+        FM_EKEY(keys[2], fm_float_bits(x[2]), bad);
+        FM_NO_MERGE();
+        FM_EKEY(keys[3], fm_float_bits(x[3]), bad);
+        *mark++ = 0u;
+        x += 4;
+        keys += 4;
+    }
+    if (n & 3u) {
+        *mark = 0u;
+        for (f = 0; f < (n & 3u); ++f) {
+            FM_EKEY(keys[f], fm_float_bits(x[f]), bad);
+        }
+    }
+    return FM_EKEY_BAD(bad);
+}
+
 int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
                              fm_result *res)
 {
     uint32_t o;
-    uint32_t f;
-    uint32_t bad = 0u;
-    uint16_t *keys;
     if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
         return FM_E_ARG;
     }
     zero_result(res);
-    marks_clear(e->mark, m->n_features);
-    keys = e->keys;
-    for (f = 0; f < m->n_features; ++f) {
-        const uint32_t bits = fm_float_bits(x[f]);
-        const uint32_t neg = 0u - (bits >> 31);         /* all ones when negative */
-        const uint32_t key = (bits ^ (neg >> 1)) - neg; /* fm_key_bits: the 31 low bits flipped, + 1 */
-        bad |= FM_NONFINITE_BIT(bits);
-        /* fm_ukey16 - FM_EKEY_SUB = (fm_key_bits + 2^31 - 2^16 * FM_EKEY_SUB) >> 16 (FM_EKEY_SUB == 1: wraps
-         * to 0xffff only for NaNs, fm_key16 = -32768) */
-        keys[f] = (uint16_t)((key + (0x80000000u - 0x10000u * FM_EKEY_SUB)) >> 16);
-    }
-    e->nonfinite = bad >> 31;
+    e->nonfinite = q_keys_marks(x, m->n_features, e->keys, e->mark) != 0u;
     for (o = 0; o < m->n_outputs; ++o) {
         scores[o] = m->base_q[o];
     }
@@ -1378,15 +1432,54 @@ int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *mem
     return rc;
 }
 
+/* fm_trees_q15_eager_start, every tree, fm_trees_q15_eager_finish in one frame (arguments checked by the
+ * caller, fm_trees_q15_eager_ok(m)). */
+static int marked_q(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores, fm_result *res)
+{
+    const uint32_t n = m->n_features;
+    uint32_t o;
+    zero_result(res);
+    e->nonfinite = q_keys_marks(x, n, e->keys, e->mark) != 0u;
+    for (o = 0; o < m->n_outputs; ++o) {
+        scores[o] = m->base_q[o];
+    }
+    ewalk_q(m, 0u, m->n_trees, e->keys, (uint8_t *)e->mark, scores);
+    if (e->nonfinite && marked_nonfinite(x, (const uint8_t *)e->mark, n)) {
+        return FM_E_VALUE;
+    }
+    res->n_read = marks_count(e->mark, n);
+    if (m->costs == NULL) {
+        res->cost_q = res->n_read;
+    } else {
+        const uint8_t *mark = (const uint8_t *)e->mark;
+        uint32_t f;
+        uint32_t cost = 0u; /* <= 512 * 65535: no saturation */
+        for (f = 0; f < n; ++f) {
+            cost += (uint32_t)mark[f] * (uint32_t)m->costs[f];
+        }
+        res->cost_q = cost;
+    }
+    if (m->n_outputs == 1u) {
+        res->score_q = scores[0];
+        res->label = (scores[0] > m->decision_threshold_q) ? 1 : 0;
+        return FM_OK;
+    }
+    return fm_trees_q15_finish(m, scores, res);
+}
+
+int fm_trees_q15_eager_predict(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
+                               fm_result *res)
+{
+    if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    return marked_q(m, x, e, scores, res);
+}
+
 static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scores, fm_result *res)
 {
     fm_trees_q15_eager e;
-    int rc = fm_trees_q15_eager_start(m, x, &e, scores, res);
-    if (rc == FM_OK) {
-        ewalk_q(m, 0u, m->n_trees, e.keys, (uint8_t *)e.mark, scores);
-        rc = fm_trees_q15_eager_finish(m, x, &e, scores, res);
-    }
-    return rc;
+    return marked_q(m, x, &e, scores, res);
 }
 
 static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
