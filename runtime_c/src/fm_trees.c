@@ -666,6 +666,7 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
         (dst) = (uint16_t)t_;                                                                                 \
     } while (0)
 #define FM_EKEY_BAD(bad) (bad) /* the number of non-finite values */
+#define FM_NO_MERGE() ((void)0)
 #else
 #define FM_EKEY(dst, bits, bad)                                                                               \
     do {                                                                                                      \
@@ -675,14 +676,24 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
         (dst) = (uint16_t)(((b_ ^ (neg_ >> 1)) + (FM_EKEY_C - neg_)) >> 16);                                  \
     } while (0)
 #define FM_EKEY_BAD(bad) ((bad) >> 31)
-#endif
 /* Keeps GCC from merging the 16-bit key stores into words (bit-field inserts cost more than the stores). */
 #if defined(__GNUC__)
 #define FM_NO_MERGE() __asm__("" ::: "memory")
 #else
 #define FM_NO_MERGE() ((void)0)
 #endif
-
+#endif
+#if defined(__GNUC__) && defined(__thumb2__)
+/* two floats' bits from x, x += 2: one ldrd with write-back (Thumb-2: any two registers) */
+#define FM_LOAD2(b0, b1, x) __asm__("ldrd %0, %1, [%2], #8" : "=r"(b0), "=r"(b1), "+r"(x) : "m"(*(const float(*)[2])(x)))
+#else
+#define FM_LOAD2(b0, b1, x)                                                                                   \
+    do {                                                                                                      \
+        (b0) = fm_float_bits((x)[0]);                                                                         \
+        (b1) = fm_float_bits((x)[1]);                                                                         \
+        (x) += 2;                                                                                             \
+    } while (0)
+#endif
 /* Keys of x[0 .. n-1] and cleared marks, four features (one mark word) per step; non-zero when some x[f]
  * is not finite. */
 static uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32_t *mark)
@@ -691,14 +702,17 @@ static uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32_
     uint32_t bad = 0u;
     uint32_t f;
     while (x != end4) {
-        FM_EKEY(keys[0], fm_float_bits(x[0]), bad);
-        FM_EKEY(keys[1], fm_float_bits(x[1]), bad);
+        uint32_t b0;
+        uint32_t b1;
+        FM_LOAD2(b0, b1, x);
+        FM_EKEY(keys[0], b0, bad);
+        FM_EKEY(keys[1], b1, bad);
         FM_NO_MERGE();
-        FM_EKEY(keys[2], fm_float_bits(x[2]), bad);
+        FM_LOAD2(b0, b1, x);
+        FM_EKEY(keys[2], b0, bad);
         FM_NO_MERGE();
-        FM_EKEY(keys[3], fm_float_bits(x[3]), bad);
+        FM_EKEY(keys[3], b1, bad);
         *mark++ = 0u;
-        x += 4;
         keys += 4;
     }
     if (n & 3u) {
@@ -1438,13 +1452,17 @@ static int marked_q(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e
 {
     const uint32_t n = m->n_features;
     uint32_t o;
-    zero_result(res);
+    /* every other field is set below (zero_result on the error path) */
+    res->score = 0.0f;
+    res->cost = 0.0f;
+    res->stage = 0u;
     e->nonfinite = q_keys_marks(x, n, e->keys, e->mark) != 0u;
     for (o = 0; o < m->n_outputs; ++o) {
         scores[o] = m->base_q[o];
     }
     ewalk_q(m, 0u, m->n_trees, e->keys, (uint8_t *)e->mark, scores);
     if (e->nonfinite && marked_nonfinite(x, (const uint8_t *)e->mark, n)) {
+        zero_result(res);
         return FM_E_VALUE;
     }
     res->n_read = marks_count(e->mark, n);
