@@ -221,12 +221,13 @@ static void marks_clear(uint32_t *mark, uint32_t n)
 }
 
 /* Number of marked features: byte lanes summed per word (each lane <= 128 for n <= 512). */
-static uint32_t marks_count(const uint32_t *mark, uint32_t n)
+FM_WALK uint32_t marks_count(const uint32_t *mark, uint32_t n)
 {
+    const uint32_t words = (n + 3u) / 4u;
     uint32_t w;
-    uint32_t s = 0u;
-    for (w = 0; w < (n + 3u) / 4u; ++w) {
-        s += mark[w];
+    uint32_t s = words & 1u ? mark[0] : 0u;
+    for (w = words & 1u; w < words; w += 2u) { /* two words per step */
+        s += mark[w] + mark[w + 1u];
     }
     s = (s & 0x00ff00ffu) + ((s >> 8) & 0x00ff00ffu);
     return (s & 0xffffu) + (s >> 16);
@@ -696,7 +697,7 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
 #endif
 /* Keys of x[0 .. n-1] and cleared marks, four features (one mark word) per step; non-zero when some x[f]
  * is not finite. */
-static uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32_t *mark)
+FM_WALK uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32_t *mark)
 {
     const float *end4 = x + (n & ~3u);
     uint32_t bad = 0u;
@@ -1457,7 +1458,8 @@ static int marked_q(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e
     res->cost = 0.0f;
     res->stage = 0u;
     e->nonfinite = q_keys_marks(x, n, e->keys, e->mark) != 0u;
-    for (o = 0; o < m->n_outputs; ++o) {
+    scores[0] = m->base_q[0];
+    for (o = 1; o < m->n_outputs; ++o) {
         scores[o] = m->base_q[o];
     }
     ewalk_q(m, 0u, m->n_trees, e->keys, (uint8_t *)e->mark, scores);
