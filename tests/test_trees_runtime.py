@@ -805,8 +805,9 @@ def test_q15_table_bytes_budget() -> None:
 def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     """Instructions of fm_trees*_predict_vec per prediction on the 100 x depth-3 shape (x86-64 -O2,
     callgrind): a budget so the walk cannot creep back (before the compact tables: about 8,500; compact
-    tables with the memo walk: 7,100 / 9,900; the marked, depth-specialized walk: about 2,950 / 3,320;
-    emlearn 0.23's loadable forest of the same shape: about 4,940)."""
+    tables with the memo walk: 7,100 / 9,900; the marked, depth-specialized walk: about 2,950 / 3,320; q15
+    with biased keys, the cmp/adc step and keys four per step: 3,150; emlearn 0.23's loadable forest of the
+    same shape: about 4,940)."""
     m = _budget_model()
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
     c = compact_tables(model.to_dict())
@@ -840,4 +841,4 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     per = total / 50
     print(f"{numeric}: {per:.0f} instructions per prediction, {int(run.stdout) / 50:.1f} features read")
     assert c["depth"] == 3 and c.get("exact_costs", 1) == 1
-    assert per <= (3100 if numeric == "float32" else 3500)
+    assert per <= (3100 if numeric == "float32" else 3250)
