@@ -329,7 +329,83 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
         }                                                                                                     \
     } while (0)
 
-/* Complete trees of depth D (constant), one output: trees [first, end). */
+/* Complete trees of depth D (constant), one output: trees [first, end). With a single-precision FPU on
+ * 32-bit Arm the float32 walk counts heap nodes from 1 as the q15 walk (FM_HEAP_BASE): `vcmpe t, x` leaves
+ * C = !(x > t) for ordered operands (a NaN branches either way: the marked NaN fails the prediction), so
+ * l = (l + l + C) ^ 1, with no register-offset vldr to save; elsewhere the 0-based form below. */
+#if defined(__GNUC__) && defined(__arm__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) &&          \
+    !defined(__SOFTFP__)
+#define FM_F32_HEAP1 1
+#define FM_F32_GT_ROOT(l, xv, tv, one)                                                                        \
+    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %3, %3\n\teor %0, %0, #1"                  \
+            : "=r"(l)                                                                                         \
+            : "t"(tv), "t"(xv), "r"(one)                                                                      \
+            : "cc")
+#define FM_F32_GT_STEP(l, xv, tv)                                                                             \
+    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %0, %0\n\teor %0, %0, #1"                  \
+            : "+r"(l)                                                                                         \
+            : "t"(tv), "t"(xv)                                                                                \
+            : "cc")
+#endif
+#if defined(FM_F32_HEAP1)
+#define FM_STEP_F1(l)                                                                                         \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[l];                                                                            \
+        const float xv_ = x[f_];                                                                              \
+        const float tv_ = th[l];                                                                              \
+        mark[f_] = 1u;                                                                                        \
+        FM_F32_GT_STEP(l, xv_, tv_);                                                                          \
+    } while (0)
+#define FM_WALK_LEVELS_F1(l)                                                                                  \
+    do {                                                                                                      \
+        const uint32_t f0_ = fe[1];                                                                           \
+        const float x0_ = x[f0_];                                                                             \
+        const float t0_ = th[1];                                                                              \
+        mark[f0_] = 1u;                                                                                       \
+        FM_F32_GT_ROOT(l, x0_, t0_, one);                                                                     \
+        if (D > 1u) {                                                                                         \
+            FM_STEP_F1(l);                                                                                    \
+        }                                                                                                     \
+        if (D > 2u) {                                                                                         \
+            FM_STEP_F1(l);                                                                                    \
+        }                                                                                                     \
+        if (D > 3u) {                                                                                         \
+            FM_STEP_F1(l);                                                                                    \
+        }                                                                                                     \
+    } while (0)
+
+FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
+                              float acc, uint32_t D)
+{
+    const uint32_t I = (1u << D) - 1u;
+    const size_t one = 1u;
+    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
+    const float *th = FM_HEAP_BASE(float, m->threshold + (size_t)first * I, 1u);
+    const float *lf = FM_HEAP_BASE(float, m->leaf + (size_t)first * (I + 1u), I + 1u);
+    uint32_t t;
+    /* two trees per iteration (the second one's nodes at fe + I, its leaves at lf + I + 1) */
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i;
+        FM_WALK_LEVELS_F1(i);
+        acc = acc + lf[i];
+        fe += I;
+        th += I;
+        lf += I + 1u;
+        FM_WALK_LEVELS_F1(i);
+        acc = acc + lf[i];
+        fe += I;
+        th += I;
+        lf += I + 1u;
+    }
+    if ((end - first) & 1u) {
+        size_t i;
+        FM_WALK_LEVELS_F1(i);
+        acc = acc + lf[i];
+    }
+    return acc;
+}
+
+#else
 FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
                               float acc, uint32_t D)
 {
@@ -357,6 +433,8 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
     }
     return acc;
 }
+
+#endif
 
 /* Any layout, one or several outputs: trees [first, end). */
 FM_WALK void ewalk_f32_any(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
