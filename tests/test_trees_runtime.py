@@ -842,3 +842,26 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     print(f"{numeric}: {per:.0f} instructions per prediction, {int(run.stdout) / 50:.1f} features read")
     assert c["depth"] == 3 and c.get("exact_costs", 1) == 1
     assert per <= (3100 if numeric == "float32" else 3250)
+
+
+@pytest.mark.parametrize(("cc", "flags", "runner"), [
+    ("arm-linux-gnueabihf-gcc", ["-mthumb"], ["qemu-arm"]),
+    ("arm-linux-gnueabihf-gcc", ["-marm"], ["qemu-arm"]),
+    ("aarch64-linux-gnu-gcc", [], ["qemu-aarch64"]),
+], ids=["armhf-thumb2", "armhf-arm", "aarch64"])
+def test_eager_walks_equal_lazy_on_arm(tmp_path: Path, cc: str, flags: list[str], runner: list[str]) -> None:
+    """runtime_c/tests/test_trees_eager.c (eager marked walks == lazy memo walks on random depth-3 ensembles with
+    x == t, -0.0, NaN and infinities) built for 32-bit Arm, where the walks step with compare-and-carry
+    instructions (q15 cmp/adc, the 7-instruction key, float32 vcmpe/adc with the FPU), and for AArch64,
+    run under qemu-user (the host build runs in `make -C runtime_c test`)."""
+    missing = [t for t in (cc, runner[0]) if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"missing {', '.join(missing)}")
+    exe = tmp_path / "eager"
+    src = [str(RUNTIME / "tests" / "test_trees_eager.c")] + [str(RUNTIME / "src" / f) for f in
+                                                               ("fm_trees.c", "fm_common.c", "fm_memo.c")]
+    subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", *flags, "-static",
+                    f"-I{RUNTIME / 'include'}", *src, "-o", str(exe)], check=True)
+    run = subprocess.run([*runner, str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "eager == lazy" in run.stdout
