@@ -269,6 +269,12 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
 #define FM_EKEY_RIGHT(k, t) ((k) >= (t))
 #define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
 #define FM_HEAP_ROOT(l, k, t, one) __asm__("cmp %1, %2\n\tadc %0, %3, %3" : "=r"(l) : "r"(k), "r"(t), "r"(one) : "cc")
+#elif defined(__arm__)
+/* Thumb-1 (Cortex-M0): 8 low registers (an add-with-carry step costs register moves): the 0-based walk
+ * below (FM_Q_HEAP0), whose compare is the sign of t - k folded into the index arithmetic */
+#define FM_Q_HEAP0 1
+#define FM_EKEY_SUB 0u
+#define FM_EKEY_RIGHT(k, t) ((k) > (t))
 #elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define FM_EKEY_SUB 0u
 #define FM_EKEY_RIGHT(k, t) ((k) > (t))
@@ -279,10 +285,10 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
         FM_HEAP_STEP(l, k, t);                                                                                \
     } while (0)
 #else
+/* elsewhere (AArch64, other compilers): the 0-based walk below as well */
+#define FM_Q_HEAP0 1
 #define FM_EKEY_SUB 0u
 #define FM_EKEY_RIGHT(k, t) ((k) > (t))
-#define FM_HEAP_STEP(l, k, t) ((l) = 2u * (l) + ((k) > (t) ? 1u : 0u))
-#define FM_HEAP_ROOT(l, k, t, one) ((l) = 2u * (one) + ((k) > (t) ? 1u : 0u))
 #endif
 /* p - k as an address (p may be an array's first element: no pointer before it is formed by pointer
  * arithmetic); read only at indices >= k. */
@@ -533,6 +539,7 @@ static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const flo
     }
 }
 
+#if !defined(FM_Q_HEAP0)
 /* q15: complete trees of depth D, one output, no saturation possible (1-based heap, FM_STEP_Q). */
 FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
                               uint8_t *mark, int32_t acc, uint32_t D)
@@ -564,6 +571,42 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
     }
     return acc;
 }
+
+#else
+/* q15, 0-based heap (Thumb-1): go right iff k > t, the sign bit of t - k (16-bit operands: no overflow). */
+#define FM_STEP_Q0(i, B)                                                                                      \
+    do {                                                                                                      \
+        const size_t f_ = fe[i];                                                                              \
+        const size_t r_ = (size_t)((uint32_t)((int32_t)th[i] - (int32_t)keys[f_]) >> 31);                     \
+        mark[f_] = 1u;                                                                                        \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+    } while (0)
+FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
+                              uint8_t *mark, int32_t acc, uint32_t D)
+{
+    const uint32_t I = (1u << D) - 1u;
+    const uint16_t *fe = m->feature + (size_t)first * I;
+    const uint16_t *th = m->threshold_q + (size_t)first * I;
+    const int16_t *lf = m->leaf_q + (size_t)first * (I + 1u);
+    uint32_t t;
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i = 0u;
+        size_t j = I;
+        FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
+        FM_WALK_LEVELS(FM_STEP_Q0, j, I);
+        acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
+        fe += 2u * I;
+        th += 2u * I;
+        lf += 2u * (I + 1u);
+    }
+    if ((end - first) & 1u) {
+        size_t i = 0u;
+        FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
+        acc += (int32_t)lf[i - I];
+    }
+    return acc;
+}
+#endif
 
 static int32_t add_sat32(int32_t a, int32_t b);
 
