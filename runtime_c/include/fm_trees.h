@@ -203,7 +203,7 @@ typedef struct {
 
 typedef struct {
     uint32_t mark[(FM_VEC_MAX_FEATURES + 3u) / 4u];
-    uint16_t keys[FM_VEC_MAX_FEATURES]; /* fm_ukey16(x[j]), minus 1 (mod 2^16) on 32-bit Arm (fm_trees.c) */
+    uint16_t keys[FM_VEC_MAX_FEATURES]; /* fm_ukey16(x[j]), minus 1 (mod 2^16) with Thumb-2 / Arm state (fm_trees.c) */
     uint32_t nonfinite;                      /* some x[j] is NaN or infinite */
 } fm_trees_q15_eager;
 
