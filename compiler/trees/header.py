@@ -29,7 +29,7 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
         arrays.append(CArray(f"{p}_child", "uint32_t", c["child"]))
         f["child"] = f"{p}_child"
     if "leaf_q" in c:
-        arrays += [CArray(f"{p}_threshold_q", "int16_t", c["threshold_q"]),
+        arrays += [CArray(f"{p}_threshold_q", "uint16_t", c["threshold_q"]),
                    CArray(f"{p}_leaf_q", "int16_t", c["leaf_q"]), CArray(f"{p}_base_q", "int32_t", c["base_q"])]
         f.update(threshold_q=f"{p}_threshold_q", leaf_q=f"{p}_leaf_q", base_q=f"{p}_base_q",
                  decision_threshold_q=c_int(c["decision_threshold_q"]), shift=c_uint(c["shift"]))

@@ -12,7 +12,7 @@ decision_threshold; several outputs: label = first index of the largest.
 
 q15: thresholds become int32 keys (``float_keys``, fm_key_bits in C) compared
 with the key of x. The keys are rounded up to the next ``65536 * k + 65535`` so the C
-tables hold the 16-bit k (``fm_key16(x) <= k`` is the same decision); leaf
+tables hold the 16-bit k biased to k + 32768 as uint16 (``fm_key16(x) <= k`` is the same decision); leaf
 values are int16 in units of 2**-shift, summed in a saturating int32 from
 ``base_q``; costs are uint16 units summed in a saturating uint32.
 
@@ -445,7 +445,8 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
     require(n_features <= 65536 and n_outputs <= 65536, "compact tree tables hold at most 65536 features/outputs")
     if q:
         key = np.asarray(tables["threshold_key"], np.int64)
-        thr = np.where(feature >= 0, (key - 65535) >> 16, 0).astype(np.int16)
+        # biased 16-bit keys U = k + 32768 (fm_ukey16): the walk goes right iff fm_ukey16(x) > U
+        thr = (np.where(feature >= 0, (key - 65535) >> 16, 0) + 32768).astype(np.uint16)
         val = np.asarray(tables["value_q"], np.int16)
     else:
         thr = np.asarray(tables["threshold"], np.float32)
@@ -495,7 +496,7 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
         "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": _costs_or_none(tables.get("costs")),
         "depth": uniform}
     if q:
-        out.update(threshold_q=np.asarray(ths, np.int16), leaf_q=np.asarray(leaves, np.int16),
+        out.update(threshold_q=np.asarray(ths, np.uint16), leaf_q=np.asarray(leaves, np.int16),
                    base_q=np.asarray(tables["base_q"], np.int32),
                    decision_threshold_q=int(tables["decision_threshold_q"]), shift=int(tables["shift"]))
     else:
@@ -551,7 +552,7 @@ def compact_struct(ffi: Any, c: dict[str, Any], keep: list[Any]) -> Any:
     s.child = c_ptr(ffi, keep, "const uint32_t *", c["child"], "u4")
     s.tree_output = c_ptr(ffi, keep, "const uint16_t *", c["tree_output"], "u2")
     if q:
-        s.threshold_q = c_ptr(ffi, keep, "const int16_t *", c["threshold_q"], "i2")
+        s.threshold_q = c_ptr(ffi, keep, "const uint16_t *", c["threshold_q"], "u2")
         s.leaf_q = c_ptr(ffi, keep, "const int16_t *", c["leaf_q"], "i2")
         s.base_q = c_ptr(ffi, keep, "const int32_t *", c["base_q"], "i4")
         s.decision_threshold_q, s.shift = c["decision_threshold_q"], c["shift"]

@@ -29,7 +29,8 @@ typedef struct {
     uint32_t node_end[FZ_MAX_TREES], child[FZ_MAX_NODES];
     uint16_t feature[FZ_MAX_NODES], tree_output[FZ_MAX_TREES];
     float threshold[FZ_MAX_NODES], leaf[FZ_MAX_NODES + FZ_MAX_TREES], base_score[FZ_MAX_OUTPUTS];
-    int16_t threshold_q[FZ_MAX_NODES], leaf_q[FZ_MAX_NODES + FZ_MAX_TREES];
+    uint16_t threshold_q[FZ_MAX_NODES];
+    int16_t leaf_q[FZ_MAX_NODES + FZ_MAX_TREES];
     int32_t base_q[FZ_MAX_OUTPUTS];
 } fz_trees_arrays;
 
@@ -108,7 +109,7 @@ static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, 
     memset(m, 0, sizeof *m);
     m->n_features = nf;
     m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
-    fz_i16s(in, a->threshold_q, m->n_nodes);
+    fz_u16s(in, a->threshold_q, m->n_nodes);
     fz_i16s(in, a->leaf_q, m->n_nodes + m->n_trees);
     fz_i32s(in, a->base_q, m->n_outputs);
     m->node_end = a->node_end;

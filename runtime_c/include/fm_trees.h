@@ -27,9 +27,12 @@
  * decision_threshold, res->score = scores[0]. n_outputs > 1: label = the
  * first index of the largest score, res->score = that score.
  *
- * Fixed point (q15): thresholds are int16 keys T16 and the walk goes right
- * iff fm_key16(bits of x) > T16 (integer ops only; the IR's int32 key is
- * T16 * 65536 + 65535, so the decision equals fm_key_bits(x) > key). Leaf
+ * Fixed point (q15): thresholds are biased 16-bit keys U = T16 + 32768
+ * (uint16) and the walk goes right iff fm_ukey16(bits of x) > U, i.e.
+ * fm_key16(x) > T16 (integer ops only; the IR's int32 key is
+ * T16 * 65536 + 65535, so the decision equals fm_key_bits(x) > key). The
+ * bias makes the decision one unsigned compare (on Arm a cmp whose carry
+ * is shifted into the heap index). Leaf
  * values are int16 in units of 2^-shift; scores are int32, start at base_q
  * and saturate at INT32_MIN/INT32_MAX after every addition. Label as above
  * with decision_threshold_q; res->score_q holds the label's score (res->score
@@ -103,7 +106,7 @@ typedef struct {
     uint32_t n_nodes;
     const uint32_t *node_end;    /* [n_trees] */
     const uint16_t *feature;     /* [n_nodes] */
-    const int16_t *threshold_q;  /* [n_nodes] 16-bit keys: go right iff fm_key16(x) > threshold_q */
+    const uint16_t *threshold_q; /* [n_nodes] biased 16-bit keys: go right iff fm_ukey16(x) > threshold_q */
     const uint32_t *child;       /* [n_nodes] or NULL */
     const int16_t *leaf_q;       /* [n_nodes + n_trees] leaf value * 2^shift, rounded */
     const uint16_t *tree_output; /* [n_trees] */
@@ -200,7 +203,7 @@ typedef struct {
 
 typedef struct {
     uint32_t mark[(FM_VEC_MAX_FEATURES + 3u) / 4u];
-    int16_t keys[FM_VEC_MAX_FEATURES]; /* fm_key16 of every x[j] */
+    uint16_t keys[FM_VEC_MAX_FEATURES]; /* fm_ukey16(x[j]), minus 1 (mod 2^16) with Thumb-2 / Arm state (fm_trees.c) */
     uint32_t nonfinite;                      /* some x[j] is NaN or infinite */
 } fm_trees_q15_eager;
 
@@ -220,6 +223,9 @@ int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eage
                           fm_result *res);
 int fm_trees_q15_eager_finish(const fm_trees_q15 *m, const float *x, const fm_trees_q15_eager *e,
                               const int32_t *scores, fm_result *res);
+/* start, every tree, finish in one call (the same results; FM_E_ARG when NULL or !*_eager_ok). */
+int fm_trees_q15_eager_predict(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
+                               fm_result *res);
 
 #ifdef __cplusplus
 }

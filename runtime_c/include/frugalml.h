@@ -113,6 +113,13 @@ static inline int32_t fm_key16(uint32_t bits)
     return (int32_t)(((uint32_t)fm_key_bits(bits) ^ 0x80000000u) >> 16) - 32768;
 }
 
+/* fm_key16(bits) + 32768 in 0..65535 (unsigned order = fm_key16 order): the
+ * biased keys of the q15 tree tables (fm_trees.h). */
+static inline uint32_t fm_ukey16(uint32_t bits)
+{
+    return ((uint32_t)fm_key_bits(bits) ^ 0x80000000u) >> 16;
+}
+
 /* Non-zero when the float's bits are a NaN or an infinity. */
 static inline int fm_bits_nonfinite(uint32_t bits)
 {

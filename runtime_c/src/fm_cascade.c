@@ -246,7 +246,11 @@ static int run_marked_q(const fm_cascade_q15 *m, const float *x, int32_t *scores
     fm_trees_q15_eager e;
     uint32_t s;
     uint32_t start = 0u;
-    int rc = fm_trees_q15_eager_start(&m->trees, x, &e, scores, res);
+    int rc;
+    if (m->n_stages == 1u) { /* no exit to test: the whole walk in one call (res->stage = 0) */
+        return fm_trees_q15_eager_predict(&m->trees, x, &e, scores, res);
+    }
+    rc = fm_trees_q15_eager_start(&m->trees, x, &e, scores, res);
     for (s = 0; rc == FM_OK && s < m->n_stages; ++s) {
         const uint32_t end = m->stage_end[s];
         rc = fm_trees_q15_eager_walk(&m->trees, start, end, &e, scores);
@@ -328,19 +332,6 @@ int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32
     return rc;
 }
 
-static FM_CASCADE_NOINLINE int predict_vec_memo_q(const fm_cascade_q15 *m, const float *x, uint32_t n,
-                                                  fm_result *out)
-{
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    int16_t keys[FM_VEC_MAX_FEATURES];
-    int32_t scores[FM_VEC_MAX_OUTPUTS];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, n);
-    fm_memo_set_keys(&memo, keys);
-    return run_q(m, NULL, x, &memo, scores, out);
-}
-
 /* ---- caller scratch ---------------------------------------------------- */
 
 size_t fm_cascade_scratch_size(const fm_cascade *m)
@@ -385,8 +376,5 @@ int fm_cascade_q15_predict_vec(const fm_cascade_q15 *m, const float *x, uint32_t
         n > FM_VEC_MAX_FEATURES || m->trees.n_outputs > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
-    if (fm_trees_q15_eager_ok(&m->trees)) {
-        return run_marked_q(m, x, scores, out);
-    }
-    return predict_vec_memo_q(m, x, n, out);
+    return run_marked_q(m, x, scores, out); /* every q15 table with n <= the maximum is eager_ok */
 }

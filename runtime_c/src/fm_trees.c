@@ -221,12 +221,13 @@ static void marks_clear(uint32_t *mark, uint32_t n)
 }
 
 /* Number of marked features: byte lanes summed per word (each lane <= 128 for n <= 512). */
-static uint32_t marks_count(const uint32_t *mark, uint32_t n)
+FM_WALK uint32_t marks_count(const uint32_t *mark, uint32_t n)
 {
+    const uint32_t words = (n + 3u) / 4u;
     uint32_t w;
-    uint32_t s = 0u;
-    for (w = 0; w < (n + 3u) / 4u; ++w) {
-        s += mark[w];
+    uint32_t s = words & 1u ? mark[0] : 0u;
+    for (w = words & 1u; w < words; w += 2u) { /* two words per step */
+        s += mark[w] + mark[w + 1u];
     }
     s = (s & 0x00ff00ffu) + ((s >> 8) & 0x00ff00ffu);
     return (s & 0xffffu) + (s >> 16);
@@ -256,19 +257,67 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
         (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
     } while (0)
 
-/* q15: go right iff k > t. On Arm the sign bit of t - k (int16 operands: no overflow) folds into the
- * index arithmetic (shifted operands); elsewhere a compare sets a flag as cheaply. */
-#if defined(__arm__) || defined(__thumb__)
-#define FM_GT_Q(k, t) ((size_t)((uint32_t)((int32_t)(t) - (int32_t)(k)) >> 31))
-#else
-#define FM_GT_Q(k, t) ((size_t)((int32_t)(k) > (int32_t)(t) ? 1u : 0u))
-#endif
-#define FM_STEP_Q(i, B)                                                                                       \
+/* q15 steps count nodes from 1 (heap order: node l's children are 2l and 2l + 1, at fe[l] and th[l] with
+ * fe and th one slot before the tree, see FM_HEAP_BASE): l = 2l + (go right). The eager keys are
+ * fm_ukey16(x) - FM_EKEY_SUB (uint16) and the thresholds biased keys (fm_trees.h), so going right,
+ * fm_ukey16(x) > threshold, is one unsigned compare whose carry is the outcome, added with carry
+ * (l + l + C): on 32-bit Arm `cmp key, t` sets C iff key >= t (keys fm_ukey16 - 1, wrapping to 0xffff
+ * only for NaNs, which fail the prediction anyway); on x86 `cmp` sets CF iff t < key (keys fm_ukey16).
+ * FM_HEAP_ROOT is the first step (l = one + one + C, `one` a register holding 1). */
+#if defined(__GNUC__) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
+#define FM_EKEY_SUB 1u
+#define FM_EKEY_RIGHT(k, t) ((k) >= (t))
+#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
+#define FM_HEAP_ROOT(l, k, t, one) __asm__("cmp %1, %2\n\tadc %0, %3, %3" : "=r"(l) : "r"(k), "r"(t), "r"(one) : "cc")
+#elif defined(__arm__)
+/* Thumb-1 (Cortex-M0): 8 low registers (an add-with-carry step costs register moves): the 0-based walk
+ * below (FM_Q_HEAP0), whose compare is the sign of t - k folded into the index arithmetic */
+#define FM_Q_HEAP0 1
+#define FM_EKEY_SUB 0u
+#define FM_EKEY_RIGHT(k, t) ((k) > (t))
+#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define FM_EKEY_SUB 0u
+#define FM_EKEY_RIGHT(k, t) ((k) > (t))
+#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
+#define FM_HEAP_ROOT(l, k, t, one)                                                                            \
     do {                                                                                                      \
-        const size_t f_ = fe[i];                                                                              \
-        const size_t r_ = FM_GT_Q(keys[f_], th[i]);                                                           \
+        (l) = (one);                                                                                          \
+        FM_HEAP_STEP(l, k, t);                                                                                \
+    } while (0)
+#else
+/* elsewhere (AArch64, other compilers): the 0-based walk below as well */
+#define FM_Q_HEAP0 1
+#define FM_EKEY_SUB 0u
+#define FM_EKEY_RIGHT(k, t) ((k) > (t))
+#endif
+/* p - k as an address (p may be an array's first element: no pointer before it is formed by pointer
+ * arithmetic); read only at indices >= k. */
+#define FM_HEAP_BASE(T, p, k) ((const T *)((uintptr_t)(p) - (uintptr_t)(k) * sizeof(T)))
+#define FM_STEP_Q(l)                                                                                          \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[l];                                                                            \
+        const uint32_t k_ = keys[f_];                                                                         \
+        const uint32_t t_ = th[l];                                                                            \
         mark[f_] = 1u;                                                                                        \
-        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+        FM_HEAP_STEP(l, k_, t_);                                                                              \
+    } while (0)
+/* D (a constant 1..4) steps down a tree whose nodes are fe[1..], from the root to l in 2^D .. 2^(D+1)-1. */
+#define FM_WALK_LEVELS_Q(l)                                                                                   \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[1];                                                                            \
+        const uint32_t k_ = keys[f_];                                                                         \
+        const uint32_t t_ = th[1];                                                                            \
+        mark[f_] = 1u;                                                                                        \
+        FM_HEAP_ROOT(l, k_, t_, one);                                                                         \
+        if (D > 1u) {                                                                                         \
+            FM_STEP_Q(l);                                                                                     \
+        }                                                                                                     \
+        if (D > 2u) {                                                                                         \
+            FM_STEP_Q(l);                                                                                     \
+        }                                                                                                     \
+        if (D > 3u) {                                                                                         \
+            FM_STEP_Q(l);                                                                                     \
+        }                                                                                                     \
     } while (0)
 
 /* D (a constant 1..4) steps down a tree whose nodes start at B. */
@@ -286,7 +335,83 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
         }                                                                                                     \
     } while (0)
 
-/* Complete trees of depth D (constant), one output: trees [first, end). */
+/* Complete trees of depth D (constant), one output: trees [first, end). With a single-precision FPU on
+ * 32-bit Arm the float32 walk counts heap nodes from 1 as the q15 walk (FM_HEAP_BASE): `vcmpe t, x` leaves
+ * C = !(x > t) for ordered operands (a NaN branches either way: the marked NaN fails the prediction), so
+ * l = (l + l + C) ^ 1, with no register-offset vldr to save; elsewhere the 0-based form below. */
+#if defined(__GNUC__) && defined(__arm__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) &&          \
+    !defined(__SOFTFP__)
+#define FM_F32_HEAP1 1
+#define FM_F32_GT_ROOT(l, xv, tv, one)                                                                        \
+    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %3, %3\n\teor %0, %0, #1"                  \
+            : "=r"(l)                                                                                         \
+            : "t"(tv), "t"(xv), "r"(one)                                                                      \
+            : "cc")
+#define FM_F32_GT_STEP(l, xv, tv)                                                                             \
+    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %0, %0\n\teor %0, %0, #1"                  \
+            : "+r"(l)                                                                                         \
+            : "t"(tv), "t"(xv)                                                                                \
+            : "cc")
+#endif
+#if defined(FM_F32_HEAP1)
+#define FM_STEP_F1(l)                                                                                         \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[l];                                                                            \
+        const float xv_ = x[f_];                                                                              \
+        const float tv_ = th[l];                                                                              \
+        mark[f_] = 1u;                                                                                        \
+        FM_F32_GT_STEP(l, xv_, tv_);                                                                          \
+    } while (0)
+#define FM_WALK_LEVELS_F1(l)                                                                                  \
+    do {                                                                                                      \
+        const uint32_t f0_ = fe[1];                                                                           \
+        const float x0_ = x[f0_];                                                                             \
+        const float t0_ = th[1];                                                                              \
+        mark[f0_] = 1u;                                                                                       \
+        FM_F32_GT_ROOT(l, x0_, t0_, one);                                                                     \
+        if (D > 1u) {                                                                                         \
+            FM_STEP_F1(l);                                                                                    \
+        }                                                                                                     \
+        if (D > 2u) {                                                                                         \
+            FM_STEP_F1(l);                                                                                    \
+        }                                                                                                     \
+        if (D > 3u) {                                                                                         \
+            FM_STEP_F1(l);                                                                                    \
+        }                                                                                                     \
+    } while (0)
+
+FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
+                              float acc, uint32_t D)
+{
+    const uint32_t I = (1u << D) - 1u;
+    const size_t one = 1u;
+    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
+    const float *th = FM_HEAP_BASE(float, m->threshold + (size_t)first * I, 1u);
+    const float *lf = FM_HEAP_BASE(float, m->leaf + (size_t)first * (I + 1u), I + 1u);
+    uint32_t t;
+    /* two trees per iteration (the second one's nodes at fe + I, its leaves at lf + I + 1) */
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i;
+        FM_WALK_LEVELS_F1(i);
+        acc = acc + lf[i];
+        fe += I;
+        th += I;
+        lf += I + 1u;
+        FM_WALK_LEVELS_F1(i);
+        acc = acc + lf[i];
+        fe += I;
+        th += I;
+        lf += I + 1u;
+    }
+    if ((end - first) & 1u) {
+        size_t i;
+        FM_WALK_LEVELS_F1(i);
+        acc = acc + lf[i];
+    }
+    return acc;
+}
+
+#else
 FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
                               float acc, uint32_t D)
 {
@@ -314,6 +439,8 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
     }
     return acc;
 }
+
+#endif
 
 /* Any layout, one or several outputs: trees [first, end). */
 FM_WALK void ewalk_f32_any(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
@@ -412,20 +539,61 @@ static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const flo
     }
 }
 
-/* q15: complete trees of depth D, one output, no saturation possible. */
-FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,
+#if !defined(FM_Q_HEAP0)
+/* q15: complete trees of depth D, one output, no saturation possible (1-based heap, FM_STEP_Q). */
+FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
+                              uint8_t *mark, int32_t acc, uint32_t D)
+{
+    const uint32_t I = (1u << D) - 1u;
+    const size_t one = 1u;
+    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
+    const uint16_t *th = FM_HEAP_BASE(uint16_t, m->threshold_q + (size_t)first * I, 1u);
+    const int16_t *lf = FM_HEAP_BASE(int16_t, m->leaf_q + (size_t)first * (I + 1u), I + 1u);
+    uint32_t t;
+    /* two trees per iteration: the second one's nodes at fe + I, its leaves at lf + I + 1 */
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i;
+        FM_WALK_LEVELS_Q(i);
+        acc += (int32_t)lf[i]; /* no overflow: q_no_overflow */
+        fe += I;
+        th += I;
+        lf += I + 1u;
+        FM_WALK_LEVELS_Q(i);
+        acc += (int32_t)lf[i];
+        fe += I;
+        th += I;
+        lf += I + 1u;
+    }
+    if ((end - first) & 1u) {
+        size_t i;
+        FM_WALK_LEVELS_Q(i);
+        acc += (int32_t)lf[i];
+    }
+    return acc;
+}
+
+#else
+/* q15, 0-based heap (Thumb-1): go right iff k > t, the sign bit of t - k (16-bit operands: no overflow). */
+#define FM_STEP_Q0(i, B)                                                                                      \
+    do {                                                                                                      \
+        const size_t f_ = fe[i];                                                                              \
+        const size_t r_ = (size_t)((uint32_t)((int32_t)th[i] - (int32_t)keys[f_]) >> 31);                     \
+        mark[f_] = 1u;                                                                                        \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+    } while (0)
+FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
                               uint8_t *mark, int32_t acc, uint32_t D)
 {
     const uint32_t I = (1u << D) - 1u;
     const uint16_t *fe = m->feature + (size_t)first * I;
-    const int16_t *th = m->threshold_q + (size_t)first * I;
+    const uint16_t *th = m->threshold_q + (size_t)first * I;
     const int16_t *lf = m->leaf_q + (size_t)first * (I + 1u);
     uint32_t t;
     for (t = (end - first) / 2u; t != 0u; --t) {
         size_t i = 0u;
         size_t j = I;
-        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
-        FM_WALK_LEVELS(FM_STEP_Q, j, I);
+        FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
+        FM_WALK_LEVELS(FM_STEP_Q0, j, I);
         acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
         fe += 2u * I;
         th += 2u * I;
@@ -433,22 +601,23 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
     }
     if ((end - first) & 1u) {
         size_t i = 0u;
-        FM_WALK_LEVELS(FM_STEP_Q, i, 0u);
+        FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
         acc += (int32_t)lf[i - I];
     }
     return acc;
 }
+#endif
 
 static int32_t add_sat32(int32_t a, int32_t b);
 
 /* q15, any layout, one or several outputs; sat: saturate every addition. */
-FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys, uint8_t *mark,
+FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
                          int32_t *scores, int implicit, int single, int sat)
 {
     const uint32_t *ne = m->node_end;
     uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
     const uint16_t *fe = m->feature + start;
-    const int16_t *th = m->threshold_q + start;
+    const uint16_t *th = m->threshold_q + start;
     const uint32_t *ch = implicit ? NULL : m->child + start;
     const int16_t *lf = m->leaf_q + start + first;
     const uint16_t *to = m->tree_output;
@@ -461,7 +630,7 @@ FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, co
         int32_t v;
         while (i < n_inner) {
             const uint32_t f = fe[i];
-            const uint32_t r = (int32_t)keys[f] > (int32_t)th[i] ? 1u : 0u;
+            const uint32_t r = FM_EKEY_RIGHT((uint32_t)keys[f], (uint32_t)th[i]) ? 1u : 0u;
             mark[f] = 1u;
             i = (implicit ? 2u * i + 1u : ch[i]) + r;
         }
@@ -485,7 +654,7 @@ FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, co
 }
 
 #define FM_EWALK_Q_DEPTH(name, D)                                                                             \
-    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,   \
+    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,  \
                                     uint8_t *mark, int32_t acc)                                               \
     {                                                                                                         \
         return ewalk_q_depth(m, first, end, keys, mark, acc, D);                                              \
@@ -496,7 +665,7 @@ FM_EWALK_Q_DEPTH(ewalk_q_d3, 3u)
 FM_EWALK_Q_DEPTH(ewalk_q_d4, 4u)
 
 #define FM_EWALK_Q_ANY(name, implicit, single, sat)                                                           \
-    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys,      \
+    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,     \
                                  uint8_t *mark, int32_t *scores)                                              \
     {                                                                                                         \
         ewalk_q_any(m, first, end, keys, mark, scores, implicit, single, sat);                                \
@@ -515,7 +684,7 @@ static int q_no_overflow(int32_t s, uint32_t trees)
     return a <= 0x7fffffffu && trees <= ((0x7fffffffu - a) >> 15);
 }
 
-static void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const int16_t *keys, uint8_t *mark,
+FM_WALK void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
                     int32_t *scores)
 {
     if (first >= end) {
@@ -595,27 +764,97 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
     return FM_OK;
 }
 
+/* Eager keys: fm_ukey16 - FM_EKEY_SUB = (fm_key_bits + 2^31 - 2^16 * FM_EKEY_SUB) >> 16, with fm_key_bits =
+ * (bits ^ (neg >> 1)) - neg (neg: all ones when negative); FM_EKEY_SUB == 1 wraps to 0xffff only for NaNs
+ * (fm_key16 = -32768). bad collects FM_NONFINITE_BIT. */
+#define FM_EKEY_C (0x80000000u - 0x10000u * FM_EKEY_SUB)
+#if defined(__GNUC__) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
+/* 32-bit Arm: the sign bit shifted out (lsls) is the + 1 of fm_key_bits, added with carry to the constant; the
+ * exponent's carry out of (bits << 1) + 2^24 (cmn) counts the non-finite values into bad: 7 instructions. */
+#define FM_EKEY(dst, bits, bad)                                                                               \
+    do {                                                                                                      \
+        uint32_t t_;                                                                                          \
+        uint32_t n_;                                                                                          \
+        __asm__("asr %[n], %[b], #31\n\t"                                                                     \
+                "eor %[t], %[b], %[n], lsr #1\n\t"                                                            \
+                "lsls %[n], %[b], #1\n\t"                                                                     \
+                "adc %[t], %[t], %[c]\n\t"                                                                    \
+                "cmn %[n], #16777216\n\t"                                                                     \
+                "adc %[bad], %[bad], #0\n\t"                                                                  \
+                "lsr %[t], %[t], #16"                                                                         \
+                : [t] "=&r"(t_), [n] "=&r"(n_), [bad] "+r"(bad)                                               \
+                : [b] "r"(bits), [c] "r"(FM_EKEY_C)                                                           \
+                : "cc");                                                                                      \
+        (dst) = (uint16_t)t_;                                                                                 \
+    } while (0)
+#define FM_EKEY_BAD(bad) (bad) /* the number of non-finite values */
+#define FM_NO_MERGE() ((void)0)
+#else
+#define FM_EKEY(dst, bits, bad)                                                                               \
+    do {                                                                                                      \
+        const uint32_t b_ = (bits);                                                                           \
+        const uint32_t neg_ = 0u - (b_ >> 31);                                                                \
+        (bad) |= FM_NONFINITE_BIT(b_);                                                                        \
+        (dst) = (uint16_t)(((b_ ^ (neg_ >> 1)) + (FM_EKEY_C - neg_)) >> 16);                                  \
+    } while (0)
+#define FM_EKEY_BAD(bad) ((bad) >> 31)
+/* Keeps GCC from merging the 16-bit key stores into words (bit-field inserts cost more than the stores). */
+#if defined(__GNUC__)
+#define FM_NO_MERGE() __asm__("" ::: "memory")
+#else
+#define FM_NO_MERGE() ((void)0)
+#endif
+#endif
+#if defined(__GNUC__) && defined(__thumb2__)
+/* two floats' bits from x, x += 2: one ldrd with write-back (Thumb-2: any two registers) */
+#define FM_LOAD2(b0, b1, x) __asm__("ldrd %0, %1, [%2], #8" : "=r"(b0), "=r"(b1), "+r"(x) : "m"(*(const float(*)[2])(x)))
+#else
+#define FM_LOAD2(b0, b1, x)                                                                                   \
+    do {                                                                                                      \
+        (b0) = fm_float_bits((x)[0]);                                                                         \
+        (b1) = fm_float_bits((x)[1]);                                                                         \
+        (x) += 2;                                                                                             \
+    } while (0)
+#endif
+/* Keys of x[0 .. n-1] and cleared marks, four features (one mark word) per step; non-zero when some x[f]
+ * is not finite. */
+FM_WALK uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32_t *mark)
+{
+    const float *end4 = x + (n & ~3u);
+    uint32_t bad = 0u;
+    uint32_t f;
+    while (x != end4) {
+        uint32_t b0;
+        uint32_t b1;
+        FM_LOAD2(b0, b1, x);
+        FM_EKEY(keys[0], b0, bad);
+        FM_EKEY(keys[1], b1, bad);
+        FM_NO_MERGE();
+        FM_LOAD2(b0, b1, x);
+        FM_EKEY(keys[2], b0, bad);
+        FM_NO_MERGE();
+        FM_EKEY(keys[3], b1, bad);
+        *mark++ = 0u;
+        keys += 4;
+    }
+    if (n & 3u) {
+        *mark = 0u;
+        for (f = 0; f < (n & 3u); ++f) {
+            FM_EKEY(keys[f], fm_float_bits(x[f]), bad);
+        }
+    }
+    return FM_EKEY_BAD(bad);
+}
+
 int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
                              fm_result *res)
 {
     uint32_t o;
-    uint32_t f;
-    uint32_t bad = 0u;
-    uint16_t *ukeys;
     if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
         return FM_E_ARG;
     }
     zero_result(res);
-    marks_clear(e->mark, m->n_features);
-    ukeys = (uint16_t *)e->keys;
-    for (f = 0; f < m->n_features; ++f) {
-        const uint32_t bits = fm_float_bits(x[f]);
-        const uint32_t neg = 0u - (bits >> 31);         /* all ones when negative */
-        const uint32_t key = (bits ^ (neg >> 1)) - neg; /* fm_key_bits: the 31 low bits flipped, + 1 */
-        bad |= FM_NONFINITE_BIT(bits);
-        ukeys[f] = (uint16_t)(key >> 16); /* fm_key16 in two's complement (int16_t aliases uint16_t) */
-    }
-    e->nonfinite = bad >> 31;
+    e->nonfinite = q_keys_marks(x, m->n_features, e->keys, e->mark) != 0u;
     for (o = 0; o < m->n_outputs; ++o) {
         scores[o] = m->base_q[o];
     }
@@ -1149,7 +1388,7 @@ int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
 FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int single, int eager)
 {
     const uint16_t *fe = st->fe;
-    const int16_t *th = (const int16_t *)st->th;
+    const uint16_t *th = (const uint16_t *)st->th;
     const uint32_t *ch = st->ch;
     const int16_t *lf = (const int16_t *)st->lf;
     const uint32_t *ne = st->ne;
@@ -1170,7 +1409,7 @@ FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int si
     for (;;) {
         while (i < n_inner) {
             const uint32_t f = fe[i];
-            int32_t k;
+            uint32_t k;
             if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 1))) {
                 st->fe = fe;
                 st->th = th;
@@ -1184,8 +1423,8 @@ FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int si
                 st->acc_q = acc;
                 return fe[i];
             }
-            k = eager ? (int32_t)keys[f] : fm_key16(fm_float_bits(values[f]));
-            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (int32_t)th[i] ? 1u : 0u);
+            k = eager ? (uint32_t)((int32_t)keys[f] + 32768) : fm_ukey16(fm_float_bits(values[f]));
+            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (uint32_t)th[i] ? 1u : 0u);
         }
         if (single) {
             acc = add_sat32(acc, (int32_t)lf[i - n_inner]);
@@ -1234,7 +1473,7 @@ static int accumulate_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end
     const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
     walk_state st;
     walk_env env;
-    walk_init(&st, m->feature, m->threshold_q, sizeof(int16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
+    walk_init(&st, m->feature, m->threshold_q, sizeof(uint16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
               m->tree_output, first_tree, end_tree);
     st.acc = 0.0f;
     st.acc_q = scores[0];
@@ -1329,15 +1568,59 @@ int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *mem
     return rc;
 }
 
+/* fm_trees_q15_eager_start, every tree, fm_trees_q15_eager_finish in one frame (arguments checked by the
+ * caller, fm_trees_q15_eager_ok(m)). */
+static int marked_q(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores, fm_result *res)
+{
+    const uint32_t n = m->n_features;
+    uint32_t o;
+    /* every other field is set below (zero_result on the error path) */
+    res->score = 0.0f;
+    res->cost = 0.0f;
+    res->stage = 0u;
+    e->nonfinite = q_keys_marks(x, n, e->keys, e->mark) != 0u;
+    scores[0] = m->base_q[0];
+    for (o = 1; o < m->n_outputs; ++o) {
+        scores[o] = m->base_q[o];
+    }
+    ewalk_q(m, 0u, m->n_trees, e->keys, (uint8_t *)e->mark, scores);
+    if (e->nonfinite && marked_nonfinite(x, (const uint8_t *)e->mark, n)) {
+        zero_result(res);
+        return FM_E_VALUE;
+    }
+    res->n_read = marks_count(e->mark, n);
+    if (m->costs == NULL) {
+        res->cost_q = res->n_read;
+    } else {
+        const uint8_t *mark = (const uint8_t *)e->mark;
+        uint32_t f;
+        uint32_t cost = 0u; /* <= 512 * 65535: no saturation */
+        for (f = 0; f < n; ++f) {
+            cost += (uint32_t)mark[f] * (uint32_t)m->costs[f];
+        }
+        res->cost_q = cost;
+    }
+    if (m->n_outputs == 1u) {
+        res->score_q = scores[0];
+        res->label = (scores[0] > m->decision_threshold_q) ? 1 : 0;
+        return FM_OK;
+    }
+    return fm_trees_q15_finish(m, scores, res);
+}
+
+int fm_trees_q15_eager_predict(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
+                               fm_result *res)
+{
+    if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    return marked_q(m, x, e, scores, res);
+}
+
 static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scores, fm_result *res)
 {
     fm_trees_q15_eager e;
-    int rc = fm_trees_q15_eager_start(m, x, &e, scores, res);
-    if (rc == FM_OK) {
-        ewalk_q(m, 0u, m->n_trees, e.keys, (uint8_t *)e.mark, scores);
-        rc = fm_trees_q15_eager_finish(m, x, &e, scores, res);
-    }
-    return rc;
+    return marked_q(m, x, &e, scores, res);
 }
 
 static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo, int32_t *scores, fm_result *res)

@@ -207,7 +207,7 @@ static void test_cstc(void)
 static const uint32_t t_node_end[1] = {1u};
 static const uint16_t t_feature[1] = {1u};
 static const float t_threshold[1] = {2.0f};
-static const int16_t t_key[1] = {0x4000}; /* fm_key16(2.0f) */
+static const uint16_t t_key[1] = {0xc000}; /* fm_ukey16(2.0f) = fm_key16(2.0f) + 32768 */
 static const float t_leaf[2] = {-1.0f, 1.0f};
 static const int16_t t_leaf_q[2] = {-100, 100};
 static const uint16_t t_out[1] = {0u};

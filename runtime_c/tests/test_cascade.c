@@ -252,7 +252,7 @@ static void test_q15(void)
     static const int32_t base_q[1] = {0};
     static const int32_t upper_q[3] = {384, 576, INT32_MAX};
     static const int32_t lower_q[3] = {-192, -576, INT32_MIN};
-    int16_t key[7];
+    uint16_t key[7];
     fm_cascade_q15 m;
     float values[3];
     uint8_t seen[3];
@@ -260,7 +260,7 @@ static void test_q15(void)
     fm_memo memo;
     size_t i;
     for (i = 0; i < 7u; ++i) {
-        key[i] = (int16_t)fm_key16(fm_float_bits(C_THRESHOLD[i]));
+        key[i] = (uint16_t)fm_ukey16(fm_float_bits(C_THRESHOLD[i]));
     }
     m.trees.n_features = 3u;
     m.trees.n_outputs = 1u;

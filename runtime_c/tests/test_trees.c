@@ -286,7 +286,7 @@ static void test_check_rejects(void)
 static void test_q15(void)
 {
     static const int16_t vq[5] = {32767, 32767, -32768, 32767, 32767};
-    static const int16_t keys[3] = {0x3f80, 0x3f80, -0x3f00}; /* 16-bit keys of 1.0f, -0.5f */
+    static const uint16_t keys[3] = {0xbf80, 0xbf80, 0x4100}; /* biased 16-bit keys of 1.0f, -0.5f */
     static const uint16_t cq[3] = {3u, 40u, 500u};
     int32_t base[1];
     int32_t scores[1];
@@ -315,8 +315,8 @@ static void test_q15(void)
     m.shift = 0;
     m.depth = 0u;
     /* 1.0f and -0.5f have all-zero low 16 key bits: key16 = key >> 16 keeps x <= t exact */
-    CHECK(keys[0] == fm_key16(fm_float_bits(1.0f)) && fm_key16(fm_float_bits(1.0000001f)) == 0x3f80);
-    CHECK(keys[2] == fm_key16(fm_float_bits(-0.5f)));
+    CHECK(keys[0] == fm_ukey16(fm_float_bits(1.0f)) && fm_key16(fm_float_bits(1.0000001f)) == 0x3f80);
+    CHECK(keys[2] == fm_ukey16(fm_float_bits(-0.5f)) && fm_key16(fm_float_bits(-0.5f)) + 32768 == 0x4100);
     CHECK(fm_trees_q15_check(&m) == FM_OK);
     fm_memo_init(&memo, values, seen, 3u);
     v.x = x;
