@@ -1,10 +1,11 @@
 """NB at the floor: instructions per prediction and per feature read, static vs early-stopping NB.
 
 Usage: .venv/bin/python benchmarks/nb_floor.py [--data keel:magic ...] [--rows 200] [--no-qemu] [--no-peer]
+                                               [--form tables|code|both]
 
 Per data set: `frugalml train nb-static DATA` picks the budget k (best static validation accuracy);
 `frugalml train nb-stop DATA --budget k` learns stop points at the same budget. Both are exported
-(`export-c --embed DATA --rows N`, tables form) and counted on the same rows:
+(`export-c --embed DATA --rows N`, tables form and/or `--form code`) and counted on the same rows:
   - x86-64 -O2, valgrind callgrind, instructions of the FM_PREDICT_VEC call only
     (benchmarks/c/nb_count.c), float32 and q15;
   - Cortex-M3 q15 and Cortex-M4F float32 under QEMU with the repository's counting plugin
@@ -55,12 +56,11 @@ def budget_of(model: Path) -> int:
     return int(m.group(1))
 
 
-def export(model: Path, numeric: str, spec: str, rows: int, out: Path) -> Path:
-    header = out / f"{model.stem}_{numeric}" / "model.h"
+def export(model: Path, numeric: str, spec: str, rows: int, out: Path, form: str = "tables") -> Path:
+    header = out / f"{model.stem}_{numeric}_{form}" / "model.h"
     header.parent.mkdir(parents=True, exist_ok=True)
-    embed = spec
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--numeric", numeric, "--embed", embed,
-                    "--rows", str(rows)], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--numeric", numeric, "--embed", spec,
+                    "--rows", str(rows), "--form", form], check=True, cwd=ROOT, capture_output=True)
     return header
 
 
@@ -116,11 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--no-qemu", action="store_true")
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--form", choices=["tables", "code", "both"], default="both",
+                    help="export form(s) counted (default both)")
     a = ap.parse_args(argv)
+    forms = ["tables", "code"] if a.form == "both" else [a.form]
     if shutil.which("valgrind") is None:
         print("valgrind not installed")
         return 2
-    print(f"{'data':<22} {'model':<9} {'k':>3} {'feat':>6} | {'x86 f32':>8} {'/feat':>6} | {'x86 q15':>8} "
+    print(f"{'data':<22} {'model':<14} {'k':>3} {'feat':>6} | {'x86 f32':>8} {'/feat':>6} | {'x86 q15':>8} "
           f"{'/feat':>6} | {'M3 q15':>8} {'/feat':>6} | {'M4F f32':>8} {'/feat':>6}")
     with tempfile.TemporaryDirectory(prefix="nb_floor_") as tmp:
         for spec in a.data:
@@ -133,23 +136,25 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             k = budget_of(static)
             stop = train(spec, "nb-stop", out, ["--budget", str(k)])
-            for name, model in (("static", static), ("stop", stop)):
-                cells = []
-                feats = 0.0
-                for numeric, target in (("float32", None), ("q15", None), ("q15", "cortex-m3"),
-                                        ("float32", "cortex-m4f")):
-                    header = export(model, numeric, spec, a.rows, out)
-                    if target is None:
-                        per, feats = x86_count(header)
-                    else:
-                        per = None if a.no_qemu else qemu(header, target)
-                    cells.append(f"{per:8.1f} {per / feats:6.2f}" if per is not None else f"{'-':>8} {'-':>6}")
-                print(f"{spec:<22} {name:<9} {k:>3} {feats:6.2f} | " + " | ".join(cells), flush=True)
+            for form in forms:
+                for name, model in (("static", static), ("stop", stop)):
+                    cells = []
+                    feats = 0.0
+                    for numeric, target in (("float32", None), ("q15", None), ("q15", "cortex-m3"),
+                                            ("float32", "cortex-m4f")):
+                        header = export(model, numeric, spec, a.rows, out, form)
+                        if target is None:
+                            per, feats = x86_count(header)
+                        else:
+                            per = None if a.no_qemu else qemu(header, target)
+                        cells.append(f"{per:8.1f} {per / feats:6.2f}" if per is not None else f"{'-':>8} {'-':>6}")
+                    label = f"{name} {form}"
+                    print(f"{spec:<22} {label:<14} {k:>3} {feats:6.2f} | " + " | ".join(cells), flush=True)
             if not a.no_peer:
                 got = peer_count(spec, a.rows, out)
                 if got is not None:
                     per, d = got
-                    print(f"{spec:<22} {'emlearn':<9} {d:>3} {d:6.2f} | {per:8.1f} {per / d:6.2f} "
+                    print(f"{spec:<22} {'emlearn':<14} {d:>3} {d:6.2f} | {per:8.1f} {per / d:6.2f} "
                           f"(GaussianNB, x86 callgrind, every feature)", flush=True)
     return 0
 

@@ -172,7 +172,7 @@ def test_estimator_api_and_validation_errors() -> None:
 
 def test_pay_rule_keeps_a_stop_point_only_when_its_skipped_reads_outweigh_the_checks() -> None:
     """A late stop point (one feature left) that stops 20% of the running rows saves 0.2 reads per row
-    and costs one check per row: dropped at the default stop_cost 1, kept when checks are cheap."""
+    and costs one check per row: dropped at stop_cost 1 (the default is 1.5), kept when checks are cheap."""
     from compiler.nb.train import StopRule, learn_stop_points
 
     n, k = 2000, 4

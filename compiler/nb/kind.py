@@ -35,12 +35,12 @@ STOP_OPTIONS = [
                  help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02]."),
     click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
-                 "saves on validation outweigh the check every running row pays [nb-stop; default 1; 0: off]."),
+                 "saves on validation outweigh the check every running row pays [nb-stop; default 1.5; 0: off]."),
 ]
 
 
 def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
-    from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - scikit-learn only when training
+    from compiler.nb.train import DEFAULT_STOP_COST, NaiveBayesBudget  # noqa: PLC0415 - sklearn only when training
 
     budget = opts.get("budget")
     if budget is not None and budget > task.n_features:
@@ -51,7 +51,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         budget=budget, ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
-        disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", 1.0),
+        disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", DEFAULT_STOP_COST),
         random_state=task.split.seed, costs=None if costs is None else costs.at(0.0).astype(np.float32),
         n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )
