@@ -274,6 +274,14 @@ def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: 
     pred = ref.predict_reference(X)
     assert run_dump(header, tmp_path) == expected_lines(pred, np.zeros(len(X), np.int32), numeric == "q15",
                                                         getattr(ref, "cost_unit", 1.0))
+    # non-finite values (NaN of either sign, +-inf) in the rows: the same status and fields as the tables
+    bad = rng.random(X.shape) < 0.08
+    X[bad] = rng.choice(np.float32([np.nan, -np.nan, np.inf, -np.inf]), size=int(bad.sum()))
+    X[bad & (rng.random(X.shape) < 0.5)] = np.frombuffer(np.uint32(0xFFC00001).tobytes(), np.float32)[0]
+    header.write_text(render_code_header(ModelFile("nb-stop", model, meta), numeric, "model", X))
+    tables = tmp_path / "nb_tables.h"
+    tables.write_text(render_header(ModelFile("nb-stop", model), numeric, "model", X))
+    assert run_dump(header, tmp_path) == run_dump(tables, tmp_path, runtime=runtime_objects(str(tmp_path / "rt")))
 
 
 # --------------------------------------------------------------------------- trained models ----

@@ -225,11 +225,15 @@ def test_instruction_budget_and_stop_never_costs_more_than_static(tmp_path: Path
 
 # Generated-code form (export-c --form code), x86-64 -O2 callgrind of the prediction function, static NB
 # trained as the CLI trains it (with its zero-share code hints: the exact-zero test sits in the zero's
-# interval where zeros are rare). Per feature read, measured when set: digits 6.91 (float32) / 7.3 (q15)
-# (7.72 / 8.07 with the zero test in front of every read, 10.35 / 11.00 before the finiteness test moved
-# to the outer intervals' leaves); breast_cancer 7.75 / 7.3 (10.64 / 10.98 with the zero test in front).
-CODE_PER_FEATURE = {("sklearn:digits", "float32"): 7.3, ("sklearn:digits", "q15"): 7.7,
-                    ("sklearn:breast_cancer", "float32"): 8.1, ("sklearn:breast_cancer", "q15"): 7.7}
+# interval where zeros are rare; non-finite values tested in the outer intervals' leaves and failed at
+# once). Per feature read, measured when set (60 rows, float32 / q15): digits 6.36 / 6.36, breast_cancer
+# 7.58 / 7.64, magic 9.71 / 10.04; the budgets are a small margin above, and magic's float32 one is issue
+# 11's floor (<= 10 on x86-64 float32), which its 5 reads per prediction reach only because the per-call
+# work is small (history: breast_cancer 10.64 with the zero test in
+# front of every read, 13.0 before the finiteness test moved into the outer leaves).
+CODE_PER_FEATURE = {("sklearn:digits", "float32"): 6.7, ("sklearn:digits", "q15"): 6.7,
+                    ("sklearn:breast_cancer", "float32"): 7.8, ("sklearn:breast_cancer", "q15"): 7.9,
+                    ("keel:magic", "float32"): 10.0, ("keel:magic", "q15"): 10.5}
 
 
 def code_header(spec: str, positive: str | None, numeric: str, out: Path, target: str | None = None
@@ -238,8 +242,12 @@ def code_header(spec: str, positive: str | None, numeric: str, out: Path, target
     from compiler import tasks
     from compiler.codegen import render_code_header
     from compiler.nb.kind import train_nb
+    from pyruntime.errors import DataError
 
-    task = tasks.prepare(spec, positive, None, 0)
+    try:
+        task = tasks.prepare(spec, positive, None, 0)
+    except DataError as exc:
+        pytest.skip(f"{spec} unavailable: {exc}")
     static = train_nb("nb-static", task, {}, None)
     assert static.meta["training"]["code_hints"]["zero_share"]
     header = out / f"{spec.replace(':', '_')}_{numeric}" / "model.h"
@@ -249,7 +257,8 @@ def code_header(spec: str, positive: str | None, numeric: str, out: Path, target
 
 
 @needs_valgrind
-@pytest.mark.parametrize(("spec", "positive"), [("sklearn:digits", "8"), ("sklearn:breast_cancer", None)])
+@pytest.mark.parametrize(("spec", "positive"), [("sklearn:digits", "8"), ("sklearn:breast_cancer", None),
+                                                ("keel:magic", None)])
 def test_code_form_instruction_budget(tmp_path: Path, spec: str, positive: str | None) -> None:
     import subprocess
 
@@ -263,6 +272,7 @@ def test_code_form_instruction_budget(tmp_path: Path, spec: str, positive: str |
                         str(ROOT / "benchmarks" / "c" / "nb_count.c"), "-o", str(exe)], check=True)
         ir, stdout = callgrind.instructions([str(exe), str(ROWS)], "model_predict_vec", header.parent / "cg.out")
         per_feature = ir / int(stdout.split()[0])
+        print(f"{spec} {numeric} code form: {per_feature:.2f} instructions per feature read")
         assert per_feature <= CODE_PER_FEATURE[spec, numeric], (numeric, per_feature)
 
 
@@ -290,13 +300,14 @@ def test_cortex_m3_q15_instruction_budget(tmp_path: Path) -> None:
 
 
 # Issue 11's floor for NB on Cortex-M3 q15 (<= 12 instructions per feature read), code form: measured
-# (QEMU, the prediction call plus the self-test's row loop) 9.8 on breast_cancer (30 features) and 7.7 on
-# digits (64) when set.
+# (QEMU, the prediction call plus the self-test's row loop) 9.9 on breast_cancer (30 features), 7.6 on
+# digits (64) and 10.1 on magic (5) when set.
 M3_CODE_PER_FEATURE = 12.0
 
 
 @needs_qemu
-@pytest.mark.parametrize(("spec", "positive"), [("sklearn:digits", "8"), ("sklearn:breast_cancer", None)])
+@pytest.mark.parametrize(("spec", "positive"), [("sklearn:digits", "8"), ("sklearn:breast_cancer", None),
+                                                ("keel:magic", None)])
 def test_cortex_m3_q15_code_form_at_the_floor(tmp_path: Path, spec: str, positive: str | None) -> None:
     from qemu_count import count_cortex_m
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler.codegen import INT32_MAX, CodeBody, bits_expr, le_key, nonfinite_term, sat_helper
+from compiler.codegen import INT32_MAX, CodeBody, bits_expr, le_key, nonfinite_test, sat_helper
 from compiler.header import c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel, _cum_costs
@@ -68,13 +68,22 @@ def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None
     def search(bits: str, e_keys: list[int], row: np.ndarray, lo: int, hi: int, out: list[str], ind: str,
                zero_at: int) -> None:
         """c = number of edges < x is in [lo, hi]: add row[1 + c]. A NaN or infinite x compares as beyond
-        every (finite) edge, so only the first and the last interval's leaves test it. zero_at: the
-        interval whose leaf tests for an exact zero first (adding row[0]), -1 for none."""
+        every (finite) edge (le_key: -inf and negative NaNs below, +inf and positive NaNs above), so
+        only the first and the last interval's leaves test it, each for its own side, and fail at once.
+        zero_at: the interval whose leaf tests for an exact zero first (adding row[0]), -1 for none."""
         vals = row[1 + lo:2 + hi]
         if lo == hi or bool(np.all(vals == vals[0])):
             leaf = []
-            if lo == 0 or hi == len(e_keys):
-                leaf.append(f"nf |= {nonfinite_term(bits)};")
+            if lo == 0 and hi == len(e_keys):
+                test = nonfinite_test(bits)
+            elif lo == 0:
+                test = f"(uint32_t){bits} >= 0xff800000u"  # -inf or a NaN with the sign bit
+            elif hi == len(e_keys):
+                test = f"{bits} > 0x7f7fffff"  # +inf or a NaN without it
+            else:
+                test = ""
+            if test:
+                leaf += [f"if ({test}) {{", "    return FM_E_VALUE;", "}"]
             leaf.append(add(row[1 + lo]))
             if lo <= zero_at <= hi and row[0] != row[1 + lo]:
                 out += [ind + f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{", ind + "    " + add(row[0]),
@@ -91,12 +100,11 @@ def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None
 
     def exit_lines(label: str, stage: int, p: int) -> list[str]:
         cost, cost_q = cost_at(p)
-        return ["if (nf & 0x80000000u) {", "    return FM_E_VALUE;", "}",
-                f"out->label = {label};", f"out->stage = {stage}u;",
+        return [f"out->label = {label};", f"out->stage = {stage}u;",
                 f"out->score = {'0.0f' if q else 'a'};", f"out->score_q = {'a' if q else '0'};",
                 f"out->n_read = {p}u;", f"out->cost = {cost};", f"out->cost_q = {cost_q};", "return FM_OK;"]
 
-    L: list[str] = [f"{'int32_t' if q else 'float'} a = {fmt(d0)};", "uint32_t nf = 0u;",
+    L: list[str] = [f"{'int32_t' if q else 'float'} a = {fmt(d0)};",
                     f"if (x == NULL || out == NULL || n != {int(m.n_features)}u) {{", "    return FM_E_ARG;", "}"]
     stops = {int(s): i for i, s in enumerate(m.stop_at)}
     for p in range(k):
