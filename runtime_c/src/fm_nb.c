@@ -475,70 +475,7 @@ static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
     return FM_OK;
 }
 
-/* Lazy walks over the records (the reader's values are checked one by one). */
-static int nb_f32_run_pos(const fm_nb *m, const fm_reader *in, fm_result *out)
-{
-    float score = m->d0;
-    uint32_t i = 0, s = 0, next;
-    int32_t label = -1;
 
-    for (;;) {
-        next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        for (; i < next; ++i) {
-            uint32_t bits;
-            int rc = nb_read(in, m->pos[i].feature, &bits);
-            if (rc != FM_OK) {
-                return rc;
-            }
-            score += nb_pos_entry_f32(&m->pos[i], bits);
-        }
-        if (s == m->n_stops) {
-            break;
-        }
-        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-    }
-    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
-    out->score = score;
-    out->cost = nb_cost_at_f32(m, i);
-    return FM_OK;
-}
-
-static int nb_q15_run_pos(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
-{
-    int32_t score = m->d0;
-    uint32_t i = 0, s = 0, next;
-    int32_t label = -1;
-
-    for (;;) {
-        next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        for (; i < next; ++i) {
-            uint32_t bits;
-            int rc = nb_read(in, m->pos[i].feature, &bits);
-            if (rc != FM_OK) {
-                return rc;
-            }
-            score = sat_add(score, nb_pos_entry_q15(&m->pos[i], bits));
-        }
-        if (s == m->n_stops) {
-            break;
-        }
-        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-    }
-    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
-    out->score = 0.0f;
-    out->score_q = score;
-    out->cost = 0.0f;
-    out->cost_q = nb_cost_at_q(m, i);
-    return FM_OK;
-}
 
 /* Eager float32 walk for the mean-std layout (two edges per position): the
  * reading order in segments between stop points, each a tight pointer loop
@@ -630,21 +567,26 @@ static int nb_f32_vec(const fm_nb *m, const float *x, fm_result *out)
     return FM_OK;
 }
 
-/* Adds positions [i, end) read through the lazy reader to *score. */
-static int nb_f32_span_read(const fm_nb *m, const fm_reader *in, uint32_t i, uint32_t end, float *score)
+/* Table entry of position i for a finite value (bits), either layout (the lazy walks). */
+static float nb_entry_f32(const fm_nb *m, uint32_t i, uint32_t bits)
 {
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
-    for (; i < end; ++i) {
-        uint32_t bits;
-        int rc = nb_read(in, m->order[i], &bits);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        *score += m->d[stride * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
+    const uint32_t ne = m->n_edges;
+    if (m->pos != NULL) {
+        return nb_pos_entry_f32(&m->pos[i], bits);
     }
-    return FM_OK;
+    return m->d[(ne + 2u) * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
 }
 
+static int32_t nb_entry_q15(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
+{
+    const uint32_t ne = m->n_edges;
+    if (m->pos != NULL) {
+        return nb_pos_entry_q15(&m->pos[i], bits);
+    }
+    return m->d[(ne + 2u) * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)];
+}
+
+/* Lazy float32 walk through the reader, either layout (the reader's values are checked one by one). */
 static int nb_f32_run(const fm_nb *m, const fm_reader *in, fm_result *out)
 {
     float score = m->d0;
@@ -652,20 +594,19 @@ static int nb_f32_run(const fm_nb *m, const fm_reader *in, fm_result *out)
     int32_t label = -1;
 
     for (;;) {
-        uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        int rc = nb_f32_span_read(m, in, i, next, &score);
-        if (rc != FM_OK) {
-            return rc;
+        const uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
+        for (; i < next; ++i) {
+            uint32_t bits;
+            int rc = nb_read(in, nb_feature(m->order, m->pos, sizeof *m->pos, i), &bits);
+            if (rc != FM_OK) {
+                return rc;
+            }
+            score += nb_entry_f32(m, i, bits);
         }
-        i = next;
         if (s == m->n_stops) {
             break;
         }
-        if (score > m->stop_hi[s]) {
-            label = 1;
-        } else if (score < m->stop_lo[s]) {
-            label = 0;
-        }
+        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
         ++s;
         if (label >= 0) {
             break;
@@ -673,7 +614,7 @@ static int nb_f32_run(const fm_nb *m, const fm_reader *in, fm_result *out)
     }
     nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
     out->score = score;
-    out->cost = nb_cost_f32(m->costs, m->order, i);
+    out->cost = nb_cost_at_f32(m, i);
     return FM_OK;
 }
 
@@ -682,7 +623,7 @@ int fm_nb_predict(const fm_nb *m, const fm_reader *in, fm_result *out)
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return m->pos != NULL ? nb_f32_run_pos(m, in, out) : nb_f32_run(m, in, out);
+    return nb_f32_run(m, in, out);
 }
 
 int fm_nb_predict_vec(const fm_nb *m, const float *in, uint32_t n, fm_result *out)
@@ -828,32 +769,27 @@ static int nb_q15_vec(const fm_nb_q15 *m, const float *x, fm_result *out)
     return FM_OK;
 }
 
-/* Lazy q15 walk through the reader (saturating adds). */
+/* Lazy q15 walk through the reader (saturating adds), either layout. */
 static int nb_q15_run(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
 {
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u;
     int32_t score = m->d0;
     uint32_t i = 0, s = 0;
     int32_t label = -1;
 
     for (;;) {
-        uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
+        const uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
         for (; i < next; ++i) {
             uint32_t bits;
-            int rc = nb_read(in, m->order[i], &bits);
+            int rc = nb_read(in, nb_feature(m->order, m->pos, sizeof *m->pos, i), &bits);
             if (rc != FM_OK) {
                 return rc;
             }
-            score = sat_add(score, m->d[stride * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)]);
+            score = sat_add(score, nb_entry_q15(m, i, bits));
         }
         if (s == m->n_stops) {
             break;
         }
-        if (score > m->stop_hi[s]) {
-            label = 1;
-        } else if (score < m->stop_lo[s]) {
-            label = 0;
-        }
+        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
         ++s;
         if (label >= 0) {
             break;
@@ -863,7 +799,7 @@ static int nb_q15_run(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
     out->score = 0.0f;
     out->score_q = score;
     out->cost = 0.0f;
-    out->cost_q = nb_cost_q(m->costs, m->order, i);
+    out->cost_q = nb_cost_at_q(m, i);
     return FM_OK;
 }
 
@@ -872,7 +808,7 @@ int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
     if (m == NULL || in == NULL || in->read == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    return m->pos != NULL ? nb_q15_run_pos(m, in, out) : nb_q15_run(m, in, out);
+    return nb_q15_run(m, in, out);
 }
 
 int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_result *out)
