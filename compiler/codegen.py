@@ -169,7 +169,7 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
     name = check_name(name)
     # code hints: generator keyword arguments a trainer recorded from the training data (e.g. NB's share
     # of zeros per position); they change the code's shape, never its answers
-    hints = model.meta.get("training", {}).get("code_hints") or {} if isinstance(model.meta, dict) else {}
+    hints = model.meta.get("training", {}).get("code_hints") or {}
     body = generator(model.kind)(model.tables, numeric, name, **hints)
     guard = f"FRUGALML_{name.upper()}_H"
     n_features = int(model.tables.n_features)

@@ -283,20 +283,6 @@ static uint32_t nb_first_nonfinite(const uint32_t *order, const float *x, uint32
 
 /* ---------- float32 evaluation ---------- */
 
-/* Cost of the first n features of the reading order, summed in that order. */
-static float nb_cost_f32(const float *costs, const uint32_t *order, uint32_t n)
-{
-    float cost = 0.0f;
-    uint32_t p;
-    if (costs == NULL) {
-        return (float)n;
-    }
-    for (p = 0; p < n; ++p) {
-        cost += costs[order[p]];
-    }
-    return cost;
-}
-
 /* Stop-point test after a segment: 1 or 0 when the stop answers, -1 to read on. */
 #define NB_STOP_TEST(acc, hi, lo) ((acc) > (hi) ? 1 : (acc) < (lo) ? 0 : -1)
 
@@ -523,7 +509,7 @@ static int nb_f32_vec2(const fm_nb *m, const float *x, fm_result *out)
     }
     nb_answer(out, label, s, i);
     out->score = acc;
-    out->cost = nb_cost_f32(m->costs, order, i);
+    out->cost = nb_cost_at_f32(m, i);
     return FM_OK;
 }
 
@@ -563,7 +549,7 @@ static int nb_f32_vec(const fm_nb *m, const float *x, fm_result *out)
     }
     nb_answer(out, label, s, i);
     out->score = acc;
-    out->cost = nb_cost_f32(m->costs, order, i);
+    out->cost = nb_cost_at_f32(m, i);
     return FM_OK;
 }
 
@@ -655,18 +641,6 @@ int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t
 
 /* ---------- q15 evaluation: integer operations only ---------- */
 
-static uint32_t nb_cost_q(const uint16_t *costs, const uint32_t *order, uint32_t n)
-{
-    uint32_t cost = 0, p;
-    if (costs == NULL) {
-        return n;
-    }
-    for (p = 0; p < n; ++p) {
-        cost += costs[order[p]];
-    }
-    return cost;
-}
-
 /* The mean-std layout (two edges) of a model whose sums cannot saturate. */
 static int nb_q15_fast(const fm_nb_q15 *m)
 {
@@ -719,7 +693,7 @@ static int nb_q15_vec2(const fm_nb_q15 *m, const float *x, fm_result *out)
     out->score = 0.0f;
     out->score_q = acc;
     out->cost = 0.0f;
-    out->cost_q = nb_cost_q(m->costs, order, i);
+    out->cost_q = nb_cost_at_q(m, i);
     return FM_OK;
 }
 
@@ -765,7 +739,7 @@ static int nb_q15_vec(const fm_nb_q15 *m, const float *x, fm_result *out)
     out->score = 0.0f;
     out->score_q = acc;
     out->cost = 0.0f;
-    out->cost_q = nb_cost_q(m->costs, order, i);
+    out->cost_q = nb_cost_at_q(m, i);
     return FM_OK;
 }
 
