@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.nb.callgrind import instructions  # noqa: E402
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources  # noqa: E402
 
 RUNTIME = ROOT / "runtime_c"
 PEER_VENV = ROOT / "benchmarks" / ".venv"
@@ -58,8 +59,8 @@ def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
     fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text).group(1)  # type: ignore[union-attr]
     table = int(re.search(r"_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
     exe = out / "count"
-    src = [str(ROOT / "benchmarks" / "c" / "nb_count.c")] + [str(p) for p in sorted((RUNTIME / "src").glob("*.c"))]
-    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}", f"-I{header.parent}",
+    src = [str(ROOT / "benchmarks" / "c" / "nb_count.c")] + [str(p) for p in runtime_sources()]
+    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(), f"-I{header.parent}",
                     "-DFM_CODE_FN=__attribute__((noinline, noclone))", *src, "-o", str(exe)], check=True)
     n, _ = instructions([str(exe), str(rows)], fn, out / "cg.out")
     return n / rows, table

@@ -38,6 +38,7 @@ from sklearn.base import clone  # noqa: E402
 from compiler.parallel import add_arguments  # noqa: E402
 from compiler.skyline.classifier import SkylineClassifier, make_base  # noqa: E402
 from compiler.skyline.search import mask_features  # noqa: E402
+from pyruntime.build_cffi import runtime_include_flags, runtime_source  # noqa: E402
 from pyruntime.skyline.index import SkylineIndex, poly_cost  # noqa: E402
 
 LO, HI = 10.0, 1000.0
@@ -101,8 +102,8 @@ int main(void) {{
         c_file = Path(tmp) / "bench.c"
         c_file.write_text("".join(src))
         exe = Path(tmp) / "bench"
-        subprocess.run([cc, "-std=gnu99", "-O2", "-ffp-contract=off", "-I", str(ROOT / "runtime_c/include"),
-                        str(c_file), str(ROOT / "runtime_c/src/fm_skyline.c"), "-o", str(exe)], check=True)
+        subprocess.run([cc, "-std=gnu99", "-O2", "-ffp-contract=off", *runtime_include_flags(),
+                        str(c_file), str(runtime_source("fm_skyline.c")), "-o", str(exe)], check=True)
         out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), float(out[1])
 

@@ -20,6 +20,7 @@ from compiler import tasks
 from compiler.header import render_header
 from compiler.nb.kind import train_nb
 from pyruntime import format as fmt
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.evaluators import c_evaluator
 from pyruntime.progress import Progress
 
@@ -30,9 +31,9 @@ RUNTIME = ROOT / "runtime_c"
 def build_row_runner(header: Path, out_dir: Path, cc: str = "cc") -> Path:
     """Compile runtime_c/tools/fm_run_rows.c against a generated model.h."""
     exe = out_dir / "run_rows"
-    sources = [str(RUNTIME / "tools" / "fm_run_rows.c")] + [str(p) for p in sorted((RUNTIME / "src").glob("*.c"))]
+    sources = [str(RUNTIME / "tools" / "fm_run_rows.c")] + [str(p) for p in runtime_sources()]
     cmd = [cc, "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
-           f"-I{RUNTIME / 'include'}", f"-I{header.parent}", *sources, "-o", str(exe)]
+           *runtime_include_flags(), f"-I{header.parent}", *sources, "-o", str(exe)]
     subprocess.run(cmd, check=True)
     return exe
 

@@ -1,5 +1,5 @@
 """The COST column of `frugalml predict` and of the firmware examples: one text both sides produce
-byte for byte, without printf("%g") on the device (firmware_examples/common/fm_cost_text.h is the C twin).
+byte for byte, without printf("%g") on the device (runtime_c/include/core/fm_cost_text.h is the C twin).
 
 The value printed is a float32 V: float32 tables print fm_result.cost; q15 tables print
 (float)cost_q * (float)cost_unit (one float32 multiply; cost_unit is FM_COST_UNIT in the generated

@@ -24,6 +24,7 @@ from compiler.codegen import code_kinds, order_exact, render_code_header
 from compiler.header import render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import GatedModel
 from pyruntime.trees.cascade import TreeCascade
@@ -51,9 +52,9 @@ def runtime_objects(work: str) -> list[str]:
     out = Path(work) / "rt"
     out.mkdir(parents=True, exist_ok=True)
     objs = []
-    for src in sorted((RUNTIME / "src").glob("*.c")):
+    for src in runtime_sources():
         obj = out / (src.stem + ".o")
-        subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *WARN, f"-I{RUNTIME / 'include'}", "-c",
+        subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *WARN, *runtime_include_flags(), "-c",
                         str(src), "-o", str(obj)], check=True)
         objs.append(str(obj))
     return objs
@@ -67,7 +68,7 @@ def run_dump(header: Path, work: Path, *, cxx: bool = False, flags: tuple[str, .
         cmd = ["g++", "-x", "c++", "-std=c++11", *WARN, "-O2", "-ffp-contract=off"]
     else:
         cmd = ["cc", "-std=c99", *WARN, "-O2", "-ffp-contract=off"]
-    cmd += [*flags, f"-I{RUNTIME / 'include'}", f'-DFM_MODEL_HEADER="{header}"', str(DUMP)]
+    cmd += [*flags, *runtime_include_flags(), f'-DFM_MODEL_HEADER="{header}"', str(DUMP)]
     if runtime:
         cmd += ["-x", "none", *runtime] if cxx else runtime
     p = subprocess.run([*cmd, "-o", str(exe)], capture_output=True, text=True)
@@ -391,7 +392,7 @@ def test_instruction_budget_of_the_code_form(tmp_path: Path) -> None:
     header = tmp_path / "model.h"
     header.write_text(render_code_header(ModelFile("miser", m), "float32", "model", X))
     exe = tmp_path / "count"
-    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *WARN, f"-I{RUNTIME / 'include'}",
+    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *WARN, *runtime_include_flags(),
                     f"-I{tmp_path}", "-DFM_CODE_FN=__attribute__((noinline, noclone))",
                     str(ROOT / "benchmarks" / "c" / "nb_count.c"), "-o", str(exe)], check=True)
     out = tmp_path / "cg.out"

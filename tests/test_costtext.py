@@ -1,5 +1,5 @@
 """The COST column text: pyruntime.costtext.cost_text (what `frugalml predict` prints) and its C twin
-firmware_examples/common/fm_cost_text.h (what the firmware prints) agree on every float32 tried, and the
+runtime_c/include/core/fm_cost_text.h (what the firmware prints) agree on every float32 tried, and the
 text is the value rounded to 6 decimals (checked against exact decimal arithmetic)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pyruntime.build_cffi import runtime_include_flags
 from pyruntime.costtext import cost_text, device_costs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,8 +67,8 @@ def test_c_twin_prints_the_same_text(tmp_path: Path) -> None:
     (tmp_path / "driver.c").write_text(DRIVER)
     exe = tmp_path / "driver"
     subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", f"-I{ROOT / 'runtime_c' / 'include'}",
-                    f"-I{ROOT / 'firmware_examples' / 'common'}", str(tmp_path / "driver.c"), "-o", str(exe)],
+                    "-fno-sanitize-recover=all", *runtime_include_flags(),
+                    str(tmp_path / "driver.c"), "-o", str(exe)],
                    check=True)
     bits = sample_bits()
     p = subprocess.run([str(exe)], input="\n".join(f"{int(b):x}" for b in bits), capture_output=True, text=True,

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from compiler.cli import cli
 from compiler.header import FLASH_BUDGETS, POINTER_BYTES, c_tables, const_bytes, parse_bytes
 from pyruntime import format as fmt
+from pyruntime.build_cffi import runtime_include_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "data" / "v1"
@@ -76,7 +77,7 @@ def test_reported_bytes_cover_the_object_file(tmp_path: Path, target: str) -> No
         obj = tmp_path / f"{name}.o"
         cpu = target.removesuffix("f")
         subprocess.run(["arm-none-eabi-gcc", "-std=c99", f"-mcpu={cpu}", "-mthumb", "-O2",
-                        f"-I{ROOT / 'runtime_c' / 'include'}", "-c", str(src), "-o", str(obj)], check=True)
+                        *runtime_include_flags(), "-c", str(src), "-o", str(obj)], check=True)
         sections = subprocess.run(["arm-none-eabi-size", "-A", str(obj)], capture_output=True, text=True,
                                   check=True).stdout
         rodata = sum(int(m.group(1)) for m in re.finditer(r"^\.rodata\S*\s+(\d+)", sections, re.M))

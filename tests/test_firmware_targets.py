@@ -17,6 +17,7 @@ from compiler.codegen import render_code_header
 from compiler.header import numeric_for, render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
+from pyruntime.build_cffi import runtime_include_flags, runtime_source
 from pyruntime.costtext import predict_lines
 from pyruntime.data import load_dataset
 from pyruntime.evaluators import c_evaluator
@@ -243,15 +244,16 @@ def test_gpio_marker_compiles_against_the_libgpiod_1_api(models: dict[str, Path]
     header, _ = export(models["dense"], "dense", tmp_path, "pi")
     (tmp_path / "gpiod.h").write_text(GPIOD_STUB)
     p = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
-                        "-DFM_GPIOD", f"-DFM_MODEL_HEADER=\"{header}\"", f"-I{tmp_path}", f"-I{RUNTIME}/include",
-                        f"-I{PI}", f"-I{PI.parent / 'common'}", str(PI / "fm_pi.c")], capture_output=True, text=True)
+                        "-DFM_GPIOD", f"-DFM_MODEL_HEADER=\"{header}\"", f"-I{tmp_path}",
+                        *runtime_include_flags(Path(RUNTIME)), f"-I{PI}", str(PI / "fm_pi.c")],
+                       capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
 
 
 # The generated-code form (export-c --form code) on every core: the same lines as the tables' predict.
 # Its header needs no runtime source (only frugalml.h); the examples print fm_strerror's message on a
 # failed prediction, so the builds below link fm_common.c alone.
-CODE_LINK = f"RUNTIME_SRC={RUNTIME}/src/fm_common.c"
+CODE_LINK = f"RUNTIME_SRC={runtime_source('fm_common.c', Path(RUNTIME))}"
 CODE_CORTEX_M_CASES = [
     ("costed", "cortex-m0", "microbit"),
     ("costed", "cortex-m3", "mps2-an385"),

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pyruntime.build_cffi import runtime_include_dirs, runtime_source
 from pyruntime.errors import FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
 from pyruntime.memo import ReadState
@@ -33,9 +34,9 @@ def build_module(tmp: Path, name: str) -> Any:
     ffi = FFI()
     for cdef in ("common", "memo", "linear", "trees"):
         ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = [RUNTIME / "src" / f for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
+    srcs = [runtime_source(f) for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
     ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
-                   sources=[str(s) for s in srcs], include_dirs=[str(RUNTIME / "include")],
+                   sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
                    extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])
     so = ffi.compile(tmpdir=str(tmp))
     spec = importlib.util.spec_from_file_location(name, so)

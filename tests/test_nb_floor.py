@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from test_nb_runtime import assert_same
 
+from pyruntime.build_cffi import runtime_include_flags
 from pyruntime.errors import RuntimeCError
 from pyruntime.nb.binding import CNaiveBayes
 from pyruntime.nb.model import NBModel
@@ -267,7 +268,7 @@ def test_code_form_instruction_budget(tmp_path: Path, spec: str, positive: str |
     for numeric in ("float32", "q15"):
         header, _ = code_header(spec, positive, numeric, tmp_path)
         exe = header.parent / "count"
-        subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{ROOT / 'runtime_c' / 'include'}",
+        subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(),
                         f"-I{header.parent}", "-DFM_CODE_FN=__attribute__((noinline, noclone))",
                         str(ROOT / "benchmarks" / "c" / "nb_count.c"), "-o", str(exe)], check=True)
         ir, stdout = callgrind.instructions([str(exe), str(ROWS)], "model_predict_vec", header.parent / "cg.out")

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.skyline.index import build_size_index
+from pyruntime.build_cffi import runtime_include_dirs, runtime_include_flags, runtime_source
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,9 +29,8 @@ def test_c_unit_test(cc: str, sanitize: bool, tmp_path: Path) -> None:
         pytest.skip(f"{cc} not installed")
     exe = tmp_path / "test_skyline"
     flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] if sanitize else ["-O2"]
-    sources = [RUNTIME / "tests" / "test_skyline.c", RUNTIME / "src" / "fm_skyline.c",
-               RUNTIME / "src" / "fm_common.c"]
-    cmd = [cc, *STRICT, *flags, "-I", str(RUNTIME / "include"), *map(str, sources), "-o", str(exe)]
+    sources = [RUNTIME / "tests" / "test_skyline.c", runtime_source("fm_skyline.c"), runtime_source("fm_common.c")]
+    cmd = [cc, *STRICT, *flags, *runtime_include_flags(), *map(str, sources), "-o", str(exe)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     out = subprocess.run([str(exe)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -45,8 +45,8 @@ def csky(tmp_path_factory):
     ffi = cffi.FFI()
     cdef = (ROOT / "pyruntime/cdefs/skyline.cdef").read_text()
     ffi.cdef("#define FM_OK 0\n#define FM_E_BUDGET -5\n" + cdef)
-    ffi.set_source("_fm_skyline_test", '#include "fm_skyline.h"', sources=[str(RUNTIME / "src/fm_skyline.c")],
-                   include_dirs=[str(RUNTIME / "include")],
+    ffi.set_source("_fm_skyline_test", '#include "fm_skyline.h"', sources=[str(runtime_source("fm_skyline.c"))],
+                   include_dirs=[str(d) for d in runtime_include_dirs()],
                    extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off", "-Wno-unused-parameter"])
     lib_path = ffi.compile(tmpdir=str(tmp))
     spec = importlib.util.spec_from_file_location("_fm_skyline_test", lib_path)

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyruntime.arrays import float_keys
+from pyruntime.build_cffi import runtime_include_dirs, runtime_include_flags, runtime_source
 from pyruntime.errors import FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.memo import ReadState
@@ -47,9 +48,9 @@ def build_module(tmp: Path, name: str) -> Any:
     ffi = FFI()
     for cdef in ("common", "memo", "linear", "trees"):
         ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = [RUNTIME / "src" / f for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
+    srcs = [runtime_source(f) for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
     ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
-                   sources=[str(s) for s in srcs], include_dirs=[str(RUNTIME / "include")],
+                   sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
                    extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])
     so = ffi.compile(tmpdir=str(tmp))
     spec = importlib.util.spec_from_file_location(name, so)
@@ -536,13 +537,13 @@ def test_python_rejects_length_mismatch() -> None:
 # -- C unit test and per-node cost -------------------------------------------------------------
 
 C_SOURCES = [str(RUNTIME / "tests" / "test_trees.c")] + [
-    str(RUNTIME / "src" / f) for f in ("fm_trees.c", "fm_memo.c", "fm_linear.c", "fm_common.c")]
+    str(runtime_source(f)) for f in ("fm_trees.c", "fm_memo.c", "fm_linear.c", "fm_common.c")]
 
 
 def test_c_unit_tests_under_sanitizers(tmp_path: Path) -> None:
     exe = tmp_path / "test_trees"
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-ffp-contract=off",
-                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", f"-I{RUNTIME / 'include'}",
+                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *runtime_include_flags(),
                     *C_SOURCES, "-o", str(exe)], check=True)
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -554,7 +555,7 @@ def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     """A flat, non-recursive walk: a handful of instructions per node (callgrind counts, difference
     between two chain depths so that the fixed cost cancels)."""
     exe = tmp_path / "chain"
-    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}", *C_SOURCES,
+    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(), *C_SOURCES,
                     "-o", str(exe)], check=True)
 
     def instructions(depth: int, reps: int) -> int:
@@ -832,7 +833,7 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
                '  printf("%lu\\n", n); return 0; }\n')
     (tmp_path / "bench.c").write_text("".join(src))
     exe = tmp_path / "bench"
-    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}",
+    subprocess.run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(),
                     str(tmp_path / "bench.c"), *C_SOURCES[1:], "-o", str(exe)], check=True)
     out = tmp_path / "cg.out"
     run = subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}", f"--callgrind-out-file={out}",
@@ -858,10 +859,10 @@ def test_eager_walks_equal_lazy_on_arm(tmp_path: Path, cc: str, flags: list[str]
     if missing:
         pytest.skip(f"missing {', '.join(missing)}")
     exe = tmp_path / "eager"
-    src = [str(RUNTIME / "tests" / "test_trees_eager.c")] + [str(RUNTIME / "src" / f) for f in
+    src = [str(RUNTIME / "tests" / "test_trees_eager.c")] + [str(runtime_source(f)) for f in
                                                                ("fm_trees.c", "fm_common.c", "fm_memo.c")]
     subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", *flags, "-static",
-                    f"-I{RUNTIME / 'include'}", *src, "-o", str(exe)], check=True)
+                    *runtime_include_flags(), *src, "-o", str(exe)], check=True)
     run = subprocess.run([*runner, str(exe)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "eager == lazy" in run.stdout

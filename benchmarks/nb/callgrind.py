@@ -6,6 +6,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources
+
 RUNTIME = Path(__file__).resolve().parent.parent.parent / "runtime_c"
 HERE = Path(__file__).resolve().parent.parent
 
@@ -25,10 +27,10 @@ def build_counter(header: Path, out: Path, runtime: Path = RUNTIME) -> Path:
     """The harness over header; a code-form header's function is kept out of line (FM_CODE_FN) so that
     callgrind can collect its call."""
     exe = out / "nb_count"
-    src = [str(HERE / "c" / "nb_count.c")] + [str(p) for p in sorted((runtime / "src").glob("*.c"))]
+    src = [str(HERE / "c" / "nb_count.c")] + [str(p) for p in runtime_sources(runtime)]
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
                     "-DFM_CODE_FN=__attribute__((noinline, noclone))",
-                    f"-I{runtime / 'include'}", f"-I{header.parent}", *src, "-o", str(exe)], check=True)
+                    *runtime_include_flags(runtime), f"-I{header.parent}", *src, "-o", str(exe)], check=True)
     return exe
 
 

@@ -5,9 +5,10 @@
 // feature costs (FM_REPORTS_COST), as `frugalml predict` does.
 //
 // Put next to this file: model.h (frugalml export-c MODEL -o model.h --target
-// cortex-m0|cortex-m3|cortex-m4f) and the runtime: runtime_c/include/*.h,
-// runtime_c/src/fm_common.c, the family's source (fm_nb.c for NB models) and
-// firmware_examples/common/fm_cost_text.h (the COST column of costed kinds).
+// cortex-m0|cortex-m3|cortex-m4f) and the runtime, flat in this folder: every
+// header of runtime_c/include/*/ (fm_cost_text.h, the COST column of costed
+// kinds, among them), runtime_c/src/core/fm_common.c and the family's source
+// (runtime_c/src/nb/fm_nb.c for NB models).
 // A generated-code header (export-c --form code) needs only frugalml.h and
 // fm_cost_text.h (no runtime source); it reads every input, then predicts.
 // See README.md. Train on what the board reads: raw ADC counts (0..1023 on a
