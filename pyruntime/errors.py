@@ -1,7 +1,7 @@
 """Exception types of the runtime side (documented in docs/errors.md) and the
 C runtime's status codes with their messages (the text of fm_strerror), in one place.
 
-The status codes mirror ``runtime_c/include/frugalml.h``; a test checks that
+The status codes mirror ``runtime_c/include/core/frugalml.h``; a test checks that
 they equal the compiled library's.
 """
 

@@ -1,4 +1,4 @@
-"""Sparse linear scorer runtime: C (runtime_c/src/fm_linear.c) against the numpy reference
+"""Sparse linear scorer runtime: C (runtime_c/src/core/fm_linear.c) against the numpy reference
 (pyruntime/linear.py), float32 and integer-only q15, lazy reads, a memo shared with a tree
 ensemble, load-time checks."""
 

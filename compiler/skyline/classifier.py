@@ -4,7 +4,7 @@
 those on the accuracy/cost skyline at some item size, and indexes them by
 size range so that, per call, the most accurate model whose cost fits the
 call's budget for that item's size is found by two binary searches
-(pyruntime/skyline.py, runtime_c/src/fm_skyline.c).
+(pyruntime/skyline.py, runtime_c/src/skyline/fm_skyline.c).
 
 Methods: ``polydom`` (exact under its accuracy assumption, see
 compiler/skyline_search.py), ``greedy-acc`` and ``greedy-cost`` (forward

@@ -1,5 +1,5 @@
 """Cost-sensitive trees of classifiers (kind ``cstc``, Xu et al. JMLR 2014): IR, q15
-quantization, the numpy reference evaluator and the cffi binding of runtime_c/src/fm_cstc.c.
+quantization, the numpy reference evaluator and the cffi binding of runtime_c/src/cstc/fm_cstc.c.
 
 A CSTC model is a binary tree of sparse linear classifiers over the raw features. Node k's terms
 are ``feature/weight[term_start[k] .. term_start[k+1]-1]``; its score is

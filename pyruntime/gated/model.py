@@ -1,5 +1,5 @@
 """Gated low-cost / high-cost models (kind ``gated``: ADAPT-LIN, ADAPT-GBRT, L1 baseline): IR, q15
-quantization, the numpy reference evaluator, the cffi binding of runtime_c/src/fm_gated.c and
+quantization, the numpy reference evaluator, the cffi binding of runtime_c/src/gated/fm_gated.c and
 ``predict_with_fallback`` for inputs deferred to an off-device f0.
 
 A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.linear`) or a flat tree

@@ -1,4 +1,4 @@
-"""cffi binding of the C runtime for the NB kinds (runtime_c/src/fm_nb.c).
+"""cffi binding of the C runtime for the NB kinds (runtime_c/src/nb/fm_nb.c).
 
 ``CNaiveBayes(model, numeric)`` builds the fixed-stride C struct over numpy
 buffers that it keeps alive, runs the run-time table check, and predicts in

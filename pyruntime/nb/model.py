@@ -1,7 +1,7 @@
 """Naive Bayes tables (``nb-static``, ``nb-stop``): IR, q15 quantization and
 the pure-numpy reference evaluator.
 
-The reference reproduces the C runtime (runtime_c/src/fm_nb.c) bit for bit:
+The reference reproduces the C runtime (runtime_c/src/nb/fm_nb.c) bit for bit:
 float32 sums in reading order, the same binning rule, the same stop tests.
 """
 

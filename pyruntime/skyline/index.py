@@ -4,7 +4,7 @@ A skyline index holds ``n_models`` models, each on its own feature set, and
 answers, for an item of size ``n`` and a budget ``B``: the most accurate model
 whose cost ``c0 + c1*n + c2*n*n`` is at most ``B`` (or nothing fits).
 
-Layout (mirrors ``fm_skyline`` in runtime_c/include/fm_skyline.h)::
+Layout (mirrors ``fm_skyline`` in runtime_c/include/skyline/fm_skyline.h)::
 
     model_coef  float64 [n_models, 3]  cost polynomial of each model
     model_acc   float64 [n_models]     validation accuracy of each model

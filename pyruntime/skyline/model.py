@@ -1,6 +1,6 @@
 """Budget-indexed model family (kind ``skyline``): a SkylineIndex plus each
 indexed model's own runtime tables, the numpy reference and the cffi binding
-of runtime_c/src/fm_skymodel.c.
+of runtime_c/src/skyline/fm_skymodel.c.
 
 One prediction for an item of size ``n`` under a budget ``B``: the index
 picks the most accurate model whose cost polynomial at ``n`` is <= ``B``

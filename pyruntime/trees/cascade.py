@@ -1,6 +1,6 @@
 """Cascades of tree-ensemble stages with early exits (kinds ``cascade`` and
 ``miser``): IR, q15 quantization, the numpy reference evaluator and the cffi
-binding of runtime_c/src/fm_cascade.c.
+binding of runtime_c/src/trees/fm_cascade.c.
 
 A cascade is one flat tree ensemble (:mod:`pyruntime.trees`) cut into stages:
 stage s holds trees ``stage_end[s-1] .. stage_end[s]-1`` (``stage_end``

@@ -1,6 +1,6 @@
 """Flat tree ensembles (kind ``trees``; boosted trees or forests): IR, q15
 quantization, the numpy reference evaluator and the cffi binding of
-runtime_c/src/fm_trees.c.
+runtime_c/src/trees/fm_trees.c.
 
 One node table holds every tree. Node i is a leaf when ``feature[i] == -1``;
 otherwise the walk goes to ``left[i]`` iff ``x[feature[i]] <= threshold[i]``

@@ -1,6 +1,6 @@
 """Sparse linear scorers (kind ``linear``): IR, q15 quantization, the numpy
 reference evaluator, the per-row read memo shared with the tree ensembles,
-and the cffi binding of runtime_c/src/fm_linear.c.
+and the cffi binding of runtime_c/src/core/fm_linear.c.
 
 The reference reproduces the C runtime bit for bit:
 
