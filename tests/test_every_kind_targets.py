@@ -92,30 +92,51 @@ def export(work: Path, kind: str, numeric: str, target: str, out: Path,
     return header, lines
 
 
+def run_on(folder: Path, work: Path, tmp_path: Path, kind: str, target: str, args: tuple[str, ...],
+           form_list: list[str]) -> None:
+    """Each form and numeric of the kind built in the example folder and run: exactly predict's lines."""
+    for form in form_list:
+        for numeric in NUMERICS.get(kind, ("float32", "q15")):
+            header, expected = export(work, kind, numeric, target, tmp_path, form)
+            p = make(folder, f"MODEL={header}", *args, f"BUILD={tmp_path / form / numeric}", "run", check=False)
+            assert p.returncode == 0, (form, numeric, p.stderr)
+            assert p.stdout.splitlines() == expected, (form, numeric)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("target", "machine"), CORTEX_M_TARGETS)
 def test_cortex_m(work: Path, tmp_path: Path, kind: str, target: str, machine: str) -> None:
     require_tools(*CORTEX_M_TOOLS)
-    for form in forms(work, kind):
-        for numeric in NUMERICS.get(kind, ("float32", "q15")):
-            header, expected = export(work, kind, numeric, target, tmp_path, form)
-            p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
-                     f"BUILD={tmp_path / form / numeric}", "run", check=False)
-            assert p.returncode == 0, (form, numeric, p.stderr)
-            assert p.stdout.splitlines() == expected, (form, numeric)
+    run_on(CORTEX_M, work, tmp_path, kind, target, (f"TARGET={target}", f"MACHINE={machine}"), forms(work, kind))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cross", PI_CROSS)
 def test_raspberry_pi(work: Path, tmp_path: Path, kind: str, cross: str) -> None:
     require_tools(*PI_TOOLS[cross])
-    for form in forms(work, kind):
-        for numeric in NUMERICS.get(kind, ("float32", "q15")):
-            header, expected = export(work, kind, numeric, "pi", tmp_path, form)
-            p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / form / numeric}", "run",
-                     check=False)
-            assert p.returncode == 0, (form, numeric, p.stderr)
-            assert p.stdout.splitlines() == expected, (form, numeric)
+    run_on(PI, work, tmp_path, kind, "pi", (f"CROSS={cross}",), forms(work, kind))
+
+
+# The portable build (-DFM_PORTABLE: runtime_c/include/core/fm_port.h's plain C99 path, no assembly) of the
+# kinds whose tables run fm_trees' walks, the only runtime code with a target-specific path (the code form
+# is plain C either way): the same lines on every target.
+PORT_KINDS = ("adapt-gbrt", "cascade", "miser")
+PORTABLE = "CFLAGS=-O2 -DFM_PORTABLE"
+
+
+@pytest.mark.parametrize("kind", PORT_KINDS)
+@pytest.mark.parametrize(("target", "machine"), CORTEX_M_TARGETS)
+def test_cortex_m_portable(work: Path, tmp_path: Path, kind: str, target: str, machine: str) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    run_on(CORTEX_M, work, tmp_path, kind, target, (f"TARGET={target}", f"MACHINE={machine}", PORTABLE),
+           ["tables"])
+
+
+@pytest.mark.parametrize("kind", PORT_KINDS)
+@pytest.mark.parametrize("cross", PI_CROSS)
+def test_raspberry_pi_portable(work: Path, tmp_path: Path, kind: str, cross: str) -> None:
+    require_tools(*PI_TOOLS[cross])
+    run_on(PI, work, tmp_path, kind, "pi", (f"CROSS={cross}", PORTABLE), ["tables"])
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -152,3 +152,30 @@ def test_families_are_mirrored() -> None:
     comp = {p.parent.name for p in ROOT.glob("compiler/*/kind*.py")}
     run = {p.parent.name for p in ROOT.glob("pyruntime/*/kind*.py")}
     assert comp == run and {"nb", "trees", "gated", "skyline"} <= comp
+
+
+def test_runtime_c_has_one_folder_per_family() -> None:
+    """runtime_c/src and runtime_c/include hold the same folders: core/ and the families named as in compiler/
+    and pyruntime/ (no source left at the top)."""
+    src = {p.name for p in (ROOT / "runtime_c/src").iterdir() if p.is_dir()}
+    inc = {p.name for p in (ROOT / "runtime_c/include").iterdir() if p.is_dir()}
+    families = {p.parent.name for p in ROOT.glob("compiler/*/kind*.py")}
+    assert src == inc and "core" in src and families <= src
+    assert not list((ROOT / "runtime_c/src").glob("*.c")) and not list((ROOT / "runtime_c/include").glob("*.h"))
+
+
+TARGET_MARKS = ("__asm__", "asm(", "__GNUC__", "__attribute__", "__builtin", "__arm__", "__thumb", "__x86_64__",
+                "__i386__", "__aarch64__", "__ARM_")
+
+
+def test_target_specific_code_is_only_in_the_port_header() -> None:
+    """Every compiler- or target-specific construct sits in runtime_c/include/core/fm_port.h, behind the
+    FM_PORTABLE switch; no other runtime file names one."""
+    files = [*(ROOT / "runtime_c/src").rglob("*.c"), *(ROOT / "runtime_c/include").rglob("*.h")]
+    port = ROOT / "runtime_c/include/core/fm_port.h"
+    assert port in files
+    for path in files:
+        if path != port:
+            text = path.read_text()
+            assert not [m for m in TARGET_MARKS if m in text], path
+    assert "FM_PORTABLE" in port.read_text()

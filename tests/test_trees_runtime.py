@@ -42,7 +42,8 @@ PROPS = settings(max_examples=60, derandomize=True, deadline=None)
 
 # -- a private cffi build of the tree/linear runtime (switch to pyruntime._frugalml_c later) --
 
-def build_module(tmp: Path, name: str) -> Any:
+def build_module(tmp: Path, name: str, portable: bool = False) -> Any:
+    """portable: -DFM_PORTABLE, the plain C99 path of runtime_c/include/core/fm_port.h (no assembly)."""
     from cffi import FFI
 
     ffi = FFI()
@@ -51,7 +52,7 @@ def build_module(tmp: Path, name: str) -> Any:
     srcs = [runtime_source(f) for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
     ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
                    sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
-                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])
+                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off", *(["-DFM_PORTABLE"] * portable)])
     so = ffi.compile(tmpdir=str(tmp))
     spec = importlib.util.spec_from_file_location(name, so)
     assert spec is not None and spec.loader is not None
@@ -64,6 +65,14 @@ def build_module(tmp: Path, name: str) -> Any:
 @pytest.fixture(scope="module")
 def cmod(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return build_module(tmp_path_factory.mktemp("cffi_trees"), "_fm_trees_test")
+
+
+@pytest.fixture(scope="module", params=["native", "portable"])
+def cport(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The runtime built both ways (fm_port.h): native (x86 cmp/adc heap steps) and -DFM_PORTABLE."""
+    if request.param == "native":
+        return request.getfixturevalue("cmod")
+    return build_module(tmp_path_factory.mktemp("cffi_trees_portable"), "_fm_trees_test_portable", portable=True)
 
 
 # -- random models and inputs ------------------------------------------------------------
@@ -160,23 +169,23 @@ def walk_python(m: TreeEnsemble, x: np.ndarray) -> tuple[list[np.float32], list[
 @PROPS
 @given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 7), n_outputs=st.integers(1, 3),
        n_trees=st.integers(0, 6), depth=st.integers(0, 5))
-def test_c_equals_numpy_float32(cmod: Any, seed: int, n_features: int, n_outputs: int, n_trees: int,
+def test_c_equals_numpy_float32(cport: Any, seed: int, n_features: int, n_outputs: int, n_trees: int,
                                 depth: int) -> None:
     rng = np.random.default_rng(seed)
     m = random_ensemble(rng, n_features, n_outputs, n_trees, depth, with_costs=bool(seed % 3))
     X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
-    assert_same(CTrees(m, cmod.ffi, cmod.lib), m, X)
+    assert_same(CTrees(m, cport.ffi, cport.lib), m, X)
 
 
 @PROPS
 @given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 7), n_outputs=st.integers(1, 3),
        n_trees=st.integers(0, 6), depth=st.integers(0, 5), scale=st.sampled_from([1e-3, 1.0, 300.0, 4e4]))
-def test_c_equals_numpy_q15(cmod: Any, seed: int, n_features: int, n_outputs: int, n_trees: int, depth: int,
+def test_c_equals_numpy_q15(cport: Any, seed: int, n_features: int, n_outputs: int, n_trees: int, depth: int,
                             scale: float) -> None:
     rng = np.random.default_rng(seed)
     q = random_ensemble(rng, n_features, n_outputs, n_trees, depth, scale=scale).q15()
     X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
-    assert_same(CTrees(q, cmod.ffi, cmod.lib), q, X)
+    assert_same(CTrees(q, cport.ffi, cport.lib), q, X)
 
 
 @PROPS
@@ -617,7 +626,7 @@ def test_order_exact_costs_flag(cmod: Any, seed: int, form: str, n: int) -> None
 @PROPS
 @given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 9), n_outputs=st.integers(1, 3),
        n_trees=st.integers(0, 8), depth=st.integers(0, 5), nonfinite=st.booleans())
-def test_eager_walk_with_exact_costs_equals_numpy(cmod: Any, seed: int, n_features: int, n_outputs: int,
+def test_eager_walk_with_exact_costs_equals_numpy(cport: Any, seed: int, n_features: int, n_outputs: int,
                                                   n_trees: int, depth: int, nonfinite: bool) -> None:
     """Integer costs are order-exact: batch predictions take the marked walk (costs summed in feature
     order at the end, finiteness checked on the marked features) and still equal the reference bit for
@@ -625,8 +634,8 @@ def test_eager_walk_with_exact_costs_equals_numpy(cmod: Any, seed: int, n_featur
     rng = np.random.default_rng(seed)
     m = random_ensemble(rng, n_features, n_outputs, n_trees, depth, with_costs=False)
     m = TreeEnsemble(**{**m.to_dict(), "costs": rng.integers(0, 1000, n_features).astype(np.float32)})
-    ct = CTrees(m, cmod.ffi, cmod.lib)
-    assert cmod.lib.fm_trees_eager_ok(ct.struct) == 1
+    ct = CTrees(m, cport.ffi, cport.lib)
+    assert cport.lib.fm_trees_eager_ok(ct.struct) == 1
     assert_same(ct, m, random_inputs(rng, 24, n_features, nonfinite=nonfinite))
 
 
@@ -689,10 +698,10 @@ def test_check_rejects_wrong_depth(cmod: Any, numeric: str) -> None:
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("depths", [[3] * 9, [2] * 9, [4] * 9, [1] * 9, "random"])
-def test_eager_api_slices(cmod: Any, numeric: str, depths: Any) -> None:
+def test_eager_api_slices(cport: Any, numeric: str, depths: Any) -> None:
     """fm_trees*_eager_start / _walk over slices of odd and even lengths / _finish: the reference's answer,
     n_read and cost (depth-specialized walks of one depth, two trees per step, and the per-tree walk)."""
-    ffi, lib = cmod.ffi, cmod.lib
+    ffi, lib = cport.ffi, cport.lib
     rng = np.random.default_rng(3)
     costs = rng.integers(1, 50, 8).astype(np.float32)
     if depths == "random":
@@ -727,7 +736,7 @@ def test_eager_api_slices(cmod: Any, numeric: str, depths: Any) -> None:
     assert bad_walk == -1
 
 
-def test_q15_overflow_bound_boundary(cmod: Any) -> None:
+def test_q15_overflow_bound_boundary(cport: Any) -> None:
     """Base scores at the edge of the no-saturation bound (|base| + trees * 32768 <= INT32_MAX) and one past
     it: both walks (plain and saturating additions) give the reference's scores."""
     def q(base: int, n_trees: int) -> TreeEnsembleQ15:
@@ -741,7 +750,7 @@ def test_q15_overflow_bound_boundary(cmod: Any) -> None:
         for base in (edge, edge + 1, -edge, -edge - 1, INT32_MIN):
             model = q(base, n)
             pred, _ = model.reference(X)
-            c = CTrees(model, cmod.ffi, cmod.lib).predict_raw(X)
+            c = CTrees(model, cport.ffi, cport.lib).predict_raw(X)
             np.testing.assert_array_equal(c.score, pred.score)
             expect = [max(base - n * 32768, INT32_MIN), min(base + n * 32767, INT32_MAX)]
             if base != INT32_MIN:
@@ -849,12 +858,16 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     ("arm-linux-gnueabihf-gcc", ["-mthumb"], ["qemu-arm"]),
     ("arm-linux-gnueabihf-gcc", ["-marm"], ["qemu-arm"]),
     ("aarch64-linux-gnu-gcc", [], ["qemu-aarch64"]),
-], ids=["armhf-thumb2", "armhf-arm", "aarch64"])
+    ("arm-linux-gnueabihf-gcc", ["-mthumb", "-DFM_PORTABLE"], ["qemu-arm"]),
+    ("arm-linux-gnueabihf-gcc", ["-marm", "-DFM_PORTABLE"], ["qemu-arm"]),
+    ("aarch64-linux-gnu-gcc", ["-DFM_PORTABLE"], ["qemu-aarch64"]),
+], ids=["armhf-thumb2", "armhf-arm", "aarch64", "armhf-thumb2-portable", "armhf-arm-portable", "aarch64-portable"])
 def test_eager_walks_equal_lazy_on_arm(tmp_path: Path, cc: str, flags: list[str], runner: list[str]) -> None:
     """runtime_c/tests/test_trees_eager.c (eager marked walks == lazy memo walks on random depth-3 ensembles with
     x == t, -0.0, NaN and infinities) built for 32-bit Arm, where the walks step with compare-and-carry
-    instructions (q15 cmp/adc, the 7-instruction key, float32 vcmpe/adc with the FPU), and for AArch64,
-    run under qemu-user (the host build runs in `make -C runtime_c test`)."""
+    instructions (q15 cmp/adc, the 7-instruction key, float32 vcmpe/adc with the FPU), and for AArch64, each
+    also with -DFM_PORTABLE (plain C, no assembly), run under qemu-user (the host builds run in
+    `make -C runtime_c test`)."""
     missing = [t for t in (cc, runner[0]) if shutil.which(t) is None]
     if missing:
         pytest.skip(f"missing {', '.join(missing)}")

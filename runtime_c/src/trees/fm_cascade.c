@@ -1,11 +1,6 @@
 /* frugalml runtime: cascades of tree-ensemble stages with early exits (see fm_cascade.h). */
 #include "fm_cascade.h"
-
-#if defined(__GNUC__)
-#define FM_CASCADE_NOINLINE __attribute__((noinline))
-#else
-#define FM_CASCADE_NOINLINE
-#endif
+#include "fm_port.h"
 
 /* ---- load-time checks ------------------------------------------------ */
 
@@ -215,7 +210,7 @@ int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows,
 }
 
 /* The memo walk with stack scratch, in its own frame (the marked walk's frame does not carry it). */
-static FM_CASCADE_NOINLINE int predict_vec_memo_f32(const fm_cascade *m, const float *x, uint32_t n,
+static FM_NOINLINE int predict_vec_memo_f32(const fm_cascade *m, const float *x, uint32_t n,
                                                     fm_result *out)
 {
     float values[FM_VEC_MAX_FEATURES];

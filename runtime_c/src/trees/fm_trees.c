@@ -1,15 +1,8 @@
 /* frugalml runtime: tree ensembles in compact tables (see fm_trees.h). */
 #include "fm_trees.h"
+#include "fm_port.h"
 
-#if defined(__GNUC__)
-#define FM_WALK static inline __attribute__((always_inline))
-#define FM_NOINLINE __attribute__((noinline))
-#define FM_UNLIKELY(c) __builtin_expect(!!(c), 0)
-#else
-#define FM_UNLIKELY(c) (c)
-#define FM_NOINLINE
-#define FM_WALK static inline
-#endif
+#define FM_WALK FM_ALWAYS_INLINE
 
 /* ---- load-time checks ------------------------------------------------ */
 
@@ -263,30 +256,10 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
  * fm_ukey16(x) > threshold, is one unsigned compare whose carry is the outcome, added with carry
  * (l + l + C): on 32-bit Arm `cmp key, t` sets C iff key >= t (keys fm_ukey16 - 1, wrapping to 0xffff
  * only for NaNs, which fail the prediction anyway); on x86 `cmp` sets CF iff t < key (keys fm_ukey16).
- * FM_HEAP_ROOT is the first step (l = one + one + C, `one` a register holding 1). */
-#if defined(__GNUC__) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
-#define FM_EKEY_SUB 1u
-#define FM_EKEY_RIGHT(k, t) ((k) >= (t))
-#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
-#define FM_HEAP_ROOT(l, k, t, one) __asm__("cmp %1, %2\n\tadc %0, %3, %3" : "=r"(l) : "r"(k), "r"(t), "r"(one) : "cc")
-#elif defined(__arm__)
-/* Thumb-1 (Cortex-M0): 8 low registers (an add-with-carry step costs register moves): the 0-based walk
- * below (FM_Q_HEAP0), whose compare is the sign of t - k folded into the index arithmetic */
-#define FM_Q_HEAP0 1
-#define FM_EKEY_SUB 0u
-#define FM_EKEY_RIGHT(k, t) ((k) > (t))
-#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define FM_EKEY_SUB 0u
-#define FM_EKEY_RIGHT(k, t) ((k) > (t))
-#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
-#define FM_HEAP_ROOT(l, k, t, one)                                                                            \
-    do {                                                                                                      \
-        (l) = (one);                                                                                          \
-        FM_HEAP_STEP(l, k, t);                                                                                \
-    } while (0)
-#else
-/* elsewhere (AArch64, other compilers): the 0-based walk below as well */
-#define FM_Q_HEAP0 1
+ * FM_HEAP_ROOT is the first step (l = one + one + C, `one` a register holding 1). fm_port.h defines
+ * them where the target has the carry step; elsewhere (Thumb-1, AArch64, FM_PORTABLE) the q15 walk is
+ * the 0-based one below, whose compare is the sign of t - k folded into the index arithmetic. */
+#ifndef FM_EKEY_SUB
 #define FM_EKEY_SUB 0u
 #define FM_EKEY_RIGHT(k, t) ((k) > (t))
 #endif
@@ -336,24 +309,10 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
     } while (0)
 
 /* Complete trees of depth D (constant), one output: trees [first, end). With a single-precision FPU on
- * 32-bit Arm the float32 walk counts heap nodes from 1 as the q15 walk (FM_HEAP_BASE): `vcmpe t, x` leaves
- * C = !(x > t) for ordered operands (a NaN branches either way: the marked NaN fails the prediction), so
- * l = (l + l + C) ^ 1, with no register-offset vldr to save; elsewhere the 0-based form below. */
-#if defined(__GNUC__) && defined(__arm__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) &&          \
-    !defined(__SOFTFP__)
-#define FM_F32_HEAP1 1
-#define FM_F32_GT_ROOT(l, xv, tv, one)                                                                        \
-    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %3, %3\n\teor %0, %0, #1"                  \
-            : "=r"(l)                                                                                         \
-            : "t"(tv), "t"(xv), "r"(one)                                                                      \
-            : "cc")
-#define FM_F32_GT_STEP(l, xv, tv)                                                                             \
-    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %0, %0\n\teor %0, %0, #1"                  \
-            : "+r"(l)                                                                                         \
-            : "t"(tv), "t"(xv)                                                                                \
-            : "cc")
-#endif
-#if defined(FM_F32_HEAP1)
+ * 32-bit Arm (FM_F32_GT_STEP of fm_port.h) the float32 walk counts heap nodes from 1 as the q15 walk
+ * (FM_HEAP_BASE), l = (l + l + C) ^ 1, with no register-offset vldr to save; elsewhere the 0-based form
+ * below. */
+#if defined(FM_F32_GT_STEP)
 #define FM_STEP_F1(l)                                                                                         \
     do {                                                                                                      \
         const uint32_t f_ = fe[l];                                                                            \
@@ -539,7 +498,7 @@ static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const flo
     }
 }
 
-#if !defined(FM_Q_HEAP0)
+#if defined(FM_HEAP_STEP)
 /* q15: complete trees of depth D, one output, no saturation possible (1-based heap, FM_STEP_Q). */
 FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
                               uint8_t *mark, int32_t acc, uint32_t D)
@@ -573,7 +532,7 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
 }
 
 #else
-/* q15, 0-based heap (Thumb-1): go right iff k > t, the sign bit of t - k (16-bit operands: no overflow). */
+/* q15, 0-based heap (Thumb-1, AArch64, FM_PORTABLE): go right iff k > t, the sign bit of t - k (16-bit operands: no overflow). */
 #define FM_STEP_Q0(i, B)                                                                                      \
     do {                                                                                                      \
         const size_t f_ = fe[i];                                                                              \
@@ -768,28 +727,7 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
  * (bits ^ (neg >> 1)) - neg (neg: all ones when negative); FM_EKEY_SUB == 1 wraps to 0xffff only for NaNs
  * (fm_key16 = -32768). bad collects FM_NONFINITE_BIT. */
 #define FM_EKEY_C (0x80000000u - 0x10000u * FM_EKEY_SUB)
-#if defined(__GNUC__) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
-/* 32-bit Arm: the sign bit shifted out (lsls) is the + 1 of fm_key_bits, added with carry to the constant; the
- * exponent's carry out of (bits << 1) + 2^24 (cmn) counts the non-finite values into bad: 7 instructions. */
-#define FM_EKEY(dst, bits, bad)                                                                               \
-    do {                                                                                                      \
-        uint32_t t_;                                                                                          \
-        uint32_t n_;                                                                                          \
-        __asm__("asr %[n], %[b], #31\n\t"                                                                     \
-                "eor %[t], %[b], %[n], lsr #1\n\t"                                                            \
-                "lsls %[n], %[b], #1\n\t"                                                                     \
-                "adc %[t], %[t], %[c]\n\t"                                                                    \
-                "cmn %[n], #16777216\n\t"                                                                     \
-                "adc %[bad], %[bad], #0\n\t"                                                                  \
-                "lsr %[t], %[t], #16"                                                                         \
-                : [t] "=&r"(t_), [n] "=&r"(n_), [bad] "+r"(bad)                                               \
-                : [b] "r"(bits), [c] "r"(FM_EKEY_C)                                                           \
-                : "cc");                                                                                      \
-        (dst) = (uint16_t)t_;                                                                                 \
-    } while (0)
-#define FM_EKEY_BAD(bad) (bad) /* the number of non-finite values */
-#define FM_NO_MERGE() ((void)0)
-#else
+#ifndef FM_EKEY /* 32-bit Arm: 7 instructions in fm_port.h */
 #define FM_EKEY(dst, bits, bad)                                                                               \
     do {                                                                                                      \
         const uint32_t b_ = (bits);                                                                           \
@@ -799,16 +737,9 @@ int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, f
     } while (0)
 #define FM_EKEY_BAD(bad) ((bad) >> 31)
 /* Keeps GCC from merging the 16-bit key stores into words (bit-field inserts cost more than the stores). */
-#if defined(__GNUC__)
-#define FM_NO_MERGE() __asm__("" ::: "memory")
-#else
-#define FM_NO_MERGE() ((void)0)
+#define FM_NO_MERGE() FM_COMPILER_BARRIER()
 #endif
-#endif
-#if defined(__GNUC__) && defined(__thumb2__)
-/* two floats' bits from x, x += 2: one ldrd with write-back (Thumb-2: any two registers) */
-#define FM_LOAD2(b0, b1, x) __asm__("ldrd %0, %1, [%2], #8" : "=r"(b0), "=r"(b1), "+r"(x) : "m"(*(const float(*)[2])(x)))
-#else
+#ifndef FM_LOAD2 /* Thumb-2: one ldrd in fm_port.h */
 #define FM_LOAD2(b0, b1, x)                                                                                   \
     do {                                                                                                      \
         (b0) = fm_float_bits((x)[0]);                                                                         \

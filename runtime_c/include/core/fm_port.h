@@ -1,0 +1,110 @@
+/* frugalml runtime: every compiler- and target-specific construct of the runtime, in one header.
+ *
+ * The switch: compile with -DFM_PORTABLE and the whole runtime is plain C99 (no GNU attribute, builtin
+ * or inline assembly): the path any C99 compiler takes. Without it, GCC and Clang get the inlining and
+ * branch hints below, and on 32-bit Arm and x86 the tree walks (runtime_c/src/trees/fm_trees.c) use the
+ * assembly primitives below. Both paths give the same results bit for bit (tests: `make -C runtime_c
+ * test` runs the C unit tests under ASan and UBSan with and without FM_PORTABLE; tests/test_trees_runtime.py
+ * and tests/test_every_kind_targets.py compare the portable build with the numpy reference on the host
+ * and under QEMU on every target).
+ *
+ * Internal to the runtime's sources (no public header includes it). A primitive is defined here only
+ * where the target has it; the source that uses it gives the plain C form under #ifndef, so a call site
+ * is the same on every path.
+ *
+ *   FM_ALWAYS_INLINE    static inline, forced on GCC/Clang (the walks are generated per depth from it)
+ *   FM_NOINLINE         keeps a cold function out of line
+ *   FM_UNLIKELY(c)      branch hint
+ *   FM_COMPILER_BARRIER()  empty statement the compiler may not move memory accesses across
+ *
+ * Tree-walk primitives (fm_trees.c documents their contracts):
+ *   FM_HEAP_STEP(l, k, t), FM_HEAP_ROOT(l, k, t, one)   l = l + l + carry(k vs t): the 1-based heap
+ *       step of the q15 walk (32-bit Arm cmp/adc, x86 cmp/adc); without it the 0-based walk
+ *   FM_EKEY_SUB, FM_EKEY_RIGHT(k, t)                     the key bias the carry step needs, and the plain
+ *       compare that goes right on those keys
+ *   FM_F32_GT_ROOT / FM_F32_GT_STEP                      the float32 heap step (Thumb-2 with a
+ *       single-precision FPU: vcmpe + adc)
+ *   FM_EKEY(dst, bits, bad), FM_EKEY_BAD(bad), FM_NO_MERGE()   eager key of one float (32-bit Arm, 7
+ *       instructions)
+ *   FM_LOAD2(b0, b1, x)                                  two floats' bits with one ldrd (Thumb-2)
+ */
+#ifndef FM_PORT_H
+#define FM_PORT_H
+
+#if defined(__GNUC__) && !defined(FM_PORTABLE)
+#define FM_PORT_GNU 1
+#endif
+
+#if defined(FM_PORT_GNU)
+#define FM_ALWAYS_INLINE static inline __attribute__((always_inline))
+#define FM_NOINLINE __attribute__((noinline))
+#define FM_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#define FM_COMPILER_BARRIER() __asm__("" ::: "memory")
+#else
+#define FM_ALWAYS_INLINE static inline
+#define FM_NOINLINE
+#define FM_UNLIKELY(c) (c)
+#define FM_COMPILER_BARRIER() ((void)0)
+#endif
+
+/* 32-bit Arm in ARM or Thumb-2 state (not Thumb-1: Cortex-M0 has 8 low registers, where an add-with-carry
+ * step costs register moves and the 0-based walk is shorter). */
+#if defined(FM_PORT_GNU) && defined(__arm__) && (defined(__thumb2__) || !defined(__thumb__))
+/* `cmp key, t` sets C iff key >= t: keys are fm_ukey16 - 1 (wrapping to 0xffff only for NaNs, which fail
+ * the prediction anyway). */
+#define FM_EKEY_SUB 1u
+#define FM_EKEY_RIGHT(k, t) ((k) >= (t))
+#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
+#define FM_HEAP_ROOT(l, k, t, one) __asm__("cmp %1, %2\n\tadc %0, %3, %3" : "=r"(l) : "r"(k), "r"(t), "r"(one) : "cc")
+/* The sign bit shifted out (lsls) is the + 1 of fm_key_bits, added with carry to the constant; the
+ * exponent's carry out of (bits << 1) + 2^24 (cmn) counts the non-finite values into bad: 7 instructions. */
+#define FM_EKEY(dst, bits, bad)                                                                               \
+    do {                                                                                                      \
+        uint32_t t_;                                                                                          \
+        uint32_t n_;                                                                                          \
+        __asm__("asr %[n], %[b], #31\n\t"                                                                     \
+                "eor %[t], %[b], %[n], lsr #1\n\t"                                                            \
+                "lsls %[n], %[b], #1\n\t"                                                                     \
+                "adc %[t], %[t], %[c]\n\t"                                                                    \
+                "cmn %[n], #16777216\n\t"                                                                     \
+                "adc %[bad], %[bad], #0\n\t"                                                                  \
+                "lsr %[t], %[t], #16"                                                                         \
+                : [t] "=&r"(t_), [n] "=&r"(n_), [bad] "+r"(bad)                                               \
+                : [b] "r"(bits), [c] "r"(FM_EKEY_C)                                                           \
+                : "cc");                                                                                      \
+        (dst) = (uint16_t)t_;                                                                                 \
+    } while (0)
+#define FM_EKEY_BAD(bad) (bad) /* the number of non-finite values */
+#define FM_NO_MERGE() ((void)0)
+#elif defined(FM_PORT_GNU) && (defined(__x86_64__) || defined(__i386__))
+/* `cmp` sets CF iff t < key (keys fm_ukey16). */
+#define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
+#define FM_HEAP_ROOT(l, k, t, one)                                                                            \
+    do {                                                                                                      \
+        (l) = (one);                                                                                          \
+        FM_HEAP_STEP(l, k, t);                                                                                \
+    } while (0)
+#endif
+
+/* Thumb-2 with a single-precision FPU: `vcmpe t, x` leaves C = !(x > t) for ordered operands (a NaN
+ * branches either way: the marked NaN fails the prediction), so l = (l + l + C) ^ 1. */
+#if defined(FM_PORT_GNU) && defined(__arm__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) &&       \
+    !defined(__SOFTFP__)
+#define FM_F32_GT_ROOT(l, xv, tv, one)                                                                        \
+    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %3, %3\n\teor %0, %0, #1"                  \
+            : "=r"(l)                                                                                         \
+            : "t"(tv), "t"(xv), "r"(one)                                                                      \
+            : "cc")
+#define FM_F32_GT_STEP(l, xv, tv)                                                                             \
+    __asm__("vcmpe.f32 %1, %2\n\tvmrs APSR_nzcv, FPSCR\n\tadc %0, %0, %0\n\teor %0, %0, #1"                  \
+            : "+r"(l)                                                                                         \
+            : "t"(tv), "t"(xv)                                                                                \
+            : "cc")
+#endif
+
+/* Thumb-2: two floats' bits from x, x += 2, one ldrd with write-back (any two registers). */
+#if defined(FM_PORT_GNU) && defined(__thumb2__)
+#define FM_LOAD2(b0, b1, x) __asm__("ldrd %0, %1, [%2], #8" : "=r"(b0), "=r"(b1), "+r"(x) : "m"(*(const float(*)[2])(x)))
+#endif
+
+#endif /* FM_PORT_H */
