@@ -103,6 +103,9 @@ int fm_nb_check(const fm_nb *m)
         }
         n_edges = n_table = 0; /* no stride tables */
     } else {
+        if (m->n_used > 0 && m->order == NULL) {
+            return FM_E_MODEL; /* nb_check_common takes a NULL order for the record layout */
+        }
         rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
     if (rc != FM_OK) {
         return rc;

@@ -32,8 +32,10 @@ static int sky_check_model(const fm_skymodel *m, uint32_t k)
         if (nb->n_features != s->n_features) {
             return FM_E_MODEL;
         }
+        /* fm_nb_check accepts either layout: the record layout keeps each position's feature in
+         * pos[i].feature and may leave order NULL */
         for (i = 0; i < nb->n_used; ++i) {
-            if (!sky_has_feature(s, k, nb->order[i])) {
+            if (!sky_has_feature(s, k, nb->pos != NULL ? nb->pos[i].feature : nb->order[i])) {
                 return FM_E_MODEL;
             }
         }

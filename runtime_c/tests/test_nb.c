@@ -130,6 +130,10 @@ static void test_checks(void)
     bad = model;
     bad.d = NULL;
     CHECK(fm_nb_check(&bad) == FM_E_MODEL);
+    /* the fixed-stride layout without an order (and no records): the walk would read order[0] */
+    bad = model;
+    bad.order = NULL;
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
     CHECK(fm_nb_check(NULL) == FM_E_ARG);
 }
 
