@@ -188,23 +188,45 @@ __attribute__((destructor)) static void fz_print_stats(void)
 #define FZ_COUNT(var) ((void)0)
 #endif
 
-/* One family's view for fz_run: eager and lazy prediction of one row. */
+/* One family's view for fz_run: eager and lazy prediction of one row, and optionally the batch form
+ * over rows x cols (row-major; *n_done rows done). */
 typedef int (*fz_eager_fn)(const void *model, const float *x, uint32_t n, fm_result *out);
 typedef int (*fz_lazy_fn)(const void *model, const fm_reader *r, fm_result *out);
+typedef int (*fz_batch_fn)(const void *model, const float *X, uint32_t rows, uint32_t cols, fm_result *out,
+                           uint32_t *n_done);
+
+/* Caller scratch of the batch and lazy forms (fm_<family>_scratch_size / _scratch_init): a 4-aligned
+ * buffer of the harness; every model of the harnesses fits in it. */
+#define FZ_SCRATCH_WORDS 64u
+typedef struct {
+    uint32_t w[FZ_SCRATCH_WORDS];
+} fz_scratch;
+
+/* A scratch size fits the buffer, and one word less is refused by init_rc. */
+static inline void fz_scratch_fits(size_t size, int init_rc_smaller)
+{
+    fz_require(size <= sizeof(fz_scratch) && size % 4u == 0u);
+    fz_require(size == 0u || init_rc_smaller == FM_E_ARG);
+}
 
 /* Predicts FZ_ROWS rows read from the input (n_features floats each):
  * eager and lazy agree on every field; a reader that fails on one feature
  * gives FM_E_READ or, when that feature is not needed, the same result;
  * a successful result reads at most n_features features and has a label in
- * [min_label, max_label]. */
+ * [min_label, max_label]. Then the batch form (when not NULL) over all rows
+ * gives the eager results of the rows before the first failing one and
+ * that row's status (FM_E_BUDGET does not stop a batch: the row says so). */
 static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_eager_fn eager, fz_lazy_fn lazy,
-                          int32_t min_label, int32_t max_label)
+                          fz_batch_fn batch, int32_t min_label, int32_t max_label)
 {
-    float x[FZ_MAX_FEATURES + 1];
+    float X[FZ_ROWS * FZ_MAX_FEATURES + 1u];
+    fm_result eager_out[FZ_ROWS];
+    int eager_rc[FZ_ROWS];
     uint32_t row;
     fz_require(n_features <= FZ_MAX_FEATURES);
     FZ_COUNT(fz_accepted);
     for (row = 0; row < FZ_ROWS; ++row) {
+        float *x = X + row * n_features;
         fm_result a, b, c;
         fz_row_reader rr = {x, n_features, UINT32_MAX};
         fm_reader r = {fz_read, &rr};
@@ -215,6 +237,8 @@ static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_
         memset(&c, 0, sizeof c);
         rc_a = eager(model, x, n_features, &a);
         rc_b = lazy(model, &r, &b);
+        eager_rc[row] = rc_a;
+        eager_out[row] = a;
         fz_require(rc_a == rc_b);
         if (rc_a != FM_OK) {
             fz_require(rc_a == FM_E_VALUE || rc_a == FM_E_BUDGET);
@@ -232,6 +256,23 @@ static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_
         }
         /* a wrong input length is refused */
         fz_require(eager(model, x, n_features + 1u, &c) == FM_E_ARG);
+    }
+    if (batch != NULL) {
+        fm_result out[FZ_ROWS];
+        uint32_t first = 0, done = UINT32_MAX;
+        while (first < FZ_ROWS && (eager_rc[first] == FM_OK || eager_rc[first] == FM_E_BUDGET)) {
+            ++first;
+        }
+        memset(out, 0, sizeof out);
+        fz_require(batch(model, X, FZ_ROWS, n_features, out, &done) == (first < FZ_ROWS ? eager_rc[first] : FM_OK));
+        fz_require(done == first);
+        for (row = 0; row < first; ++row) {
+            fz_require(fz_same(&out[row], &eager_out[row]));
+        }
+        /* a wrong row length is refused before any row (fm_nb*_predict_batch leave *n_done unset then) */
+        done = UINT32_MAX;
+        fz_require(batch(model, X, FZ_ROWS, n_features + 1u, out, &done) == FM_E_ARG);
+        fz_require(done == 0u || done == UINT32_MAX);
     }
 }
 

@@ -11,6 +11,11 @@ static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
     return fm_nb_predict((const fm_nb *)m, r, out);
 }
 
+static int batch_f32(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    return fm_nb_predict_batch((const fm_nb *)m, X, rows, cols, out, n_done);
+}
+
 static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
 {
     return fm_nb_q15_predict_vec((const fm_nb_q15 *)m, x, n, out);
@@ -19,6 +24,11 @@ static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
 static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
 {
     return fm_nb_q15_predict((const fm_nb_q15 *)m, r, out);
+}
+
+static int batch_q15(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    return fm_nb_q15_predict_batch((const fm_nb_q15 *)m, X, rows, cols, out, n_done);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -31,13 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fm_nb m;
         fz_nb(&in, &a, &m, nf);
         if (fm_nb_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_f32, lazy_f32, 0, 1);
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, 0, 1);
         }
     } else {
         fm_nb_q15 m;
         fz_nb_q15(&in, &a, &m, nf);
         if (fm_nb_q15_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_q15, lazy_q15, 0, 1);
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, 0, 1);
         }
     }
     return 0;

@@ -8,9 +8,14 @@ typedef struct {
 
 static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
 {
+    return fm_trees_predict_vec((const fm_trees *)((const ctx *)c)->m, x, n, out);
+}
+
+static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
     const ctx *k = (const ctx *)c;
     float scores[FZ_MAX_OUTPUTS];
-    return fm_trees_predict_batch((const fm_trees *)k->m, x, 1u, n, k->memo, scores, out, NULL);
+    return fm_trees_predict_batch((const fm_trees *)k->m, X, rows, cols, k->memo, scores, out, n_done);
 }
 
 static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
@@ -22,9 +27,14 @@ static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
 
 static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
 {
+    return fm_trees_q15_predict_vec((const fm_trees_q15 *)((const ctx *)c)->m, x, n, out);
+}
+
+static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
     const ctx *k = (const ctx *)c;
     int32_t scores[FZ_MAX_OUTPUTS];
-    return fm_trees_q15_predict_batch((const fm_trees_q15 *)k->m, x, 1u, n, k->memo, scores, out, NULL);
+    return fm_trees_q15_predict_batch((const fm_trees_q15 *)k->m, X, rows, cols, k->memo, scores, out, n_done);
 }
 
 static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
@@ -52,14 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ctx k = {&m, &memo};
         fz_trees(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
         if (fm_trees_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_f32, lazy_f32, 0, m.n_outputs > 1u ? (int32_t)m.n_outputs - 1 : 1);
+            fz_run(&in, &k, nf, eager_f32, lazy_f32, batch_f32, 0, m.n_outputs > 1u ? (int32_t)m.n_outputs - 1 : 1);
         }
     } else {
         fm_trees_q15 m;
         ctx k = {&m, &memo};
         fz_trees_q15(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
         if (fm_trees_q15_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_q15, lazy_q15, 0, m.n_outputs > 1u ? (int32_t)m.n_outputs - 1 : 1);
+            fz_run(&in, &k, nf, eager_q15, lazy_q15, batch_q15, 0, m.n_outputs > 1u ? (int32_t)m.n_outputs - 1 : 1);
         }
     }
     return 0;

@@ -1,3 +1,5 @@
+#include <float.h>
+
 #include "fm_skymodel.h"
 
 /* Is feature j one of model k's indexed features (ascending list)? */
@@ -81,8 +83,8 @@ int fm_skymodel_check(const fm_skymodel *m)
     } else {
         return FM_E_MODEL;
     }
-    /* NaN defaults are rejected (the lookup would refuse them on every call) */
-    if (m->default_budget != m->default_budget || m->default_size != m->default_size) {
+    /* a NaN budget or a non-finite size is rejected (the lookup would refuse it on every call) */
+    if (m->default_budget != m->default_budget || !(m->default_size >= -DBL_MAX && m->default_size <= DBL_MAX)) {
         return FM_E_MODEL;
     }
     for (k = 0; k < m->index.n_models; ++k) {

@@ -121,6 +121,9 @@ static void test_nb(void)
     m.default_budget = NAN;
     EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
     m.default_budget = 3.0;
+    m.default_size = -INFINITY; /* fm_skymodel_predict_vec would be FM_E_ARG on every call */
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    m.default_size = 0.0;
     m.base = 7u;
     EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
     m.base = FM_SKY_LINEAR; /* no linear tables */
