@@ -57,6 +57,22 @@ static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols
     return fm_cascade_q15_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
 }
 
+static const size_t cascade_ptrs[] = {FZ_TREES_PTRS(fm_cascade, trees.), offsetof(fm_cascade, stage_end),
+                                      offsetof(fm_cascade, exit_upper), offsetof(fm_cascade, exit_lower)};
+static const size_t cascade_q15_ptrs[] = {FZ_TREES_Q15_PTRS(fm_cascade_q15, trees.), offsetof(fm_cascade_q15, stage_end),
+                                          offsetof(fm_cascade_q15, exit_upper_q),
+                                          offsetof(fm_cascade_q15, exit_lower_q)};
+
+static int check_f32(const void *m)
+{
+    return fm_cascade_check((const fm_cascade *)m);
+}
+
+static int check_q15(const void *m)
+{
+    return fm_cascade_q15_check((const fm_cascade_q15 *)m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
@@ -71,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_u32s(&in, stage_end, ns);
     if (!q) {
         fm_cascade m;
+        const fz_nulls nulls = FZ_NULLS(&m, cascade_ptrs, check_f32, eager_f32);
         memset(&m, 0, sizeof m);
         fz_trees(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
         fz_floats(&in, upper, ns);
@@ -81,10 +98,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m.exit_lower = lower;
         m.exit_rule = rule;
         if (fm_cascade_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, FZ_TREE_NULLS(&nulls), 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
         }
     } else {
         fm_cascade_q15 m;
+        const fz_nulls nulls = FZ_NULLS(&m, cascade_q15_ptrs, check_q15, eager_q15);
         memset(&m, 0, sizeof m);
         fz_trees_q15(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
         fz_i32s(&in, upper_q, ns);
@@ -95,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m.exit_lower_q = lower_q;
         m.exit_rule = rule;
         if (fm_cascade_q15_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, FZ_TREE_NULLS(&nulls), 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
         }
     }
     return 0;

@@ -209,15 +209,60 @@ static inline void fz_scratch_fits(size_t size, int init_rc_smaller)
     fz_require(size == 0u || init_rc_smaller == FM_E_ARG);
 }
 
+/* Null-each: every table pointer of an accepted model is set to NULL in turn; the family's check
+ * must refuse the model, or the model predicts every row without reading through that pointer
+ * (ASan / UBSan report a NULL read). This is how a check that accepts a table layout the
+ * predictions do not support (the record layout's NULL order, issue 23) shows without any
+ * input bytes: the tables come from the accepted model. */
+typedef int (*fz_check_fn)(const void *model);
+typedef struct {
+    const void *model;     /* the family's struct (not a harness context) */
+    size_t size;           /* sizeof that struct */
+    const size_t *offsets; /* offsetof each of its pointer fields (nested members too) */
+    size_t n_offsets;
+    fz_check_fn check;
+    fz_eager_fn predict;   /* eager prediction over the struct */
+} fz_nulls;
+
+typedef union {
+    unsigned char bytes[1024];
+    const void *p;
+    double d;
+    uint64_t u;
+} fz_model_copy;
+
+static inline void fz_null_each(const fz_nulls *nl, const float *X, uint32_t rows, uint32_t n_features)
+{
+    const void *const null = NULL;
+    size_t i;
+    uint32_t row;
+    fz_require(nl->size <= sizeof(fz_model_copy));
+    for (i = 0; i < nl->n_offsets; ++i) {
+        fz_model_copy copy;
+        fz_require(nl->offsets[i] + sizeof null <= nl->size);
+        memcpy(copy.bytes, nl->model, nl->size);
+        memcpy(copy.bytes + nl->offsets[i], &null, sizeof null);
+        if (nl->check(copy.bytes) != FM_OK) {
+            continue;
+        }
+        for (row = 0; row < rows; ++row) {
+            fm_result out;
+            const int rc = nl->predict(copy.bytes, X + row * n_features, n_features, &out);
+            fz_require(rc == FM_OK || rc == FM_E_VALUE || rc == FM_E_BUDGET);
+        }
+    }
+}
+
 /* Predicts FZ_ROWS rows read from the input (n_features floats each):
  * eager and lazy agree on every field; a reader that fails on one feature
  * gives FM_E_READ or, when that feature is not needed, the same result;
  * a successful result reads at most n_features features and has a label in
  * [min_label, max_label]. Then the batch form (when not NULL) over all rows
  * gives the eager results of the rows before the first failing one and
- * that row's status (FM_E_BUDGET does not stop a batch: the row says so). */
+ * that row's status (FM_E_BUDGET does not stop a batch: the row says so). Last, when nulls is not
+ * NULL, fz_null_each over the rows. */
 static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_eager_fn eager, fz_lazy_fn lazy,
-                          fz_batch_fn batch, int32_t min_label, int32_t max_label)
+                          fz_batch_fn batch, const fz_nulls *nulls, int32_t min_label, int32_t max_label)
 {
     float X[FZ_ROWS * FZ_MAX_FEATURES + 1u];
     fm_result eager_out[FZ_ROWS];
@@ -274,6 +319,12 @@ static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_
         fz_require(batch(model, X, FZ_ROWS, n_features + 1u, out, &done) == FM_E_ARG);
         fz_require(done == 0u || done == UINT32_MAX);
     }
+    if (nulls != NULL) {
+        fz_null_each(nulls, X, FZ_ROWS, n_features);
+    }
 }
+
+/* The fz_nulls of a model struct: FZ_NULLS(&m, offsets array, check, predict). */
+#define FZ_NULLS(m, offs, check, predict) {(m), sizeof *(m), (offs), sizeof(offs) / sizeof(offs)[0], (check), (predict)}
 
 #endif /* FM_FUZZ_COMMON_H */

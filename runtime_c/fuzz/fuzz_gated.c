@@ -62,6 +62,24 @@ static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols
     return fm_gated_q15_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
 }
 
+#define PART_PTRS(T, L, TR, at) L(T, at.linear.), TR(T, at.trees.)
+static const size_t gated_ptrs[] = {PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, gate),
+                                    PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, f1),
+                                    PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, f0)};
+static const size_t gated_q15_ptrs[] = {PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, gate),
+                                        PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f1),
+                                        PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f0)};
+
+static int check_f32(const void *m)
+{
+    return fm_gated_check((const fm_gated *)m);
+}
+
+static int check_q15(const void *m)
+{
+    return fm_gated_q15_check((const fm_gated_q15 *)m);
+}
+
 /* A part: its type byte (0 linear, 1 trees, 2 remote, 3 invalid), then the chosen block. */
 static void part_f32(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part *p, uint32_t nf, const float *costs)
 {
@@ -96,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES), above = fz_byte(&in) % 3u;
     if (!q) {
         fm_gated m;
+        const fz_nulls nulls = FZ_NULLS(&m, gated_ptrs, check_f32, eager_f32);
         const float *costs = FZ_OPTIONAL(&in, fz_floats, costs_f, nf);
         m.n_features = nf;
         m.gate_above = above;
@@ -103,10 +122,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         part_f32(&in, &a, 1, &m.f1, nf, costs);
         part_f32(&in, &a, 2, &m.f0, nf, costs);
         if (fm_gated_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
         }
     } else {
         fm_gated_q15 m;
+        const fz_nulls nulls = FZ_NULLS(&m, gated_q15_ptrs, check_q15, eager_q15);
         const uint16_t *costs = FZ_OPTIONAL(&in, fz_u16s, costs_u, nf);
         m.n_features = nf;
         m.gate_above = above;
@@ -114,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         part_q15(&in, &a, 1, &m.f1, nf, costs);
         part_q15(&in, &a, 2, &m.f0, nf, costs);
         if (fm_gated_q15_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
         }
     }
     return 0;

@@ -54,6 +54,19 @@ static int batch(const void *c, const float *X, uint32_t rows, uint32_t cols, fm
                                      out, spent, n_done);
 }
 
+static const size_t skymodel_ptrs[] = {FZ_SKYLINE_PTRS(fm_skymodel, index.), offsetof(fm_skymodel, nb),
+                                        offsetof(fm_skymodel, linear)};
+
+static int check(const void *m)
+{
+    return fm_skymodel_check((const fm_skymodel *)m);
+}
+
+static int raw(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_skymodel_predict_vec((const fm_skymodel *)m, x, n, out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
@@ -64,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fm_linear lin[FZ_SKY_MAX_MODELS];
     float costs[FZ_MAX_FEATURES];
     fm_skymodel m;
+    const fz_nulls nulls = FZ_NULLS(&m, skymodel_ptrs, check, raw);
     ctx k;
     uint32_t i, nf = fz_dim(&in, FZ_MAX_FEATURES);
     memset(&m, 0, sizeof m);
@@ -93,6 +107,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         k.budget = m.default_budget;
         k.size = m.default_size;
     }
-    fz_run(&in, &k, nf, eager, lazy, batch, FM_LABEL_DEFER, 1);
+    fz_run(&in, &k, nf, eager, lazy, batch, &nulls, FM_LABEL_DEFER, 1);
     return 0;
 }
