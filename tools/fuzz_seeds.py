@@ -99,8 +99,9 @@ def cascade_seed(q15: bool, depth: int, n_trees: int, nf: int = 8) -> bytes:
 
 
 def shapes() -> list[tuple[int, int]]:
-    """(depth, trees) of 1..4 with one, two (the walks' two-tree step) and three trees that fit."""
-    return [(d, t) for d in (1, 2, 3, 4) for t in (1, 2, 3) if ((1 << d) - 1) * t <= MAX_NODES and t * ((1 << d) - 1) < 16]
+    """(depth, trees) of 1..4 with one, two (the walks' two-tree step) and three trees whose nodes fit
+    FZ_MAX_NODES and whose node_end fits a small-mode u32 (< 16)."""
+    return [(d, t) for d in (1, 2, 3, 4) for t in (1, 2, 3) if ((1 << d) - 1) * t <= min(MAX_NODES, 15)]
 
 
 def main(argv: list[str] | None = None) -> int:
