@@ -34,6 +34,29 @@ typedef struct {
     int32_t base_q[FZ_MAX_OUTPUTS];
 } fz_trees_arrays;
 
+/* Pointer fields of the shared blocks (null-each, fuzz_common.h), at a member path ending in a dot
+ * inside an enclosing struct, or at the top (empty path): FZ_LINEAR_PTRS(fm_gated, f1.linear.),
+ * FZ_TREES_PTRS(fm_trees, ). */
+#define FZ_LINEAR_PTRS(T, at) offsetof(T, at feature), offsetof(T, at weight), offsetof(T, at costs)
+#define FZ_LINEAR_Q15_PTRS(T, at) offsetof(T, at feature), offsetof(T, at weight_q), offsetof(T, at costs)
+#define FZ_TREES_PTRS(T, at)                                                                                   \
+    offsetof(T, at node_end), offsetof(T, at feature), offsetof(T, at threshold), offsetof(T, at child),       \
+        offsetof(T, at leaf), offsetof(T, at tree_output), offsetof(T, at base_score), offsetof(T, at costs)
+#define FZ_TREES_Q15_PTRS(T, at)                                                                               \
+    offsetof(T, at node_end), offsetof(T, at feature), offsetof(T, at threshold_q), offsetof(T, at child),     \
+        offsetof(T, at leaf_q), offsetof(T, at tree_output), offsetof(T, at base_q), offsetof(T, at costs)
+
+/* Null-each over the tree tables is off unless built with -DFZ_NULL_TREES: fm_trees*_check accept a
+ * NULL feature / threshold / leaf / child table when it is empty (no internal nodes), and the walks
+ * then offset it by 0, which UBSan reports ("applying zero offset to null pointer", fm_trees.c walk_init
+ * and ewalk_q_any; inputs in fuzz/crashes/{trees,cascade,gated}/null-tree-*). No byte is read
+ * through such a pointer; docs/fuzzing.md. */
+#ifdef FZ_NULL_TREES
+#define FZ_TREE_NULLS(nulls) (nulls)
+#else
+#define FZ_TREE_NULLS(nulls) ((void)(nulls), (const fz_nulls *)NULL)
+#endif
+
 static inline void fz_linear(fz_in *in, fz_linear_arrays *a, fm_linear *m, uint32_t nf, const float *costs)
 {
     memset(m, 0, sizeof *m);

@@ -188,23 +188,90 @@ __attribute__((destructor)) static void fz_print_stats(void)
 #define FZ_COUNT(var) ((void)0)
 #endif
 
-/* One family's view for fz_run: eager and lazy prediction of one row. */
+/* One family's view for fz_run: eager and lazy prediction of one row, and optionally the batch form
+ * over rows x cols (row-major; *n_done rows done). */
 typedef int (*fz_eager_fn)(const void *model, const float *x, uint32_t n, fm_result *out);
 typedef int (*fz_lazy_fn)(const void *model, const fm_reader *r, fm_result *out);
+typedef int (*fz_batch_fn)(const void *model, const float *X, uint32_t rows, uint32_t cols, fm_result *out,
+                           uint32_t *n_done);
+
+/* Caller scratch of the batch and lazy forms (fm_<family>_scratch_size / _scratch_init): a 4-aligned
+ * buffer of the harness; every model of the harnesses fits in it. */
+#define FZ_SCRATCH_WORDS 64u
+typedef struct {
+    uint32_t w[FZ_SCRATCH_WORDS];
+} fz_scratch;
+
+/* A scratch size fits the buffer, and one word less is refused by init_rc. */
+static inline void fz_scratch_fits(size_t size, int init_rc_smaller)
+{
+    fz_require(size <= sizeof(fz_scratch) && size % 4u == 0u);
+    fz_require(size == 0u || init_rc_smaller == FM_E_ARG);
+}
+
+/* Null-each: every table pointer of an accepted model is set to NULL in turn; the family's check
+ * must refuse the model, or the model predicts every row without reading through that pointer
+ * (ASan / UBSan report a NULL read). This is how a check that accepts a table layout the
+ * predictions do not support (the record layout's NULL order, issue 23) shows without any
+ * input bytes: the tables come from the accepted model. */
+typedef int (*fz_check_fn)(const void *model);
+typedef struct {
+    const void *model;     /* the family's struct (not a harness context) */
+    size_t size;           /* sizeof that struct */
+    const size_t *offsets; /* offsetof each of its pointer fields (nested members too) */
+    size_t n_offsets;
+    fz_check_fn check;
+    fz_eager_fn predict;   /* eager prediction over the struct */
+} fz_nulls;
+
+typedef union {
+    unsigned char bytes[1024];
+    const void *p;
+    double d;
+    uint64_t u;
+} fz_model_copy;
+
+static inline void fz_null_each(const fz_nulls *nl, const float *X, uint32_t rows, uint32_t n_features)
+{
+    const void *const null = NULL;
+    size_t i;
+    uint32_t row;
+    fz_require(nl->size <= sizeof(fz_model_copy));
+    for (i = 0; i < nl->n_offsets; ++i) {
+        fz_model_copy copy;
+        fz_require(nl->offsets[i] + sizeof null <= nl->size);
+        memcpy(copy.bytes, nl->model, nl->size);
+        memcpy(copy.bytes + nl->offsets[i], &null, sizeof null);
+        if (nl->check(copy.bytes) != FM_OK) {
+            continue;
+        }
+        for (row = 0; row < rows; ++row) {
+            fm_result out;
+            const int rc = nl->predict(copy.bytes, X + row * n_features, n_features, &out);
+            fz_require(rc == FM_OK || rc == FM_E_VALUE || rc == FM_E_BUDGET);
+        }
+    }
+}
 
 /* Predicts FZ_ROWS rows read from the input (n_features floats each):
  * eager and lazy agree on every field; a reader that fails on one feature
  * gives FM_E_READ or, when that feature is not needed, the same result;
  * a successful result reads at most n_features features and has a label in
- * [min_label, max_label]. */
+ * [min_label, max_label]. Then the batch form (when not NULL) over all rows
+ * gives the eager results of the rows before the first failing one and
+ * that row's status (FM_E_BUDGET does not stop a batch: the row says so). Last, when nulls is not
+ * NULL, fz_null_each over the rows. */
 static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_eager_fn eager, fz_lazy_fn lazy,
-                          int32_t min_label, int32_t max_label)
+                          fz_batch_fn batch, const fz_nulls *nulls, int32_t min_label, int32_t max_label)
 {
-    float x[FZ_MAX_FEATURES + 1];
+    float X[FZ_ROWS * FZ_MAX_FEATURES + 1u];
+    fm_result eager_out[FZ_ROWS];
+    int eager_rc[FZ_ROWS];
     uint32_t row;
     fz_require(n_features <= FZ_MAX_FEATURES);
     FZ_COUNT(fz_accepted);
     for (row = 0; row < FZ_ROWS; ++row) {
+        float *x = X + row * n_features;
         fm_result a, b, c;
         fz_row_reader rr = {x, n_features, UINT32_MAX};
         fm_reader r = {fz_read, &rr};
@@ -215,6 +282,8 @@ static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_
         memset(&c, 0, sizeof c);
         rc_a = eager(model, x, n_features, &a);
         rc_b = lazy(model, &r, &b);
+        eager_rc[row] = rc_a;
+        eager_out[row] = a;
         fz_require(rc_a == rc_b);
         if (rc_a != FM_OK) {
             fz_require(rc_a == FM_E_VALUE || rc_a == FM_E_BUDGET);
@@ -233,6 +302,29 @@ static inline void fz_run(fz_in *in, const void *model, uint32_t n_features, fz_
         /* a wrong input length is refused */
         fz_require(eager(model, x, n_features + 1u, &c) == FM_E_ARG);
     }
+    if (batch != NULL) {
+        fm_result out[FZ_ROWS];
+        uint32_t first = 0, done = UINT32_MAX;
+        while (first < FZ_ROWS && (eager_rc[first] == FM_OK || eager_rc[first] == FM_E_BUDGET)) {
+            ++first;
+        }
+        memset(out, 0, sizeof out);
+        fz_require(batch(model, X, FZ_ROWS, n_features, out, &done) == (first < FZ_ROWS ? eager_rc[first] : FM_OK));
+        fz_require(done == first);
+        for (row = 0; row < first; ++row) {
+            fz_require(fz_same(&out[row], &eager_out[row]));
+        }
+        /* a wrong row length is refused before any row (fm_nb*_predict_batch leave *n_done unset then) */
+        done = UINT32_MAX;
+        fz_require(batch(model, X, FZ_ROWS, n_features + 1u, out, &done) == FM_E_ARG);
+        fz_require(done == 0u || done == UINT32_MAX);
+    }
+    if (nulls != NULL) {
+        fz_null_each(nulls, X, FZ_ROWS, n_features);
+    }
 }
+
+/* The fz_nulls of a model struct: FZ_NULLS(&m, offsets array, check, predict). */
+#define FZ_NULLS(m, offs, check, predict) {(m), sizeof *(m), (offs), sizeof(offs) / sizeof(offs)[0], (check), (predict)}
 
 #endif /* FM_FUZZ_COMMON_H */

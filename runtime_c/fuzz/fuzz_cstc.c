@@ -23,6 +23,17 @@ static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
     return fm_cstc_predict((const fm_cstc *)k->m, r, k->memo, out);
 }
 
+static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const fm_cstc *m = (const fm_cstc *)((const ctx *)c)->m;
+    fz_scratch buf;
+    fm_memo memo;
+    const size_t size = fm_cstc_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_cstc_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
+    fz_require(fm_cstc_scratch_init(m, &buf, size, &memo) == FM_OK);
+    return fm_cstc_predict_batch(m, X, rows, cols, &memo, out, n_done);
+}
+
 static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
 {
     return fm_cstc_q15_predict_vec((const fm_cstc_q15 *)((const ctx *)c)->m, x, n, out);
@@ -32,6 +43,45 @@ static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
 {
     const ctx *k = (const ctx *)c;
     return fm_cstc_q15_predict((const fm_cstc_q15 *)k->m, r, k->memo, out);
+}
+
+static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const fm_cstc_q15 *m = (const fm_cstc_q15 *)((const ctx *)c)->m;
+    fz_scratch buf;
+    fm_memo memo;
+    const size_t size = fm_cstc_q15_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_cstc_q15_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
+    fz_require(fm_cstc_q15_scratch_init(m, &buf, size, &memo) == FM_OK);
+    return fm_cstc_q15_predict_batch(m, X, rows, cols, &memo, out, n_done);
+}
+
+static const size_t cstc_ptrs[] = {offsetof(fm_cstc, term_start), offsetof(fm_cstc, feature), offsetof(fm_cstc, weight),
+                                   offsetof(fm_cstc, bias),       offsetof(fm_cstc, threshold), offsetof(fm_cstc, upper),
+                                   offsetof(fm_cstc, lower),      offsetof(fm_cstc, costs)};
+static const size_t cstc_q15_ptrs[] = {
+    offsetof(fm_cstc_q15, term_start),  offsetof(fm_cstc_q15, feature), offsetof(fm_cstc_q15, weight_q),
+    offsetof(fm_cstc_q15, bias_q),      offsetof(fm_cstc_q15, threshold_q), offsetof(fm_cstc_q15, w_shift),
+    offsetof(fm_cstc_q15, upper),       offsetof(fm_cstc_q15, lower),       offsetof(fm_cstc_q15, costs)};
+
+static int check_f32(const void *m)
+{
+    return fm_cstc_check((const fm_cstc *)m);
+}
+
+static int check_q15(const void *m)
+{
+    return fm_cstc_q15_check((const fm_cstc_q15 *)m);
+}
+
+static int raw_f32(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_cstc_predict_vec((const fm_cstc *)m, x, n, out);
+}
+
+static int raw_q15(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_cstc_q15_predict_vec((const fm_cstc_q15 *)m, x, n, out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -58,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!q) {
         fm_cstc m;
         ctx k = {&m, &memo};
+        const fz_nulls nulls = FZ_NULLS(&m, cstc_ptrs, check_f32, raw_f32);
         fz_floats(&in, weight, nt);
         fz_floats(&in, bias, nn);
         fz_floats(&in, threshold, nn);
@@ -72,11 +123,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m.lower = lower;
         m.costs = FZ_OPTIONAL(&in, fz_floats, costs, nf);
         if (fm_cstc_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_f32, lazy_f32, 0, 1);
+            fz_run(&in, &k, nf, eager_f32, lazy_f32, batch_f32, &nulls, 0, 1);
         }
     } else {
         fm_cstc_q15 m;
         ctx k = {&m, &memo};
+        const fz_nulls nulls = FZ_NULLS(&m, cstc_q15_ptrs, check_q15, raw_q15);
         fz_i16s(&in, weight_q, nt);
         fz_i32s(&in, bias_q, nn);
         fz_i32s(&in, threshold_q, nn);
@@ -96,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m.in_shift = fz_byte(&in);
         m.costs = FZ_OPTIONAL(&in, fz_u16s, costs_q, nf);
         if (fm_cstc_q15_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_q15, lazy_q15, 0, 1);
+            fz_run(&in, &k, nf, eager_q15, lazy_q15, batch_q15, &nulls, 0, 1);
         }
     }
     return 0;

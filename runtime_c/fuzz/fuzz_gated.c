@@ -22,6 +22,18 @@ static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
     return fm_gated_predict((const fm_gated *)m, r, &memo, scores, out);
 }
 
+static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const fm_gated *m = (const fm_gated *)c;
+    fz_scratch buf;
+    fm_memo memo;
+    float *scores = NULL;
+    const size_t size = fm_gated_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_gated_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
+    fz_require(fm_gated_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
+    return fm_gated_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
+}
+
 static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
 {
     return fm_gated_q15_predict_vec((const fm_gated_q15 *)m, x, n, out);
@@ -36,6 +48,36 @@ static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
     fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
     fz_require(fm_gated_q15_max_outputs((const fm_gated_q15 *)m) <= FZ_MAX_OUTPUTS);
     return fm_gated_q15_predict((const fm_gated_q15 *)m, r, &memo, scores, out);
+}
+
+static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const fm_gated_q15 *m = (const fm_gated_q15 *)c;
+    fz_scratch buf;
+    fm_memo memo;
+    int32_t *scores = NULL;
+    const size_t size = fm_gated_q15_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_gated_q15_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
+    fz_require(fm_gated_q15_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
+    return fm_gated_q15_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
+}
+
+#define PART_PTRS(T, L, TR, at) L(T, at.linear.), TR(T, at.trees.)
+static const size_t gated_ptrs[] = {PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, gate),
+                                    PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, f1),
+                                    PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, f0)};
+static const size_t gated_q15_ptrs[] = {PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, gate),
+                                        PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f1),
+                                        PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f0)};
+
+static int check_f32(const void *m)
+{
+    return fm_gated_check((const fm_gated *)m);
+}
+
+static int check_q15(const void *m)
+{
+    return fm_gated_q15_check((const fm_gated_q15 *)m);
 }
 
 /* A part: its type byte (0 linear, 1 trees, 2 remote, 3 invalid), then the chosen block. */
@@ -72,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES), above = fz_byte(&in) % 3u;
     if (!q) {
         fm_gated m;
+        const fz_nulls nulls = FZ_NULLS(&m, gated_ptrs, check_f32, eager_f32);
         const float *costs = FZ_OPTIONAL(&in, fz_floats, costs_f, nf);
         m.n_features = nf;
         m.gate_above = above;
@@ -79,10 +122,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         part_f32(&in, &a, 1, &m.f1, nf, costs);
         part_f32(&in, &a, 2, &m.f0, nf, costs);
         if (fm_gated_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_f32, lazy_f32, FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
+            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
         }
     } else {
         fm_gated_q15 m;
+        const fz_nulls nulls = FZ_NULLS(&m, gated_q15_ptrs, check_q15, eager_q15);
         const uint16_t *costs = FZ_OPTIONAL(&in, fz_u16s, costs_u, nf);
         m.n_features = nf;
         m.gate_above = above;
@@ -90,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         part_q15(&in, &a, 1, &m.f1, nf, costs);
         part_q15(&in, &a, 2, &m.f0, nf, costs);
         if (fm_gated_q15_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_q15, lazy_q15, FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
+            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
         }
     }
     return 0;

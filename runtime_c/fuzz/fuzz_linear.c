@@ -18,6 +18,17 @@ static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
     return fm_linear_predict((const fm_linear *)k->m, r, k->memo, out);
 }
 
+static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const fm_linear *m = (const fm_linear *)((const ctx *)c)->m;
+    fz_scratch buf;
+    fm_memo memo;
+    const size_t size = fm_linear_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_linear_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
+    fz_require(fm_linear_scratch_init(m, &buf, size, &memo) == FM_OK);
+    return fm_linear_predict_batch(m, X, rows, cols, &memo, out, n_done);
+}
+
 static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
 {
     const ctx *k = (const ctx *)c;
@@ -28,6 +39,42 @@ static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
 {
     const ctx *k = (const ctx *)c;
     return fm_linear_q15_predict((const fm_linear_q15 *)k->m, r, k->memo, out);
+}
+
+static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const fm_linear_q15 *m = (const fm_linear_q15 *)((const ctx *)c)->m;
+    fz_scratch buf;
+    fm_memo memo;
+    const size_t size = fm_linear_q15_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_linear_q15_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
+    fz_require(fm_linear_q15_scratch_init(m, &buf, size, &memo) == FM_OK);
+    return fm_linear_q15_predict_batch(m, X, rows, cols, &memo, out, n_done);
+}
+
+static const size_t linear_ptrs[] = {FZ_LINEAR_PTRS(fm_linear, )};
+static const size_t linear_q15_ptrs[] = {FZ_LINEAR_Q15_PTRS(fm_linear_q15, )};
+
+static int check_f32(const void *m)
+{
+    return fm_linear_check((const fm_linear *)m);
+}
+
+static int check_q15(const void *m)
+{
+    return fm_linear_q15_check((const fm_linear_q15 *)m);
+}
+
+static int raw_f32(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    const ctx k = {m, NULL};
+    return batch_f32(&k, x, 1u, n, out, NULL);
+}
+
+static int raw_q15(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    const ctx k = {m, NULL};
+    return batch_q15(&k, x, 1u, n, out, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -44,16 +91,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!q) {
         fm_linear m;
         ctx k = {&m, &memo};
+        const fz_nulls nulls = FZ_NULLS(&m, linear_ptrs, check_f32, raw_f32);
         fz_linear(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
         if (fm_linear_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_f32, lazy_f32, 0, 1);
+            fz_run(&in, &k, nf, eager_f32, lazy_f32, batch_f32, &nulls, 0, 1);
         }
     } else {
         fm_linear_q15 m;
         ctx k = {&m, &memo};
+        const fz_nulls nulls = FZ_NULLS(&m, linear_q15_ptrs, check_q15, raw_q15);
         fz_linear_q15(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
         if (fm_linear_q15_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_q15, lazy_q15, 0, 1);
+            fz_run(&in, &k, nf, eager_q15, lazy_q15, batch_q15, &nulls, 0, 1);
         }
     }
     return 0;

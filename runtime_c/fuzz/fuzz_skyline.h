@@ -17,6 +17,11 @@ typedef struct {
     uint32_t sky_ptr[FZ_SKY_MAX_RANGES + 1u], sky_model[FZ_SKY_MAX_IDX];
 } fz_skyline_arrays;
 
+/* Pointer fields of an fm_skyline at a member path ending in a dot, or at the top (null-each). */
+#define FZ_SKYLINE_PTRS(T, at)                                                                                 \
+    offsetof(T, at model_coef), offsetof(T, at feat_ptr), offsetof(T, at feat_idx), offsetof(T, at breaks),    \
+        offsetof(T, at sky_ptr), offsetof(T, at sky_model)
+
 /* Non-zero when the tables go to fm_skyline_check. This harness found that the check once walked
  * feat_idx / sky_model up to a middle pointer before it had seen the later ones (sky_ptr = {0, 15, 3}
  * read past sky_model[3]); the check now tests every pointer first, so such tables are fed to it too.

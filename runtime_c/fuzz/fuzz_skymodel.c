@@ -9,22 +9,62 @@
 typedef struct {
     const fm_skymodel *m;
     double budget, size;
+    int defaults; /* budget and size are the model's defaults: the eager call is fm_skymodel_predict_vec */
 } ctx;
 
 static int eager(const void *c, const float *x, uint32_t n, fm_result *out)
 {
     const ctx *k = (const ctx *)c;
+    if (k->defaults) {
+        return fm_skymodel_predict_vec(k->m, x, n, out);
+    }
     return fm_skymodel_predict_vec_at(k->m, x, n, k->budget, k->size, out, NULL);
 }
 
+/* through the caller scratch of fm_skymodel_scratch_size / _init (0 bytes for the NB base) */
 static int lazy(const void *c, const fm_reader *r, fm_result *out)
 {
     const ctx *k = (const ctx *)c;
-    float values[FZ_MAX_FEATURES];
-    uint8_t seen[FZ_MAX_FEATURES];
+    fz_scratch buf;
     fm_memo memo;
-    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
-    return fm_skymodel_predict(k->m, r, &memo, k->budget, k->size, out, NULL);
+    double spent = -1.0;
+    const size_t size = fm_skymodel_scratch_size(k->m);
+    int rc;
+    fz_scratch_fits(size, size > 0u ? fm_skymodel_scratch_init(k->m, &buf, size - 4u, &memo) : FM_E_ARG);
+    fz_require(fm_skymodel_scratch_init(k->m, &buf, size, &memo) == FM_OK);
+    rc = fm_skymodel_predict(k->m, r, &memo, k->budget, k->size, out, &spent);
+    /* the spent cost is the chosen model's (0 when nothing fits), within the budget */
+    fz_require(rc != FM_OK || (spent <= k->budget && (float)spent == out->cost));
+    fz_require(rc != FM_E_BUDGET || spent == 0.0);
+    return rc;
+}
+
+/* one budget and size per row (NULL arrays: the defaults) */
+static int batch(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
+{
+    const ctx *k = (const ctx *)c;
+    double budget[FZ_ROWS], size[FZ_ROWS], spent[FZ_ROWS];
+    uint32_t i;
+    fz_require(rows <= FZ_ROWS);
+    for (i = 0; i < rows; ++i) {
+        budget[i] = k->budget;
+        size[i] = k->size;
+    }
+    return fm_skymodel_predict_batch(k->m, X, rows, cols, k->defaults ? NULL : budget, k->defaults ? NULL : size,
+                                     out, spent, n_done);
+}
+
+static const size_t skymodel_ptrs[] = {FZ_SKYLINE_PTRS(fm_skymodel, index.), offsetof(fm_skymodel, nb),
+                                        offsetof(fm_skymodel, linear)};
+
+static int check(const void *m)
+{
+    return fm_skymodel_check((const fm_skymodel *)m);
+}
+
+static int raw(const void *m, const float *x, uint32_t n, fm_result *out)
+{
+    return fm_skymodel_predict_vec((const fm_skymodel *)m, x, n, out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -37,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fm_linear lin[FZ_SKY_MAX_MODELS];
     float costs[FZ_MAX_FEATURES];
     fm_skymodel m;
+    const fz_nulls nulls = FZ_NULLS(&m, skymodel_ptrs, check, raw);
     ctx k;
     uint32_t i, nf = fz_dim(&in, FZ_MAX_FEATURES);
     memset(&m, 0, sizeof m);
@@ -61,10 +102,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     k.m = &m;
     k.budget = fz_double(&in);
     k.size = fz_double(&in);
-    if (isnan(k.budget) || !isfinite(k.size) || k.size < 0.0) {
+    k.defaults = isnan(k.budget) || !isfinite(k.size) || k.size < 0.0;
+    if (k.defaults) {
         k.budget = m.default_budget;
         k.size = m.default_size;
     }
-    fz_run(&in, &k, nf, eager, lazy, FM_LABEL_DEFER, 1);
+    fz_run(&in, &k, nf, eager, lazy, batch, &nulls, FM_LABEL_DEFER, 1);
     return 0;
 }

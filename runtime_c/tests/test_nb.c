@@ -130,6 +130,17 @@ static void test_checks(void)
     bad = model;
     bad.d = NULL;
     CHECK(fm_nb_check(&bad) == FM_E_MODEL);
+    /* the fixed-stride layout without an order (and no records): the walk would read order[0] */
+    bad = model;
+    bad.order = NULL;
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
+    /* no edges: the walks would still offset the NULL pointer (n_edges 0: one zero / non-zero pair) */
+    bad = model;
+    bad.n_edges = 0u;
+    bad.edges = NULL;
+    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
+    bad.edges = edges;
+    CHECK(fm_nb_check(&bad) == FM_OK);
     CHECK(fm_nb_check(NULL) == FM_E_ARG);
 }
 
@@ -153,6 +164,13 @@ static void test_q15_saturation(void)
     CHECK(fm_key_bits(fm_float_bits(-0.0f)) == fm_key_bits(fm_float_bits(0.0f)));
     CHECK(fm_key_bits(fm_float_bits(-2.0f)) < fm_key_bits(fm_float_bits(-1.0f)));
     CHECK(fm_key_bits(fm_float_bits(1.0f)) == keys[1]);
+    /* stride tables without order or edge keys are refused, as in float32 */
+    q.order = NULL;
+    CHECK(fm_nb_q15_check(&q) == FM_E_MODEL);
+    q.order = order;
+    q.n_edges = 0u;
+    q.edge_keys = NULL;
+    CHECK(fm_nb_q15_check(&q) == FM_E_MODEL);
 }
 
 int main(void)

@@ -121,11 +121,85 @@ static void test_nb(void)
     m.default_budget = NAN;
     EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
     m.default_budget = 3.0;
+    m.default_size = -INFINITY; /* fm_skymodel_predict_vec would be FM_E_ARG on every call */
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    m.default_size = 0.0;
     m.base = 7u;
     EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
     m.base = FM_SKY_LINEAR; /* no linear tables */
     EXPECT(fm_skymodel_check(&m) == FM_E_ARG);
     EXPECT(fm_skymodel_check(NULL) == FM_E_ARG);
+}
+
+/* The same NB models in the record layout (fm_nb_pos: one edge repeated, its last entry repeated),
+ * order, edges and d NULL as the header writer emits them. fm_skymodel_check once read order[i] of
+ * every model, a NULL dereference here (issue 23; fuzz/crashes/skymodel/). */
+static const fm_nb_pos p0[] = {{0u, {0.5f, 0.5f}, {-2.0f, -2.0f, 2.0f, 2.0f}}};
+static const fm_nb_pos p1[] = {{1u, {0.5f, 0.5f}, {-2.0f, -2.0f, 2.0f, 2.0f}}};
+static const fm_nb_pos p01[] = {{0u, {0.5f, 0.5f}, {-2.0f, -2.0f, 2.0f, 2.0f}},
+                                {1u, {0.5f, 0.5f}, {-3.0f, -3.0f, 3.0f, 3.0f}}};
+
+static fm_nb nb_records(uint32_t n_used, const fm_nb_pos *pos, float d0)
+{
+    fm_nb m;
+    memset(&m, 0, sizeof m);
+    m.n_features = 2;
+    m.n_used = n_used;
+    m.n_edges = 2u;
+    m.pos = pos;
+    m.d0 = d0;
+    m.threshold = 0.0f;
+    return m;
+}
+
+static void test_nb_records(void)
+{
+    fm_nb nbs[4], strided[4];
+    fm_skymodel m, ms;
+    fm_result r, rs;
+    const float rows[4][2] = {{1.0f, 0.0f}, {0.0f, 1.0f}, {0.75f, 0.25f}, {0.0f, 0.0f}};
+    const double budgets[5] = {0.0, 1.5, 11.0, 12.0, 100.0};
+    const double sizes[2] = {0.0, 20.0};
+    uint32_t i, b, z;
+    nbs[0] = nb_records(0, NULL, -1.0f);
+    nbs[1] = nb_records(1, p0, 0.0f);
+    nbs[2] = nb_records(1, p1, 0.0f);
+    nbs[3] = nb_records(2, p01, 0.0f);
+    strided[0] = nb_model(0, o0, e1, d1, -1.0f);
+    strided[1] = nb_model(1, o0, e1, d1, 0.0f);
+    strided[2] = nb_model(1, o1, e1, d1, 0.0f);
+    strided[3] = nb_model(2, o01, e2, d01, 0.0f);
+    memset(&m, 0, sizeof m);
+    m.index = make_index();
+    m.base = FM_SKY_NB;
+    m.nb = nbs;
+    m.default_budget = INFINITY;
+    ms = m;
+    ms.nb = strided;
+    EXPECT(fm_skymodel_check(&m) == FM_OK);
+    EXPECT(fm_skymodel_check(&ms) == FM_OK);
+    /* both layouts give the same answer on every row, budget and size */
+    for (i = 0; i < 4u; ++i) {
+        for (b = 0; b < 5u; ++b) {
+            for (z = 0; z < 2u; ++z) {
+                EXPECT(fm_skymodel_predict_vec_at(&m, rows[i], 2, budgets[b], sizes[z], &r, NULL) == FM_OK);
+                EXPECT(fm_skymodel_predict_vec_at(&ms, rows[i], 2, budgets[b], sizes[z], &rs, NULL) == FM_OK);
+                EXPECT(r.label == rs.label && r.stage == rs.stage && r.n_read == rs.n_read && r.score == rs.score &&
+                       r.cost == rs.cost);
+            }
+        }
+    }
+    /* known answers as in test_nb: m1 on row a says 1, m3 (best, budget +inf) on row b says 1 */
+    EXPECT(fm_skymodel_predict_vec_at(&m, rows[0], 2, 1.5, 0.0, &r, NULL) == FM_OK);
+    EXPECT(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.cost == 1.0f);
+    EXPECT(fm_skymodel_predict_vec(&m, rows[1], 2, &r) == FM_OK);
+    EXPECT(r.stage == 3u && r.label == 1 && r.n_read == 2u && r.score == 1.0f);
+    /* a record reading feature 1 in m1 = {f0}: refused, as in the stride layout */
+    nbs[1] = nb_records(1, p1, 0.0f);
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    /* no records and no order (NULL tables of either layout) */
+    nbs[1] = nb_records(1, NULL, 0.0f);
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
 }
 
 static const int32_t lf0[] = {0}, lf1[] = {1}, lf01[] = {0, 1};
@@ -177,6 +251,7 @@ static void test_linear(void)
 int main(void)
 {
     test_nb();
+    test_nb_records();
     test_linear();
     if (failures) {
         fprintf(stderr, "test_skymodel: %d failure(s)\n", failures);

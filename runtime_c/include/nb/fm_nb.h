@@ -124,7 +124,8 @@ int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done);
 
-/* Check tables loaded at run time: FM_OK or FM_E_MODEL (every feature index
+/* Check tables loaded at run time: FM_OK or FM_E_MODEL (the fixed-stride
+ * tables non-NULL when n_used > 0, edges too when n_edges is 0; every feature index
  * in range and read once, edges sorted and not NaN (finite in records), stops
  * increasing inside the order, entries finite, cum_cost starting at 0 and
  * non-decreasing; a q15 record model cannot saturate). */

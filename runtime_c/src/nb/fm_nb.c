@@ -103,6 +103,9 @@ int fm_nb_check(const fm_nb *m)
         }
         n_edges = n_table = 0; /* no stride tables */
     } else {
+        if (m->n_used > 0 && (m->order == NULL || m->edges == NULL)) {
+            return FM_E_MODEL; /* the walks index order and edges (NULL + 0 when n_edges == 0) */
+        }
         rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
     if (rc != FM_OK) {
         return rc;
@@ -186,8 +189,8 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
         rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
         n_edges = n_table = 0;
     } else {
-        if (m->n_used > 0 && m->order == NULL) {
-            return FM_E_MODEL;
+        if (m->n_used > 0 && (m->order == NULL || m->edge_keys == NULL)) {
+            return FM_E_MODEL; /* as fm_nb_check */
         }
         rc = nb_check_common(m->n_features, m->n_used, m->order, m->n_stops, m->stop_at);
         n_edges = m->n_used * m->n_edges;

@@ -1,3 +1,5 @@
+#include <float.h>
+
 #include "fm_skymodel.h"
 
 /* Is feature j one of model k's indexed features (ascending list)? */
@@ -32,8 +34,10 @@ static int sky_check_model(const fm_skymodel *m, uint32_t k)
         if (nb->n_features != s->n_features) {
             return FM_E_MODEL;
         }
+        /* fm_nb_check accepts either layout: the record layout keeps each position's feature in
+         * pos[i].feature and may leave order NULL */
         for (i = 0; i < nb->n_used; ++i) {
-            if (!sky_has_feature(s, k, nb->order[i])) {
+            if (!sky_has_feature(s, k, nb->pos != NULL ? nb->pos[i].feature : nb->order[i])) {
                 return FM_E_MODEL;
             }
         }
@@ -79,8 +83,8 @@ int fm_skymodel_check(const fm_skymodel *m)
     } else {
         return FM_E_MODEL;
     }
-    /* NaN defaults are rejected (the lookup would refuse them on every call) */
-    if (m->default_budget != m->default_budget || m->default_size != m->default_size) {
+    /* a NaN budget or a non-finite size is rejected (the lookup would refuse it on every call) */
+    if (m->default_budget != m->default_budget || !(m->default_size >= -DBL_MAX && m->default_size <= DBL_MAX)) {
         return FM_E_MODEL;
     }
     for (k = 0; k < m->index.n_models; ++k) {
