@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures, peers  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, missing_tools  # noqa: E402
-from benchmarks.nb.callgrind import instructions  # noqa: E402
+from benchmarks.nb.callgrind import instructions, runtime_archive  # noqa: E402
 
 RUNTIME = ROOT / "runtime_c"
 CLI = [sys.executable, "-m", "compiler.cli"]
@@ -50,9 +50,10 @@ def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
     fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text).group(1)  # type: ignore[union-attr]
     table = int(re.search(r"_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
     exe = out / "count"
-    src = [str(ROOT / "benchmarks" / "c" / "nb_count.c")] + [str(p) for p in sorted((RUNTIME / "src").glob("*.c"))]
+    lib = runtime_archive(RUNTIME, out.parent)
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{RUNTIME / 'include'}", f"-I{header.parent}",
-                    "-DFM_CODE_FN=__attribute__((noinline, noclone))", *src, "-o", str(exe)], check=True)
+                    "-DFM_CODE_FN=__attribute__((noinline, noclone))", str(ROOT / "benchmarks" / "c" / "nb_count.c"),
+                    str(lib), "-o", str(exe)], check=True)
     n, _ = instructions([str(exe), str(rows)], fn, out / "cg.out")
     return n / rows, table
 

@@ -107,9 +107,18 @@ def tracked(paths: Iterable[str], root: Path = ROOT) -> list[str]:
     return sorted(set(res.stdout.split()))
 
 
-def loaded_sources(extra: Iterable[str] = ()) -> dict[str, str]:
-    """{repository path: content hash} of what generated a figure: the repository's Python modules this
-    process loaded, ALWAYS and `extra` (paths or folders, for code run in subprocesses)."""
+SNAPSHOT_PATHS = ("benchmarks", "compiler", "pyruntime", "power_bench", "runtime_c", "firmware_examples")
+
+
+def snapshot(root: Path = ROOT) -> dict[str, str]:
+    """{repository path: content hash} of every tracked file that can generate a figure, taken when a run
+    starts (so that an edit made while it runs is not recorded as what it ran)."""
+    return {f: file_hash(root / f) for f in tracked(SNAPSHOT_PATHS, root) if (root / f).is_file()}
+
+
+def loaded_sources(start: dict[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
+    """The part of the start snapshot that generated a figure: the repository's Python modules this process
+    loaded, ALWAYS and `extra` (paths or folders, for code run in subprocesses)."""
     files: set[str] = set(tracked([*ALWAYS, *extra]))
     for mod in list(sys.modules.values()):
         f = getattr(mod, "__file__", None)
@@ -118,7 +127,7 @@ def loaded_sources(extra: Iterable[str] = ()) -> dict[str, str]:
         p = Path(f).resolve()
         if ROOT in p.parents and ".venv" not in p.parts and p.suffix == ".py":
             files.add(str(p.relative_to(ROOT)))
-    return {f: file_hash(ROOT / f) for f in sorted(files) if (ROOT / f).is_file()}
+    return {f: start[f] for f in sorted(files) if f in start}
 
 
 def head_commit(root: Path = ROOT) -> str:
@@ -183,6 +192,7 @@ def report(argv: list[str] | None, script: str, extra_sources: Iterable[str] = (
     if FLAG not in argv:
         yield
         return
+    start = snapshot()
     tee = _Tee(sys.stdout)
     old, sys.stdout = sys.stdout, tee
     try:
@@ -190,7 +200,7 @@ def report(argv: list[str] | None, script: str, extra_sources: Iterable[str] = (
     finally:
         sys.stdout = old
     command = command_of(Path(script), argv)
-    docs = write_figure(command, tee.buffer_.getvalue(), loaded_sources(extra_sources))
+    docs = write_figure(command, tee.buffer_.getvalue(), loaded_sources(start, extra_sources))
     print(f"figure written: {command} -> {', '.join(str(d.relative_to(ROOT)) for d in docs)}", file=sys.stderr)
 
 
