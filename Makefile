@@ -8,7 +8,7 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.frugalml-installed
 SOURCES := pyproject.toml setup.py $(shell find runtime_c/src runtime_c/include -name "*.[ch]") $(wildcard pyruntime/cdefs/*.cdef)
 
-.PHONY: all venv demo test test-fast lint bench toolchains clean
+.PHONY: all venv demo test test-fast lint bench bench-peers check-figures toolchains clean
 
 all: venv
 
@@ -40,8 +40,20 @@ test-fast: venv
 lint: venv
 	$(VPY) -m ruff check compiler pyruntime power_bench tests benchmarks
 
-bench: venv
-	$(VPY) benchmarks/nb_stop.py
+# Every benchmark's full run (tables on stdout); the peers (emlearn, lightgbm) live in benchmarks/.venv.
+# `make test` runs each one's --quick mode (tests/test_benchmarks_quick.py). Figures in README/docs:
+# rerun the command stated in their marker with --write-docs; `make check-figures` lists stale ones.
+BENCH_ENERGY := --quick --idle-seconds 10 --min-samples 30 --rounds 2 -o /tmp/frugalml-energy-bench
+bench: venv bench-peers
+	set -e; for s in benchmarks/*.py; do \
+	  case $$s in benchmarks/energy.py) args="$(BENCH_ENERGY)";; *) args="";; esac; \
+	  echo "== $$s $$args"; FRUGALML_PROGRESS=summary $(VPY) $$s $$args; done
+
+bench-peers: venv
+	$(VPY) -c 'import sys; sys.path.insert(0, "."); from benchmarks.common.peers import peer_python; peer_python(create=True)'
+
+check-figures: venv
+	$(VPY) tools/check_figures.py
 
 clean:
 	rm -rf $(VENV) build demo_out *.egg-info pyruntime/_frugalml_c.*

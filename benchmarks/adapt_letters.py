@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import figures  # noqa: E402
 from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: E402
 from compiler.trees.cost_tree import ir_staged_scores  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
@@ -34,29 +35,42 @@ P_GRID = (0.1, 0.2, 0.3, 0.5, 0.6, 0.65, 0.7)  # the CLI sweep default (compiler
 GAMMA_GRID = (0.01, 0.03, 0.1, 0.3)
 
 
-def load_letters(seed: int = 0) -> tuple[np.ndarray, ...]:
+def load_letters(seed: int = 0, max_rows: int | None = None) -> tuple[np.ndarray, ...]:
     d = load_dataset("keel:letter")
     y = (np.asarray(d.y).astype(str) > "M").astype(np.int64)  # A-M -> 0, N-Z -> 1
     X = np.asarray(d.X, dtype=np.float32)
+    if max_rows is not None and max_rows < y.size:  # --quick: a random subset (seeded)
+        keep = np.sort(np.random.default_rng(seed).choice(y.size, max_rows, replace=False))
+        X, y = X[keep], y[keep]
     tr, va, te = Split(seed=seed).indices(y)
     return X[tr], y[tr], X[va], y[va], X[te], y[te]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gamma", type=float, default=0.1, help="gamma of part 1 (the CLI default: 0.1)")
-    ap.add_argument("--trees", type=int, default=50, help="boosting iterations (the CLI default: 50)")
+    ap.add_argument("--trees", type=int, default=None, help="boosting iterations (the CLI default: 50; --quick: 5)")
     ap.add_argument("--sweep", action="store_true", help="also run the P_full x gamma sweep (part 2)")
-    ap.add_argument("--pfull-grid", default=",".join(f"{v:g}" for v in P_GRID), help="P_full values (comma-separated)")
-    ap.add_argument("--gamma-grid", default=",".join(f"{v:g}" for v in GAMMA_GRID),
-                    help="gamma values of the sweep (comma-separated)")
+    ap.add_argument("--pfull-grid", default=None,
+                    help=f"P_full values (comma-separated; default {','.join(f'{v:g}' for v in P_GRID)}; "
+                         "--quick: 0.1,0.5)")
+    ap.add_argument("--gamma-grid", default=None,
+                    help=f"gamma values of the sweep (default {','.join(f'{v:g}' for v in GAMMA_GRID)}; "
+                         "--quick: 0.1)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="extra AdaptGbrtClassifier parameter (python literal), e.g. --set xi=2")
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="2,000 of the 20,000 rows, 5 trees, small grids (seconds)")
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
+    args.trees = args.trees or (5 if args.quick else 50)
+    args.pfull_grid = args.pfull_grid or ("0.1,0.5" if args.quick else ",".join(f"{v:g}" for v in P_GRID))
+    args.gamma_grid = args.gamma_grid or ("0.1" if args.quick else ",".join(f"{v:g}" for v in GAMMA_GRID))
     extra = {k: ast.literal_eval(v) for k, v in (s.split("=", 1) for s in args.set)}
     p_grid = tuple(float(v) for v in args.pfull_grid.split(","))
     gamma_grid = tuple(float(v) for v in args.gamma_grid.split(","))
-    Xtr, ytr, Xva, yva, Xte, yte = load_letters()
+    Xtr, ytr, Xva, yva, Xte, yte = load_letters(max_rows=2000 if args.quick else None)
+    if args.quick:
+        print(f"--quick: {Xtr.shape[0] + Xva.shape[0] + Xte.shape[0]} of the 20,000 rows")
     costs = np.ones(Xtr.shape[1])
     t0 = time.time()
     first = AdaptGbrtClassifier(hpc="rf", p_full=p_grid[0], gamma=args.gamma, n_trees=args.trees, costs=costs,
@@ -108,7 +122,8 @@ def main() -> None:
                   f"mean test cost {c:.2f} (f0 {cost0:g}): {100 * (1 - c / cost0):.1f}% lower, "
                   f"share to f0 {np.mean(m.route(Xte)):.3f}")
     print(f"\n({time.time() - t0:.0f} s)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

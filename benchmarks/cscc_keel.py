@@ -16,18 +16,24 @@ Met = CSCC test accuracy within 1 point of miser lambda = 0 (>= acc - 0.01) at a
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from compiler.costs import FeatureCosts
-from compiler.kinds import KINDS
-from compiler.tasks import prepare
-from pyruntime.data import load_dataset
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import figures  # noqa: E402
+from compiler.costs import FeatureCosts  # noqa: E402
+from compiler.kinds import KINDS  # noqa: E402
+from compiler.tasks import prepare  # noqa: E402
+from pyruntime.data import load_dataset  # noqa: E402
 
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 DEFAULT_SETS = ("pima,wdbc,australian,texture,banana,phoneme,magic,spambase,ring,twonorm,titanic,heart,"
                 "ionosphere,bupa,sonar,mammographic,wisconsin")
+QUICK_SETS = "pima"
 
 
 def yahoo_costs(n_features: int) -> FeatureCosts:
@@ -67,11 +73,15 @@ def run(name: str, seed: int, cascade_opts: dict | None = None) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", default=DEFAULT_SETS)
-    ap.add_argument("--seeds", default="0,1,2")
-    args = ap.parse_args()
+    ap.add_argument("--sets", default=None, help=f"KEEL sets (default {DEFAULT_SETS}; --quick: {QUICK_SETS})")
+    ap.add_argument("--seeds", default=None, help="split seeds (default 0,1,2; --quick: 0)")
+    ap.add_argument("--quick", action="store_true", help="one small set, one seed (seconds)")
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
+    args.sets = args.sets or (QUICK_SETS if args.quick else DEFAULT_SETS)
+    args.seeds = args.seeds or ("0" if args.quick else "0,1,2")
     rows = []
     print("| data | seed | val/test rows | miser lambda=0 acc / cost | CSCC acc / cost | CSCC test exits | "
           "delta (points) | cost ratio | met |")
@@ -90,7 +100,8 @@ def main() -> None:
     print(f"\nmet {met}/{len(rows)}; within 1 point {within}/{len(rows)}; cheaper {cheaper}/{len(rows)}; "
           f"mean delta {np.mean([r['delta'] for r in rows]):+.2f} points, mean cost ratio "
           f"{np.mean([r['ratio'] for r in rows]):.2f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

@@ -25,6 +25,7 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.common import figures  # noqa: E402
 from compiler.cstc.train import CSTCClassifier  # noqa: E402
 from compiler.synthetic import CSTC_COSTS, make_cstc_quadrants  # noqa: E402
 from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
@@ -49,9 +50,11 @@ def split(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, ...]:
     return tuple(a.astype(np.float32) for a in (Xtr, Xva, Xte)) + (ytr, yva, yte)
 
 
-def run_cstc(lam: float, parts: tuple[np.ndarray, ...], costs: np.ndarray, seed: int) -> tuple[float, float, float]:
+def run_cstc(lam: float, parts: tuple[np.ndarray, ...], costs: np.ndarray, seed: int,
+             quick: bool = False) -> tuple[float, float, float]:
     Xtr, Xva, Xte, ytr, yva, yte = parts
-    m = CSTCClassifier(lam=lam, costs=costs, random_state=seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+    fast = {"depth": 2, "max_iter": 2, "inner_iter": 2} if quick else {}
+    m = CSTCClassifier(lam=lam, costs=costs, random_state=seed, **fast).fit(Xtr, ytr, eval_set=(Xva, yva))
     t = CSTCModel(**m.to_ir(), input_absmax=float(np.abs(Xtr).max()))
     va = CCSTC(t).predict(Xva)
     p = CCSTC(t).predict(Xte)
@@ -69,15 +72,17 @@ def run_miser(lam: float, parts: tuple[np.ndarray, ...], costs: np.ndarray, seed
     return float(np.mean(va.label == yva)), float(np.mean(p.label == yte)), float(np.mean(p.cost))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quick", action="store_true", help="fewer lambdas and trees")
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true",
+                    help="fewer lambdas and trees, CSTC depth 2 with 2 iterations (seconds)")
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     cstc_grid = [0.0, 0.3, 1.0, 1.5, 3.0] if not args.quick else [0.0, 1.5]
     miser_grid = [0.0, 0.1, 0.3, 1.0, 3.0, 10.0] if not args.quick else [0.0, 1.0]
-    trees = 100 if not args.quick else 40
+    trees = 100 if not args.quick else 10
     for name, (X, y, costs) in datasets(args.seed).items():
         parts = split(X, y, args.seed)
         print(f"\n{name}: {X.shape[1]} features, cost of all = {costs.sum():g}, test rows = {parts[2].shape[0]}")
@@ -86,9 +91,10 @@ def main() -> None:
             va, te, c = run_miser(lam, parts, costs, args.seed, trees)
             print(f"{'miser':<8} {lam:>7g} {va:>8.4f} {te:>9.4f} {c:>10.2f}", flush=True)
         for lam in cstc_grid:
-            va, te, c = run_cstc(lam, parts, costs, args.seed)
+            va, te, c = run_cstc(lam, parts, costs, args.seed, args.quick)
             print(f"{'cstc':<8} {lam:>7g} {va:>8.4f} {te:>9.4f} {c:>10.2f}", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

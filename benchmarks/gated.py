@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import figures  # noqa: E402
 from compiler.gated.kind import train_gated  # noqa: E402
 from compiler.parallel import add_arguments  # noqa: E402
 from compiler.tasks import Task  # noqa: E402
@@ -43,6 +44,7 @@ GRIDS = {
     "adapt-lin": {"pfull_grid": "0.1,0.2,0.3,0.5", "gamma_grid": "0.001,0.01,0.03"},
     "l1-gate": {"pfull_grid": "0.1,0.2,0.3,0.5", "gamma_grid": "0.001,0.01,0.03"},
 }
+QUICK_GAMMA = {"adapt-gbrt": "0.03", "adapt-lin": "0.01", "l1-gate": "0.01"}
 
 
 def make_task(name: str, seed: int = 0, max_rows: int | None = None) -> Task:
@@ -93,14 +95,21 @@ def measure(task: Task, trainer: str, trees: int, jobs: int | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sets", default="digits,letter,magic")
-    ap.add_argument("--plot", default=str(ROOT / "benchmarks" / "gated.png"))
-    ap.add_argument("--trees", type=int, default=60, help="ADAPT-GBRT boosting iterations")
+    ap.add_argument("--sets", default=None, help="data sets (default digits,letter,magic; --quick: digits)")
+    ap.add_argument("--plot", default=None, help="PNG of the curves (default gated.png; --quick: none; '' = none)")
+    ap.add_argument("--trees", type=int, default=None, help="ADAPT-GBRT boosting iterations (default 60; --quick: 5)")
     ap.add_argument("--trainers", default="adapt-gbrt,adapt-lin,l1-gate")
-    ap.add_argument("--pfull-grid", default=None, help="override every trainer's P grid")
-    ap.add_argument("--max-rows", type=int, default=None, help="subsample every data set (quick runs)")
+    ap.add_argument("--pfull-grid", default=None, help="override every trainer's P grid (--quick: 0.3,0.5)")
+    ap.add_argument("--max-rows", type=int, default=None, help="subsample every data set (--quick: 400)")
+    ap.add_argument("--quick", action="store_true", help="digits, 400 rows, 5 trees, two P values, one gamma (seconds)")
     add_arguments(ap)
+    figures.add_argument(ap)
     args = ap.parse_args(argv)
+    quick = {"sets": "digits", "plot": "", "trees": 5, "pfull_grid": "0.3,0.5", "max_rows": 400}
+    full = {"sets": "digits,letter,magic", "plot": "gated.png", "trees": 60}
+    for key, value in (quick if args.quick else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     results: dict[str, list[dict[str, Any]]] = {}
     print(f"{'data':<8} {'trainer':<11} {'acc':>6} {'f0 acc':>7} {'cost':>6} {'f0 cost':>8} {'reduct':>7} "
           f"{'to f0':>6} {'ns':>7} {'f0 ns':>7} {'train s':>8} kept(P,gamma)")
@@ -114,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         for trainer in args.trainers.split(","):
             if args.pfull_grid:
                 GRIDS[trainer]["pfull_grid"] = args.pfull_grid
+            if args.quick:  # one gamma per trainer
+                GRIDS[trainer]["gamma_grid"] = QUICK_GAMMA[trainer]
             r = measure(task, trainer, args.trees, args.jobs, args.scheduler)
             results[name].append(r)
             red = 1.0 - r["cost"] / r["f0_cost"] if r["f0_cost"] else 0.0
@@ -143,4 +154,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    figures.run_main(main, __file__)

@@ -26,7 +26,10 @@ cost/accuracy curves (--plot, default miser_cascade.png).
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from functools import partial
@@ -36,8 +39,10 @@ import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.model_selection import train_test_split
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import figures, peers  # noqa: E402
 from compiler.parallel import add_arguments, run_map  # noqa: E402
 from compiler.trees.cascade import EarlyExitEnsemble  # noqa: E402
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
@@ -48,6 +53,9 @@ from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
 YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0]
 CSCC_LAMBDAS = (0.1, 1.0, 10.0)  # xu2014's lambda, one per cascade: the grid the CLI default chooses from on validation
+
+
+QUICK_SETS = "cancer-yahoo"
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -108,10 +116,25 @@ def _lgbm_tree(root: dict) -> CostTree:
                     np.array(right, np.int32), np.array(val))
 
 
-def lgbm_to_ir(model: object, n_features: int, costs: np.ndarray) -> dict:
-    """LightGBM binary model -> IR, so that its per-input cost is counted like ours."""
-    trees = [_lgbm_tree(info["tree_structure"]) for info in model.booster_.dump_model()["tree_info"]]
+def lgbm_to_ir(dump: dict, n_features: int, costs: np.ndarray) -> dict:
+    """LightGBM binary model (booster_.dump_model()) -> IR, so that its per-input cost is counted like ours."""
+    trees = [_lgbm_tree(info["tree_structure"]) for info in dump["tree_info"]]
     return ensemble_to_ir(trees, [0] * len(trees), np.zeros(1), n_features, costs, 0.0)
+
+
+def lightgbm_peer(Xa: np.ndarray, ya: np.ndarray, Xv: np.ndarray, yv: np.ndarray, costs: np.ndarray, trees: int,
+                  seed: int, grid: list[float], quick: bool) -> dict[str, dict] | None:
+    """{tradeoff: dump_model()} of LightGBM CEGB fitted in the peers' venv, or None (note printed)."""
+    py = peers.has("lightgbm", create=not quick)
+    if py is None:
+        print(peers.skipped("lightgbm"))
+        return None
+    with tempfile.TemporaryDirectory(prefix="fm_lgbm_") as tmp:
+        data, out = Path(tmp) / "data.npz", Path(tmp) / "out.json"
+        np.savez(data, Xa=Xa, ya=ya, Xv=Xv, yv=yv, costs=costs)
+        subprocess.run([str(py), str(ROOT / "benchmarks" / "common" / "lightgbm_cegb.py"), str(data), str(out),
+                        str(trees), str(seed), ",".join(f"{t:g}" for t in grid)], check=True)
+        return json.loads(out.read_text())
 
 
 def ir_cost(ir: dict, X: np.ndarray, costs: np.ndarray) -> np.ndarray:
@@ -213,21 +236,16 @@ def run(name: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray, seed: int, t
         cascades.append((c, float(np.mean(dv["label"] == yv)), float(dv["cost"].mean())))
         add(f"CSCC 3 stages lambda={lams:g}", cascades[-1][1], np.mean(d["label"] == yte), d["cost"].mean(),
             f"exits={c.exit_histogram(Xte).tolist()}", "CSCC (3 stages)")
-    try:
-        import lightgbm as lgb
-
-        for tradeoff in ([0.0, 0.01, 0.1] if quick else [0.0, 0.001, 0.01, 0.1, 1.0]):
-            g = lgb.LGBMClassifier(n_estimators=trees, num_leaves=8, max_depth=3, learning_rate=0.1,
-                                   cegb_tradeoff=tradeoff, cegb_penalty_feature_coupled=list(costs),
-                                   random_state=seed, verbose=-1, n_jobs=1)
-            g.fit(Xa, ya, eval_set=[(Xv, yv)], callbacks=[lgb.early_stopping(20, verbose=False)])
-            ir = lgbm_to_ir(g, X.shape[1], costs)
-            s = ir_scores(ir, Xte)[:, 0]
-            acc = float(np.mean((s > 0).astype(int) == yte))
-            add(f"LightGBM CEGB tradeoff={tradeoff:g}", np.nan, acc, ir_cost(ir, Xte, costs).mean(),
-                f"trees={ir['roots'].size}", "LightGBM CEGB")
-    except ImportError:
-        add("LightGBM CEGB (lightgbm not installed)", np.nan, np.nan, np.nan)
+    grid_l = [0.0, 0.01, 0.1] if quick else [0.0, 0.001, 0.01, 0.1, 1.0]
+    lgbm = lightgbm_peer(Xa, ya, Xv, yv, costs, trees, seed, grid_l, quick)
+    if lgbm is None:
+        add("LightGBM CEGB (peer skipped, see the note)", np.nan, np.nan, np.nan)
+    for tradeoff, dump in (lgbm or {}).items():
+        ir = lgbm_to_ir(dump, X.shape[1], costs)
+        s = ir_scores(ir, Xte)[:, 0]
+        acc = float(np.mean((s > 0).astype(int) == yte))
+        add(f"LightGBM CEGB tradeoff={tradeoff}", np.nan, acc, ir_cost(ir, Xte, costs).mean(),
+            f"trees={ir['roots'].size}", "LightGBM CEGB")
 
     print(f"\n== {name}: n={len(y)}, d={X.shape[1]}, costs {costs.min():g}..{costs.max():g} "
           f"(sum {costs.sum():g}); {time.time() - t0:.1f} s")
@@ -289,15 +307,24 @@ def plot(results: dict[str, dict], path: str) -> None:
     print(f"\nwrote {path}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--trees", type=int, default=300)
-    ap.add_argument("--quick", action="store_true", help="fewer grid points")
+    ap.add_argument("--trees", type=int, default=None, help="boosting iterations (default 300; --quick: 20)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"fewer grid points, 20 trees, sets {QUICK_SETS}, no plot unless --plot (seconds)")
     ap.add_argument("--sets", default="", help="comma-separated data set names (default: all)")
-    ap.add_argument("--plot", default="miser_cascade.png", help="PNG of the cost/accuracy curves ('' = none)")
+    ap.add_argument("--plot", default=None, help="PNG of the cost/accuracy curves (default miser_cascade.png; "
+                                                 "'' = none)")
     add_arguments(ap)
-    args = ap.parse_args()
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
+    if args.trees is None:
+        args.trees = 20 if args.quick else 300
+    if args.plot is None:
+        args.plot = "" if args.quick else "miser_cascade.png"
+    if args.quick and not args.sets:
+        args.sets = QUICK_SETS
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", message=".*eval_set.*")
     results = {}
@@ -308,7 +335,8 @@ def main() -> None:
         results[name] = run(name, X, y, costs, args.seed, args.trees, args.quick, args.jobs, args.scheduler)
     if args.plot:
         plot(results, args.plot)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

@@ -9,7 +9,7 @@ Per data set: `frugalml train nb-static DATA` picks the budget k (best static va
   - x86-64 -O2, valgrind callgrind, instructions of the FM_PREDICT_VEC call only
     (benchmarks/c/nb_count.c), float32 and q15;
   - Cortex-M3 q15 and Cortex-M4F float32 under QEMU with the repository's counting plugin
-    (benchmarks/qemu_count.py: REPEAT=2 minus REPEAT=1 images; includes the self-test's row loop,
+    (benchmarks/common/qemu_count.py: REPEAT=2 minus REPEAT=1 images; includes the self-test's row loop,
     a handful of instructions per row);
   - the peer: emlearn's GaussianNB (benchmarks/.venv, made on first use by benchmarks/runtime.py)
     on the same rows, x86 callgrind of its predict call (reads every feature).
@@ -27,16 +27,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from nb import callgrind  # noqa: E402
+from nb import callgrind, peer  # noqa: E402
+
+from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.qemu_count import count_cortex_m, missing_tools  # noqa: E402
 
 CLI = [sys.executable, "-m", "compiler.cli"]
 DATASETS = ("keel:magic", "keel:spambase", "sklearn:breast_cancer", "sklearn:digits")
+QUICK_DATA = "sklearn:breast_cancer"
 
 
 def train(spec: str, kind: str, out: Path, extra: list[str]) -> Path:
@@ -76,34 +78,24 @@ def x86_count(header: Path) -> tuple[float, float]:
 
 def qemu(header: Path, target: str) -> float | None:
     try:
-        from benchmarks.qemu_count import count_cortex_m
         return count_cortex_m(header, target)
     except (subprocess.CalledProcessError, RuntimeError, OSError) as exc:
         print(f"note: {target} count failed for {header}: {exc}", file=sys.stderr)
         return None
 
 
-def peer_count(spec: str, rows: int, out: Path) -> tuple[float, int] | None:
+def peer_count(py: Path, spec: str, rows: int, out: Path) -> tuple[float, int] | None:
     """emlearn GaussianNB instructions per prediction on the first rows of the data (same rows as embedded)."""
-    try:
-        from benchmarks.runtime import peer_python
-        py = peer_python()
-    except (subprocess.CalledProcessError, OSError) as exc:
-        print(f"note: emlearn venv unavailable: {exc}", file=sys.stderr)
-        return None
     from compiler import tasks
 
     task = tasks.prepare(spec, "8" if spec == "sklearn:digits" else None, None, 0)
     X, y = task.data.X, task.y
     d = out / "peer"
     d.mkdir(parents=True, exist_ok=True)
-    np.savez(d / "data.npz", Xtr=X[task.train], ytr=y[task.train], Xte=X[:rows])
-    code = (f"import sys, numpy as np; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); from nb import peer; "
-            f"z = np.load({str(d / 'data.npz')!r}); from pathlib import Path; "
-            f"peer.build(z['Xtr'], z['ytr'], z['Xte'], Path({str(d)!r}))")
-    res = subprocess.run([str(py), "-c", code], capture_output=True, text=True)
-    if res.returncode != 0:
-        print(f"note: emlearn build failed: {res.stderr.strip()[-300:]}", file=sys.stderr)
+    try:
+        peer.build_in(py, X[task.train], y[task.train], X[:rows], d)
+    except subprocess.CalledProcessError as exc:
+        print(f"note: emlearn build failed: {(exc.stderr or '').strip()[-300:]}")
         return None
     ir, _ = callgrind.instructions([str(d / "emlearn_time"), str(d / "rows.bin"), "0"], "peer_predict",
                                    d / "cg.out")
@@ -112,19 +104,34 @@ def peer_count(spec: str, rows: int, out: Path) -> tuple[float, int] | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", nargs="*", default=list(DATASETS))
-    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--data", nargs="*", default=None, help=f"data sets (default {' '.join(DATASETS)}; "
+                                                             f"--quick: {QUICK_DATA})")
+    ap.add_argument("--rows", type=int, default=None, help="embedded rows counted (default 200; --quick: 20)")
     ap.add_argument("--no-qemu", action="store_true")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--form", choices=["tables", "code", "both"], default="both",
                     help="export form(s) counted (default both)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"{QUICK_DATA}, 20 rows, no Cortex-M columns, peers never installed (seconds)")
+    figures.add_argument(ap)
     a = ap.parse_args(argv)
+    a.data = a.data or ([QUICK_DATA] if a.quick else list(DATASETS))
+    a.rows = a.rows or (20 if a.quick else 200)
     forms = ["tables", "code"] if a.form == "both" else [a.form]
     if shutil.which("valgrind") is None:
-        print("valgrind not installed")
-        return 2
+        print("note: valgrind not installed: no counts (nothing to print)")
+        return 0
+    if a.quick and not a.no_qemu:
+        print("note: --quick: Cortex-M columns not counted (benchmarks/runtime.py --quick counts one)")
+        a.no_qemu = True
+    elif not a.no_qemu and missing_tools():
+        print(f"note: Cortex-M columns skipped: {missing_tools()}")
+        a.no_qemu = True
     print(f"{'data':<22} {'model':<14} {'k':>3} {'feat':>6} | {'x86 f32':>8} {'/feat':>6} | {'x86 q15':>8} "
           f"{'/feat':>6} | {'M3 q15':>8} {'/feat':>6} | {'M4F f32':>8} {'/feat':>6}")
+    py = None if a.no_peer else peers.has("emlearn", create=not a.quick)
+    if not a.no_peer and py is None:
+        print(peers.skipped("emlearn"))
     with tempfile.TemporaryDirectory(prefix="nb_floor_") as tmp:
         for spec in a.data:
             out = Path(tmp) / spec.replace(":", "_")
@@ -142,16 +149,16 @@ def main(argv: list[str] | None = None) -> int:
                     feats = 0.0
                     for numeric, target in (("float32", None), ("q15", None), ("q15", "cortex-m3"),
                                             ("float32", "cortex-m4f")):
-                        header = export(model, numeric, spec, a.rows, out, form)
                         if target is None:
-                            per, feats = x86_count(header)
+                            per, feats = x86_count(export(model, numeric, spec, a.rows, out, form))
                         else:
-                            per = None if a.no_qemu else qemu(header, target)
+                            per = None if a.no_qemu else qemu(export(model, numeric, spec, a.rows, out, form),
+                                                              target)
                         cells.append(f"{per:8.1f} {per / feats:6.2f}" if per is not None else f"{'-':>8} {'-':>6}")
                     label = f"{name} {form}"
                     print(f"{spec:<22} {label:<14} {k:>3} {feats:6.2f} | " + " | ".join(cells), flush=True)
-            if not a.no_peer:
-                got = peer_count(spec, a.rows, out)
+            if py is not None:
+                got = peer_count(py, spec, a.rows, out)
                 if got is not None:
                     per, d = got
                     print(f"{spec:<22} {'emlearn':<14} {d:>3} {d:6.2f} | {per:8.1f} {per / d:6.2f} "
@@ -160,4 +167,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    figures.run_main(main, __file__, extra_sources=("compiler", "pyruntime", "firmware_examples/cortex_m"))

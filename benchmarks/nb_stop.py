@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +37,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from nb import callgrind, peer  # noqa: E402
 from nb.sweep import fit_base, models_at, same_as_estimator  # noqa: E402
 
+from benchmarks.common import figures  # noqa: E402
+from benchmarks.common import peers as peer_venv  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.header import render_header  # noqa: E402
 from compiler.nb.kind import train_nb  # noqa: E402
@@ -48,8 +51,9 @@ from pyruntime.progress import track  # noqa: E402
 
 BUDGETS = (5, 10, 25, 50, 100, 200, 500, 1000)
 ORDERINGS = ("ig", "dcp")
-CRITERIA = ("safe", "paper")
+CRITERIA = ("safe", "agree", "paper")
 MODELS = ("static",) + CRITERIA
+QUICK_SPARSE = "1500x400"  # --quick: the generated sparse set (rows x features)
 
 
 @dataclass
@@ -63,10 +67,11 @@ class Case:
 
 def cases(quick: bool) -> list[Case]:
     if quick:
-        return [Case("digits (pos 8)", "sklearn:digits", ("8",), (0,), 0.01),
-                Case("breast_cancer", "sklearn:breast_cancer", (None,), (0,), 0.01),
-                Case("keel spambase", "keel:spambase", (None,), (0,), 0.01),
-                Case("sparse 3000x2000", "gen:sparse:3000:2000", (None,), (0,), 0.02)]
+        return [Case("digits (pos 8)", "sklearn:digits", ("8",), (0,), 0.001),
+                Case("breast_cancer", "sklearn:breast_cancer", (None,), (0,), 0.001),
+                Case("keel spambase", "keel:spambase", (None,), (0,), 0.001),
+                Case(f"sparse {QUICK_SPARSE}", f"gen:sparse:{QUICK_SPARSE.replace('x', ':')}", (None,), (0,),
+                     0.001)]
     digits = tuple(str(i) for i in range(10))
     return [Case("digits (mean of 10 ovr)", "sklearn:digits", digits, (0, 1, 2), 0.02),
             Case("breast_cancer", "sklearn:breast_cancer", (None,), (0, 1, 2, 3, 4), 0.02),
@@ -121,7 +126,7 @@ def _fit_ordering(Xtr: np.ndarray, ytr: np.ndarray, Xva: np.ndarray, yva: np.nda
     return fit_base(Xtr, ytr, Xva, yva, ordering, kmax)
 
 
-def run_case(case: Case, out: Path, with_peer: bool, jobs: int | None = None,
+def run_case(case: Case, out: Path, peer_py: Path | None, jobs: int | None = None,
              scheduler: str | None = None) -> tuple[list[dict], list[dict], str | None]:
     rows: list[dict] = []
     peers: list[dict] = []
@@ -154,10 +159,14 @@ def run_case(case: Case, out: Path, with_peer: bool, jobs: int | None = None,
                     r[f"{crit}_fratio"] = r["static_feat"] / r[f"{crit}_feat"]
                     r[f"{crit}_dwa"] = r[f"{crit}_wa"] - r["static_wa"]
                 rows.append(r)
-        if with_peer:
+        if peer_py is not None:
             for vs in (1e-9, 1e-3):  # sklearn's default var_smoothing; larger if emlearn's C crashes
-                b = peer.build(Xtr, ytr, Xte, out / f"peer_{abs(hash((case.spec, pos, seed)))}_{vs}", vs)
-                got = peer.run(b, case.min_seconds)
+                try:
+                    b = peer.build_in(peer_py, Xtr, ytr, Xte, out / f"peer_{abs(hash((case.spec, pos, seed)))}_{vs}",
+                                      vs)
+                    got = peer.run(b, case.min_seconds)
+                except subprocess.CalledProcessError as exc:
+                    got = f"build failed: {(exc.stderr or '').strip()[-200:]}"
                 if not isinstance(got, str):
                     break
                 NOTES.append(f"{case.spec} positive {pos} seed {seed}: emlearn's C program with "
@@ -190,8 +199,8 @@ def print_sweep(label: str, rows: list[dict]) -> None:
         n_runs = len({(r["pos"], r["seed"]) for r in sub})
         print(f"\n[{label}] ordering {ordering}  (w.acc = test weighted accuracy; feat = mean features read; "
               f"ns = C ns/prediction; x = static/dynamic)")
-        print(f"{'k':>6} {'val':>6} {'static':>7} {'feat':>6} {'ns':>7} | {'safe':>7} {'feat':>6} {'ns':>7} "
-              f"{'x ns':>5} {'x feat':>6} | {'paper':>7} {'feat':>6} {'x ns':>5} {'x feat':>6}")
+        print(f"{'k':>6} {'val':>6} {'static':>7} {'feat':>6} {'ns':>7}"
+              + "".join(f" | {c:>7} {'feat':>6} {'x ns':>5} {'x feat':>6}" for c in CRITERIA))
         for k in sorted({r["k"] for r in sub}):
             rk = [r for r in sub if r["k"] == k]
             n_pick = sum(1 for p in picks if p["ordering"] == ordering and p["k"] == k)
@@ -199,18 +208,15 @@ def print_sweep(label: str, rows: list[dict]) -> None:
 
             def a(key: str, rk: list[dict] = rk) -> float:
                 return aggregate(rk, key)
-            print(f"{k:>6} {a('val_wa'):6.4f} {a('static_wa'):7.4f} {a('static_feat'):6.1f} "
-                  f"{a('static_ns'):7.0f} | "
-                  f"{a('safe_wa'):7.4f} {a('safe_feat'):6.1f} {a('safe_ns'):7.0f} {a('safe_speedup'):5.2f} "
-                  f"{a('safe_fratio'):6.2f} | {a('paper_wa'):7.4f} {a('paper_feat'):6.1f} "
-                  f"{a('paper_speedup'):5.2f} {a('paper_fratio'):6.2f}  {mark}")
+            print(f"{k:>6} {a('val_wa'):6.4f} {a('static_wa'):7.4f} {a('static_feat'):6.1f} {a('static_ns'):7.0f}"
+                  + "".join(f" | {a(c + '_wa'):7.4f} {a(c + '_feat'):6.1f} {a(c + '_speedup'):5.2f} "
+                            f"{a(c + '_fratio'):6.2f}" for c in CRITERIA) + f"  {mark}")
 
 
 def print_chosen(results: list[tuple[str, list[dict], list[dict], str | None]]) -> None:
     print("\n== At the budget with the best static validation weighted accuracy (median over seeds) ==")
-    print(f"{'data':<24} {'ord':>4} {'k*':>5} {'static':>7} {'safe':>7} {'d.wa':>7} {'x ns':>5} "
-          f"{'x feat':>6} | "
-          f"{'paper':>7} {'d.wa':>7} {'x ns':>5} {'x feat':>6}")
+    print(f"{'data':<24} {'ord':>4} {'k*':>5} {'static':>7}"
+          + "".join(f" | {c:>7} {'d.wa':>7} {'x ns':>5} {'x feat':>6}" for c in CRITERIA))
     for label, rows, _, err in results:
         if err:
             print(f"{label:<24} unavailable: {err}")
@@ -221,16 +227,15 @@ def print_chosen(results: list[tuple[str, list[dict], list[dict], str | None]]) 
 
             def a(key: str, p: list[dict] = p) -> float:
                 return aggregate(p, key)
-            print(f"{label:<24} {ordering:>4} {med(ks):5.0f} {a('static_wa'):7.4f} {a('safe_wa'):7.4f} "
-                  f"{100 * a('safe_dwa'):+6.2f}% {a('safe_speedup'):5.2f} {a('safe_fratio'):6.2f} | "
-                  f"{a('paper_wa'):7.4f} {100 * a('paper_dwa'):+6.2f}% {a('paper_speedup'):5.2f} "
-                  f"{a('paper_fratio'):6.2f}")
+            print(f"{label:<24} {ordering:>4} {med(ks):5.0f} {a('static_wa'):7.4f}"
+                  + "".join(f" | {a(c + '_wa'):7.4f} {100 * a(c + '_dwa'):+6.2f}% {a(c + '_speedup'):5.2f} "
+                            f"{a(c + '_fratio'):6.2f}" for c in CRITERIA))
 
 
 def print_peer(results: list[tuple[str, list[dict], list[dict], str | None]], peer_err: str | None) -> None:
     print("\n== Peer: emlearn GaussianNB in C (-O2) vs frugalml NB (IG, budget k*), same test rows ==")
     if peer_err:
-        print(f"emlearn unavailable: {peer_err}")
+        print(peer_err if peer_err.startswith("note:") else f"emlearn unavailable: {peer_err}")
         return
     print(f"{'data':<24} {'d':>5} | {'sk wa':>6} {'eml acc':>7} {'eml wa':>7} {'eml ns':>8} {'ns/f':>5} | "
           f"{'k*':>5} {'st wa':>7} {'st ns':>7} {'ns/f':>5} | {'safe wa':>7} {'safe ns':>7} | "
@@ -261,12 +266,12 @@ def print_peer(results: list[tuple[str, list[dict], list[dict], str | None]], pe
               f"{aggregate(ratio_rows, 'st'):6.1f} {aggregate(ratio_rows, 'dy'):8.1f}")
 
 
-def instruction_counts(out: Path, quick: bool, with_peer: bool) -> None:
+def instruction_counts(out: Path, quick: bool, peer_py: Path | None) -> None:
     print("\n== Instructions per prediction (valgrind callgrind, -O2, toggle-collect on the predict call) ==")
     if shutil.which("valgrind") is None:
         print("valgrind not installed: skipped")
         return
-    n_rows = 50 if quick else 200
+    n_rows = 20 if quick else 200
     runtime = callgrind.runtime_snapshot(out)
     specs = [("sklearn:digits", "8")] + ([] if quick else [("sklearn:breast_cancer", None)])
     print(f"{'data':<22} {'model':<16} {'num':>7} {'k':>4} {'Ir/pred':>8} {'feat/pred':>9} {'Ir/feat':>7}")
@@ -293,8 +298,8 @@ def instruction_counts(out: Path, quick: bool, with_peer: bool) -> None:
                 feats = int(stdout.split()[0])
                 print(f"{spec:<22} {name:<16} {numeric:>7} {k:>4} {(ir - ir0) / Xte.shape[0]:8.1f} "
                       f"{feats / Xte.shape[0]:9.2f} {(ir - ir0) / max(feats, 1):7.2f}")
-        if with_peer:
-            b = peer.build(X[task.train], y[task.train], Xte, out / f"cg_peer_{spec.replace(':', '_')}")
+        if peer_py is not None:
+            b = peer.build_in(peer_py, X[task.train], y[task.train], Xte, out / f"cg_peer_{spec.replace(':', '_')}")
             ir, _ = callgrind.instructions([str(b.exe), str(b.rows), "0"], "peer_predict",
                                            b.exe.parent / "cg.out")
             d = X.shape[1]
@@ -303,7 +308,7 @@ def instruction_counts(out: Path, quick: bool, with_peer: bool) -> None:
 
 
 def training_time(quick: bool) -> None:
-    spec = "gen:sparse:3000:2000" if quick else "gen:sparse:20000:2000"
+    spec = f"gen:sparse:{QUICK_SPARSE.replace('x', ':')}" if quick else "gen:sparse:20000:2000"
     print(f"\n== Training time, {spec}, nb-stop, budget 1000 (wall clock, this machine) ==")
     t0 = time.perf_counter()
     task = tasks.prepare(spec, None, None, 0)
@@ -326,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--no-train-time", action="store_true")
     add_arguments(ap)
+    figures.add_argument(ap)
     args = ap.parse_args(argv)
     if args.scheduler:  # the helpers in benchmarks/nb are not installed on the workers: send them by value
         import cloudpickle
@@ -333,9 +339,8 @@ def main(argv: list[str] | None = None) -> int:
 
         cloudpickle.register_pickle_by_value(sweep)
     t_start = time.perf_counter()
-    peer_err = None if not args.no_peer else "skipped (--no-peer)"
-    if peer_err is None:
-        peer_err = peer.emlearn_available()
+    peer_py = None if args.no_peer else peer_venv.has("emlearn", create=not args.quick)
+    peer_err = "skipped (--no-peer)" if args.no_peer else None if peer_py else peer_venv.skipped("emlearn")
     with tempfile.TemporaryDirectory(prefix="nb_stop_bench_") as tmp:
         out = Path(tmp)
         task = tasks.prepare("sklearn:breast_cancer", None, None, 0)
@@ -346,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'yes' if ok else 'NO'}")
         results = []
         for case in cases(args.quick):
-            rows, peers, err = run_case(case, out, peer_err is None, args.jobs, args.scheduler)
+            rows, peers, err = run_case(case, out, peer_py, args.jobs, args.scheduler)
             results.append((case.label, rows, peers, err))
             if err:
                 print(f"\n[{case.label}] unavailable: {err}")
@@ -357,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         print("(sk wa: sklearn GaussianNB's own predictions in Python, the model emlearn converts; "
               "vs=: var_smoothing used where the default made emlearn's C program fail, see notes)")
         if not args.no_callgrind:
-            instruction_counts(out, args.quick, peer_err is None)
+            instruction_counts(out, args.quick, peer_py)
     if not args.no_train_time:
         training_time(args.quick)
     for note in NOTES:
@@ -367,4 +372,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    figures.run_main(main, __file__)

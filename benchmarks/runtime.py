@@ -17,7 +17,7 @@ leaf class (its arrays).
 Both forms of `export-c`: tables (default) and generated code (`--form code`; its function is
 compiled noinline/noclone so callgrind can count the call alone). Cortex-M rows (unless --no-qemu):
 Cortex-M3 q15 and Cortex-M4F float32 instructions per prediction under QEMU with the repository's
-counting plugin (benchmarks/qemu_count.py: REPEAT=2 minus REPEAT=1 images over --qemu-rows rows; the
+counting plugin (benchmarks/common/qemu_count.py: REPEAT=2 minus REPEAT=1 images over --qemu-rows rows; the
 count includes the self-test's row loop, a few instructions per row) and the image's flash bytes.
 """
 
@@ -36,21 +36,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.nb.callgrind import instructions  # noqa: E402
-from pyruntime.build_cffi import runtime_include_flags, runtime_sources  # noqa: E402
+from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, missing_tools  # noqa: E402
+from benchmarks.nb.callgrind import instructions, runtime_archive  # noqa: E402
+from pyruntime.build_cffi import runtime_include_flags  # noqa: E402
 
 RUNTIME = ROOT / "runtime_c"
-PEER_VENV = ROOT / "benchmarks" / ".venv"
 CLI = [sys.executable, "-m", "compiler.cli"]
-
-
-def peer_python() -> Path:
-    """The benchmark-only venv with emlearn (created on first use)."""
-    py = PEER_VENV / "bin" / "python"
-    if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "emlearn", "scikit-learn", "numpy"], check=True)
-    return py
 
 
 def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
@@ -59,16 +51,17 @@ def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
     fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text).group(1)  # type: ignore[union-attr]
     table = int(re.search(r"_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
     exe = out / "count"
-    src = [str(ROOT / "benchmarks" / "c" / "nb_count.c")] + [str(p) for p in runtime_sources()]
+    lib = runtime_archive(RUNTIME, out.parent)
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(), f"-I{header.parent}",
-                    "-DFM_CODE_FN=__attribute__((noinline, noclone))", *src, "-o", str(exe)], check=True)
+                    "-DFM_CODE_FN=__attribute__((noinline, noclone))", str(ROOT / "benchmarks" / "c" / "nb_count.c"),
+                    str(lib), "-o", str(exe)], check=True)
     n, _ = instructions([str(exe), str(rows)], fn, out / "cg.out")
     return n / rows, table
 
 
-def count_peer(header: Path, rows_bin: Path, out: Path, rows: int) -> float:
+def count_peer(py: Path, header: Path, rows_bin: Path, out: Path, rows: int) -> float:
     shutil.copy(header, out / "emlearn_model.h")
-    inc = subprocess.run([str(peer_python()), "-c", "import emlearn; print(emlearn.includedir)"], check=True,
+    inc = subprocess.run([str(py), "-c", "import emlearn; print(emlearn.includedir)"], check=True,
                          capture_output=True, text=True).stdout.strip()
     exe = out / "em_count"
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{inc}", f"-I{out}",
@@ -85,17 +78,25 @@ def loadable_bytes(header: Path) -> int:
     return 8 * nodes + 4 * roots + leaves
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="keel:satimage")
     ap.add_argument("--positive", default="1")
-    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--trees", type=int, default=None, help="trees (default 100; --quick: 10)")
     ap.add_argument("--depth", type=int, default=3)
-    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--rows", type=int, default=None, help="rows counted on x86 (default 200; --quick: 20)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--no-qemu", action="store_true", help="skip the Cortex-M rows")
-    ap.add_argument("--qemu-rows", type=int, default=50)
-    a = ap.parse_args()
+    ap.add_argument("--qemu-rows", type=int, default=None, help="rows counted under QEMU (default 50; --quick: 5)")
+    ap.add_argument("--quick", action="store_true", help="same tables, 10 trees, fewer rows; peers never installed")
+    figures.add_argument(ap)
+    a = ap.parse_args(argv)
+    a.trees = a.trees or (10 if a.quick else 100)
+    a.rows = a.rows or (20 if a.quick else 200)
+    a.qemu_rows = a.qemu_rows or (5 if a.quick else 50)
+    if shutil.which("valgrind") is None:
+        print("note: valgrind not installed: no x86 counts (nothing to print)")
+        return 0
     tmp = Path(tempfile.mkdtemp(prefix="fm_runtime_bench_"))
     model = tmp / "miser.msgpack"
     subprocess.run([*CLI, "train", "miser", a.data, "--positive", a.positive, "--lambda", "0", "--trees",
@@ -111,19 +112,24 @@ def main() -> None:
                            stdout=subprocess.DEVNULL)
             per, nbytes = count_ours(d / "model.h", d, a.rows)
             table.append((f"frugalml miser, {form}, {numeric}", "x86-64 callgrind", per, nbytes))
-    if not a.no_qemu:
-        from benchmarks.qemu_count import count_cortex_m, flash_bytes  # noqa: PLC0415
-
-        for form in ("tables", "code"):
-            for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32")):
-                h = tmp / f"{form}_{target}.h"
-                subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--target", target, "--embed", a.data,
-                                "--rows", str(a.qemu_rows), "--form", form], check=True, cwd=ROOT,
-                               stdout=subprocess.DEVNULL)
-                table.append((f"frugalml miser, {form}, {numeric}", f"{target} QEMU", count_cortex_m(h, target),
-                              flash_bytes(h, target)))
-    if not a.no_peer:
-        sys.path.insert(0, str(ROOT))
+    if not a.no_qemu and missing_tools():
+        print(f"note: Cortex-M rows skipped: {missing_tools()}")
+    elif not a.no_qemu:
+        # --quick: the Cortex-M3 q15 tables row only (each row builds three firmware images)
+        qemu_rows = [("tables", "cortex-m3", "q15")] if a.quick else [
+            (form, target, numeric) for form in ("tables", "code")
+            for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32"))]
+        for form, target, numeric in qemu_rows:
+            h = tmp / f"{form}_{target}.h"
+            subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--target", target, "--embed", a.data,
+                            "--rows", str(a.qemu_rows), "--form", form], check=True, cwd=ROOT,
+                           stdout=subprocess.DEVNULL)
+            table.append((f"frugalml miser, {form}, {numeric}", f"{target} QEMU", count_cortex_m(h, target),
+                          flash_bytes(h, target)))
+    py = None if a.no_peer else peers.has("emlearn", create=not a.quick)
+    if not a.no_peer and py is None:
+        print(peers.skipped("emlearn"))
+    if py is not None:
         from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
 
         task = prepare(a.data, positive=a.positive)
@@ -138,12 +144,12 @@ def main() -> None:
         with rows_bin.open("wb") as fh:
             fh.write(np.array(X.shape, np.uint32).tobytes())
             fh.write(np.clip(np.round(X), -32768, 32767).astype(np.int16).tobytes())
-        subprocess.run([str(peer_python()), str(ROOT / "benchmarks" / "runtime_peer.py"), str(peer / "data.npz"),
+        subprocess.run([str(py), str(ROOT / "benchmarks" / "common" / "emlearn_forest.py"), str(peer / "data.npz"),
                         str(peer), str(a.trees), str(a.depth)], check=True, stdout=subprocess.DEVNULL)
         for form in ("inline", "loadable"):
             d = peer / form
             d.mkdir()
-            per = count_peer(peer / f"{form}.h", rows_bin, d, a.rows)
+            per = count_peer(py, peer / f"{form}.h", rows_bin, d, a.rows)
             nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
             table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
     print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
@@ -152,7 +158,8 @@ def main() -> None:
     for name, where, per, nbytes in table:
         print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
     shutil.rmtree(tmp, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__, extra_sources=("compiler", "pyruntime", "firmware_examples/cortex_m"))

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from sklearn.base import clone  # noqa: E402
 
+from benchmarks.common import figures  # noqa: E402
 from compiler.parallel import add_arguments  # noqa: E402
 from compiler.skyline.classifier import SkylineClassifier, make_base  # noqa: E402
 from compiler.skyline.search import mask_features  # noqa: E402
@@ -46,7 +47,8 @@ LO, HI = 10.0, 1000.0
 
 def datasets(quick: bool):
     X, y = load_breast_cancer(return_X_y=True)
-    yield "breast_cancer[:12]", StandardScaler().fit_transform(X[:, :12]), y
+    d = 8 if quick else 12
+    yield f"breast_cancer[:{d}]", StandardScaler().fit_transform(X[:, :d]), y
     if not quick:
         X, y = make_classification(1500, 14, n_informative=6, n_redundant=3, flip_y=0.05, random_state=7)
         yield "generated-14", X, y
@@ -134,17 +136,18 @@ def budget_sweep_sized(clf: SkylineClassifier, X, y, budgets, sizes) -> np.ndarr
     """Test accuracy per budget, each row with its own item size (nothing fits counts as wrong)."""
     out = []
     for b in budgets:
-        pred = clf.predict(X, b, sizes)
+        pred = clf.predict_budgeted(X, b, sizes)
         assert np.all(pred.cost[pred.fits] <= b)
         out.append(float(np.mean((pred.labels == y) & pred.fits)))
     return np.array(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="one data set only")
+    ap.add_argument("--quick", action="store_true", help="one data set only, its first 8 features (seconds)")
     add_arguments(ap)
-    args = ap.parse_args()
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
     for name, X, y in datasets(args.quick):
         d = X.shape[1]
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
@@ -190,7 +193,8 @@ def main() -> None:
         stat = static_sweep(fitted["brute"], X_fit, y_fit, X_te, y_te, budgets)
         for j, b in enumerate(budgets):
             print(f"{b:>10.1f}" + "".join(f"{curves[k][j]:>16.3f}" for k in fitted) + f"{stat[j]:>10.3f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

@@ -8,6 +8,7 @@ inputs the reference bounds-checks through numpy indexing)."""
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 import msgpack
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from nb_strategies import nb_models
 
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
@@ -43,15 +45,16 @@ def with_checksum(body: bytes) -> bytes:
     return fmt.HEADER.pack(fmt.MAGIC, fmt.FORMAT_VERSION, 0, len(body), zlib.crc32(body)) + body
 
 
-def exercise(blob: bytes) -> None:
+def exercise(blob: bytes) -> bool:
     """loads -> ModelFormatError or a model; a loaded NB model must pass the C
-    check and agree with the reference, float32 and q15, on awkward inputs."""
+    check and agree with the reference, float32 and q15, on awkward inputs.
+    True when the blob got as far as that comparison."""
     try:
         model = fmt.loads(blob)
     except ModelFormatError:
-        return
+        return False
     if model.kind not in NB_KINDS:
-        return
+        return False
     m = model.tables
     rng = np.random.default_rng(0)
     X = rng.normal(size=(16, m.n_features)).astype(np.float32) * np.float32(4)
@@ -63,26 +66,68 @@ def exercise(blob: bytes) -> None:
         got = CNaiveBayes(m, numeric).predict(X)  # a ModelFormatError here would be a loader hole
         np.testing.assert_array_equal(got.label, ref.label)
         np.testing.assert_array_equal(got.n_read, ref.n_read)
+        np.testing.assert_array_equal(got.score, ref.score)
+    return True
 
 
-@FUZZ
-@given(blob=st.binary(max_size=400))
-def test_random_bytes(blob: bytes) -> None:
-    exercise(blob)
+@dataclass
+class Tally:
+    """How many generated examples a fuzz test ran and how many reached the C-vs-numpy comparison."""
+    total: int = 0
+    reached: int = 0
+
+    def add(self, reached: bool) -> None:
+        self.total += 1
+        self.reached += int(reached)
+
+    def require(self, share: float) -> None:
+        print(f"{self.reached} of {self.total} reached the comparison")
+        assert self.total >= 50, f"only {self.total} examples ran"
+        assert self.reached >= share * self.total, f"{self.reached} of {self.total} reached the comparison"
 
 
-@FUZZ
-@given(body=st.binary(max_size=300))
-def test_random_body_behind_a_valid_header(body: bytes) -> None:
-    exercise(with_checksum(body))
+def fuzz(share: float, **strategies: st.SearchStrategy) -> Any:
+    """A test running `body(**drawn)` -> blob over FUZZ examples; at least `share` of them must reach the
+    C-vs-numpy comparison (0: the test is about the error paths; each example must still end in
+    ModelFormatError or the comparison)."""
+    def wrap(body: Any) -> Any:
+        def test() -> None:
+            tally = Tally()
+
+            @FUZZ
+            @given(**strategies)
+            def run(**drawn: Any) -> None:
+                blob = body(**drawn)
+                if blob is not None:
+                    tally.add(exercise(blob))
+
+            run()
+            tally.require(share)
+        test.__name__ = body.__name__
+        test.__doc__ = body.__doc__
+        return test
+    return wrap
 
 
-@FUZZ
-@given(data=st.data())
-def test_mutated_files(data: st.DataObject) -> None:
-    """Byte flips, inserts and cuts in valid files, with the checksum fixed up or not."""
+# Shares that reach the comparison, measured (derandomized, 250 examples each): random bytes 0 and random
+# body 0 (the magic, checksum and msgpack framing stop them: these two test the error paths only), mutated
+# files 29 (11.6%), structured fields 2, mutated values and random valid models 250 of 250. The
+# minimums below sit under those counts, so a change that makes the generators miss the comparison fails.
+@fuzz(0.0, blob=st.binary(max_size=400))
+def test_random_bytes(blob: bytes) -> bytes:
+    return blob
+
+
+@fuzz(0.0, body=st.binary(max_size=300))
+def test_random_body_behind_a_valid_header(body: bytes) -> bytes:
+    return with_checksum(body)
+
+
+@fuzz(0.08, data=st.data())
+def test_mutated_files(data: st.DataObject) -> bytes:
+    """Byte flips, inserts and cuts in valid files, with the checksum fixed up (mostly) or not."""
     blob = bytearray(data.draw(st.sampled_from(SEEDS)))
-    for _ in range(data.draw(st.integers(1, 6))):
+    for _ in range(data.draw(st.integers(1, 3))):
         op = data.draw(st.sampled_from(["flip", "insert", "delete"]))
         i = data.draw(st.integers(0, len(blob) - 1))
         if op == "flip":
@@ -91,9 +136,9 @@ def test_mutated_files(data: st.DataObject) -> None:
             blob[i:i] = data.draw(st.binary(min_size=1, max_size=8))
         elif len(blob) > fmt.HEADER.size + 1:
             del blob[i]
-    if data.draw(st.booleans()):
+    if data.draw(st.integers(0, 9)) > 0:  # a stale checksum stops every mutation: fix it up 9 times in 10
         blob = bytearray(with_checksum(bytes(blob[fmt.HEADER.size:])))
-    exercise(bytes(blob))
+    return bytes(blob)
 
 
 msgpack_values = st.recursive(
@@ -112,9 +157,8 @@ def array_values(draw: st.DrawFn) -> dict[str, Any]:
     return {"nd": dtype, "shape": shape, "data": data}
 
 
-@FUZZ
-@given(data=st.data())
-def test_structured_field_fuzz(data: st.DataObject) -> None:
+@fuzz(0.004, data=st.data())
+def test_structured_field_fuzz(data: st.DataObject) -> bytes | None:
     """Valid envelope and checksum, tables with one or more fields replaced by
     odd values or odd arrays: the validation paths past the checksum."""
     raw = msgpack.unpackb(data.draw(st.sampled_from(SEEDS))[fmt.HEADER.size:], raw=False)
@@ -128,8 +172,43 @@ def test_structured_field_fuzz(data: st.DataObject) -> None:
     try:
         body = msgpack.packb(raw, use_bin_type=True)
     except (OverflowError, ValueError, TypeError):
-        return
-    exercise(with_checksum(body))
+        return None
+    return with_checksum(body)
+
+
+FLOAT_FIELDS = ("edges", "d", "d0", "threshold", "stop_hi", "stop_lo", "costs")
+odd_floats = st.sampled_from([0.0, -0.0, 1e-38, -1e-38, 3.4e38, -3.4e38, 1e30, 0.5, -7.25, 65504.0])
+
+
+@fuzz(1.0, data=st.data())
+def test_mutated_values(data: st.DataObject) -> bytes:
+    """Valid structure, the float values replaced by extremes, tiny values and signed zeros (finite, costs
+    >= 0, edges sorted, as the format requires): every file loads and reaches the comparison."""
+    which = data.draw(st.integers(0, len(SEEDS) - 1))
+    model = fmt.loads(SEEDS[which])
+    fields = model.tables.to_dict()
+    for key in FLOAT_FIELDS:
+        if fields.get(key) is None or not data.draw(st.booleans()):
+            continue
+        arr = np.atleast_1d(np.asarray(fields[key], dtype=np.float64)).copy()
+        for i in range(arr.size):
+            if np.isfinite(arr[i]) and data.draw(st.booleans()):
+                v = data.draw(odd_floats)
+                # costs: >= 0 and a finite sum; edges: no -0.0 (both known holes, tested below)
+                arr[i] = min(abs(v), 1e30) if key == "costs" else (v + 0.0 if key == "edges" else v)
+        if key == "edges":
+            for a, b in zip(fields["edge_start"][:-1], fields["edge_start"][1:], strict=True):
+                arr[a:b] = np.sort(arr[a:b])
+        fields[key] = float(arr[0]) if np.ndim(fields[key]) == 0 else arr.astype(np.float32)
+    tables = NBModel(**fields)
+    return fmt.dumps(fmt.ModelFile(model.kind, tables, model.meta))
+
+
+@fuzz(1.0, model=nb_models())
+def test_random_valid_models(model: NBModel) -> bytes:
+    """Random valid NB tables (tests/nb_strategies.py) written and read back: every one reaches the
+    comparison."""
+    return fmt.dumps(fmt.ModelFile("nb-stop" if model.n_stops else "nb-static", model, {"classes": [0, 1]}))
 
 
 @FUZZ
@@ -137,11 +216,35 @@ def test_structured_field_fuzz(data: st.DataObject) -> None:
 def test_any_hashable_kind(kind: Any) -> None:
     raw = msgpack.unpackb(SEEDS[0][fmt.HEADER.size:], raw=False)
     raw["kind"] = kind
-    exercise(with_checksum(msgpack.packb(raw, use_bin_type=True)))
+    blob = with_checksum(msgpack.packb(raw, use_bin_type=True))
+    if kind in NB_KINDS:
+        assert exercise(blob)
+    else:
+        with pytest.raises(ModelFormatError):
+            fmt.loads(blob)
 
 
 @pytest.mark.parametrize("kind", [[], {}])
 def test_unhashable_kind_is_a_format_error(kind: Any) -> None:
     raw = msgpack.unpackb(SEEDS[0][fmt.HEADER.size:], raw=False)
     raw["kind"] = kind
-    exercise(with_checksum(msgpack.packb(raw, use_bin_type=True)))
+    with pytest.raises(ModelFormatError, match="kind"):
+        fmt.loads(with_checksum(msgpack.packb(raw, use_bin_type=True)))
+
+
+# Two holes the value mutations found (the loader accepts, the C check rejects, so `exercise` fails): kept
+# as strict expected failures, so that the fix shows up as an XPASS to turn into a plain test.
+@pytest.mark.xfail(strict=True, raises=ModelFormatError, reason="loader accepts edges [0.0, -0.0]; the q15 "
+                   "tables order -0.0 below 0.0 and fm_nb_q15_check rejects them")
+def test_signed_zero_edges_load_and_run_in_q15() -> None:
+    fields = fmt.loads(SEEDS[0]).tables.to_dict()
+    fields["edges"] = np.float32([0.0, -0.0, 0.5])
+    assert exercise(fmt.dumps(fmt.ModelFile("nb-stop", NBModel(**fields), {"classes": ["n", "y"]})))
+
+
+@pytest.mark.xfail(strict=True, raises=ModelFormatError, reason="loader accepts finite costs whose sum "
+                   "overflows float32; the C check rejects the infinite cumulative cost")
+def test_costs_with_an_infinite_sum_load_and_run() -> None:
+    fields = fmt.loads(SEEDS[0]).tables.to_dict()
+    fields["costs"] = np.float32([3.4e38, 3.4e38, 3.4e38])
+    assert exercise(fmt.dumps(fmt.ModelFile("nb-stop", NBModel(**fields), {"classes": ["n", "y"]})))

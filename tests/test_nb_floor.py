@@ -20,6 +20,7 @@ from pyruntime.nb.model import NBModel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
 
 
 def mean_std_model(k: int = 6, n_features: int = 8, seed: int = 0, d0: float = 0.25) -> NBModel:
@@ -277,7 +278,7 @@ def test_code_form_instruction_budget(tmp_path: Path, spec: str, positive: str |
         assert per_feature <= CODE_PER_FEATURE[spec, numeric], (numeric, per_feature)
 
 
-# Cortex-M3 q15 (QEMU, benchmarks/qemu_count.py: the prediction call plus the self-test's row loop) on
+# Cortex-M3 q15 (QEMU, benchmarks/common/qemu_count.py: the prediction call plus the self-test's row loop) on
 # digits static NB, test rows: measured 15.34 per feature read when set (22.4 before the record layout).
 M3_Q15_PER_FEATURE = 15.6
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None
@@ -287,8 +288,7 @@ needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shuti
 
 @needs_qemu
 def test_cortex_m3_q15_instruction_budget(tmp_path: Path) -> None:
-    from qemu_count import count_cortex_m
-
+    from benchmarks.common.qemu_count import count_cortex_m
     from compiler import tasks
     from compiler.nb.kind import train_nb
 
@@ -310,7 +310,7 @@ M3_CODE_PER_FEATURE = 12.0
 @pytest.mark.parametrize(("spec", "positive"), [("sklearn:digits", "8"), ("sklearn:breast_cancer", None),
                                                 ("keel:magic", None)])
 def test_cortex_m3_q15_code_form_at_the_floor(tmp_path: Path, spec: str, positive: str | None) -> None:
-    from qemu_count import count_cortex_m
+    from benchmarks.common.qemu_count import count_cortex_m
 
     header, features = code_header(spec, positive, "q15", tmp_path, "cortex-m3")
     per = count_cortex_m(header, "cortex-m3")

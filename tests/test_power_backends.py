@@ -105,10 +105,13 @@ def test_energy_counter_wraparound(tmp_path: Path) -> None:
     zone.write_text("262143328000\n")  # just below the wrap point
     source = EnergyCounterSource(select_counters("powercap", tmp_path), interval=0.01)
     source.open()
+    t_open = source._last[0]  # when open() read the counter (monotonic clock, as the samples' t)
     zone.write_text("150\n")  # wrapped: 850 + 150 = 1000 uJ since the last read
     samples = source.poll(0.05)
     assert samples and samples[0].reading is not None
-    assert samples[0].reading.unit == "W" and samples[0].reading.value > 0
+    assert samples[0].reading.unit == "W"
+    # exactly 1000 uJ over the time between the two reads (a missed wrap would give a negative or a huge value)
+    assert samples[0].reading.value == pytest.approx(1000e-6 / (samples[0].t - t_open), rel=1e-12)
 
 
 def test_measurement_in_watts_from_hwmon_power_sensor(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """The QEMU instruction-counting plugin (runtime_c/tools/qemu_insn_count.c) and
-benchmarks/qemu_count.py: counts repeat exactly, grow linearly with the work,
+benchmarks/common/qemu_count.py: counts repeat exactly, grow linearly with the work,
 and per-prediction counts follow the model's size. Counts, never times."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from firmware_tools import CORTEX_M_TOOLS, ROOT, frugalml, require_tools
 
 sys.path.insert(0, str(ROOT))
-from benchmarks.qemu_count import count_cortex_m, flash_bytes, run_count  # noqa: E402
+from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, run_count  # noqa: E402
 
 DATA = "sklearn:breast_cancer"
 

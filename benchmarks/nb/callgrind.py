@@ -23,14 +23,34 @@ def runtime_snapshot(out: Path) -> Path:
     return dest / "runtime_c"
 
 
+CFLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+_ARCHIVES: dict[tuple[Path, Path], Path] = {}
+
+
+def runtime_archive(runtime: Path, work: Path) -> Path:
+    """runtime's sources compiled once (-O2) into a static archive under work, reused by later builds."""
+    key = (runtime.resolve(), work.resolve())
+    if key in _ARCHIVES and _ARCHIVES[key].exists():
+        return _ARCHIVES[key]
+    objs = work / "runtime_objs"
+    objs.mkdir(parents=True, exist_ok=True)
+    srcs = runtime_sources(runtime)
+    subprocess.run(["cc", *CFLAGS, "-c", *runtime_include_flags(runtime), *map(str, srcs)], check=True, cwd=objs)
+    archive = work / "libfrugalml_runtime.a"
+    subprocess.run(["ar", "rcs", str(archive), *sorted(str(o) for o in objs.glob("*.o"))], check=True)
+    _ARCHIVES[key] = archive
+    return archive
+
+
 def build_counter(header: Path, out: Path, runtime: Path = RUNTIME) -> Path:
     """The harness over header; a code-form header's function is kept out of line (FM_CODE_FN) so that
-    callgrind can collect its call."""
+    callgrind can collect its call. The runtime is compiled once per runtime folder (the header is not one
+    of its inputs) and linked from an archive."""
     exe = out / "nb_count"
-    src = [str(HERE / "c" / "nb_count.c")] + [str(p) for p in runtime_sources(runtime)]
-    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                    "-DFM_CODE_FN=__attribute__((noinline, noclone))",
-                    *runtime_include_flags(runtime), f"-I{header.parent}", *src, "-o", str(exe)], check=True)
+    lib = runtime_archive(runtime, out.parent)
+    subprocess.run(["cc", *CFLAGS, "-DFM_CODE_FN=__attribute__((noinline, noclone))",
+                    *runtime_include_flags(runtime), f"-I{header.parent}", str(HERE / "c" / "nb_count.c"), str(lib),
+                    "-o", str(exe)], check=True)
     return exe
 
 

@@ -1,6 +1,7 @@
 """The peer: emlearn's Gaussian NB compiled to C, timed in benchmarks/c/emlearn_time.c.
 
-Only emlearn's documented convert() / save() API is used; the harness is ours.
+Only emlearn's documented convert() / save() API is used; the harness is ours. emlearn lives in the
+peers' venv (benchmarks/common/peers.py): build_in() runs build() there.
 """
 
 from __future__ import annotations
@@ -13,18 +14,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent.parent
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-unused-function"]
-
-
-def emlearn_available() -> str | None:
-    """None when emlearn imports, else the reason."""
-    saved = np.geterr()
-    try:
-        import emlearn  # noqa: F401
-    except ImportError as exc:
-        return f"emlearn not installed ({exc})"
-    finally:
-        np.seterr(**saved)  # emlearn.bayes sets numpy.seterr(all='raise') on import
-    return None
 
 
 @dataclass
@@ -59,7 +48,21 @@ def build(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, out: Pat
     exe = out / "emlearn_time"
     subprocess.run(["cc", *CFLAGS, f"-I{include}", f"-I{out}", str(HERE / "c" / "emlearn_time.c"),
                     "-o", str(exe), "-lm"], check=True)
-    return PeerBuild(exe, rows, clf.predict(X_test).astype(np.int64))
+    pred = clf.predict(X_test).astype(np.int64)
+    np.save(out / "sklearn_pred.npy", pred)
+    return PeerBuild(exe, rows, pred)
+
+
+def build_in(py: Path, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, out: Path,
+             var_smoothing: float = 1e-9) -> PeerBuild:
+    """build() run by the peers' interpreter `py` (CalledProcessError with its stderr when it fails)."""
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez(out / "data.npz", Xtr=X_train, ytr=y_train, Xte=X_test)
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import numpy as np; from pathlib import Path; "
+            f"from nb import peer; z = np.load({str(out / 'data.npz')!r}); "
+            f"peer.build(z['Xtr'], z['ytr'], z['Xte'], Path({str(out)!r}), {var_smoothing!r})")
+    subprocess.run([str(py), "-c", code], check=True, capture_output=True, text=True)
+    return PeerBuild(out / "emlearn_time", out / "rows.bin", np.load(out / "sklearn_pred.npy"))
 
 
 def run(b: PeerBuild, min_seconds: float) -> tuple[np.ndarray, float] | str:

@@ -72,7 +72,8 @@ def same_as_estimator(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np
                       k: int, criterion: str) -> bool:
     """True when models_at gives exactly NaiveBayesBudget(...).fit(...).model_."""
     mine = models_at(fit_base(X, y, X_val, y_val, ordering, k), k, (criterion,))[0][criterion].to_dict()
-    est = NaiveBayesBudget(budget=k, ordering=ordering, criterion=criterion).fit(X, y, X_val, y_val)
+    est = NaiveBayesBudget(budget=k, ordering=ordering, criterion=criterion).fit(
+        X, y, eval_set=(X_val, y_val))
     ref = est.model_.to_dict()
     return all(np.array_equal(np.asarray(mine[key]), np.asarray(ref[key]))
                for key in ref if ref[key] is not None)

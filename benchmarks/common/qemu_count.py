@@ -1,6 +1,6 @@
 """Guest instructions per prediction on Cortex-M under QEMU, and flash bytes of the image.
 
-Usage: .venv/bin/python benchmarks/qemu_count.py MODEL.h [--target cortex-m3] [--machine NAME]
+Usage: .venv/bin/python benchmarks/common/qemu_count.py MODEL.h [--target cortex-m3] [--machine NAME]
 
 MODEL.h is a generated header with embedded rows (`frugalml export-c M -o MODEL.h --target T
 --embed DATA --rows N`). The bare-metal self-test of firmware_examples/cortex_m is built twice,
@@ -21,14 +21,21 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware_examples" / "cortex_m"
 PLUGIN = ROOT / "runtime_c" / "build" / "qemu_insn_count.so"
 TARGETS = ("cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33")
+
+
+def missing_tools() -> str | None:
+    """Why Cortex-M counts cannot run here (a missing tool), or None."""
+    gone = [t for t in ("qemu-system-arm", "arm-none-eabi-gcc", "make") if shutil.which(t) is None]
+    return f"{', '.join(gone)} not installed (make toolchains)" if gone else None
 
 
 def plugin_path() -> Path:

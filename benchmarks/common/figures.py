@@ -1,0 +1,218 @@
+"""Doc figures written by the benchmark that measures them.
+
+A figure in README.md or docs/*.md sits between two marker comments; the begin
+marker names the exact command that produced it, the commit and the date:
+
+    <!-- figure: .venv/bin/python benchmarks/skyline.py | commit 9fff53f | 2026-11-25 -->
+    ```text
+    ... the command's stdout ...
+    ```
+    <!-- /figure -->
+
+Running that command with `--write-docs` (the flag is not part of the stated
+command) replaces every block whose command is the run's own with the run's
+stdout, and records in docs/figures.json the hash of every repository file the
+run loaded (its Python modules, the C runtime, the benchmark's C sources), so
+that tools/check_figures.py can list the figures whose generating code changed
+after they were written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import io
+import json
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFEST = ROOT / "docs" / "figures.json"
+PYTHON = ".venv/bin/python"
+BEGIN = re.compile(r"^<!-- figure: (?P<command>.+?) \| commit (?P<commit>\S+) \| (?P<date>\S+) -->$")
+END = "<!-- /figure -->"
+FLAG = "--write-docs"
+# Always part of a figure's generating code: the C runtime (the cffi module and every harness build it),
+# the benchmarks' C harnesses and the shared helpers.
+ALWAYS = ("runtime_c/include", "runtime_c/src", "benchmarks/c", "benchmarks/common")
+
+
+class FigureError(Exception):
+    """A doc figure block is malformed or missing."""
+
+
+@dataclass(frozen=True)
+class Block:
+    doc: Path
+    command: str
+    commit: str
+    date: str
+    begin: int  # line index of the begin marker
+    end: int  # line index of the end marker
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def blocks(doc: Path) -> list[Block]:
+    """Every figure block of one Markdown file (FigureError on an unterminated or nested block)."""
+    lines = doc.read_text().splitlines()
+    out: list[Block] = []
+    open_at: int | None = None
+    m = None
+    for i, line in enumerate(lines):
+        hit = BEGIN.match(line.strip())
+        if hit:
+            if open_at is not None:
+                raise FigureError(f"{doc.name}:{i + 1}: figure block opened inside the block of line {open_at + 1}")
+            open_at, m = i, hit
+        elif line.strip() == END:
+            if open_at is None or m is None:
+                raise FigureError(f"{doc.name}:{i + 1}: '{END}' without a begin marker")
+            out.append(Block(doc, m["command"], m["commit"], m["date"], open_at, i))
+            open_at = None
+        elif line.lstrip().startswith("<!-- figure"):
+            raise FigureError(f"{doc.name}:{i + 1}: malformed figure marker: {line.strip()}")
+    if open_at is not None:
+        raise FigureError(f"{doc.name}:{open_at + 1}: figure block without '{END}'")
+    return out
+
+
+def all_blocks(root: Path = ROOT) -> list[Block]:
+    return [b for doc in doc_files(root) if doc.exists() for b in blocks(doc)]
+
+
+def command_of(script: Path, argv: list[str]) -> str:
+    """The stated command of a run: interpreter, script relative to the repository, arguments."""
+    rel = script.resolve().relative_to(ROOT)
+    return shlex.join([PYTHON, str(rel), *(a for a in argv if a != FLAG)])
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def tracked(paths: Iterable[str], root: Path = ROOT) -> list[str]:
+    """Files under the given repository paths that git tracks (sorted)."""
+    res = subprocess.run(["git", "-C", str(root), "ls-files", "--", *paths], check=True, capture_output=True,
+                         text=True)
+    return sorted(set(res.stdout.split()))
+
+
+SNAPSHOT_PATHS = ("benchmarks", "compiler", "pyruntime", "power_bench", "runtime_c", "firmware_examples")
+
+
+def snapshot(root: Path = ROOT) -> dict[str, str]:
+    """{repository path: content hash} of every tracked file that can generate a figure, taken when a run
+    starts (so that an edit made while it runs is not recorded as what it ran)."""
+    return {f: file_hash(root / f) for f in tracked(SNAPSHOT_PATHS, root) if (root / f).is_file()}
+
+
+def loaded_sources(start: dict[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
+    """The part of the start snapshot that generated a figure: the repository's Python modules this process
+    loaded, ALWAYS and `extra` (paths or folders, for code run in subprocesses)."""
+    files: set[str] = set(tracked([*ALWAYS, *extra]))
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if not f:
+            continue
+        p = Path(f).resolve()
+        if ROOT in p.parents and ".venv" not in p.parts and p.suffix == ".py":
+            files.add(str(p.relative_to(ROOT)))
+    return {f: start[f] for f in sorted(files) if f in start}
+
+
+def head_commit(root: Path = ROOT) -> str:
+    res = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True)
+    return res.stdout.strip() or "unknown"
+
+
+def read_manifest(path: Path = MANIFEST) -> dict[str, dict]:
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())
+
+
+def write_figure(command: str, text: str, sources: dict[str, str], root: Path = ROOT,
+                 today: str | None = None) -> list[Path]:
+    """Replace the body of every block stated with `command`; returns the docs changed (FigureError if none)."""
+    commit = head_commit(root)
+    today = today or datetime.date.today().isoformat()
+    changed: list[Path] = []
+    for doc in doc_files(root):
+        if not doc.exists():
+            continue
+        found = [b for b in blocks(doc) if b.command == command]
+        if not found:
+            continue
+        lines = doc.read_text().splitlines()
+        for b in sorted(found, key=lambda b: b.begin, reverse=True):
+            body = [f"<!-- figure: {command} | commit {commit} | {today} -->", "```text",
+                    *text.rstrip("\n").splitlines(), "```", END]
+            lines[b.begin:b.end + 1] = body
+        doc.write_text("\n".join(lines) + "\n")
+        changed.append(doc)
+    if not changed:
+        raise FigureError(f"no doc block states the command {command!r}; add "
+                          f"'<!-- figure: {command} | commit - | - -->' and '{END}' where the figure belongs")
+    manifest_path = root / "docs" / "figures.json"
+    manifest = read_manifest(manifest_path)
+    manifest[command] = {"commit": commit, "date": today, "sources": sources}
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return changed
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, stream: io.TextIOBase) -> None:
+        self.stream = stream
+        self.buffer_ = io.StringIO()
+
+    def write(self, s: str) -> int:
+        self.buffer_.write(s)
+        return self.stream.write(s)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+@contextmanager
+def report(argv: list[str] | None, script: str, extra_sources: Iterable[str] = ()) -> Iterator[None]:
+    """Around a benchmark's main: with --write-docs in argv, its stdout becomes the doc figure(s) stated
+    with its command. The run must finish without an exception for anything to be written."""
+    argv = sys.argv[1:] if argv is None else argv
+    if FLAG not in argv:
+        yield
+        return
+    start = snapshot()
+    tee = _Tee(sys.stdout)
+    old, sys.stdout = sys.stdout, tee
+    try:
+        yield
+    finally:
+        sys.stdout = old
+    command = command_of(Path(script), argv)
+    docs = write_figure(command, tee.buffer_.getvalue(), loaded_sources(start, extra_sources))
+    print(f"figure written: {command} -> {', '.join(str(d.relative_to(ROOT)) for d in docs)}", file=sys.stderr)
+
+
+def add_argument(ap: argparse.ArgumentParser) -> None:
+    """The --write-docs flag (what report() looks for), so that it shows in --help."""
+    ap.add_argument(FLAG, action="store_true",
+                    help="write this run's output into the doc blocks stated with this command (docs/figures.json)")
+
+
+def run_main(main: Callable[[list[str] | None], int | None], script: str,
+             extra_sources: Iterable[str] = ()) -> None:
+    """`if __name__ == "__main__"` of every entry script: main(argv) under report(), then exit with its code."""
+    with report(None, script, extra_sources):
+        rc = main(None)
+    sys.exit(rc or 0)

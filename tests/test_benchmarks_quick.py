@@ -1,0 +1,53 @@
+"""Every entry script of benchmarks/ runs its --quick mode to the end: a broken benchmark fails the suite.
+
+The top level of benchmarks/ holds only entry scripts (helpers live in subfolders), so the list is the
+folder's *.py files. Each run's stdout must hold its tables (a header line) and no traceback; peers
+missing from benchmarks/.venv are skipped by the scripts themselves with a printed note.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
+# A line each --quick run must print (its main table's header or summary), so that an empty run fails.
+EXPECTED = {
+    "adapt_letters.py": "Part 1: gamma",
+    "cscc_keel.py": "| data | seed |",
+    "cstc.py": "model     lambda",
+    "energy.py": "J/prediction",
+    "gated.py": "trainer",
+    "miser_cascade.py": "sweep choice lambda=",
+    "nb_floor.py": "x86 f32",
+    "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
+    "runtime.py": "instr/prediction",
+    "skyline.py": "accuracy vs budget",
+}
+
+
+def test_every_entry_script_is_listed() -> None:
+    assert sorted(p.name for p in SCRIPTS) == sorted(EXPECTED)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_quick_mode_runs(script: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "FRUGALML_PROGRESS": "off", "MPLBACKEND": "Agg"}
+    res = subprocess.run([sys.executable, str(script), "--quick"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, f"{script.name} --quick failed:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
+    assert "Traceback" not in res.stdout + res.stderr
+    assert EXPECTED[script.name] in res.stdout, res.stdout[-2000:]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_help_names_quick_and_write_docs(script: Path) -> None:
+    res = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "--quick" in res.stdout and "--write-docs" in res.stdout

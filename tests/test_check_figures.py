@@ -1,0 +1,85 @@
+"""tools/check_figures.py and benchmarks/common/figures.py: a figure written by its command is fresh until a
+file that generated it changes; then (and for a figure never written) the check lists it. Malformed markers
+are an error (exit 2), never a silent pass."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import figures  # noqa: E402
+
+CHECK = ROOT / "tools" / "check_figures.py"
+CMD = ".venv/bin/python benchmarks/b.py --n 3"
+
+
+def check(root: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(CHECK), "--root", str(root), *extra], capture_output=True, text=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "b.py").write_text("print('table')\n")
+    (tmp_path / "README.md").write_text(f"# x\n\n<!-- figure: {CMD} | commit - | - -->\n<!-- /figure -->\nend\n")
+    (tmp_path / "docs" / "other.md").write_text("no figures here\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def test_written_figure_is_fresh_then_stale_when_its_code_changes(repo: Path) -> None:
+    assert "1 of 1 doc figures stale" in check(repo).stdout  # never written
+    src = {"benchmarks/b.py": figures.file_hash(repo / "benchmarks" / "b.py")}
+    changed = figures.write_figure(CMD, "k  acc\n5  0.91\n", src, root=repo, today="2026-11-25")
+    assert changed == [repo / "README.md"]
+    text = (repo / "README.md").read_text()
+    assert f"<!-- figure: {CMD} | commit unknown | 2026-11-25 -->\n```text\nk  acc\n5  0.91\n```\n" in text
+    assert text.startswith("# x\n") and text.endswith("<!-- /figure -->\nend\n")
+    res = check(repo, "--strict")
+    assert res.returncode == 0 and res.stdout.strip() == "0 of 1 doc figures stale"
+    (repo / "benchmarks" / "b.py").write_text("print('another table')\n")
+    res = check(repo, "--strict")
+    assert res.returncode == 1
+    assert res.stdout.splitlines()[0].startswith(f"README.md:3: {CMD}: changed since unknown (2026-11-25): "
+                                                 "benchmarks/b.py")
+    assert check(repo).returncode == 0  # without --strict it only lists
+
+
+def test_rewriting_keeps_the_rest_of_the_doc(repo: Path) -> None:
+    for body in ("first\n", "second\nrun\n"):
+        figures.write_figure(CMD, body, {}, root=repo, today="2026-11-25")
+    text = (repo / "README.md").read_text()
+    assert "first" not in text and "second\nrun\n```" in text and text.count("<!-- /figure -->") == 1
+
+
+def test_a_command_with_no_block_is_an_error(repo: Path) -> None:
+    with pytest.raises(figures.FigureError, match="no doc block states the command"):
+        figures.write_figure(".venv/bin/python benchmarks/b.py", "x\n", {}, root=repo)
+
+
+@pytest.mark.parametrize("bad", ["<!-- figure: x | commit - | - -->\ntext\n",  # never closed
+                                 "<!-- /figure -->\n",  # closed, never opened
+                                 "<!-- figure: x -->\n<!-- /figure -->\n"])  # no commit, no date
+def test_malformed_markers_exit_2(repo: Path, bad: str) -> None:
+    (repo / "docs" / "other.md").write_text(bad)
+    res = check(repo)
+    assert res.returncode == 2 and res.stderr.startswith("error: other.md:1:"), res.stderr
+
+
+def test_command_of_drops_the_write_flag() -> None:
+    got = figures.command_of(ROOT / "benchmarks" / "cstc.py", ["--seed", "1", "--write-docs", "--plot", ""])
+    assert got == ".venv/bin/python benchmarks/cstc.py --seed 1 --plot ''"
+
+
+def test_the_repository_s_markers_parse() -> None:
+    res = check(ROOT)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[-1].endswith("doc figures stale")
+    assert len(figures.all_blocks(ROOT)) >= 3

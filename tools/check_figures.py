@@ -1,0 +1,71 @@
+"""List every doc figure whose generating code changed after the figure was written.
+
+A figure is a block of README.md or docs/*.md between `<!-- figure: COMMAND | commit C | DATE -->` and
+`<!-- /figure -->` (benchmarks/common/figures.py). docs/figures.json holds, per COMMAND, the content hash
+of every repository file the run loaded; a figure is stale when one of those files changed or is gone,
+or when it has no record (never written by its command).
+
+    .venv/bin/python tools/check_figures.py [--root DIR] [--strict]
+
+Prints one line per stale figure (doc:line, command, the changed files) and a summary. Exit 0 unless
+--strict and something is stale (1), or a marker is malformed / the record unreadable (2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common.figures import FigureError, all_blocks, file_hash, read_manifest  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Stale:
+    where: str
+    command: str
+    reason: str
+
+
+def stale_figures(root: Path) -> tuple[list[Stale], int]:
+    """(stale figures, number of figures) under root."""
+    manifest = read_manifest(root / "docs" / "figures.json")
+    found = all_blocks(root)
+    out: list[Stale] = []
+    for b in found:
+        where = f"{b.doc.relative_to(root)}:{b.begin + 1}"
+        rec = manifest.get(b.command)
+        if rec is None:
+            out.append(Stale(where, b.command, "never written by its command (no record in docs/figures.json)"))
+            continue
+        changed = [f for f, h in rec["sources"].items()
+                   if not (root / f).is_file() or file_hash(root / f) != h]
+        if changed:
+            shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+            out.append(Stale(where, b.command, f"changed since {rec['commit']} ({rec['date']}): {shown}"))
+    return out, len(found)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this one)")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a figure is stale")
+    args = ap.parse_args(argv)
+    try:
+        stale, total = stale_figures(args.root.resolve())
+    except (FigureError, json.JSONDecodeError, KeyError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for s in stale:
+        print(f"{s.where}: {s.command}: {s.reason}")
+    print(f"{len(stale)} of {total} doc figures stale")
+    return 1 if stale and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
