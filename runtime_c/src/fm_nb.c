@@ -904,18 +904,28 @@ int fm_nbk_q15_check(const fm_nbk_q15 *m)
         }                                                                \
     } while (0)
 
+/* Feature j from the vector x (eager calls) or, when x is NULL, through the reader. */
+static inline int nbk_read(const fm_reader *in, const float *x, uint32_t j, uint32_t *bits)
+{
+    if (x == NULL) {
+        return nb_read(in, j, bits);
+    }
+    *bits = fm_float_bits(x[j]);
+    return fm_bits_nonfinite(*bits) ? FM_E_VALUE : FM_OK;
+}
+
 /* The walk of both numeric types: positions in reading order (ADD(i, bits)
  * adds position i's class entries and its cost), then at each stop point and
  * at the end LEAD() sets lead and margin; a margin over the stop point's ends
  * the walk at stage t + 1. Returns from the caller on a failed read. */
-#define NBK_WALK(m, in, i, lead, margin, stage, ADD, LEAD)                \
+#define NBK_WALK(m, in, x, i, lead, margin, stage, ADD, LEAD)             \
     do {                                                                  \
         uint32_t t_ = 0;                                                  \
         for (;;) {                                                        \
             const uint32_t next_ = t_ < (m)->n_stops ? (m)->stop_at[t_] : (m)->n_used; \
             for (; (i) < next_; ++(i)) {                                  \
                 uint32_t bits_;                                           \
-                const int rc_ = nb_read((in), (m)->order[(i)], &bits_);   \
+                const int rc_ = nbk_read((in), (x), (m)->order[(i)], &bits_); \
                 if (rc_ != FM_OK) {                                       \
                     return rc_;                                           \
                 }                                                         \
@@ -932,7 +942,7 @@ int fm_nbk_q15_check(const fm_nbk_q15 *m)
         }                                                                 \
     } while (0)
 
-static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, fm_result *out)
+static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_result *out)
 {
     float s[FM_VEC_MAX_OUTPUTS], second, margin = 0.0f, cost = 0.0f;
     const uint32_t k = m->n_classes, ne = m->n_edges;
@@ -958,7 +968,7 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, fm_result *out)
         NBK_LEADER(s, k, lead, second);       \
         margin = s[lead] - second;            \
     } while (0)
-    NBK_WALK(m, in, i, lead, margin, stage, NBK_F32_ADD, NBK_F32_LEAD);
+    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_F32_ADD, NBK_F32_LEAD);
 #undef NBK_F32_ADD
 #undef NBK_F32_LEAD
     nb_answer(out, (int32_t)lead, stage, i);
@@ -967,24 +977,33 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, fm_result *out)
     return FM_OK;
 }
 
-static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, fm_result *out)
+static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
     int32_t s[FM_VEC_MAX_OUTPUTS], second;
     int64_t margin = 0;
     const uint32_t k = m->n_classes, ne = m->n_edges;
     uint32_t i = 0, c, lead = 0, stage = 0, cost = 0;
+    int plain = 1;
 
     if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
     for (c = 0; c < k; ++c) {
         s[c] = m->d0[c];
+        plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
     }
+    /* plain int32 adds equal the saturating ones when no sum can leave int32 */
 #define NBK_Q15_ADD(p, bits)                                                                           \
     do {                                                                                               \
         const int16_t *e_ = m->d + ((size_t)(ne + 2u) * (p) + nb_slot_q15(m->edge_keys + (size_t)ne * (p), ne, bits)) * k; \
-        for (c = 0; c < k; ++c) {                                                                      \
-            s[c] = sat_add(s[c], e_[c]);                                                               \
+        if (plain) {                                                                                   \
+            for (c = 0; c < k; ++c) {                                                                  \
+                s[c] += e_[c];                                                                         \
+            }                                                                                          \
+        } else {                                                                                       \
+            for (c = 0; c < k; ++c) {                                                                  \
+                s[c] = sat_add(s[c], e_[c]);                                                           \
+            }                                                                                          \
         }                                                                                              \
         cost += m->costs != NULL ? m->costs[m->order[(p)]] : 1u;                                       \
     } while (0)
@@ -994,7 +1013,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, fm_result *out)
         NBK_LEADER(s, k, lead, second);             \
         margin = (int64_t)s[lead] - (int64_t)second; \
     } while (0)
-    NBK_WALK(m, in, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
+    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
 #undef NBK_Q15_ADD
 #undef NBK_Q15_LEAD
     nb_answer(out, (int32_t)lead, stage, i);
@@ -1012,20 +1031,14 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, fm_result *out)
         if (m == NULL || in == NULL || in->read == NULL || out == NULL) {                             \
             return FM_E_ARG;                                                                          \
         }                                                                                             \
-        return RUN(m, in, out);                                                                       \
+        return RUN(m, in, NULL, out);                                                                 \
     }                                                                                                 \
     int PREFIX##_predict_vec(const MODEL *m, const float *in, uint32_t n, fm_result *out)             \
     {                                                                                                 \
-        fm_vector v;                                                                                  \
-        fm_reader r;                                                                                  \
         if (m == NULL || in == NULL || out == NULL || n != m->n_features) {                           \
             return FM_E_ARG;                                                                          \
         }                                                                                             \
-        v.x = in;                                                                                     \
-        v.n = n;                                                                                      \
-        r.read = fm_vector_read;                                                                      \
-        r.ctx = &v;                                                                                   \
-        return RUN(m, &r, out);                                                                       \
+        return RUN(m, NULL, in, out);                                                                 \
     }                                                                                                 \
     int PREFIX##_predict_batch(const MODEL *m, const float *in, uint32_t rows, uint32_t cols,          \
                                fm_result *out, uint32_t *n_done)                                      \
