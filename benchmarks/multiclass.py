@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,11 @@ def sklearn_row(est: Any, task: Any, transform: Any = None) -> dict[str, float]:
             "macro_f1": tasks.macro_f1(y, pred, task.n_classes)}
 
 
+def binned(bins: Any, X: np.ndarray) -> np.ndarray:
+    """The NB kinds' bins of X as category codes (CategoricalNB's input)."""
+    return bins.transform(X).astype(np.int64)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="sklearn:digits,sklearn:wine")
@@ -69,7 +75,7 @@ def main() -> None:
         rows: list[tuple[str, dict[str, float]]] = [
             ("nb-static, all features", frugalml_row(task, "nb-static", {"budget": d})),
             ("sklearn CategoricalNB, same bins",
-             sklearn_row(CategoricalNB(min_categories=n_bins), task, lambda X: bins.transform(X).astype(np.int64))),
+             sklearn_row(CategoricalNB(min_categories=n_bins), task, partial(binned, bins))),
             ("sklearn GaussianNB, raw inputs", sklearn_row(GaussianNB(), task)),
             ("nb-static, validation budget", frugalml_row(task, "nb-static", {})),
             ("nb-stop, validation budget", frugalml_row(task, "nb-stop", {})),

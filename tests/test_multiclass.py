@@ -51,6 +51,10 @@ TREE_KINDS = {  # kind -> train options: every tree kind trains K classes (K tre
     "miser": ["--trees", "8", "--depth", "2", "--lambda", "0.5"],
     "cascade": ["--early-exit-every", "2", "--trees", "8", "--depth", "2"],
 }
+GATED = {  # adapt-gbrt: gate g, K-class f1 and f0 (on the device, or off it: DEFER)
+    "adapt-gbrt": ["--trees", "6", "--hpc", "gbrt"],
+    "adapt-gbrt-remote": ["--trees", "6", "--hpc", "gbrt", "--hpc-remote"],
+}
 
 
 @pytest.mark.parametrize("kind", sorted(TREE_KINDS))
@@ -73,6 +77,28 @@ def test_tree_kinds_c_header_and_reference_agree(work: Path, tmp_path: Path, kin
         assert np.mean(m.tables.trees_at(c.stage)) < m.tables.stage_end[-1]
     code, text, _ = run("predict", out, work / "iris.csv", "--numeric", numeric, "--rows", "30")
     lines = run_with_header(render_header(m, numeric, "model", X[:30]), PRINT_ROWS, tmp_path)
+    assert code == 0 and lines == [" ".join(t.split(" ")[:-1]) for t in text.splitlines()]
+
+
+@pytest.mark.parametrize("name", sorted(GATED))
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_gated_k_class_c_header_and_reference_agree(work: Path, tmp_path: Path, name: str, numeric: str) -> None:
+    out = work / f"{name}.msgpack"
+    if not out.exists():
+        code, _, err = run("train", "adapt-gbrt", work / "iris.csv", "-o", out, *GATED[name])
+        assert code == 0, err
+    m = fmt.load(out)
+    assert m.kind == "gated" and m.tables.n_classes == 3
+    X = load_iris().data
+    c, ref = c_evaluator(m, numeric).predict(X), reference_evaluator(m, numeric).predict(X)
+    for field in ("label", "n_read", "stage"):
+        np.testing.assert_array_equal(getattr(c, field), getattr(ref, field))
+    answered = c.label >= 0
+    assert np.mean(c.label[answered] == load_iris().target[answered]) > 0.85
+    if not name.endswith("remote"):
+        assert np.all(answered)  # f0 on the device answers every row the gate sends it
+    code, text, _ = run("predict", out, work / "iris.csv", "--numeric", numeric, "--rows", "40")
+    lines = run_with_header(render_header(m, numeric, "model", X[:40]), PRINT_ROWS, tmp_path)
     assert code == 0 and lines == [" ".join(t.split(" ")[:-1]) for t in text.splitlines()]
 
 
