@@ -101,6 +101,9 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
            seed: int, costs_path: str | None, **opts: Any) -> None:
     given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
     task = tasks.prepare(data, positive, target_column, seed)
+    if task.n_classes > 2 and not KINDS[kind].multiclass:
+        raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
+                            "--positive LABEL for one-vs-rest")
     costs = tasks.task_costs(task, costs_path)
     click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
                f"{task.data.X.shape[1]} features", err=True)
@@ -218,7 +221,8 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 @click.option("--budget", type=float, default=None, help="Per-call budget (models with a budget index).")
 @click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (models with a budget index).")
 @click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (models with a budget index).")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG of the --budget-sweep curve.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="PNG of the confusion matrix (with --budget-sweep: of the accuracy-vs-budget curve).")
 @friendly
 def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None,
              budget: float | None, size: float | None, budget_sweep: bool, plot: str | None) -> None:
@@ -230,11 +234,11 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
     budgeted = None
-    if budget is not None or size is not None or budget_sweep or plot is not None:
+    if budget is not None or size is not None or budget_sweep:
         budgeted = BUDGET_EVAL.get(model.kind)
         if budgeted is None:
             kinds = " or ".join(sorted(BUDGET_EVAL)) or "budget-indexed"
-            raise click.UsageError(f"--budget/--size/--budget-sweep/--plot need a {kinds} model (one with a "
+            raise click.UsageError(f"--budget/--size/--budget-sweep need a {kinds} model (one with a "
                                    f"per-call budget index), not {model.kind}")
         model = budgeted.at(model, budget, size)  # every figure below is at this budget and size
     ds, y, idx, part = tasks.rows_for_eval(model, data)
@@ -248,12 +252,36 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     if metrics is not None:
         report.update(metrics(model, X, y[idx], pred, num))
     if budgeted is not None:
-        report.update(budgeted.sweep(model, X, y[idx], budget_sweep, plot, num))
+        report.update(budgeted.sweep(model, X, y[idx], budget_sweep, plot if budget_sweep else None, num))
+    if plot is not None and not budget_sweep:
+        from compiler.report_plot import plot_confusion  # noqa: PLC0415 - matplotlib only when asked
+
+        report["plot"] = plot_confusion(report["confusion"], plot, f"{model.kind} on {data} ({part} rows)")
     if as_json:
         click.echo(json.dumps(report))
         return
+    click.echo("\n".join(eval_text(report)))
+
+
+def eval_text(report: dict[str, Any]) -> list[str]:
+    """`eval` without --json: one line per figure; the per-class figures and the confusion matrix as tables."""
+    lines = []
     for key, value in report.items():
-        click.echo(f"{key:>18}: {value:.4f}" if isinstance(value, float) else f"{key:>18}: {value}")
+        if key in ("per_class", "confusion"):
+            continue
+        lines.append(f"{key:>18}: {value:.4f}" if isinstance(value, float) else f"{key:>18}: {value}")
+    lines += ["", "per true class:", f"{'class':>12} {'rows':>6} {'accuracy':>9} {'features':>9} {'cost':>10}"]
+    for name, c in report["per_class"].items():
+        lines.append(f"{name[:12]:>12} {c['n']:>6} {c['accuracy']:>9.4f} {c['mean_features']:>9.2f} "
+                     f"{c['mean_cost']:>10.4g}")
+    conf = report["confusion"]
+    labels = [str(v)[:6] for v in conf["labels"]]
+    none = any(conf["none"])
+    lines += ["", "confusion matrix (rows: true class, columns: predicted):",
+              f"{'':>8}" + "".join(f"{v:>7}" for v in labels) + (f"{'none':>7}" if none else "")]
+    for name, row, extra in zip(labels, conf["matrix"], conf["none"]):
+        lines.append(f"{name:>8}" + "".join(f"{v:>7}" for v in row) + (f"{extra:>7}" if none else ""))
+    return lines
 
 
 # ---------------------------------------------------------------- predict ----
@@ -271,8 +299,8 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
 
     Prints one line per row, exactly as the firmware examples print it:
     LABEL FEATURES_READ for naive Bayes kinds, LABEL FEATURES_READ COST for
-    the others. LABEL is the class index (1 = positive class, see `inspect`;
-    -1 = deferred or nothing fits the budget), FEATURES_READ the distinct
+    the others. LABEL is the class's label text as in the training data (see
+    `inspect`; -1 = deferred or nothing fits the budget), FEATURES_READ the distinct
     features read, COST their summed cost (q15: integer cost units times the
     header's FM_COST_UNIT), rounded to 6 decimals without trailing zeros.
     """
@@ -283,11 +311,11 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
     q15 = num == "q15"
-    lines = predict_lines(model.tables, pred, q15, ev.cost_unit)
+    lines = predict_lines(model.tables, pred, q15, ev.cost_unit, classes=model.classes)
     if output:
         with open(output, "w") as fh:
             fh.write("label,features_read,cost\n")
-            cost_lines = predict_lines(CostedView(), pred, q15, ev.cost_unit, sep=",")
+            cost_lines = predict_lines(CostedView(), pred, q15, ev.cost_unit, sep=",", classes=model.classes)
             fh.write("".join(line + "\n" for line in cost_lines))
         click.echo(f"wrote {len(lines)} predictions to {output}", err=True)
     else:
@@ -314,8 +342,9 @@ def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: st
         "target": target_name,
         "msgpack_bytes": Path(model_path).stat().st_size,
         "table_bytes": c_tables(model, num).table_bytes,
+        "n_classes": len(model.classes),
         "classes": model.classes,
-        "positive_class_index": 1,
+        "positive_class_index": 1 if len(model.classes) == 2 else None,
     }
     info.update(t.describe(model.feature_names))
     info["training"] = model.meta.get("training", {})

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from compiler.header import c_float, check_name, cost_macros
+from compiler.header import c_float, check_name, cost_macros, label_macros
 from pyruntime.format import ModelFile
 
 INT32_MAX = 2**31 - 1
@@ -207,6 +207,7 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
         f"#define FM_N_FEATURES {up}_N_FEATURES",
         f"#define FM_PREDICT_VEC(x, n, out) {name}_predict_vec((x), (n), (out))",
         *cost_macros(model, numeric),
+        *label_macros(model, name),
     ]
     if rows is not None:
         r = np.asarray(rows, dtype=np.float32)

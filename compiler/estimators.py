@@ -1,6 +1,7 @@
-"""What every frugalml estimator shares with scikit-learn's conventions: binary targets
-(any two labels, the second the positive class), input validation through
-``sklearn.utils.validation.validate_data`` and the binary-only tag.
+"""What every frugalml estimator shares with scikit-learn's conventions: targets as class
+indices (any K >= 2 labels, ``classes_`` sorted; for two, the second is the positive class),
+input validation through ``sklearn.utils.validation.validate_data`` and the binary-only tag of
+the estimators that are still binary.
 
 Imported only by training code (scikit-learn is loaded here)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
@@ -27,15 +28,33 @@ def fit_binary(est: Any, X: Any, y: Any, dtype: Any = np.float64) -> tuple[np.nd
     return X, (y == classes[1]).astype(np.int64)
 
 
-def encode_binary(est: Any, y: Any, what: str) -> np.ndarray:
-    """Labels of further data (e.g. validation) as 0/1 against est.classes_; unseen labels are an error."""
+def fit_classes(est: Any, X: Any, y: Any, dtype: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """Validate (X, y) for fit of a K-class estimator, set est.classes_ and est.n_features_in_; y as the
+    index into classes_ (0/1 for two classes, as fit_binary)."""
+    X, y = validate_data(est, X, y, dtype=dtype, ensure_min_samples=2)
+    type_of_target(y, input_name="y", raise_unknown=True)
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError("training data has a single class: nothing to learn (needs 2 classes)")
+    est.classes_ = classes
+    return X, np.searchsorted(classes, y).astype(np.int64)
+
+
+def encode_classes(est: Any, y: Any, what: str) -> np.ndarray:
+    """Labels of further data (e.g. validation) as indices into est.classes_; unseen labels are an error."""
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"{what}: y must be 1-D, got shape {y.shape}")
     unknown = np.setdiff1d(np.unique(y), est.classes_)
     if unknown.size:
         raise ValueError(f"{what}: labels {unknown[:5].tolist()} were not seen in the training data")
-    return (y == est.classes_[1]).astype(np.int64)
+    return np.searchsorted(est.classes_, y).astype(np.int64)
+
+
+def encode_binary(est: Any, y: Any, what: str) -> np.ndarray:
+    """Labels of further data (e.g. validation) as 0/1 against est.classes_; unseen labels are an error."""
+    return encode_classes(est, y, what)
 
 
 def check_X(est: Any, X: Any, attribute: str, dtype: Any = np.float64) -> np.ndarray:

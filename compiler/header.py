@@ -8,6 +8,8 @@ for any model kind::
     FM_PREDICT_VEC(x, n, out)     eager prediction into an fm_result
     FM_MODEL_KIND, FM_MODEL_NUMERIC
     FM_REPORTS_COST, FM_COST_UNIT, FM_RESULT_COST(r)   the COST column (pyruntime/costtext.py)
+    FM_N_CLASSES, FM_LABELS, FM_LABEL_TEXT(i)          the class label table (label text of a class index)
+    FM_LABEL_TEXT_MAX                                 bytes of the longest label text with its NUL
     FM_N_ROWS, FM_ROWS            embedded test rows (with --embed)
     NAME_TABLE_BYTES              bytes of the const arrays
     NAME_CONST_BYTES              bytes of all const model data (arrays + structs) on the target: its flash
@@ -55,7 +57,7 @@ POINTER_BYTES = {"host": 8, "pi": 8, "cortex-m0": 4, "cortex-m3": 4, "cortex-m4f
 
 # Stack bounds of the *_predict_vec calls (FM_VEC_MAX_FEATURES / FM_VEC_MAX_OUTPUTS in frugalml.h)
 VEC_MAX_FEATURES = 512
-VEC_MAX_OUTPUTS = 16
+VEC_MAX_OUTPUTS = 64
 
 CTYPES = {
     "double": 8, "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
@@ -310,6 +312,44 @@ def cost_macros(model: ModelFile, numeric: str) -> list[str]:
             f"#define FM_RESULT_COST(r) {cost}"]
 
 
+def c_string(text: str) -> str:
+    """A C string literal of text (UTF-8; quotes, backslashes and non-printable bytes escaped; "??" split
+    so that no trigraph forms)."""
+    out = []
+    for b in text.encode():
+        ch = chr(b)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= b < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out).replace("??", '?""?') + '"'
+
+
+def label_macros(model: ModelFile, name: str) -> list[str]:
+    """The class label table: FM_N_CLASSES, NAME_labels[] (the label texts in class-index order) and
+    FM_LABEL_TEXT(i), the text of class index i (the runtime's fm_result.label), "-1" for an index
+    outside 0 .. FM_N_CLASSES-1 (deferred, or nothing fits the budget), as `frugalml predict` prints it."""
+    classes = model.classes
+    check_classes(len(classes), "the header's label table")
+    return [
+        f"#define {name.upper()}_N_CLASSES {len(classes)}u",
+        f"static const char *const {name}_labels[{len(classes)}] = {{{', '.join(c_string(c) for c in classes)}}};",
+        f"#define FM_N_CLASSES {name.upper()}_N_CLASSES",
+        f"#define FM_LABELS {name}_labels",
+        f"#define FM_LABEL_TEXT_MAX {max(3, *(len(c.encode()) + 1 for c in classes))}u",
+        "#define FM_LABEL_TEXT(i) ((i) >= 0 && (uint32_t)(i) < FM_N_CLASSES ? FM_LABELS[(i)] : \"-1\")",
+    ]
+
+
+def check_classes(n_classes: int, what: str) -> None:
+    """Refuse more classes than every runtime call holds (FM_VEC_MAX_OUTPUTS)."""
+    if n_classes > VEC_MAX_OUTPUTS:
+        raise ValueError(f"{n_classes} classes are more than {what} holds (at most {VEC_MAX_OUTPUTS}, "
+                         "FM_VEC_MAX_OUTPUTS): retrain one-vs-rest with --positive LABEL, or merge classes")
+
+
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
                   target: str | None = None) -> str:
     """The whole header text."""
@@ -351,6 +391,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
         f"#define FM_N_FEATURES {name.upper()}_N_FEATURES",
         f"#define FM_PREDICT_VEC(x, n, out) {t.predict_vec}(&{name}, (x), (n), (out))",
         *cost_macros(model, numeric),
+        *label_macros(model, name),
     ]
     if rows is not None:
         r = np.asarray(rows, dtype=np.float32)

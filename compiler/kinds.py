@@ -33,6 +33,8 @@ class KindSpec:
     options: list[click.Option] = field(default_factory=list)
     # extra eval figures: (model, X, y, predictions, numeric) -> dict
     extra_metrics: Callable[[ModelFile, np.ndarray, np.ndarray, Predictions, str], dict[str, Any]] | None = None
+    # trains K > 2 classes (else such data needs --positive LABEL: one-vs-rest)
+    multiclass: bool = False
 
     @property
     def option_names(self) -> set[str]:

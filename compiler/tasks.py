@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from compiler.costs import FeatureCosts, load_costs
-from pyruntime.data import Dataset, Split, binarize, load_dataset
+from pyruntime.data import Dataset, Split, encode_labels, label_order, load_dataset
 from pyruntime.errors import DataError, FrugalmlError
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
@@ -25,7 +25,7 @@ from pyruntime.result import Predictions
 @dataclass
 class Task:
     data: Dataset
-    y: np.ndarray  # 0/1
+    y: np.ndarray  # class index into classes (0/1 for a binary or one-vs-rest task)
     classes: list[str]
     positive: str | None
     target: str | None
@@ -38,28 +38,36 @@ class Task:
     def n_features(self) -> int:
         return int(self.data.X.shape[1])
 
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
     def meta(self) -> dict[str, Any]:
         va = self.y[self.validation]
         return {
             "feature_names": self.data.feature_names,
             "classes": self.classes,
-            "labels": sorted(set(self.data.y.tolist())),
+            "labels": label_order(self.data.y.tolist()),
             "positive": self.positive,
             "target_column": self.target,
             "dataset": {"name": self.data.name, "fingerprint": self.data.fingerprint, "rows": self.data.n_rows},
             "split": self.split.to_dict(),
-            "validation_class_counts": [int(np.sum(va == 0)), int(np.sum(va == 1))],
+            "validation_class_counts": np.bincount(va, minlength=self.n_classes).astype(int).tolist(),
         }
 
 
 def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0) -> Task:
     data = load_dataset(spec, target)
-    y, classes = binarize(data.y, positive)
+    y, classes = encode_labels(data.y, positive)
     split = Split(seed=seed)
     tr, va, te = split.indices(y)
     for name, idx in (("training", tr), ("validation", va)):
         if np.unique(y[idx]).size < 2:
             raise DataError(f"the {name} part of {spec} has a single class: too few rows of one class")
+    missing = sorted(set(range(len(classes))) - set(np.unique(y[tr]).tolist()))
+    if missing:
+        raise DataError(f"class {classes[missing[0]]!r} of {spec} has no training rows (too few rows of "
+                        f"{len(missing)} class{'es' if len(missing) > 1 else ''}): add rows or drop the class")
     return Task(data, y, classes, positive, target, split, tr, va, te)
 
 
@@ -70,22 +78,25 @@ def task_costs(task: Task, costs_path: str | None) -> FeatureCosts | None:
 # ------------------------------------------------------------ training ----
 # ---------------------------------------------------------- evaluation ----
 def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.ndarray, str]:
-    """Load DATA for a model: (data, y01 of the rows, row indices, 'test' or 'all')."""
+    """Load DATA for a model: (data, class index of the rows, row indices, 'test' or 'all')."""
     meta = model.meta
     data = load_dataset(spec, meta.get("target_column"))
-    classes = [str(c) for c in meta.get("classes", ["0", "1"])]
+    classes = model.classes
     positive = meta.get("positive")
     if data.X.shape[1] != int(model.tables.n_features):
         raise DataError(f"{spec} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
     labels = set(data.y.tolist())
-    pos = positive if positive is not None else classes[1]
     known = set(meta.get("labels") or ([] if "rest" in classes else classes))
     unseen = sorted(labels - known) if known else []
     if unseen:
         raise DataError(f"{spec} has labels the model never saw in training ({', '.join(unseen[:6])}"
                         f"{', ...' if len(unseen) > 6 else ''}; the model knows {', '.join(sorted(known)[:6])}): "
                         "check --target-column or the data")
-    y = (data.y == pos).astype(np.int64)
+    if positive is not None or len(classes) == 2:
+        y = (data.y == (positive if positive is not None else classes[1])).astype(np.int64)
+    else:
+        index = {c: i for i, c in enumerate(classes)}
+        y = np.array([index.get(v, -1) for v in data.y.tolist()], dtype=np.int64)
     if meta.get("dataset", {}).get("fingerprint") == data.fingerprint and "split" in meta:
         s = meta["split"]
         split = Split(seed=int(s["seed"]), train=float(s["train"]), validation=float(s["validation"]))
@@ -94,20 +105,79 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
 
 
 def summarize(model: ModelFile, y: np.ndarray, pred: Predictions) -> dict[str, Any]:
+    """The figures of `eval`: accuracy, weighted and balanced accuracy, macro-F1, features read and cost
+    (mean and per true class), the stop histogram and the confusion matrix."""
+    n_classes = len(model.classes)
     counts = model.meta.get("validation_class_counts")
-    weights = (int(counts[1]) or 1, int(counts[0]) or 1) if counts else class_weights(y)
     n = int(y.size)
     stages = np.bincount(pred.stage.astype(np.int64)) if n else np.zeros(1, np.int64)
+    if n_classes == 2:
+        weights = (int(counts[1]) or 1, int(counts[0]) or 1) if counts and len(counts) == 2 else class_weights(y)
+        wacc = weighted_accuracy(y, pred.label, weights) if n else 0.0
+    else:
+        wacc = class_weighted_accuracy(y, pred.label, counts if counts and len(counts) == n_classes
+                                       else np.bincount(y, minlength=n_classes))
     return {
         "kind": model.kind,
         "n": n,
         "accuracy": float(np.mean(pred.label == y)) if n else 0.0,
-        "weighted_accuracy": weighted_accuracy(y, pred.label, weights) if n else 0.0,
+        "weighted_accuracy": wacc,
+        "balanced_accuracy": balanced_accuracy(y, pred.label) if n else 0.0,
+        "macro_f1": macro_f1(y, pred.label, n_classes) if n else 0.0,
         "mean_features": float(pred.n_read.mean()) if n else 0.0,
         "max_features": int(pred.n_read.max()) if n else 0,
         "mean_cost": float(np.mean(pred.cost)) if n else 0.0,
         "stop_histogram": {str(i): int(c) for i, c in enumerate(stages) if c},
+        "per_class": per_class(model.classes, y, pred),
+        "confusion": confusion(model.classes, y, pred.label),
     }
+
+
+def confusion_matrix(y: np.ndarray, pred: np.ndarray, n_classes: int) -> np.ndarray:
+    """Counts [true class, predicted class]; a last column counts answers outside 0..K-1 (-1: deferred or
+    nothing fits the budget)."""
+    m = np.zeros((n_classes, n_classes + 1), dtype=np.int64)
+    p = np.where((pred >= 0) & (pred < n_classes), pred, n_classes)
+    np.add.at(m, (np.asarray(y, np.int64), np.asarray(p, np.int64)), 1)
+    return m
+
+
+def confusion(classes: list[str], y: np.ndarray, pred: np.ndarray) -> dict[str, Any]:
+    """`eval` report of the confusion matrix: rows = true class, columns = predicted class (+ "none")."""
+    m = confusion_matrix(y, pred, len(classes))
+    return {"labels": list(classes), "matrix": m[:, :-1].tolist(), "none": m[:, -1].tolist()}
+
+
+def macro_f1(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
+    """Mean F1 over the classes (a class never true nor predicted scores 0, as in scikit-learn)."""
+    m = confusion_matrix(y, pred, n_classes)
+    tp = np.diag(m[:, :n_classes]).astype(np.float64)
+    denom = m.sum(axis=1) + m[:, :n_classes].sum(axis=0)
+    f1 = np.divide(2 * tp, denom, out=np.zeros(n_classes), where=denom > 0)
+    return float(f1.mean())
+
+
+def per_class(classes: list[str], y: np.ndarray, pred: Predictions) -> dict[str, dict[str, float]]:
+    """Rows, accuracy, mean features read and mean cost per true class."""
+    out = {}
+    for c, name in enumerate(classes):
+        m = y == c
+        if np.any(m):
+            out[name] = {"n": int(m.sum()), "accuracy": float(np.mean(pred.label[m] == c)),
+                         "mean_features": float(pred.n_read[m].mean()), "mean_cost": float(np.mean(pred.cost[m]))}
+    return out
+
+
+def class_weighted_accuracy(y: np.ndarray, pred: np.ndarray, counts: Any) -> float:
+    """Accuracy with every class weighted by the inverse of its (validation) count: equal total weight per
+    class when the counts are those of y (the K-class form of weighted_accuracy)."""
+    if y.size == 0:
+        return 0.0
+    c = np.maximum(np.asarray(counts, dtype=np.int64), 1)
+    w = [Fraction(1, int(v)) for v in c]
+    total = sum((w[int(v)] for v in y), Fraction(0))
+    good = sum((w[int(v)] for v, p in zip(y, pred) if v == p), Fraction(0))
+    return float(good / total) if total else 0.0
 
 
 # ------------------------------------------------------------ train/validation ----

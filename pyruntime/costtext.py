@@ -42,10 +42,21 @@ def device_costs(cost: np.ndarray, q15: bool, cost_unit: float) -> np.ndarray:
     return (cost_q.astype(np.float32) * np.float32(cost_unit)).astype(np.float32)
 
 
-def predict_lines(tables: object, pred: object, q15: bool, cost_unit: float, sep: str = " ") -> list[str]:
+def label_texts(labels: object, classes: list[str] | None) -> list[str]:
+    """LABEL of `frugalml predict` and of the firmware (FM_LABEL_TEXT): the class's label text, "-1" for an
+    index outside the classes (deferred, or nothing fits the budget); the index itself without classes."""
+    idx = [int(v) for v in labels]  # type: ignore[attr-defined]
+    if classes is None:
+        return [str(i) for i in idx]
+    return [classes[i] if 0 <= i < len(classes) else "-1" for i in idx]
+
+
+def predict_lines(tables: object, pred: object, q15: bool, cost_unit: float, sep: str = " ",
+                  classes: list[str] | None = None) -> list[str]:
     """The lines of `frugalml predict` (and of the firmware examples): LABEL FEATURES_READ, plus COST for
-    tables whose class says ``reports_cost`` (every kind but naive Bayes)."""
-    labels = [int(v) for v in pred.label]  # type: ignore[attr-defined]
+    tables whose class says ``reports_cost`` (every kind but naive Bayes). LABEL is the label text of the
+    class (label_texts), or the class index when classes is None."""
+    labels = label_texts(pred.label, classes)  # type: ignore[attr-defined]
     reads = [int(v) for v in pred.n_read]  # type: ignore[attr-defined]
     if not getattr(tables, "reports_cost", True):
         return [f"{a}{sep}{b}" for a, b in zip(labels, reads)]

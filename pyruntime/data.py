@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,9 +305,21 @@ def load_dataset(spec: str, target: str | None = None) -> Dataset:
     raise DataError(f"{spec}: unknown data format {suffix!r} (use .csv, .libsvm/.svm, .arff or .npz)")
 
 
-def binarize(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list[str]]:
-    """Map labels to 0/1; returns (y01, [negative name, positive name])."""
-    classes = sorted(set(y.tolist()))
+MAX_CLASSES = 64  # classes every runtime call holds (FM_VEC_MAX_OUTPUTS in runtime_c/include/frugalml.h)
+
+
+def label_order(labels: set[str] | list[str]) -> list[str]:
+    """The classes in index order: numerically when every label is an integer, else as strings."""
+    uniq = set(labels)
+    if uniq and all(re.fullmatch(r"[+-]?\d+", v) for v in uniq):
+        return sorted(uniq, key=lambda v: (int(v), v))
+    return sorted(uniq)
+
+
+def encode_labels(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list[str]]:
+    """Labels as class indices; returns (y_idx, classes). With positive, a one-vs-rest binary task:
+    (y == positive as 0/1, [negative name or "rest", positive])."""
+    classes = label_order(y.tolist())
     if positive is not None:
         positive = _label_str(positive)
         if positive not in classes:
@@ -316,9 +329,11 @@ def binarize(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list[str]
         return (y == positive).astype(np.int64), [neg_name, positive]
     if len(classes) == 1:
         raise DataError(f"only one class ({classes[0]!r}) in the data: nothing to learn")
-    if len(classes) > 2:
-        raise DataError(f"the target has {len(classes)} classes; pass --positive LABEL for one-vs-rest")
-    return (y == classes[1]).astype(np.int64), classes
+    if len(classes) > MAX_CLASSES:
+        raise DataError(f"the target has {len(classes)} classes, more than the {MAX_CLASSES} the runtime holds: "
+                        "pass --positive LABEL for one-vs-rest, or merge classes")
+    index = {c: i for i, c in enumerate(classes)}
+    return np.array([index[v] for v in y.tolist()], dtype=np.int64), classes
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Layout (little endian)::
 
     offset  size  field
     0       8     magic b"FRUGALML"
-    8       2     format version (uint16), currently 2 (versions 1 and 2 are read)
+    8       2     format version (uint16), currently 3 (versions 1 to 3 are read)
     10      2     flags (uint16), 0
     12      4     body length in bytes (uint32)
     16      4     CRC-32 of the body (uint32)
@@ -18,6 +18,10 @@ Format versions (docs/deploy.md, "Model file versions"):
   says 1, ``writer`` is None). A kind whose record changes registers an upgrade from the older
   version, or a refusal with the reason, with ``register_upgrade``: an old file is then converted or
   rejected with one line naming the version that wrote it and what to do -- never read wrongly.
+* 3: K-class models (issue 19): meta "classes" holds the K label texts in class-index order (the runtime's
+  label is an index into it; two entries for a binary or one-vs-rest model, as before) and
+  "validation_class_counts" K counts; tables whose class has ``n_classes`` must agree with it. Binary
+  tables records are unchanged, so version-1 and version-2 files are read as they are.
 
 numpy arrays inside ``tables`` are maps {"nd": dtype string, "shape": [...],
 "data": raw little-endian bytes}. Every failure to read raises
@@ -39,8 +43,8 @@ import numpy as np
 from pyruntime.errors import ModelFormatError
 
 MAGIC = b"FRUGALML"
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
 HEADER = struct.Struct("<8sHHII")
 ALLOWED_DTYPES = {"<f4", "<f8", "<i4", "<u4", "<i2", "<u2", "|u1", "|i1", "<i8", "<u8"}
 
@@ -212,6 +216,12 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
         raise ModelFormatError(f"{source}: {exc}") from None
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         raise ModelFormatError(f"{source}: inconsistent tables ({exc})") from None
+    classes = meta.get("classes")
+    if classes is not None and (not isinstance(classes, list) or len(classes) < 2):
+        raise ModelFormatError(f"{source}: meta classes must be a list of at least 2 labels")
+    n_classes = getattr(obj, "n_classes", None)
+    if classes is not None and n_classes is not None and len(classes) != int(n_classes):
+        raise ModelFormatError(f"{source}: {len(classes)} class labels for tables of {n_classes} classes")
     return ModelFile(kind=kind, tables=obj, meta=meta, format_version=version, writer=writer)
 
 

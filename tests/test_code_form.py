@@ -349,7 +349,7 @@ def test_cli_writes_the_code_form_and_refuses_kinds_without_one(trained: dict[st
     cli("export-c", path, "-o", header, "--form", "code", "--target", "cortex-m3", "--embed", data, "--rows", "5")
     text = header.read_text()
     assert '#define MODEL_FORM "code"' in text and '#define FM_MODEL_NUMERIC "q15"' in text
-    assert "FM_N_ROWS 5u" in text and text.count("static const") == 1  # the rows: no tables
+    assert "FM_N_ROWS 5u" in text and text.count("static const") == 2  # the rows, the labels: no tables
     from test_cstc_runtime import random_tree as cstc_tree  # noqa: PLC0415
 
     cstc = tmp_path / "cstc.msgpack"

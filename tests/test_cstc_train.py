@@ -149,7 +149,7 @@ def _export(work: Path, out: Path, target: str, numeric: str | None = None) -> t
     ev = c_evaluator(m, num)
     pred = ev.predict(rows)
     assert len(set(pred.stage.tolist())) >= 3  # the rows take different paths
-    return header, predict_lines(m.tables, pred, num == "q15", ev.cost_unit)  # LABEL FEATURES_READ COST
+    return header, predict_lines(m.tables, pred, num == "q15", ev.cost_unit, classes=m.classes)  # LABEL READ COST
 
 
 @pytest.mark.parametrize(("target", "machine", "numeric"), [("cortex-m0", "microbit", None),

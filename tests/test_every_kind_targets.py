@@ -87,7 +87,7 @@ def export(work: Path, kind: str, numeric: str, target: str, out: Path,
     render = render_code_header if form == "code" else render_header
     header.write_text(render(m, numeric, "model", X, target))
     ev = c_evaluator(m, numeric)
-    lines = predict_lines(m.tables, ev.predict(X), numeric == "q15", ev.cost_unit)
+    lines = predict_lines(m.tables, ev.predict(X), numeric == "q15", ev.cost_unit, classes=m.classes)
     assert len(lines) == ROWS
     return header, lines
 

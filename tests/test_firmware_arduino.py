@@ -47,7 +47,7 @@ def header_and_expected(model: Path, csv: Path, target: str, out: Path, form: st
     header = out / "model.h"
     header.write_text((render_code_header if form == "code" else render_header)(m, num, "model", X, target))
     ev = c_evaluator(m, num)
-    return header, predict_lines(m.tables, ev.predict(X), num == "q15", ev.cost_unit)
+    return header, predict_lines(m.tables, ev.predict(X), num == "q15", ev.cost_unit, classes=m.classes)
 
 
 @pytest.mark.parametrize("target", ["cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33"])

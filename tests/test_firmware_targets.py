@@ -100,7 +100,8 @@ def export(model: Path, name: str, out: Path, target: str, numeric: str | None =
     render = render_code_header if form == "code" else render_header
     header.write_text(render(m, num, "model", _rows(name), target))
     ev = c_evaluator(m, num)
-    return header, predict_lines(m.tables, ev.predict(_rows(name)), num == "q15", ev.cost_unit)
+    return header, predict_lines(m.tables, ev.predict(_rows(name)), num == "q15", ev.cost_unit,
+                                 classes=m.classes)
 
 
 def test_cli_interface_cortex_m3(models: dict[str, Path], tmp_path: Path) -> None:

@@ -48,10 +48,10 @@ def test_file_starts_with_magic_and_version(tmp_path) -> None:
     path = tmp_path / "m.msgpack"
     n = fmt.save(small_model(), path)
     blob = path.read_bytes()
-    assert len(blob) == n and blob[:8] == b"FRUGALML" and struct.unpack_from("<H", blob, 8)[0] == 2
+    assert len(blob) == n and blob[:8] == b"FRUGALML" and struct.unpack_from("<H", blob, 8)[0] == 3
     back = fmt.load(path)
     assert back.meta["classes"] == ["no", "yes"]
-    assert back.format_version == 2 and back.writer is not None and back.writer.startswith("frugalml ")
+    assert back.format_version == 3 and back.writer is not None and back.writer.startswith("frugalml ")
 
 
 @pytest.mark.parametrize("cut", [0, 5, 19, 20, 40, -1])

@@ -249,7 +249,6 @@ def test_cli_eval_budget_options(work: Path, tmp_path: Path) -> None:
     (("--budget", "-5"), "--budget must be a number >= 0"),
     (("--budget", "nan"), "--budget must be a number >= 0"),
     (("--size", "-1"), "--size': -1.0 is not in the range x>=0"),
-    (("--plot", "x.png"), "--plot needs --budget-sweep"),
 ])
 def test_cli_eval_bad_budget_is_one_line_exit_2(work: Path, args: tuple[str, ...], message: str) -> None:
     code, out, err = run("eval", work / "nb.msgpack", work / "data.npz", *args)

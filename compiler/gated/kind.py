@@ -288,7 +288,7 @@ _COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, *PARALLEL_OPTIONS]
 register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
     register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),
-                      gated_metrics))
+                      gated_metrics, multiclass=_kind == "adapt-gbrt"))
 
 
 register_file_metrics("gated", gated_metrics)

@@ -29,6 +29,9 @@ ZERO_FIRST_SHARE = 0.25
 
 
 def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None = None) -> CodeBody:
+    if not isinstance(tables, NBModel):
+        raise ValueError("--form code is available for two-class naive Bayes only so far; export this "
+                         f"{tables.n_classes}-class model with --form tables")
     m: NBModel = tables
     if zero_share is not None and len(zero_share) != m.n_used:
         raise ValueError(f"code hint zero_share has {len(zero_share)} values, the model reads {m.n_used} positions")

@@ -12,9 +12,35 @@ from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.binding import pos_records
 from pyruntime.nb.model import NBModel
+from pyruntime.nb.multi import NBMultiModel
 
 
-def nb_tables(m: NBModel, numeric: str, p: str) -> CTables:
+def nbk_tables(m: NBMultiModel, numeric: str, p: str) -> CTables:
+    """fm_nbk / fm_nbk_q15 tables of a K-class model (fixed-stride layout, class index fastest)."""
+    n_edges, edges, d = m.strided(None if numeric == "float32" else m.q15().d)
+    if numeric == "float32":
+        arrays = [CArray(f"{p}_edges", "float", edges), CArray(f"{p}_d", "float", d.ravel()),
+                  CArray(f"{p}_d0", "float", m.d0), CArray(f"{p}_stop_margin", "float", m.stop_margin)]
+        costs, cost_type, struct, edge_field = m.costs, "float", "fm_nbk", "edges"
+    else:
+        q = m.q15()
+        arrays = [CArray(f"{p}_edges", "int32_t", float_keys(edges)), CArray(f"{p}_d", "int16_t", d.ravel()),
+                  CArray(f"{p}_d0", "int32_t", q.d0), CArray(f"{p}_stop_margin", "int32_t", q.stop_margin)]
+        costs, cost_type, struct, edge_field = q.costs, "uint16_t", "fm_nbk_q15", "edge_keys"
+    arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_stop_at", "uint32_t", m.stop_at)]
+    if costs is not None:
+        arrays.append(CArray(f"{p}_costs", cost_type, costs))
+    fields = {"n_features": f"{m.n_features}u", "n_used": f"{m.n_used}u", "n_classes": f"{m.n_classes}u",
+              "n_edges": f"{n_edges}u", "order": f"{p}_order", edge_field: f"{p}_edges", "d": f"{p}_d",
+              "d0": f"{p}_d0", "n_stops": f"{m.n_stops}u", "stop_at": f"{p}_stop_at",
+              "stop_margin": f"{p}_stop_margin", "costs": f"{p}_costs" if costs is not None else "NULL"}
+    return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=f"{struct}_predict_vec",
+                   header="fm_nb.h", vec_bounds=(0, m.n_classes))
+
+
+def nb_tables(m: NBModel | NBMultiModel, numeric: str, p: str) -> CTables:
+    if isinstance(m, NBMultiModel):
+        return nbk_tables(m, numeric, p)
     arrays = [CArray(f"{p}_stop_at", "uint32_t", m.stop_at)]
     q = m.q15() if numeric != "float32" else None
     rec = pos_records(m, q)

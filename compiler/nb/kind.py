@@ -13,7 +13,7 @@ from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.header import nb_tables
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
-from compiler.tasks import Task, check_not_trivial, class_weights, weighted_accuracy
+from compiler.tasks import Task, check_not_trivial, class_weighted_accuracy, class_weights, weighted_accuracy
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
@@ -59,12 +59,14 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     est.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     model = est.model_
     val = model.predict_reference(X[task.validation])
-    w = class_weights(y[task.validation])
+    yv = y[task.validation]
     meta = task.meta()
     meta["training"] = {
         "kind": kind, **recorded(opts),
         "budget_chosen": int(est.budget_), "static_threshold": est.static_threshold_,
-        "validation_weighted_accuracy": weighted_accuracy(y[task.validation], val.label, w),
+        "validation_weighted_accuracy": (weighted_accuracy(yv, val.label, class_weights(yv)) if task.n_classes == 2
+                                         else class_weighted_accuracy(yv, val.label, np.bincount(yv))),
+        "validation_accuracy": float(np.mean(val.label == yv)),
         "validation_mean_features": float(val.n_read.mean()),
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},
         # share of exact zeros per reading position on the training rows: where the generated code
@@ -81,6 +83,6 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
 for _kind in NB_KINDS:
     register_emitter(_kind, nb_tables)
 register(KindSpec("nb-static", "naive Bayes on the top-k features of an ordering", train_nb,
-                  NB_OPTIONS + PARALLEL_OPTIONS))
+                  NB_OPTIONS + PARALLEL_OPTIONS, multiclass=True))
 register(KindSpec("nb-stop", "early-stopping naive Bayes (stop points)", train_nb,
-                  NB_OPTIONS + STOP_OPTIONS + PARALLEL_OPTIONS))
+                  NB_OPTIONS + STOP_OPTIONS + PARALLEL_OPTIONS, multiclass=True))

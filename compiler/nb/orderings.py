@@ -12,12 +12,12 @@ import numpy as np
 ORDERINGS = ("ig", "chi2", "dcp", "greedy", "fcbf")
 
 
-def class_bin_counts(B: np.ndarray, y01: np.ndarray, n_bins: int) -> np.ndarray:
-    """counts[j, b, c] over binned data B (rows x features)."""
+def class_bin_counts(B: np.ndarray, y: np.ndarray, n_bins: int, n_classes: int = 2) -> np.ndarray:
+    """counts[j, b, c] over binned data B (rows x features) and class indices y."""
     d = B.shape[1]
-    counts = np.zeros((d, n_bins, 2), dtype=np.int64)
-    for c in (0, 1):
-        Bc = B[y01 == c]
+    counts = np.zeros((d, n_bins, n_classes), dtype=np.int64)
+    for c in range(n_classes):
+        Bc = B[y == c]
         for b in range(n_bins):
             counts[:, b, c] = (Bc == b).sum(axis=0)
     return counts
@@ -52,12 +52,14 @@ def chi_square(counts: np.ndarray) -> np.ndarray:
 
 
 def delta_cp(counts: np.ndarray) -> np.ndarray:
-    """sum over values x of p(x) |p(x|1) - p(x|0)|."""
+    """sum over values x of p(x) |p(x|1) - p(x|0)|; for K classes p(x) (max_c p(x|c) - min_c p(x|c))."""
     n = counts.sum(axis=(1, 2)).astype(float)
-    nc = np.maximum(counts.sum(axis=1).astype(float), 1)  # [d, 2]
+    nc = np.maximum(counts.sum(axis=1).astype(float), 1)  # [d, K]
     px = counts.sum(axis=2) / n[:, None]
     pxc = counts / nc[:, None, :]
-    return (px * np.abs(pxc[:, :, 1] - pxc[:, :, 0])).sum(axis=1)
+    if counts.shape[2] == 2:
+        return (px * np.abs(pxc[:, :, 1] - pxc[:, :, 0])).sum(axis=1)
+    return (px * (pxc.max(axis=2) - pxc.min(axis=2))).sum(axis=1)
 
 
 def symmetric_uncertainty(counts: np.ndarray) -> np.ndarray:

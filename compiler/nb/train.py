@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
+from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
+from pyruntime.nb.multi import NBMultiModel
 from pyruntime.progress import Progress, track
 
 CRITERIA = ("agree", "paper", "relerr", "safe")
@@ -281,9 +282,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     validation_fraction (used when fit gets no eval_set); costs (per-feature
     acquisition costs, reported per prediction; None = 1 each).
 
-    Binary classification: y may hold any two labels (``classes_``; the second is
-    the positive class). Validation data, which picks the budget and the stop
-    points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
+    y may hold any K >= 2 labels (``classes_``; for two, the second is the
+    positive class). K > 2 classes train K-class tables with margin stop points
+    (compiler.nb.multi_train; ordering 'greedy' is for two classes). Validation
+    data, which picks the budget and the stop points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
     frugalml estimator.
     n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
     """
@@ -329,14 +331,11 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
 
-    def __sklearn_tags__(self) -> Any:
-        return binary_only(super().__sklearn_tags__())
-
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> NaiveBayesBudget:
         """Fit on (X, y); eval_set=(X_val, y_val) picks the budget and stop points (default: a
         validation_fraction split of the training data)."""
         self._check_params()
-        X, y = fit_binary(self, X, y)
+        X, y = fit_classes(self, X, y)
         if eval_set is None:
             from pyruntime.data import Split
 
@@ -345,7 +344,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             X, y, X_val, y_val = X[tr], y[tr], X[va], y[va]
         else:
             X_val = check_X(self, eval_set[0], "classes_")
-            y_val = encode_binary(self, eval_set[1], "validation data")
+            y_val = encode_classes(self, eval_set[1], "validation data")
             if y_val.shape[0] != X_val.shape[0]:
                 raise ValueError("validation data: y must have one label per row of X")
         if X_val.shape[0] == 0:
@@ -353,6 +352,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         costs = None if self.costs is None else np.asarray(self.costs, dtype=np.float32)
         if costs is not None and costs.shape != (X.shape[1],):
             raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
+        if self.classes_.size > 2:
+            return self._fit_multi(X, y, X_val, y_val, costs)
         bins = fit_bins(X, self.bins)
         B = bins.transform(X)
         tables, counts = fit_tables(B, y, bins, self.alpha)
@@ -379,6 +380,39 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                                "stop_hi": [s[1] for s in stops], "stop_lo": [s[2] for s in stops]})
         self.model_ = model
         self.static_threshold_ = float(t_static)
+        return self
+
+    def _fit_multi(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
+                   costs: np.ndarray | None) -> NaiveBayesBudget:
+        """K > 2 classes: K-class tables, the budget of best validation accuracy, margin stop points
+        (compiler.nb.multi_train)."""
+        from compiler.nb.multi_train import (  # noqa: PLC0415 - imports this module
+            choose_budget,
+            fit_multi_tables,
+            learn_margin_stops,
+            overtake_bounds,
+        )
+
+        if self.ordering == "greedy":
+            raise ValueError(f"ordering 'greedy' takes two classes, the data has {self.classes_.size}: use ig, "
+                             "chi2, dcp or fcbf")
+        bins = fit_bins(X, self.bins)
+        B = bins.transform(X)
+        tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha)
+        order = fcbf(counts, B, counts.shape[1]) if self.ordering == "fcbf" else rank(self.ordering, counts)
+        self.ordering_ = order
+        if self.budget is not None:
+            self.budget_, self.static_curve_ = min(int(self.budget), order.size), {}
+        else:
+            self.budget_, self.static_curve_ = choose_budget(tables, order, X_val, y_val, BUDGET_GRID, X.shape[1])
+        static = tables.model(order[: self.budget_], X.shape[1], costs)
+        stops: list[tuple[int, float]] = []
+        if self.early_stopping and self.budget_ > 1:
+            stops = learn_margin_stops(static.partial_scores(X_val), y_val, overtake_bounds(static),
+                                       StopRule(self.criterion, self.support, self.performance, self.disagreement,
+                                                float(self.stop_cost)))
+        self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
+        self.static_threshold_ = None
         return self
 
     def _order(self, tables: NBTables, counts: np.ndarray, B: np.ndarray, X_val: np.ndarray,
@@ -426,19 +460,24 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         return min(k for k, v in curve.items() if v == best), curve
 
     # ------------------------------------------------------------ predict --
-    def _check_fitted(self, X: Any) -> tuple[NBModel, np.ndarray]:
+    def _check_fitted(self, X: Any) -> tuple[NBModel | NBMultiModel, np.ndarray]:
         X = check_X(self, X, "model_")
         return self.model_, X
 
     def predict(self, X: Any) -> np.ndarray:
-        margin = self.decision_function(X)  # checks that the model is fitted first
-        return self.classes_[(margin > 0).astype(np.int64)]
+        model, X = self._check_fitted(X)
+        return self.classes_[model.predict_reference(X).label.astype(np.int64)]
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Signed margin of the decision: score minus the bound that decided (the stop point's upper
-        bound for an early 1, its lower bound for an early 0, else the threshold); > 0 iff the
-        positive class."""
+        """Two classes: the signed margin of the decision: score minus the bound that decided (the stop
+        point's upper bound for an early 1, its lower bound for an early 0, else the threshold); > 0 iff
+        the positive class. K classes: the class scores [n, K] where the prediction stopped (argmax = the
+        prediction)."""
         model, X = self._check_fitted(X)
+        if isinstance(model, NBMultiModel):
+            n_read = model.predict_reference(X).n_read.astype(np.int64)
+            P = model.partial_scores(X)
+            return P[np.arange(P.shape[0]), n_read].astype(np.float64)
         p = model.predict_reference(X)
         score = p.score.astype(np.float64)
         bound = np.full(score.shape, float(model.threshold))
@@ -450,8 +489,13 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         return np.where(p.label == 1, np.maximum(margin, np.nextafter(0.0, 1.0)), np.minimum(margin, 0.0))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Logistic of the decision margin (log-odds units); argmax agrees with predict."""
-        p1 = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        """Logistic of the decision margin (log-odds units; K classes: softmax of the class scores); argmax
+        agrees with predict."""
+        f = self.decision_function(X)
+        if f.ndim == 2:
+            e = np.exp(f - f.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+        p1 = 1.0 / (1.0 + np.exp(-f))
         return np.column_stack([1 - p1, p1])
 
     def features_read(self, X: Any) -> np.ndarray:

@@ -18,7 +18,14 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
+from compiler.tasks import (
+    check_not_trivial,
+    class_weighted_accuracy,
+    class_weights,
+    parse_floats,
+    split,
+    weighted_accuracy,
+)
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
@@ -34,7 +41,8 @@ def validation_report(tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> dict
     trees = tables.trees_at(p.stage)
     return {
         "validation_accuracy": float(np.mean(p.label == y)),
-        "validation_weighted_accuracy": weighted_accuracy(y, p.label, class_weights(y)),
+        "validation_weighted_accuracy": (weighted_accuracy(y, p.label, class_weights(y)) if np.max(y, initial=0) <= 1
+                                         else class_weighted_accuracy(y, p.label, np.bincount(y))),
         "validation_mean_cost": float(np.mean(p.cost.astype(np.float64) + tables.tree_eval_cost * trees)),
         "validation_mean_features": float(np.mean(p.n_read)),
         "validation_mean_trees": float(np.mean(trees)),
@@ -53,6 +61,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     tree_cost = float(opts.get("tree_cost", 0.0))
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
     every = opts.get("early_exit_every")
+    if every is None and task.n_classes > 2:
+        raise click.UsageError(f"cascade's CSCC stages reject early for two classes, the target has {task.n_classes}: "
+                               "give --early-exit-every N (exits on the top-2 class margin), or --positive LABEL")
     if every is not None:
         for bad in ("stages", "pool_lambdas", "rho"):
             if bad in opts:
@@ -60,7 +71,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         base = GreedyMiserClassifier(
             lam=float(opts.get("lambda", 0.0)), n_trees=int(opts.get("trees", 100)),
             max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)),
-            loss=opts.get("loss", "logistic"), costs=c, tree_eval_cost=tree_cost, random_state=task.split.seed,
+            loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"), costs=c,
+            tree_eval_cost=tree_cost, random_state=task.split.seed,
         ).fit(Xtr, ytr, eval_set=(Xva, yva))
         est: Any = EarlyExitEnsemble(base, every=int(every),
                                      min_agreement=float(opts.get("min_agreement", 0.9975))).fit(Xva, yva)
@@ -114,4 +126,4 @@ def cascade_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 register_emitter("cascade", cascade_tables)
 register(KindSpec("cascade", "CSCC: cost-sensitive cascade over boosted trees, early-reject exits "
                              "(or --early-exit-every)",
-                  train_cascade, TREE_OPTIONS + CASCADE_OPTIONS, cascade_metrics))
+                  train_cascade, TREE_OPTIONS + CASCADE_OPTIONS, cascade_metrics, multiclass=True))

@@ -30,12 +30,16 @@ if TYPE_CHECKING:  # the trainer imports scikit-learn: only when training (CLI s
     from compiler.trees.miser import GreedyMiserClassifier
 
 
-def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
+def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int,
+                    n_classes: int = 2) -> GreedyMiserClassifier:
+    """The estimator of one lambda; the loss defaults to squared for two classes and to the paper's
+    multi-class log-loss (K trees per iteration, softmax) for K > 2."""
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415 - scikit-learn
 
+    default_loss = "squared" if n_classes == 2 else "multiclass-log"
     return GreedyMiserClassifier(
         lam=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
-        step=float(opts.get("step", 0.1)), loss=opts.get("loss", "squared"), costs=costs,
+        step=float(opts.get("step", 0.1)), loss=opts.get("loss", default_loss), costs=costs,
         tree_eval_cost=float(opts.get("tree_cost", 0.0)), random_state=seed,
     )
 
@@ -47,10 +51,11 @@ class _FitLambda:
                  Xva: np.ndarray, yva: np.ndarray) -> None:
         self.opts = recorded(opts)
         self.costs, self.seed = costs, seed
+        self.n_classes = int(np.unique(ytr).size)
         self.Xtr, self.ytr, self.Xva, self.yva = Xtr, ytr, Xva, yva
 
     def __call__(self, lam: float) -> tuple[GreedyMiserClassifier, dict[str, float]]:
-        m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(self.Xtr, self.ytr,
+        m = miser_estimator(lam, self.opts, self.costs, self.seed, self.n_classes).fit(self.Xtr, self.ytr,
                                                                        eval_set=(self.Xva, self.yva))
         return m, {"lambda": lam, "validation_accuracy": float(m.validation_accuracy_),
                    "validation_cost": float(np.mean(m.test_time_cost(self.Xva))), "trees": m.n_trees_,
@@ -103,7 +108,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")
         Xtr, ytr, Xva, yva = split(task)
-        model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed)
+        model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed, task.n_classes)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
     ir = model.to_tree_ensemble()
     ir["tree_eval_cost"] = float(model.tree_eval_cost)
@@ -125,4 +130,4 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
 
 register_emitter("miser", cascade_tables)
 register(KindSpec("miser", "Greedy Miser: cost-aware boosted trees, lazy feature reads (--sweep over lambda)",
-                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics))
+                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics, multiclass=True))

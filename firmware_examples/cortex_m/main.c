@@ -59,11 +59,11 @@ static char *append(char *dst, const char *s)
 }
 
 /* "PREFIX A B\n", or "PREFIX A B COST\n" when cost is not NULL. */
-static void print_line(const char *prefix, int32_t a, int32_t b, const char *cost)
+static void print_line(const char *prefix, const char *label, int32_t b, const char *cost)
 {
-    char line[48 + FM_COST_TEXT_SIZE], num[12];
+    char line[48 + FM_COST_TEXT_SIZE + FM_LABEL_TEXT_MAX], num[12];
     char *p = append(line, prefix);
-    p = append(p, fmt_int(num + sizeof num, a));
+    p = append(p, label);
     p = append(p, " ");
     p = append(p, fmt_int(num + sizeof num, b));
     if (cost != NULL) {
@@ -108,9 +108,9 @@ int main(void)
             if (rep == 0) {
 #if FM_REPORTS_COST
                 char cost[FM_COST_TEXT_SIZE];
-                print_line("", r.label, (int32_t)r.n_read, fm_cost_text(cost, FM_RESULT_COST(&r)));
+                print_line("", FM_LABEL_TEXT(r.label), (int32_t)r.n_read, fm_cost_text(cost, FM_RESULT_COST(&r)));
 #else
-                print_line("", r.label, (int32_t)r.n_read, NULL);
+                print_line("", FM_LABEL_TEXT(r.label), (int32_t)r.n_read, NULL);
 #endif
             }
         }

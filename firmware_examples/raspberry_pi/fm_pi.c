@@ -65,9 +65,9 @@ static int predict_print(const float *x, unsigned long row, int quiet)
     if (!quiet) {
 #if FM_REPORTS_COST
         char cost[FM_COST_TEXT_SIZE];
-        printf("%d %u %s\n", (int)r.label, (unsigned)r.n_read, fm_cost_text(cost, FM_RESULT_COST(&r)));
+        printf("%s %u %s\n", FM_LABEL_TEXT(r.label), (unsigned)r.n_read, fm_cost_text(cost, FM_RESULT_COST(&r)));
 #else
-        printf("%d %u\n", (int)r.label, (unsigned)r.n_read);
+        printf("%s %u\n", FM_LABEL_TEXT(r.label), (unsigned)r.n_read);
 #endif
     }
     return 0;

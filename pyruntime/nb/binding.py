@@ -14,6 +14,7 @@ import numpy as np
 from pyruntime.arrays import float_keys
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.nb.model import NBModel, nb_keys, q15_cannot_saturate
+from pyruntime.nb.multi import NBMultiModel
 
 POS_F32 = np.dtype([("feature", "<u4"), ("edge", "<f4", (2,)), ("d", "<f4", (4,))])  # fm_nb_pos, 28 bytes
 POS_Q15 = np.dtype([("feature", "<u4"), ("edge", "<i4", (2,)), ("d", "<i2", (4,))])  # fm_nb_q15_pos, 20 bytes
@@ -107,3 +108,43 @@ class CNaiveBayes(CEvaluator):
 
     def q15_cost_unit(self) -> float:
         return float(self.q15.cost_unit)
+
+
+class CNaiveBayesK(CNaiveBayes):
+    """The C evaluator over a K-class NB model's tables (fm_nbk / fm_nbk_q15, float32 or q15)."""
+
+    what = "K-class naive Bayes model"
+
+    def symbol(self, verb: str) -> str:
+        return f"fm_nbk_q15_{verb}" if self.q else f"fm_nbk_{verb}"
+
+    def make_struct(self) -> Any:
+        ffi, model = self.ffi, self.model
+        assert isinstance(model, NBMultiModel)
+
+        def ptr(ctype: str, arr: np.ndarray | None) -> object:
+            return c_ptr(ffi, self._keep, ctype, arr, arr.dtype.str if arr is not None else "f4")
+
+        if not self.q:
+            n_edges, edges, d = model.strided()
+            s = ffi.new("fm_nbk *")
+            s.edges = ptr("const float *", edges)
+            s.d = ptr("const float *", d.ravel())
+            s.d0 = ptr("const float *", model.d0)
+            s.stop_margin = ptr("const float *", model.stop_margin)
+            s.costs = ptr("const float *", model.costs)
+        else:
+            q = self.q15 = model.q15()
+            n_edges, edges, d = model.strided(q.d)
+            s = ffi.new("fm_nbk_q15 *")
+            s.edge_keys = ptr("const int32_t *", float_keys(edges))
+            s.d = ptr("const int16_t *", d.ravel())
+            s.d0 = ptr("const int32_t *", q.d0)
+            s.stop_margin = ptr("const int32_t *", q.stop_margin)
+            s.costs = ptr("const uint16_t *", q.costs)
+        s.n_features, s.n_used, s.n_classes, s.n_stops = model.n_features, model.n_used, model.n_classes, \
+            model.n_stops
+        s.n_edges = n_edges
+        s.order = ptr("const uint32_t *", model.order)
+        s.stop_at = ptr("const uint32_t *", model.stop_at)
+        return s

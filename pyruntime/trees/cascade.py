@@ -83,6 +83,11 @@ class TreeCascade:
         return self.trees.n_features
 
     @property
+    def n_classes(self) -> int:
+        """Classes of the label: 2 for one score output (its sign), else one per output (argmax)."""
+        return max(2, int(self.trees.n_outputs))
+
+    @property
     def n_stages(self) -> int:
         return int(self.stage_end.shape[0])
 

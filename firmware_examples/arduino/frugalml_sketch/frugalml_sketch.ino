@@ -109,7 +109,7 @@ void loop()
         Serial.print(": ");
         Serial.println(fm_strerror(rc));
     } else {
-        Serial.print(static_cast<long>(r.label));
+        Serial.print(FM_LABEL_TEXT(r.label));
         Serial.print(' ');
 #if FM_REPORTS_COST
         char cost[FM_COST_TEXT_SIZE];

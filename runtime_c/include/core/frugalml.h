@@ -50,7 +50,7 @@ const char *fm_strerror(int status);
 #define FM_VEC_MAX_FEATURES 512u
 #endif
 #ifndef FM_VEC_MAX_OUTPUTS
-#define FM_VEC_MAX_OUTPUTS 16u
+#define FM_VEC_MAX_OUTPUTS 64u
 #endif
 #if defined(FM_CASCADE_VEC_MAX_FEATURES) || defined(FM_CASCADE_VEC_MAX_OUTPUTS) || \
     defined(FM_GATED_VEC_MAX_FEATURES) || defined(FM_GATED_VEC_MAX_OUTPUTS) || \

@@ -132,6 +132,66 @@ int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, 
 int fm_nb_check(const fm_nb *m);
 int fm_nb_q15_check(const fm_nb_q15 *m);
 
+/*
+ * K-class naive Bayes (n_classes >= 2 labels, issue 19): the same reading
+ * order, fixed-stride bins and slots as fm_nb, but every slot holds
+ * n_classes entries, the class log-likelihoods l(x|c) (class index fastest:
+ * d[((n_edges + 2) * i + slot) * n_classes + c]), and d0[c] = l(c).
+ *
+ * Per input: s[c] = d0[c]; for i = 0 .. n_used-1: s[c] += entry of position
+ * i's slot for class c, summed in reading order (float32; q15: saturating
+ * int32 sums of int16 entries). After stop_at[t] features: with the leader
+ * L (the first class of largest s) and the runner-up's score R (the largest
+ * s of the other classes), answer L if s[L] - R > stop_margin[t] (float32
+ * subtraction; q15: exact, in 64 bits). At the end: answer L. The result's
+ * score (score_q) is s[L]; stage is t + 1 for a stop point, 0 at the end.
+ * n_classes <= FM_VEC_MAX_OUTPUTS (the class scores live on the stack).
+ */
+typedef struct {
+    uint32_t n_features;
+    uint32_t n_used;
+    uint32_t n_classes;           /* 2 .. FM_VEC_MAX_OUTPUTS */
+    uint32_t n_edges;
+    const uint32_t *order;        /* [n_used] */
+    const float *edges;           /* [n_used * n_edges] ascending, +inf padded */
+    const float *d;               /* [n_used * (n_edges + 2) * n_classes] l(x|c) */
+    const float *d0;              /* [n_classes] l(c) */
+    uint32_t n_stops;
+    const uint32_t *stop_at;      /* [n_stops] strictly increasing, 1 .. n_used-1 */
+    const float *stop_margin;     /* [n_stops] answer the leader if its margin is larger */
+    const float *costs;           /* [n_features] or NULL (cost 1 each) */
+} fm_nbk;
+
+typedef struct {
+    uint32_t n_features;
+    uint32_t n_used;
+    uint32_t n_classes;
+    uint32_t n_edges;
+    const uint32_t *order;
+    const int32_t *edge_keys;     /* fm_key_bits() of the float32 edges */
+    const int16_t *d;             /* round(l(x|c) * 2^shift) */
+    const int32_t *d0;            /* [n_classes] */
+    uint32_t n_stops;
+    const uint32_t *stop_at;
+    const int32_t *stop_margin;
+    const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
+} fm_nbk_q15;
+
+int fm_nbk_predict(const fm_nbk *m, const fm_reader *in, fm_result *out);
+int fm_nbk_q15_predict(const fm_nbk_q15 *m, const fm_reader *in, fm_result *out);
+int fm_nbk_predict_vec(const fm_nbk *m, const float *in, uint32_t n, fm_result *out);
+int fm_nbk_q15_predict_vec(const fm_nbk_q15 *m, const float *in, uint32_t n, fm_result *out);
+int fm_nbk_predict_batch(const fm_nbk *m, const float *in, uint32_t rows, uint32_t cols,
+                         fm_result *out, uint32_t *n_done);
+int fm_nbk_q15_predict_batch(const fm_nbk_q15 *m, const float *in, uint32_t rows, uint32_t cols,
+                             fm_result *out, uint32_t *n_done);
+/* FM_OK or FM_E_MODEL: 2 <= n_classes <= FM_VEC_MAX_OUTPUTS, every feature
+ * index in range and read once, edges sorted and not NaN, stops increasing
+ * inside the order, entries, priors and costs finite (costs >= 0), margins
+ * not NaN. */
+int fm_nbk_check(const fm_nbk *m);
+int fm_nbk_q15_check(const fm_nbk_q15 *m);
+
 #ifdef __cplusplus
 }
 #endif

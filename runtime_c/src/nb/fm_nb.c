@@ -814,3 +814,251 @@ int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, 
     }
     return rc;
 }
+
+/* ---------- K-class naive Bayes (fm_nbk, fm_nbk_q15) ---------- */
+
+/* What both numeric types check the same way: classes, order, stops and edges' presence. */
+static int nbk_check_shape(uint32_t n_features, uint32_t n_used, uint32_t n_classes, const uint32_t *order,
+                           const void *edges, uint32_t n_edges, const void *d, const void *d0, uint32_t n_stops,
+                           const uint32_t *stop_at, const void *stop_margin)
+{
+    if (n_classes < 2u || n_classes > FM_VEC_MAX_OUTPUTS || d0 == NULL || (n_used > 0 && order == NULL) ||
+        (n_used > 0 && n_edges > 0 && edges == NULL) || (n_used > 0 && d == NULL) ||
+        (n_stops > 0 && stop_margin == NULL) || n_edges > 0xffffu) {
+        return FM_E_MODEL;
+    }
+    return nb_check_common(n_features, n_used, order, n_stops, stop_at);
+}
+
+int fm_nbk_check(const fm_nbk *m)
+{
+    uint32_t i, n_table;
+    int rc;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    rc = nbk_check_shape(m->n_features, m->n_used, m->n_classes, m->order, m->edges, m->n_edges, m->d, m->d0,
+                         m->n_stops, m->stop_at, m->stop_margin);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    for (i = 0; i < m->n_used * m->n_edges; ++i) {
+        if (m->edges[i] != m->edges[i] || (i % m->n_edges != 0 && m->edges[i] < m->edges[i - 1])) {
+            return FM_E_MODEL;
+        }
+    }
+    n_table = m->n_used * (m->n_edges + 2u) * m->n_classes;
+    for (i = 0; i < n_table; ++i) {
+        if (!finite_f(m->d[i])) {
+            return FM_E_MODEL;
+        }
+    }
+    for (i = 0; i < m->n_classes; ++i) {
+        if (!finite_f(m->d0[i])) {
+            return FM_E_MODEL;
+        }
+    }
+    for (i = 0; i < m->n_stops; ++i) {
+        if (m->stop_margin[i] != m->stop_margin[i]) {
+            return FM_E_MODEL;
+        }
+    }
+    for (i = 0; m->costs != NULL && i < m->n_features; ++i) {
+        if (!finite_f(m->costs[i]) || m->costs[i] < 0.0f) {
+            return FM_E_MODEL;
+        }
+    }
+    return FM_OK;
+}
+
+int fm_nbk_q15_check(const fm_nbk_q15 *m)
+{
+    uint32_t i;
+    int rc;
+    if (m == NULL) {
+        return FM_E_ARG;
+    }
+    rc = nbk_check_shape(m->n_features, m->n_used, m->n_classes, m->order, m->edge_keys, m->n_edges, m->d,
+                         m->d0, m->n_stops, m->stop_at, m->stop_margin);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    for (i = 0; i < m->n_used * m->n_edges; ++i) {
+        if (i % m->n_edges != 0 && m->edge_keys[i] < m->edge_keys[i - 1]) {
+            return FM_E_MODEL;
+        }
+    }
+    return FM_OK;
+}
+
+/* The leader (first class of largest score) of s[0 .. k-1], k >= 2, and the best
+ * other class's score, for both numeric types. */
+#define NBK_LEADER(s, k, lead, second)                                   \
+    do {                                                                 \
+        uint32_t c_;                                                     \
+        for (c_ = 1; c_ < (k); ++c_) {                                   \
+            (lead) = (s)[c_] > (s)[(lead)] ? c_ : (lead);                \
+        }                                                                \
+        (second) = (lead) == 0u ? (s)[1] : (s)[0];                       \
+        for (c_ = 1; c_ < (k); ++c_) {                                   \
+            if (c_ != (lead) && (s)[c_] > (second)) {                    \
+                (second) = (s)[c_];                                      \
+            }                                                            \
+        }                                                                \
+    } while (0)
+
+/* Feature j from the vector x (eager calls) or, when x is NULL, through the reader. */
+static inline int nbk_read(const fm_reader *in, const float *x, uint32_t j, uint32_t *bits)
+{
+    if (x == NULL) {
+        return nb_read(in, j, bits);
+    }
+    *bits = fm_float_bits(x[j]);
+    return fm_bits_nonfinite(*bits) ? FM_E_VALUE : FM_OK;
+}
+
+/* The walk of both numeric types: positions in reading order (ADD(i, bits)
+ * adds position i's class entries and its cost), then at each stop point and
+ * at the end LEAD() sets lead and margin; a margin over the stop point's ends
+ * the walk at stage t + 1. Returns from the caller on a failed read. */
+#define NBK_WALK(m, in, x, i, lead, margin, stage, ADD, LEAD)             \
+    do {                                                                  \
+        uint32_t t_ = 0;                                                  \
+        for (;;) {                                                        \
+            const uint32_t next_ = t_ < (m)->n_stops ? (m)->stop_at[t_] : (m)->n_used; \
+            for (; (i) < next_; ++(i)) {                                  \
+                uint32_t bits_;                                           \
+                const int rc_ = nbk_read((in), (x), (m)->order[(i)], &bits_); \
+                if (rc_ != FM_OK) {                                       \
+                    return rc_;                                           \
+                }                                                         \
+                ADD((i), bits_);                                          \
+            }                                                             \
+            LEAD();                                                       \
+            if (t_ == (m)->n_stops) {                                     \
+                break;                                                    \
+            }                                                             \
+            if ((margin) > (m)->stop_margin[t_++]) {                      \
+                (stage) = t_;                                             \
+                break;                                                    \
+            }                                                             \
+        }                                                                 \
+    } while (0)
+
+static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_result *out)
+{
+    float s[FM_VEC_MAX_OUTPUTS], second, margin = 0.0f, cost = 0.0f;
+    const uint32_t k = m->n_classes, ne = m->n_edges;
+    uint32_t i = 0, c, lead = 0, stage = 0;
+
+    if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    for (c = 0; c < k; ++c) {
+        s[c] = m->d0[c];
+    }
+#define NBK_F32_ADD(p, bits)                                                                           \
+    do {                                                                                               \
+        const float *e_ = m->d + ((size_t)(ne + 2u) * (p) + nb_slot_f32(m->edges + (size_t)ne * (p), ne, bits)) * k; \
+        for (c = 0; c < k; ++c) {                                                                      \
+            s[c] += e_[c];                                                                             \
+        }                                                                                              \
+        cost += m->costs != NULL ? m->costs[m->order[(p)]] : 1.0f;                                     \
+    } while (0)
+#define NBK_F32_LEAD()                        \
+    do {                                      \
+        lead = 0;                             \
+        NBK_LEADER(s, k, lead, second);       \
+        margin = s[lead] - second;            \
+    } while (0)
+    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_F32_ADD, NBK_F32_LEAD);
+#undef NBK_F32_ADD
+#undef NBK_F32_LEAD
+    nb_answer(out, (int32_t)lead, stage, i);
+    out->score = s[lead];
+    out->cost = cost;
+    return FM_OK;
+}
+
+static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
+{
+    int32_t s[FM_VEC_MAX_OUTPUTS], second;
+    int64_t margin = 0;
+    const uint32_t k = m->n_classes, ne = m->n_edges;
+    uint32_t i = 0, c, lead = 0, stage = 0, cost = 0;
+    int plain = 1;
+
+    if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    for (c = 0; c < k; ++c) {
+        s[c] = m->d0[c];
+        plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
+    }
+    /* plain int32 adds equal the saturating ones when no sum can leave int32 */
+#define NBK_Q15_ADD(p, bits)                                                                           \
+    do {                                                                                               \
+        const int16_t *e_ = m->d + ((size_t)(ne + 2u) * (p) + nb_slot_q15(m->edge_keys + (size_t)ne * (p), ne, bits)) * k; \
+        if (plain) {                                                                                   \
+            for (c = 0; c < k; ++c) {                                                                  \
+                s[c] += e_[c];                                                                         \
+            }                                                                                          \
+        } else {                                                                                       \
+            for (c = 0; c < k; ++c) {                                                                  \
+                s[c] = sat_add(s[c], e_[c]);                                                           \
+            }                                                                                          \
+        }                                                                                              \
+        cost += m->costs != NULL ? m->costs[m->order[(p)]] : 1u;                                       \
+    } while (0)
+#define NBK_Q15_LEAD()                              \
+    do {                                            \
+        lead = 0;                                   \
+        NBK_LEADER(s, k, lead, second);             \
+        margin = (int64_t)s[lead] - (int64_t)second; \
+    } while (0)
+    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
+#undef NBK_Q15_ADD
+#undef NBK_Q15_LEAD
+    nb_answer(out, (int32_t)lead, stage, i);
+    out->score = 0.0f;
+    out->score_q = s[lead];
+    out->cost = 0.0f;
+    out->cost_q = cost;
+    return FM_OK;
+}
+
+/* The public calls of one numeric type: lazy, eager (a vector reader) and batch. */
+#define NBK_API(PREFIX, MODEL, RUN)                                                                   \
+    int PREFIX##_predict(const MODEL *m, const fm_reader *in, fm_result *out)                         \
+    {                                                                                                 \
+        if (m == NULL || in == NULL || in->read == NULL || out == NULL) {                             \
+            return FM_E_ARG;                                                                          \
+        }                                                                                             \
+        return RUN(m, in, NULL, out);                                                                 \
+    }                                                                                                 \
+    int PREFIX##_predict_vec(const MODEL *m, const float *in, uint32_t n, fm_result *out)             \
+    {                                                                                                 \
+        if (m == NULL || in == NULL || out == NULL || n != m->n_features) {                           \
+            return FM_E_ARG;                                                                          \
+        }                                                                                             \
+        return RUN(m, NULL, in, out);                                                                 \
+    }                                                                                                 \
+    int PREFIX##_predict_batch(const MODEL *m, const float *in, uint32_t rows, uint32_t cols,          \
+                               fm_result *out, uint32_t *n_done)                                      \
+    {                                                                                                 \
+        uint32_t r;                                                                                   \
+        int rc = FM_OK;                                                                               \
+        if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {        \
+            return FM_E_ARG;                                                                          \
+        }                                                                                             \
+        for (r = 0; r < rows && rc == FM_OK; ++r) {                                                   \
+            rc = PREFIX##_predict_vec(m, in + (size_t)r * cols, cols, out + r);                       \
+        }                                                                                             \
+        if (n_done != NULL) {                                                                         \
+            *n_done = rc == FM_OK ? rows : r - 1u;                                                    \
+        }                                                                                             \
+        return rc;                                                                                    \
+    }
+
+NBK_API(fm_nbk, fm_nbk, nbk_f32_run)
+NBK_API(fm_nbk_q15, fm_nbk_q15, nbk_q15_run)

@@ -1,0 +1,142 @@
+"""Training of K-class naive Bayes (K > 2) into pyruntime NBMultiModel tables: the class log-likelihood
+tables, the budget and the generalised stop rule.
+
+The stop rule: at a stop point after i features, a row stops with the leader's answer when the leader's
+float32 margin over the runner-up is larger than the stop point's margin. The margin is learned on the
+validation rows still running, as the binary rule learns its bounds: the rows sorted by margin, the largest
+set above a cut that meets the criterion (``compiler.nb.train._accepted``: the early answers are at least as
+accurate as the full model's on those rows, and agree with it) -- and it is never above the bound past
+which no class can overtake the leader (the sum over the remaining positions of each position's largest
+spread between two classes' entries), so rows past that bound stop whatever validation says. A stop point
+is kept only when it stops enough rows (support) and pays for its check (the pay rule).
+
+Every decision is made on the float32 sums the runtime computes (NBMultiModel.partial_scores). Accuracy is
+plain (every validation row weighs 1); `eval` reports balanced accuracy beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from compiler.nb.discretize import Bins
+from compiler.nb.orderings import class_bin_counts
+from compiler.nb.train import StopRule, _accepted, float32_between
+from pyruntime.nb.multi import NBMultiModel, leader_margin
+
+
+@dataclass
+class NBMultiTables:
+    """Class log-likelihoods of every feature (before choosing the order)."""
+
+    bins: Bins
+    ll: list[np.ndarray]  # float32 [n_bins_j, K] per feature: l(x | c)
+    d0: np.ndarray  # float32 [K]: l(c)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.d0.shape[0])
+
+    def model(self, order: np.ndarray, n_features: int, costs: np.ndarray | None = None,
+              stops: list[tuple[int, float]] | None = None) -> NBMultiModel:
+        order = np.asarray(order, dtype=np.int64)
+        edges = [self.bins.edges[j] for j in order]
+        tables = [self.ll[j] for j in order]
+        stops = stops or []
+        return NBMultiModel(
+            n_features=n_features, n_classes=self.n_classes, order=order, zero_bin=self.bins.zero_bin[order],
+            edge_start=np.concatenate([[0], np.cumsum([e.size for e in edges])]),
+            edges=np.concatenate(edges) if edges else np.zeros(0, np.float32),
+            table_start=np.concatenate([[0], np.cumsum([t.shape[0] for t in tables])]),
+            d=np.concatenate(tables) if tables else np.zeros((0, self.n_classes), np.float32),
+            d0=self.d0, stop_at=[s[0] for s in stops], stop_margin=[s[1] for s in stops], costs=costs,
+        )
+
+
+def fit_multi_tables(B: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins,
+                     alpha: float = 1.0) -> tuple[NBMultiTables, np.ndarray]:
+    """Laplace-smoothed K-class NB from binned training data; also returns the class-bin counts."""
+    width = max(bins.n_bins(j) for j in range(B.shape[1]))
+    counts = class_bin_counts(B, y, width, n_classes)
+    nc = counts.sum(axis=1)  # [d, K]
+    ll = []
+    for j in range(B.shape[1]):
+        nb = bins.n_bins(j)
+        cj = counts[j, :nb, :].astype(np.float64)
+        ll.append(np.log((cj + alpha) / (nc[j][None, :] + alpha * nb)).astype(np.float32))
+    prior = np.bincount(y, minlength=n_classes).astype(np.float64)
+    d0 = np.log((prior + alpha) / (prior.sum() + alpha * n_classes)).astype(np.float32)
+    return NBMultiTables(bins=bins, ll=ll, d0=d0), counts
+
+
+def overtake_bounds(model: NBMultiModel) -> np.ndarray:
+    """bound[i] (i = 0 .. n_used): the most any class can gain on any other over positions i .. n_used-1
+    (per position the largest spread between two classes' entries of one bin), rounded up into float32.
+    A leader whose margin after i features is larger keeps the lead to the end."""
+    spread = np.zeros(model.n_used, dtype=np.float64)
+    for i in range(model.n_used):
+        t = model.d[model.table_start[i]:model.table_start[i + 1]].astype(np.float64)
+        spread[i] = float(np.max(t.max(axis=1) - t.min(axis=1), initial=0.0))
+    rest = np.concatenate([np.cumsum(spread[::-1])[::-1], [0.0]])
+    # float32 sums round: leave a relative and an absolute slack on top of the exact bound
+    return (rest * (1 + 1e-5) + 1e-4).astype(np.float32)
+
+
+def _pick_margin(margin: np.ndarray, early: np.ndarray, full: np.ndarray, y: np.ndarray,
+                 rule: StopRule) -> np.float32 | None:
+    """The smallest margin cut whose stopped set (margin > cut) meets the criterion, or None."""
+    if margin.size == 0:
+        return None
+    order = np.argsort(-margin, kind="stable")
+    mm, ee, ff, yy = margin[order], early[order], full[order], y[order]
+    ones = np.ones(mm.size, dtype=np.int64)
+    e_ok = np.cumsum((ee == yy).astype(np.int64))
+    f_ok = np.cumsum((ff == yy).astype(np.int64))
+    agree = np.cumsum((ee == ff).astype(np.int64))
+    wsum = np.cumsum(ones)
+    full_acc = Fraction(int(f_ok[-1]), int(mm.size))
+    ok = _accepted(e_ok, f_ok, agree, wsum, full_acc, 1 - full_acc, rule)
+    ok[:-1] &= mm[1:] != mm[:-1]
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return None
+    m = int(idx[-1]) + 1
+    if m == mm.size:
+        return np.float32(np.nextafter(mm[-1], np.float32(-np.inf)))
+    return float32_between(mm[m], mm[m - 1])
+
+
+def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
+                       rule: StopRule) -> list[tuple[int, float]]:
+    """Stop points (position, margin) from validation partial class scores P [rows, k+1, K]."""
+    k = P.shape[1] - 1
+    full, _ = leader_margin(P[:, k])
+    running = np.ones(P.shape[0], dtype=bool)
+    stops: list[tuple[int, float]] = []
+    for i in range(1, k):
+        idx = np.flatnonzero(running)
+        if idx.size == 0:
+            break
+        lead, margin = leader_margin(P[idx, i])
+        cut = _pick_margin(margin, lead, full[idx], y[idx], rule)
+        cut = bounds[i] if cut is None else np.float32(min(cut, bounds[i]))
+        stopped = margin > cut
+        n_stop = int(stopped.sum())
+        if n_stop == 0 or n_stop < rule.support * idx.size or n_stop * (k - i) < rule.stop_cost * idx.size:
+            continue
+        stops.append((i, float(cut)))
+        running[idx[stopped]] = False
+    return stops
+
+
+def choose_budget(tables: NBMultiTables, order: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
+                  grid: tuple[int, ...], n_features: int) -> tuple[int, dict[int, float]]:
+    """The grid budget of best validation accuracy (smallest on ties) and the curve."""
+    d = order.size
+    ks = sorted({min(k, d) for k in grid})
+    P = tables.model(order[: ks[-1]], n_features).partial_scores(X_val)
+    curve = {k: float(np.mean(np.argmax(P[:, k], axis=1) == y_val)) for k in ks}
+    best = max(curve.values())
+    return min(k for k, v in curve.items() if v == best), curve

@@ -1,0 +1,43 @@
+"""Plots of `frugalml eval --plot`: the confusion matrix (matplotlib, imported only when asked)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def plot_confusion(confusion: dict[str, Any], path: str, title: str) -> str:
+    """Write the confusion matrix of an eval report (rows: true class, columns: predicted) as a PNG."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    labels = [str(v) for v in confusion["labels"]]
+    m = np.asarray(confusion["matrix"], dtype=np.int64)
+    if any(confusion["none"]):
+        m = np.column_stack([m, np.asarray(confusion["none"], dtype=np.int64)])
+    k = len(labels)
+    side = min(4.0 + 0.35 * k, 16.0)
+    fig, ax = plt.subplots(figsize=(side + 1.0, side))
+    try:
+        im = ax.imshow(m, cmap="Blues")
+        fig.colorbar(im, ax=ax)
+        ax.set_xticks(range(m.shape[1]), labels=labels + (["none"] if m.shape[1] > k else []), rotation=90)
+        ax.set_yticks(range(k), labels=labels)
+        ax.set_xlabel("predicted class")
+        ax.set_ylabel("true class")
+        ax.set_title(title)
+        if k <= 30:
+            peak = m.max() if m.size else 0
+            for (i, j), v in np.ndenumerate(m):
+                if v:
+                    ax.text(j, i, str(v), ha="center", va="center", fontsize=7,
+                            color="white" if v > peak / 2 else "black")
+        fig.tight_layout()
+        fig.savefig(Path(path), dpi=100)
+    finally:
+        plt.close(fig)
+    return str(path)
