@@ -136,6 +136,14 @@ def values(x: np.ndarray, specs: list[cat.FeatureSpec] | tuple[cat.FeatureSpec, 
     win = _Window(x)
     out = np.zeros((win.w, len(specs)), F32)
     status = np.zeros((win.w, len(specs)), np.int32)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        _fill(win, specs, out, status)
+    out[status != cat.OK] = 0
+    return out, status
+
+
+def _fill(win: _Window, specs: list[cat.FeatureSpec] | tuple[cat.FeatureSpec, ...], out: np.ndarray,
+          status: np.ndarray) -> None:
     for j, f in enumerate(specs):
         st = window_status(f, win.c, win.len, win.nfft)
         if st != cat.OK:
@@ -145,9 +153,6 @@ def values(x: np.ndarray, specs: list[cat.FeatureSpec] | tuple[cat.FeatureSpec, 
         for kind, ch in f.groups():
             if kind == cat.PASS:
                 bad |= win.group(cat.PASS, ch)["bad"]
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            v = np.asarray(_value(win, f), F32)
+        v = np.asarray(_value(win, f), F32)
         out[:, j] = np.where(bad, F32(0), v)
         status[:, j] = np.where(bad, cat.E_SAMPLE, np.where(np.isfinite(v), cat.OK, cat.E_VALUE))
-    out[status != cat.OK] = 0
-    return out, status
