@@ -32,10 +32,11 @@ def specs() -> list[cat.FeatureSpec]:
 
 
 def windows(seed: int = 7, small: bool = False) -> list[Window]:
-    """A mix of lengths (1 .. 300; 1100 over the FFT bound unless small) and channel counts (3, 6, 7)."""
+    """A mix of lengths (1 .. 300 and 1100, over the FFT bound; small: 1 .. 64, for the 16 KB of RAM of the
+    micro:bit) and channel counts (3, 6, 7)."""
     rng = np.random.default_rng(seed)
     out: list[Window] = []
-    lengths = [100, 64, 37, 1, 2, 5, 128, 300] + ([] if small else [1100])
+    lengths = [64, 37, 1, 2, 5, 50] if small else [100, 64, 37, 1, 2, 5, 128, 300, 1100]
     for i, length in enumerate(lengths):
         n_ch = (6, 7, 3)[i % 3]
         scale = rng.uniform(0.001, 50.0, size=(n_ch, 1))

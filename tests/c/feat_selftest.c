@@ -57,8 +57,10 @@ static char *put_int(char *p, int32_t v)
 int main(void)
 {
     uint64_t scratch[FT_SCRATCH_WORDS];
-    float xf[FT_MAX_SAMPLES];
-    int16_t xq[FT_MAX_SAMPLES];
+    union {
+        float f[FT_MAX_SAMPLES];
+        int16_t q[FT_MAX_SAMPLES];
+    } buf;
     uint32_t w, j;
     for (w = 0; w < FT_N_WINDOWS; ++w) {
         const uint32_t n_ch = ft_windows[w][0], len = ft_windows[w][1], q15 = ft_windows[w][2];
@@ -66,11 +68,11 @@ int main(void)
         fm_feat_ctx ctx;
         int rc;
         if (q15) {
-            memcpy(xq, &ft_q15[off], n * sizeof xq[0]);
-            rc = fm_feat_q15_begin(&ctx, xq, n_ch, len, scratch, sizeof scratch);
+            memcpy(buf.q, &ft_q15[off], n * sizeof buf.q[0]);
+            rc = fm_feat_q15_begin(&ctx, buf.q, n_ch, len, scratch, sizeof scratch);
         } else {
-            memcpy(xf, &ft_f32_bits[off], n * sizeof xf[0]);
-            rc = fm_feat_begin(&ctx, xf, n_ch, len, scratch, sizeof scratch);
+            memcpy(buf.f, &ft_f32_bits[off], n * sizeof buf.f[0]);
+            rc = fm_feat_begin(&ctx, buf.f, n_ch, len, scratch, sizeof scratch);
         }
         for (j = 0; j < FT_N_SPECS; ++j) {
             char line[64], *p = line;
