@@ -49,11 +49,14 @@ class Task:
             "dataset": {"name": self.data.name, "fingerprint": self.data.fingerprint, "rows": self.data.n_rows},
             "split": self.split.to_dict(),
             "validation_class_counts": [int(np.sum(va == 0)), int(np.sum(va == 1))],
+            **({"feature_plan": self.data.plan.to_meta()} if self.data.plan is not None else {}),
         }
 
 
-def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0) -> Task:
-    data = load_dataset(spec, target)
+def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0,
+            features: str | None = None) -> Task:
+    """The task of DATA; raw windows become the columns of the --features plan (default: the default plan)."""
+    data = load_dataset(spec, target, features)
     y, classes = binarize(data.y, positive)
     split = Split(seed=seed)
     tr, va, te = split.indices(y)
@@ -72,7 +75,7 @@ def task_costs(task: Task, costs_path: str | None) -> FeatureCosts | None:
 def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.ndarray, str]:
     """Load DATA for a model: (data, y01 of the rows, row indices, 'test' or 'all')."""
     meta = model.meta
-    data = load_dataset(spec, meta.get("target_column"))
+    data = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"))
     classes = [str(c) for c in meta.get("classes", ["0", "1"])]
     positive = meta.get("positive")
     if data.X.shape[1] != int(model.tables.n_features):

@@ -81,9 +81,11 @@ def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
             raise DataError(f"{source}: feature {name!r} reads channel {max(spec.channels_read())}, the data has "
                             f"{n_channels} channel(s) (c0..c{n_channels - 1})")
         feats.append(spec)
-    dup = sorted({f.name for f in feats if sum(g.name == f.name for g in feats) > 1})
-    if dup:
-        raise DataError(f"{source}: feature {dup[0]!r} listed twice")
+    seen: set[str] = set()
+    for f in feats:
+        if f.name in seen:
+            raise DataError(f"{source}: feature {f.name!r} listed twice")
+        seen.add(f.name)
     return FeaturePlan(n_channels, tuple(feats))
 
 
@@ -93,6 +95,7 @@ def resolve(spec: str | None, n_channels: int) -> FeaturePlan:
         return default_plan(n_channels)
     path = Path(spec)
     if not path.is_file():
-        raise DataError(f"--features {spec}: neither a named set ({', '.join(NAMED_SETS)}) nor a file")
+        raise DataError(f"feature plan {spec!r}: neither a named set ({', '.join(NAMED_SETS)}) nor a file of "
+                        "feature names")
     lines = [line.split("#", 1)[0].strip() for line in path.read_text().splitlines()]
     return from_names([n for n in lines if n], n_channels, str(path))
