@@ -1,8 +1,8 @@
 """cffi out-of-line API build of runtime_c into ``pyruntime._frugalml_c``.
 
 Every ``runtime_c/src/**/*.c`` is compiled (the top folder and one folder per family, e.g. features/), and
-every public header ``runtime_c/include/**/*.h`` is included by its path under include/. The cdef files are declared in the
-order of ``CDEF_ORDER`` (a file may use the types of the files before it); a
+every public header ``runtime_c/include/**/*.h`` is included by its path under include/. The cdef files are
+declared in the order of ``CDEF_ORDER`` (a file may use the types of the files before it); a
 new model family adds its C file, its cdef file and one entry there. A cdef
 file missing from the list is an error, so none is silently left out.
 """

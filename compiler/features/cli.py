@@ -13,7 +13,6 @@ from pyruntime.errors import DataError
 from pyruntime.features import catalog as cat
 from pyruntime.features.plan import NAMED_SETS, resolve
 
-
 PLACEHOLDER = {"lag": "L", "band": "B", "bands": "N"}
 
 
