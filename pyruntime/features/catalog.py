@@ -138,22 +138,24 @@ def group_name(group: tuple[int, int]) -> str:
     return f"{chans}__{GROUP_NAMES[kind]}"
 
 
-_NAME = re.compile(r"^(c\d+(?:_c\d+)*)__([a-z_]+?)((?:__[a-z0-9]+_\d+)*)$")
+_CHANNELS = re.compile(r"^c\d+(?:_c\d+)*$")
 
 
 def parse_name(text: str) -> FeatureSpec:
     """The FeatureSpec of a tsfresh-style name; DataError (one line) for an unknown name or parameter."""
-    m = _NAME.match(text.strip())
-    if m is None:
+    parts = text.strip().split("__")
+    if len(parts) < 2 or not _CHANNELS.match(parts[0]):
         raise DataError(f"feature {text!r}: not a feature name (e.g. c0__mean, c1__autocorrelation__lag_2; "
                         "`frugalml features` lists them)")
-    chans = [int(c[1:]) for c in m.group(1).split("_")]
-    kind = BY_NAME.get(m.group(2))
+    chans = [int(c[1:]) for c in parts[0].split("_")]
+    kind = BY_NAME.get(parts[1])
     if kind is None:
-        raise DataError(f"feature {text!r}: unknown feature {m.group(2)!r} (`frugalml features` lists them)")
+        raise DataError(f"feature {text!r}: unknown feature {parts[1]!r} (`frugalml features` lists them)")
     given = {}
-    for part in filter(None, m.group(3).split("__")):
+    for part in parts[2:]:
         key, _, value = part.rpartition("_")
+        if not key or not value.isdigit():
+            raise DataError(f"feature {text!r}: parameter {part!r} is not NAME_INTEGER (e.g. lag_2)")
         if key not in kind.params or key in given:
             raise DataError(f"feature {text!r}: {kind.name} has no parameter {key!r}"
                             + (f" (it takes {', '.join(kind.params)})" if kind.params else " (it takes none)"))
