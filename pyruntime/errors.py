@@ -13,6 +13,10 @@ FM_E_READ = -2
 FM_E_VALUE = -3
 FM_E_MODEL = -4
 FM_E_BUDGET = -5
+FM_E_WINDOW = -6
+FM_E_SAMPLE = -7
+FM_E_CHANNEL = -8
+FM_E_FEATURE = -9
 
 STATUS_MESSAGES = {
     FM_OK: "success",
@@ -22,6 +26,10 @@ STATUS_MESSAGES = {
     FM_E_VALUE: "a feature value is NaN or infinite",
     FM_E_MODEL: "inconsistent model tables",
     FM_E_BUDGET: "nothing fits the budget",
+    FM_E_WINDOW: "the window is shorter than a feature needs (or longer than its FFT)",
+    FM_E_SAMPLE: "a window sample is NaN or infinite",
+    FM_E_CHANNEL: "a feature reads a channel the window does not have",
+    FM_E_FEATURE: "unknown feature id or parameter",
 }
 
 

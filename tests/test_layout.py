@@ -16,7 +16,7 @@ from compiler.kinds import KINDS
 from compiler.train_cli import help_for_kind
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMON = {"--output", "--positive", "--target-column", "--seed", "--costs", "--help"}
+COMMON = {"--output", "--positive", "--target-column", "--seed", "--costs", "--features", "--help"}
 
 
 def option_names(text: str) -> set[str]:
@@ -117,16 +117,17 @@ def test_status_codes_match_the_c_runtime() -> None:
 
     from pyruntime import errors
 
-    for name in ("FM_OK", "FM_E_ARG", "FM_E_READ", "FM_E_VALUE", "FM_E_MODEL", "FM_E_BUDGET"):
+    names = ("FM_OK", "FM_E_ARG", "FM_E_READ", "FM_E_VALUE", "FM_E_MODEL", "FM_E_BUDGET", "FM_E_WINDOW",
+             "FM_E_SAMPLE", "FM_E_CHANNEL", "FM_E_FEATURE")
+    for name in names:
         assert getattr(errors, name) == getattr(lib, name), name
-    assert set(errors.STATUS_MESSAGES) == {lib.FM_OK, lib.FM_E_ARG, lib.FM_E_READ, lib.FM_E_VALUE, lib.FM_E_MODEL,
-                                           lib.FM_E_BUDGET}
+    assert set(errors.STATUS_MESSAGES) == {getattr(lib, name) for name in names}
     assert set(ffi.typeof("fm_status").relements) == {name for name in dir(lib) if name.startswith("FM_E_")} | {
         "FM_OK"}
     # fm_strerror gives the same one-line text for every code, and one text for any other value
     for code, message in errors.STATUS_MESSAGES.items():
         assert ffi.string(lib.fm_strerror(code)).decode() == message == errors.status_message(code)
-    for unknown in (1, -6, 2**31 - 1, -(2**31)):
+    for unknown in (1, -10, 2**31 - 1, -(2**31)):
         assert ffi.string(lib.fm_strerror(unknown)).decode() == errors.UNKNOWN_STATUS == errors.status_message(unknown)
 
 

@@ -137,17 +137,44 @@ def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) ->
 
 
 @click.command("profile-costs")
-@click.argument("features_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("features_file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--sizes", default=",".join(map(str, DEFAULT_SIZES)), show_default=True,
               help="Item sizes to time, comma-separated.")
 @click.option("--repeats", default=5, show_default=True, help="Timed calls per feature and size.")
 @click.option("--percentile", type=click.FloatRange(0, 100), default=100.0, show_default=True,
               help="Percentile of the repeated timings that is fitted (100: worst case, so budgets hold; 0: best).")
 @click.option("--unit", type=click.Choice(list(UNITS)), default="us", show_default=True, help="Cost unit.")
+@click.option("--on", "on_target", default=None,
+              type=click.Choice(["host", "cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33", "pi"]),
+              help="Instead of FEATURES_FILE: count the instructions of the C feature library's groups and features "
+              "of a plan on this target (callgrind on the host, QEMU elsewhere); costs in instructions.")
+@click.option("--channels", type=click.IntRange(1, 64), default=None, help="With --on: channels of the windows.")
+@click.option("--plan", "plan_spec", default="default", show_default=True, metavar="SPEC",
+              help="With --on: the feature plan (a named set or a file of feature names).")
+@click.option("--lengths", default="32,64,128,256", show_default=True,
+              help="With --on: window lengths to count at (the fit's sizes).")
+@click.option("--numeric", type=click.Choice(["float32", "q15"]), default="float32", show_default=True,
+              help="With --on: the float32 or the q15 feature library.")
+@click.option("--windows", "n_windows", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="With --on: random windows per length (the worst count is kept).")
+@click.option("--at-length", type=click.IntRange(min=1), default=None,
+              help="With --on: write the costs at this window length (feature,cost,group) instead of the fit.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Costs CSV to write.")
-def profile_costs_command(features_file: str, sizes: str, repeats: int, percentile: float, unit: str,
-                          output: str) -> None:
-    """Time the feature functions of FEATURES_FILE over item sizes and fit c0 + c1*n + c2*n^2 each."""
+def profile_costs_command(features_file: str | None, sizes: str, repeats: int, percentile: float, unit: str,
+                          on_target: str | None, channels: int | None, plan_spec: str, lengths: str, numeric: str,
+                          n_windows: int, at_length: int | None, output: str) -> None:
+    """Time the feature functions of FEATURES_FILE over item sizes and fit c0 + c1*n + c2*n^2 each; or, with
+    --on TARGET --channels N, count each group's and each feature's instructions of the C feature library at
+    several window lengths and write the costs CSV with groups (compiler/features/profile.py)."""
+    if on_target is not None:
+        if features_file is not None:
+            raise click.UsageError("give FEATURES_FILE or --on TARGET, not both")
+        from compiler.features.profile_cli import run_profile  # noqa: PLC0415
+
+        run_profile(on_target, channels, plan_spec, lengths, numeric, n_windows, at_length, output)
+        return
+    if features_file is None:
+        raise click.UsageError("give FEATURES_FILE (Python feature functions) or --on TARGET (the C feature library)")
     try:
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         feats, make = load_features(features_file)

@@ -52,7 +52,8 @@ static void test_strerror(void)
     CHECK(strcmp(fm_strerror(FM_OK), "success") == 0);
     CHECK(strcmp(fm_strerror(FM_E_VALUE), "a feature value is NaN or infinite") == 0);
     CHECK(strcmp(fm_strerror(FM_E_BUDGET), "nothing fits the budget") == 0);
-    CHECK(strcmp(fm_strerror(-6), "unknown status code") == 0);
+    CHECK(strcmp(fm_strerror(FM_E_SAMPLE), "a window sample is NaN or infinite") == 0);
+    CHECK(strcmp(fm_strerror(-10), "unknown status code") == 0);
     CHECK(strcmp(fm_strerror(1), "unknown status code") == 0);
     CHECK(fm_strerror(FM_E_ARG) != NULL && fm_strerror(FM_E_READ) != NULL && fm_strerror(FM_E_MODEL) != NULL);
 }

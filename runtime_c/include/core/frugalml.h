@@ -32,7 +32,11 @@ typedef enum {
     FM_E_READ = -2,   /* the feature callback reported a failure */
     FM_E_VALUE = -3,  /* a feature value is NaN or infinite */
     FM_E_MODEL = -4,  /* the tables are inconsistent (see fm_*_check) */
-    FM_E_BUDGET = -5  /* nothing fits the call's budget */
+    FM_E_BUDGET = -5, /* nothing fits the call's budget */
+    FM_E_WINDOW = -6, /* features: the window is shorter than a feature needs (or too long for its FFT) */
+    FM_E_SAMPLE = -7, /* features: a window sample is NaN or infinite */
+    FM_E_CHANNEL = -8, /* features: a channel the window does not have (channel count other than the plan's) */
+    FM_E_FEATURE = -9  /* features: unknown feature id or parameter */
 } fm_status;
 
 /* Message of a status code; "unknown status code" for any other value.

@@ -25,6 +25,14 @@ const char *fm_strerror(int status)
         return "inconsistent model tables";
     case FM_E_BUDGET:
         return "nothing fits the budget";
+    case FM_E_WINDOW:
+        return "the window is shorter than a feature needs (or longer than its FFT)";
+    case FM_E_SAMPLE:
+        return "a window sample is NaN or infinite";
+    case FM_E_CHANNEL:
+        return "a feature reads a channel the window does not have";
+    case FM_E_FEATURE:
+        return "unknown feature id or parameter";
     default:
         return "unknown status code";
     }

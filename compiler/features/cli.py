@@ -1,0 +1,68 @@
+"""``frugalml features``: the catalog of the C feature library, tiered by cost, with tsfresh-style names, or the
+expanded feature plan of a number of channels (``--channels N [--plan SPEC]``) with the groups each feature
+uses (a group's cost is paid once per prediction)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from pyruntime.errors import DataError
+from pyruntime.features import catalog as cat
+from pyruntime.features.plan import NAMED_SETS, resolve
+
+PLACEHOLDER = {"lag": "L", "band": "B", "bands": "N"}
+
+
+def _pattern(kind: cat.FeatureKind) -> str:
+    chans = {1: "cC", 2: "cC_cD", 3: "cC_cC+1_cC+2"}[kind.channels]
+    params = "".join(f"__{p}_{PLACEHOLDER[p]}" for p in kind.params)
+    return f"{chans}__{kind.name}{params}"
+
+
+def catalog_rows() -> list[dict[str, object]]:
+    return [{"name": k.name, "pattern": _pattern(k), "tier": k.tier, "params": list(k.params),
+             "channels": k.channels, "description": k.what,
+             "groups": sorted({cat.GROUP_NAMES[g] for g, _ in cat.FeatureSpec(k.id, 0, 1, 1, 2).groups()})}
+            for k in cat.KINDS]
+
+
+@click.command("features")
+@click.option("--channels", type=click.IntRange(1, cat.MAX_CHANNELS), default=None,
+              help="List the plan's features for data with this many channels instead of the catalog.")
+@click.option("--plan", "plan_spec", default="default", show_default=True, metavar="SPEC",
+              help=f"With --channels: a named set ({', '.join(NAMED_SETS)}) or a file of feature names.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def features_command(channels: int | None, plan_spec: str, as_json: bool) -> None:
+    """List the features the C runtime computes on raw windows (float32 and q15), tiered by cost:
+    tier 1 one pass over a channel, tier 2 a second pass or a product loop, tier 3 an FFT. Names are
+    tsfresh-style: CHANNELS__FEATURE[__PARAM_VALUE...], e.g. c0__autocorrelation__lag_4; `train
+    --features FILE` takes such names, one per line."""
+    if channels is None:
+        rows = catalog_rows()
+        if as_json:
+            click.echo(json.dumps({"features": rows, "named_sets": list(NAMED_SETS), "max_fft": cat.MAX_FFT,
+                                   "max_len": cat.MAX_LEN}))
+            return
+        for tier, text in cat.TIER_TEXT.items():
+            click.echo(f"tier {tier}: {text}")
+            for r in rows:
+                if r["tier"] == tier:
+                    click.echo(f"  {r['pattern']:<44} {r['description']}")
+        click.echo(f"named sets: {', '.join(NAMED_SETS)} (`frugalml features --channels N` lists one)")
+        return
+    try:
+        plan = resolve(plan_spec, channels)
+    except DataError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps({"n_channels": plan.n_channels, "features": plan.names,
+                               "groups": plan.group_names(),
+                               "feature_groups": [[cat.group_name(g) for g in f.groups()] for f in plan.features]}))
+        return
+    for f in plan.features:
+        click.echo(f"{f.name:<44} {' '.join(cat.group_name(g) for g in f.groups())}")
+    click.echo(f"{len(plan.features)} features, {len(plan.groups())} groups", err=True)

@@ -1,0 +1,289 @@
+"""Feature costs measured on the target: ``frugalml profile-costs --on TARGET`` counts the instructions of each
+group of a feature plan (a channel's pass, centred pass, spectrum; a 3-axis magnitude) and of each feature's own
+part, at several window lengths, and writes the costs CSV with groups (compiler/costs.py): a group's cost is paid
+once per prediction, a feature's own cost each time it is read.
+
+How: runtime_c/tools/fm_feat_profile.c runs steps from a generated header; each step starts a window, computes
+prime features unmeasured and calls one feature between two calls of ``fm_profile_mark``. Counted on the host by
+valgrind callgrind (``--dump-before=fm_profile_mark``: one dump per mark), on Cortex-M (qemu-system-arm) and the Pi
+(qemu-aarch64) by the repository's TCG plugin (runtime_c/tools/qemu_insn_count.c with ``mark=ADDR``). A feature's
+own cost is a repeated call (its groups done); a group's cost is a probe feature's first call after the group's
+dependencies ran, less the probe's own cost. Counts are exact and repeat run to run; the worst of several random
+windows per length is kept, and c0 + c1 n + c2 n^2 (n = window length) is fitted to the lengths (non-negative
+least squares), or the costs at one length are written with ``at_length``.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from compiler.skyline.profile_costs import fit_polynomial
+from pyruntime.features import catalog as cat
+from pyruntime.features.plan import FeaturePlan
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ROOT / "runtime_c"
+TOOL = RUNTIME / "tools" / "fm_feat_profile.c"
+PLUGIN = RUNTIME / "build" / "qemu_insn_count.so"
+CORTEX_M = ("cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33")
+TARGETS = ("host", *CORTEX_M, "pi")
+DEFAULT_LENGTHS = (32, 64, 128, 256)
+NONE = 0xFFFF
+
+
+class ProfileError(ValueError):
+    """The profile cannot run (a missing tool, a plan it cannot measure); one line."""
+
+
+@dataclass
+class Step:
+    window: int
+    measured: int | None  # index into specs
+    primes: list[int]
+
+
+@dataclass
+class Profile:
+    """Worst-case instructions per length: groups[g][i] and own[f][i] at lengths[i]."""
+
+    plan: FeaturePlan
+    lengths: list[int]
+    groups: dict[tuple[int, int], list[float]]
+    own: list[list[float]]
+    target: str
+    numeric: str
+
+    def eager(self) -> list[float]:
+        """Instructions to compute every feature of the plan once per window, at each length."""
+        return [sum(g[i] for g in self.groups.values()) + sum(o[i] for o in self.own)
+                for i in range(len(self.lengths))]
+
+
+def _probe(group: tuple[int, int]) -> tuple[cat.FeatureSpec, list[cat.FeatureSpec]]:
+    """A feature whose first call runs exactly this group once its prime features ran."""
+    kind, c = group
+    if kind == cat.PASS:
+        return cat.FeatureSpec(0, c), []
+    if kind == cat.CENTERED:
+        return cat.FeatureSpec(1, c), [cat.FeatureSpec(0, c)]
+    if kind == cat.SPECTRUM:
+        return cat.FeatureSpec(9, c), [cat.FeatureSpec(0, c)]
+    return cat.FeatureSpec(12, c), [cat.FeatureSpec(0, c + i) for i in range(3)]
+
+
+def plan_steps(plan: FeaturePlan, n_windows: int) -> tuple[list[cat.FeatureSpec], list[Step], list[tuple]]:
+    """Specs, steps and what each step measures: ('none',), ('own', f) or ('probe', group) per window."""
+    specs: list[cat.FeatureSpec] = []
+    index: dict[cat.FeatureSpec, int] = {}
+
+    def at(f: cat.FeatureSpec) -> int:
+        if f not in index:
+            index[f] = len(specs)
+            specs.append(f)
+        return index[f]
+
+    steps: list[Step] = []
+    what: list[tuple] = []
+    probes = {g: _probe(g) for g in plan.groups()}
+    extra = [p for p, _ in probes.values() if p not in plan.features]
+    for w in range(n_windows):
+        steps.append(Step(w, None, []))
+        what.append(("none", w))
+        for f in (*plan.features, *dict.fromkeys(extra)):
+            steps.append(Step(w, at(f), [at(f)]))
+            what.append(("own", w, f))
+        for g, (p, primes) in probes.items():
+            steps.append(Step(w, at(p), [at(q) for q in primes]))
+            what.append(("probe", w, g, p))
+    return specs, steps, what
+
+
+def write_header(path: Path, plan: FeaturePlan, windows: list[np.ndarray], q15: bool, specs: list[cat.FeatureSpec],
+                 steps: list[Step]) -> None:
+    samples: list[int] = []
+    rows = []
+    for x in windows:
+        rows.append(f"{{{x.shape[1]}u, {len(samples)}u}}")
+        samples.extend(int(v) for v in (x.ravel() if q15 else x.astype(np.float32).ravel().view(np.uint32)))
+    primes: list[int] = []
+    step_rows = []
+    for s in steps:
+        step_rows.append(f"{{{s.window}u, {NONE if s.measured is None else s.measured}u, {len(primes)}u, "
+                         f"{len(s.primes)}u}}")
+        primes.extend(s.primes)
+    longest = max(x.shape[1] for x in windows)
+    nfft = 1 << max(1, (longest - 1).bit_length())
+    scratch = plan.n_channels * 160 + (plan.n_channels * (nfft // 2 + 1) + 2 * nfft) * 4
+    fmt = "{}" if q15 else "0x{:08x}u"
+    data = ", ".join(fmt.format(v) for v in samples)
+    text = [
+        "/* generated by compiler/features/profile.py */",
+        f"#define FP_N_WINDOWS {len(windows)}u", f"#define FP_N_CHANNELS {plan.n_channels}u",
+        f"#define FP_MAX_SAMPLES {plan.n_channels * longest}u", f"#define FP_SCRATCH_WORDS {scratch // 8 + 1}u",
+        f"#define FP_Q15 {int(q15)}", f"#define FP_N_STEPS {len(steps)}u",
+        "static const uint32_t fp_windows[][2] = {" + ", ".join(rows) + "};",
+        f"static const uint32_t fp_f32_bits[] = {{{'0u' if q15 else data}}};",
+        f"static const int16_t fp_q15[] = {{{data if q15 else '0'}}};",
+        "static const fm_feat_spec fp_specs[] = {" + ", ".join(
+            f"{{{f.id}u, {f.channel}u, {f.channel2}u, {f.param}u, {f.param2}u}}" for f in specs) + "};",
+        "static const uint16_t fp_steps[][4] = {" + ", ".join(step_rows) + "};",
+        "static const uint16_t fp_primes[] = {" + (", ".join(map(str, primes)) or "0") + "};",
+    ]
+    path.write_text("\n".join(text) + "\n")
+
+
+def _require(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        raise ProfileError(f"profile-costs needs {', '.join(missing)} (run `make toolchains`)")
+
+
+def _run(args: list[str], what: str) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(args, capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ProfileError(f"{what} failed (exit {p.returncode}): {tail[0]}")
+    return p
+
+
+def _symbol(nm: str, exe: Path) -> str:
+    out = _run([nm, str(exe)], f"{nm} {exe.name}").stdout
+    m = re.search(r"^([0-9a-fA-F]+) T fm_profile_mark$", out, re.M)
+    if m is None:
+        raise ProfileError(f"{exe}: no fm_profile_mark symbol")
+    return m.group(1)
+
+
+def _plugin() -> Path:
+    _run(["make", "-s", "-C", str(RUNTIME), "qemu-plugin"], "building the QEMU counting plugin")
+    return PLUGIN
+
+
+def _qemu_marks(out: Path) -> list[int]:
+    marks = [int(v) for v in re.findall(r"^mark (\d+)$", out.read_text(), re.M)]
+    if "lost_marks" in out.read_text():
+        raise ProfileError("too many marks for the counting plugin: profile fewer lengths or windows")
+    return marks
+
+
+def count_steps(header: Path, target: str, work: Path, n_steps: int) -> list[int]:
+    """Instructions of each step's measured call (marks' overhead included)."""
+    if target == "host":
+        _require("gcc", "valgrind")
+        exe = work / "fm_feat_profile"
+        srcs = sorted(str(p) for p in (RUNTIME / "src").rglob("*.c"))
+        _run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
+              f"-I{RUNTIME / 'include'}", f"-DFM_MODEL_HEADER=\"{header}\"", str(TOOL), *srcs, "-o", str(exe)],
+             "building the profile program")
+        out = work / "cg.out"
+        _run(["valgrind", "--tool=callgrind", "--dump-before=fm_profile_mark", f"--callgrind-out-file={out}",
+              str(exe)], "valgrind callgrind")
+        counts = []
+        for i in range(1, 2 * n_steps + 1):
+            text = (work / f"cg.out.{i}").read_text()
+            m = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
+            if m is None:
+                raise ProfileError(f"callgrind dump {i}: no totals")
+            counts.append(int(m.group(1)))
+        return counts[1::2]
+    if target in CORTEX_M:
+        _require("arm-none-eabi-gcc", "qemu-system-arm")
+        folder, nm = ROOT / "firmware_examples" / "cortex_m", "arm-none-eabi-nm"
+        build = work / "build"
+        base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={TOOL}",
+                f"TARGET={target}", f"BUILD={build}", "QEMU_TIMEOUT=600"]
+        if target == "cortex-m0":
+            base.append("MACHINE=mps2-an385")  # M0 code on a machine with the RAM for the windows (micro:bit: 16 KB)
+        _run([*base, "all"], f"building the profile program for {target}")
+        mark = _symbol(nm, build / "app.elf")
+        out = work / "insns"
+        _run([*base, f"QEMU_PLUGIN={_plugin()},out={out},mark={mark}", "run"], f"qemu-system-arm ({target})")
+    else:
+        _require("aarch64-linux-gnu-gcc", "qemu-aarch64")
+        folder, build = ROOT / "firmware_examples" / "raspberry_pi", work / "build"
+        base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={TOOL}",
+                "CROSS=aarch64-linux-gnu-", f"BUILD={build}"]
+        _run([*base, "all"], "building the profile program for the Pi (aarch64)")
+        mark = _symbol("aarch64-linux-gnu-nm", build / "fm_pi")
+        out = work / "insns"
+        _run([*base, f"RUNNER=qemu-aarch64 -plugin {_plugin()},out={out},mark={mark}", "run"], "qemu-aarch64")
+    marks = _qemu_marks(out)
+    if len(marks) != 2 * n_steps:
+        raise ProfileError(f"expected {2 * n_steps} marks, the plugin wrote {len(marks)}")
+    return [marks[2 * k + 1] - marks[2 * k] for k in range(n_steps)]
+
+
+def random_windows(n_channels: int, length: int, count: int, q15: bool, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed + length)
+    out = []
+    for _ in range(count):
+        x = rng.normal(size=(n_channels, length)) * rng.uniform(0.1, 2.0, size=(n_channels, 1))
+        out.append(np.clip(np.round(x * 8000), -32768, 32767).astype(np.int16) if q15 else x.astype(np.float32))
+    return out
+
+
+def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "float32", n_windows: int = 3,
+            seed: int = 0) -> Profile:
+    if target not in TARGETS:
+        raise ProfileError(f"unknown target {target!r} (use {', '.join(TARGETS)})")
+    lengths = sorted(set(lengths))
+    if not lengths or lengths[0] < plan.min_len or lengths[-1] > cat.MAX_FFT:
+        raise ProfileError(f"window lengths must be {plan.min_len}..{cat.MAX_FFT} for this plan (its features need "
+                           f"at least {plan.min_len} samples; spectra at most {cat.MAX_FFT}), got "
+                           f"{','.join(map(str, lengths))}")
+    q15 = numeric == "q15"
+    windows = [w for n in lengths for w in random_windows(plan.n_channels, n, n_windows, q15, seed)]
+    specs, steps, what = plan_steps(plan, len(windows))
+    with tempfile.TemporaryDirectory(prefix="fm_feat_profile_") as tmp:
+        work = Path(tmp)
+        header = work / "profile.h"
+        write_header(header, plan, windows, q15, specs, steps)
+        counts = count_steps(header, target, work, len(steps))
+    base = {w[1]: c for w, c in zip(what, counts, strict=True) if w[0] == "none"}
+    own_at: dict[tuple[int, cat.FeatureSpec], float] = {}
+    probe_at: dict[tuple[int, tuple[int, int]], tuple[float, cat.FeatureSpec]] = {}
+    for w, c in zip(what, counts, strict=True):
+        if w[0] == "own":
+            own_at[(w[1], w[2])] = c - base[w[1]]
+        elif w[0] == "probe":
+            probe_at[(w[1], w[2])] = (c - base[w[1]], w[3])
+    groups = {g: [0.0] * len(lengths) for g in plan.groups()}
+    own = [[0.0] * len(lengths) for _ in plan.features]
+    for wi in range(len(windows)):
+        li = wi // n_windows
+        for j, f in enumerate(plan.features):
+            own[j][li] = max(own[j][li], own_at[(wi, f)])
+        for g in groups:
+            total, probe_feature = probe_at[(wi, g)]
+            groups[g][li] = max(groups[g][li], max(total - own_at[(wi, probe_feature)], 0.0))
+    return Profile(plan, lengths, groups, own, target, numeric)
+
+
+def write_costs(path: Path, prof: Profile, at_length: int | None = None) -> None:
+    """The costs CSV with groups: feature,c0,c1,c2,group (fitted over the lengths), or feature,cost,group at one
+    length (at_length, evaluated on the fit)."""
+    n = np.array(prof.lengths, dtype=np.float64)
+
+    def coef(counts: list[float]) -> np.ndarray:
+        return fit_polynomial(n, counts) if len(n) > 1 else np.array([counts[0], 0.0, 0.0])
+
+    def fmt(c: np.ndarray) -> list[str]:
+        if at_length is None:
+            return [repr(float(v)) for v in c]
+        return [repr(float(c[0] + c[1] * at_length + c[2] * at_length * at_length))]
+
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["feature", "c0", "c1", "c2", "group"] if at_length is None else ["feature", "cost", "group"])
+        for g, counts in prof.groups.items():
+            w.writerow([cat.group_name(g), *fmt(coef(counts)), ""])
+        for f, counts in zip(prof.plan.features, prof.own, strict=True):
+            w.writerow([f.name, *fmt(coef(counts)), ";".join(cat.group_name(g) for g in f.groups())])

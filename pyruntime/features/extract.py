@@ -1,0 +1,40 @@
+"""Raw windows -> the feature matrix of a plan, with the float32 reference (bit-exact with the C library), windows
+of one length at a time. A window the plan cannot use (too short, NaN samples, a feature that overflows) is a
+DataError naming the window and the feature."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyruntime.errors import DataError, status_message
+from pyruntime.features import catalog as cat
+from pyruntime.features import f32
+from pyruntime.features.plan import FeaturePlan
+from pyruntime.tsdata import Windows
+
+
+def check_channels(windows: Windows, plan: FeaturePlan) -> None:
+    if windows.n_channels != plan.n_channels:
+        raise DataError(f"{windows.name} has {windows.n_channels} channel(s), the feature plan is for "
+                        f"{plan.n_channels}")
+
+
+def extract(windows: Windows, plan: FeaturePlan) -> np.ndarray:
+    """(n, n_features) float32."""
+    check_channels(windows, plan)
+    lengths = windows.lengths
+    out = np.zeros((len(windows.series), len(plan.features)), np.float32)
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        values, status = f32.values(np.stack([windows.series[i] for i in rows]), plan.features)
+        bad = np.argwhere(status != cat.OK)
+        if bad.size:
+            r, j = bad[0]
+            f = plan.features[j]
+            st = int(status[r, j])
+            why = (f"needs windows of at least {f.min_len()} samples" + (
+                f" and at most {cat.MAX_FFT}" if f.id in (8, 9, 10) else "") if st == cat.E_WINDOW
+                   else status_message(st))
+            raise DataError(f"{windows.name}: window {rows[r] + 1} (length {length}): feature {f.name}: {why}")
+        out[rows] = values
+    return out

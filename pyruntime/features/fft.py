@@ -1,0 +1,84 @@
+"""The feature library's FFT in numpy, butterfly by butterfly as runtime_c/src/features/fm_feat_{f32,q15}.c:
+radix-2, decimation in time, input in bit-reversed order, W = exp(-2 pi i k / n) from the quarter-wave table of
+twiddle.py; q15 halves after every stage and rounds products to nearest. Vectorised over windows and over the
+butterflies of a stage (they are independent), so every value has the C's bits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyruntime.features.twiddle import MAX_FFT, QUARTER, cos_f32, cos_q15
+
+
+def nfft_of(length: int) -> int:
+    """Power of two >= length (at least 2), or 0 when length > MAX_FFT (as the C)."""
+    if length > MAX_FFT:
+        return 0
+    n = 1
+    while n < length:
+        n *= 2
+    return max(n, 2)
+
+
+def bitrev(n: int) -> np.ndarray:
+    bits = n.bit_length() - 1
+    i = np.arange(n)
+    r = np.zeros(n, np.int64)
+    for b in range(bits):
+        r = (r << 1) | ((i >> b) & 1)
+    return r
+
+
+def _twiddles(size: int, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    k = np.arange(size // 2) * (MAX_FFT // size)
+    co = np.where(k > QUARTER, -table[np.minimum(MAX_FFT // 2 - k, QUARTER)], table[np.minimum(k, QUARTER)])
+    si = table[np.where(k <= QUARTER, QUARTER - k, k - QUARTER)]
+    return co, si
+
+
+def _load(d: np.ndarray, n: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    w, length = d.shape
+    re = np.zeros((w, n), dtype)
+    re[:, bitrev(n)[:length]] = d
+    return re, np.zeros((w, n), dtype)
+
+
+def power_f32(d: np.ndarray, n: int) -> np.ndarray:
+    """|FFT|^2 of the centred windows d (W, L) float32 at bins 0..n/2, float32."""
+    f = np.float32
+    re, im = _load(d.astype(f), n, f)
+    size = 2
+    while size <= n:
+        co, si = _twiddles(size, cos_f32())
+        r = re.reshape(-1, n // size, size)
+        i = im.reshape(-1, n // size, size)
+        h = size // 2
+        br, bi = r[..., h:].copy(), i[..., h:].copy()
+        tr = co * br + si * bi
+        ti = co * bi - si * br
+        ar, ai = r[..., :h].copy(), i[..., :h].copy()
+        r[..., h:], i[..., h:] = ar - tr, ai - ti
+        r[..., :h], i[..., :h] = ar + tr, ai + ti
+        size *= 2
+    re, im = re[:, : n // 2 + 1], im[:, : n // 2 + 1]
+    return re * re + im * im
+
+
+def power_q15(d: np.ndarray, n: int) -> np.ndarray:
+    """The q15 power spectrum (int64) of the centred integer windows d (W, L), input scaled by 1/4."""
+    re, im = _load(d.astype(np.int64) >> 2, n, np.int64)
+    size = 2
+    while size <= n:
+        co, si = _twiddles(size, cos_q15().astype(np.int64))
+        r = re.reshape(-1, n // size, size)
+        i = im.reshape(-1, n // size, size)
+        h = size // 2
+        br, bi = r[..., h:].copy(), i[..., h:].copy()
+        tr = (co * br + si * bi + (1 << 14)) >> 15
+        ti = (co * bi - si * br + (1 << 14)) >> 15
+        ar, ai = r[..., :h].copy(), i[..., :h].copy()
+        r[..., :h], i[..., :h] = (ar + tr) >> 1, (ai + ti) >> 1
+        r[..., h:], i[..., h:] = (ar - tr) >> 1, (ai - ti) >> 1
+        size *= 2
+    re, im = re[:, : n // 2 + 1], im[:, : n // 2 + 1]
+    return re * re + im * im

@@ -1,0 +1,101 @@
+"""A feature plan: which features of a raw window make the columns of the feature matrix.
+
+A plan is a number of channels and a list of features (catalog.FeatureSpec), named tsfresh-style. It is
+stored in a model file's meta (``feature_plan``), so ``eval``, ``predict`` and ``export-c --embed`` turn the
+same windows into the same columns. ``--features SPEC`` picks it: a named set (``default``) or a file with one
+feature name per line (``#`` comments and blank lines ignored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyruntime.errors import DataError
+from pyruntime.features.catalog import E_CHANNEL, FeatureSpec, group_name, parse_name
+
+NAMED_SETS = ("default",)
+DEFAULT_LAGS = (1, 4)
+DEFAULT_BANDS = 4
+
+
+@dataclass(frozen=True)
+class FeaturePlan:
+    n_channels: int
+    features: tuple[FeatureSpec, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.features]
+
+    @property
+    def min_len(self) -> int:
+        return max(f.min_len() for f in self.features)
+
+    def groups(self) -> list[tuple[int, int]]:
+        """Every group some feature uses, in first-use order."""
+        seen: dict[tuple[int, int], None] = {}
+        for f in self.features:
+            for g in f.groups():
+                seen.setdefault(g, None)
+        return list(seen)
+
+    def group_names(self) -> list[str]:
+        return [group_name(g) for g in self.groups()]
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"n_channels": self.n_channels, "features": self.names}
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> FeaturePlan:
+        try:
+            return from_names([str(n) for n in meta["features"]], int(meta["n_channels"]), "the model's feature plan")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"the model's feature plan is malformed ({exc})") from None
+
+
+def default_plan(n_channels: int) -> FeaturePlan:
+    """Per channel: the one-pass statistics, std, mean crossing rate, autocorrelation at lags 1 and 4, four band
+    energies, dominant frequency and centroid; per full triple of channels (c0-c2, c3-c5, ...): magnitude mean and
+    maximum and the three pairwise correlations."""
+    feats: list[FeatureSpec] = []
+    for c in range(n_channels):
+        feats += [FeatureSpec(i, c) for i in (0, 1, 2, 3, 4, 5, 6)]
+        feats += [FeatureSpec(7, c, param=lag) for lag in DEFAULT_LAGS]
+        feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS) for b in range(DEFAULT_BANDS)]
+        feats += [FeatureSpec(9, c), FeatureSpec(10, c)]
+    for c in range(0, n_channels - 2, 3):
+        feats += [FeatureSpec(11, c), FeatureSpec(12, c)]
+        feats += [FeatureSpec(13, a, channel2=b) for a, b in ((c, c + 1), (c, c + 2), (c + 1, c + 2))]
+    return FeaturePlan(n_channels, tuple(feats))
+
+
+def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
+    if not names:
+        raise DataError(f"{source}: no features listed")
+    feats = []
+    for name in names:
+        spec = parse_name(name)
+        if spec.check(n_channels) == E_CHANNEL:
+            raise DataError(f"{source}: feature {name!r} reads channel {max(spec.channels_read())}, the data has "
+                            f"{n_channels} channel(s) (c0..c{n_channels - 1})")
+        feats.append(spec)
+    seen: set[str] = set()
+    for f in feats:
+        if f.name in seen:
+            raise DataError(f"{source}: feature {f.name!r} listed twice")
+        seen.add(f.name)
+    return FeaturePlan(n_channels, tuple(feats))
+
+
+def resolve(spec: str | None, n_channels: int) -> FeaturePlan:
+    """The plan of ``--features SPEC`` (None: default) for data with n_channels channels."""
+    if spec is None or spec == "default":
+        return default_plan(n_channels)
+    path = Path(spec)
+    if not path.is_file():
+        raise DataError(f"feature plan {spec!r}: neither a named set ({', '.join(NAMED_SETS)}) nor a file of "
+                        "feature names")
+    lines = [line.split("#", 1)[0].strip() for line in path.read_text().splitlines()]
+    return from_names([n for n in lines if n], n_channels, str(path))

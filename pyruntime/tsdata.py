@@ -1,0 +1,153 @@
+"""Raw sensor windows: the UEA/UCR ``.ts`` format and NPZ with a 3-D X (n x channels x length).
+
+A ``.ts`` file has ``#`` comments, a header of ``@`` lines (``@problemName``, ``@timeStamps false``,
+``@missing``, ``@univariate``, ``@dimensions N``, ``@equalLength true|false``, ``@seriesLength L``,
+``@classLabel true LABEL...``) and after ``@data`` one line per case: the channels separated by ``:``, each a
+comma-separated series, then the class label. Series may have different lengths from case to case (the channels
+of one case have one length). Every problem raises DataError with one line: a malformed or missing header entry,
+time stamps, missing values (``?``), a case with another channel count or a declared length it breaks, a label
+not declared, a value that is not a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pyruntime.errors import DataError
+
+BOOL_KEYS = ("timestamps", "missing", "univariate", "equallength", "classlabel")
+
+
+@dataclass
+class Windows:
+    """Raw windows of one data set: series[i] is (channels, length_i) float32."""
+
+    series: list[np.ndarray]
+    y: np.ndarray  # labels as given (strings)
+    n_channels: int
+    name: str
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([s.shape[1] for s in self.series], dtype=np.int64)
+
+
+def _flag(path: Path, lineno: int, key: str, value: str) -> bool:
+    v = value.strip().lower()
+    if v not in ("true", "false"):
+        raise DataError(f"{path} line {lineno}: @{key} must be true or false, got {value.strip()!r}")
+    return v == "true"
+
+
+def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
+    """The header entries and the index of the first data line."""
+    head: dict[str, object] = {}
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not line.startswith("@"):
+            raise DataError(f"{path} line {i + 1}: data before @data (a .ts header ends with a line @data)")
+        key, _, value = line[1:].partition(" ")
+        key = key.lower()
+        if key == "data":
+            return head, i + 1
+        if key in ("timestamps", "missing", "univariate", "equallength"):
+            head[key] = _flag(path, i + 1, key, value)
+        elif key == "classlabel":
+            parts = value.split()
+            if not parts:
+                raise DataError(f"{path} line {i + 1}: @classLabel needs true LABEL... or false")
+            head[key] = _flag(path, i + 1, key, parts[0])
+            head["labels"] = parts[1:]
+            if head[key] and not parts[1:]:
+                raise DataError(f"{path} line {i + 1}: @classLabel true lists no labels")
+        elif key in ("dimensions", "serieslength"):
+            try:
+                n = int(value.strip())
+            except ValueError:
+                raise DataError(f"{path} line {i + 1}: @{key} must be a positive integer, got "
+                                f"{value.strip()!r}") from None
+            if n < 1:
+                raise DataError(f"{path} line {i + 1}: @{key} must be a positive integer, got {n}")
+            head[key] = n
+        elif key in ("problemname", "targetlabel"):
+            head[key] = value.strip()
+        else:
+            raise DataError(f"{path} line {i + 1}: unknown header entry @{key}")
+    raise DataError(f"{path}: no @data line (not a .ts file?)")
+
+
+def read_ts(path: Path) -> Windows:
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read ({exc})") from None
+    head, first = _header(path, lines)
+    if head.get("timestamps"):
+        raise DataError(f"{path}: @timeStamps true is not supported (give the series without time stamps)")
+    if not head.get("classlabel"):
+        raise DataError(f"{path}: @classLabel must be true with the class labels (training needs labels)")
+    labels = set(head["labels"])  # type: ignore[arg-type]
+    dims = head.get("dimensions")
+    length = head.get("serieslength") if head.get("equallength", False) else None
+    series: list[np.ndarray] = []
+    y: list[str] = []
+    for i in range(first, len(lines)):
+        line = lines[i].strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(":")
+        label, chans = parts[-1].strip(), parts[:-1]
+        where = f"{path} line {i + 1}"
+        if not chans:
+            raise DataError(f"{where}: expected CHANNEL:...:LABEL")
+        if dims is None:
+            dims = len(chans)
+        if len(chans) != dims:
+            raise DataError(f"{where}: {len(chans)} channels, the header says @dimensions {dims}")
+        if label not in labels:
+            raise DataError(f"{where}: label {label!r} is not one of @classLabel ({', '.join(sorted(labels))})")
+        if "?" in line:
+            raise DataError(f"{where}: missing values ('?') are not supported")
+        try:
+            rows = [np.array([float(v) for v in c.split(",")], dtype=np.float64) for c in chans]
+        except ValueError:
+            raise DataError(f"{where}: a value is not a number") from None
+        n = {r.size for r in rows}
+        if len(n) != 1:
+            raise DataError(f"{where}: the channels have different lengths ({', '.join(map(str, sorted(n)))})")
+        if length is not None and rows[0].size != length:
+            raise DataError(f"{where}: series of length {rows[0].size}, the header says @seriesLength {length}")
+        series.append(_float32(np.stack(rows), where))
+        y.append(label)
+    if not series:
+        raise DataError(f"{path}: no cases after @data")
+    return Windows(series, np.array(y, dtype=str), int(dims), str(path))  # type: ignore[arg-type]
+
+
+def _float32(x: np.ndarray, where: str) -> np.ndarray:
+    if not np.all(np.isfinite(x)):
+        raise DataError(f"{where}: a sample is NaN or infinite")
+    with np.errstate(over="ignore"):
+        out = x.astype(np.float32)
+    if not np.all(np.isfinite(out)):
+        raise DataError(f"{where}: a sample is too large for float32")
+    return out
+
+
+def windows_from_array(X: np.ndarray, y: np.ndarray, name: str) -> Windows:
+    """Windows of a 3-D array (n, channels, length) with n labels."""
+    if X.ndim != 3 or min(X.shape) == 0:
+        raise DataError(f"{name}: X of raw windows must be n x channels x length, got shape {X.shape}")
+    if len(y) != X.shape[0]:
+        raise DataError(f"{name}: {X.shape[0]} windows but {len(y)} labels")
+    try:
+        X = X.astype(np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{name}: X is not numeric") from None
+    series = [_float32(X[i], f"{name}: window {i + 1}") for i in range(X.shape[0])]
+    return Windows(series, np.asarray(y), int(X.shape[1]), name)

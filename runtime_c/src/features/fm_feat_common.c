@@ -1,0 +1,255 @@
+/* Feature library: what the float32 and q15 calls share (catalog facts, checks, scratch, square roots). */
+#include "fm_feat_internal.h"
+
+static uint32_t nfft_of(uint32_t len)
+{
+    uint32_t n = 1u;
+    if (len > FM_FEAT_MAX_FFT) {
+        return 0u;
+    }
+    while (n < len) {
+        n <<= 1;
+    }
+    return n < 2u ? 2u : n;
+}
+
+size_t fm_feat_scratch_size(uint32_t n_channels, uint32_t len)
+{
+    uint32_t nfft = nfft_of(len);
+    if (n_channels == 0u || n_channels > FM_FEAT_MAX_CHANNELS || len == 0u || len > FM_FEAT_MAX_LEN) {
+        return 0u;
+    }
+    return n_channels * sizeof(fm_feat_chan) +
+           ((size_t)n_channels * (nfft / 2u + 1u) + 2u * (size_t)nfft) * sizeof(fm_feat_word);
+}
+
+static int is_spectral(uint32_t id)
+{
+    return id == FM_FEAT_BAND_ENERGY || id == FM_FEAT_DOMINANT_FREQ || id == FM_FEAT_CENTROID;
+}
+
+uint32_t fm_feat_min_len(const fm_feat_spec *spec)
+{
+    uint32_t p = 2u;
+    switch (spec->id) {
+    case FM_FEAT_MEAN:
+    case FM_FEAT_MIN:
+    case FM_FEAT_MAX:
+    case FM_FEAT_RMS:
+    case FM_FEAT_PTP:
+    case FM_FEAT_MAG_MEAN:
+    case FM_FEAT_MAG_MAX:
+        return 1u;
+    case FM_FEAT_STD:
+    case FM_FEAT_CROSSING_RATE:
+    case FM_FEAT_CORRELATION:
+    case FM_FEAT_DOMINANT_FREQ:
+    case FM_FEAT_CENTROID:
+        return 2u;
+    case FM_FEAT_AUTOCORR:
+        return (uint32_t)spec->param + 2u;
+    case FM_FEAT_BAND_ENERGY:
+        /* nfft / 2 >= bands: nfft >= p, the power of two >= 2 bands, so len > p / 2 */
+        while (p < 2u * (uint32_t)spec->param2) {
+            p <<= 1;
+        }
+        return p / 2u + 1u;
+    default:
+        return 0u;
+    }
+}
+
+uint32_t fm_feat_groups(const fm_feat_spec *spec, fm_feat_group groups[FM_FEAT_MAX_GROUPS])
+{
+    uint16_t c = spec->channel;
+    groups[0].kind = FM_GROUP_PASS;
+    groups[0].channel = c;
+    switch (spec->id) {
+    case FM_FEAT_MEAN:
+    case FM_FEAT_MIN:
+    case FM_FEAT_MAX:
+    case FM_FEAT_RMS:
+    case FM_FEAT_PTP:
+        return 1u;
+    case FM_FEAT_STD:
+    case FM_FEAT_CROSSING_RATE:
+    case FM_FEAT_AUTOCORR:
+        groups[1].kind = FM_GROUP_CENTERED;
+        groups[1].channel = c;
+        return 2u;
+    case FM_FEAT_BAND_ENERGY:
+    case FM_FEAT_DOMINANT_FREQ:
+    case FM_FEAT_CENTROID:
+        groups[1].kind = FM_GROUP_SPECTRUM;
+        groups[1].channel = c;
+        return 2u;
+    case FM_FEAT_MAG_MEAN:
+    case FM_FEAT_MAG_MAX:
+        groups[1].kind = FM_GROUP_PASS;
+        groups[1].channel = (uint16_t)(c + 1u);
+        groups[2].kind = FM_GROUP_PASS;
+        groups[2].channel = (uint16_t)(c + 2u);
+        groups[3].kind = FM_GROUP_MAGNITUDE;
+        groups[3].channel = c;
+        return 4u;
+    case FM_FEAT_CORRELATION:
+        groups[1].kind = FM_GROUP_CENTERED;
+        groups[1].channel = c;
+        groups[2].kind = FM_GROUP_PASS;
+        groups[2].channel = spec->channel2;
+        groups[3].kind = FM_GROUP_CENTERED;
+        groups[3].channel = spec->channel2;
+        return 4u;
+    default:
+        return 0u;
+    }
+}
+
+int fm_feat_check(const fm_feat_spec *spec, uint32_t n_channels)
+{
+    uint32_t last;
+    if (spec == NULL || spec->id >= FM_FEAT_N_IDS) {
+        return FM_E_FEATURE;
+    }
+    last = spec->channel;
+    if (spec->id == FM_FEAT_AUTOCORR && spec->param == 0u) {
+        return FM_E_FEATURE;
+    }
+    if (spec->id == FM_FEAT_BAND_ENERGY &&
+        (spec->param2 == 0u || spec->param >= spec->param2 || spec->param2 > FM_FEAT_MAX_FFT / 2u)) {
+        return FM_E_FEATURE;
+    }
+    if (spec->id == FM_FEAT_MAG_MEAN || spec->id == FM_FEAT_MAG_MAX) {
+        last += 2u;
+    }
+    if (spec->id == FM_FEAT_CORRELATION) {
+        if (spec->channel2 == spec->channel) {
+            return FM_E_FEATURE;
+        }
+        if (spec->channel2 > last) {
+            last = spec->channel2;
+        }
+    }
+    return last >= n_channels ? FM_E_CHANNEL : FM_OK;
+}
+
+int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_group_fn run[FM_GROUP_N_KINDS],
+                    uint32_t q15)
+{
+    fm_feat_group groups[FM_FEAT_MAX_GROUPS];
+    uint32_t i, n;
+    int rc;
+    if (ctx == NULL || ctx->scratch == NULL || ctx->q15 != q15) {
+        return FM_E_ARG;
+    }
+    ctx->new_groups = 0u;
+    rc = fm_feat_check(spec, ctx->n_channels);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    if (ctx->len < fm_feat_min_len(spec) || (is_spectral(spec->id) && ctx->nfft == 0u)) {
+        return FM_E_WINDOW;
+    }
+    n = fm_feat_groups(spec, groups);
+    for (i = 0; i < n; ++i) {
+        fm_feat_chan *ch = &fm_feat_chans(ctx)[groups[i].channel];
+        uint32_t bit = 1u << groups[i].kind;
+        if ((ch->done & bit) == 0u) {
+            rc = run[groups[i].kind](ctx, groups[i].channel);
+            if (rc != FM_OK) {
+                return rc;
+            }
+            ch->done |= bit;
+            ++ctx->new_groups;
+            ++ctx->n_groups;
+        }
+    }
+    return FM_OK;
+}
+
+int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t len, void *scratch,
+                  size_t scratch_size, uint32_t q15)
+{
+    size_t need = fm_feat_scratch_size(n_channels, len);
+    uint32_t c;
+    if (ctx == NULL || x == NULL || scratch == NULL || need == 0u || scratch_size < need) {
+        return FM_E_ARG;
+    }
+    ctx->x = x;
+    ctx->n_channels = n_channels;
+    ctx->len = len;
+    ctx->nfft = nfft_of(len);
+    ctx->q15 = q15;
+    ctx->scratch = scratch;
+    ctx->new_groups = 0u;
+    ctx->n_groups = 0u;
+    for (c = 0; c < n_channels; ++c) {
+        fm_feat_chans(ctx)[c].done = 0u;
+    }
+    return FM_OK;
+}
+
+uint32_t fm_feat_isqrt64(uint64_t v)
+{
+    uint64_t r = 0, bit = (uint64_t)1 << 62;
+    while (bit > v) {
+        bit >>= 2;
+    }
+    while (bit != 0u) {
+        if (v >= r + bit) {
+            v -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+        bit >>= 2;
+    }
+    return (uint32_t)r;
+}
+
+float fm_feat_sqrtf(float x)
+{
+    uint32_t bits = fm_float_bits(x), man, q;
+    int32_t e;
+    unsigned s;
+    uint64_t m;
+    float out;
+    if ((bits & 0x7fffffffu) == 0u || bits == 0x7f800000u) {
+        return x; /* +-0, +inf */
+    }
+    if ((bits & 0x80000000u) != 0u || fm_bits_nonfinite(bits)) {
+        bits = 0x7fc00000u; /* negative or NaN */
+        memcpy(&out, &bits, sizeof out);
+        return out;
+    }
+    man = bits & 0x7fffffu;
+    if ((bits >> 23) == 0u) { /* subnormal: normalize */
+        e = -126 - 23;
+        while ((man & 0x800000u) == 0u) {
+            man <<= 1;
+            --e;
+        }
+    } else {
+        man |= 0x800000u;
+        e = (int32_t)(bits >> 23) - 127 - 23;
+    }
+    /* x = man * 2^e; make e even, then sqrt(x) = sqrt(man << s) * 2^((e - s) / 2), 2^46 <= man << s < 2^48 */
+    if ((e & 1) != 0) {
+        man <<= 1;
+        --e;
+    }
+    s = man < 0x1000000u ? 24u : 22u;
+    m = (uint64_t)man << s;
+    q = fm_feat_isqrt64(m);
+    if (m - (uint64_t)q * q > (uint64_t)q) { /* past q + 1/2: round up (no ties for square roots) */
+        ++q;
+    }
+    e = (e - (int32_t)s) / 2;
+    if (q == 0x1000000u) {
+        q >>= 1;
+        ++e;
+    }
+    bits = ((uint32_t)(e + 127 + 23) << 23) | (q & 0x7fffffu);
+    memcpy(&out, &bits, sizeof out);
+    return out;
+}

@@ -1,0 +1,221 @@
+/* Feature library, float32: every sum runs in sample (or bin) order from 0.0f, as in
+ * pyruntime/features/f32.py. */
+#include "fm_feat_internal.h"
+
+static const float *chan_x(const fm_feat_ctx *ctx, uint32_t c)
+{
+    return (const float *)ctx->x + (size_t)c * ctx->len;
+}
+
+static int pass_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    const float *x = chan_x(ctx, c);
+    fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
+    float sum = 0.0f, sumsq = 0.0f, lo = x[0], hi = x[0];
+    uint32_t t;
+    for (t = 0; t < ctx->len; ++t) {
+        float v = x[t];
+        if (fm_bits_nonfinite(fm_float_bits(v))) {
+            return FM_E_SAMPLE;
+        }
+        sum += v;
+        sumsq += v * v;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    ch->sum = sum;
+    ch->sumsq = sumsq;
+    ch->min = lo;
+    ch->max = hi;
+    ch->mean = sum / (float)ctx->len;
+    return FM_OK;
+}
+
+static int centered_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    const float *x = chan_x(ctx, c);
+    fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
+    float ss = 0.0f, mean = ch->mean;
+    uint32_t t, crossings = 0;
+    int below = x[0] - mean < 0.0f;
+    for (t = 0; t < ctx->len; ++t) {
+        float d = x[t] - mean;
+        int b = d < 0.0f;
+        ss += d * d;
+        crossings += (uint32_t)(b != below);
+        below = b;
+    }
+    ch->ss = ss;
+    ch->crossings = crossings;
+    return FM_OK;
+}
+
+/* In-place radix-2 FFT of n points (input in bit-reversed order), W = exp(-2 pi i k / n). */
+static void fft_f32(fm_feat_word *re, fm_feat_word *im, uint32_t n)
+{
+    uint32_t size, j, a;
+    for (size = 2u; size <= n; size <<= 1) {
+        uint32_t half = size / 2u, step = FM_FEAT_MAX_FFT / size;
+        for (j = 0; j < half; ++j) {
+            int neg;
+            float co = fm_feat_cos_f32[fm_feat_cos_index(j * step, &neg)];
+            float si = fm_feat_cos_f32[fm_feat_sin_index(j * step)];
+            co = neg ? -co : co;
+            for (a = j; a < n; a += size) {
+                uint32_t b = a + half;
+                float tr = co * re[b].f + si * im[b].f;
+                float ti = co * im[b].f - si * re[b].f;
+                re[b].f = re[a].f - tr;
+                im[b].f = im[a].f - ti;
+                re[a].f = re[a].f + tr;
+                im[a].f = im[a].f + ti;
+            }
+        }
+    }
+}
+
+static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    const float *x = chan_x(ctx, c);
+    fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
+    fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
+    uint32_t n = ctx->nfft, k, t;
+    float energy = 0.0f;
+    for (k = 0; k < n; ++k) {
+        re[k].f = 0.0f;
+        im[k].f = 0.0f;
+    }
+    for (t = 0; t < ctx->len; ++t) {
+        re[fm_feat_bitrev(t, n)].f = x[t] - ch->mean;
+    }
+    fft_f32(re, im, n);
+    for (k = 0; k <= n / 2u; ++k) {
+        p[k].f = re[k].f * re[k].f + im[k].f * im[k].f;
+        if (k > 0u) {
+            energy += p[k].f;
+        }
+    }
+    ch->energy = energy;
+    return FM_OK;
+}
+
+static int magnitude_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    const float *x = chan_x(ctx, c), *y = chan_x(ctx, c + 1u), *z = chan_x(ctx, c + 2u);
+    fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
+    float sum = 0.0f, hi = 0.0f;
+    uint32_t t;
+    for (t = 0; t < ctx->len; ++t) {
+        float m = fm_feat_sqrtf(x[t] * x[t] + y[t] * y[t] + z[t] * z[t]);
+        sum += m;
+        hi = m > hi ? m : hi;
+    }
+    ch->msum = sum;
+    ch->mmax = hi;
+    return FM_OK;
+}
+
+static const fm_feat_group_fn RUN_F32[FM_GROUP_N_KINDS] = {pass_f32, centered_f32, spectrum_f32, magnitude_f32};
+
+int fm_feat_begin(fm_feat_ctx *ctx, const float *x, uint32_t n_channels, uint32_t len, void *scratch,
+                  size_t scratch_size)
+{
+    return fm_feat_start(ctx, x, n_channels, len, scratch, scratch_size, 0u);
+}
+
+static float lagged_f32(const fm_feat_ctx *ctx, uint32_t c1, uint32_t c2, uint32_t lag)
+{
+    const float *x1 = chan_x(ctx, c1), *x2 = chan_x(ctx, c2);
+    float m1 = fm_feat_chans(ctx)[c1].mean, m2 = fm_feat_chans(ctx)[c2].mean, num = 0.0f;
+    uint32_t t;
+    for (t = 0; t + lag < ctx->len; ++t) {
+        num += (x1[t] - m1) * (x2[t + lag] - m2);
+    }
+    return num;
+}
+
+static float spectral_f32(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
+{
+    const fm_feat_chan *ch = &fm_feat_chans(ctx)[spec->channel];
+    const fm_feat_word *p = fm_feat_power(ctx, spec->channel);
+    uint32_t half = ctx->nfft / 2u, k, best = 1u;
+    float acc = 0.0f;
+    if (spec->id == FM_FEAT_DOMINANT_FREQ) {
+        for (k = 2u; k <= half; ++k) {
+            best = p[k].f > p[best].f ? k : best;
+        }
+        return (float)best / (float)ctx->nfft;
+    }
+    if (spec->id == FM_FEAT_CENTROID) {
+        for (k = 1u; k <= half; ++k) {
+            acc += (float)k * p[k].f;
+        }
+        return ch->energy > 0.0f ? acc / ch->energy / (float)ctx->nfft : 0.0f;
+    }
+    for (k = 1u + spec->param * half / spec->param2; k < 1u + (spec->param + 1u) * half / spec->param2; ++k) {
+        acc += p[k].f;
+    }
+    return ch->energy > 0.0f ? acc / ch->energy : 0.0f;
+}
+
+int fm_feat_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value)
+{
+    const fm_feat_chan *ch;
+    float v, n, s2;
+    int rc;
+    if (value == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_feat_prepare(ctx, spec, RUN_F32, 0u);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    ch = &fm_feat_chans(ctx)[spec->channel];
+    n = (float)ctx->len;
+    switch (spec->id) {
+    case FM_FEAT_MEAN:
+        v = ch->mean;
+        break;
+    case FM_FEAT_STD:
+        v = fm_feat_sqrtf(ch->ss / n);
+        break;
+    case FM_FEAT_MIN:
+        v = ch->min;
+        break;
+    case FM_FEAT_MAX:
+        v = ch->max;
+        break;
+    case FM_FEAT_RMS:
+        v = fm_feat_sqrtf(ch->sumsq / n);
+        break;
+    case FM_FEAT_PTP:
+        v = ch->max - ch->min;
+        break;
+    case FM_FEAT_CROSSING_RATE:
+        v = (float)ch->crossings / (float)(ctx->len - 1u);
+        break;
+    case FM_FEAT_AUTOCORR:
+        v = lagged_f32(ctx, spec->channel, spec->channel, spec->param);
+        v = ch->ss > 0.0f ? v / ch->ss : 0.0f;
+        break;
+    case FM_FEAT_MAG_MEAN:
+        v = ch->msum / n;
+        break;
+    case FM_FEAT_MAG_MAX:
+        v = ch->mmax;
+        break;
+    case FM_FEAT_CORRELATION:
+        s2 = fm_feat_sqrtf(ch->ss) * fm_feat_sqrtf(fm_feat_chans(ctx)[spec->channel2].ss);
+        v = lagged_f32(ctx, spec->channel, spec->channel2, 0u);
+        v = s2 > 0.0f ? v / s2 : 0.0f;
+        break;
+    default: /* spectral (fm_feat_prepare rejected unknown ids) */
+        v = spectral_f32(ctx, spec);
+        break;
+    }
+    if (fm_bits_nonfinite(fm_float_bits(v))) {
+        return FM_E_VALUE;
+    }
+    *value = v;
+    return FM_OK;
+}

@@ -1,0 +1,59 @@
+"""Costs CSV with feature groups: a group's cost paid once per prediction (cost_of), each feature's cost read alone
+in coef (own + its groups), and every malformed group file one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler.costs import CostsError, load_costs
+
+NAMES = ["c0__mean", "c0__fft_centroid", "c0__fft_dominant_frequency", "c1__mean"]
+
+
+def write(tmp: Path, text: str) -> Path:
+    p = tmp / "costs.csv"
+    p.write_text(text)
+    return p
+
+
+def test_group_cost_is_paid_once(tmp_path: Path) -> None:
+    p = write(tmp_path, "feature,cost,group\nc0__pass,100,\nc0__spectrum,850,\nc0__mean,2,c0__pass\n"
+                        "c0__fft_centroid,30,c0__pass;c0__spectrum\nc0__fft_dominant_frequency,12,c0__pass;c0__spectrum\n"
+                        "*,5,\n")
+    c = load_costs(p, NAMES)
+    assert c.group_names == ("c0__pass", "c0__spectrum") and c.has_groups
+    assert c.at(0).tolist() == [102, 980, 962, 5]  # alone: own + groups
+    assert c.cost_of([1, 2]) == 30 + 12 + 100 + 850  # the spectrum once
+    assert c.cost_of([0, 1, 2, 3]) == 2 + 30 + 12 + 5 + 100 + 850
+    assert c.cost_of([3]) == 5 and c.cost_of([]) == 0
+
+
+def test_polynomial_group_costs(tmp_path: Path) -> None:
+    p = write(tmp_path, "feature,c0,c1,c2,group\ng,10,2,0.5,\nc0__mean,1,0,0,g\nc0__fft_centroid,0,1,0,g\n"
+                        "c0__fft_dominant_frequency,3,0,0,\nc1__mean,3,0,0,\n")
+    c = load_costs(p, NAMES)
+    assert c.cost_of([0, 1], size=4) == pytest.approx(1 + 4 + (10 + 8 + 8))
+    assert np.allclose(c.at(4), [1 + 26, 4 + 26, 3, 3])
+
+
+def test_plain_files_have_no_groups(tmp_path: Path) -> None:
+    c = load_costs(write(tmp_path, "feature,cost\n*,2\n"), NAMES)
+    assert not c.has_groups and c.cost_of([0, 0, 3]) == 4
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("feature,cost,group\nc0__mean,1,g\n*,1,\n", "group 'g' has no cost row"),
+    ("feature,cost,group\ng,1,h\nh,1,\nc0__mean,1,g\n*,1,\n", "groups do not nest"),
+    ("feature,cost,group\ng,1,\ng,2,\nc0__mean,1,g\n*,1,\n", "group 'g' already has a cost"),
+    ("feature,cost,group\nc0__mean,1,c1__mean\n*,1,\n", "has the name of a feature"),
+    ("feature,cost,group\nc0__mean,1\n*,1,\n", "expected 3 fields"),
+    ("feature,cost,group\nzzz,1,\n*,1,\n", "unknown feature 'zzz'"),
+    ("feature,cost,grp\n*,1,\n", "header must be"),
+])
+def test_bad_group_files(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(CostsError, match=message) as exc:
+        load_costs(write(tmp_path, text), NAMES)
+    assert "\n" not in str(exc.value)

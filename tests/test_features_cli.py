@@ -1,0 +1,129 @@
+"""The CLI on raw windows: `frugalml features`, train --features, and eval / predict / export-c --embed on .ts
+files with the model's plan; each bad input exit 2 with one line and nothing written."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler.cli import cli
+from pyruntime import format as fmt
+from pyruntime.data import BUNDLED_WINDOWS, load_dataset
+from pyruntime.features.plan import default_plan
+
+TRAIN_TS = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TRAIN.ts"
+TEST_TS = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TEST.ts"
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def one_line_error(result: tuple[int, str, str], *needles: str) -> None:
+    code, _, err = result
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_features_lists_the_catalog_by_tier() -> None:
+    code, out, _ = run("features")
+    assert code == 0
+    assert [m for m in re.findall(r"^tier (\d)", out, re.M)] == ["1", "2", "3"]
+    for name in ("cC__mean", "cC__autocorrelation__lag_L", "cC__fft_band_energy__band_B__bands_N",
+                 "cC_cC+1_cC+2__magnitude_mean", "cC_cD__correlation", "cC__fft_centroid"):
+        assert name in out
+    code, out, _ = run("features", "--json")
+    data = json.loads(out)
+    assert len(data["features"]) == 14 and data["named_sets"] == ["default"]
+    assert {f["name"]: f["tier"] for f in data["features"]}["fft_dominant_frequency"] == 3
+
+
+def test_features_lists_a_plan_with_its_groups(tmp_path: Path) -> None:
+    code, out, _ = run("features", "--channels", "6", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["features"] == default_plan(6).names and len(data["features"]) == 100
+    assert "c0__spectrum" in data["groups"] and "c3_c4_c5__magnitude" in data["groups"]
+    f = data["features"].index("c2__fft_centroid")
+    assert data["feature_groups"][f] == ["c2__pass", "c2__spectrum"]
+    (tmp_path / "p.txt").write_text("c0__nope\n")
+    one_line_error(run("features", "--channels", "2", "--plan", tmp_path / "p.txt"), "unknown feature 'nope'")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("m") / "m.msgpack"
+    code, _, err = run("train", "miser", "uea:BasicMotions", "--positive", "Walking", "-o", out)
+    assert code == 0, err
+    return out
+
+
+def test_train_keeps_the_plan_and_eval_predict_export_use_it(model: Path, tmp_path: Path) -> None:
+    m = fmt.load(model)
+    assert m.meta["feature_plan"] == default_plan(6).to_meta()
+    code, out, err = run("eval", model, "uea:BasicMotions", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["rows"] == "test" and report["n"] == 16 and report["accuracy"] >= 0.8, err
+    code, out, _ = run("predict", model, TEST_TS, "--rows", "6")
+    assert code == 0 and len(out.strip().splitlines()) == 6
+    header = tmp_path / "m.h"
+    code, _, err = run("export-c", model, "-o", header, "--embed", TEST_TS, "--rows", "3")
+    assert code == 0, err
+    text = header.read_text()
+    assert "#define FM_N_ROWS 3" in text
+    want = load_dataset(str(TEST_TS)).X[:3].astype(np.float32)
+    rows = re.search(r"_rows\[3\]\[100\] = \{(.*?)\n\};", text, re.S)
+    assert rows is not None
+    got = np.array([float(v.rstrip("f")) for v in re.findall(r"[-+0-9.eE]+f", rows.group(1))], np.float32)
+    assert np.array_equal(got.reshape(3, -1), want)
+
+
+def test_train_with_a_feature_file(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.txt"
+    plan.write_text("c0__standard_deviation\nc1__fft_dominant_frequency\nc3_c4_c5__magnitude_mean\nc0_c1__correlation\n"
+                    "c2__autocorrelation__lag_3\n")
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "miser", TRAIN_TS, "--positive", "Running", "--features", plan, "-o", out)
+    assert code == 0, err
+    m = fmt.load(out)
+    assert m.meta["feature_plan"]["features"] == [ln for ln in plan.read_text().splitlines()]
+    code, out_text, err = run("eval", out, TEST_TS, "--json")
+    assert code == 0 and json.loads(out_text)["rows"] == "all", err
+
+
+def test_bad_inputs_exit_2_one_line_nothing_written(model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x.msgpack"
+    bad_plan = tmp_path / "plan.txt"
+    bad_plan.write_text("c0__mean\nc0__wiggle\n")
+    one_line_error(run("train", "miser", "uea:BasicMotions", "--positive", "Walking", "--features", bad_plan,
+                        "-o", out), "unknown feature 'wiggle'")
+    bad_plan.write_text("c0__autocorrelation__lag_x\n")
+    one_line_error(run("train", "miser", "uea:BasicMotions", "--positive", "Walking", "--features", bad_plan,
+                        "-o", out), "parameter 'lag_x' is not NAME_INTEGER")
+    one_line_error(run("train", "miser", "sklearn:breast_cancer", "--features", "default", "-o", out),
+                   "--features applies to raw windows")
+    ts = tmp_path / "bad.ts"
+    ts.write_text("@problemName x\n@dimensions 0\n@classLabel true a b\n@data\n1,2:a\n")
+    one_line_error(run("train", "miser", ts, "-o", out), "@dimensions must be a positive integer")
+    assert not out.exists()
+    # a window with 3 channels for a 6-channel plan; windows too short for the plan; a NaN sample
+    lines = ["1,2,3,4,5,6,7,8:1,2,3,4,5,6,7,8:1,2,3,4,5,6,7,8:Walking"]
+    three = tmp_path / "three.ts"
+    three.write_text("@classLabel true Walking Running\n@data\n" + "\n".join(lines) + "\n")
+    one_line_error(run("eval", model, three), "has 3 channel(s), the feature plan is for 6")
+    short = tmp_path / "short.ts"
+    short.write_text("@classLabel true Walking Running\n@data\n" + ":".join(["1,2,3"] * 6) + ":Running\n")
+    one_line_error(run("predict", model, short), "window 1 (length 3)", "needs windows of at least")
+    nan = tmp_path / "nan.ts"
+    nan.write_text("@classLabel true Walking\n@data\n" + ":".join(["1,2,NaN,4,5,6,7,8"] * 6) + ":Walking\n")
+    header = tmp_path / "m.h"
+    one_line_error(run("export-c", model, "-o", header, "--embed", nan), "NaN or infinite")
+    assert not header.exists()

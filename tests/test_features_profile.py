@@ -1,0 +1,72 @@
+"""profile-costs --on TARGET: instructions of each group and each feature's own part of the C feature library,
+counted by callgrind (host) or the QEMU plugin's marks (Cortex-M, Pi), written as a costs CSV with groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler.cli import cli
+from compiler.costs import load_costs
+from compiler.features.profile import profile, write_costs
+from pyruntime.features import catalog as cat
+from pyruntime.features.plan import from_names
+from tests.firmware_tools import require_tools
+
+NAMES = ["c0__mean", "c0__standard_deviation", "c1__fft_centroid", "c1__fft_band_energy__band_0__bands_4",
+         "c0_c1_c2__magnitude_mean", "c0_c2__correlation", "c2__autocorrelation__lag_4"]
+PLAN = from_names(NAMES, 3, "test plan")
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m3", "pi"])
+def test_profile_counts_groups_and_features(tmp_path: Path, target: str) -> None:
+    require_tools(*{"host": ("gcc", "valgrind"), "cortex-m3": ("arm-none-eabi-gcc", "qemu-system-arm"),
+                    "pi": ("aarch64-linux-gnu-gcc", "qemu-aarch64")}[target])
+    prof = profile(PLAN, target, [32, 128], n_windows=2)
+    assert set(prof.groups) == set(PLAN.groups())
+    pass0 = prof.groups[(cat.PASS, 0)]
+    spectrum = prof.groups[(cat.SPECTRUM, 1)]
+    # a channel's pass is linear in the window: 4x the samples, a little under 4x the instructions (a fixed part)
+    assert 3.3 < pass0[1] / pass0[0] < 4.0
+    assert spectrum[1] > 4 * spectrum[0] > 4 * pass0[0]  # an FFT costs more than a pass, and grows faster
+    own = dict(zip(NAMES, prof.own, strict=True))
+    assert own["c0__mean"][0] == own["c0__mean"][1]  # a mean read from its group does not depend on the length
+    assert own["c2__autocorrelation__lag_4"][1] > 3 * own["c2__autocorrelation__lag_4"][0] > 0
+    again = profile(PLAN, target, [32, 128], n_windows=2)
+    assert again.groups == prof.groups and again.own == prof.own  # counts repeat exactly
+    out = tmp_path / "costs.csv"
+    write_costs(out, prof)
+    costs = load_costs(out, NAMES)
+    assert costs.group_names == tuple(cat.group_name(g) for g in PLAN.groups())
+    for i, n in enumerate(prof.lengths):  # the fit reproduces the counts (two lengths: exact up to rounding)
+        assert costs.cost_of(list(range(len(NAMES))), size=n) == pytest.approx(prof.eager()[i], rel=0.02)
+
+
+def test_cli_writes_costs_at_one_length(tmp_path: Path) -> None:
+    require_tools("gcc", "valgrind")
+    plan = tmp_path / "plan.txt"
+    plan.write_text("\n".join(NAMES) + "\n")
+    out = tmp_path / "c.csv"
+    r = CliRunner().invoke(cli, ["profile-costs", "--on", "host", "--channels", "3", "--plan", str(plan),
+                                 "--lengths", "50", "--windows", "1", "--at-length", "50", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "every feature once (eager)" in r.output
+    costs = load_costs(out, NAMES)
+    assert costs.is_constant and costs.has_groups
+    assert np.all(costs.at(0) > 0)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--on", "host"], "--on needs --channels"),
+    (["--on", "host", "--channels", "3", "--lengths", "4"], "window lengths must be"),
+    (["--on", "host", "--channels", "3", "--lengths", "x"], "comma-separated integers"),
+    (["--on", "host", "--channels", "2", "--plan", "nosuchset"], "neither a named set"),
+    ([], "give FEATURES_FILE"),
+])
+def test_cli_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "c.csv"
+    r = CliRunner().invoke(cli, ["profile-costs", *args, "-o", str(out)])
+    assert r.exit_code == 2 and message in r.output and not out.exists(), r.output

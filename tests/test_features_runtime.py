@@ -1,0 +1,190 @@
+"""The C feature library (runtime_c/src/features) against its numpy reference (pyruntime/features) through
+cffi: bit-exact values and statuses, float32 and q15, groups run once per window, known answers, each status."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pyruntime.features import catalog as cat
+from pyruntime.features import cbind, f32, q15, twiddle
+from pyruntime.features.plan import default_plan
+from tests.feature_cases import reference, specs, windows
+
+
+def _bits(v: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(v, np.float32).view(np.uint32)
+
+
+def test_every_case_equals_the_reference_bit_for_bit() -> None:
+    spec_list = specs()
+    n_ok = 0
+    for w in windows():
+        got = cbind.run(w.x[None], spec_list, q15=w.q15)
+        want = reference(w, spec_list)
+        assert got.status[0].tolist() == [s for s, _, _ in want]
+        assert got.new_groups[0].tolist() == [g for _, g, _ in want]
+        assert _bits(got.values[0]).tolist() == [b for _, _, b in want]
+        n_ok += int(np.sum(got.status == 0))
+    assert n_ok > 800  # most calls succeed: the comparison is about values, not only errors
+
+
+@pytest.mark.parametrize("length", [3, 16, 99, 100, 257, 1024])
+def test_random_batches_equal_the_reference(length: int) -> None:
+    rng = np.random.default_rng(length)
+    plan = default_plan(6)
+    x = (rng.standard_t(3, size=(25, 6, length)) * rng.uniform(1e-3, 1e3, size=(25, 6, 1))).astype(np.float32)
+    rv, rs = f32.values(x, plan.features)
+    c = cbind.run(x, plan.features)
+    assert np.array_equal(rs, c.status) and np.array_equal(_bits(rv), _bits(c.values))
+    xq = np.clip(rng.normal(size=(25, 6, length)) * rng.uniform(1, 40000, size=(25, 6, 1)), -32768,
+                 32767).astype(np.int16)
+    rv, rs = q15.values(xq, plan.features)
+    c = cbind.run(xq, plan.features, q15=True)
+    assert np.array_equal(rs, c.status) and np.array_equal(_bits(rv), _bits(c.values))
+
+
+def test_sqrt_is_correctly_rounded_on_every_kind_of_float() -> None:
+    from pyruntime._frugalml_c import lib
+
+    rng = np.random.default_rng(1)
+    bits = np.concatenate([rng.integers(0, 0x7F800000, 20000, dtype=np.uint32),  # positive normals + subnormals
+                           rng.integers(1, 0x800000, 2000, dtype=np.uint32),  # subnormals
+                           np.array([0, 1, 0x7F7FFFFF, 0x7F800000, 0x80000000, 0x3F800000], np.uint32)])
+    x = bits.view(np.float32)
+    got = np.array([lib.fm_feat_sqrtf(float(v)) for v in x], np.float32)
+    assert np.array_equal(got.view(np.uint32), np.sqrt(x).view(np.uint32))
+    assert math.isnan(lib.fm_feat_sqrtf(-1.0)) and math.isnan(lib.fm_feat_sqrtf(float("nan")))
+
+
+def test_isqrt64_is_the_floor_square_root() -> None:
+    from pyruntime._frugalml_c import lib
+
+    rng = np.random.default_rng(2)
+    values = [0, 1, 2, 3, 4, 2**32 - 1, 2**32, 2**62, 2**64 - 1] + [int(v) for v in rng.integers(0, 2**63, 3000)]
+    values += [v * v - 1 for v in (2**31, 12345)] + [v * v for v in (2**31, 12345)]
+    assert [lib.fm_feat_isqrt64(v) for v in values] == [math.isqrt(v) for v in values]
+    small = rng.integers(0, 2**50, 5000)
+    assert q15.isqrt(small).tolist() == [math.isqrt(int(v)) for v in small]
+
+
+def test_twiddle_table_file_is_current() -> None:
+    assert twiddle.C_FILE.read_text() == twiddle.c_source()
+
+
+def _one(x: np.ndarray, spec: cat.FeatureSpec, q: bool = False) -> tuple[int, float]:
+    out = cbind.run(x[None], [spec], q15=q)
+    return int(out.status[0, 0]), float(out.values[0, 0])
+
+
+def test_known_answers_float32() -> None:
+    x = np.array([[1, 2, 3, 4], [4, 3, 2, 1], [0, 0, 0, 0]], np.float32)
+    assert _one(x, cat.FeatureSpec(0, 0)) == (0, 2.5)
+    assert _one(x, cat.FeatureSpec(5, 1)) == (0, 3.0)
+    assert _one(x, cat.FeatureSpec(4, 0))[1] == pytest.approx(math.sqrt(7.5), rel=1e-7)
+    assert _one(x, cat.FeatureSpec(1, 0))[1] == pytest.approx(math.sqrt(1.25), rel=1e-7)
+    assert _one(x, cat.FeatureSpec(13, 0, channel2=1)) == (0, -1.0)
+    assert _one(x, cat.FeatureSpec(13, 0, channel2=2)) == (0, 0.0)  # zero variance: 0, not NaN
+    assert _one(x, cat.FeatureSpec(6, 0)) == (0, np.float32(1) / np.float32(3))  # one mean crossing in 3 steps
+    alt = np.array([[1, -1] * 8], np.float32)
+    assert _one(alt, cat.FeatureSpec(6, 0)) == (0, 1.0)
+    assert _one(alt, cat.FeatureSpec(7, 0, param=1)) == (0, np.float32(-15.0 / 16.0))
+    t = np.arange(64)
+    sine = np.sin(2 * np.pi * 5 * t / 64)[None].astype(np.float32)
+    assert _one(sine, cat.FeatureSpec(9, 0)) == (0, 5 / 64)
+    assert _one(sine, cat.FeatureSpec(10, 0))[1] == pytest.approx(5 / 64, rel=1e-4)
+    assert _one(sine, cat.FeatureSpec(8, 0, param=0, param2=4))[1] == pytest.approx(1.0, rel=1e-5)  # bins 1..8
+    xyz = np.array([[3, 0], [4, 0], [12, 0]], np.float32)
+    assert _one(xyz, cat.FeatureSpec(12, 0)) == (0, 13.0)
+    assert _one(xyz, cat.FeatureSpec(11, 0)) == (0, 6.5)
+
+
+def test_known_answers_q15() -> None:
+    x = np.array([[16384] * 8, [-32768, 32767] * 4, [100, 200, 300, 400, 500, 600, 700, 800]], np.int16)
+    assert _one(x, cat.FeatureSpec(0, 0), True) == (0, 0.5)
+    assert _one(x, cat.FeatureSpec(1, 0), True) == (0, 0.0)
+    assert _one(x, cat.FeatureSpec(5, 1), True) == (0, 65535 / 32768)
+    assert _one(x, cat.FeatureSpec(6, 1), True) == (0, 1.0)
+    assert _one(x, cat.FeatureSpec(4, 0), True) == (0, 0.5)
+    assert _one(x, cat.FeatureSpec(0, 2), True) == (0, 450 / 32768)
+    t = np.arange(64)
+    sine = np.round(20000 * np.sin(2 * np.pi * 3 * t / 64))[None].astype(np.int16)
+    assert _one(sine, cat.FeatureSpec(9, 0), True) == (0, 3 / 64)
+    xyz = np.array([[3000], [4000], [12000]], np.int16)
+    assert _one(xyz, cat.FeatureSpec(12, 0), True) == (0, 13000 / 32768)
+
+
+def test_groups_run_once_per_window_and_are_reported() -> None:
+    x = np.random.default_rng(3).normal(size=(1, 6, 50)).astype(np.float32)
+    seq = [cat.FeatureSpec(1, 0), cat.FeatureSpec(0, 0), cat.FeatureSpec(7, 0, param=2),
+           cat.FeatureSpec(8, 0, param=1, param2=4), cat.FeatureSpec(9, 0), cat.FeatureSpec(13, 0, channel2=1),
+           cat.FeatureSpec(11, 0), cat.FeatureSpec(12, 0), cat.FeatureSpec(11, 3)]
+    got = cbind.run(x, seq)
+    # std: pass + centered; mean: none; autocorr: none; band: spectrum; dominant: none;
+    # correlation: pass c1 + centered c1; magnitude c0-c2: pass c2 + magnitude; max: none; c3-c5: 3 passes + magnitude
+    assert got.new_groups[0].tolist() == [2, 0, 0, 1, 0, 2, 2, 0, 4]
+    assert np.all(got.status == 0)
+
+
+@pytest.mark.parametrize("q", [False, True])
+def test_status_codes(q: bool) -> None:
+    from pyruntime._frugalml_c import ffi, lib
+
+    dtype = np.int16 if q else np.float32
+    x = np.ones((3, 5), dtype)
+    assert _one(x, cat.FeatureSpec(7, 0, param=4), q)[0] == cat.E_WINDOW  # lag 4 needs 6 samples
+    assert _one(x, cat.FeatureSpec(8, 0, param=0, param2=8), q)[0] == cat.E_WINDOW  # 8 bands need nfft 16
+    assert _one(x, cat.FeatureSpec(0, 3), q)[0] == cat.E_CHANNEL
+    assert _one(x, cat.FeatureSpec(11, 1), q)[0] == cat.E_CHANNEL  # c1..c3
+    assert _one(x, cat.FeatureSpec(40, 0), q)[0] == cat.E_FEATURE
+    assert _one(x, cat.FeatureSpec(7, 0, param=0), q)[0] == cat.E_FEATURE
+    assert _one(x, cat.FeatureSpec(8, 0, param=2, param2=2), q)[0] == cat.E_FEATURE
+    assert _one(np.ones((1, 2000), dtype), cat.FeatureSpec(9, 0), q)[0] == cat.E_WINDOW  # over FM_FEAT_MAX_FFT
+    assert _one(np.ones((1, 2000), dtype), cat.FeatureSpec(1, 0), q)[0] == 0
+    if not q:
+        for bad in (np.nan, np.inf, -np.inf):
+            y = x.copy()
+            y[1, 2] = bad
+            assert _one(y, cat.FeatureSpec(0, 1))[0] == cat.E_SAMPLE
+            assert _one(y, cat.FeatureSpec(0, 0))[0] == 0
+            assert _one(y, cat.FeatureSpec(11, 0))[0] == cat.E_SAMPLE
+        assert _one(np.full((1, 4), 3e38, np.float32), cat.FeatureSpec(0, 0))[0] == cat.E_VALUE
+    # begin: bad sizes; a context of the other numeric
+    ctx = ffi.new("fm_feat_ctx *")
+    scratch = ffi.new("uint64_t[]", 4096)
+    buf = np.zeros(12, np.float32)
+    xp = ffi.cast("float *", ffi.from_buffer(buf))
+    size = lib.fm_feat_scratch_size(3, 4)
+    assert lib.fm_feat_begin(ctx, xp, 3, 4, scratch, size - 1) == lib.FM_E_ARG
+    assert lib.fm_feat_begin(ctx, xp, 0, 4, scratch, 4096 * 8) == lib.FM_E_ARG
+    assert lib.fm_feat_begin(ctx, xp, 3, 0, scratch, 4096 * 8) == lib.FM_E_ARG
+    assert lib.fm_feat_begin(ctx, xp, 3, lib.FM_FEAT_MAX_LEN + 1, scratch, 4096 * 8) == lib.FM_E_ARG
+    assert lib.fm_feat_begin(ctx, ffi.NULL, 3, 4, scratch, size) == lib.FM_E_ARG
+    assert lib.fm_feat_begin(ctx, xp, 3, 4, scratch, size) == lib.FM_OK
+    spec = cbind.c_specs([cat.FeatureSpec(0, 0)])
+    value = ffi.new("float *")
+    assert lib.fm_feat_q15_value(ctx, spec, value) == lib.FM_E_ARG
+    assert lib.fm_feat_value(ctx, spec, ffi.NULL) == lib.FM_E_ARG
+    assert lib.fm_feat_value(ctx, spec, value) == lib.FM_OK
+
+
+def test_catalog_facts_equal_the_c() -> None:
+    from pyruntime._frugalml_c import ffi, lib
+
+    groups = ffi.new("fm_feat_group[4]")
+    cases = [cat.FeatureSpec(i, 1, channel2=3) for i in range(14)]
+    cases += [cat.FeatureSpec(7, 0, param=lag) for lag in (1, 9, 100)]
+    cases += [cat.FeatureSpec(8, 0, param=0, param2=b) for b in (1, 2, 3, 4, 5, 8, 100, 512, 513)]
+    cases += [cat.FeatureSpec(8, 0, param=3, param2=3), cat.FeatureSpec(13, 2, channel2=2), cat.FeatureSpec(11, 2)]
+    for f in cases:
+        spec = cbind.c_specs([f])
+        assert lib.fm_feat_check(spec, 5) == f.check(5), f
+        if f.check(5) != 0:
+            continue
+        assert lib.fm_feat_min_len(spec) == f.min_len(), f
+        n = lib.fm_feat_groups(spec, groups)
+        assert [(groups[i].kind, groups[i].channel) for i in range(n)] == list(f.groups()), f
+    assert lib.FM_FEAT_N_IDS == len(cat.KINDS) and lib.FM_FEAT_MAX_FFT == cat.MAX_FFT == twiddle.MAX_FFT
+    assert lib.FM_FEAT_MAX_LEN == cat.MAX_LEN and lib.FM_FEAT_MAX_CHANNELS == cat.MAX_CHANNELS

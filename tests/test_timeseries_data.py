@@ -1,0 +1,147 @@
+"""Raw sensor windows as data: the UEA/UCR .ts reader (equal and unequal lengths, several channels, each malformed
+case one line), 3-D NPZ, the bundled BasicMotions, feature plans, and the matrix they give (equal to the C feature
+library on each window)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyruntime.data import BUNDLED_WINDOWS, load_dataset
+from pyruntime.errors import DataError
+from pyruntime.features import cbind
+from pyruntime.features.plan import FeaturePlan, default_plan, resolve
+from pyruntime.tsdata import read_ts
+
+HEADER = ("#comment\n@problemName Toy\n@timeStamps false\n@missing false\n@univariate false\n@dimensions 2\n"
+          "@equalLength false\n@classLabel true up down\n@data\n")
+
+
+def toy_ts(tmp: Path, body: str | None = None, header: str = HEADER) -> Path:
+    rng = np.random.default_rng(0)
+    if body is None:
+        lines = []
+        for i, n in enumerate((12, 20, 12, 33, 9, 20)):
+            a, b = rng.normal(size=(2, n)) + (i % 2)
+            lines.append(",".join(f"{v:.5f}" for v in a) + ":" + ",".join(f"{v:.5f}" for v in b)
+                         + (":up" if i % 2 else ":down"))
+        body = "\n".join(lines) + "\n"
+    p = tmp / "toy.ts"
+    p.write_text(header + body)
+    return p
+
+
+def test_bundled_basicmotions_is_the_archive_file() -> None:
+    folder = BUNDLED_WINDOWS / "BasicMotions"
+    sums = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.glob("*.ts")}
+    assert sums == {"BasicMotions_TRAIN.ts": "8dc43cc6306cb679c888c01e26f91772ac4441a916da43bac8b79734a538b9d6",
+                    "BasicMotions_TEST.ts": "79213102bc6fca1a398ad98ce1185dff0208fa3d1465e687f48288946b0ff8dc"}
+    w = read_ts(folder / "BasicMotions_TRAIN.ts")
+    assert len(w.series) == 40 and w.n_channels == 6 and set(w.lengths.tolist()) == {100}
+    assert sorted(set(w.y.tolist())) == ["Badminton", "Running", "Standing", "Walking"]
+    assert w.series[0][0, :3].tolist() == pytest.approx([0.079106, 0.079106, -0.903497])
+
+
+def test_bundled_name_gives_the_default_plan_matrix_equal_to_the_c() -> None:
+    ds = load_dataset("uea:BasicMotions")
+    plan = default_plan(6)
+    assert ds.X.shape == (80, len(plan.features)) and ds.feature_names == plan.names and ds.plan == plan
+    w = read_ts(BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TRAIN.ts")
+    c = cbind.run(np.stack(w.series), plan.features)
+    assert np.all(c.status == 0)
+    assert np.array_equal(ds.X[:40].astype(np.float32).view(np.uint32), c.values.view(np.uint32))
+
+
+def test_unequal_lengths_and_several_channels(tmp_path: Path) -> None:
+    path = toy_ts(tmp_path)
+    w = read_ts(path)
+    assert w.lengths.tolist() == [12, 20, 12, 33, 9, 20] and w.n_channels == 2
+    ds = load_dataset(str(path))
+    assert ds.X.shape == (6, len(default_plan(2).features))
+    for i, s in enumerate(w.series):  # each window at its own length, equal to the C on that window
+        c = cbind.run(s[None], ds.plan.features)
+        assert np.array_equal(ds.X[i].astype(np.float32).view(np.uint32), c.values[0].view(np.uint32))
+
+
+def test_feature_file_plan(tmp_path: Path) -> None:
+    spec = tmp_path / "plan.txt"
+    spec.write_text("# mine\nc0__mean\nc1__autocorrelation__lag_2\n\nc0_c1__correlation  # pair\n")
+    ds = load_dataset(str(toy_ts(tmp_path)), features=str(spec))
+    assert ds.feature_names == ["c0__mean", "c1__autocorrelation__lag_2", "c0_c1__correlation"]
+    again = load_dataset(str(toy_ts(tmp_path)), features=ds.plan.to_meta())
+    assert np.array_equal(ds.X, again.X)
+
+
+def test_npz_windows(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(10, 3, 16))
+    np.savez(tmp_path / "w.npz", X=X, y=np.array(["a", "b"] * 5))
+    ds = load_dataset(str(tmp_path / "w.npz"))
+    assert ds.X.shape == (10, len(default_plan(3).features))
+    c = cbind.run(X.astype(np.float32), default_plan(3).features)
+    assert np.array_equal(ds.X.astype(np.float32).view(np.uint32), c.values.view(np.uint32))
+    np.savez(tmp_path / "bad.npz", X=X[:, :, :0], y=np.arange(10))
+    with pytest.raises(DataError, match="n x channels x length"):
+        load_dataset(str(tmp_path / "bad.npz"))
+    np.savez(tmp_path / "nan.npz", X=np.where(X > 2.5, np.nan, X), y=np.arange(10))
+    with pytest.raises(DataError, match="NaN or infinite"):
+        load_dataset(str(tmp_path / "nan.npz"))
+
+
+MALFORMED = [
+    ("@dimensions two\n@classLabel true a\n@data\n1,2:a\n", "@dimensions must be a positive integer"),
+    ("@classLabel true a\n1,2:a\n", "data before @data"),
+    ("@classLabel true a\n", "no @data line"),
+    ("@classLabel false\n@data\n1,2\n", "@classLabel must be true"),
+    ("@classLabel true\n@data\n1,2:a\n", "lists no labels"),
+    ("@timeStamps true\n@classLabel true a\n@data\n(1,2):a\n", "@timeStamps true is not supported"),
+    ("@equalLength maybe\n@classLabel true a\n@data\n1,2:a\n", "must be true or false"),
+    ("@frobnicate 3\n@classLabel true a\n@data\n1,2:a\n", "unknown header entry @frobnicate"),
+    ("@dimensions 2\n@classLabel true a\n@data\n1,2:a\n", "1 channels, the header says @dimensions 2"),
+    ("@classLabel true a\n@data\n1,2:b\n", "label 'b' is not one of @classLabel"),
+    ("@classLabel true a\n@data\n1,?:a\n", "missing values"),
+    ("@classLabel true a\n@data\n1,x:a\n", "not a number"),
+    ("@classLabel true a\n@data\n1,2:1,2,3:a\n", "different lengths"),
+    ("@equalLength true\n@seriesLength 3\n@classLabel true a\n@data\n1,2:a\n", "@seriesLength 3"),
+    ("@classLabel true a\n@data\n1,nan:a\n", "NaN or infinite"),
+    ("@classLabel true a\n@data\n", "no cases"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), MALFORMED)
+def test_malformed_ts_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "bad.ts"
+    p.write_text(text)
+    with pytest.raises(DataError, match=message) as exc:
+        read_ts(p)
+    assert "\n" not in str(exc.value)
+
+
+def test_plan_errors_are_one_line(tmp_path: Path) -> None:
+    path = str(toy_ts(tmp_path))
+    bad = tmp_path / "plan.txt"
+    cases = {"c0__meen\n": "unknown feature 'meen'", "c0__autocorrelation\n": "needs lag",
+             "c0__mean__lag_2\n": "has no parameter 'lag'", "c5__mean\n": "reads channel 5, the data has 2",
+             "c0__mean\nc0__mean\n": "listed twice", "c0__autocorrelation__lag_0\n": "bad parameter",
+             "c0_c1_c2__magnitude_mean\n": "reads channel 2", "c0_c2__magnitude_mean\n": "reads 3 channel",
+             "c0__fft_band_energy__band_4__bands_4\n": "bad parameter", "\n# nothing\n": "no features listed",
+             "mean\n": "not a feature name"}
+    for text, message in cases.items():
+        bad.write_text(text)
+        with pytest.raises(DataError, match=message):
+            load_dataset(path, features=str(bad))
+    with pytest.raises(DataError, match="neither a named set"):
+        resolve("fancy", 2)
+    bad.write_text("c0__autocorrelation__lag_10\n")  # the 9-sample window is too short
+    with pytest.raises(DataError, match=r"window 5 \(length 9\): feature c0__autocorrelation__lag_10: needs "
+                                        "windows of at least 12 samples"):
+        load_dataset(path, features=str(bad))
+    with pytest.raises(DataError, match="--features applies to raw windows"):
+        load_dataset("sklearn:iris", features="default")
+    with pytest.raises(DataError, match="has 2 channel"):
+        load_dataset(path, features=default_plan(6).to_meta())
+    with pytest.raises(DataError, match="feature plan is malformed"):
+        FeaturePlan.from_meta({"features": ["c0__mean"]})
