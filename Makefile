@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.frugalml-installed
-SOURCES := pyproject.toml setup.py $(wildcard runtime_c/src/*.c runtime_c/include/*.h pyruntime/cdefs/*.cdef)
+SOURCES := pyproject.toml setup.py $(wildcard runtime_c/src/*.c runtime_c/include/*.h pyruntime/cdefs/*.cdef compiler/boosting/*.c compiler/boosting/*.h)
 
 .PHONY: all venv demo test test-fast lint bench toolchains clean
 

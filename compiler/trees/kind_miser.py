@@ -22,7 +22,7 @@ from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_w
 from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, validation_report
-from compiler.trees.options import DEFAULT_GRID, SWEEP_OPTIONS, TREE_OPTIONS
+from compiler.trees.options import DEFAULT_GRID, MISER_OPTIONS, SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
 
@@ -33,10 +33,13 @@ if TYPE_CHECKING:  # the trainer imports scikit-learn: only when training (CLI s
 def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415 - scikit-learn
 
+    depth = opts.get("depth")
+    leaves = opts.get("leaves")
     return GreedyMiserClassifier(
-        lam=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
-        step=float(opts.get("step", 0.1)), loss=opts.get("loss", "squared"), costs=costs,
-        tree_eval_cost=float(opts.get("tree_cost", 0.0)), random_state=seed,
+        lam=lam, n_trees=int(opts.get("trees", 1000)), max_depth=None if depth is None else int(depth),
+        max_leaves=None if leaves is None else int(leaves), step=float(opts.get("step", 0.1)),
+        loss=opts.get("loss", "auto"), costs=costs, tree_eval_cost=float(opts.get("tree_cost", 0.0)),
+        random_state=seed,
     )
 
 
@@ -125,4 +128,4 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
 
 register_emitter("miser", cascade_tables)
 register(KindSpec("miser", "Greedy Miser: cost-aware boosted trees, lazy feature reads (--sweep over lambda)",
-                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics))
+                  train_miser, TREE_OPTIONS + MISER_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics))
