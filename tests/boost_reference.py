@@ -120,7 +120,7 @@ def boost(X: np.ndarray, y01: np.ndarray, n_iter: int, *, loss: str, step: float
             g, h, factor = F64 - target, np.ones(len(F64)), 2.0
         else:
             p = 1.0 / (1.0 + np.exp(-F64))
-            g, h, factor = p - y01, p * (1 - p), 1.0
+            g, h, factor = p - y01, p * (1 - p), 2.0  # LOG_GAIN_UNIT
         t, leaf, used = grow(codes, g, h, n_thr, depth=depth, leaves=leaves, pen=pen, used=used,
                              scale=factor / len(F64), msl=msl)
         n_nodes = len(t["feature"])

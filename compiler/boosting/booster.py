@@ -1,9 +1,11 @@
 """Stage-wise cost-aware boosting state shared by miser, the cascades and ADAPT-GBRT.
 
 One iteration grows one tree per output (K for the multi-class log-loss) on the gradient and
-hessian of the loss (Newton steps), all K trees on the same row sample; a feature's Greedy Miser
-cost is charged once, by the first tree that splits on it (``used`` is shared by the K trees and,
-when passed in, by other boosters: ADAPT-GBRT's gate and f1).
+hessian of the loss (Newton steps), all K trees on the same row sample. Greedy Miser's cost of a
+feature is charged once: the K trees of an iteration share it (each tree's gain is charged 1/K of
+it, since each tree fits one class's share of the loss), and the first tree that splits on the
+feature makes it free for every later tree (``used`` is shared by the K trees and, when passed in,
+by other boosters: ADAPT-GBRT's gate and f1).
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ class Booster:
         rows = self._rows(w)
         total_w = float(w[rows].sum())
         scale = factor / total_w if total_w > 0 else 0.0
-        pen = penalty * np.asarray(self.costs, dtype=np.float64)
+        pen = penalty * np.asarray(self.costs, dtype=np.float64) / self.n_outputs  # shared by the K trees
         for k in range(self.n_outputs):
             tree, used_after = grow_tree(self.fitter, w * G[:, k], w * H[:, k], rows, self.params, penalty=pen,
                                          used=self.used, allowed=self._allowed(), gain_scale=scale,

@@ -83,13 +83,20 @@ def gradient_step(Y: np.ndarray, F: np.ndarray, loss: str) -> tuple[np.ndarray, 
     return Y - p, p * (1.0 - p)
 
 
+LOG_GAIN_UNIT = 2.0
+
+
 def grad_hess(Y: np.ndarray, F: np.ndarray, loss: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """Gradient and hessian (n, K) of the loss in F, and the factor on the split gain that makes
-    it the loss reduction (2 for squared loss, whose factor 2 is dropped from g and h)."""
+    """Gradient and hessian (n, K) of the loss in F, and the factor on the Newton split gain.
+
+    Squared loss: 2, which makes the gain its loss reduction (the factor 2 is dropped from g and h).
+    Log losses: ``LOG_GAIN_UNIT`` (2): the Newton gain of a split that separates two balanced classes
+    at p = 1/2 is half the squared loss's on +-1 targets; the factor puts both in one unit, so that
+    Greedy Miser's lambda charges a feature alike under every loss."""
     neg, den = gradient_step(Y, F, loss)
     if den is None:
         return -neg, np.ones_like(neg), 2.0
     K = Y.shape[1]
     if loss == "multiclass-log" and K > 1:
         den = den * (K / (K - 1.0))
-    return -neg, den, 1.0
+    return -neg, den, LOG_GAIN_UNIT
