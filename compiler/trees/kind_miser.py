@@ -61,9 +61,9 @@ class _FitLambda:
 
 
 def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[float],
-                tolerance: float) -> tuple[GreedyMiserClassifier, list[dict[str, float]]]:
+                tolerance: float, with_models: bool = False) -> Any:
     """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler); return the chosen
-    model and the curve."""
+    model and the curve (and every fitted model, in curve order, with ``with_models``)."""
     par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
@@ -74,7 +74,7 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[f
     ref = curve[0]["validation_accuracy"]
     ok = [i for i, p in enumerate(curve) if p["validation_accuracy"] >= ref - tolerance]
     best = min(ok, key=lambda i: (curve[i]["validation_cost"], -curve[i]["validation_accuracy"]))
-    return fitted[best], curve
+    return (fitted[best], curve, fitted) if with_models else (fitted[best], curve)
 
 
 def print_curve(curve: list[dict[str, float]], chosen: float, tolerance: float) -> None:
