@@ -299,7 +299,7 @@ def main() -> None:
     ap.add_argument("--plots", type=Path, default=None, help="write one accuracy/cost frontier PNG per set here")
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
     args = ap.parse_args()
-    sets = args.sets or ("pima" if args.quick else DEFAULT_SETS)
+    sets = args.sets if args.sets is not None else ("pima" if args.quick else DEFAULT_SETS)  # "": scaling only
     seeds = args.seeds or ("0" if args.quick else "0,1,2")
     lgb = _lightgbm()
     if lgb is None:
