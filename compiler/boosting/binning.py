@@ -79,17 +79,16 @@ class Binner:
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Bin codes, uint8 (n, d) in Fortran order (each feature's codes contiguous, as the core reads
         them): code b means thr[b-1] < x <= thr[b]."""
-        X32 = as_float32_matrix(X)
+        X32 = np.ascontiguousarray(as_float32_matrix(X))
         if X32.shape[1] != self.n_features:
             raise ValueError(f"expected {self.n_features} features, got {X32.shape[1]}")
         n, d = X32.shape
-        XT = np.ascontiguousarray(X32.T)
         thr = np.ascontiguousarray(np.concatenate(self.thresholds_ or [np.zeros(0, np.float32)]),
                                    dtype=np.float32)
         start = np.zeros(d + 1, dtype=np.int64)
         start[1:] = np.cumsum([t.size for t in self.thresholds_])
         codes = np.empty((n, d), dtype=np.uint8, order="F")
         if n and d:
-            lib.hb_bin_codes(ffi.from_buffer("float[]", XT), n, d, ffi.from_buffer("float[]", thr),
+            lib.hb_bin_codes(ffi.from_buffer("float[]", X32), n, d, ffi.from_buffer("float[]", thr),
                              ffi.from_buffer("int64_t[]", start), ffi.cast("uint8_t *", codes.ctypes.data))
         return codes

@@ -138,13 +138,12 @@ void hb_bin_codes(const float *X, int64_t n_rows, int64_t n_cols, const float *t
                   uint8_t *codes)
 {
     int64_t r, j;
-    for (j = 0; j < n_cols; ++j) {
-        const float *t = thr + thr_start[j];
-        const int64_t n_thr = thr_start[j + 1] - thr_start[j];
-        uint8_t *c = codes + j * n_rows;
-        for (r = 0; r < n_rows; ++r) {
-            const float v = X[j * n_rows + r];
-            int64_t lo = 0, hi = n_thr;
+    for (r = 0; r < n_rows; ++r) { /* X read once in row order; one sequential write stream per feature */
+        const float *x = X + r * n_cols;
+        for (j = 0; j < n_cols; ++j) {
+            const float *t = thr + thr_start[j];
+            const float v = x[j];
+            int64_t lo = 0, hi = thr_start[j + 1] - thr_start[j];
             while (lo < hi) { /* first threshold >= v */
                 const int64_t mid = lo + (hi - lo) / 2;
                 if (t[mid] < v)
@@ -152,7 +151,7 @@ void hb_bin_codes(const float *X, int64_t n_rows, int64_t n_cols, const float *t
                 else
                     hi = mid;
             }
-            c[r] = (uint8_t)lo;
+            codes[j * n_rows + r] = (uint8_t)lo;
         }
     }
 }

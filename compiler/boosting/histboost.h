@@ -46,8 +46,8 @@ void hb_apply_add(const uint8_t *codes, int64_t n_rows, const int32_t *feature,
                   float *F, int64_t f_stride, int64_t f_col, int32_t *leaf_out);
 
 /* codes[j * n_rows + r] = number of thresholds t of feature j with t < x (lower bound), x float32
- * (feature-major like the codes: X[j * n_rows + r]); thr holds every feature's sorted thresholds back to back,
- * thr_start[j] .. thr_start[j + 1]. */
+ * (row-major: X[r * n_cols + j]; no transposed copy is made); thr holds every feature's sorted
+ * thresholds back to back, thr_start[j] .. thr_start[j + 1]. */
 void hb_bin_codes(const float *X, int64_t n_rows, int64_t n_cols, const float *thr, const int64_t *thr_start,
                   uint8_t *codes);
 
