@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.frugalml-installed
-SOURCES := pyproject.toml setup.py $(shell find runtime_c/src runtime_c/include -name "*.[ch]") $(wildcard pyruntime/cdefs/*.cdef)
+SOURCES := pyproject.toml setup.py $(shell find runtime_c/src runtime_c/include compiler/boosting -name "*.[ch]") $(wildcard pyruntime/cdefs/*.cdef)
 
 .PHONY: all venv demo test test-fast lint bench bench-peers check-figures toolchains clean
 

@@ -73,14 +73,20 @@ CSTC_COSTS = np.array([10.0, 10.0, 10.0, 10.0, 1.0, 1.0])
 CSTC_PRIORS = {(1, 1): 0.2, (-1, 1): 0.4, (1, -1): 0.6, (-1, -1): 0.8}
 
 
-def make_cstc_quadrants(n_samples: int = 2000, random_state: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+CSTC_BALANCED_PRIORS = {q: 0.5 for q in CSTC_PRIORS}  # the balanced form: the quadrant alone says nothing
+
+
+def make_cstc_quadrants(n_samples: int = 2000, random_state: int | None = 0,
+                        priors: dict[tuple[int, int], float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The synthetic task of Xu et al. (JMLR 2014), section 6.1, as a binary task.
 
     Points (x, z) uniform on [-1, 1]^2. Features, in this order (costs ``CSTC_COSTS``):
     ``z++, z+-, z-+, z--`` (cost 10 each): the label (as -1/+1) when the point lies in that
     quadrant (signs of x, z), a random -1/+1 otherwise; ``sign(x), sign(z)`` (cost 1 each): the
     quadrant. The paper's labels are Gaussian with quadrant-specific means; here the label is 0/1
-    with a quadrant-specific prior (``CSTC_PRIORS``). A perfect classifier reads the two cheap
+    with a quadrant-specific prior (``priors``, default ``CSTC_PRIORS``; ``CSTC_BALANCED_PRIORS``: 1/2
+    everywhere, where nothing but the quadrant's own feature tells the label and a tree started
+    symmetrically has no reason to split on the quadrant). A perfect classifier reads the two cheap
     features and the one expensive feature of the quadrant: cost 12 per input.
     Returns (X float64 (n, 6), y int64 in {0, 1}).
     """
@@ -90,7 +96,8 @@ def make_cstc_quadrants(n_samples: int = 2000, random_state: int | None = 0) -> 
     xz = rng.uniform(-1.0, 1.0, size=(n_samples, 2))
     sx = np.where(xz[:, 0] >= 0, 1.0, -1.0)
     sz = np.where(xz[:, 1] >= 0, 1.0, -1.0)
-    prior = np.array([CSTC_PRIORS[(int(a), int(b))] for a, b in zip(sx, sz, strict=True)])
+    table = CSTC_PRIORS if priors is None else priors
+    prior = np.array([table[(int(a), int(b))] for a, b in zip(sx, sz, strict=True)])
     y = (rng.random(n_samples) < prior).astype(np.int64)
     X = np.where(rng.random((n_samples, 4)) < 0.5, -1.0, 1.0)
     for q, (qx, qz) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):

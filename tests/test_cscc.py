@@ -85,6 +85,8 @@ def _cost_sensitive(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 SENSITIVE_COSTS = np.array([1.0, 100.0, 100.0, 1.0, 10.0, 50.0])
+# the pool's trees: the paper's depth-3 stage-wise regression (miser's defaults are LightGBM-like)
+PAPER_SHAPE = {"max_depth": 3, "max_bins": 64, "min_samples_leaf": 1, "n_iter_no_change": None}
 
 
 def test_the_last_stage_is_greedy_miser_lambda_0() -> None:
@@ -94,7 +96,7 @@ def test_the_last_stage_is_greedy_miser_lambda_0() -> None:
 
     X, y = _cost_sensitive(900, 0)
     Xtr, ytr, Xva, yva = X[:600], y[:600], X[600:], y[600:]
-    m = GreedyMiserClassifier(lam=0.0, n_trees=30, loss="squared", costs=SENSITIVE_COSTS).fit(
+    m = GreedyMiserClassifier(lam=0.0, n_trees=30, loss="squared", costs=SENSITIVE_COSTS, **PAPER_SHAPE).fit(
         Xtr, ytr, eval_set=(Xva, yva))
     c = CsccCascadeClassifier(n_trees=30, lam=1.0, costs=SENSITIVE_COSTS, pool_lambdas=(0.0, 30.0)).fit(
         Xtr, ytr, eval_set=(Xva, yva))
@@ -132,7 +134,8 @@ def test_cscc_within_one_point_of_miser_lambda_0_at_lower_cost() -> None:
     X, y = _cost_sensitive(1000, 2)
     Xtr, ytr, Xva, yva = X[:600], y[:600], X[600:], y[600:]
     Xte, yte = _cost_sensitive(4000, 3)
-    m = GreedyMiserClassifier(lam=0.0, loss="squared", costs=SENSITIVE_COSTS).fit(Xtr, ytr, eval_set=(Xva, yva))
+    m = GreedyMiserClassifier(lam=0.0, n_trees=100, loss="squared", costs=SENSITIVE_COSTS, **PAPER_SHAPE).fit(
+        Xtr, ytr, eval_set=(Xva, yva))
     c = CsccCascadeClassifier(lam=None, costs=SENSITIVE_COSTS, pool_lambdas=(0.0, 3.0, 30.0)).fit(
         Xtr, ytr, eval_set=(Xva, yva))
     acc_m, acc_c = np.mean(m.predict(Xte) == yte), np.mean(c.predict(Xte) == yte)

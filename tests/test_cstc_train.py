@@ -15,7 +15,7 @@ from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, make, require
 from compiler.cli import cli
 from compiler.cstc.train import CSTCClassifier
 from compiler.header import numeric_for, render_header
-from compiler.synthetic import CSTC_COSTS, CSTC_FEATURES, make_cstc_quadrants
+from compiler.synthetic import CSTC_BALANCED_PRIORS, CSTC_COSTS, CSTC_FEATURES, make_cstc_quadrants
 from pyruntime import format as fmt
 from pyruntime.costtext import predict_lines
 from pyruntime.cstc.model import CCSTC, CSTCModel
@@ -172,3 +172,22 @@ def test_raspberry_pi_matches_predict(work: Path, tmp_path: Path, cross: str, nu
     p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / 'b'}", "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected
+
+
+@pytest.mark.slow
+def test_balanced_quadrants_need_the_symmetry_breaking_starts() -> None:
+    """Known answer (issue 22): on the balanced quadrant task the paper's start stays symmetric and
+    never routes on the quadrant; the default starts find the tree that reads the two signs and the
+    quadrant's own feature (cost 12), kept on validation."""
+    X, y = make_cstc_quadrants(2000, random_state=3, priors=CSTC_BALANCED_PRIORS)
+    Xte, yte = make_cstc_quadrants(2000, random_state=103, priors=CSTC_BALANCED_PRIORS)
+    parts = (X[:1400], y[:1400])
+    val = (X[1400:], y[1400:])
+    one = CSTCClassifier(costs=CSTC_COSTS, random_state=3, n_starts=1).fit(*parts, eval_set=val)
+    assert one.score(Xte, yte) < 0.9 and len(one.start_scores_) == 1
+    m = CSTCClassifier(costs=CSTC_COSTS, random_state=3).fit(*parts, eval_set=val)
+    assert len(m.start_scores_) == 4 and m.start_scores_[0] == one.start_scores_[0]
+    assert m.start_scores_[m.start_chosen_][0] == max(a for a, _ in m.start_scores_)
+    assert m.score(Xte, yte) >= 0.98 and float(np.mean(m.test_time_cost(Xte))) <= 14.0
+    with pytest.raises(ValueError, match="n_starts"):
+        CSTCClassifier(n_starts=0).fit(*parts)

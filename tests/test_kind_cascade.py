@@ -257,3 +257,23 @@ def test_generated_header_compiles_clean_and_agrees(work: Path, tmp_path: Path, 
     assert ns > 0
     code, out, _ = run("inspect", tmp_path / "nothing.msgpack")
     assert code == 2
+
+
+def test_default_cascade_is_no_costlier_than_the_sweep_frontier(work: Path) -> None:
+    """The defaults keep the cheapest of CSCC and the miser sweep's points within 0.01 of lambda = 0 on validation
+    (issue 22): the written tables are that candidate, and no admissible candidate is cheaper."""
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "--depth", 2,
+                       "-o", work / "default.msgpack")
+    assert code == 0, err
+    model = fmt.load(work / "default.msgpack")
+    tr = model.meta["training"]
+    front = tr["frontier"]
+    assert front[0]["model"] == "cscc" and front[1]["model"] == "miser lambda=0" and len(front) == 10
+    ref = front[1]["validation_accuracy"]
+    ok = [f for f in front if f["validation_accuracy"] >= ref - 0.01 - 1e-12]
+    chosen = next(f for f in front if f["model"] == tr["frontier_choice"])
+    assert chosen in ok and chosen["validation_cost"] == min(f["validation_cost"] for f in ok)
+    assert tr["validation_mean_cost"] == pytest.approx(chosen["validation_cost"], rel=1e-6)
+    assert tr["validation_accuracy"] == pytest.approx(chosen["validation_accuracy"])
+    assert f"cascade: kept {tr['frontier_choice']}" in err
+    assert model.tables.n_stages == (3 if tr["frontier_choice"] == "cscc" else 1)

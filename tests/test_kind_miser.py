@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from boost_reference import boost
 from click.testing import CliRunner
 
 from compiler import tasks
 from compiler.cli import cli
-from compiler.trees.cost_tree import CostTreeFitter, leaf_ratio
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
@@ -72,44 +72,13 @@ def test_large_lambda_reads_only_cheap_features(work: Path) -> None:
     assert code == 0 and json.loads(out)["n_features_used"] == len(used_frugal) == frugal.tables.n_used
 
 
-def reference_boosting(X: np.ndarray, y01: np.ndarray, n_iter: int, loss: str, step: float,
-                       depth: int) -> tuple[list, np.float32]:
-    """Plain stage-wise regression (no costs) on the same tree fitter, written independently."""
-    f = CostTreeFitter.from_data(X)
-    if loss == "squared":
-        t = 2.0 * y01 - 1.0
-        base = np.float32(t.mean())
-    else:
-        p = y01.mean()
-        base = np.float32(np.log(p / (1 - p)))
-    F = np.full(len(y01), base, dtype=np.float32)
-    trees = []
-    for _ in range(n_iter):
-        if loss == "squared":
-            r = t - F.astype(np.float64)
-            fit = f.fit(r, max_depth=depth)
-            v = fit.tree.value
-        else:
-            p = 1.0 / (1.0 + np.exp(-F.astype(np.float64)))
-            r = y01 - p
-            fit = f.fit(r, max_depth=depth)
-            v = leaf_ratio(fit.leaf_of_sample, r, p * (1 - p), fit.tree.n_nodes)
-        leaf = (step * v).astype(np.float32)
-        F = F + leaf[fit.leaf_of_sample]
-        trees.append((fit.tree, leaf))
-    return trees, base
-
-
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
 def test_lambda_zero_runtime_equals_plain_gradient_boosting(work: Path, loss: str) -> None:
     model = train(work, f"zero-{loss}.msgpack", "--lambda", 0, "--trees", 25, "--loss", loss, "--depth", 2)
     task = tasks.prepare(str(work / "data.npz"))
     X32 = task.data.X.astype(np.float32)
     n_iter = model.tables.trees.n_trees
-    trees, base = reference_boosting(X32[task.train], task.y[task.train], n_iter, loss, 0.1, 2)
-    ref = np.full(len(X32), base, dtype=np.float32)
-    for tree, leaf in trees:
-        ref = ref + leaf[tree.apply(X32)]
+    ref = boost(X32[task.train], task.y[task.train], n_iter, loss=loss, step=0.1, depth=2, X_eval=X32)
     for numeric_pred in (c_evaluator(model).predict(X32), reference_evaluator(model).predict(X32)):
         np.testing.assert_array_equal(numeric_pred.score, ref)
         np.testing.assert_array_equal(numeric_pred.label, (ref > 0).astype(np.int32))

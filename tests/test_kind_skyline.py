@@ -293,7 +293,7 @@ def test_more_than_24_features_chooses_greedy_and_reports_validation(tmp_path: P
     np.savez(tmp_path / "wide.npz", X=X, y=y)
     code, _, err = run("train", "skyline", tmp_path / "wide.npz", "--max-sets", 40, "-o", tmp_path / "w.msgpack")
     assert code == 0, err
-    assert f"skyline: {d} features (polydom takes at most 24): --method greedy-acc" in err
+    assert f"skyline auto: {d} features (polydom takes at most 24)" in err and "greedy-acc on at most 40 sets" in err
     assert "of 2^30 feature sets" in err and str(2 ** 30) not in err
     m = fmt.load(tmp_path / "w.msgpack")
     tr = m.meta["training"]

@@ -31,6 +31,7 @@ the costs; the scale is that of the mean squared loss per unit of the reached sh
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,8 @@ from compiler.costs import cost_vector
 from compiler.estimators import binary_only, check_X, fit_binary
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
+# what one start fits (fit keeps the best start's)
+_START_STATE = ("beta_", "bias_", "theta_", "upper_", "lower_", "leaf_threshold_", "objective_path_")
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -101,7 +104,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                  phi_trees: int = 30, phi_depth: int = 2, costs: Any = None, tree_eval_cost: float = 0.0,
                  routing_scale: float = 4.0, max_iter: int = 10, inner_iter: int = 8, fine_tune: bool = True,
                  prune: bool = True, zero_tol: float = 0.05, tol: float = 1e-4, internal_loss: float = 0.1,
-                 random_state: int | None = None) -> None:
+                 random_state: int | None = None, n_starts: int = 4) -> None:
         self.depth = depth
         self.lam = lam
         self.rho = rho
@@ -119,6 +122,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.internal_loss = internal_loss
         self.random_state = random_state
+        self.n_starts = n_starts
 
     # ------------------------------------------------------------------ phi ----
     def _check_params(self, n_features: int) -> None:
@@ -134,6 +138,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("phi must be 'raw' or 'trees'")
         if self.max_iter < 0 or self.inner_iter < 1:
             raise ValueError("max_iter must be >= 0 and inner_iter >= 1")
+        if not (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1):
+            raise ValueError("n_starts must be an integer >= 1")
 
     def _fit_phi(self, X: np.ndarray, ys: np.ndarray, c: np.ndarray) -> None:
         """The map phi and the cost groups (group_cost_, group_ of every column)."""
@@ -356,16 +362,53 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         Z = self._standardize(Phi)
         d = Z.shape[1]
         G = self._group_matrix(d)
+        Zva = yva = None
+        if eval_set is not None:
+            Zva = self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
+            yva = (np.asarray(eval_set[1]) == self.classes_[1]).astype(np.int64)
+        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
+        best: tuple[tuple[float, float], dict[str, Any]] | None = None
+        self.start_scores_: list[tuple[float, float]] = []
+        for start in range(int(self.n_starts)):
+            self._fit_start(Z, ys, G, Zva, yva, None if start == 0 else rng)
+            Zs, ysel = (Z, ys > 0) if Zva is None else (Zva, yva)
+            node, score = self._route(Zs)
+            acc = float(np.mean((score > 0) == ysel))
+            cost = float(np.mean(self._path_costs()[node]))
+            self.start_scores_.append((acc, cost))
+            key = (round(acc, 3), -cost)  # the most accurate on validation (to 0.1 point), then the cheapest
+            if best is None or key > best[0]:
+                best = (key, {name: copy.deepcopy(getattr(self, name)) for name in _START_STATE})
+        assert best is not None
+        for name, value in best[1].items():
+            setattr(self, name, value)
+        self.start_chosen_ = [(round(a, 3), -c) for a, c in self.start_scores_].index(best[0])
+        self.n_iter_ = len(self.objective_path_) - 1  # sweeps of block coordinate descent done
+        if eval_set is not None:
+            Xva = np.asarray(eval_set[0], dtype=np.float64)
+            self.validation_accuracy_ = float(np.mean(self.predict(Xva) == np.asarray(eval_set[1])))
+        return self
+
+    def _fit_start(self, Z: np.ndarray, ys: np.ndarray, G: np.ndarray, Zva: np.ndarray | None,
+                   yva: np.ndarray | None, rng: np.random.Generator | None) -> None:
+        """One start: initialization (the paper's, or symmetry-breaking with ``rng``), block coordinate
+        descent, the hard tree (fine-tuning, pruning on the validation rows)."""
         self.tree_ = _Tree(int(self.depth))
-        N = self.tree_.n_nodes
+        N, d = self.tree_.n_nodes, Z.shape[1]
         self.beta_ = np.zeros((N, d))
         self.bias_ = np.zeros(N)
         self.theta_ = np.zeros(N)
-        # 3.4.2: top-down initialization, each node as if it were a leaf
+        # 3.4.2: top-down initialization, each node as if it were a leaf; a symmetry-breaking start (rng)
+        # routes each internal node instead on one random column (cheaper groups likelier), split at the
+        # weighted median of the inputs reaching it
         for k in range(N):
             saved = self.tree_
             self.tree_ = _CutTree(saved, k)
-            a = self._optimize_node(k, Z, ys, G, init=True)
+            if rng is not None and not saved.is_leaf(k):
+                a = self._probs(Z @ self.beta_.T + self.bias_)[:, k]
+                self._random_routing(k, Z, rng)
+            else:
+                a = self._optimize_node(k, Z, ys, G, init=True)
             self.tree_ = saved
             if not saved.is_leaf(k) and a is not None:
                 self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
@@ -378,21 +421,38 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             prev, cur = self.objective_path_[-2], self.objective_path_[-1]
             if abs(prev - cur) <= self.tol * max(abs(prev), 1e-12):
                 break
-        self.n_iter_ = len(self.objective_path_) - 1  # sweeps of block coordinate descent done
         # the hard tree
         self.upper_ = np.array([self.tree_.children(k)[0] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
         self.lower_ = np.array([self.tree_.children(k)[1] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
         self.leaf_threshold_ = np.zeros(N)
         if self.fine_tune:
             self._fine_tune(Z, ys, [k for k in range(N) if self.upper_[k] < 0])
-        if self.prune and eval_set is not None:
-            Zva = self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
-            yva = (np.asarray(eval_set[1]) == self.classes_[1]).astype(np.int64)
+        if self.prune and Zva is not None and yva is not None:
             self._prune(Z, ys, Zva, yva)
-        if eval_set is not None:
-            Xva = np.asarray(eval_set[0], dtype=np.float64)
-            self.validation_accuracy_ = float(np.mean(self.predict(Xva) == np.asarray(eval_set[1])))
-        return self
+
+    def _random_routing(self, k: int, Z: np.ndarray, rng: np.random.Generator) -> None:
+        """Node k routes on one column not already routed on above it (those send every input of k one way),
+        drawn with probability proportional to 1 / cost^2 of its groups (routing should be cheap)."""
+        d = Z.shape[1]
+        cost = self._group_matrix(d).T @ self.group_cost_  # a column's cost: its groups'
+        p = 1.0 / np.maximum(cost, 1e-12) ** 2
+        for j in self.tree_.path(k)[:-1]:
+            p[self.beta_[j] != 0] = 0.0
+        if not p.any():
+            p = np.ones(d)
+        j = int(rng.choice(d, p=p / p.sum()))
+        self.beta_[k] = 0.0
+        self.beta_[k, j] = 1.0 if rng.random() < 0.5 else -1.0
+        self.bias_[k] = 0.0
+
+    def _path_costs(self) -> np.ndarray:
+        """Per node: the cost of the distinct raw features read on the hard path to it (at the leaves)."""
+        out = np.zeros(self.tree_.n_nodes)
+        for k in self._reachable():
+            if self.upper_[k] < 0:
+                feats = np.unique(np.concatenate([self.node_features(j) for j in self._hard_path(k)]))
+                out[k] = float(self.feature_costs_[feats.astype(np.int64)].sum())
+        return out
 
     # ------------------------------------------------------- hard tree ----
     def _route(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 
 from compiler.costs import FeatureCosts
+from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
 from compiler.skyline.search import (
     AccuracyOracle,
@@ -39,7 +40,7 @@ from compiler.skyline.search import (
 )
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex
 
-METHODS = ("polydom", "greedy-acc", "greedy-cost", "brute")
+METHODS = ("auto", "polydom", "greedy-acc", "greedy-cost", "brute")
 
 
 def make_base(spec: Any = None, random_state: int | None = 0) -> Any:
@@ -179,11 +180,16 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
     def _search(self, oracle: AccuracyOracle, d: int) -> SearchResult:
         lo, hi = self.size_range_
         par = {"jobs": self.n_jobs, "scheduler": self.scheduler}
+        ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)
+        self.method_ = str(self.method)
+        if self.method == "auto":
+            res, self.method_ = auto_search(oracle, d, self.feature_coef_, ref, epsilon=float(self.epsilon),
+                                            approx=float(self.approx), max_sets=self.max_sets, **par)
+            return res
         if self.method == "polydom":
             return polydom_search(oracle, d, float(self.epsilon), self.max_sets, approx=float(self.approx), **par)
         if self.method == "brute":
             return brute_force_search(oracle, d, **par)
-        ref = lo if not np.isfinite(hi) else 0.5 * (lo + hi)
         return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets, **par)
 
     def _build(self, cands: list[int], accuracy: dict[int, float], lo: float, hi: float) -> None:
@@ -207,7 +213,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             breaks=np.array(sized.breaks, dtype=np.float64),
             sky_ptr=sky_ptr,
             sky_model=np.array([remap[k] for s in sized.skylines for k in s], dtype=np.uint32),
-            method=str(self.method),
+            method=self.method_,
         )
         self.n_crossings_ = sized.n_crossings
         self.n_interesting_ = sized.n_interesting

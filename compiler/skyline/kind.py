@@ -54,7 +54,7 @@ class MethodChoice(click.Choice):
     def choices(self) -> list[str]:
         from compiler.skyline.classifier import METHODS  # noqa: PLC0415 - scikit-learn
 
-        return ["auto", *(m for m in METHODS if m != "brute")]
+        return [m for m in METHODS if m != "brute"]
 
     @choices.setter
     def choices(self, value: list[str]) -> None:
@@ -66,7 +66,8 @@ SKYLINE_OPTIONS = [
                       "sklearn class are rejected (no runtime tables) [skyline; default nb]."),
     click.Option(["--method"], type=MethodChoice(), default=None,
                  help="Feature-set search: polydom (exact, at most 24 features), greedy-acc or greedy-cost; auto: "
-                      "polydom up to 24 features, else greedy-acc [skyline; default auto]."),
+                      "picked by the problem's size within about a minute (one model is timed: exact polydom "
+                      "when the lattice fits, else polydom capped, then greedy-acc) [skyline; default auto]."),
     click.Option(["--epsilon"], type=click.FloatRange(min=0), default=None,
                  help="PolyDom anti-monotonicity tolerance: exact search when more features can hurt accuracy "
                       "by up to this much (trains more sets) [skyline; default 0]."),
@@ -122,6 +123,11 @@ def require_binary(est: Any) -> None:
         raise ValueError("skyline: every feature set's training part must hold both classes 0 and 1")
 
 
+def _msgpack_count(n: int) -> int | float:
+    """2^d feature sets: an int while msgpack can store it, else a float (d > 63)."""
+    return int(n) if n < 2**63 else float(n)
+
+
 def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.skyline.classifier import SkylineClassifier  # noqa: PLC0415 - scikit-learn
     from compiler.skyline.search import MAX_LATTICE_FEATURES, mask_features  # noqa: PLC0415
@@ -129,12 +135,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     X, y = task.data.X, task.y
     d = int(X.shape[1])
     method = str(opts.get("method", "auto"))
-    if method == "auto":
-        method = "polydom" if d <= MAX_LATTICE_FEATURES else "greedy-acc"
-        if d > MAX_LATTICE_FEATURES:
-            click.echo(f"skyline: {d} features (polydom takes at most {MAX_LATTICE_FEATURES}): --method greedy-acc",
-                       err=True)
-    elif method == "polydom" and d > MAX_LATTICE_FEATURES:
+    if method == "polydom" and d > MAX_LATTICE_FEATURES:
         raise click.UsageError(f"--method polydom walks all 2^d feature sets and takes at most {MAX_LATTICE_FEATURES} "
                                f"features; the data has {d}: use --method greedy-acc or greedy-cost (or auto)")
     base = str(opts.get("base", "nb"))
@@ -155,8 +156,9 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                           default_size=float(opts.get("default_size", lo)))
     record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     record.update({
-        "base": base, "method": clf.method, "expanded_nodes": int(clf.expanded_nodes_),
-        "brute_force_nodes": int(clf.brute_force_nodes_), "precompute_seconds": float(clf.precompute_seconds_),
+        "base": base, "method": clf.method_, "expanded_nodes": int(clf.expanded_nodes_),
+        "brute_force_nodes": _msgpack_count(clf.brute_force_nodes_),
+        "precompute_seconds": float(clf.precompute_seconds_),
         "n_models": tables.n_models, "n_ranges": tables.index.n_ranges, "index_bytes": tables.index.nbytes(),
         "models": [{"features": mask_features(mask), "validation_accuracy": float(a),
                     "cost_coef": [float(c) for c in cf]}
@@ -172,7 +174,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     record.update({"validation_accuracy": float(np.mean(val.label == yva)),
                    "validation_mean_cost": float(np.mean(val.cost)),
                    "validation_mean_features": float(np.mean(val.n_read))})
-    click.echo(f"skyline ({clf.method}, base {base}): {tables.n_models} models over {tables.index.n_ranges} size "
+    click.echo(f"skyline ({clf.method_}, base {base}): {tables.n_models} models over {tables.index.n_ranges} size "
                f"range(s); trained {clf.expanded_nodes_} of 2^{d} feature sets", err=True)
     meta = task.meta()
     meta["training"] = record

@@ -96,7 +96,10 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         record["lambda_chosen"] = float(est.lambda_chosen_)
         record["lambda_curve"] = est.lambda_curve_
         reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
-    tables = TreeCascade.from_ir(est.to_tree_ensemble())
+    ir = est.to_tree_ensemble()
+    if every is None and not any(k in opts for k in ("lambda", "pool_lambdas", "stages", "rho")):
+        ir = frontier_choice(task, ir, c, {k: opts[k] for k in ("depth", "step") if k in opts}, tree_cost, record)
+    tables = TreeCascade.from_ir(ir)
     record["stage_end"] = tables.stage_end.tolist()
     record.update(validation_report(tables, Xva, yva))
     pred = tables.predict_reference(Xva)
@@ -105,6 +108,42 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)
+
+
+FRONTIER_TOLERANCE = 0.01  # miser --sweep's default rule
+
+
+def frontier_choice(task: Any, cscc_ir: dict, costs: np.ndarray, tree_opts: dict[str, Any], tree_cost: float,
+                    record: dict[str, Any]) -> dict:
+    """The default cascade (no --lambda, --pool-lambdas, --stages, --rho) against the cost frontier of the miser
+    sweep (same --depth, --step), on validation: the cheapest of the CSCC cascade and every sweep point within
+    FRONTIER_TOLERANCE of the lambda = 0 model's validation accuracy (the sweep's rule); a sweep point is written as
+    a one-stage cascade. Records the candidates and the choice."""
+    from compiler.trees.kind_miser import sweep_curve  # noqa: PLC0415 - kind_miser imports this module
+    from compiler.trees.options import DEFAULT_GRID  # noqa: PLC0415
+
+    _, _, Xva, yva = split(task)
+    opts = {**tree_opts, "tree_cost": tree_cost}
+    _, curve, models = sweep_curve(task, opts, costs, list(DEFAULT_GRID), FRONTIER_TOLERANCE, with_models=True)
+    ir = dict(cscc_ir)
+    ir.setdefault("tree_eval_cost", tree_cost)
+    val = validation_report(TreeCascade.from_ir(ir), Xva, yva)
+    cands = [("cscc", val["validation_accuracy"], val["validation_mean_cost"], None)]
+    cands += [(f"miser lambda={p['lambda']:g}", p["validation_accuracy"], p["validation_cost"], m)
+              for p, m in zip(curve, models, strict=True)]
+    ref = curve[0]["validation_accuracy"]
+    ok = [cd for cd in cands if cd[1] >= ref - FRONTIER_TOLERANCE - 1e-12]
+    name, acc, cost, model = min(ok, key=lambda cd: (cd[2], -cd[1]))
+    record["frontier"] = [{"model": n, "validation_accuracy": float(a), "validation_cost": float(co)}
+                          for n, a, co, _ in cands]
+    record["frontier_choice"] = name
+    click.echo(f"cascade: kept {name} (validation accuracy {acc:.4f}, cost {cost:.2f}): the cheapest within "
+               f"{FRONTIER_TOLERANCE:g} of miser lambda=0 ({ref:.4f}) among CSCC and the miser sweep", err=True)
+    if model is None:
+        return cscc_ir
+    out = model.to_tree_ensemble()
+    out["tree_eval_cost"] = float(tree_cost)
+    return out
 
 
 # --------------------------------------------------------------- eval extras ----

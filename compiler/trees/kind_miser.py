@@ -22,7 +22,7 @@ from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_w
 from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, validation_report
-from compiler.trees.options import DEFAULT_GRID, SWEEP_OPTIONS, TREE_OPTIONS
+from compiler.trees.options import DEFAULT_GRID, MISER_OPTIONS, SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
 
@@ -30,17 +30,18 @@ if TYPE_CHECKING:  # the trainer imports scikit-learn: only when training (CLI s
     from compiler.trees.miser import GreedyMiserClassifier
 
 
-def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int,
-                    n_classes: int = 2) -> GreedyMiserClassifier:
-    """The estimator of one lambda; the loss defaults to squared for two classes and to the paper's
+def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
+    """The estimator of one lambda; the loss ("auto") is logistic for two classes and the paper's
     multi-class log-loss (K trees per iteration, softmax) for K > 2."""
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415 - scikit-learn
 
-    default_loss = "squared" if n_classes == 2 else "multiclass-log"
+    depth = opts.get("depth")
+    leaves = opts.get("leaves")
     return GreedyMiserClassifier(
-        lam=lam, n_trees=int(opts.get("trees", 100)), max_depth=int(opts.get("depth", 3)),
-        step=float(opts.get("step", 0.1)), loss=opts.get("loss", default_loss), costs=costs,
-        tree_eval_cost=float(opts.get("tree_cost", 0.0)), random_state=seed,
+        lam=lam, n_trees=int(opts.get("trees", 1000)), max_depth=None if depth is None else int(depth),
+        max_leaves=None if leaves is None else int(leaves), step=float(opts.get("step", 0.1)),
+        loss=opts.get("loss", "auto"), costs=costs, tree_eval_cost=float(opts.get("tree_cost", 0.0)),
+        random_state=seed,
     )
 
 
@@ -55,7 +56,7 @@ class _FitLambda:
         self.Xtr, self.ytr, self.Xva, self.yva = Xtr, ytr, Xva, yva
 
     def __call__(self, lam: float) -> tuple[GreedyMiserClassifier, dict[str, float]]:
-        m = miser_estimator(lam, self.opts, self.costs, self.seed, self.n_classes).fit(self.Xtr, self.ytr,
+        m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(self.Xtr, self.ytr,
                                                                        eval_set=(self.Xva, self.yva))
         return m, {"lambda": lam, "validation_accuracy": float(m.validation_accuracy_),
                    "validation_cost": float(np.mean(m.test_time_cost(self.Xva))), "trees": m.n_trees_,
@@ -63,9 +64,9 @@ class _FitLambda:
 
 
 def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[float],
-                tolerance: float) -> tuple[GreedyMiserClassifier, list[dict[str, float]]]:
+                tolerance: float, with_models: bool = False) -> Any:
     """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler); return the chosen
-    model and the curve."""
+    model and the curve (and every fitted model, in curve order, with ``with_models``)."""
     par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
@@ -76,7 +77,7 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[f
     ref = curve[0]["validation_accuracy"]
     ok = [i for i, p in enumerate(curve) if p["validation_accuracy"] >= ref - tolerance]
     best = min(ok, key=lambda i: (curve[i]["validation_cost"], -curve[i]["validation_accuracy"]))
-    return fitted[best], curve
+    return (fitted[best], curve, fitted) if with_models else (fitted[best], curve)
 
 
 def print_curve(curve: list[dict[str, float]], chosen: float, tolerance: float) -> None:
@@ -108,7 +109,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")
         Xtr, ytr, Xva, yva = split(task)
-        model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed, task.n_classes)
+        model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
     ir = model.to_tree_ensemble()
     ir["tree_eval_cost"] = float(model.tree_eval_cost)
@@ -130,4 +131,5 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
 
 register_emitter("miser", cascade_tables)
 register(KindSpec("miser", "Greedy Miser: cost-aware boosted trees, lazy feature reads (--sweep over lambda)",
-                  train_miser, TREE_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics, multiclass=True))
+                  train_miser, TREE_OPTIONS + MISER_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics,
+                  multiclass=True))

@@ -17,7 +17,7 @@ unit of the costs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,151 +26,24 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from compiler.boosting.booster import Booster, make_booster, penalty_scale
+from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
+from compiler.boosting.losses import sigmoid as _sigmoid
+from compiler.boosting.losses import softmax as _softmax
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import (
-    CostTree,
-    CostTreeFitter,
     as_float32_matrix,
     ensemble_to_ir,
     ir_decide,
     ir_staged_scores,
     ir_tree_features,
-    leaf_ratio,
 )
 from compiler.trees.options import LOSSES  # noqa: E402,F401 - one list of losses
 from pyruntime.progress import track
 
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def _softmax(F: np.ndarray) -> np.ndarray:
-    z = F - F.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def n_outputs_for(loss: str, n_classes: int) -> int:
-    if loss == "multiclass-log":
-        return n_classes
-    if loss == "logistic":
-        if n_classes != 2:
-            raise ValueError("loss='logistic' needs exactly two classes; use 'multiclass-log'")
-        return 1
-    return 1 if n_classes == 2 else n_classes
-
-
-def encode_targets(y_idx: np.ndarray, loss: str, n_classes: int) -> np.ndarray:
-    """Target matrix (n, K): ±1 for squared loss, 0/1 for the log losses."""
-    K = n_outputs_for(loss, n_classes)
-    if K == 1:
-        t = (y_idx == 1).astype(np.float64)[:, None]
-    else:
-        t = (y_idx[:, None] == np.arange(K)[None, :]).astype(np.float64)
-    return 2.0 * t - 1.0 if loss == "squared" else t
-
-
-def init_scores(Y: np.ndarray, w: np.ndarray, loss: str) -> np.ndarray:
-    """Constant first guess (float32, K) minimising the weighted loss."""
-    m = (w[:, None] * Y).sum(axis=0) / w.sum()
-    if loss == "squared":
-        base = m
-    elif loss == "logistic":
-        p = np.clip(m, 1e-6, 1 - 1e-6)
-        base = np.log(p / (1 - p))
-    else:
-        p = np.clip(m, 1e-6, 1.0)
-        base = np.log(p) - np.log(p).mean()
-    return base.astype(np.float32)
-
-
-def mean_loss(Y: np.ndarray, F: np.ndarray, loss: str) -> float:
-    """Mean training loss of scores F against encoded targets Y."""
-    F64 = F.astype(np.float64)
-    if loss == "squared":
-        return float(np.mean(np.sum((Y - F64) ** 2, axis=1)))
-    if loss == "logistic":
-        return float(np.mean(np.logaddexp(0.0, F64[:, 0]) - Y[:, 0] * F64[:, 0]))
-    z = F64 - F64.max(axis=1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    return float(-np.mean(np.sum(Y * logp, axis=1)))
-
-
-def gradient_step(Y: np.ndarray, F: np.ndarray, loss: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Negative gradient (n, K) and the Newton denominator (None for squared loss)."""
-    F64 = F.astype(np.float64)
-    if loss == "squared":
-        return Y - F64, None
-    p = _sigmoid(F64) if loss == "logistic" else _softmax(F64)
-    return Y - p, p * (1.0 - p)
-
-
-@dataclass
-class Booster:
-    """Stage-wise cost-aware boosting state (shared by miser, cascades, ADAPT-GBRT).
-
-    ``F`` holds the training scores in float32, updated with the same float32
-    leaf values (learning rate folded in) that the model IR stores, so staged
-    training and validation scores equal the runtime's scores exactly.
-    """
-
-    fitter: CostTreeFitter
-    Y: np.ndarray  # (n, K) encoded targets
-    weight: np.ndarray  # (n,)
-    loss: str
-    costs: np.ndarray
-    step: float
-    max_depth: int
-    min_samples_leaf: int = 1
-    base_score: np.ndarray | None = None
-    used: np.ndarray | None = None
-    trees: list[CostTree] = field(default_factory=list)
-    tree_output: list[int] = field(default_factory=list)
-    F: np.ndarray | None = None
-    X_val: np.ndarray | None = None
-    F_val: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        if self.base_score is None:
-            self.base_score = init_scores(self.Y, self.weight, self.loss)
-        n, K = self.Y.shape
-        if self.F is None:
-            self.F = np.tile(self.base_score, (n, 1)).astype(np.float32)
-        if self.used is None:
-            self.used = np.zeros(self.fitter.n_features, dtype=bool)
-        if self.X_val is not None and self.F_val is None:
-            self.F_val = np.tile(self.base_score, (self.X_val.shape[0], 1)).astype(np.float32)
-
-    @property
-    def n_outputs(self) -> int:
-        return int(self.Y.shape[1])
-
-    def iterate(self, penalty: float, target_weight: np.ndarray | None = None) -> None:
-        """One boosting iteration: one tree per output."""
-        w = self.weight if target_weight is None else target_weight
-        R, Hs = gradient_step(self.Y, self.F, self.loss)
-        K = self.n_outputs
-        newton_scale = (K - 1) / K if self.loss == "multiclass-log" else 1.0
-        for k in range(K):
-            fit = self.fitter.fit(
-                R[:, k], w, max_depth=self.max_depth, penalty=penalty, costs=self.costs,
-                used=self.used, min_samples_leaf=self.min_samples_leaf,
-            )
-            tree = fit.tree
-            if Hs is None:
-                raw = tree.value
-            else:
-                raw = newton_scale * leaf_ratio(fit.leaf_of_sample, w * R[:, k], w * Hs[:, k], tree.n_nodes)
-            leaf32 = np.where(tree.feature >= 0, 0.0, self.step * raw).astype(np.float32)
-            tree.value = leaf32.astype(np.float64)  # exactly representable in float32
-            self.used[fit.new_features] = True
-            self.F[:, k] = self.F[:, k] + leaf32[fit.leaf_of_sample]
-            if self.X_val is not None:
-                self.F_val[:, k] = self.F_val[:, k] + leaf32[tree.apply(self.X_val)]
-            self.trees.append(tree)
-            self.tree_output.append(k)
+__all__ = ["Booster", "GreedyMiserClassifier", "encode_targets", "make_booster", "n_outputs_for",
+           "penalty_scale", "sweep"]
 
 
 def decide(scores: np.ndarray, threshold: float = 0.0) -> np.ndarray:
@@ -179,22 +52,55 @@ def decide(scores: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     return np.argmax(scores, axis=1).astype(np.int64)
 
 
+def resolve_loss(loss: str, n_classes: int) -> str:
+    """``auto``: the logistic loss for two classes, the multi-class log-loss beyond."""
+    if loss != "auto":
+        return loss
+    return "logistic" if n_classes == 2 else "multiclass-log"
+
+
+def tree_shape(max_depth: int | None, max_leaves: int | None) -> tuple[int, int | None]:
+    """(depth cap, leaf cap) of the trees: neither given -> leaf-wise with DEFAULT_LEAVES leaves (LightGBM's
+    growth); only max_depth -> depth-wise trees of that depth (the paper's); max_leaves -> leaf-wise, capped
+    at max_depth (default MAX_LEAFWISE_DEPTH)."""
+    if max_leaves is None and max_depth is not None:
+        return int(max_depth), None
+    leaves = DEFAULT_LEAVES if max_leaves is None else int(max_leaves)
+    return (MAX_LEAFWISE_DEPTH if max_depth is None else int(max_depth)), leaves
+
+
+DEFAULT_LEAVES = 8
+MAX_LEAFWISE_DEPTH = 16
+
+
 class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
-    """Greedy Miser classifier (cost-aware gradient-boosted trees)."""
+    """Greedy Miser classifier (cost-aware gradient-boosted trees) on the histogram Newton booster
+    (:mod:`compiler.boosting`).
+
+    Defaults follow LightGBM's (8 leaves grown best-first, 255 bins, at least 20 rows per leaf, Newton
+    steps on the log-loss, at most ``n_trees`` iterations with early stopping after ``n_iter_no_change``
+    iterations without a lower validation loss). ``loss="squared"`` with ``max_depth`` alone gives the
+    paper's stage-wise regression with depth-limited trees."""
 
     def __init__(
         self,
         lam: float = 1.0,
-        n_trees: int = 100,
-        max_depth: int = 3,
+        n_trees: int = 1000,
+        max_depth: int | None = None,
         step: float = 0.1,
-        loss: str = "squared",
+        loss: str = "auto",
         costs: FeatureCosts | np.ndarray | None = None,
         tree_eval_cost: float = 0.0,
         validation_fraction: float = 0.2,
-        max_bins: int = 64,
-        min_samples_leaf: int = 1,
+        max_bins: int = 255,
+        min_samples_leaf: int = 20,
         random_state: int | None = 0,
+        max_leaves: int | None = None,
+        l2: float = 0.0,
+        min_child_weight: float = 1e-3,
+        subsample: float = 1.0,
+        colsample: float = 1.0,
+        n_iter_no_change: int | None = 50,
     ) -> None:
         self.lam = lam
         self.n_trees = n_trees
@@ -207,15 +113,25 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.max_bins = max_bins
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
+        self.max_leaves = max_leaves
+        self.l2 = l2
+        self.min_child_weight = min_child_weight
+        self.subsample = subsample
+        self.colsample = colsample
+        self.n_iter_no_change = n_iter_no_change
 
     # -- fitting ---------------------------------------------------------
     def _check_params(self) -> None:
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self.loss not in (*LOSSES, "auto"):
+            raise ValueError(f"loss must be one of {(*LOSSES, 'auto')}, got {self.loss!r}")
         if not self.lam >= 0:
             raise ValueError("lam must be >= 0")
-        if int(self.n_trees) < 1 or int(self.max_depth) < 1:
+        if int(self.n_trees) < 1 or (self.max_depth is not None and int(self.max_depth) < 1):
             raise ValueError("n_trees and max_depth must be >= 1")
+        if self.max_leaves is not None and int(self.max_leaves) < 2:
+            raise ValueError("max_leaves must be >= 2")
+        if self.n_iter_no_change is not None and int(self.n_iter_no_change) < 1:
+            raise ValueError("n_iter_no_change must be >= 1 (or None: no early stopping)")
         if not 0 < self.step <= 1:
             raise ValueError("step must be in (0, 1]")
         if not 0 <= self.validation_fraction < 1:
@@ -238,6 +154,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         if self.classes_.size < 2:
             raise ValueError("need at least two classes (1 class in y)")
         y_idx = np.searchsorted(self.classes_, y)
+        self.loss_ = resolve_loss(self.loss, self.classes_.size)
         w = _check_sample_weight(sample_weight, X32, dtype=np.float64)
         if eval_set is not None:
             Xtr, ytr, wtr = X32, y_idx, w
@@ -251,17 +168,23 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         else:
             Xtr, ytr, wtr, Xva, yva = X32, y_idx, w, None, None
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
-        booster = make_booster(Xtr, ytr, wtr, self.classes_.size, self.loss, self.costs_, self.step,
-                               self.max_depth, self.max_bins, self.min_samples_leaf, X_val=Xva)
+        depth, leaves = tree_shape(self.max_depth, self.max_leaves)
+        booster = make_booster(Xtr, ytr, wtr, self.classes_.size, self.loss_, self.costs_, self.step,
+                               depth, self.max_bins, self.min_samples_leaf, X_val=Xva, max_leaves=leaves,
+                               l2=self.l2, min_child_weight=self.min_child_weight,
+                               subsample=self.subsample, colsample=self.colsample, seed=self.random_state)
         penalty = self.lam * penalty_scale(self.costs_)
         K = booster.n_outputs
         val_acc, val_loss = [], []
-        Yva = encode_targets(yva, self.loss, self.classes_.size) if Xva is not None else None
+        Yva = encode_targets(yva, self.loss_, self.classes_.size) if Xva is not None else None
+        patience = None if self.n_iter_no_change is None else int(self.n_iter_no_change)
         for _ in track(range(int(self.n_trees)), "miser boosting", unit="tree"):
             booster.iterate(penalty)
             if Xva is not None:
                 val_acc.append(float(np.mean(decide(booster.F_val) == yva)))
-                val_loss.append(mean_loss(Yva, booster.F_val, self.loss))
+                val_loss.append(mean_loss(Yva, booster.F_val, self.loss_))
+                if patience and len(val_loss) - 1 - int(np.argmin(val_loss)) >= patience:
+                    break  # early stopping: no lower validation loss for n_iter_no_change iterations
         if Xva is not None:
             best = int(np.argmin(val_loss))  # fewest trees among the lowest validation loss
             self.n_iter_ = best + 1
@@ -309,9 +232,9 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         X = self._input(X)
         s = ir_staged_scores(self.ir_, X)[0].astype(np.float64)
         if s.shape[1] == 1:
-            p1 = _sigmoid(s[:, 0]) if self.loss == "logistic" else np.clip((s[:, 0] + 1) / 2, 0, 1)
+            p1 = _sigmoid(s[:, 0]) if self.loss_ == "logistic" else np.clip((s[:, 0] + 1) / 2, 0, 1)
             return np.column_stack([1 - p1, p1])
-        if self.loss == "multiclass-log":
+        if self.loss_ == "multiclass-log":
             return _softmax(s)
         e = np.clip((s + 1) / 2, 0, None) + 1e-12
         return e / e.sum(axis=1, keepdims=True)
@@ -329,23 +252,6 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         """Per row: cost of the distinct features read + tree_eval_cost * number of trees."""
         read = self.features_read(X)
         return read @ self.costs_ + self.tree_eval_cost * self.n_trees_
-
-
-def penalty_scale(costs: np.ndarray) -> np.ndarray:
-    """Factor turning lam into the fitter's penalty: 1 / (summed cost of all features)."""
-    total = float(np.sum(costs))
-    return 1.0 / total if total > 0 else 0.0
-
-
-def make_booster(
-    X: np.ndarray, y_idx: np.ndarray, w: np.ndarray, n_classes: int, loss: str, costs: np.ndarray,
-    step: float, max_depth: int, max_bins: int = 64, min_samples_leaf: int = 1,
-    X_val: np.ndarray | None = None,
-) -> Booster:
-    fitter = CostTreeFitter.from_data(X, max_bins)
-    Y = encode_targets(y_idx, loss, n_classes)
-    return Booster(fitter=fitter, Y=Y, weight=w, loss=loss, costs=costs, step=step, max_depth=max_depth,
-                   min_samples_leaf=min_samples_leaf, X_val=X_val)
 
 
 @dataclass

@@ -15,16 +15,25 @@ TREE_OPTIONS = [
                       "its objective, default: the cheapest on validation of 0.1, 1, 10; cascade --early-exit-every: "
                       "the ensemble's, default 0]."),
     click.Option(["--trees"], type=click.IntRange(min=1), default=None,
-                 help="Boosting iterations [miser: at most, chosen on validation, default 100; cascade (CSCC): "
+                 help="Boosting iterations [miser: at most, chosen on validation with early stopping, default 1000; "
+                      "cascade (CSCC): "
                       "trees of the boosting trick per --pool-lambdas entry, default 100; --early-exit-every: 100]."),
-    click.Option(["--depth"], type=click.IntRange(1, 16), default=None, help="Tree depth [miser, cascade; default 3]."),
+    click.Option(["--depth"], type=click.IntRange(1, 16), default=None,
+                 help="Tree depth [cascade: default 3; miser: depth-wise trees of this depth (the paper's), default: "
+                      "leaf-wise trees of --leaves leaves]."),
     click.Option(["--step"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Learning rate [miser, cascade; default 0.1]."),
     click.Option(["--loss"], type=click.Choice(list(LOSSES)), default=None,
-                 help="Boosting loss [miser: default squared; cascade: default logistic]."),
+                 help="Boosting loss [miser: default logistic (two classes) or multiclass-log, squared = the paper's "
+                      "stage-wise regression; cascade: default logistic]."),
     click.Option(["--tree-cost"], type=click.FloatRange(min=0), default=None,
                  help="Evaluation cost e per tree, added to the feature cost in the test-time cost "
                       "[miser, cascade; default 0]."),
+]
+MISER_OPTIONS = [
+    click.Option(["--leaves"], type=click.IntRange(min=2), default=None,
+                 help="Leaves per tree, grown best first (LightGBM's growth; capped by --depth when given) "
+                      "[miser; default 8 unless --depth is given]."),
 ]
 CASCADE_OPTIONS = [
     click.Option(["--stages"], type=click.IntRange(min=1), default=None,

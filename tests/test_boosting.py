@@ -1,0 +1,153 @@
+"""The histogram Newton booster core (compiler/boosting): C inner loops against numpy definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from boost_reference import best_split, codes_of, grow
+from compiler.boosting._histboost import ffi, lib
+
+from compiler.boosting.binning import FIT_SAMPLE, Binner
+from compiler.boosting.booster import make_booster
+from compiler.boosting.grow import BinnedData, TreeParams, grow_tree
+from compiler.trees.cost_tree import ensemble_to_ir, ir_scores
+
+
+def data(n: int = 600, d: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1])  # few distinct values
+    X[:, 2] = 3.0  # constant: no threshold
+    y = ((X[:, 0] + 0.5 * X[:, 1] - 0.3 * X[:, 3] + rng.normal(size=n) * 0.5) > 0).astype(np.int64)
+    return X, y
+
+
+def test_codes_equal_searchsorted_and_thresholds_partition_float_inputs() -> None:
+    X, _ = data()
+    b = Binner(16).fit(X)
+    codes = b.transform(X)
+    assert codes.dtype == np.uint8 and codes.flags["F_CONTIGUOUS"]
+    np.testing.assert_array_equal(codes, codes_of(b, X))
+    assert b.thresholds_[2].size == 0 and b.thresholds_[1].size == np.unique(X[:, 1]).size - 1
+    for j, thr in enumerate(b.thresholds_):
+        for k, t in enumerate(thr):  # x <= thr[k] exactly when code <= k
+            np.testing.assert_array_equal(X[:, j] <= t, codes[:, j] <= k)
+    Xn = np.random.default_rng(5).normal(size=(300, 6)).astype(np.float32)  # unseen values too
+    np.testing.assert_array_equal(b.transform(Xn), codes_of(b, Xn))
+
+
+def test_binning_fits_on_a_sample_above_fit_sample_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import compiler.boosting.binning as binning  # noqa: PLC0415
+
+    monkeypatch.setattr(binning, "FIT_SAMPLE", 100)
+    X = np.arange(1000, dtype=np.float32)[:, None]
+    b = Binner(255).fit(X)
+    assert b.thresholds_[0].size == 99  # 100 sampled distinct values
+    assert FIT_SAMPLE == 200_000
+
+
+def test_histogram_and_subtraction_equal_bincount() -> None:
+    X, _ = data(n=500, d=5)
+    fd = BinnedData.from_data(X, 32)
+    rng = np.random.default_rng(1)
+    g, h = rng.normal(size=500), rng.uniform(0.1, 1, size=500)
+    rows = np.sort(rng.choice(500, 200, replace=False)).astype(np.int32)
+    hist = np.zeros(5 * fd.n_bins * 3)
+    scratch = np.empty(400)
+    lib.hb_histogram(ffi.cast("uint8_t *", fd.codes.ctypes.data), 500, 5, ffi.cast("int32_t *", rows.ctypes.data),
+                     200, ffi.cast("double *", g.ctypes.data), ffi.cast("double *", h.ctypes.data), fd.n_bins,
+                     ffi.cast("double *", scratch.ctypes.data), ffi.cast("double *", hist.ctypes.data))
+    H = hist.reshape(5, fd.n_bins, 3)
+    for j in range(5):
+        c = fd.codes[rows, j]
+        np.testing.assert_allclose(H[j, :, 0], np.bincount(c, weights=g[rows], minlength=fd.n_bins), rtol=1e-12)
+        np.testing.assert_allclose(H[j, :, 1], np.bincount(c, weights=h[rows], minlength=fd.n_bins), rtol=1e-12)
+        np.testing.assert_array_equal(H[j, :, 2], np.bincount(c, minlength=fd.n_bins))
+    out = np.empty_like(hist)
+    lib.hb_subtract(ffi.cast("double *", hist.ctypes.data), ffi.cast("double *", hist.ctypes.data), hist.size,
+                    ffi.cast("double *", out.ctypes.data))
+    assert not out.any()
+
+
+@pytest.mark.parametrize(("depth", "leaves", "l2", "msl"), [(3, None, 0.0, 1), (2, None, 1.0, 20),
+                                                            (16, 8, 0.0, 20), (3, 5, 0.5, 5)])
+def test_tree_equals_the_numpy_definition(depth: int, leaves: int | None, l2: float, msl: int) -> None:
+    X, y = data()
+    fd = BinnedData.from_data(X, 64)
+    p = np.full(len(y), y.mean())
+    g, h = p - y, p * (1 - p)
+    costs = np.array([5.0, 1.0, 1.0, 1.0, 20.0, 1.0])
+    pen = 0.02 * costs
+    used = np.array([False, True, False, False, False, False])
+    rows = np.arange(len(y), dtype=np.int32)
+    tree, used_after = grow_tree(fd, g, h, rows, TreeParams(depth, leaves, l2, 1e-3, msl), penalty=pen, used=used,
+                                 gain_scale=1.0 / len(y), step=0.1)
+    t, leaf, used_ref = grow(fd.codes, g, h, fd.n_thr, depth=depth, leaves=leaves, pen=pen, used=used,
+                             scale=1.0 / len(y), l2=l2, msl=msl)
+    # same nodes up to numbering: compare the partitions and the splits in row terms
+    mine = fd.apply_add(tree, fd.codes, None, 0, want_leaves=True)
+    assert {tuple(np.flatnonzero(mine == v)) for v in np.unique(mine)} == \
+        {tuple(np.flatnonzero(leaf == v)) for v in np.unique(leaf)}
+    np.testing.assert_array_equal(used_after, used_ref)
+    assert int((tree.feature < 0).sum()) == sum(f < 0 for f in t["feature"])
+    for node in np.flatnonzero(tree.feature < 0):
+        in_leaf = mine == node
+        assert tree.value[node] == pytest.approx(0.1 * -g[in_leaf].sum() / (h[in_leaf].sum() + l2), rel=1e-12)
+        assert in_leaf.sum() >= msl
+    if leaves is not None:
+        assert int((tree.feature < 0).sum()) <= leaves
+
+
+def test_best_split_respects_penalty_and_allowed_mask() -> None:
+    X, y = data()
+    fd = BinnedData.from_data(X, 64)
+    g, h = 0.5 - y, np.full(len(y), 0.25)
+    rows = np.arange(len(y), dtype=np.int32)
+    free = best_split(fd.codes, rows, g, h, fd.n_thr, np.zeros(6), 1.0 / len(y), 0.0, 1e-3, 1)
+    assert free[0] == 0  # the strongest feature
+    big = np.array([1.0, 0, 0, 0, 0, 0])  # feature 0 too costly: another one wins
+    tree, _ = grow_tree(fd, g, h, rows, TreeParams(1), penalty=big, gain_scale=1.0 / len(y))
+    assert tree.feature[0] not in (-1, 0)
+    allowed = np.array([0, 0, 0, 1, 0, 0], dtype=bool)
+    tree, _ = grow_tree(fd, g, h, rows, TreeParams(2), allowed=allowed, gain_scale=1.0 / len(y))
+    assert set(tree.feature[tree.feature >= 0].tolist()) == {3}
+    tree, _ = grow_tree(fd, g, h, rows, TreeParams(3), penalty=np.full(6, 10.0), gain_scale=1.0 / len(y))
+    assert tree.n_nodes == 1  # nothing pays its cost: a single leaf
+
+
+def test_booster_scores_equal_the_ir_and_cost_is_charged_once_per_iteration() -> None:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(900, 5)).astype(np.float32)
+    y = np.argmax(X[:, :3] + rng.normal(size=(900, 3)) * 0.3, axis=1)
+    costs = np.array([1.0, 1.0, 1.0, 50.0, 50.0])
+    b = make_booster(X[:600], y[:600], np.ones(600), 3, "multiclass-log", costs, 0.2, 3, X_val=X[600:],
+                     max_leaves=6, min_child_weight=1e-3)
+    for _ in range(12):
+        b.iterate(0.05)
+    ir = ensemble_to_ir(b.trees, b.tree_output, b.base_score, 5, costs)
+    np.testing.assert_array_equal(ir_scores(ir, X[:600]), b.F)
+    np.testing.assert_array_equal(ir_scores(ir, X[600:]), b.F_val)
+    assert b.tree_output[:6] == [0, 1, 2, 0, 1, 2]
+    assert set(np.flatnonzero(b.used)) == set(np.unique(ir["feature"][ir["feature"] >= 0]).tolist())
+    assert not b.used[3:].any()  # the costly features are never worth it here
+
+
+def test_subsampling_is_seeded_and_changes_the_trees() -> None:
+    X, y = data(n=800)
+    def run(seed: int, sub: float, col: float) -> np.ndarray:
+        b = make_booster(X, y, np.ones(len(y)), 2, "logistic", np.ones(6), 0.1, 3, subsample=sub, colsample=col,
+                         seed=seed)
+        for _ in range(5):
+            b.iterate(0.0)
+        return b.F.copy()
+    a, same, other, full = run(1, 0.5, 0.5), run(1, 0.5, 0.5), run(2, 0.5, 0.5), run(1, 1.0, 1.0)
+    np.testing.assert_array_equal(a, same)
+    assert not np.array_equal(a, other) and not np.array_equal(a, full)
+    with pytest.raises(ValueError, match="subsample"):
+        run(1, 0.0, 1.0)
+
+
+def test_tree_params_reject_bad_values() -> None:
+    for kw in ({"max_depth": 0}, {"max_leaves": 1}, {"l2": -1.0}, {"min_samples_leaf": 0}):
+        with pytest.raises(ValueError):
+            TreeParams(**kw)
