@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources
+
 
 # prints FM_LABEL_TEXT(label) and n_read of every embedded row, as the firmware examples do
 PRINT_ROWS = (
@@ -22,8 +23,8 @@ def run_with_header(header_text: str, body: str, folder: Path) -> list[str]:
     (folder / "main.c").write_text('#include <stdio.h>\n#include "model.h"\n'
                                    "int main(void) {\n    uint32_t i;\n    fm_result r;\n    (void)i;\n    (void)r;\n"
                                    f"{body}    return 0;\n}}\n")
-    srcs = sorted(str(p) for p in (RUNTIME / "src").rglob("*.c"))
-    incs = sorted({f"-I{p.parent}" for p in (RUNTIME / "src").rglob("*.h")} | {f"-I{RUNTIME / 'include'}"})
+    srcs = [str(p) for p in runtime_sources()]
+    incs = runtime_include_flags()
     exe = folder / "main"
     subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsanitize=address,undefined",
                     "-fno-sanitize-recover=all", *incs, f"-I{folder}", str(folder / "main.c"), *srcs, "-o",
