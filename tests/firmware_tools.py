@@ -69,3 +69,21 @@ def size_report(text: str) -> tuple[int, int]:
     ram = re.search(r"^ram_bytes (\d+)$", text, re.M)
     assert flash and ram, text
     return int(flash.group(1)), int(ram.group(1))
+
+
+def embedded_bytes(header: Path) -> int:
+    """Bytes of const data a generated header puts in flash: its tables (MODEL_TABLE_BYTES; 0 for the code
+    form, whose constants are instructions) and its embedded rows (FM_N_ROWS x features x element size)."""
+    text = header.read_text()
+    table = re.search(r"_TABLE_BYTES (\d+)u", text)
+    rows = re.search(r"static const (float|int16_t|int32_t) \w+_rows\[(\d+)\]\[(\d+)\]", text)
+    size = {"float": 4, "int16_t": 2, "int32_t": 4}
+    return (int(table.group(1)) if table else 0) + (
+        size[rows.group(1)] * int(rows.group(2)) * int(rows.group(3)) if rows else 0)
+
+
+def object_bytes(obj: Path, tool: str = "arm-none-eabi-size") -> int:
+    """text + data bytes of an object file (Berkeley `size`)."""
+    out = subprocess.run([tool, str(obj)], check=True, capture_output=True, text=True).stdout.splitlines()
+    text, data, _ = (int(v) for v in out[1].split()[:3])
+    return text + data
