@@ -553,10 +553,10 @@ def test_c_unit_tests_under_sanitizers(tmp_path: Path) -> None:
     assert "all tree/linear runtime tests passed" in run.stdout
 
 
-@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 TREE_WALK_PER_NODE = 15.7
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     """A flat, non-recursive walk: a handful of instructions per node (callgrind counts, difference
     between two chain depths so that the fixed cost cancels)."""
