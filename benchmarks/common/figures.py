@@ -157,7 +157,7 @@ def write_figure(command: str, text: str, sources: dict[str, str], root: Path = 
         lines = doc.read_text().splitlines()
         for b in sorted(found, key=lambda b: b.begin, reverse=True):
             body = [f"<!-- figure: {command} | commit {commit} | {today} -->", "```text",
-                    *text.rstrip("\n").splitlines(), "```", END]
+                    *text.strip("\n").splitlines(), "```", END]
             lines[b.begin:b.end + 1] = body
         doc.write_text("\n".join(lines) + "\n")
         changed.append(doc)
