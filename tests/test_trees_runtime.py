@@ -477,7 +477,6 @@ COMPACT_CORRUPTIONS = ["child out of the tree", "self loop", "child points backw
 
 def _corrupt_compact(c: dict[str, Any], what: str) -> dict[str, Any]:
     c = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
-    q = "leaf_q" in c
     if what == "child out of the tree":
         c["child"][1] = 2 * int(c["node_end"][0])
     elif what == "self loop":
