@@ -11,7 +11,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,3 +89,17 @@ def object_bytes(obj: Path, tool: str = "arm-none-eabi-size") -> int:
     out = subprocess.run([tool, str(obj)], check=True, capture_output=True, text=True).stdout.splitlines()
     text, data, _ = (int(v) for v in out[1].split()[:3])
     return text + data
+
+
+def expected_lines(model: Any, numeric: str, X: np.ndarray) -> list[str]:
+    """The lines a firmware must print for rows X (as `frugalml predict` prints them), from the host C
+    evaluator after checking that it equals the numpy reference on these rows (label, features read,
+    stage, cost): a firmware that matches them matches the reference too, not only the same C source."""
+    from pyruntime.costtext import predict_lines
+    from pyruntime.evaluators import c_evaluator, reference_evaluator
+
+    ev = c_evaluator(model, numeric)
+    got, ref = ev.predict(X), reference_evaluator(model, numeric).predict(X)
+    for field in ("label", "n_read", "stage", "cost"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(ref, field), err_msg=f"{model.kind} {field}")
+    return predict_lines(model.tables, ref, numeric == "q15", ev.cost_unit)

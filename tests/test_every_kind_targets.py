@@ -20,6 +20,7 @@ from firmware_tools import (
     PI,
     PI_TOOLS,
     embedded_bytes,
+    expected_lines,
     make,
     object_bytes,
     require_tools,
@@ -30,8 +31,6 @@ from compiler.codegen import code_kinds, render_code_header
 from compiler.header import render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
-from pyruntime.costtext import predict_lines
-from pyruntime.evaluators import c_evaluator
 
 # A sketch object (gcc 12.2, -Os) is at least SKETCH_MIN bytes (its own code) and at most its header's tables
 # and rows plus SKETCH_CODE: measured up to 27,500 B over the header data (adapt-gbrt code form float32: its
@@ -102,8 +101,7 @@ def export(work: Path, kind: str, numeric: str, target: str, out: Path,
     header = out / f"model_{form}_{numeric}.h"
     render = render_code_header if form == "code" else render_header
     header.write_text(render(m, numeric, "model", X, target))
-    ev = c_evaluator(m, numeric)
-    lines = predict_lines(m.tables, ev.predict(X), numeric == "q15", ev.cost_unit)
+    lines = expected_lines(m, numeric, X)
     assert len(lines) == ROWS
     return header, lines
 

@@ -18,6 +18,7 @@ from firmware_tools import (
     PI_TOOLS,
     RUNTIME,
     embedded_bytes,
+    expected_lines,
     frugalml,
     make,
     require_tools,
@@ -28,7 +29,6 @@ from compiler.codegen import render_code_header
 from compiler.header import numeric_for, render_header
 from compiler.kinds import load_kind_modules
 from pyruntime import format as fmt
-from pyruntime.costtext import predict_lines
 from pyruntime.data import load_dataset
 from pyruntime.evaluators import c_evaluator
 
@@ -114,8 +114,7 @@ def export(model: Path, name: str, out: Path, target: str, numeric: str | None =
     header = out / "model.h"
     render = render_code_header if form == "code" else render_header
     header.write_text(render(m, num, "model", _rows(name), target))
-    ev = c_evaluator(m, num)
-    return header, predict_lines(m.tables, ev.predict(_rows(name)), num == "q15", ev.cost_unit)
+    return header, expected_lines(m, num, _rows(name))
 
 
 def test_cli_interface_cortex_m3(models: dict[str, Path], tmp_path: Path) -> None:
@@ -330,10 +329,9 @@ def test_code_form_of_a_gated_tree_model_on_cortex_m(tmp_path: Path, target: str
     num = numeric_for(target, None)
     header = tmp_path / "model.h"
     header.write_text(render_code_header(mf, num, "model", X, target))
-    ev = c_evaluator(mf, num)
-    pred = ev.predict(X)
+    pred = c_evaluator(mf, num).predict(X)
     assert len(set(pred.stage.tolist())) == 2  # both f1 and f0 answer some rows
-    expected = predict_lines(m, pred, num == "q15", ev.cost_unit)
+    expected = expected_lines(mf, num, X)
     p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
              CODE_LINK, "run", check=False)
     assert p.returncode == 0, p.stderr
