@@ -96,7 +96,8 @@ def measure(task: Task, trainer: str, trees: int, jobs: int | None = None,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sets", default=None, help="data sets (default digits,letter,magic; --quick: digits)")
-    ap.add_argument("--plot", default=None, help="PNG of the curves (default gated.png; --quick: none; '' = none)")
+    ap.add_argument("--plot", default=None,
+                    help="PNG of the curves (default benchmarks/gated.png; --quick: none; '' = none)")
     ap.add_argument("--trees", type=int, default=None, help="ADAPT-GBRT boosting iterations (default 60; --quick: 5)")
     ap.add_argument("--trainers", default="adapt-gbrt,adapt-lin,l1-gate")
     ap.add_argument("--pfull-grid", default=None, help="override every trainer's P grid (--quick: 0.3,0.5)")
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     figures.add_argument(ap)
     args = ap.parse_args(argv)
     quick = {"sets": "digits", "plot": "", "trees": 5, "pfull_grid": "0.3,0.5", "max_rows": 400}
-    full = {"sets": "digits,letter,magic", "plot": "gated.png", "trees": 60}
+    full = {"sets": "digits,letter,magic", "plot": str(ROOT / "benchmarks" / "gated.png"), "trees": 60}
     for key, value in (quick if args.quick else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)

@@ -11,7 +11,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,3 +71,35 @@ def size_report(text: str) -> tuple[int, int]:
     ram = re.search(r"^ram_bytes (\d+)$", text, re.M)
     assert flash and ram, text
     return int(flash.group(1)), int(ram.group(1))
+
+
+def embedded_bytes(header: Path) -> int:
+    """Bytes of const data a generated header puts in flash: its tables (MODEL_TABLE_BYTES; 0 for the code
+    form, whose constants are instructions) and its embedded rows (FM_N_ROWS x features x element size)."""
+    text = header.read_text()
+    table = re.search(r"_TABLE_BYTES (\d+)u", text)
+    rows = re.search(r"static const (float|int16_t|int32_t) \w+_rows\[(\d+)\]\[(\d+)\]", text)
+    size = {"float": 4, "int16_t": 2, "int32_t": 4}
+    return (int(table.group(1)) if table else 0) + (
+        size[rows.group(1)] * int(rows.group(2)) * int(rows.group(3)) if rows else 0)
+
+
+def object_bytes(obj: Path, tool: str = "arm-none-eabi-size") -> int:
+    """text + data bytes of an object file (Berkeley `size`)."""
+    out = subprocess.run([tool, str(obj)], check=True, capture_output=True, text=True).stdout.splitlines()
+    text, data, _ = (int(v) for v in out[1].split()[:3])
+    return text + data
+
+
+def expected_lines(model: Any, numeric: str, X: np.ndarray) -> list[str]:
+    """The lines a firmware must print for rows X (as `frugalml predict` prints them), from the host C
+    evaluator after checking that it equals the numpy reference on these rows (label, features read,
+    stage, cost): a firmware that matches them matches the reference too, not only the same C source."""
+    from pyruntime.costtext import predict_lines
+    from pyruntime.evaluators import c_evaluator, reference_evaluator
+
+    ev = c_evaluator(model, numeric)
+    got, ref = ev.predict(X), reference_evaluator(model, numeric).predict(X)
+    for field in ("label", "n_read", "stage", "cost"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(ref, field), err_msg=f"{model.kind} {field}")
+    return predict_lines(model.tables, ref, numeric == "q15", ev.cost_unit, classes=model.classes)

@@ -21,6 +21,7 @@ EXPECTED = {
     "adapt_letters.py": "Part 1: gamma",
     "cscc_keel.py": "| data | seed |",
     "cstc.py": "model     lambda",
+    "demo.py": "speedup (static / early-stopping)",
     "energy.py": "J/prediction",
     "gated.py": "trainer",
     "miser_cascade.py": "sweep choice lambda=",

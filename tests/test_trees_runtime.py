@@ -438,21 +438,26 @@ def _corrupt(d: dict[str, Any], what: str) -> dict[str, Any]:
     elif what == "no outputs":
         d["n_outputs"] = 0
     elif what == "non-finite table":
-        key = "threshold" if "threshold" in d else "shift"
-        if key == "threshold":
-            d["threshold"][inner] = np.nan
-        else:
-            d["shift"] = 31
+        d["threshold"][inner] = np.nan
     elif what == "negative cost":
-        d["costs"] = np.array([-1.0] * d["n_features"], np.float32) if "threshold" in d else None
-        if d["costs"] is None:
-            d["n_outputs"] = -1
+        d["costs"] = np.array([-1.0] * d["n_features"], np.float32)
+    elif what == "shift out of range":
+        d["shift"] = 31
     return d
 
 
 CORRUPTIONS = ["child out of range", "child points backward", "self loop", "negative child",
                "feature out of range", "bad leaf marker", "root out of range", "negative root",
-               "tree_output out of range", "no outputs", "non-finite table", "negative cost"]
+               "tree_output out of range", "no outputs", "non-finite table", "negative cost", "shift out of range"]
+# Cases that exist in one numeric only: q15 tables hold integers (keys, values, cost units: nothing
+# non-finite or negative to write); float32 tables have no shift.
+FLOAT_ONLY = {"non-finite table", "negative cost"}
+Q15_ONLY = {"shift out of range", "missing q15 tables"}
+
+
+def applicable(what: str, numeric: str) -> None:
+    if what in (FLOAT_ONLY if numeric == "q15" else Q15_ONLY):
+        pytest.skip(f"{what!r} cannot be written in {numeric} tables")
 
 
 def _corruption_model() -> TreeEnsemble:
@@ -466,11 +471,10 @@ def _corruption_model() -> TreeEnsemble:
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("what", CORRUPTIONS)
 def test_python_rejects_corruption(what: str, numeric: str) -> None:
+    applicable(what, numeric)
     m = _corruption_model()
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
     bad = _corrupt(model.to_dict(), what)
-    if bad["n_outputs"] < 0:
-        bad["n_outputs"] = 0
     with pytest.raises(ModelFormatError):
         type(model).from_dict(bad)
 
@@ -478,12 +482,11 @@ def test_python_rejects_corruption(what: str, numeric: str) -> None:
 COMPACT_CORRUPTIONS = ["child out of the tree", "self loop", "child points backward", "pair straddles",
                        "feature out of range", "node_end beyond n_nodes", "node_end decreasing",
                        "tree_output out of range", "no outputs", "non-finite table", "negative cost",
-                       "implicit tree not complete", "n_nodes mismatch"]
+                       "shift out of range", "missing q15 tables", "implicit tree not complete", "n_nodes mismatch"]
 
 
 def _corrupt_compact(c: dict[str, Any], what: str) -> dict[str, Any]:
     c = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
-    q = "leaf_q" in c
     if what == "child out of the tree":
         c["child"][1] = 2 * int(c["node_end"][0])
     elif what == "self loop":
@@ -503,14 +506,13 @@ def _corrupt_compact(c: dict[str, Any], what: str) -> dict[str, Any]:
     elif what == "no outputs":
         c["n_outputs"] = 0
     elif what == "non-finite table":
-        if q:
-            c["shift"] = 31
-        else:
-            c["threshold"][0] = np.inf
+        c["threshold"][0] = np.inf
     elif what == "negative cost":
-        c["costs"] = None if q else np.array([-1.0] * c["n_features"], np.float32)
-        if q:
-            c["base_q"] = None
+        c["costs"] = np.array([-1.0] * c["n_features"], np.float32)
+    elif what == "shift out of range":
+        c["shift"] = 31
+    elif what == "missing q15 tables":
+        c["costs"], c["base_q"] = None, None
     elif what == "implicit tree not complete":
         c["child"] = None
         c["node_end"][0] -= 1
@@ -524,6 +526,7 @@ def _corrupt_compact(c: dict[str, Any], what: str) -> dict[str, Any]:
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("what", COMPACT_CORRUPTIONS)
 def test_check_rejects_compact_corruption(cmod: Any, what: str, numeric: str) -> None:
+    applicable(what, numeric)
     m = _corruption_model()
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
     good = compact_tables(model.to_dict(), layout="explicit")
@@ -559,6 +562,9 @@ def test_c_unit_tests_under_sanitizers(tmp_path: Path) -> None:
     assert "all tree/linear runtime tests passed" in run.stdout
 
 
+TREE_WALK_PER_NODE = 15.7
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     """A flat, non-recursive walk: a handful of instructions per node (callgrind counts, difference
@@ -575,7 +581,8 @@ def test_tree_walk_instructions_per_node(tmp_path: Path) -> None:
     reps = 100
     per_node = (instructions(1088, reps) - instructions(64, reps)) / (1024 * reps)
     print(f"tree walk: {per_node:.1f} instructions per node")
-    assert 3 <= per_node <= 20
+    # measured 14.9 (gcc 12.2 -O2, x86-64); the budget lets 5% through, not the 34% that <= 20 allowed
+    assert 3 <= per_node <= TREE_WALK_PER_NODE
 
 
 # -- the eager marked walk (fm_trees.h "Eager walks") ---------------------------------------------------------

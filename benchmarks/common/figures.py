@@ -42,6 +42,7 @@ FLAG = "--write-docs"
 # Always part of a figure's generating code: the C runtime (the cffi module and every harness build it),
 # the benchmarks' C harnesses and the shared helpers.
 ALWAYS = ("runtime_c/include", "runtime_c/src", "benchmarks/c", "benchmarks/common")
+WRITER = "benchmarks/common/figures.py"
 
 
 class FigureError(Exception):
@@ -127,6 +128,7 @@ def loaded_sources(start: dict[str, str], extra: Iterable[str] = ()) -> dict[str
         p = Path(f).resolve()
         if ROOT in p.parents and ".venv" not in p.parts and p.suffix == ".py":
             files.add(str(p.relative_to(ROOT)))
+    files.discard(WRITER)  # how a figure is written into the docs, not what measured it
     return {f: start[f] for f in sorted(files) if f in start}
 
 
@@ -157,7 +159,7 @@ def write_figure(command: str, text: str, sources: dict[str, str], root: Path = 
         lines = doc.read_text().splitlines()
         for b in sorted(found, key=lambda b: b.begin, reverse=True):
             body = [f"<!-- figure: {command} | commit {commit} | {today} -->", "```text",
-                    *text.rstrip("\n").splitlines(), "```", END]
+                    *text.strip("\n").splitlines(), "```", END]
             lines[b.begin:b.end + 1] = body
         doc.write_text("\n".join(lines) + "\n")
         changed.append(doc)
