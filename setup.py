@@ -1,3 +1,3 @@
 from setuptools import setup
 
-setup(cffi_modules=["pyruntime/build_cffi.py:make_ffi"])
+setup(cffi_modules=["pyruntime/build_cffi.py:ffibuilder"])
