@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
-from pyruntime.nb.binding import pos_records
 from pyruntime.nb.model import NBModel
+from pyruntime.nb.records import pos_records
 
 
 def nb_tables(m: NBModel, numeric: str, p: str) -> CTables:
