@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from pyruntime.build_cffi import runtime_family_sources, runtime_include_dirs
 from pyruntime.errors import FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
+from pyruntime.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import CTrees, TreeEnsemble
-from pyruntime.trees.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
