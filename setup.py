@@ -1,3 +1,3 @@
 from setuptools import setup
 
-setup(cffi_modules=["pyruntime/build_cffi.py:make_ffi", "compiler/boosting/build_histboost.py:ffibuilder"])
+setup(cffi_modules=["pyruntime/build_cffi.py:ffibuilder", "compiler/boosting/build_histboost.py:ffibuilder"])

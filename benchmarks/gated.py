@@ -32,7 +32,7 @@ from compiler.parallel import add_arguments  # noqa: E402
 from compiler.tasks import Task  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
 from pyruntime.gated.model import CGated, GatedModel  # noqa: E402
-from pyruntime.trees.linear import LinearScorer  # noqa: E402
+from pyruntime.linear import LinearScorer  # noqa: E402
 
 SETS = {
     "digits": ("sklearn:digits", lambda y: (y.astype(str) == "8").astype(np.int64)),

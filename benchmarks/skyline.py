@@ -64,7 +64,7 @@ def make_costs(d: int, seed: int) -> np.ndarray:
 
 def c_lookup_ns(index: SkylineIndex, sizes: np.ndarray, budgets: np.ndarray,
                 d: int) -> tuple[float, float] | None:
-    """ns per fm_skyline_lookup and per d-feature dot product (a cheap model's evaluation), -O2."""
+    """ns per fm_skyline_select and per d-feature dot product (a cheap model's evaluation), -O2."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         return None
@@ -91,7 +91,7 @@ int main(void) {{
     if (fm_skyline_check(&s) != FM_OK) return 1;
     t0 = now();
     for (rep = 0; rep < 200; ++rep) for (i = 0; i < {n_q}; ++i) {{
-        if (fm_skyline_lookup(&s, qs[i], qb[i], &m, &c) == FM_OK) sink += m; }}
+        if (fm_skyline_select(&s, qb[i], qs[i], &m, &c) == FM_OK) sink += m; }}
     t1 = now();
     for (rep = 0; rep < 200; ++rep) for (i = 0; i < {n_q}; ++i) {{
         double acc = qb[i]; for (j = 0; j < {d}; ++j) acc += w[j] * qs[(i + j) % {n_q}]; dsink += acc; }}

@@ -1,11 +1,11 @@
 """Registry of trainable model kinds.
 
-Each kind lives in a module ``compiler/kind_<name>.py`` that calls
+Each kind lives in a module ``compiler/<family>/kind*.py`` that calls
 ``register(KindSpec(...))`` at import; ``load_kind_modules`` imports them all,
 so a new kind adds its module and touches nothing else. A kind declares its
 own click options (shown by ``frugalml train KIND --help``; an option given for
 a kind that does not declare it is a usage error), a trainer, a C-header
-emitter (``compiler.export_c.register_emitter``) and, optionally, extra
+emitter (``compiler.header.register_emitter``) and, optionally, extra
 figures for ``eval --json``.
 """
 

@@ -8,8 +8,8 @@ the Makefile twin). The cdef files are declared in the order of ``CDEF_ORDER`` (
 types of the files before it); a new model family adds its C folder, its cdef file and one entry
 there. A cdef file missing from the list is an error, so none is silently left out.
 
-setup.py builds through ``make_ffi`` (cffi accepts a function), so importing this module for the
-file helpers parses no cdefs.
+setup.py's ``ffibuilder`` is ``make_ffi`` itself (cffi calls a function it is given), so importing
+this module for the file helpers parses no cdefs.
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ CDEF_ORDER = ("common", "memo", "linear", "trees", "trees_cascade", "trees_gated
 def runtime_sources(runtime: Path = RUNTIME) -> list[Path]:
     """Every C source of the runtime, in a stable order."""
     return sorted((runtime / "src").rglob("*.c"))
+
+
+def runtime_family_sources(*families: str, runtime: Path = RUNTIME) -> list[Path]:
+    """The sources of ``core/`` and of the named family folders (a build of some families only)."""
+    return [p for p in runtime_sources(runtime) if p.relative_to(runtime / "src").parts[0] in ("core", *families)]
 
 
 def runtime_source(name: str, runtime: Path = RUNTIME) -> Path:
@@ -81,6 +86,8 @@ def make_ffi() -> FFI:
     )
     return ffi
 
+
+ffibuilder = make_ffi
 
 if __name__ == "__main__":
     make_ffi().compile(verbose=True)

@@ -27,9 +27,9 @@ from pyruntime import format as fmt
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import GatedModel
+from pyruntime.linear import LinearScorer
 from pyruntime.trees.cascade import TreeCascade
 from pyruntime.trees.ensemble import TreeEnsemble
-from pyruntime.trees.linear import LinearScorer
 
 load_kind_modules()
 

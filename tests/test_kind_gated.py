@@ -25,8 +25,8 @@ from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, predict_with_fallback
+from pyruntime.linear import LinearScorer
 from pyruntime.trees.ensemble import TreeEnsemble
-from pyruntime.trees.linear import LinearScorer
 
 FIELDS = ("label", "score", "n_read", "cost", "stage")
 

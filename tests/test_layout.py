@@ -180,3 +180,11 @@ def test_target_specific_code_is_only_in_the_port_header() -> None:
             text = path.read_text()
             assert not [m for m in TARGET_MARKS if m in text], path
     assert "FM_PORTABLE" in port.read_text()
+
+
+def test_nb_header_emitter_does_not_load_the_c_binding() -> None:
+    """compiler/nb/header.py takes the record layout from pyruntime/nb/records.py, not from the cffi binding."""
+    code = ("import sys, compiler.nb.header; "
+            "print([m for m in ('pyruntime.nb.binding', 'pyruntime._frugalml_c') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyruntime.build_cffi import runtime_include_dirs, runtime_source
+from pyruntime.build_cffi import runtime_family_sources, runtime_include_dirs
 from pyruntime.errors import FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
+from pyruntime.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import CTrees, TreeEnsemble
-from pyruntime.trees.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
@@ -34,7 +34,7 @@ def build_module(tmp: Path, name: str) -> Any:
     ffi = FFI()
     for cdef in ("common", "memo", "linear", "trees"):
         ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = [runtime_source(f) for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
+    srcs = runtime_family_sources("trees")
     ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
                    sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
                    extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])

@@ -84,7 +84,7 @@ class CIndex:
         return self.lib.fm_skyline_check(self.s)
 
     def lookup(self, budget: float, size: float) -> tuple[int, float]:
-        rc = self.lib.fm_skyline_lookup(self.s, size, budget, self.model, self.cost)
+        rc = self.lib.fm_skyline_select(self.s, budget, size, self.model, self.cost)
         if rc == self.lib.FM_E_BUDGET:
             assert self.model[0] == 0xFFFFFFFF
             return NO_MODEL, 0.0
@@ -134,4 +134,4 @@ def test_c_rejects_what_python_rejects(csky) -> None:
     c.keep[5][1] = 2  # model index out of range, behind the IR's back
     assert c.check() == -4
     nan = float("nan")
-    assert csky.lib.fm_skyline_lookup(c.s, 1.0, nan, c.model, c.cost) == -1
+    assert csky.lib.fm_skyline_select(c.s, nan, 1.0, c.model, c.cost) == -1

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyruntime.arrays import float_keys
-from pyruntime.build_cffi import runtime_include_dirs, runtime_include_flags, runtime_source
+from pyruntime.build_cffi import runtime_family_sources, runtime_include_dirs, runtime_include_flags
 from pyruntime.errors import FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.memo import ReadState
@@ -49,7 +49,7 @@ def build_module(tmp: Path, name: str, portable: bool = False) -> Any:
     ffi = FFI()
     for cdef in ("common", "memo", "linear", "trees"):
         ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = [runtime_source(f) for f in ("fm_common.c", "fm_memo.c", "fm_linear.c", "fm_trees.c")]
+    srcs = runtime_family_sources("trees")
     ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
                    sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
                    extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off", *(["-DFM_PORTABLE"] * portable)])
@@ -549,7 +549,7 @@ def test_python_rejects_length_mismatch() -> None:
 # -- C unit test and per-node cost -------------------------------------------------------------
 
 C_SOURCES = [str(RUNTIME / "tests" / "test_trees.c")] + [
-    str(runtime_source(f)) for f in ("fm_trees.c", "fm_memo.c", "fm_linear.c", "fm_common.c")]
+    str(p) for p in runtime_family_sources("trees")]
 
 
 def test_c_unit_tests_under_sanitizers(tmp_path: Path) -> None:
@@ -879,8 +879,7 @@ def test_eager_walks_equal_lazy_on_arm(tmp_path: Path, cc: str, flags: list[str]
     if missing:
         pytest.skip(f"missing {', '.join(missing)}")
     exe = tmp_path / "eager"
-    src = [str(RUNTIME / "tests" / "test_trees_eager.c")] + [str(runtime_source(f)) for f in
-                                                               ("fm_trees.c", "fm_common.c", "fm_memo.c")]
+    src = [str(RUNTIME / "tests" / "test_trees_eager.c")] + [str(p) for p in runtime_family_sources("trees")]
     subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", *flags, "-static",
                     *runtime_include_flags(), *src, "-o", str(exe)], check=True)
     run = subprocess.run([*runner, str(exe)], capture_output=True, text=True, timeout=120)

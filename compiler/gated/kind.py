@@ -35,10 +35,10 @@ from compiler.tasks import check_not_trivial, class_weights, parse_floats, split
 from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
+from pyruntime.linear import LinearScorer
 from pyruntime.progress import Progress
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble
-from pyruntime.trees.linear import LinearScorer
 
 if TYPE_CHECKING:  # the trainers import scikit-learn: only when training (CLI start-up stays light)
     from compiler.gated.common import SweepPoint

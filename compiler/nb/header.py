@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
-from pyruntime.nb.binding import pos_records
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
+from pyruntime.nb.records import pos_records
 
 
 def nbk_tables(m: NBMultiModel, numeric: str, p: str) -> CTables:

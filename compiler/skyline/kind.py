@@ -34,11 +34,11 @@ from compiler.skyline.header import skyline_tables
 from compiler.tasks import check_not_trivial
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
+from pyruntime.linear import LinearScorer
 from pyruntime.nb.model import NBModel
 from pyruntime.result import Predictions
 from pyruntime.skyline.index import poly_cost
 from pyruntime.skyline.model import SkylineModel
-from pyruntime.trees.linear import LinearScorer
 
 EXPORTABLE = ("nb", "linear")
 

@@ -26,9 +26,9 @@ from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.errors import FM_OK, ModelFormatError
 from pyruntime.fixedpoint import INT32_MAX, MAX_SHIFT, pick_shift, to_fixed
+from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for
 from pyruntime.memo import ReadState, check_costs, quantize_costs
 from pyruntime.result import Predictions
-from pyruntime.trees.linear import LinearScorer, LinearScorerQ15, in_shift_for
 
 _FIELDS = ("n_features", "term_start", "feature", "weight", "bias", "threshold", "upper", "lower", "costs",
            "input_absmax")

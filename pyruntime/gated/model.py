@@ -30,10 +30,10 @@ from pyruntime.arrays import as_array, check_inputs, require
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
+from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for, linear_struct
 from pyruntime.memo import ReadState, quantize_costs
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
-from pyruntime.trees.linear import LinearScorer, LinearScorerQ15, in_shift_for, linear_struct
 
 FM_LABEL_DEFER = -1
 PART_LINEAR, PART_TREES, PART_REMOTE = 0, 1, 2

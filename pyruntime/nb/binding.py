@@ -13,28 +13,9 @@ import numpy as np
 
 from pyruntime.arrays import float_keys
 from pyruntime.cbind import CEvaluator, c_ptr
-from pyruntime.nb.model import NBModel, nb_keys, q15_cannot_saturate
+from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
-
-POS_F32 = np.dtype([("feature", "<u4"), ("edge", "<f4", (2,)), ("d", "<f4", (4,))])  # fm_nb_pos, 28 bytes
-POS_Q15 = np.dtype([("feature", "<u4"), ("edge", "<i4", (2,)), ("d", "<i2", (4,))])  # fm_nb_q15_pos, 20 bytes
-
-
-def pos_records(model: NBModel, q15: Any = None) -> np.ndarray | None:
-    """fm_nb_pos (float32) or fm_nb_q15_pos (q15, given the NBQ15 tables) records of a model with at most
-    two edges per position, or None when the model needs the fixed-stride layout (more edges, or q15 sums
-    that could saturate)."""
-    if q15 is not None and not q15_cannot_saturate(q15.d0, model.n_used):
-        return None
-    got = model.records(None if q15 is None else q15.d)
-    if got is None:
-        return None
-    feature, edges, entries = got
-    rec = np.zeros(model.n_used, dtype=POS_F32 if q15 is None else POS_Q15)
-    rec["feature"] = feature
-    rec["edge"] = edges if q15 is None else nb_keys(edges).reshape(edges.shape)
-    rec["d"] = entries
-    return rec
+from pyruntime.nb.records import pos_records
 
 NUMERIC_TYPES = ("float32", "q15")
 

@@ -28,10 +28,10 @@ from pyruntime.arrays import check_inputs, require
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
 from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
+from pyruntime.linear import LinearScorer, linear_struct
 from pyruntime.nb.model import NBModel
 from pyruntime.result import Predictions
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex, poly_cost
-from pyruntime.trees.linear import LinearScorer, linear_struct
 
 BASES = ("nb", "linear")
 BASE_CODES = {"nb": 0, "linear": 1}  # FM_SKY_NB, FM_SKY_LINEAR

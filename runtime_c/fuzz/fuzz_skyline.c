@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (k = 0; k < 4u; ++k) {
         double size_n = fz_double(&in), budget = fz_double(&in), cost = -1.0;
         uint32_t model = 0;
-        int rc = fm_skyline_lookup(&s, size_n, budget, &model, &cost);
+        int rc = fm_skyline_select(&s, budget, size_n, &model, &cost);
         sizes[k] = size_n >= -1e30 && size_n <= 1e30 ? (float)size_n : 0.0f; /* in float range */
         if (isnan(budget) || !isfinite(size_n)) {
             fz_require(rc == FM_E_ARG);

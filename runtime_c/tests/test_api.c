@@ -15,6 +15,7 @@
 #include "fm_cstc.h"
 #include "fm_gated.h"
 #include "fm_linear.h"
+#include "fm_nb.h"
 #include "fm_skymodel.h"
 
 static int failures = 0;
@@ -309,6 +310,53 @@ static void test_cascade(void)
     }
 }
 
+/* The trees family's own scratch query (the same stump as the cascade's), every batch's n_done on a bad
+ * argument, and the families with no scratch (NB, the skyline index) answering 0. */
+static void test_trees_nb_skyline(void)
+{
+    const uint32_t shapes[3][2] = {{3u, 1u}, {3u, 2u}, {N_BIG, 1u}};
+    uint32_t s, n_done;
+    fm_skyline sky;
+    fm_result out[2];
+    for (s = 0u; s < 3u; ++s) {
+        const uint32_t nf = shapes[s][0], no = shapes[s][1];
+        const float *x = nf == 3u ? row : big_x;
+        const fm_trees m = stump(nf, no);
+        const fm_trees_q15 q = stump_q(nf, no);
+        fm_memo memo;
+        fm_result a, b;
+        fm_vector v = {x, nf};
+        fm_reader in = {fm_vector_read, &v};
+        float *scores = NULL;
+        int32_t *scores_q = NULL;
+        size_t size = fm_trees_scratch_size(&m);
+        void *buf;
+        CHECK(size == fm_scratch_size(nf, no, 0) && fm_trees_scratch_size(NULL) == 0u);
+        buf = exact(size);
+        CHECK(fm_trees_scratch_init(&m, buf, size - 1u, &memo, &scores) == FM_E_ARG);
+        CHECK(fm_trees_scratch_init(&m, buf, size, &memo, &scores) == FM_OK && scores == buf);
+        CHECK(fm_trees_predict(&m, &in, &memo, scores, &a) == FM_OK && a.n_read == 1u);
+        CHECK(fm_trees_predict_batch(&m, x, 1u, nf, &memo, scores, &b, NULL) == FM_OK && same(&a, &b));
+        n_done = 7u;
+        CHECK(fm_trees_predict_batch(&m, x, 1u, nf + 1u, &memo, scores, &b, &n_done) == FM_E_ARG && n_done == 0u);
+        free(buf);
+        size = fm_trees_q15_scratch_size(&q);
+        CHECK(size == fm_scratch_size(nf, no, 1));
+        buf = exact(size);
+        CHECK(fm_trees_q15_scratch_init(&q, buf, size, &memo, &scores_q) == FM_OK && memo.keys != NULL);
+        CHECK(fm_trees_q15_predict(&q, &in, &memo, scores_q, &a) == FM_OK && a.n_read == 1u);
+        CHECK(fm_trees_q15_predict_batch(&q, x, 1u, nf, &memo, scores_q, &b, NULL) == FM_OK && same(&a, &b));
+        free(buf);
+    }
+    CHECK(fm_nb_scratch_size(NULL) == 0u && fm_nb_q15_scratch_size(NULL) == 0u);
+    n_done = 7u;
+    CHECK(fm_nb_predict_batch(NULL, row, 1u, 3u, out, &n_done) == FM_E_ARG && n_done == 0u);
+    n_done = 7u;
+    CHECK(fm_nb_q15_predict_batch(NULL, row, 1u, 3u, out, &n_done) == FM_E_ARG && n_done == 0u);
+    memset(&sky, 0, sizeof sky);
+    CHECK(fm_skyline_scratch_size(&sky) == 0u);
+}
+
 /* ---- gated: gate x0 > 0 lets the linear f1 answer, else the stump f0 --------------------------- */
 static const int32_t gate_feature[1] = {0};
 static const float gate_weight[1] = {1.0f};
@@ -467,6 +515,7 @@ int main(void)
     test_linear();
     test_cstc();
     test_cascade();
+    test_trees_nb_skyline();
     test_gated();
     test_skymodel();
     if (failures) {

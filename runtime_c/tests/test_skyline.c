@@ -44,15 +44,15 @@ static void test_known_answers(void)
     uint32_t m = 0;
     double c = -1.0;
     EXPECT(fm_skyline_check(&s) == FM_OK);
-    EXPECT(fm_skyline_lookup(&s, 2.0, 3.0, &m, &c) == FM_OK && m == 1 && c == 3.0);
-    EXPECT(fm_skyline_lookup(&s, 2.0, 2.5, &m, &c) == FM_OK && m == 0 && c == 0.0);
-    EXPECT(fm_skyline_lookup(&s, 2.0, 14.0, &m, &c) == FM_OK && m == 3 && c == 14.0);
-    EXPECT(fm_skyline_lookup(&s, 20.0, 11.0, &m, &c) == FM_OK && m == 2 && c == 11.0);
-    EXPECT(fm_skyline_lookup(&s, 20.0, 31.9, &m, &c) == FM_OK && m == 2);
-    EXPECT(fm_skyline_lookup(&s, 20.0, 32.0, &m, &c) == FM_OK && m == 3 && c == 32.0);
-    EXPECT(fm_skyline_lookup(&s, 10.0, 11.0, &m, &c) == FM_OK && m == 2);
+    EXPECT(fm_skyline_select(&s, 3.0, 2.0, &m, &c) == FM_OK && m == 1 && c == 3.0);
+    EXPECT(fm_skyline_select(&s, 2.5, 2.0, &m, &c) == FM_OK && m == 0 && c == 0.0);
+    EXPECT(fm_skyline_select(&s, 14.0, 2.0, &m, &c) == FM_OK && m == 3 && c == 14.0);
+    EXPECT(fm_skyline_select(&s, 11.0, 20.0, &m, &c) == FM_OK && m == 2 && c == 11.0);
+    EXPECT(fm_skyline_select(&s, 31.9, 20.0, &m, &c) == FM_OK && m == 2);
+    EXPECT(fm_skyline_select(&s, 32.0, 20.0, &m, &c) == FM_OK && m == 3 && c == 32.0);
+    EXPECT(fm_skyline_select(&s, 11.0, 10.0, &m, &c) == FM_OK && m == 2);
     /* below the first break: range 0 */
-    EXPECT(fm_skyline_lookup(&s, -0.5, 0.6, &m, &c) == FM_OK && m == 1 && c == 0.5);
+    EXPECT(fm_skyline_select(&s, 0.6, -0.5, &m, &c) == FM_OK && m == 1 && c == 0.5);
     EXPECT(fm_skyline_model_cost(&s, 3, 2.0) == 14.0);
 }
 
@@ -61,13 +61,13 @@ static void test_nothing_fits(void)
     fm_skyline s = make();
     uint32_t m = 7;
     double c = 5.0;
-    EXPECT(fm_skyline_lookup(&s, 2.0, -1.0, &m, &c) == FM_E_BUDGET && m == UINT32_MAX && c == 0.0);
+    EXPECT(fm_skyline_select(&s, -1.0, 2.0, &m, &c) == FM_E_BUDGET && m == UINT32_MAX && c == 0.0);
     s.sky_ptr = sky_ptr;
     {
         static const uint32_t empty_ptr[] = {0, 0, 0};
         s.sky_ptr = empty_ptr;
         EXPECT(fm_skyline_check(&s) == FM_OK);
-        EXPECT(fm_skyline_lookup(&s, 2.0, 1e300, &m, &c) == FM_E_BUDGET);
+        EXPECT(fm_skyline_select(&s, 1e300, 2.0, &m, &c) == FM_E_BUDGET);
     }
 }
 
@@ -79,12 +79,12 @@ static void test_bad_arguments_and_tables(void)
     double zero = 0.0;
     double nan = zero / zero;
     double inf = 1.0 / zero;
-    EXPECT(fm_skyline_lookup(NULL, 1.0, 1.0, &m, &c) == FM_E_ARG);
-    EXPECT(fm_skyline_lookup(&s, 1.0, 1.0, NULL, &c) == FM_E_ARG);
-    EXPECT(fm_skyline_lookup(&s, 1.0, nan, &m, &c) == FM_E_ARG);
-    EXPECT(fm_skyline_lookup(&s, nan, 1.0, &m, &c) == FM_E_ARG);
-    EXPECT(fm_skyline_lookup(&s, inf, 1.0, &m, &c) == FM_E_ARG);
-    EXPECT(fm_skyline_lookup(&s, 1.0, inf, &m, &c) == FM_OK && m == 3);
+    EXPECT(fm_skyline_select(NULL, 1.0, 1.0, &m, &c) == FM_E_ARG);
+    EXPECT(fm_skyline_select(&s, 1.0, 1.0, NULL, &c) == FM_E_ARG);
+    EXPECT(fm_skyline_select(&s, nan, 1.0, &m, &c) == FM_E_ARG);
+    EXPECT(fm_skyline_select(&s, 1.0, nan, &m, &c) == FM_E_ARG);
+    EXPECT(fm_skyline_select(&s, 1.0, inf, &m, &c) == FM_E_ARG);
+    EXPECT(fm_skyline_select(&s, inf, 1.0, &m, &c) == FM_OK && m == 3);
     EXPECT(fm_skyline_check(NULL) == FM_E_ARG);
     {
         static const uint32_t bad_model[] = {0, 1, 4, 0, 2, 3};

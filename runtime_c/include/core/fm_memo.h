@@ -31,6 +31,7 @@
 #define FM_MEMO_H
 
 #include "frugalml.h"
+#include "fm_fixed.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,8 @@ typedef struct {
 } fm_memo;
 
 void fm_memo_init(fm_memo *memo, float *values, uint8_t *seen, uint32_t n);
+/* Load-time check of float32 feature costs: NULL, or n values each finite and >= 0 (-0.0 counts as 0). */
+int fm_costs_ok(const float *costs, uint32_t n);
 /* Optional key cache of n int16 (fm_memo_init leaves it NULL): every read
  * then also stores keys[index] = fm_key16(value); the eager q15 tree walks
  * (fm_trees_q15_accumulate_vec) need it. */
@@ -106,7 +109,7 @@ static inline int fm_memo_get_q(fm_memo *memo, const fm_reader *r, const uint16_
     if (rc == FM_OK) {
         uint32_t c = costs != NULL ? (uint32_t)costs[index] : 1u;
         res->n_read += 1u;
-        res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
+        res->cost_q = fm_cost_add_sat(res->cost_q, c);
     }
     return rc;
 }

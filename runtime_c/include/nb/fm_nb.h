@@ -124,6 +124,11 @@ int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done);
 
+/* Caller scratch: none (0 bytes; NB keeps its running sum in registers). The query every family has
+ * (fm_memo.h). */
+size_t fm_nb_scratch_size(const fm_nb *m);
+size_t fm_nb_q15_scratch_size(const fm_nb_q15 *m);
+
 /* Check tables loaded at run time: FM_OK or FM_E_MODEL (the fixed-stride
  * tables non-NULL when n_used > 0, edges too when n_edges is 0; every feature index
  * in range and read once, edges sorted and not NaN (finite in records), stops

@@ -39,11 +39,16 @@ int fm_skyline_check(const fm_skyline *s);
 /* Cost of model m for an item of the given size (no checks). */
 double fm_skyline_model_cost(const fm_skyline *s, uint32_t m, double size);
 
-/* Choose the model for one call. On FM_OK, *model and *cost hold the chosen
+/* Choose the model for one call (budget, then size: the order of fm_skymodel_predict; the function
+ * was fm_skyline_lookup(s, size, budget, ...) until issue 21, renamed so that an old
+ * call fails to link instead of swapping two doubles). On FM_OK, *model and *cost hold the chosen
  * model and its cost (<= budget). FM_E_BUDGET when nothing fits (then
  * *model = UINT32_MAX, *cost = 0), FM_E_ARG on NULL pointers, a NaN budget
  * or a non-finite size. */
-int fm_skyline_lookup(const fm_skyline *s, double size, double budget, uint32_t *model, double *cost);
+int fm_skyline_select(const fm_skyline *s, double budget, double size, uint32_t *model, double *cost);
+
+/* Caller scratch: none (0 bytes; the query of every family, see fm_memo.h). */
+size_t fm_skyline_scratch_size(const fm_skyline *s);
 
 #ifdef __cplusplus
 }

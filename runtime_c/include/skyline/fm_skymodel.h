@@ -6,7 +6,7 @@
  * (fm_nb, base FM_SKY_NB) or sparse linear scorers (fm_linear, base
  * FM_SKY_LINEAR). One prediction for an item of size n under a budget B:
  *
- *   1. fm_skyline_lookup: the most accurate model whose cost
+ *   1. fm_skyline_select: the most accurate model whose cost
  *      c0 + c1*n + c2*n*n is <= B (FM_E_BUDGET when nothing fits: then
  *      out->label = FM_LABEL_DEFER, out->stage = n_models, nothing read);
  *   2. evaluate that model (it reads only features of its set);

@@ -163,6 +163,14 @@ int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uin
 int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done);
 
+/* Caller scratch of fm_trees*_predict and *_predict_batch in one buffer (fm_memo.h): the memo of
+ * n_features (with the key cache in q15: the eager walk) and n_outputs scores. scratch_size is 0 for
+ * NULL; scratch_init fills *memo and *scores. */
+size_t fm_trees_scratch_size(const fm_trees *m);
+size_t fm_trees_q15_scratch_size(const fm_trees_q15 *m);
+int fm_trees_scratch_init(const fm_trees *m, void *buf, size_t size, fm_memo *memo, float **scores);
+int fm_trees_q15_scratch_init(const fm_trees_q15 *m, void *buf, size_t size, fm_memo *memo, int32_t **scores);
+
 /* Eager prediction from x[n] (n == n_features) with stack scratch:
  * n_features <= FM_VEC_MAX_FEATURES, n_outputs <=
  * FM_VEC_MAX_OUTPUTS (FM_E_ARG beyond). FM_PREDICT_VEC. */

@@ -1,22 +1,9 @@
 /* frugalml runtime: sparse linear scorers (see fm_linear.h). */
 #include "fm_linear.h"
+#include "fm_batch.h"
+#include "fm_fixed.h"
 
 #define FM_MAX_SHIFT 30u
-
-static int costs_ok(const float *costs, uint32_t n)
-{
-    uint32_t j;
-    if (costs == NULL) {
-        return 1;
-    }
-    for (j = 0; j < n; ++j) {
-        uint32_t b = fm_float_bits(costs[j]);
-        if (fm_bits_nonfinite(b) || (b & 0x80000000u && (b & 0x7fffffffu) != 0u)) {
-            return 0;
-        }
-    }
-    return 1;
-}
 
 static int features_ok(const int32_t *feature, uint32_t nnz, uint32_t n_features)
 {
@@ -47,7 +34,7 @@ int fm_linear_check(const fm_linear *m)
         }
     }
     if (fm_bits_nonfinite(fm_float_bits(m->bias)) ||
-        fm_bits_nonfinite(fm_float_bits(m->decision_threshold)) || !costs_ok(m->costs, m->n_features)) {
+        fm_bits_nonfinite(fm_float_bits(m->decision_threshold)) || !fm_costs_ok(m->costs, m->n_features)) {
         return FM_E_MODEL;
     }
     return FM_OK;
@@ -87,16 +74,6 @@ int fm_linear_score(const fm_linear *m, const fm_reader *in, fm_memo *memo, floa
     return FM_OK;
 }
 
-static int32_t sat32(int64_t v)
-{
-    if (v > (int64_t)0x7fffffff) {
-        return 0x7fffffff;
-    }
-    if (v < -(int64_t)0x7fffffff - 1) {
-        return -0x7fffffff - 1;
-    }
-    return (int32_t)v;
-}
 
 int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *acc,
                         fm_result *out)
@@ -123,7 +100,7 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *me
         } else {
             p = (int64_t)((uint64_t)p >> m->in_shift);
         }
-        a = sat32((int64_t)a + p);
+        a = fm_sat32((int64_t)a + p);
     }
     *acc = a;
     return FM_OK;
@@ -165,62 +142,34 @@ int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *in, fm_memo *
     return FM_OK;
 }
 
+static int linear_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
+{
+    fm_vector v;
+    const fm_reader r = fm_vector_reader(&v, x, ((const fm_linear *)m)->n_features);
+    (void)i;
+    return fm_linear_predict((const fm_linear *)m, &r, (fm_memo *)memo, out);
+}
+
 int fm_linear_predict_batch(const fm_linear *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                             fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_linear_predict(m, &r, memo, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    const int ok = m != NULL && memo != NULL && cols == m->n_features;
+    return fm_batch_rows(ok, linear_row, m, X, rows, cols, memo, out, n_done);
+}
+
+static int linear_q15_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
+{
+    fm_vector v;
+    const fm_reader r = fm_vector_reader(&v, x, ((const fm_linear_q15 *)m)->n_features);
+    (void)i;
+    return fm_linear_q15_predict((const fm_linear_q15 *)m, &r, (fm_memo *)memo, out);
 }
 
 int fm_linear_q15_predict_batch(const fm_linear_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                 fm_memo *memo, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_linear_q15_predict(m, &r, memo, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    const int ok = m != NULL && memo != NULL && cols == m->n_features;
+    return fm_batch_rows(ok, linear_q15_row, m, X, rows, cols, memo, out, n_done);
 }
 
 size_t fm_linear_scratch_size(const fm_linear *m)

@@ -105,3 +105,18 @@ int32_t fm_float_to_fixed(uint32_t bits, uint32_t shift)
     }
     return (bits & 0x80000000u) ? -(int32_t)mag : (int32_t)mag;
 }
+
+int fm_costs_ok(const float *costs, uint32_t n)
+{
+    uint32_t j;
+    if (costs == NULL) {
+        return 1;
+    }
+    for (j = 0; j < n; ++j) {
+        const uint32_t b = fm_float_bits(costs[j]);
+        if (fm_bits_nonfinite(b) || ((b & 0x80000000u) && (b & 0x7fffffffu) != 0u)) {
+            return 0;
+        }
+    }
+    return 1;
+}

@@ -1,5 +1,6 @@
 /* frugalml runtime: cost-sensitive trees of classifiers (see fm_cstc.h). */
 #include "fm_cstc.h"
+#include "fm_batch.h"
 
 #define FM_CSTC_MAX_SHIFT 30u
 
@@ -82,15 +83,7 @@ int fm_cstc_check(const fm_cstc *m)
             return FM_E_MODEL;
         }
     }
-    if (m->costs != NULL) {
-        for (k = 0; k < m->n_features; ++k) {
-            uint32_t b = fm_float_bits(m->costs[k]);
-            if (fm_bits_nonfinite(b) || ((b & 0x80000000u) && (b & 0x7fffffffu) != 0u)) {
-                return FM_E_MODEL;
-            }
-        }
-    }
-    return FM_OK;
+    return fm_costs_ok(m->costs, m->n_features) ? FM_OK : FM_E_MODEL;
 }
 
 int fm_cstc_q15_check(const fm_cstc_q15 *m)
@@ -152,33 +145,19 @@ int fm_cstc_predict(const fm_cstc *m, const fm_reader *in, fm_memo *memo, fm_res
     return FM_E_MODEL; /* unreachable for checked tables */
 }
 
+static int cstc_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
+{
+    fm_vector v;
+    const fm_reader r = fm_vector_reader(&v, x, ((const fm_cstc *)m)->n_features);
+    (void)i;
+    return fm_cstc_predict((const fm_cstc *)m, &r, (fm_memo *)memo, out);
+}
+
 int fm_cstc_predict_batch(const fm_cstc *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                           fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_cstc_predict(m, &r, memo, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    const int ok = m != NULL && memo != NULL && cols == m->n_features;
+    return fm_batch_rows(ok, cstc_row, m, X, rows, cols, memo, out, n_done);
 }
 
 int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result *out)
@@ -240,33 +219,19 @@ int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *in, fm_memo *memo
     return FM_E_MODEL;
 }
 
+static int cstc_q15_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
+{
+    fm_vector v;
+    const fm_reader r = fm_vector_reader(&v, x, ((const fm_cstc_q15 *)m)->n_features);
+    (void)i;
+    return fm_cstc_q15_predict((const fm_cstc_q15 *)m, &r, (fm_memo *)memo, out);
+}
+
 int fm_cstc_q15_predict_batch(const fm_cstc_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                               fm_memo *memo, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || (rows > 0u && (X == NULL || out == NULL)) || cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = fm_cstc_q15_predict(m, &r, memo, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    const int ok = m != NULL && memo != NULL && cols == m->n_features;
+    return fm_batch_rows(ok, cstc_q15_row, m, X, rows, cols, memo, out, n_done);
 }
 
 int fm_cstc_q15_predict_vec(const fm_cstc_q15 *m, const float *x, uint32_t n, fm_result *out)

@@ -1,5 +1,6 @@
 /* frugalml runtime: gated low-cost / high-cost prediction (see fm_gated.h). */
 #include "fm_gated.h"
+#include "fm_batch.h"
 
 /* ---- load-time checks ------------------------------------------------ */
 
@@ -197,64 +198,42 @@ int fm_gated_q15_predict(const fm_gated_q15 *m, const fm_reader *in, fm_memo *me
     return run_q15(m, in, NULL, memo, scores, out);
 }
 
+static int gated_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_batch_work *w = (const fm_batch_work *)work;
+    fm_vector v;
+    const fm_reader r = fm_vector_reader(&v, x, ((const fm_gated *)m)->n_features);
+    (void)i;
+    return run((const fm_gated *)m, &r, x, w->memo, (float *)w->scores, out);
+}
+
 int fm_gated_predict_batch(const fm_gated *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                            float *scores, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
-        cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = run(m, &r, v.x, memo, scores, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    fm_batch_work w;
+    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
+    w.memo = memo;
+    w.scores = scores;
+    return fm_batch_rows(ok, gated_row, m, X, rows, cols, &w, out, n_done);
+}
+
+static int gated_q15_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_batch_work *w = (const fm_batch_work *)work;
+    fm_vector v;
+    const fm_reader r = fm_vector_reader(&v, x, ((const fm_gated_q15 *)m)->n_features);
+    (void)i;
+    return run_q15((const fm_gated_q15 *)m, &r, x, w->memo, (int32_t *)w->scores, out);
 }
 
 int fm_gated_q15_predict_batch(const fm_gated_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
-        cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        fm_vector v;
-        fm_reader r;
-        v.x = X + (size_t)i * cols;
-        v.n = cols;
-        r.read = fm_vector_read;
-        r.ctx = &v;
-        rc = run_q15(m, &r, v.x, memo, scores, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    fm_batch_work w;
+    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
+    w.memo = memo;
+    w.scores = scores;
+    return fm_batch_rows(ok, gated_q15_row, m, X, rows, cols, &w, out, n_done);
 }
 
 int fm_gated_predict_vec(const fm_gated *m, const float *x, uint32_t n, fm_result *out)

@@ -1,6 +1,8 @@
 #include <float.h>
 
 #include "fm_nb.h"
+#include "fm_batch.h"
+#include "fm_fixed.h"
 
 /* ---------- checks of tables loaded at run time ---------- */
 
@@ -249,16 +251,6 @@ static inline uint32_t nb_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t 
     return cnt & ((uint32_t)0 - (uint32_t)(key != 0));
 }
 
-static inline int32_t sat_add(int32_t a, int32_t b)
-{
-    if (b > 0 && a > INT32_MAX - b) {
-        return INT32_MAX;
-    }
-    if (b < 0 && a < INT32_MIN - b) {
-        return INT32_MIN;
-    }
-    return a + b;
-}
 
 /* ---------- the answer at a stop point or at the end ---------- */
 
@@ -623,23 +615,29 @@ int fm_nb_predict_vec(const fm_nb *m, const float *in, uint32_t n, fm_result *ou
     return m->pos != NULL ? nb_f32_walk(m, in, out) : m->n_edges == 2u ? nb_f32_vec2(m, in, out) : nb_f32_vec(m, in, out);
 }
 
+size_t fm_nb_scratch_size(const fm_nb *m)
+{
+    (void)m;
+    return 0u;
+}
+
+size_t fm_nb_q15_scratch_size(const fm_nb_q15 *m)
+{
+    (void)m;
+    return 0u;
+}
+
+static int nb_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    (void)i;
+    (void)work;
+    return fm_nb_predict_vec((const fm_nb *)m, x, ((const fm_nb *)m)->n_features, out);
+}
+
 int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t cols,
                         fm_result *out, uint32_t *n_done)
 {
-    uint32_t r;
-    int rc = FM_OK;
-    if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (r = 0; r < rows && rc == FM_OK; ++r) {
-        const float *row = in + (size_t)r * cols;
-        rc = m->pos != NULL ? nb_f32_walk(m, row, out + r) : m->n_edges == 2u ? nb_f32_vec2(m, row, out + r)
-                                                                             : nb_f32_vec(m, row, out + r);
-    }
-    if (n_done != NULL) {
-        *n_done = rc == FM_OK ? rows : r - 1u;
-    }
-    return rc;
+    return fm_batch_rows(m != NULL && cols == m->n_features, nb_row, m, in, rows, cols, NULL, out, n_done);
 }
 
 /* ---------- q15 evaluation: integer operations only ---------- */
@@ -716,7 +714,7 @@ static int nb_q15_vec(const fm_nb_q15 *m, const float *x, fm_result *out)
         for (; i < end; ++i) {
             const uint32_t bits = fm_float_bits(x[order[i]]);
             bad |= (uint32_t)fm_bits_nonfinite(bits);
-            acc = sat_add(acc, d[stride * i + nb_slot_q15(e + ne * i, ne, bits)]);
+            acc = fm_add_sat32(acc, d[stride * i + nb_slot_q15(e + ne * i, ne, bits)]);
         }
         if (s == n_stops) {
             break;
@@ -761,7 +759,7 @@ static int nb_q15_run(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
             if (rc != FM_OK) {
                 return rc;
             }
-            score = sat_add(score, nb_entry_q15(m, i, bits));
+            score = fm_add_sat32(score, nb_entry_q15(m, i, bits));
         }
         if (s == m->n_stops) {
             break;
@@ -796,23 +794,17 @@ int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_re
     return m->pos != NULL ? nb_q15_walk(m, in, out) : nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
 }
 
+static int nb_q15_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    (void)i;
+    (void)work;
+    return fm_nb_q15_predict_vec((const fm_nb_q15 *)m, x, ((const fm_nb_q15 *)m)->n_features, out);
+}
+
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done)
 {
-    uint32_t r;
-    int rc = FM_OK, fast;
-    if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    fast = nb_q15_fast(m);
-    for (r = 0; r < rows && rc == FM_OK; ++r) {
-        const float *row = in + (size_t)r * cols;
-        rc = m->pos != NULL ? nb_q15_walk(m, row, out + r) : fast ? nb_q15_vec2(m, row, out + r) : nb_q15_vec(m, row, out + r);
-    }
-    if (n_done != NULL) {
-        *n_done = rc == FM_OK ? rows : r - 1u;
-    }
-    return rc;
+    return fm_batch_rows(m != NULL && cols == m->n_features, nb_q15_row, m, in, rows, cols, NULL, out, n_done);
 }
 
 /* ---------- K-class naive Bayes (fm_nbk, fm_nbk_q15) ---------- */

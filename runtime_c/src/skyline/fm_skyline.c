@@ -75,7 +75,7 @@ int fm_skyline_check(const fm_skyline *s)
     return FM_OK;
 }
 
-int fm_skyline_lookup(const fm_skyline *s, double size, double budget, uint32_t *model, double *cost)
+int fm_skyline_select(const fm_skyline *s, double budget, double size, uint32_t *model, double *cost)
 {
     uint32_t lo, hi, mid, start;
     if (s == NULL || model == NULL || cost == NULL || fm_is_nan(budget) || !fm_is_finite(size)) {
@@ -113,4 +113,10 @@ int fm_skyline_lookup(const fm_skyline *s, double size, double budget, uint32_t 
     *model = s->sky_model[start + lo - 1u];
     *cost = fm_skyline_model_cost(s, *model, size);
     return FM_OK;
+}
+
+size_t fm_skyline_scratch_size(const fm_skyline *s)
+{
+    (void)s;
+    return 0u;
 }

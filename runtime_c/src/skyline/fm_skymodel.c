@@ -1,6 +1,7 @@
 #include <float.h>
 
 #include "fm_skymodel.h"
+#include "fm_batch.h"
 
 /* Is feature j one of model k's indexed features (ascending list)? */
 static int sky_has_feature(const fm_skyline *s, uint32_t k, uint32_t j)
@@ -119,7 +120,7 @@ int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo
     if (m == NULL || in == NULL || out == NULL) {
         return FM_E_ARG;
     }
-    rc = fm_skyline_lookup(&m->index, size, budget, &k, &cost);
+    rc = fm_skyline_select(&m->index, budget, size, &k, &cost);
     if (rc != FM_OK) {
         sky_nothing(m, out, spent);
         return rc;
@@ -179,34 +180,33 @@ int fm_skymodel_predict_vec(const fm_skymodel *m, const float *x, uint32_t n, fm
     return fm_skymodel_predict_vec_at(m, x, n, m->default_budget, m->default_size, out, NULL);
 }
 
+typedef struct {
+    const double *budget; /* per row, or NULL: the model's default */
+    const double *size;
+    double *spent;
+} skymodel_rows;
+
+static int skymodel_row(const void *model, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_skymodel *m = (const fm_skymodel *)model;
+    const skymodel_rows *w = (const skymodel_rows *)work;
+    const double b = w->budget != NULL ? w->budget[i] : m->default_budget;
+    const double s = w->size != NULL ? w->size[i] : m->default_size;
+    const int rc = fm_skymodel_predict_vec_at(m, x, m->index.n_features, b, s, out,
+                                              w->spent != NULL ? &w->spent[i] : NULL);
+    return rc == FM_E_BUDGET ? FM_OK : rc;
+}
+
 int fm_skymodel_predict_batch(const fm_skymodel *m, const float *X, uint32_t rows, uint32_t cols,
                               const double *budget, const double *size, fm_result *out, double *spent,
                               uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || (X == NULL && rows > 0u) || out == NULL || cols != m->index.n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        double b = budget != NULL ? budget[i] : m->default_budget;
-        double s = size != NULL ? size[i] : m->default_size;
-        rc = fm_skymodel_predict_vec_at(m, X + (size_t)i * cols, cols, b, s, &out[i],
-                                        spent != NULL ? &spent[i] : NULL);
-        if (rc == FM_E_BUDGET) {
-            rc = FM_OK;
-        }
-        if (rc != FM_OK) {
-            break;
-        }
-        if (n_done != NULL) {
-            *n_done = i + 1u;
-        }
-    }
-    return rc;
+    skymodel_rows w;
+    const int ok = m != NULL && out != NULL && cols == m->index.n_features;
+    w.budget = budget;
+    w.size = size;
+    w.spent = spent;
+    return fm_batch_rows(ok, skymodel_row, m, X, rows, cols, &w, out, n_done);
 }
 
 size_t fm_skymodel_scratch_size(const fm_skymodel *m)

@@ -1,6 +1,7 @@
 /* frugalml runtime: cascades of tree-ensemble stages with early exits (see fm_cascade.h). */
 #include "fm_cascade.h"
 #include "fm_port.h"
+#include "fm_batch.h"
 
 /* ---- load-time checks ------------------------------------------------ */
 
@@ -185,28 +186,21 @@ int fm_cascade_predict(const fm_cascade *m, const fm_reader *in, fm_memo *memo, 
     return run_f32(m, in, NULL, memo, scores, out);
 }
 
+static int cascade_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_batch_work *w = (const fm_batch_work *)work;
+    (void)i;
+    return run_f32((const fm_cascade *)m, NULL, x, w->memo, (float *)w->scores, out);
+}
+
 int fm_cascade_predict_batch(const fm_cascade *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                              float *scores, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
-        cols != m->trees.n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        rc = run_f32(m, NULL, X + (size_t)i * cols, memo, scores, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    fm_batch_work w;
+    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->trees.n_features;
+    w.memo = memo;
+    w.scores = scores;
+    return fm_batch_rows(ok, cascade_row, m, X, rows, cols, &w, out, n_done);
 }
 
 /* The memo walk with stack scratch, in its own frame (the marked walk's frame does not carry it). */
@@ -292,39 +286,28 @@ int fm_cascade_q15_predict(const fm_cascade_q15 *m, const fm_reader *in, fm_memo
     return run_q(m, in, NULL, memo, scores, out);
 }
 
+static int cascade_q15_row(const void *model, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_cascade_q15 *m = (const fm_cascade_q15 *)model;
+    const fm_batch_work *w = (const fm_batch_work *)work;
+    fm_vector v;
+    fm_reader r;
+    (void)i;
+    if (w->memo->keys != NULL || fm_trees_q15_eager_ok(&m->trees)) {
+        return run_q(m, NULL, x, w->memo, (int32_t *)w->scores, out);
+    }
+    r = fm_vector_reader(&v, x, m->trees.n_features);
+    return run_q(m, &r, NULL, w->memo, (int32_t *)w->scores, out);
+}
+
 int fm_cascade_q15_predict_batch(const fm_cascade_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                  fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
-        cols != m->trees.n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        const float *x = X + (size_t)i * cols;
-        if (memo->keys != NULL || fm_trees_q15_eager_ok(&m->trees)) {
-            rc = run_q(m, NULL, x, memo, scores, &out[i]);
-        } else {
-            fm_vector v;
-            fm_reader r;
-            v.x = x;
-            v.n = cols;
-            r.read = fm_vector_read;
-            r.ctx = &v;
-            rc = run_q(m, &r, NULL, memo, scores, &out[i]);
-        }
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    fm_batch_work w;
+    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->trees.n_features;
+    w.memo = memo;
+    w.scores = scores;
+    return fm_batch_rows(ok, cascade_q15_row, m, X, rows, cols, &w, out, n_done);
 }
 
 /* ---- caller scratch ---------------------------------------------------- */

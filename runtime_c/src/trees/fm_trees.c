@@ -1,6 +1,8 @@
 /* frugalml runtime: tree ensembles in compact tables (see fm_trees.h). */
 #include "fm_trees.h"
 #include "fm_port.h"
+#include "fm_batch.h"
+#include "fm_fixed.h"
 
 #define FM_WALK FM_ALWAYS_INLINE
 
@@ -11,21 +13,6 @@ static int finite_f32(const float *a, uint32_t n)
     uint32_t i;
     for (i = 0; i < n; ++i) {
         if (fm_bits_nonfinite(fm_float_bits(a[i]))) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int costs_valid(const float *costs, uint32_t n)
-{
-    uint32_t j;
-    if (costs == NULL) {
-        return 1;
-    }
-    for (j = 0; j < n; ++j) {
-        uint32_t b = fm_float_bits(costs[j]);
-        if (fm_bits_nonfinite(b) || ((b & 0x80000000u) && (b & 0x7fffffffu) != 0u)) {
             return 0;
         }
     }
@@ -97,7 +84,7 @@ static int depth_valid(uint32_t depth, uint32_t n_trees, const uint32_t *node_en
     return 1;
 }
 
-/* Costs (finite, >= 0: call after costs_valid) are order-exact: every cost is k_j * 2^e for one e, with
+/* Costs (finite, >= 0: call after fm_costs_ok) are order-exact: every cost is k_j * 2^e for one e, with
  * integers k_j and sum_j k_j < 2^24, so that every partial sum is exact in float32, in any order. */
 static int costs_order_exact(const float *costs, uint32_t n)
 {
@@ -176,7 +163,7 @@ int fm_trees_check(const fm_trees *m)
     }
     if (!finite_f32(m->threshold, m->n_nodes) || !finite_f32(m->leaf, n_leaves) ||
         !finite_f32(m->base_score, m->n_outputs) || !finite_f32(&m->decision_threshold, 1u) ||
-        !costs_valid(m->costs, m->n_features)) {
+        !fm_costs_ok(m->costs, m->n_features)) {
         return FM_E_MODEL;
     }
     if (!depth_valid(m->depth, m->n_trees, m->node_end, m->child) || m->exact_costs > 1u ||
@@ -567,7 +554,6 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
 }
 #endif
 
-static int32_t add_sat32(int32_t a, int32_t b);
 
 /* q15, any layout, one or several outputs; sat: saturate every addition. */
 FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
@@ -595,9 +581,9 @@ FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, co
         }
         v = (int32_t)lf[i - n_inner];
         if (single) {
-            acc = sat ? add_sat32(acc, v) : acc + v;
+            acc = sat ? fm_add_sat32(acc, v) : acc + v;
         } else {
-            scores[to[t]] = add_sat32(scores[to[t]], v);
+            scores[to[t]] = fm_add_sat32(scores[to[t]], v);
         }
         fe += n_inner;
         th += n_inner;
@@ -914,7 +900,7 @@ static int touch_q(fm_memo *memo, const uint16_t *costs, const float *x, uint32_
     memo->keys[f] = (int16_t)fm_key16(fm_float_bits(v));
     c = costs != NULL ? (uint32_t)costs[f] : 1u;
     res->n_read += 1u;
-    res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
+    res->cost_q = fm_cost_add_sat(res->cost_q, c);
     return FM_OK;
 }
 
@@ -992,7 +978,7 @@ FM_WALK int stamp_eager(const walk_env *env, uint32_t f, int q)
     if (q) {
         const uint16_t *costs = (const uint16_t *)env->costs;
         const uint32_t c = costs != NULL ? (uint32_t)costs[f] : 1u;
-        res->cost_q = (res->cost_q > 0xffffffffu - c) ? 0xffffffffu : res->cost_q + c;
+        res->cost_q = fm_cost_add_sat(res->cost_q, c);
     } else {
         const float *costs = (const float *)env->costs;
         res->cost = res->cost + (costs != NULL ? costs[f] : 1.0f);
@@ -1243,28 +1229,55 @@ static int predict_eager_f32(const fm_trees *m, const float *x, fm_memo *memo, f
     return rc;
 }
 
+size_t fm_trees_scratch_size(const fm_trees *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, m->n_outputs, 0);
+}
+
+size_t fm_trees_q15_scratch_size(const fm_trees_q15 *m)
+{
+    return m == NULL ? 0u : fm_scratch_size(m->n_features, m->n_outputs, 1);
+}
+
+int fm_trees_scratch_init(const fm_trees *m, void *buf, size_t size, fm_memo *memo, float **scores)
+{
+    void *s = NULL;
+    int rc;
+    if (m == NULL || scores == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_scratch_split(buf, size, m->n_features, m->n_outputs, 0, memo, &s);
+    *scores = (float *)s;
+    return rc;
+}
+
+int fm_trees_q15_scratch_init(const fm_trees_q15 *m, void *buf, size_t size, fm_memo *memo, int32_t **scores)
+{
+    void *s = NULL;
+    int rc;
+    if (m == NULL || scores == NULL) {
+        return FM_E_ARG;
+    }
+    rc = fm_scratch_split(buf, size, m->n_features, m->n_outputs, 1, memo, &s);
+    *scores = (int32_t *)s;
+    return rc;
+}
+
+static int trees_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_batch_work *w = (const fm_batch_work *)work;
+    (void)i;
+    return predict_eager_f32((const fm_trees *)m, x, w->memo, (float *)w->scores, out);
+}
+
 int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                            float *scores, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
-        cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        rc = predict_eager_f32(m, X + (size_t)i * cols, memo, scores, &out[i]);
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    fm_batch_work w;
+    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
+    w.memo = memo;
+    w.scores = scores;
+    return fm_batch_rows(ok, trees_row, m, X, rows, cols, &w, out, n_done);
 }
 
 /* The memo walk with stack scratch, in its own frame. */
@@ -1293,16 +1306,6 @@ int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_resul
 
 /* ---- fixed point ------------------------------------------------------ */
 
-static int32_t add_sat32(int32_t a, int32_t b)
-{
-    if (b > 0 && a > INT32_MAX - b) {
-        return INT32_MAX;
-    }
-    if (b < 0 && a < INT32_MIN - b) {
-        return INT32_MIN;
-    }
-    return a + b;
-}
 
 int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
 {
@@ -1358,9 +1361,9 @@ FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int si
             i = (implicit ? 2u * i + 1u : ch[i]) + (k > (uint32_t)th[i] ? 1u : 0u);
         }
         if (single) {
-            acc = add_sat32(acc, (int32_t)lf[i - n_inner]);
+            acc = fm_add_sat32(acc, (int32_t)lf[i - n_inner]);
         } else {
-            scores[*to] = add_sat32(scores[*to], (int32_t)lf[i - n_inner]);
+            scores[*to] = fm_add_sat32(scores[*to], (int32_t)lf[i - n_inner]);
         }
         ++to;
         fe += n_inner;
@@ -1571,39 +1574,28 @@ static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo,
     return rc;
 }
 
+static int trees_q15_row(const void *model, const float *x, uint32_t i, void *work, fm_result *out)
+{
+    const fm_trees_q15 *m = (const fm_trees_q15 *)model;
+    const fm_batch_work *w = (const fm_batch_work *)work;
+    fm_vector v;
+    fm_reader r;
+    (void)i;
+    if (w->memo->keys != NULL || fm_trees_q15_eager_ok(m)) {
+        return predict_eager_q(m, x, w->memo, (int32_t *)w->scores, out);
+    }
+    r = fm_vector_reader(&v, x, m->n_features);
+    return fm_trees_q15_predict(m, &r, w->memo, (int32_t *)w->scores, out);
+}
+
 int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
                                fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
 {
-    uint32_t i;
-    int rc = FM_OK;
-    if (n_done != NULL) {
-        *n_done = 0u;
-    }
-    if (m == NULL || memo == NULL || scores == NULL || (rows > 0u && (X == NULL || out == NULL)) ||
-        cols != m->n_features) {
-        return FM_E_ARG;
-    }
-    for (i = 0; i < rows; ++i) {
-        const float *x = X + (size_t)i * cols;
-        if (memo->keys != NULL || fm_trees_q15_eager_ok(m)) {
-            rc = predict_eager_q(m, x, memo, scores, &out[i]);
-        } else {
-            fm_vector v;
-            fm_reader r;
-            v.x = x;
-            v.n = cols;
-            r.read = fm_vector_read;
-            r.ctx = &v;
-            rc = fm_trees_q15_predict(m, &r, memo, scores, &out[i]);
-        }
-        if (rc != FM_OK) {
-            break;
-        }
-    }
-    if (n_done != NULL) {
-        *n_done = i;
-    }
-    return rc;
+    fm_batch_work w;
+    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
+    w.memo = memo;
+    w.scores = scores;
+    return fm_batch_rows(ok, trees_q15_row, m, X, rows, cols, &w, out, n_done);
 }
 
 int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out)

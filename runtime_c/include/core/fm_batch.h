@@ -1,0 +1,42 @@
+/* frugalml runtime: the one batch row loop behind every family's *_predict_batch. Internal to the
+ * runtime's sources. */
+#ifndef FM_BATCH_H
+#define FM_BATCH_H
+
+#include "fm_memo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Predicts row i (x: its floats) into *out with the family's scratch `work`. */
+typedef int (*fm_row_fn)(const void *model, const float *x, uint32_t i, void *work, fm_result *out);
+
+/* The scratch of the families whose predictions take a memo and a score buffer. */
+typedef struct {
+    fm_memo *memo;
+    void *scores;
+} fm_batch_work;
+
+/* Rows 0 .. rows-1 of X (row-major, cols floats each) through row(), stopping at the first failure, whose
+ * status it returns. args_ok: the family's own argument checks passed, else FM_E_ARG; X and out may be
+ * NULL only when rows == 0. *n_done (when not NULL): the rows predicted (0 on FM_E_ARG). */
+int fm_batch_rows(int args_ok, fm_row_fn row, const void *model, const float *X, uint32_t rows, uint32_t cols,
+                  void *work, fm_result *out, uint32_t *n_done);
+
+/* A reader over x[0 .. n-1] (v: the caller's storage for the vector). */
+static inline fm_reader fm_vector_reader(fm_vector *v, const float *x, uint32_t n)
+{
+    fm_reader r;
+    v->x = x;
+    v->n = n;
+    r.read = fm_vector_read;
+    r.ctx = v;
+    return r;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FM_BATCH_H */
