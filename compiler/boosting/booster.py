@@ -102,8 +102,10 @@ class Booster:
         total_w = float(w[rows].sum())
         scale = factor / total_w if total_w > 0 else 0.0
         pen = penalty * np.asarray(self.costs, dtype=np.float64) / self.n_outputs  # shared by the K trees
+        unit = bool(np.all(w == 1.0))  # no weighted copies of g and h (memory)
         for k in range(self.n_outputs):
-            tree, used_after = grow_tree(self.fitter, w * G[:, k], w * H[:, k], rows, self.params, penalty=pen,
+            gk, hk = (G[:, k], H[:, k]) if unit else (w * G[:, k], w * H[:, k])
+            tree, used_after = grow_tree(self.fitter, gk, hk, rows, self.params, penalty=pen,
                                          used=self.used, allowed=self._allowed(), gain_scale=scale,
                                          step=self.step)
             tree.value = np.where(tree.feature >= 0, 0.0, tree.value).astype(np.float32).astype(np.float64)
