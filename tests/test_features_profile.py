@@ -35,6 +35,9 @@ def test_profile_counts_groups_and_features(tmp_path: Path, target: str) -> None
     own = dict(zip(NAMES, prof.own, strict=True))
     assert own["c0__mean"][0] == own["c0__mean"][1]  # a mean read from its group does not depend on the length
     assert own["c2__autocorrelation__lag_4"][1] > 3 * own["c2__autocorrelation__lag_4"][0] > 0
+    # the cost model (each group once + each feature's own part) equals the counted extraction of the whole plan
+    for model, counted in zip(prof.eager(), prof.measured_eager, strict=True):
+        assert abs(model / counted - 1) < 0.02, (model, counted)
     again = profile(PLAN, target, [32, 128], n_windows=2)
     assert again.groups == prof.groups and again.own == prof.own  # counts repeat exactly
     out = tmp_path / "costs.csv"
@@ -53,7 +56,7 @@ def test_cli_writes_costs_at_one_length(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["profile-costs", "--on", "host", "--channels", "3", "--plan", str(plan),
                                  "--lengths", "50", "--windows", "1", "--at-length", "50", "-o", str(out)])
     assert r.exit_code == 0, r.output
-    assert "every feature once (eager)" in r.output
+    assert "every feature once (counted)" in r.output
     costs = load_costs(out, NAMES)
     assert costs.is_constant and costs.has_groups
     assert np.all(costs.at(0) > 0)

@@ -188,3 +188,12 @@ def test_catalog_facts_equal_the_c() -> None:
         assert [(groups[i].kind, groups[i].channel) for i in range(n)] == list(f.groups()), f
     assert lib.FM_FEAT_N_IDS == len(cat.KINDS) and lib.FM_FEAT_MAX_FFT == cat.MAX_FFT == twiddle.MAX_FFT
     assert lib.FM_FEAT_MAX_LEN == cat.MAX_LEN and lib.FM_FEAT_MAX_CHANNELS == cat.MAX_CHANNELS
+
+
+def test_isqrt32_is_the_floor_square_root() -> None:
+    from pyruntime._frugalml_c import lib
+
+    rng = np.random.default_rng(4)
+    values = [0, 1, 2, 3, 4, 2**32 - 1, 2**31, 3 * 2**30, 65535**2, 65536**2 - 1]
+    values += [int(v) for v in rng.integers(0, 2**32, 5000)]
+    assert [lib.fm_feat_isqrt32(v) for v in values] == [math.isqrt(v) for v in values]

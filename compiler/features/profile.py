@@ -16,6 +16,7 @@ least squares), or the costs at one length are written with ``at_length``.
 from __future__ import annotations
 
 import csv
+import os
 import re
 import shutil
 import subprocess
@@ -37,6 +38,7 @@ CORTEX_M = ("cortex-m0", "cortex-m3", "cortex-m4f", "cortex-m33")
 TARGETS = ("host", *CORTEX_M, "pi")
 DEFAULT_LENGTHS = (32, 64, 128, 256)
 NONE = 0xFFFF
+ALL = 0xFFFE  # the plan's features in one context
 
 
 class ProfileError(ValueError):
@@ -46,7 +48,7 @@ class ProfileError(ValueError):
 @dataclass
 class Step:
     window: int
-    measured: int | None  # index into specs
+    measured: int | None  # index into specs, ALL, or None
     primes: list[int]
 
 
@@ -60,9 +62,11 @@ class Profile:
     own: list[list[float]]
     target: str
     numeric: str
+    measured_eager: list[float]  # every feature once in one context, counted as one step
 
     def eager(self) -> list[float]:
-        """Instructions to compute every feature of the plan once per window, at each length."""
+        """The cost model's instructions to compute every feature of the plan once per window: each group once
+        plus each feature's own part, at each length (compare measured_eager)."""
         return [sum(g[i] for g in self.groups.values()) + sum(o[i] for o in self.own)
                 for i in range(len(self.lengths))]
 
@@ -94,9 +98,13 @@ def plan_steps(plan: FeaturePlan, n_windows: int) -> tuple[list[cat.FeatureSpec]
     what: list[tuple] = []
     probes = {g: _probe(g) for g in plan.groups()}
     extra = [p for p, _ in probes.values() if p not in plan.features]
+    for f in plan.features:  # the plan's features are specs 0 .. n-1 (the ALL step computes them)
+        at(f)
     for w in range(n_windows):
         steps.append(Step(w, None, []))
         what.append(("none", w))
+        steps.append(Step(w, ALL, []))
+        what.append(("all", w))
         for f in (*plan.features, *dict.fromkeys(extra)):
             steps.append(Step(w, at(f), [at(f)]))
             what.append(("own", w, f))
@@ -129,6 +137,7 @@ def write_header(path: Path, plan: FeaturePlan, windows: list[np.ndarray], q15: 
         f"#define FP_N_WINDOWS {len(windows)}u", f"#define FP_N_CHANNELS {plan.n_channels}u",
         f"#define FP_MAX_SAMPLES {plan.n_channels * longest}u", f"#define FP_SCRATCH_WORDS {scratch // 8 + 1}u",
         f"#define FP_Q15 {int(q15)}", f"#define FP_N_STEPS {len(steps)}u",
+        f"#define FP_N_PLAN {len(plan.features)}u",
         "static const uint32_t fp_windows[][2] = {" + ", ".join(rows) + "};",
         f"static const uint32_t fp_f32_bits[] = {{{'0u' if q15 else data}}};",
         f"static const int16_t fp_q15[] = {{{data if q15 else '0'}}};",
@@ -146,8 +155,8 @@ def _require(*tools: str) -> None:
         raise ProfileError(f"profile-costs needs {', '.join(missing)} (run `make toolchains`)")
 
 
-def _run(args: list[str], what: str) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(args, capture_output=True, text=True, timeout=900)
+def _run(args: list[str], what: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
     if p.returncode != 0:
         tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
         raise ProfileError(f"{what} failed (exit {p.returncode}): {tail[0]}")
@@ -184,8 +193,10 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int) -> list[int
               f"-I{RUNTIME / 'include'}", f"-DFM_MODEL_HEADER=\"{header}\"", str(TOOL), *srcs, "-o", str(exe)],
              "building the profile program")
         out = work / "cg.out"
+        # bind libc symbols at load: the first memset (GCC turns zeroing loops into calls) would otherwise pay
+        # the dynamic linker's lazy binding inside a measured call
         _run(["valgrind", "--tool=callgrind", "--dump-before=fm_profile_mark", f"--callgrind-out-file={out}",
-              str(exe)], "valgrind callgrind")
+              str(exe)], "valgrind callgrind", env={**os.environ, "LD_BIND_NOW": "1"})
         counts = []
         for i in range(1, 2 * n_steps + 1):
             text = (work / f"cg.out.{i}").read_text()
@@ -257,6 +268,10 @@ def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "
             probe_at[(w[1], w[2])] = (c - base[w[1]], w[3])
     groups = {g: [0.0] * len(lengths) for g in plan.groups()}
     own = [[0.0] * len(lengths) for _ in plan.features]
+    measured = [0.0] * len(lengths)
+    for w, c in zip(what, counts, strict=True):
+        if w[0] == "all":
+            measured[w[1] // n_windows] = max(measured[w[1] // n_windows], c - base[w[1]])
     for wi in range(len(windows)):
         li = wi // n_windows
         for j, f in enumerate(plan.features):
@@ -264,7 +279,7 @@ def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "
         for g in groups:
             total, probe_feature = probe_at[(wi, g)]
             groups[g][li] = max(groups[g][li], max(total - own_at[(wi, probe_feature)], 0.0))
-    return Profile(plan, lengths, groups, own, target, numeric)
+    return Profile(plan, lengths, groups, own, target, numeric, measured)
 
 
 def write_costs(path: Path, prof: Profile, at_length: int | None = None) -> None:

@@ -4,7 +4,9 @@
  * computes its prime features unmeasured (the groups they need), then calls the measured feature
  * between two calls of fm_profile_mark. The counter of the target (callgrind --dump-before on the
  * host, the QEMU plugin's mark=ADDR on Cortex-M and the Pi) records the instructions between marks.
- * Step 0 measures nothing (the marks' own overhead, subtracted from every step).
+ * Step 0 measures nothing (the marks' own overhead, subtracted from every step); a step whose measured
+ * spec is 0xfffe computes the plan's FP_N_PLAN features (specs 0 .. FP_N_PLAN-1) in one context, the
+ * eager extraction the cost model is checked against.
  *
  * Header (FM_MODEL_HEADER): FP_N_WINDOWS, FP_N_CHANNELS, FP_MAX_SAMPLES, FP_SCRATCH_WORDS, FP_Q15,
  * FP_N_STEPS, fp_windows[w] = {len, offset}, fp_f32_bits[] / fp_q15[] samples, fp_specs[],
@@ -63,7 +65,11 @@ int main(void)
             rc |= value(&ctx, fp_primes[fp_steps[s][2] + i], &v);
         }
         fm_profile_mark();
-        if (fp_steps[s][1] != 0xffffu) {
+        if (fp_steps[s][1] == 0xfffeu) {
+            for (i = 0; i < FP_N_PLAN; ++i) {
+                rc |= value(&ctx, i, &v);
+            }
+        } else if (fp_steps[s][1] != 0xffffu) {
             rc |= value(&ctx, fp_steps[s][1], &v);
         }
         fm_profile_mark();

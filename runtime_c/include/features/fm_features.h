@@ -136,8 +136,9 @@ int fm_feat_q15_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value);
  * (no libm, the same bits on every target); NaN for x < 0 or NaN. */
 float fm_feat_sqrtf(float x);
 
-/* floor(sqrt(v)) of a 64-bit unsigned integer. */
+/* floor(sqrt(v)) of a 64-bit and of a 32-bit unsigned integer. */
 uint32_t fm_feat_isqrt64(uint64_t v);
+uint32_t fm_feat_isqrt32(uint32_t v);
 
 #ifdef __cplusplus
 }

@@ -207,12 +207,28 @@ uint32_t fm_feat_isqrt64(uint64_t v)
     return (uint32_t)r;
 }
 
+uint32_t fm_feat_isqrt32(uint32_t v)
+{
+    uint32_t r = 0, bit = 1u << 30;
+    while (bit > v) {
+        bit >>= 2;
+    }
+    while (bit != 0u) {
+        if (v >= r + bit) {
+            v -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+        bit >>= 2;
+    }
+    return r;
+}
+
 float fm_feat_sqrtf(float x)
 {
-    uint32_t bits = fm_float_bits(x), man, q;
+    uint32_t bits = fm_float_bits(x), man, rem, q = 0, s = 0, bit;
     int32_t e;
-    unsigned s;
-    uint64_t m;
     float out;
     if ((bits & 0x7fffffffu) == 0u || bits == 0x7f800000u) {
         return x; /* +-0, +inf */
@@ -224,32 +240,36 @@ float fm_feat_sqrtf(float x)
     }
     man = bits & 0x7fffffu;
     if ((bits >> 23) == 0u) { /* subnormal: normalize */
-        e = -126 - 23;
+        e = -126;
         while ((man & 0x800000u) == 0u) {
             man <<= 1;
             --e;
         }
     } else {
         man |= 0x800000u;
-        e = (int32_t)(bits >> 23) - 127 - 23;
+        e = (int32_t)(bits >> 23) - 127;
     }
-    /* x = man * 2^e; make e even, then sqrt(x) = sqrt(man << s) * 2^((e - s) / 2), 2^46 <= man << s < 2^48 */
+    /* x = man * 2^(e - 23) with 2^23 <= man < 2^24; make e even (man < 2^25) */
     if ((e & 1) != 0) {
         man <<= 1;
         --e;
     }
-    s = man < 0x1000000u ? 24u : 22u;
-    m = (uint64_t)man << s;
-    q = fm_feat_isqrt64(m);
-    if (m - (uint64_t)q * q > (uint64_t)q) { /* past q + 1/2: round up (no ties for square roots) */
-        ++q;
+    /* Digit by digit in 32 bits: q collects sqrt(man / 2^23) * 2^24 (25 bits, one past the float's
+     * precision), rem the remainder, doubled every step so that it stays below 2^27. */
+    rem = man << 1;
+    for (bit = 0x1000000u; bit != 0u; bit >>= 1) {
+        uint32_t t = s + bit;
+        if (t <= rem) {
+            s = t + bit;
+            rem -= t;
+            q += bit;
+        }
+        rem <<= 1;
     }
-    e = (e - (int32_t)s) / 2;
-    if (q == 0x1000000u) {
-        q >>= 1;
-        ++e;
+    if (rem != 0u) { /* inexact: the last bit of q says whether past the half (never exactly a half) */
+        q += q & 1u;
     }
-    bits = ((uint32_t)(e + 127 + 23) << 23) | (q & 0x7fffffu);
+    bits = (q >> 1) + 0x3f000000u + ((uint32_t)(e / 2) << 23);
     memcpy(&out, &bits, sizeof out);
     return out;
 }

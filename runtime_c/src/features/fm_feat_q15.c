@@ -112,8 +112,10 @@ static int magnitude_q15(fm_feat_ctx *ctx, uint32_t c)
     int32_t hi = 0;
     uint32_t t;
     for (t = 0; t < ctx->len; ++t) {
-        uint64_t s = (uint64_t)(x[t] * x[t]) + (uint64_t)(y[t] * y[t]) + (uint64_t)(z[t] * z[t]);
-        int32_t m = (int32_t)fm_feat_isqrt_round(s);
+        /* x^2 + y^2 + z^2 <= 3 * 2^30 < 2^32: 32-bit square root, rounded to nearest */
+        uint32_t s = (uint32_t)(x[t] * x[t]) + (uint32_t)(y[t] * y[t]) + (uint32_t)(z[t] * z[t]);
+        uint32_t r = fm_feat_isqrt32(s);
+        int32_t m = (int32_t)(s - r * r > r ? r + 1u : r);
         sum += m;
         hi = m > hi ? m : hi;
     }
