@@ -997,7 +997,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
             }                                                                                          \
         } else {                                                                                       \
             for (c = 0; c < k; ++c) {                                                                  \
-                s[c] = sat_add(s[c], e_[c]);                                                           \
+                s[c] = fm_add_sat32(s[c], e_[c]);                                                           \
             }                                                                                          \
         }                                                                                              \
         cost += m->costs != NULL ? m->costs[m->order[(p)]] : 1u;                                       \
