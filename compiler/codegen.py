@@ -22,6 +22,8 @@ prediction fails.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -33,22 +35,32 @@ from pyruntime.format import ModelFile
 
 INT32_MAX = 2**31 - 1
 
-# kind -> "module:function" generating the body of <name>_predict_vec (imported on use)
-CODE_FORMS: dict[str, str] = {
-    "miser": "compiler.trees.code:cascade_code",
-    "cascade": "compiler.trees.code:cascade_code",
-    "nb-static": "compiler.nb.code:nb_code",
-    "nb-stop": "compiler.nb.code:nb_code",
-    "gated": "compiler.gated.code:gated_code",  # tree-ensemble parts only
-}
+# kind -> generator of the body of <name>_predict_vec. Registered like kinds: each family's
+# compiler/<family>/code.py calls register_code_form at import, load_code_modules imports them all.
+CODE_FORMS: dict[str, Callable[..., CodeBody]] = {}
+
+
+def register_code_form(kinds: tuple[str, ...], generate: Callable[..., CodeBody]) -> None:
+    for kind in kinds:
+        CODE_FORMS[kind] = generate
+
+
+def load_code_modules() -> dict[str, Callable[..., CodeBody]]:
+    """Import every family's code.py (each registers the kinds it generates code for)."""
+    from compiler import __path__ as pkg_path
+
+    for fam in pkgutil.iter_modules(list(pkg_path)):
+        if fam.ispkg and importlib.util.find_spec(f"compiler.{fam.name}.code") is not None:
+            importlib.import_module(f"compiler.{fam.name}.code")
+    return CODE_FORMS
 
 
 def code_kinds() -> list[str]:
-    return sorted(CODE_FORMS)
+    return sorted(load_code_modules())
 
 
 def check_code_kind(kind: str) -> None:
-    if kind not in CODE_FORMS:
+    if kind not in load_code_modules():
         raise ValueError(f"--form code is not available for kind {kind!r}; kinds with a code form: "
                          f"{', '.join(code_kinds())} (use --form tables)")
 
@@ -64,8 +76,7 @@ class CodeBody:
 
 def generator(kind: str) -> Callable[..., CodeBody]:
     check_code_kind(kind)
-    mod, fn = CODE_FORMS[kind].split(":")
-    return getattr(importlib.import_module(mod), fn)  # type: ignore[no-any-return]
+    return CODE_FORMS[kind]
 
 
 # ---------------------------------------------------------------------------------- compares ----

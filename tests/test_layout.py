@@ -188,3 +188,13 @@ def test_nb_header_emitter_does_not_load_the_c_binding() -> None:
             "print([m for m in ('pyruntime.nb.binding', 'pyruntime._frugalml_c') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_code_forms_are_registered_by_the_families() -> None:
+    """Every compiler/<family>/code.py registers the kinds it generates code for (no hand-kept table)."""
+    from compiler.codegen import CODE_FORMS, code_kinds, generator
+
+    assert code_kinds() == ["cascade", "gated", "miser", "nb-static", "nb-stop"]
+    assert {generator(k).__module__ for k in code_kinds()} == {
+        f"compiler.{p.parent.name}.code" for p in ROOT.glob("compiler/*/code.py")}
+    assert set(CODE_FORMS) == set(code_kinds())

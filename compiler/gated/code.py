@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.codegen import CodeBody
+from compiler.codegen import CodeBody, register_code_form
 from compiler.trees.code import Ensemble, TreeGen
 from pyruntime.gated.model import for_numeric
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
@@ -45,3 +45,6 @@ def gated_code(tables: Any, numeric: str, name: str) -> CodeBody:
     acc, cost, cost_q = g.accounting()
     L += acc + g.result("stage", cost, cost_q)
     return CodeBody(lines=L, helpers=g.helpers())
+
+
+register_code_form(("gated",), gated_code)  # tree-ensemble parts only

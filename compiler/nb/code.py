@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler.codegen import INT32_MAX, CodeBody, bits_expr, le_key, nonfinite_test, sat_helper
+from compiler.codegen import INT32_MAX, CodeBody, bits_expr, le_key, nonfinite_test, register_code_form, sat_helper
 from compiler.header import c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel, _cum_costs
@@ -148,3 +148,6 @@ def _never_hi(v: Any, q: bool) -> bool:
 
 def _never_lo(v: Any, q: bool) -> bool:
     return v == -(2**31) if q else bool(np.isneginf(v))
+
+
+register_code_form(("nb-static", "nb-stop"), nb_code)

@@ -25,6 +25,7 @@ from compiler.codegen import (
     nonfinite_test,
     order_exact,
     popcount_helper,
+    register_code_form,
     sat_helper,
 )
 from compiler.header import c_float, c_int
@@ -321,3 +322,6 @@ class _Cascade:
             *diff,
             "}",
         ]
+
+
+register_code_form(("miser", "cascade"), cascade_code)
