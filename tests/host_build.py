@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 
-
 # prints FM_LABEL_TEXT(label) and n_read of every embedded row, as the firmware examples do
 PRINT_ROWS = (
     "    for (i = 0; i < FM_N_ROWS; ++i) {\n"
