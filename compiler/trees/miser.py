@@ -70,6 +70,12 @@ def tree_shape(max_depth: int | None, max_leaves: int | None) -> tuple[int, int 
 
 
 DEFAULT_LEAVES = 8
+
+
+def leaf_rows(min_samples_leaf: int, n_rows: int) -> int:
+    """Rows a leaf needs: ``min_samples_leaf``, but at most one eighth of the training rows, so that a
+    small training set (a few dozen windows) can still be split instead of giving a constant model."""
+    return max(1, min(int(min_samples_leaf), n_rows // 8))
 MAX_LEAFWISE_DEPTH = 16
 
 
@@ -77,7 +83,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     """Greedy Miser classifier (cost-aware gradient-boosted trees) on the histogram Newton booster
     (:mod:`compiler.boosting`).
 
-    Defaults follow LightGBM's (8 leaves grown best-first, 255 bins, at least 20 rows per leaf, Newton
+    Defaults follow LightGBM's (8 leaves grown best-first, 255 bins, at least 20 rows per leaf -- fewer on
+    small training sets, see ``leaf_rows`` -- Newton
     steps on the log-loss, at most ``n_trees`` iterations with early stopping after ``n_iter_no_change``
     iterations without a lower validation loss). ``loss="squared"`` with ``max_depth`` alone gives the
     paper's stage-wise regression with depth-limited trees."""
@@ -170,7 +177,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
         depth, leaves = tree_shape(self.max_depth, self.max_leaves)
         booster = make_booster(Xtr, ytr, wtr, self.classes_.size, self.loss_, self.costs_, self.step,
-                               depth, self.max_bins, self.min_samples_leaf, X_val=Xva, max_leaves=leaves,
+                               depth, self.max_bins, leaf_rows(self.min_samples_leaf, len(ytr)), X_val=Xva, max_leaves=leaves,
                                l2=self.l2, min_child_weight=self.min_child_weight,
                                subsample=self.subsample, colsample=self.colsample, seed=self.random_state)
         penalty = self.lam * penalty_scale(self.costs_)
