@@ -627,17 +627,23 @@ size_t fm_nb_q15_scratch_size(const fm_nb_q15 *m)
     return 0u;
 }
 
-static int nb_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
-{
-    (void)i;
-    (void)work;
-    return fm_nb_predict_vec((const fm_nb *)m, x, ((const fm_nb *)m)->n_features, out);
-}
-
 int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t cols,
                         fm_result *out, uint32_t *n_done)
 {
-    return fm_batch_rows(m != NULL && cols == m->n_features, nb_row, m, in, rows, cols, NULL, out, n_done);
+    uint32_t r;
+    int rc = FM_OK;
+    if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    for (r = 0; r < rows && rc == FM_OK; ++r) {
+        const float *row = in + (size_t)r * cols;
+        rc = m->pos != NULL ? nb_f32_walk(m, row, out + r) : m->n_edges == 2u ? nb_f32_vec2(m, row, out + r)
+                                                                             : nb_f32_vec(m, row, out + r);
+    }
+    if (n_done != NULL) {
+        *n_done = rc == FM_OK ? rows : r - 1u;
+    }
+    return rc;
 }
 
 /* ---------- q15 evaluation: integer operations only ---------- */
@@ -794,17 +800,23 @@ int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_re
     return m->pos != NULL ? nb_q15_walk(m, in, out) : nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
 }
 
-static int nb_q15_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
-{
-    (void)i;
-    (void)work;
-    return fm_nb_q15_predict_vec((const fm_nb_q15 *)m, x, ((const fm_nb_q15 *)m)->n_features, out);
-}
-
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
                             fm_result *out, uint32_t *n_done)
 {
-    return fm_batch_rows(m != NULL && cols == m->n_features, nb_q15_row, m, in, rows, cols, NULL, out, n_done);
+    uint32_t r;
+    int rc = FM_OK, fast;
+    if (m == NULL || (rows > 0 && (in == NULL || out == NULL)) || cols != m->n_features) {
+        return FM_E_ARG;
+    }
+    fast = nb_q15_fast(m);
+    for (r = 0; r < rows && rc == FM_OK; ++r) {
+        const float *row = in + (size_t)r * cols;
+        rc = m->pos != NULL ? nb_q15_walk(m, row, out + r) : fast ? nb_q15_vec2(m, row, out + r) : nb_q15_vec(m, row, out + r);
+    }
+    if (n_done != NULL) {
+        *n_done = rc == FM_OK ? rows : r - 1u;
+    }
+    return rc;
 }
 
 /* ---------- K-class naive Bayes (fm_nbk, fm_nbk_q15) ---------- */
