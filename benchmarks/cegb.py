@@ -43,6 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import figures  # noqa: E402
 from compiler.costs import FeatureCosts  # noqa: E402
 from compiler.kinds import KINDS  # noqa: E402
 from compiler.tasks import prepare  # noqa: E402
@@ -288,7 +289,7 @@ def plots(rows: list[dict[str, Any]], out: Path) -> None:
         plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="seconds: one small set, one seed, no CSTC, 5k rows scaling")
     ap.add_argument("--sets", default=None)
@@ -298,7 +299,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="25000,100000,400000")
     ap.add_argument("--plots", type=Path, default=None, help="write one accuracy/cost frontier PNG per set here")
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
-    args = ap.parse_args()
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
     sets = args.sets if args.sets is not None else ("pima" if args.quick else DEFAULT_SETS)  # "": scaling only
     seeds = args.seeds or ("0" if args.quick else "0,1,2")
     lgb = _lightgbm()
@@ -337,7 +339,8 @@ def main() -> None:
         plots(rows, args.plots)
     if args.json:
         args.json.write_text(json.dumps({"runs": rows, "scaling": scale}, indent=1, default=float))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

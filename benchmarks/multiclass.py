@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
+from benchmarks.common import figures  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.kinds import load_kind_modules  # noqa: E402
 from pyruntime.evaluators import c_evaluator  # noqa: E402
@@ -56,12 +57,17 @@ def binned(bins: Any, X: np.ndarray) -> np.ndarray:
     return bins.transform(X).astype(np.int64)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="sklearn:digits,sklearn:wine")
+    ap.add_argument("--data", default=None, help="comma-separated DATA (default sklearn:digits,sklearn:wine; "
+                    "--quick: sklearn:wine)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--trees", type=int, default=100)
-    args = ap.parse_args()
+    ap.add_argument("--trees", type=int, default=None, help="iterations (default 100; --quick: 10)")
+    ap.add_argument("--quick", action="store_true", help="the same table on wine with 10 iterations (seconds)")
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
+    args.data = args.data or ("sklearn:wine" if args.quick else "sklearn:digits,sklearn:wine")
+    args.trees = args.trees or (10 if args.quick else 100)
     from sklearn.ensemble import GradientBoostingClassifier  # noqa: PLC0415
     from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: PLC0415
 
@@ -94,7 +100,8 @@ def main() -> None:
         print(f"{'model':<64} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
         for name, r in rows:
             print(f"{name:<64} {r['accuracy']:>9.4f} {r['macro_f1']:>9.4f} {r['features']:>9.2f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    figures.run_main(main, __file__)

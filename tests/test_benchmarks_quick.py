@@ -19,12 +19,14 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 # A line each --quick run must print (its main table's header or summary), so that an empty run fails.
 EXPECTED = {
     "adapt_letters.py": "Part 1: gamma",
+    "cegb.py": "| rows | miser fit (s) |",
     "cscc_keel.py": "| data | seed |",
     "cstc.py": "model     lambda",
     "demo.py": "speedup (static / early-stopping)",
     "energy.py": "J/prediction",
     "gated.py": "trainer",
     "miser_cascade.py": "sweep choice lambda=",
+    "multiclass.py": "sklearn GradientBoosting",
     "nb_floor.py": "x86 f32",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
     "runtime.py": "instr/prediction",

@@ -1,6 +1,6 @@
 """Line and branch coverage of the C runtime under the committed fuzz corpora.
 
-Usage: .venv/bin/python benchmarks/fuzz_coverage.py [--build DIR] [--uncovered] [--min-lines PCT]
+Usage: .venv/bin/python tools/fuzz_coverage.py [--build DIR] [--uncovered] [--min-lines PCT]
 
 Runs `make -C runtime_c fuzz-cov`: every harness of runtime_c/fuzz, built by clang with
 source-based coverage (-fprofile-instr-generate -fcoverage-mapping) and a plain main()
