@@ -15,10 +15,10 @@ static int lookup(const void *s, const float *x, uint32_t n, fm_result *out)
 {
     uint32_t model;
     double cost;
-    int rc = fm_skyline_lookup((const fm_skyline *)s, 0.0, (double)INFINITY, &model, &cost);
+    int rc = fm_skyline_select((const fm_skyline *)s, (double)INFINITY, 0.0, &model, &cost);
     memset(out, 0, sizeof *out);
     if (rc == FM_OK && n > 0 && isfinite(x[0])) {
-        rc = fm_skyline_lookup((const fm_skyline *)s, (double)x[0], (double)INFINITY, &model, &cost);
+        rc = fm_skyline_select((const fm_skyline *)s, (double)INFINITY, (double)x[0], &model, &cost);
     }
     return rc;
 }
