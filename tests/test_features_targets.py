@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from tests.feature_cases import expected_lines, specs, windows, write_header
 from tests.firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, ROOT, make, require_tools
 
@@ -34,10 +35,10 @@ def _compare(out: str, want: list[str]) -> None:
 def test_host_under_sanitizers(tmp_path: Path, cc: str) -> None:
     require_tools(cc)
     header, want = _cases(tmp_path, small=False)
-    srcs = sorted(str(p) for p in (RUNTIME / "src").rglob("*.c"))
+    srcs = [str(p) for p in runtime_sources()]
     exe = tmp_path / "feat_selftest"
     subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off", "-O1", "-g",
-                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", f"-I{RUNTIME / 'include'}",
+                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *runtime_include_flags(),
                     f"-DFM_MODEL_HEADER=\"{header}\"", str(APP), *srcs, "-o", str(exe)], check=True)
     p = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and not p.stderr, p.stderr[-2000:]
@@ -65,6 +66,6 @@ def test_sources_compile_for_cortex_m_without_warnings() -> None:
     require_tools("arm-none-eabi-gcc")
     for src in sorted((RUNTIME / "src" / "features").glob("*.c")):
         subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2",
-                        "-mcpu=cortex-m0", "-mthumb", f"-I{RUNTIME / 'include'}", "-c", str(src), "-o", "/dev/null"],
+                        "-mcpu=cortex-m0", "-mthumb", *runtime_include_flags(), "-c", str(src), "-o", "/dev/null"],
                        check=True)
     assert shutil.which("arm-none-eabi-gcc")

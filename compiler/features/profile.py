@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from compiler.skyline.profile_costs import fit_polynomial
+from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.features import catalog as cat
 from pyruntime.features.plan import FeaturePlan
 
@@ -188,9 +189,9 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int) -> list[int
     if target == "host":
         _require("gcc", "valgrind")
         exe = work / "fm_feat_profile"
-        srcs = sorted(str(p) for p in (RUNTIME / "src").rglob("*.c"))
+        srcs = [str(p) for p in runtime_sources()]
         _run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
-              f"-I{RUNTIME / 'include'}", f"-DFM_MODEL_HEADER=\"{header}\"", str(TOOL), *srcs, "-o", str(exe)],
+              *runtime_include_flags(), f"-DFM_MODEL_HEADER=\"{header}\"", str(TOOL), *srcs, "-o", str(exe)],
              "building the profile program")
         out = work / "cg.out"
         # bind libc symbols at load: the first memset (GCC turns zeroing loops into calls) would otherwise pay

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "features/fm_features.h"
+#include "fm_features.h"
 
 #include FM_MODEL_HEADER
 
