@@ -45,6 +45,14 @@ def with_checksum(body: bytes) -> bytes:
     return fmt.HEADER.pack(fmt.MAGIC, fmt.FORMAT_VERSION, 0, len(body), zlib.crc32(body)) + body
 
 
+def with_tables(blob: bytes, **arrays: np.ndarray) -> bytes:
+    """A model file's bytes with some table arrays replaced as they would be stored (no validation)."""
+    raw = msgpack.unpackb(blob[fmt.HEADER.size:], raw=False)
+    for name, arr in arrays.items():
+        raw["tables"][name] = {"nd": arr.dtype.str, "shape": list(arr.shape), "data": arr.tobytes()}
+    return with_checksum(msgpack.packb(raw, use_bin_type=True))
+
+
 def exercise(blob: bytes) -> bool:
     """loads -> ModelFormatError or a model; a loaded NB model must pass the C
     check and agree with the reference, float32 and q15, on awkward inputs.
@@ -232,19 +240,25 @@ def test_unhashable_kind_is_a_format_error(kind: Any) -> None:
         fmt.loads(with_checksum(msgpack.packb(raw, use_bin_type=True)))
 
 
-# Two holes the value mutations found (the loader accepts, the C check rejects, so `exercise` fails): kept
-# as strict expected failures, so that the fix shows up as an XPASS to turn into a plain test.
-@pytest.mark.xfail(strict=True, raises=ModelFormatError, reason="loader accepts edges [0.0, -0.0]; the q15 "
-                   "tables order -0.0 below 0.0 and fm_nb_q15_check rejects them")
-def test_signed_zero_edges_load_and_run_in_q15() -> None:
+# Two holes the value mutations found (the loader accepted, the C check rejected): the loader now refuses
+# both files, and the nearest valid files still load and agree with the reference.
+def test_signed_zero_edges_are_refused_at_load() -> None:
+    """-0.0 == +0.0 as floats, yet the q15 tables order -0.0 below +0.0 (fm_nb_q15_check refused them after
+    the loader had accepted the file): the loader now refuses the file with its reason."""
     fields = fmt.loads(SEEDS[0]).tables.to_dict()
     fields["edges"] = np.float32([0.0, -0.0, 0.5])
+    with pytest.raises(ModelFormatError, match=r"-0\.0 after \+0\.0"):
+        fmt.loads(with_tables(SEEDS[0], edges=fields["edges"]))
+    fields["edges"] = np.float32([-0.0, 0.0, 0.5])  # the right order loads and runs
     assert exercise(fmt.dumps(fmt.ModelFile("nb-stop", NBModel(**fields), {"classes": ["n", "y"]})))
 
 
-@pytest.mark.xfail(strict=True, raises=ModelFormatError, reason="loader accepts finite costs whose sum "
-                   "overflows float32; the C check rejects the infinite cumulative cost")
-def test_costs_with_an_infinite_sum_load_and_run() -> None:
+def test_costs_with_an_infinite_sum_are_refused_at_load() -> None:
+    """Finite costs whose float32 sum in reading order overflows: the C check refuses the infinite
+    cumulative cost, so the loader refuses them first, with its reason."""
     fields = fmt.loads(SEEDS[0]).tables.to_dict()
     fields["costs"] = np.float32([3.4e38, 3.4e38, 3.4e38])
+    with pytest.raises(ModelFormatError, match="sum past the float32 range"):
+        fmt.loads(with_tables(SEEDS[0], costs=fields["costs"]))
+    fields["costs"] = np.float32([3.4e38, 0.0, 0.0])  # one large cost alone still loads and runs
     assert exercise(fmt.dumps(fmt.ModelFile("nb-stop", NBModel(**fields), {"classes": ["n", "y"]})))

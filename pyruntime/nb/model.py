@@ -253,6 +253,9 @@ def validate_layout(m: Any, n_entries: int) -> None:
     for i in range(k):
         e = m.edges[es[i] : es[i + 1]]
         require(bool(np.all(np.diff(e) >= 0)), f"bin edges of position {i} are not sorted")
+        # -0.0 == +0.0 as floats, but the q15 record layout compares order-preserving keys (-0 -> -1, +0 -> 0)
+        require(bool(np.all(np.diff(nb_keys(e).astype(np.int64)) >= 0)),
+                f"bin edges of position {i} are not sorted (-0.0 after +0.0)")
     if m.stop_at.shape[0]:
         sa = m.stop_at.astype(np.int64)
         require(bool(np.all(np.diff(sa) > 0)), "stop points are not strictly increasing")
@@ -260,6 +263,10 @@ def validate_layout(m: Any, n_entries: int) -> None:
     if m.costs is not None:
         require(m.costs.shape == (m.n_features,), "costs must have one entry per feature")
         require(bool(np.all(np.isfinite(m.costs)) and np.all(m.costs >= 0)), "costs must be >= 0")
+        with np.errstate(over="ignore"):
+            total = _cum_costs(m.costs, m.order, np.float32)
+        require(total is not None and bool(np.isfinite(total[-1])),
+                "the costs of the reading order sum past the float32 range")
 
 
 def bin_index(m: Any, X32: np.ndarray) -> np.ndarray:
