@@ -9,7 +9,7 @@ Data sets (split train/validation/test 60/20/20, stratified by the seed):
   {1, 5, 10, 20, 50, 100, 150, 200} (as benchmarks/miser_cascade.py).
 Rows: Greedy Miser at lambda = 0 (plain stage-wise regression) and a lambda sweep, CSTC at
 lambda = 0 and a lambda sweep. Cost is the summed cost of the distinct features read per test input,
-measured by the C runtime on the compiled tables (pyruntime.cstc.CCSTC / pyruntime.trees.cascade.CCascade).
+measured by the C runtime on the compiled tables (pyruntime.cstc.model.CCSTC / pyruntime.trees.cascade.CCascade).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Each is split train/validation/test 60/20/20 (stratified). Costs are the summed
 acquisition cost of the distinct features read per test input (tree_eval_cost 0).
 Prints one table per data set and the cost ratio of the sweep's model
 (cheapest within 1% of lambda = 0 on validation) against lambda = 0 on test.
-Then, in the C runtime (pyruntime.cascade.CCascade, fm_cascade.c) on the same
+Then, in the C runtime (pyruntime.trees.cascade.CCascade, fm_cascade.c) on the same
 test inputs in one run: ns per prediction of the cascades (CSCC kept on
 validation, early exit) against the full ensemble of the same trees without
 exits, with the runtime's own mean cost and trees evaluated (the runtime's

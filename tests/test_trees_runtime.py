@@ -1,5 +1,5 @@
 """Tree-ensemble runtime: C (runtime_c/src/trees/fm_trees.c) against the numpy reference
-(pyruntime/trees.py), float32 and q15, lazy reads, slices, load-time checks, and the
+(pyruntime/trees/ensemble.py), float32 and q15, lazy reads, slices, load-time checks, and the
 C unit test under sanitizers."""
 
 from __future__ import annotations

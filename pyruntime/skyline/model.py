@@ -5,7 +5,7 @@ of runtime_c/src/skyline/fm_skymodel.c.
 One prediction for an item of size ``n`` under a budget ``B``: the index
 picks the most accurate model whose cost polynomial at ``n`` is <= ``B``
 (pyruntime.skyline), then that model is evaluated (naive Bayes tables,
-pyruntime.nb.NBModel, for base ``nb``; sparse linear scorers,
+pyruntime.nb.model.NBModel, for base ``nb``; sparse linear scorers,
 pyruntime.linear.LinearScorer, for base ``linear``). The result reports the
 chosen model in ``stage``, and in ``cost`` the model's polynomial cost at
 ``n`` (float64 here; the C fm_result holds its float32 rounding and the

@@ -118,7 +118,7 @@ class TreeCascade:
 
     @classmethod
     def from_ir(cls, ir: dict[str, Any]) -> TreeCascade:
-        """From the compiler's flat IR dict (compiler.cost_tree.ensemble_to_ir keys, plus optionally
+        """From the compiler's flat IR dict (compiler.trees.cost_tree.ensemble_to_ir keys, plus optionally
         stage_end / exit_upper / exit_lower / exit_rule / tree_eval_cost; without them: one stage)."""
         names = ("n_features", "n_outputs", "feature", "threshold", "left", "right", "value", "roots",
                  "tree_output", "base_score", "decision_threshold", "costs")
