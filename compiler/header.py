@@ -312,6 +312,25 @@ def check_classes(n_classes: int, what: str) -> None:
                          "FM_VEC_MAX_OUTPUTS): retrain one-vs-rest with --positive LABEL, or merge classes")
 
 
+def header_tail(model: ModelFile, numeric: str, name: str, predict_vec: str, rows: np.ndarray | None, guard: str,
+                form: bool = False) -> list[str]:
+    """The end every header shares (tables and code form): the generic FM_* names the firmware examples use,
+    the embedded rows (with --embed) and the include guard's #endif. predict_vec: the C expression
+    FM_PREDICT_VEC(x, n, out) stands for; form: also define FM_MODEL_FORM."""
+    up = name.upper()
+    out = ["/* Generic names used by the firmware examples. */", f"#define FM_MODEL_KIND {up}_KIND",
+           f'#define FM_MODEL_NUMERIC "{numeric}"', *([f"#define FM_MODEL_FORM {up}_FORM"] if form else []),
+           f"#define FM_N_FEATURES {up}_N_FEATURES", f"#define FM_PREDICT_VEC(x, n, out) {predict_vec}",
+           *cost_macros(model, numeric), *label_macros(model, name)]
+    if rows is not None:
+        r = np.asarray(rows, dtype=np.float32)
+        out += ["", f"/* {r.shape[0]} raw input rows for self-tests */", f"#define FM_N_ROWS {r.shape[0]}u",
+                f"static const float {name}_rows[{max(r.shape[0], 1)}][{int(model.tables.n_features)}] = {{"]
+        out += ["    {" + ", ".join(c_float(v) for v in row) + "}," for row in r]
+        out += ["};", f"#define FM_ROWS {name}_rows"]
+    return [*out, "", f"#endif /* {guard} */", ""]
+
+
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
                   target: str | None = None) -> str:
     """The whole header text."""
@@ -346,24 +365,5 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     out.append("")
     out.append(f"static const {t.struct_type} {name} = {c_init(t.struct_type, t.fields, '')};")
     out.append("")
-    out += [
-        "/* Generic names used by the firmware examples. */",
-        f"#define FM_MODEL_KIND {name.upper()}_KIND",
-        f'#define FM_MODEL_NUMERIC "{numeric}"',
-        f"#define FM_N_FEATURES {name.upper()}_N_FEATURES",
-        f"#define FM_PREDICT_VEC(x, n, out) {t.predict_vec}(&{name}, (x), (n), (out))",
-        *cost_macros(model, numeric),
-        *label_macros(model, name),
-    ]
-    if rows is not None:
-        r = np.asarray(rows, dtype=np.float32)
-        out += [
-            "", f"/* {r.shape[0]} raw input rows for self-tests */",
-            f"#define FM_N_ROWS {r.shape[0]}u",
-            f"static const float {name}_rows[{max(r.shape[0], 1)}][{n_features}] = {{",
-        ]
-        for row in r:
-            out.append("    {" + ", ".join(c_float(v) for v in row) + "},")
-        out += ["};", f"#define FM_ROWS {name}_rows"]
-    out += ["", f"#endif /* {guard} */", ""]
+    out += header_tail(model, numeric, name, f"{t.predict_vec}(&{name}, (x), (n), (out))", rows, guard)
     return "\n".join(out)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import check_inputs, require
+from pyruntime.arrays import check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
 from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
@@ -109,10 +109,7 @@ class SkylineModel:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SkylineModel:
-        require(isinstance(data, dict), "skyline tables must be a map")
-        names = ("index", "base", "models", "default_budget", "default_size")
-        missing = [n for n in names if n not in data]
-        require(not missing, f"skyline tables miss fields: {', '.join(missing)}")
+        table_fields(data, ("index", "base", "models", "default_budget", "default_size"), "skyline tables")
         require(isinstance(data["models"], list), "models must be a list")
         require(isinstance(data["index"], dict), "index must be a map")
         require(isinstance(data["default_budget"], int | float), "default_budget must be a number")
