@@ -26,13 +26,12 @@ from sklearn.model_selection import train_test_split
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.tree_peers import YAHOO_COSTS  # noqa: E402
 from compiler.cstc.train import CSTCClassifier  # noqa: E402
 from compiler.synthetic import CSTC_COSTS, make_cstc_quadrants  # noqa: E402
 from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
 from pyruntime.cstc.model import CCSTC, CSTCModel  # noqa: E402
 from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
-
-YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
