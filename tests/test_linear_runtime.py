@@ -4,7 +4,6 @@ ensemble, load-time checks."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,24 +12,18 @@ from host_build import trees_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyruntime.errors import FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
+from pyruntime.errors import FM_E_MODEL, FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
 from pyruntime.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import CTrees, TreeEnsemble
 
-ROOT = Path(__file__).resolve().parents[1]
-RUNTIME = ROOT / "runtime_c"
-FM_E_MODEL = -4
 PROPS = settings(max_examples=60, derandomize=True, deadline=None)
-
-
-build_module = trees_module  # the tree and linear runtime, privately built (tests/host_build.py)
 
 
 @pytest.fixture(scope="module")
 def cmod(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return build_module(tmp_path_factory.mktemp("cffi_linear"), "_fm_linear_test")
+    return trees_module(tmp_path_factory.mktemp("cffi_linear"), "_fm_linear_test")
 
 
 GRID = np.array([-2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 3.0, 1e-40, -1e-40, 1e30, -7e9], np.float32)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pyruntime.arrays import float_keys
 from pyruntime.build_cffi import runtime_family_sources, runtime_include_flags
-from pyruntime.errors import FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
+from pyruntime.errors import FM_E_MODEL, FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import (
@@ -35,7 +35,6 @@ from pyruntime.trees.ensemble import (
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
-FM_E_MODEL = -4
 PROPS = settings(max_examples=60, derandomize=True, deadline=None)
 
 
