@@ -44,31 +44,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.tree_peers import flat_lgbm_tree, keel_task  # noqa: E402
 from compiler.costs import FeatureCosts  # noqa: E402
 from compiler.kinds import KINDS  # noqa: E402
-from compiler.tasks import prepare  # noqa: E402
-from pyruntime.data import load_dataset  # noqa: E402
 
-YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 DEFAULT_SETS = "pima,phoneme,magic,spambase,ring,twonorm"
 warnings.filterwarnings("ignore", message=".*eval_set.*")  # lightgbm 4.7's deprecation of eval_set
 
 TRADEOFFS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 TOLERANCE = 0.01  # frugalml's --sweep rule, used for CEGB's validation choice too
 LGB_PARAMS = {"num_leaves": 8, "learning_rate": 0.1, "n_estimators": 1000, "n_jobs": 1, "verbose": -1}
-
-
-def yahoo_costs(n_features: int) -> FeatureCosts:
-    c = np.random.default_rng(0).choice(YAHOO_COSTS, size=n_features)
-    coef = np.zeros((n_features, 3))
-    coef[:, 0] = c
-    return FeatureCosts(coef)
-
-
-def _kinds() -> None:
-    import compiler.cstc.kind  # noqa: F401, PLC0415 - registers the kinds
-    import compiler.trees.kind_cascade  # noqa: F401, PLC0415
-    import compiler.trees.kind_miser  # noqa: F401, PLC0415
 
 
 def _lightgbm() -> Any | None:
@@ -81,28 +66,6 @@ def _lightgbm() -> Any | None:
 
 # -- LightGBM models walked on the rows ---------------------------------------------------------
 
-def _flat_tree(root: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A dumped LightGBM tree as arrays: feature (-1 at leaves), threshold, left, right."""
-    feat: list[int] = []
-    thr: list[float] = []
-    left: list[int] = []
-    right: list[int] = []
-    stack = [(root, -1, False)]
-    while stack:
-        node, parent, is_right = stack.pop()
-        i = len(feat)
-        if parent >= 0:
-            (right if is_right else left)[parent] = i
-        split = "split_feature" in node
-        feat.append(int(node["split_feature"]) if split else -1)
-        thr.append(float(node["threshold"]) if split else 0.0)
-        left.append(-1)
-        right.append(-1)
-        if split:
-            stack += [(node["right_child"], i, True), (node["left_child"], i, False)]
-    return np.asarray(feat), np.asarray(thr), np.asarray(left), np.asarray(right)
-
-
 def lgb_features_read(booster: Any, X: np.ndarray, n_iter: int) -> np.ndarray:
     """Bool (n, d): the features each row reads in the first n_iter trees (x <= threshold goes left)."""
     X64 = np.asarray(X, dtype=np.float64)
@@ -110,7 +73,7 @@ def lgb_features_read(booster: Any, X: np.ndarray, n_iter: int) -> np.ndarray:
     read = np.zeros((n, d), dtype=bool)
     rows = np.arange(n)
     for info in booster.dump_model(num_iteration=n_iter)["tree_info"]:
-        f, t, lc, rc = _flat_tree(info["tree_structure"])
+        f, t, lc, rc, _ = flat_lgbm_tree(info["tree_structure"])
         node = np.zeros(n, dtype=np.int64)
         while True:
             inner = f[node] >= 0
@@ -166,11 +129,7 @@ def frugal_point(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts
 
 
 def run(name: str, seed: int, with_cstc: bool, lgb: Any | None) -> dict[str, Any]:
-    _kinds()
-    labels = sorted(set(np.asarray(load_dataset(f"keel:{name}").y).tolist()))
-    positive = None if len(labels) == 2 else labels[-1]
-    task = prepare(f"keel:{name}", positive, None, seed)
-    fc = yahoo_costs(task.n_features)
+    task, fc = keel_task(name, seed)
     costs = fc.coef[:, 0]
     X = task.data.X.astype(np.float32)
     parts = (X[task.train], task.y[task.train], X[task.validation], task.y[task.validation], X[task.test],

@@ -25,35 +25,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import figures  # noqa: E402
-from compiler.costs import FeatureCosts  # noqa: E402
+from benchmarks.common.tree_peers import keel_task  # noqa: E402
 from compiler.kinds import KINDS  # noqa: E402
-from compiler.tasks import prepare  # noqa: E402
-from pyruntime.data import load_dataset  # noqa: E402
 
-YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 DEFAULT_SETS = ("pima,wdbc,australian,texture,banana,phoneme,magic,spambase,ring,twonorm,titanic,heart,"
                 "ionosphere,bupa,sonar,mammographic,wisconsin")
 QUICK_SETS = "pima"
 
 
-def yahoo_costs(n_features: int) -> FeatureCosts:
-    c = np.random.default_rng(0).choice(YAHOO_COSTS, size=n_features)
-    coef = np.zeros((n_features, 3))
-    coef[:, 0] = c
-    return FeatureCosts(coef)
-
-
-def _kinds() -> None:
-    import compiler.trees.kind_cascade  # noqa: F401, PLC0415 - registers the kinds
-    import compiler.trees.kind_miser  # noqa: F401, PLC0415
-
-
 def run(name: str, seed: int, cascade_opts: dict | None = None) -> dict:
-    _kinds()
-    labels = sorted(set(np.asarray(load_dataset(f"keel:{name}").y).tolist()))
-    positive = None if len(labels) == 2 else labels[-1]
-    task = prepare(f"keel:{name}", positive, None, seed)
-    costs = yahoo_costs(task.n_features)
+    task, costs = keel_task(name, seed)
     X = task.data.X.astype(np.float32)
     Xte, yte = X[task.test], task.y[task.test]
     out = {"data": name, "seed": seed, "n_val": int(task.validation.size), "n_test": int(task.test.size)}

@@ -9,7 +9,7 @@ Data sets (split train/validation/test 60/20/20, stratified by the seed):
   {1, 5, 10, 20, 50, 100, 150, 200} (as benchmarks/miser_cascade.py).
 Rows: Greedy Miser at lambda = 0 (plain stage-wise regression) and a lambda sweep, CSTC at
 lambda = 0 and a lambda sweep. Cost is the summed cost of the distinct features read per test input,
-measured by the C runtime on the compiled tables (pyruntime.cstc.CCSTC / pyruntime.trees.cascade.CCascade).
+measured by the C runtime on the compiled tables (pyruntime.cstc.model.CCSTC / pyruntime.trees.cascade.CCascade).
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from sklearn.model_selection import train_test_split
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.tree_peers import YAHOO_COSTS  # noqa: E402
 from compiler.cstc.train import CSTCClassifier  # noqa: E402
 from compiler.synthetic import CSTC_COSTS, make_cstc_quadrants  # noqa: E402
 from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
 from pyruntime.cstc.model import CCSTC, CSTCModel  # noqa: E402
 from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
-
-YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 
 
 def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:

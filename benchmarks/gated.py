@@ -2,7 +2,7 @@
 baseline and f0 alone, uniform feature costs.
 
 For every data set: each trainer runs its --sweep (one shared f0 per trainer, the CLI's code path
-compiler.kind_gated.train_gated), keeps the cheapest model within 1% (absolute) of f0's validation
+compiler.gated.kind.train_gated), keeps the cheapest model within 1% (absolute) of f0's validation
 accuracy, and is then measured on the held-out test part with the C runtime: accuracy, mean cost
 (distinct features read), share sent to f0, cost reduction vs f0 alone, and C ns per prediction of
 the gated model vs f0 alone in the same run. Writes a PNG of the validation accuracy/cost curves.

@@ -15,7 +15,7 @@ Each is split train/validation/test 60/20/20 (stratified). Costs are the summed
 acquisition cost of the distinct features read per test input (tree_eval_cost 0).
 Prints one table per data set and the cost ratio of the sweep's model
 (cheapest within 1% of lambda = 0 on validation) against lambda = 0 on test.
-Then, in the C runtime (pyruntime.cascade.CCascade, fm_cascade.c) on the same
+Then, in the C runtime (pyruntime.trees.cascade.CCascade, fm_cascade.c) on the same
 test inputs in one run: ns per prediction of the cascades (CSCC kept on
 validation, early exit) against the full ensemble of the same trees without
 exits, with the runtime's own mean cost and trees evaluated (the runtime's
@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.tree_peers import YAHOO_COSTS, flat_lgbm_tree  # noqa: E402
 from compiler.parallel import add_arguments, run_map  # noqa: E402
 from compiler.trees.cascade import EarlyExitEnsemble  # noqa: E402
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_scores, ir_tree_features  # noqa: E402
@@ -50,7 +51,6 @@ from compiler.trees.cscc import CsccCascadeClassifier  # noqa: E402
 from compiler.trees.miser import GreedyMiserClassifier  # noqa: E402
 from pyruntime.trees.cascade import CCascade, TreeCascade  # noqa: E402
 
-YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 LAMBDAS = [0.0, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0]
 CSCC_LAMBDAS = (0.1, 1.0, 10.0)  # xu2014's lambda, one per cascade: the grid the CLI default chooses from on validation
 
@@ -83,37 +83,13 @@ def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def _lgbm_tree(root: dict) -> CostTree:
-    """One LightGBM tree dump -> CostTree (float32-exact thresholds for float32 inputs)."""
-    feat: list[int] = []
-    thr: list[np.float32] = []
-    left: list[int] = []
-    right: list[int] = []
-    val: list[float] = []
-    stack = [(root, -1, False)]
-    while stack:
-        node, parent, is_right = stack.pop()
-        i = len(feat)
-        if parent >= 0:
-            (right if is_right else left)[parent] = i
-        feat.append(-1)
-        thr.append(np.float32(0.0))
-        left.append(-1)
-        right.append(-1)
-        val.append(0.0)
-        if "split_feature" in node:
-            if node.get("decision_type", "<=") != "<=":
-                raise ValueError("unsupported LightGBM split")
-            feat[i] = int(node["split_feature"])
-            t = np.float32(node["threshold"])
-            if float(t) > float(node["threshold"]):
-                t = np.nextafter(t, np.float32(-np.inf))
-            thr[i] = t
-            stack.append((node["right_child"], i, True))
-            stack.append((node["left_child"], i, False))
-        else:
-            val[i] = float(np.float32(node["leaf_value"]))
-    return CostTree(np.array(feat, np.int32), np.array(thr, np.float32), np.array(left, np.int32),
-                    np.array(right, np.int32), np.array(val))
+    """One LightGBM tree dump -> CostTree (float32-exact thresholds for float32 inputs: the largest float32
+    not above the dumped threshold)."""
+    feat, thr, left, right, val = flat_lgbm_tree(root)
+    t32 = thr.astype(np.float32)
+    t32 = np.where(t32.astype(np.float64) > thr, np.nextafter(t32, np.float32(-np.inf)), t32)
+    return CostTree(feat.astype(np.int32), t32.astype(np.float32), left.astype(np.int32), right.astype(np.int32),
+                    val.astype(np.float32).astype(np.float64))
 
 
 def lgbm_to_ir(dump: dict, n_features: int, costs: np.ndarray) -> dict:

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from compiler.header import c_float, check_name, cost_macros, label_macros
+from compiler.header import check_name, header_tail
 from pyruntime.format import ModelFile
 
 INT32_MAX = 2**31 - 1
@@ -141,36 +141,26 @@ def order_exact(costs: np.ndarray | None) -> tuple[list[int], int] | None:
     return units, e
 
 
+def c_function(signature: str, *body: str) -> list[str]:
+    """The lines of a C function: its signature, the body indented, the braces."""
+    return [signature, "{", *(f"    {line}" for line in body), "}"]
+
+
 def popcount_helper(name: str) -> list[str]:
-    return [
-        f"static inline uint32_t {name}_pc(uint32_t v)",
-        "{",
-        "    v = v - ((v >> 1) & 0x55555555u);",
-        "    v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);",
-        "    return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;",
-        "}",
-    ]
+    return c_function(f"static inline uint32_t {name}_pc(uint32_t v)", "v = v - ((v >> 1) & 0x55555555u);",
+                      "v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);",
+                      "return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;")
 
 
 def bits_helper(name: str) -> list[str]:
-    return [
-        f"static inline int32_t {name}_bits(const float *p)",
-        "{",
-        "    int32_t b;",
-        "    memcpy(&b, p, sizeof b);",
-        "    return b;",
-        "}",
-    ]
+    return c_function(f"static inline int32_t {name}_bits(const float *p)", "int32_t b;", "memcpy(&b, p, sizeof b);",
+                      "return b;")
 
 
 def sat_helper(name: str) -> list[str]:
-    return [
-        f"static inline int32_t {name}_sat(int32_t a, int32_t b)",
-        "{",
-        "    int64_t r = (int64_t)a + (int64_t)b;",
-        "    return r > (int64_t)INT32_MAX ? INT32_MAX : r < (int64_t)INT32_MIN ? INT32_MIN : (int32_t)r;",
-        "}",
-    ]
+    return c_function(f"static inline int32_t {name}_sat(int32_t a, int32_t b)",
+                      "int64_t r = (int64_t)a + (int64_t)b;",
+                      "return r > (int64_t)INT32_MAX ? INT32_MAX : r < (int64_t)INT32_MIN ? INT32_MIN : (int32_t)r;")
 
 
 # ------------------------------------------------------------------------------------ header ----
@@ -211,24 +201,6 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
     out += [
         "}",
         "",
-        "/* Generic names used by the firmware examples. */",
-        f"#define FM_MODEL_KIND {up}_KIND",
-        f'#define FM_MODEL_NUMERIC "{numeric}"',
-        f"#define FM_MODEL_FORM {up}_FORM",
-        f"#define FM_N_FEATURES {up}_N_FEATURES",
-        f"#define FM_PREDICT_VEC(x, n, out) {name}_predict_vec((x), (n), (out))",
-        *cost_macros(model, numeric),
-        *label_macros(model, name),
     ]
-    if rows is not None:
-        r = np.asarray(rows, dtype=np.float32)
-        out += [
-            "", f"/* {r.shape[0]} raw input rows for self-tests */",
-            f"#define FM_N_ROWS {r.shape[0]}u",
-            f"static const float {name}_rows[{max(r.shape[0], 1)}][{n_features}] = {{",
-        ]
-        for row in r:
-            out.append("    {" + ", ".join(c_float(v) for v in row) + "},")
-        out += ["};", f"#define FM_ROWS {name}_rows"]
-    out += ["", f"#endif /* {guard} */", ""]
+    out += header_tail(model, numeric, name, f"{name}_predict_vec((x), (n), (out))", rows, guard, form=True)
     return "\n".join(out)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from pyruntime.format import ModelFile
+from pyruntime.layout import is_struct, struct_fields, struct_layout
 
 TARGETS = {
     "host": "float32",
@@ -122,36 +123,6 @@ def parse_bytes(text: str) -> int | None:
     return int(digits) * scale or None
 
 
-def _scalar_layout(cname: str, pointer_bytes: int) -> tuple[int, int]:
-    if cname.endswith("*"):
-        return pointer_bytes, pointer_bytes
-    size = {"double": 8, "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
-            "int8_t": 1, "int": 4, "unsigned int": 4, "size_t": pointer_bytes}[cname]
-    return size, size
-
-
-def struct_layout(struct_type: str, pointer_bytes: int) -> tuple[int, int]:
-    """(size, alignment) of a runtime struct on a target with the given pointer size (natural alignment, as
-    the AAPCS and the x86-64/AArch64 ABIs lay it out), from the cffi declarations."""
-    from pyruntime._frugalml_c import ffi  # noqa: PLC0415
-
-    offset, align = 0, 1
-    for _name, f in ffi.typeof(struct_type).fields:
-        t = f.type
-        n = 1
-        if t.kind == "array":  # a fixed-length array field (e.g. fm_nb_pos.edge[2])
-            n, t = t.length, t.item
-        if t.kind == "struct":
-            size, a = struct_layout(t.cname, pointer_bytes)
-        elif t.kind == "enum":
-            size, a = 4, 4
-        else:
-            size, a = _scalar_layout(t.cname.replace("const ", ""), pointer_bytes)
-        offset = (offset + a - 1) // a * a + size * n
-        align = max(align, a)
-    return (offset + align - 1) // align * align, align
-
-
 def const_bytes(t: CTables, pointer_bytes: int) -> int:
     """Bytes of const model data in flash, an upper bound whatever order the linker puts the objects in:
     every array (at least one element) rounded up to 4 bytes (+4 of alignment slack for a double array), the
@@ -201,26 +172,17 @@ def c_uint(v: int) -> str:
 
 
 def struct_field_names(struct_type: str) -> list[tuple[str, str | None]]:
-    """(field, nested struct type or None) of a runtime struct, in declaration order, from the cffi
-    declarations (pyruntime/cdefs), so initializers are built by name, never by position."""
-    from pyruntime._frugalml_c import ffi  # noqa: PLC0415 - the compiled binding knows every runtime struct
-
-    try:
-        t = ffi.typeof(struct_type)
-    except ffi.error:
-        raise ValueError(f"unknown runtime struct {struct_type!r}") from None
-    return [(name, f.type.cname if f.type.kind == "struct" else None) for name, f in t.fields]
+    """(field, nested struct type or None) of a runtime struct, in declaration order, from the cdef
+    declarations (pyruntime/cdefs, read by pyruntime.layout), so initializers are built by name, never by
+    position."""
+    return [(f.name, f.ctype if is_struct(f.ctype) and not f.pointer and f.count == 1 else None)
+            for f in struct_fields(struct_type)]
 
 
 def c_zero(struct_type: str) -> dict[str, Any]:
     """Field values of an all-zero struct_type (0 for numbers, NULL for pointers, nested zeros)."""
-    from pyruntime._frugalml_c import ffi  # noqa: PLC0415
-
-    out: dict[str, Any] = {}
-    for name, f in ffi.typeof(struct_type).fields:
-        kind = f.type.kind
-        out[name] = c_zero(f.type.cname) if kind == "struct" else "NULL" if kind == "pointer" else "0"
-    return out
+    return {name: c_zero(sub) if sub is not None else "NULL" if f.pointer else "0"
+            for (name, sub), f in zip(struct_field_names(struct_type), struct_fields(struct_type), strict=True)}
 
 
 def c_init(struct_type: str, values: Mapping[str, Any], indent: str = "    ") -> str:
@@ -350,6 +312,25 @@ def check_classes(n_classes: int, what: str) -> None:
                          "FM_VEC_MAX_OUTPUTS): retrain one-vs-rest with --positive LABEL, or merge classes")
 
 
+def header_tail(model: ModelFile, numeric: str, name: str, predict_vec: str, rows: np.ndarray | None, guard: str,
+                form: bool = False) -> list[str]:
+    """The end every header shares (tables and code form): the generic FM_* names the firmware examples use,
+    the embedded rows (with --embed) and the include guard's #endif. predict_vec: the C expression
+    FM_PREDICT_VEC(x, n, out) stands for; form: also define FM_MODEL_FORM."""
+    up = name.upper()
+    out = ["/* Generic names used by the firmware examples. */", f"#define FM_MODEL_KIND {up}_KIND",
+           f'#define FM_MODEL_NUMERIC "{numeric}"', *([f"#define FM_MODEL_FORM {up}_FORM"] if form else []),
+           f"#define FM_N_FEATURES {up}_N_FEATURES", f"#define FM_PREDICT_VEC(x, n, out) {predict_vec}",
+           *cost_macros(model, numeric), *label_macros(model, name)]
+    if rows is not None:
+        r = np.asarray(rows, dtype=np.float32)
+        out += ["", f"/* {r.shape[0]} raw input rows for self-tests */", f"#define FM_N_ROWS {r.shape[0]}u",
+                f"static const float {name}_rows[{max(r.shape[0], 1)}][{int(model.tables.n_features)}] = {{"]
+        out += ["    {" + ", ".join(c_float(v) for v in row) + "}," for row in r]
+        out += ["};", f"#define FM_ROWS {name}_rows"]
+    return [*out, "", f"#endif /* {guard} */", ""]
+
+
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
                   target: str | None = None) -> str:
     """The whole header text."""
@@ -384,24 +365,5 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     out.append("")
     out.append(f"static const {t.struct_type} {name} = {c_init(t.struct_type, t.fields, '')};")
     out.append("")
-    out += [
-        "/* Generic names used by the firmware examples. */",
-        f"#define FM_MODEL_KIND {name.upper()}_KIND",
-        f'#define FM_MODEL_NUMERIC "{numeric}"',
-        f"#define FM_N_FEATURES {name.upper()}_N_FEATURES",
-        f"#define FM_PREDICT_VEC(x, n, out) {t.predict_vec}(&{name}, (x), (n), (out))",
-        *cost_macros(model, numeric),
-        *label_macros(model, name),
-    ]
-    if rows is not None:
-        r = np.asarray(rows, dtype=np.float32)
-        out += [
-            "", f"/* {r.shape[0]} raw input rows for self-tests */",
-            f"#define FM_N_ROWS {r.shape[0]}u",
-            f"static const float {name}_rows[{max(r.shape[0], 1)}][{n_features}] = {{",
-        ]
-        for row in r:
-            out.append("    {" + ", ".join(c_float(v) for v in row) + "},")
-        out += ["};", f"#define FM_ROWS {name}_rows"]
-    out += ["", f"#endif /* {guard} */", ""]
+    out += header_tail(model, numeric, name, f"{t.predict_vec}(&{name}, (x), (n), (out))", rows, guard)
     return "\n".join(out)

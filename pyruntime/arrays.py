@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,15 @@ def as_array(value: Any, dtype: str, name: str, ndim: int = 1) -> np.ndarray:
 def require(cond: bool, message: str) -> None:
     if not cond:
         raise ModelFormatError(message)
+
+
+def table_fields(data: Any, names: Sequence[str], what: str) -> dict[str, Any]:
+    """The named fields of a model file's tables map (``what``: e.g. "cascade tables"); a ModelFormatError
+    names every missing field."""
+    require(isinstance(data, dict), f"{what} must be a map")
+    missing = [n for n in names if n not in data]
+    require(not missing, f"{what} miss fields: {', '.join(missing)}")
+    return {n: data[n] for n in names}
 
 
 def check_inputs(X: Any, n_features: int) -> np.ndarray:

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require
+from pyruntime.arrays import as_array, check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, float_to_fixed, pick_shift, to_fixed
-from pyruntime.memo import ReadState, check_costs, quantize_costs
+from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
 
@@ -79,7 +79,7 @@ class LinearScorer:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LinearScorer:
-        return cls(**_fields(data, _F32_FIELDS))
+        return cls(**table_fields(data, _F32_FIELDS, "linear tables"))
 
     # -- reference evaluation --
     def score_into(self, X32: np.ndarray, state: ReadState, acc: np.ndarray,
@@ -147,16 +147,14 @@ class LinearScorerQ15:
         require(INT32_MIN <= self.bias_q <= INT32_MAX and INT32_MIN <= self.decision_threshold_q <= INT32_MAX,
                 "bias_q and decision_threshold_q must fit int32")
         require(0 <= self.in_shift <= MAX_SHIFT and 0 <= self.w_shift <= MAX_SHIFT, "shifts must be in 0..30")
-        if self.costs is not None:
-            require(self.costs.shape == (self.n_features,), "costs must have one entry per feature")
-        require(bool(np.isfinite(self.cost_unit) and self.cost_unit > 0), "cost_unit must be > 0")
+        check_q15_costs(self.costs, self.n_features, self.cost_unit)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _Q15_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LinearScorerQ15:
-        return cls(**_fields(data, _Q15_FIELDS))
+        return cls(**table_fields(data, _Q15_FIELDS, "linear tables"))
 
     def score_into(self, X32: np.ndarray, state: ReadState, acc: np.ndarray,
                    rows: np.ndarray | None = None) -> None:
@@ -188,13 +186,6 @@ class LinearScorerQ15:
 _F32_FIELDS = ("n_features", "feature", "weight", "bias", "decision_threshold", "costs")
 _Q15_FIELDS = ("n_features", "feature", "weight_q", "bias_q", "decision_threshold_q", "in_shift", "w_shift",
                "costs", "cost_unit")
-
-
-def _fields(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    require(isinstance(data, dict), "tables must be a map")
-    missing = [n for n in names if n not in data]
-    require(not missing, f"tables miss fields: {', '.join(missing)}")
-    return {n: data[n] for n in names}
 
 
 def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None) -> LinearScorerQ15:

@@ -20,6 +20,13 @@ def check_costs(costs: np.ndarray | None, n_features: int) -> None:
         require(bool(np.all(np.isfinite(costs)) and np.all(costs >= 0)), "costs must be finite and >= 0")
 
 
+def check_q15_costs(costs: np.ndarray | None, n_features: int, cost_unit: float) -> None:
+    """The cost table of q15 tables (uint16 units, see quantize_costs): one entry per feature, a unit > 0."""
+    if costs is not None:
+        require(costs.shape == (n_features,), "costs must have one entry per feature")
+    require(bool(np.isfinite(cost_unit) and cost_unit > 0), "cost_unit must be > 0")
+
+
 def quantize_costs(costs: np.ndarray | None) -> tuple[np.ndarray | None, float]:
     """uint16 cost units and the unit (integer costs up to 65535 stay exact)."""
     if costs is None:

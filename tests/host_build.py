@@ -3,10 +3,13 @@ and run it: what the K-class tests use to check a header's tables and label tabl
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
-from pyruntime.build_cffi import runtime_include_flags, runtime_sources
+from pyruntime.build_cffi import ROOT, runtime_include_dirs, runtime_include_flags, runtime_sources
 
 # prints FM_LABEL_TEXT(label) and n_read of every embedded row, as the firmware examples do
 PRINT_ROWS = (
@@ -29,3 +32,33 @@ def run_with_header(header_text: str, body: str, folder: Path) -> list[str]:
                     "-fno-sanitize-recover=all", *incs, f"-I{folder}", str(folder / "main.c"), *srcs, "-o",
                     str(exe)], check=True)
     return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+
+
+def cffi_module(tmp: Path, name: str, cdefs: list[str], include: str, sources: list[Path], portable: bool = False,
+                cdef_prefix: str = "") -> Any:
+    """A private cffi build of some runtime sources (cdefs: the pyruntime/cdefs files, by stem, in order;
+    include: the C text of set_source; portable: -DFM_PORTABLE, the plain C99 path of fm_port.h), loaded."""
+    from cffi import FFI  # noqa: PLC0415
+
+    ffi = FFI()
+    ffi.cdef(cdef_prefix + "".join((ROOT / "pyruntime" / "cdefs" / f"{c}.cdef").read_text() for c in cdefs))
+    ffi.set_source(name, include, sources=[str(s) for s in sources],
+                   include_dirs=[str(d) for d in runtime_include_dirs()],
+                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off", "-Wno-unused-parameter",
+                                       *(["-DFM_PORTABLE"] * portable)])
+    so = ffi.compile(tmpdir=str(tmp))
+    spec = importlib.util.spec_from_file_location(name, so)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def trees_module(tmp: Path, name: str, portable: bool = False) -> Any:
+    """The tree and linear runtime (core + trees) as a private cffi module, registered in sys.modules."""
+    from pyruntime.build_cffi import runtime_family_sources  # noqa: PLC0415
+
+    mod = cffi_module(tmp, name, ["common", "memo", "linear", "trees"],
+                      '#include "fm_linear.h"\n#include "fm_trees.h"\n', runtime_family_sources("trees"), portable)
+    sys.modules[name] = mod
+    return mod

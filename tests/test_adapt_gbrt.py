@@ -1,4 +1,4 @@
-"""Tests for ADAPT-GBRT (compiler/adapt_gbrt.py)."""
+"""Tests for ADAPT-GBRT (compiler/gated/adapt_gbrt.py)."""
 
 from __future__ import annotations
 

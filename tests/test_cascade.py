@@ -1,4 +1,4 @@
-"""Tests for CSCC-style cascades and the early-exit baseline (compiler/cascade.py)."""
+"""Tests for CSCC-style cascades and the early-exit baseline (compiler/trees/cascade.py)."""
 
 from __future__ import annotations
 

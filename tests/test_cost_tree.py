@@ -1,4 +1,4 @@
-"""Tests for the cost-aware CART fitter (compiler/cost_tree.py)."""
+"""Tests for the cost-aware CART fitter (compiler/trees/cost_tree.py)."""
 
 from __future__ import annotations
 

@@ -4,52 +4,26 @@ ensemble, load-time checks."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from host_build import trees_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyruntime.build_cffi import runtime_family_sources, runtime_include_dirs
-from pyruntime.errors import FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
+from pyruntime.errors import FM_E_MODEL, FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
 from pyruntime.linear import CLinear, LinearScorer, LinearScorerQ15, in_shift_for, linear_struct, quantize_linear
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import CTrees, TreeEnsemble
 
-ROOT = Path(__file__).resolve().parents[1]
-RUNTIME = ROOT / "runtime_c"
-FM_E_MODEL = -4
 PROPS = settings(max_examples=60, derandomize=True, deadline=None)
-
-
-def build_module(tmp: Path, name: str) -> Any:
-    """A private cffi build of the tree/linear runtime (switch to pyruntime._frugalml_c later)."""
-    from cffi import FFI
-
-    ffi = FFI()
-    for cdef in ("common", "memo", "linear", "trees"):
-        ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = runtime_family_sources("trees")
-    ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
-                   sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
-                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off"])
-    so = ffi.compile(tmpdir=str(tmp))
-    spec = importlib.util.spec_from_file_location(name, so)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sys.modules[name] = mod
-    return mod
 
 
 @pytest.fixture(scope="module")
 def cmod(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return build_module(tmp_path_factory.mktemp("cffi_linear"), "_fm_linear_test")
+    return trees_module(tmp_path_factory.mktemp("cffi_linear"), "_fm_linear_test")
 
 
 GRID = np.array([-2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 3.0, 1e-40, -1e-40, 1e30, -7e9], np.float32)

@@ -1,4 +1,4 @@
-"""Tests for Greedy Miser (compiler/miser.py)."""
+"""Tests for Greedy Miser (compiler/trees/miser.py)."""
 
 from __future__ import annotations
 

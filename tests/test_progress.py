@@ -36,6 +36,17 @@ def summaries(text: str) -> list[re.Match[str]]:
     return [m for line in text.splitlines() if (m := SUMMARY.match(line))]
 
 
+def drain(master: int) -> bytes:
+    """Everything a pty's master side has to read until it is quiet for half a second."""
+    got = b""
+    while select.select([master], [], [], 0.5)[0]:
+        chunk = os.read(master, 65536)
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
 def test_not_a_terminal_one_summary_line_even_when_nested() -> None:
     out = io.StringIO()
     with Progress("outer", total=3, file=out) as p:
@@ -80,12 +91,7 @@ def test_a_real_pty_gets_a_bar() -> None:
             with Progress("pty loop", total=4, file=stream) as p:
                 for _ in range(4):
                     p.update()
-        got = b""
-        while select.select([master], [], [], 0.5)[0]:
-            chunk = os.read(master, 4096)
-            if not chunk:
-                break
-            got += chunk
+        got = drain(master)
     finally:
         os.close(master)
         os.close(slave)
@@ -136,12 +142,7 @@ def test_cli_bar_on_a_terminal_stdout_unaffected(data: Path, tmp_path: Path) -> 
             [sys.executable, "-m", "compiler.cli", "train", "nb-stop", str(data / "data.npz"), "-o",
              str(tmp_path / "n.msgpack")],
             stdout=subprocess.PIPE, stderr=slave, env=env, timeout=120, check=False)
-        got = b""
-        while select.select([master], [], [], 0.5)[0]:
-            chunk = os.read(master, 65536)
-            if not chunk:
-                break
-            got += chunk
+        got = drain(master)
     finally:
         os.close(master)
         os.close(slave)

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from host_build import cffi_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.skyline.index import build_size_index
-from pyruntime.build_cffi import runtime_include_dirs, runtime_include_flags, runtime_source
+from pyruntime.build_cffi import runtime_include_flags, runtime_source
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,20 +39,10 @@ def test_c_unit_test(cc: str, sanitize: bool, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def csky(tmp_path_factory):
     """A small cffi module of fm_skyline.c alone (until the lead's pyruntime build includes it)."""
-    cffi = pytest.importorskip("cffi")
-    tmp = tmp_path_factory.mktemp("skyline_cffi")
-    ffi = cffi.FFI()
-    cdef = (ROOT / "pyruntime/cdefs/skyline.cdef").read_text()
-    ffi.cdef("#define FM_OK 0\n#define FM_E_BUDGET -5\n" + cdef)
-    ffi.set_source("_fm_skyline_test", '#include "fm_skyline.h"', sources=[str(runtime_source("fm_skyline.c"))],
-                   include_dirs=[str(d) for d in runtime_include_dirs()],
-                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off", "-Wno-unused-parameter"])
-    lib_path = ffi.compile(tmpdir=str(tmp))
-    spec = importlib.util.spec_from_file_location("_fm_skyline_test", lib_path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sys.modules.pop("_fm_skyline_test", None)
-    return mod
+    pytest.importorskip("cffi")
+    return cffi_module(tmp_path_factory.mktemp("skyline_cffi"), "_fm_skyline_test", ["skyline"],
+                       "#include \"fm_skyline.h\"",
+                       [runtime_source("fm_skyline.c")], cdef_prefix="#define FM_OK 0\n#define FM_E_BUDGET -5\n")
 
 
 class CIndex:

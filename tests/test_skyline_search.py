@@ -10,6 +10,7 @@ from sklearn.naive_bayes import GaussianNB
 from compiler.skyline.index import skyline_at, tie_keys
 from compiler.skyline.search import (
     AccuracyOracle,
+    SearchResult,
     TableOracle,
     _max_over_subsets,
     brute_force_search,
@@ -68,14 +69,20 @@ def test_polydom_equals_brute_force_on_monotone_oracle(d: int, seed: int) -> Non
     assert res.complete
 
 
-def test_polydom_relaxed_epsilon_exact_on_trained_models() -> None:
-    """Real NB accuracies are not monotone; with epsilon = the worst violation PolyDom stays exact."""
-    d = 8
+def trained_nb_lattice(d: int) -> tuple[AccuracyOracle, SearchResult, float]:
+    """Gaussian NB on every subset of d features (brute force) and the worst monotonicity violation of its
+    validation accuracies (more features hurting)."""
     X, y = make_classification(300, d, n_informative=3, n_redundant=2, random_state=3)
     oracle = AccuracyOracle(GaussianNB(), X[:200], y[:200], X[200:], y[200:])
     brute = brute_force_search(oracle, d)
     acc = np.array([brute.accuracy[m] for m in range(1 << d)])
-    violation = float(np.max(_max_over_subsets(acc, d) - acc))
+    return oracle, brute, float(np.max(_max_over_subsets(acc, d) - acc))
+
+
+def test_polydom_relaxed_epsilon_exact_on_trained_models() -> None:
+    """Real NB accuracies are not monotone; with epsilon = the worst violation PolyDom stays exact."""
+    d = 8
+    oracle, brute, violation = trained_nb_lattice(d)
     assert violation > 0  # more features do hurt here
     coef = random_costs(d, 5)
     res = polydom_search(oracle, d, epsilon=violation)
@@ -156,11 +163,8 @@ def test_polydom_approx_prunes_more_and_loses_at_most_approx() -> None:
     """Approximate mode (a(F) >= a(H) + epsilon - approx prunes): fewer trained sets, and at every budget and
     size the best kept model is at most ``approx`` less accurate (validation) than brute force's."""
     d = 8
-    X, y = make_classification(300, d, n_informative=3, n_redundant=2, random_state=3)
-    oracle = AccuracyOracle(GaussianNB(), X[:200], y[:200], X[200:], y[200:])
-    brute = brute_force_search(oracle, d)
+    oracle, brute, violation = trained_nb_lattice(d)
     acc = np.array([brute.accuracy[m] for m in range(1 << d)])
-    violation = float(np.max(_max_over_subsets(acc, d) - acc))
     coef = random_costs(d, 5)
     exact = polydom_search(oracle, d, epsilon=violation)
     alpha = 0.05

@@ -1,25 +1,24 @@
 """Tree-ensemble runtime: C (runtime_c/src/trees/fm_trees.c) against the numpy reference
-(pyruntime/trees.py), float32 and q15, lazy reads, slices, load-time checks, and the
+(pyruntime/trees/ensemble.py), float32 and q15, lazy reads, slices, load-time checks, and the
 C unit test under sanitizers."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from host_build import trees_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyruntime.arrays import float_keys
-from pyruntime.build_cffi import runtime_family_sources, runtime_include_dirs, runtime_include_flags
-from pyruntime.errors import FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
+from pyruntime.build_cffi import runtime_family_sources, runtime_include_flags
+from pyruntime.errors import FM_E_MODEL, FM_E_VALUE, FM_OK, DataError, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import (
@@ -36,30 +35,12 @@ from pyruntime.trees.ensemble import (
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime_c"
-FM_E_MODEL = -4
 PROPS = settings(max_examples=60, derandomize=True, deadline=None)
 
 
-# -- a private cffi build of the tree/linear runtime (switch to pyruntime._frugalml_c later) --
+# -- a private cffi build of the tree/linear runtime --
 
-def build_module(tmp: Path, name: str, portable: bool = False) -> Any:
-    """portable: -DFM_PORTABLE, the plain C99 path of runtime_c/include/core/fm_port.h (no assembly)."""
-    from cffi import FFI
-
-    ffi = FFI()
-    for cdef in ("common", "memo", "linear", "trees"):
-        ffi.cdef((ROOT / "pyruntime" / "cdefs" / f"{cdef}.cdef").read_text())
-    srcs = runtime_family_sources("trees")
-    ffi.set_source(name, '#include "fm_linear.h"\n#include "fm_trees.h"\n',
-                   sources=[str(s) for s in srcs], include_dirs=[str(d) for d in runtime_include_dirs()],
-                   extra_compile_args=["-std=c99", "-O2", "-ffp-contract=off", *(["-DFM_PORTABLE"] * portable)])
-    so = ffi.compile(tmpdir=str(tmp))
-    spec = importlib.util.spec_from_file_location(name, so)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sys.modules[name] = mod
-    return mod
+build_module = trees_module  # the tree and linear runtime, privately built (tests/host_build.py)
 
 
 @pytest.fixture(scope="module")

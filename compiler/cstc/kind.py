@@ -1,5 +1,5 @@
 """Kind ``cstc``: the Cost-Sensitive Tree of Classifiers (Xu et al., JMLR 2014, section 3), trained by
-compiler.cstc.train.CSTCClassifier on the raw features and compiled to pyruntime.cstc.CSTCModel
+compiler.cstc.train.CSTCClassifier on the raw features and compiled to pyruntime.cstc.model.CSTCModel
 (fm_cstc.h): each input walks one path of sparse linear classifiers and reads only their features.
 
 ``--sweep`` fits one tree per lambda of ``--lambda-grid``, prints validation accuracy against
@@ -19,9 +19,9 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.cstc.header import cstc_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
+from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS
 from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
 from compiler.train_cli import BRACKET
-from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.cstc.model import CSTCModel
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions

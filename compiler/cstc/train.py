@@ -573,7 +573,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return np.unique(np.concatenate(used)).astype(np.int64) if used else np.zeros(0, np.int64)
 
     def to_ir(self) -> dict[str, Any]:
-        """The hard tree in raw-feature units for pyruntime.cstc.CSTCModel (phi = raw only):
+        """The hard tree in raw-feature units for pyruntime.cstc.model.CSTCModel (phi = raw only):
         reachable nodes in breadth-first order, weights w = beta / sd, bias b - sum beta mu / sd."""
         check_is_fitted(self, "beta_")
         if self.booster_ is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.header import CArray, CTables, c_uint, c_zero
-from compiler.trees.header import linear_fields, trees_fields
+from compiler.header_blocks import linear_fields, trees_fields
 from pyruntime.gated.model import for_numeric
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
 

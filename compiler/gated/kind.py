@@ -1,10 +1,10 @@
 """Train kinds ``adapt-gbrt``, ``adapt-lin`` and ``l1-gate``: gated low-cost / high-cost models
 (Nan & Saligrama, NIPS 2017), all written as model files of kind ``gated``
-(pyruntime.gated.GatedModel, fm_gated.h).
+(pyruntime.gated.model.GatedModel, fm_gated.h).
 
-- ``adapt-gbrt``: gate g and f1 cost-aware boosted trees (compiler.adapt_gbrt.AdaptGbrtClassifier);
-- ``adapt-lin``: g and f1 linear with a cost-weighted group-sparse penalty (compiler.adapt_lin);
-- ``l1-gate``: the L1 baseline (compiler.l1_gate).
+- ``adapt-gbrt``: gate g and f1 cost-aware boosted trees (compiler.gated.adapt_gbrt.AdaptGbrtClassifier);
+- ``adapt-lin``: g and f1 linear with a cost-weighted group-sparse penalty (compiler.gated.adapt_lin);
+- ``l1-gate``: the L1 baseline (compiler.gated.l1_gate).
 
 f0 (``--hpc rf|gbrt|svm-rbf|MODEL.pkl``) is trained for accuracy alone and compiled to a tree ensemble
 when it is one (forests, gradient boosting). An f0 that is not (an RBF-SVM, most pickles) cannot run on
@@ -30,9 +30,9 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.header import gated_c_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
+from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
-from compiler.trees.options import SWEEP_OPTIONS, TREE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
 from pyruntime.linear import LinearScorer
@@ -75,7 +75,7 @@ _TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")]
 
 # ----------------------------------------------------------------- the parts ----
 def linear_part(sl: Any, d: int) -> LinearScorer:
-    """A compiler.gated_common.SparseLinear as a runtime LinearScorer (same float32 arithmetic)."""
+    """A compiler.gated.common.SparseLinear as a runtime LinearScorer (same float32 arithmetic)."""
     return LinearScorer(n_features=d, feature=sl.feature, weight=sl.weight, bias=float(sl.bias),
                         decision_threshold=float(sl.threshold))
 

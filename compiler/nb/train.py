@@ -1,5 +1,5 @@
 """Training of static top-k and dynamic early-stopping naive Bayes
-(Verachtert, Blockeel, Davis, IJCAI 2016) into pyruntime.NBModel tables.
+(Verachtert, Blockeel, Davis, IJCAI 2016) into pyruntime.nb.model.NBModel tables.
 
 Every decision made here on validation data is made on the float32 scores the
 runtime computes (NBModel.entries + sequential float32 sums), so stop points

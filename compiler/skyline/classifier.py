@@ -4,10 +4,10 @@
 those on the accuracy/cost skyline at some item size, and indexes them by
 size range so that, per call, the most accurate model whose cost fits the
 call's budget for that item's size is found by two binary searches
-(pyruntime/skyline.py, runtime_c/src/skyline/fm_skyline.c).
+(pyruntime/skyline/index.py, runtime_c/src/skyline/fm_skyline.c).
 
 Methods: ``polydom`` (exact under its accuracy assumption, see
-compiler/skyline_search.py), ``greedy-acc`` and ``greedy-cost`` (forward
+compiler/skyline/search.py), ``greedy-acc`` and ``greedy-cost`` (forward
 selection for a range of trade-off weights; cheap to precompute, possibly
 sub-optimal). ``brute`` evaluates every feature set (a reference).
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.header import CArray, CTables, c_double, c_float, c_uint
-from compiler.trees.header import linear_fields
+from compiler.header_blocks import linear_fields
 from pyruntime.nb.model import NBModel
 from pyruntime.skyline.model import SkylineModel
 

@@ -1,6 +1,6 @@
 """Kind ``skyline``: a budget index over models on different feature sets
-(PolyDom / Greedy skylines, compiler/skyline.py), compiled with each indexed
-model's own runtime tables (pyruntime/skyline_model.py, fm_skymodel.h).
+(PolyDom / Greedy skylines, compiler/skyline/classifier.py), compiled with each indexed
+model's own runtime tables (pyruntime/skyline/model.py, fm_skymodel.h).
 
 ``--base nb`` trains every feature set's model as a static naive Bayes
 (compiler.nb.train.NaiveBayesBudget over all the set's features, no early

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import GreedyMiserClassifier, decide
 
@@ -201,7 +202,8 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 class EarlyExitEnsemble(ExitingEnsemble):
     """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations."""
 
-    def __init__(self, model: GreedyMiserClassifier, every: int = 10, min_agreement: float = 0.9975) -> None:
+    def __init__(self, model: GreedyMiserClassifier, every: int = 10,
+                 min_agreement: float = CASCADE_DEFAULTS["min_agreement"]) -> None:
         self.model = model
         self.every = every
         self.min_agreement = min_agreement

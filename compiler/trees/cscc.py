@@ -54,6 +54,7 @@ from threadpoolctl import threadpool_limits
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
+from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cascade import ExitingEnsemble, balanced_weights
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import make_booster, penalty_scale
@@ -304,13 +305,13 @@ class CsccCascadeClassifier(ExitingEnsemble):
 
     def __init__(
         self,
-        n_stages: int = 3,
-        n_trees: int = 100,
+        n_stages: int = CASCADE_DEFAULTS["stages"],
+        n_trees: int = CASCADE_DEFAULTS["trees"],
         lam: float | None = None,
         lam_grid: tuple[float, ...] = (0.1, 1.0, 10.0),
-        rho: float = 1e-3,
-        max_depth: int = 3,
-        step: float = 0.1,
+        rho: float = CASCADE_DEFAULTS["rho"],
+        max_depth: int = CASCADE_DEFAULTS["depth"],
+        step: float = CASCADE_DEFAULTS["step"],
         costs: FeatureCosts | np.ndarray | None = None,
         tree_eval_cost: float = 0.0,
         class_weight: str | None = "balanced",

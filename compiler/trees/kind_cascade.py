@@ -4,7 +4,7 @@ K stages of weights over pre-trained trees optimised jointly, early-reject exits
 (compiler.trees.cascade.EarlyExitEnsemble).
 
 Also holds what ``miser`` shares with it: the tree options, the C-header
-emitter of pyruntime.cascade.TreeCascade tables (fm_cascade.h) and the extra
+emitter of pyruntime.trees.cascade.TreeCascade tables (fm_cascade.h) and the extra
 ``eval --json`` figures (mean_trees, exit_histogram).
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
+from compiler.options import CASCADE_DEFAULTS, TREE_OPTIONS
 from compiler.tasks import (
     check_not_trivial,
     class_weighted_accuracy,
@@ -27,7 +28,7 @@ from compiler.tasks import (
     weighted_accuracy,
 )
 from compiler.trees.header import cascade_tables
-from compiler.trees.options import CASCADE_OPTIONS, TREE_OPTIONS
+from compiler.trees.options import CASCADE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
 from pyruntime.trees.cascade import TreeCascade
@@ -58,7 +59,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 
     c = cost_vector(costs, task.n_features)
     Xtr, ytr, Xva, yva = split(task)
-    tree_cost = float(opts.get("tree_cost", 0.0))
+    d = CASCADE_DEFAULTS
+    tree_cost = float(opts.get("tree_cost", d["tree_cost"]))
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
     every = opts.get("early_exit_every")
     if every is None and task.n_classes > 2:
@@ -69,13 +71,13 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} does not apply with --early-exit-every")
         base = GreedyMiserClassifier(
-            lam=float(opts.get("lambda", 0.0)), n_trees=int(opts.get("trees", 100)),
-            max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)),
+            lam=float(opts.get("lambda", d["early_exit_lambda"])), n_trees=int(opts.get("trees", d["trees"])),
+            max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])),
             loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"), costs=c,
             tree_eval_cost=tree_cost, random_state=task.split.seed,
         ).fit(Xtr, ytr, eval_set=(Xva, yva))
         est: Any = EarlyExitEnsemble(base, every=int(every),
-                                     min_agreement=float(opts.get("min_agreement", 0.9975))).fit(Xva, yva)
+                                     min_agreement=float(opts.get("min_agreement", d["min_agreement"]))).fit(Xva, yva)
         record["method"] = "early-exit"
         reference = None
     else:
@@ -85,10 +87,10 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                        "(CSCC uses the paper's squared loss)")
         pool = opts.get("pool_lambdas")
         est = CsccCascadeClassifier(
-            n_stages=int(opts.get("stages", 3)), n_trees=int(opts.get("trees", 100)),
-            lam=float(opts["lambda"]) if "lambda" in opts else None, rho=float(opts.get("rho", 1e-3)),
-            pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else (0.0, 3.0, 30.0),
-            max_depth=int(opts.get("depth", 3)), step=float(opts.get("step", 0.1)), costs=c,
+            n_stages=int(opts.get("stages", d["stages"])), n_trees=int(opts.get("trees", d["trees"])),
+            lam=float(opts["lambda"]) if "lambda" in opts else None, rho=float(opts.get("rho", d["rho"])),
+            pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else d["pool_lambdas"],
+            max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])), costs=c,
             tree_eval_cost=tree_cost, random_state=task.split.seed,
         ).fit(Xtr, ytr, eval_set=(Xva, yva))
         record["method"] = "cscc"
@@ -119,8 +121,8 @@ def frontier_choice(task: Any, cscc_ir: dict, costs: np.ndarray, tree_opts: dict
     sweep (same --depth, --step), on validation: the cheapest of the CSCC cascade and every sweep point within
     FRONTIER_TOLERANCE of the lambda = 0 model's validation accuracy (the sweep's rule); a sweep point is written as
     a one-stage cascade. Records the candidates and the choice."""
+    from compiler.options import DEFAULT_GRID  # noqa: PLC0415
     from compiler.trees.kind_miser import sweep_curve  # noqa: PLC0415 - kind_miser imports this module
-    from compiler.trees.options import DEFAULT_GRID  # noqa: PLC0415
 
     _, _, Xva, yva = split(task)
     opts = {**tree_opts, "tree_cost": tree_cost}

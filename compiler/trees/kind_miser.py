@@ -1,5 +1,5 @@
-"""Kind ``miser``: Greedy Miser cost-aware boosted trees (compiler.miser),
-compiled to a one-stage cascade (pyruntime.cascade.TreeCascade, fm_cascade.h).
+"""Kind ``miser``: Greedy Miser cost-aware boosted trees (compiler.trees.miser),
+compiled to a one-stage cascade (pyruntime.trees.cascade.TreeCascade, fm_cascade.h).
 
 ``--sweep`` fits one model per lambda of a grid on the task's train part,
 traces validation accuracy against validation test-time cost (feature cost
@@ -18,11 +18,12 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
+from compiler.options import DEFAULT_GRID, MISER_DEFAULTS, SWEEP_OPTIONS, SWEEP_TOLERANCE, TREE_OPTIONS
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, validation_report
-from compiler.trees.options import DEFAULT_GRID, MISER_OPTIONS, SWEEP_OPTIONS, TREE_OPTIONS
+from compiler.trees.options import MISER_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
 
@@ -37,10 +38,11 @@ def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: i
 
     depth = opts.get("depth")
     leaves = opts.get("leaves")
+    d = MISER_DEFAULTS
     return GreedyMiserClassifier(
-        lam=lam, n_trees=int(opts.get("trees", 1000)), max_depth=None if depth is None else int(depth),
-        max_leaves=None if leaves is None else int(leaves), step=float(opts.get("step", 0.1)),
-        loss=opts.get("loss", "auto"), costs=costs, tree_eval_cost=float(opts.get("tree_cost", 0.0)),
+        lam=lam, n_trees=int(opts.get("trees", d["trees"])), max_depth=None if depth is None else int(depth),
+        max_leaves=None if leaves is None else int(leaves), step=float(opts.get("step", d["step"])),
+        loss=opts.get("loss", "auto"), costs=costs, tree_eval_cost=float(opts.get("tree_cost", d["tree_cost"])),
         random_state=seed,
     )
 
@@ -99,7 +101,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         if "lambda" in opts:
             raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
         grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
-        tolerance = float(opts.get("tolerance", 0.01))
+        tolerance = float(opts.get("tolerance", SWEEP_TOLERANCE))
         model, curve = sweep_curve(task, opts, c, grid, tolerance)
         print_curve(curve, model.lam, tolerance)
         record["sweep_curve"] = curve
@@ -109,7 +111,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")
         Xtr, ytr, Xva, yva = split(task)
-        model = miser_estimator(float(opts.get("lambda", 1.0)), opts, c, task.split.seed)
+        model = miser_estimator(float(opts.get("lambda", MISER_DEFAULTS["lambda"])), opts, c, task.split.seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
     ir = model.to_tree_ensemble()
     ir["tree_eval_cost"] = float(model.tree_eval_cost)

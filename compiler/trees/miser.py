@@ -4,7 +4,7 @@ Xu, Weinberger and Chapelle, "The Greedy Miser: Learning under Test-time
 Budgets", ICML 2012. Each boosting iteration fits a depth-limited CART tree to
 the negative gradient of the loss; the split rule charges ``lam`` times
 the acquisition cost of every feature that no earlier tree used
-(:mod:`compiler.cost_tree`). ``lam = 0`` is plain stage-wise regression.
+(:mod:`compiler.trees.cost_tree`). ``lam = 0`` is plain stage-wise regression.
 The number of trees is chosen on a validation split.
 
 Scale of ``lam``: the split gain is the reduction of the *mean* (per unit
@@ -31,6 +31,7 @@ from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
 from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.options import LOSSES, MISER_DEFAULTS  # noqa: E402,F401 - one list of losses, one of defaults
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import (
     as_float32_matrix,
@@ -39,7 +40,6 @@ from compiler.trees.cost_tree import (
     ir_staged_scores,
     ir_tree_features,
 )
-from compiler.trees.options import LOSSES  # noqa: E402,F401 - one list of losses
 from pyruntime.progress import track
 
 __all__ = ["Booster", "GreedyMiserClassifier", "encode_targets", "make_booster", "n_outputs_for",
@@ -69,7 +69,7 @@ def tree_shape(max_depth: int | None, max_leaves: int | None) -> tuple[int, int 
     return (MAX_LEAFWISE_DEPTH if max_depth is None else int(max_depth)), leaves
 
 
-DEFAULT_LEAVES = 8
+DEFAULT_LEAVES = MISER_DEFAULTS["leaves"]
 
 
 def leaf_rows(min_samples_leaf: int, n_rows: int) -> int:
@@ -91,13 +91,13 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        lam: float = 1.0,
-        n_trees: int = 1000,
+        lam: float = MISER_DEFAULTS["lambda"],
+        n_trees: int = MISER_DEFAULTS["trees"],
         max_depth: int | None = None,
-        step: float = 0.1,
+        step: float = MISER_DEFAULTS["step"],
         loss: str = "auto",
         costs: FeatureCosts | np.ndarray | None = None,
-        tree_eval_cost: float = 0.0,
+        tree_eval_cost: float = MISER_DEFAULTS["tree_cost"],
         validation_fraction: float = 0.2,
         max_bins: int = 255,
         min_samples_leaf: int = 20,

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require
+from pyruntime.arrays import as_array, check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.errors import FM_OK, ModelFormatError
 from pyruntime.fixedpoint import INT32_MAX, MAX_SHIFT, pick_shift, to_fixed
 from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for
-from pyruntime.memo import ReadState, check_costs, quantize_costs
+from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
 _FIELDS = ("n_features", "term_start", "feature", "weight", "bias", "threshold", "upper", "lower", "costs",
@@ -125,11 +125,9 @@ class CSTCModel:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CSTCModel:
-        require(isinstance(data, dict), "tables must be a map")
-        missing = [n for n in _FIELDS if n not in data]
-        require(not missing, f"cstc tables miss fields: {', '.join(missing)}")
+        fields = table_fields(data, _FIELDS, "cstc tables")
         require(isinstance(data["n_features"], int), "n_features must be an integer")
-        return cls(**{n: data[n] for n in _FIELDS})
+        return cls(**fields)
 
     def node(self, k: int) -> LinearScorer:
         """Node k as a linear scorer (the arithmetic the runtime runs)."""
@@ -200,9 +198,7 @@ class CSTCModelQ15:
                 "threshold_q and w_shift need one entry per node")
         require(bool(np.all(self.w_shift <= MAX_SHIFT)), "w_shift must be in 0..30")
         require(isinstance(self.in_shift, int) and 0 <= self.in_shift <= MAX_SHIFT, "in_shift must be in 0..30")
-        if self.costs is not None:
-            require(self.costs.shape == (self.n_features,), "costs must have one entry per feature")
-        require(bool(np.isfinite(self.cost_unit) and self.cost_unit > 0), "cost_unit must be > 0")
+        check_q15_costs(self.costs, self.n_features, self.cost_unit)
 
     @property
     def n_nodes(self) -> int:

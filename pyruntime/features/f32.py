@@ -10,26 +10,19 @@ from __future__ import annotations
 import numpy as np
 
 from pyruntime.features import catalog as cat
-from pyruntime.features.fft import nfft_of, power_f32
+from pyruntime.features.fft import power_f32
+from pyruntime.features.groups import GroupCache
 from pyruntime.features.status import window_status
 
 F32 = np.float32
 
 
-class _Window:
+class _Window(GroupCache):
     """The groups of a batch of windows, computed on first use (like the C's scratch)."""
 
     def __init__(self, x: np.ndarray) -> None:
+        super().__init__(x)
         self.x = x
-        self.w, self.c, self.len = x.shape
-        self.nfft = nfft_of(self.len)
-        self.cache: dict[tuple[int, int], dict[str, np.ndarray]] = {}
-
-    def group(self, kind: int, c: int) -> dict[str, np.ndarray]:
-        key = (kind, c)
-        if key not in self.cache:
-            self.cache[key] = (self._pass, self._centered, self._spectrum, self._magnitude)[kind](c)
-        return self.cache[key]
 
     def _pass(self, c: int) -> dict[str, np.ndarray]:
         xs = self.x[:, c, :]

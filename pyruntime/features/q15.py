@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from pyruntime.features import catalog as cat
-from pyruntime.features.fft import nfft_of, power_q15
+from pyruntime.features.fft import power_q15
+from pyruntime.features.groups import GroupCache
 from pyruntime.features.status import window_status
 
 I64 = np.int64
@@ -49,18 +50,10 @@ def _safe(den: np.ndarray) -> np.ndarray:
     return np.where(den > 0, den, 1)
 
 
-class _Window:
+class _Window(GroupCache):
     def __init__(self, x: np.ndarray) -> None:
+        super().__init__(x)
         self.x = x.astype(I64)
-        self.w, self.c, self.len = x.shape
-        self.nfft = nfft_of(self.len)
-        self.cache: dict[tuple[int, int], dict[str, np.ndarray]] = {}
-
-    def group(self, kind: int, c: int) -> dict[str, np.ndarray]:
-        key = (kind, c)
-        if key not in self.cache:
-            self.cache[key] = (self._pass, self._centered, self._spectrum, self._magnitude)[kind](c)
-        return self.cache[key]
 
     def _pass(self, c: int) -> dict[str, np.ndarray]:
         xs = self.x[:, c, :]

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require
+from pyruntime.arrays import as_array, check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
@@ -173,10 +173,7 @@ class GatedModel:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GatedModel:
-        require(isinstance(data, dict), "tables must be a map")
-        names = ("n_features", "gate_above", "costs", "input_absmax", "f0_kind", *PARTS)
-        missing = [n for n in names if n not in data]
-        require(not missing, f"gated tables miss fields: {', '.join(missing)}")
+        table_fields(data, ("n_features", "gate_above", "costs", "input_absmax", "f0_kind", *PARTS), "gated tables")
         require(isinstance(data["gate_above"], str) and isinstance(data["f0_kind"], str),
                 "gate_above and f0_kind must be strings")
         costs = None if data["costs"] is None else as_array(data["costs"], "f4", "costs")

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, float_keys, require
+from pyruntime.arrays import as_array, check_inputs, float_keys, require, table_fields
 from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.result import Predictions
@@ -109,10 +109,9 @@ class NBModel(NBLayout):
     def from_dict(cls, data: dict[str, Any]) -> NBModel:
         names = ("n_features", "order", "zero_bin", "edge_start", "edges", "table_start", "d", "d0",
                  "threshold", "stop_at", "stop_hi", "stop_lo", "costs")
-        missing = [n for n in names if n not in data]
-        require(not missing, f"NB tables miss fields: {', '.join(missing)}")
+        fields = table_fields(data, names, "NB tables")
         require(isinstance(data["n_features"], int), "n_features must be an integer")
-        return cls(**{n: data[n] for n in names})
+        return cls(**fields)
 
     # -- evaluation ------------------------------------------------------------
     def bins(self, X32: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, float_keys, require
+from pyruntime.arrays import as_array, check_inputs, float_keys, require, table_fields
 from pyruntime.nb.model import (
     NBLayout,
     _cum_costs,
@@ -85,11 +85,10 @@ class NBMultiModel(NBLayout):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NBMultiModel:
-        missing = [n for n in cls.FIELDS if n not in data]
-        require(not missing, f"K-class NB tables miss fields: {', '.join(missing)}")
+        fields = table_fields(data, cls.FIELDS, "K-class NB tables")
         require(isinstance(data["n_features"], int) and isinstance(data["n_classes"], int),
                 "n_features and n_classes must be integers")
-        return cls(**{n: data[n] for n in cls.FIELDS})
+        return cls(**fields)
 
     # -- evaluation ------------------------------------------------------------
     def entries(self, X32: np.ndarray) -> np.ndarray:

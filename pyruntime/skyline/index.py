@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, require
+from pyruntime.arrays import as_array, require, table_fields
 
 NO_MODEL = -1
 
@@ -196,8 +196,7 @@ class SkylineIndex:
     def from_dict(cls, data: dict[str, Any]) -> SkylineIndex:
         names = ("n_features", "model_coef", "model_acc", "feat_ptr", "feat_idx", "breaks", "sky_ptr",
                  "sky_model", "method")
-        missing = [n for n in names if n not in data]
-        require(not missing, f"skyline tables miss fields: {', '.join(missing)}")
+        fields = table_fields(data, names, "skyline tables")
         require(isinstance(data["n_features"], int), "n_features must be an integer")
         require(isinstance(data["method"], str), "method must be a string")
-        return cls(**{n: data[n] for n in names})
+        return cls(**fields)

@@ -1,4 +1,4 @@
-"""Registers kind ``skyline`` (budget-indexed models, pyruntime.skyline_model) with the model format and
+"""Registers kind ``skyline`` (budget-indexed models, pyruntime.skyline.model) with the model format and
 the evaluators."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ of runtime_c/src/skyline/fm_skymodel.c.
 One prediction for an item of size ``n`` under a budget ``B``: the index
 picks the most accurate model whose cost polynomial at ``n`` is <= ``B``
 (pyruntime.skyline), then that model is evaluated (naive Bayes tables,
-pyruntime.nb.NBModel, for base ``nb``; sparse linear scorers,
+pyruntime.nb.model.NBModel, for base ``nb``; sparse linear scorers,
 pyruntime.linear.LinearScorer, for base ``linear``). The result reports the
 chosen model in ``stage``, and in ``cost`` the model's polynomial cost at
 ``n`` (float64 here; the C fm_result holds its float32 rounding and the
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import check_inputs, require
+from pyruntime.arrays import check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
 from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
@@ -109,10 +109,7 @@ class SkylineModel:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SkylineModel:
-        require(isinstance(data, dict), "skyline tables must be a map")
-        names = ("index", "base", "models", "default_budget", "default_size")
-        missing = [n for n in names if n not in data]
-        require(not missing, f"skyline tables miss fields: {', '.join(missing)}")
+        table_fields(data, ("index", "base", "models", "default_budget", "default_size"), "skyline tables")
         require(isinstance(data["models"], list), "models must be a list")
         require(isinstance(data["index"], dict), "index must be a map")
         require(isinstance(data["default_budget"], int | float), "default_budget must be a number")

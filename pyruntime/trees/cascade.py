@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require
+from pyruntime.arrays import as_array, check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import tree_summary
 from pyruntime.errors import ModelFormatError
@@ -108,9 +108,7 @@ class TreeCascade:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TreeCascade:
-        require(isinstance(data, dict), "tables must be a map")
-        missing = [n for n in _FIELDS if n not in data]
-        require(not missing, f"cascade tables miss fields: {', '.join(missing)}")
+        table_fields(data, _FIELDS, "cascade tables")
         require(isinstance(data["trees"], dict), "trees must be a map")
         require(isinstance(data["exit_rule"], str), "exit_rule must be a string")
         require(isinstance(data["tree_eval_cost"], (int, float)), "tree_eval_cost must be a number")
@@ -118,7 +116,7 @@ class TreeCascade:
 
     @classmethod
     def from_ir(cls, ir: dict[str, Any]) -> TreeCascade:
-        """From the compiler's flat IR dict (compiler.cost_tree.ensemble_to_ir keys, plus optionally
+        """From the compiler's flat IR dict (compiler.trees.cost_tree.ensemble_to_ir keys, plus optionally
         stage_end / exit_upper / exit_lower / exit_rule / tree_eval_cost; without them: one stage)."""
         names = ("n_features", "n_outputs", "feature", "threshold", "left", "right", "value", "roots",
                  "tree_output", "base_score", "decision_threshold", "costs")

@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, float_keys, require
+from pyruntime.arrays import as_array, check_inputs, float_keys, require, table_fields
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, pick_shift, to_fixed
-from pyruntime.memo import ReadState, check_costs, quantize_costs
+from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
 _STRUCTURE = ("n_features", "n_outputs", "feature", "left", "right", "roots", "tree_output")
@@ -80,8 +80,32 @@ def _set_arrays(obj: Any, spec: Sequence[tuple[str, str]]) -> None:
         object.__setattr__(obj, name, as_array(getattr(obj, name), dtype, name))
 
 
+class _TreeShape:
+    """Sizes and structure checks the float32 and q15 tables share."""
+
+    n_features: int
+    n_outputs: int
+    feature: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    roots: np.ndarray
+    tree_output: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.roots.shape[0])
+
+    def check_structure(self) -> None:
+        check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
+                        self.tree_output)
+
+
 @dataclass(frozen=True, eq=False)
-class TreeEnsemble:
+class TreeEnsemble(_TreeShape):
     """Float32 node tables of a tree ensemble (see the module docstring)."""
 
     n_features: int
@@ -105,18 +129,9 @@ class TreeEnsemble:
             _set_arrays(self, (("costs", "f4"),))
         self.validate()
 
-    @property
-    def n_nodes(self) -> int:
-        return int(self.feature.shape[0])
-
-    @property
-    def n_trees(self) -> int:
-        return int(self.roots.shape[0])
-
     def validate(self) -> None:
         """Raise ModelFormatError unless the tables pass the checks of fm_trees_check."""
-        check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
-                        self.tree_output)
+        self.check_structure()
         n = self.n_nodes
         require(self.threshold.shape == (n,) and self.value.shape == (n,), "threshold/value length differs")
         require(self.base_score.shape == (self.n_outputs,), "base_score must have n_outputs entries")
@@ -131,7 +146,7 @@ class TreeEnsemble:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TreeEnsemble:
-        return cls(**_fields(data, _F32_FIELDS))
+        return cls(**table_fields(data, _F32_FIELDS, "tree tables"))
 
     @classmethod
     def from_trees(cls, n_features: int, trees: Sequence[dict[str, Any]], base_score: Any,
@@ -194,7 +209,7 @@ class TreeEnsemble:
 
 
 @dataclass(frozen=True, eq=False)
-class TreeEnsembleQ15:
+class TreeEnsembleQ15(_TreeShape):
     """Fixed-point tables of a tree ensemble (integer operations only on the device)."""
 
     n_features: int
@@ -219,17 +234,8 @@ class TreeEnsembleQ15:
             _set_arrays(self, (("costs", "u2"),))
         self.validate()
 
-    @property
-    def n_nodes(self) -> int:
-        return int(self.feature.shape[0])
-
-    @property
-    def n_trees(self) -> int:
-        return int(self.roots.shape[0])
-
     def validate(self) -> None:
-        check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
-                        self.tree_output)
+        self.check_structure()
         n = self.n_nodes
         require(self.threshold_key.shape == (n,) and self.value_q.shape == (n,), "key/value length differs")
         require(self.base_q.shape == (self.n_outputs,), "base_q must have n_outputs entries")
@@ -239,16 +245,14 @@ class TreeEnsembleQ15:
         inner = self.feature >= 0
         require(bool(np.all((self.threshold_key[inner].astype(np.int64) & 0xFFFF) == 0xFFFF)),
                 "q15 threshold keys must be 16-bit keys (65536 * k + 65535); re-quantize the model")
-        if self.costs is not None:
-            require(self.costs.shape == (self.n_features,), "costs must have one entry per feature")
-        require(bool(np.isfinite(self.cost_unit) and self.cost_unit > 0), "cost_unit must be > 0")
+        check_q15_costs(self.costs, self.n_features, self.cost_unit)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _Q15_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TreeEnsembleQ15:
-        return cls(**_fields(data, _Q15_FIELDS))
+        return cls(**table_fields(data, _Q15_FIELDS, "tree tables"))
 
     def start_scores(self, rows: int) -> np.ndarray:
         return np.tile(self.base_q.astype(np.int64), (rows, 1))
@@ -276,13 +280,6 @@ class TreeEnsembleQ15:
 
     def predict_reference(self, X: Any) -> Predictions:
         return self.reference(check_inputs(X, self.n_features))[0]
-
-
-def _fields(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    require(isinstance(data, dict), "tables must be a map")
-    missing = [n for n in names if n not in data]
-    require(not missing, f"tree tables miss fields: {', '.join(missing)}")
-    return {n: data[n] for n in names}
 
 
 def _accumulate(m: TreeEnsemble | TreeEnsembleQ15, X32: np.ndarray, state: ReadState, scores: np.ndarray,

@@ -241,4 +241,39 @@ static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t 
     }
 }
 
+/* The eager, lazy and batch adapters (fz_harness's signatures) of a family whose API has the common shape:
+ * PFX_predict_vec(m, x, n, out), PFX_predict(m, r, memo, scores, out), PFX_scratch_size(m),
+ * PFX_scratch_init(m, buf, size, memo, &scores) and PFX_predict_batch(m, X, rows, cols, memo, scores, out, n_done).
+ * Defines eager_SFX, lazy_SFX and batch_SFX for model type T with scores of type S; LAZY_CHECK(m) runs
+ * before the lazy predict (e.g. a bound on the outputs; fz_no_check for none). The batch adapter asks for the
+ * scratch size, checks 4 bytes less is refused, and runs in exactly that many bytes. */
+#define fz_no_check(m) ((void)(m))
+#define FZ_SCRATCH_ADAPTERS(SFX, PFX, T, S, LAZY_CHECK)                                                      \
+    static int eager_##SFX(const void *m, const float *x, uint32_t n, fm_result *out)                         \
+    {                                                                                                          \
+        return PFX##_predict_vec((const T *)m, x, n, out);                                                     \
+    }                                                                                                          \
+    static int lazy_##SFX(const void *m, const fm_reader *r, fm_result *out)                                  \
+    {                                                                                                          \
+        float values[FZ_MAX_FEATURES];                                                                         \
+        S scores[FZ_MAX_OUTPUTS];                                                                              \
+        uint8_t seen[FZ_MAX_FEATURES];                                                                         \
+        fm_memo memo;                                                                                          \
+        fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);                                                    \
+        LAZY_CHECK((const T *)m);                                                                              \
+        return PFX##_predict((const T *)m, r, &memo, scores, out);                                             \
+    }                                                                                                          \
+    static int batch_##SFX(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out,      \
+                           uint32_t *n_done)                                                                   \
+    {                                                                                                          \
+        const T *m = (const T *)c;                                                                             \
+        fz_scratch buf;                                                                                        \
+        fm_memo memo;                                                                                          \
+        S *scores = NULL;                                                                                      \
+        const size_t size = PFX##_scratch_size(m);                                                             \
+        fz_scratch_fits(size, size > 0u ? PFX##_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG); \
+        fz_require(PFX##_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);                               \
+        return PFX##_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);                              \
+    }
+
 #endif /* FM_FUZZ_BUILD_H */

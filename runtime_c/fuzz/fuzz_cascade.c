@@ -4,58 +4,8 @@
 
 #define CASCADE_MAX_STAGES 4u
 
-static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_cascade_predict_vec((const fm_cascade *)m, x, n, out);
-}
-
-static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
-{
-    float values[FZ_MAX_FEATURES], scores[FZ_MAX_OUTPUTS];
-    uint8_t seen[FZ_MAX_FEATURES];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
-    return fm_cascade_predict((const fm_cascade *)m, r, &memo, scores, out);
-}
-
-static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_cascade *m = (const fm_cascade *)c;
-    fz_scratch buf;
-    fm_memo memo;
-    float *scores = NULL;
-    const size_t size = fm_cascade_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_cascade_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
-    fz_require(fm_cascade_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
-    return fm_cascade_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
-}
-
-static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_cascade_q15_predict_vec((const fm_cascade_q15 *)m, x, n, out);
-}
-
-static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
-{
-    float values[FZ_MAX_FEATURES];
-    int32_t scores[FZ_MAX_OUTPUTS];
-    uint8_t seen[FZ_MAX_FEATURES];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
-    return fm_cascade_q15_predict((const fm_cascade_q15 *)m, r, &memo, scores, out);
-}
-
-static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_cascade_q15 *m = (const fm_cascade_q15 *)c;
-    fz_scratch buf;
-    fm_memo memo;
-    int32_t *scores = NULL;
-    const size_t size = fm_cascade_q15_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_cascade_q15_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
-    fz_require(fm_cascade_q15_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
-    return fm_cascade_q15_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
-}
+FZ_SCRATCH_ADAPTERS(f32, fm_cascade, fm_cascade, float, fz_no_check)
+FZ_SCRATCH_ADAPTERS(q15, fm_cascade_q15, fm_cascade_q15, int32_t, fz_no_check)
 
 static const size_t cascade_ptrs[] = {FZ_TREES_PTRS(fm_cascade, trees.), offsetof(fm_cascade, stage_end),
                                       offsetof(fm_cascade, exit_upper), offsetof(fm_cascade, exit_lower)};

@@ -7,60 +7,10 @@ typedef struct {
     fz_trees_arrays trees[3];
 } gated_arrays;
 
-static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_gated_predict_vec((const fm_gated *)m, x, n, out);
-}
-
-static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
-{
-    float values[FZ_MAX_FEATURES], scores[FZ_MAX_OUTPUTS];
-    uint8_t seen[FZ_MAX_FEATURES];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
-    fz_require(fm_gated_max_outputs((const fm_gated *)m) <= FZ_MAX_OUTPUTS);
-    return fm_gated_predict((const fm_gated *)m, r, &memo, scores, out);
-}
-
-static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_gated *m = (const fm_gated *)c;
-    fz_scratch buf;
-    fm_memo memo;
-    float *scores = NULL;
-    const size_t size = fm_gated_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_gated_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
-    fz_require(fm_gated_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
-    return fm_gated_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
-}
-
-static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_gated_q15_predict_vec((const fm_gated_q15 *)m, x, n, out);
-}
-
-static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
-{
-    float values[FZ_MAX_FEATURES];
-    int32_t scores[FZ_MAX_OUTPUTS];
-    uint8_t seen[FZ_MAX_FEATURES];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, FZ_MAX_FEATURES);
-    fz_require(fm_gated_q15_max_outputs((const fm_gated_q15 *)m) <= FZ_MAX_OUTPUTS);
-    return fm_gated_q15_predict((const fm_gated_q15 *)m, r, &memo, scores, out);
-}
-
-static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_gated_q15 *m = (const fm_gated_q15 *)c;
-    fz_scratch buf;
-    fm_memo memo;
-    int32_t *scores = NULL;
-    const size_t size = fm_gated_q15_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_gated_q15_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
-    fz_require(fm_gated_q15_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
-    return fm_gated_q15_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
-}
+#define OUTPUTS_FIT(m) fz_require(fm_gated_max_outputs(m) <= FZ_MAX_OUTPUTS)
+#define OUTPUTS_FIT_Q15(m) fz_require(fm_gated_q15_max_outputs(m) <= FZ_MAX_OUTPUTS)
+FZ_SCRATCH_ADAPTERS(f32, fm_gated, fm_gated, float, OUTPUTS_FIT)
+FZ_SCRATCH_ADAPTERS(q15, fm_gated_q15, fm_gated_q15, int32_t, OUTPUTS_FIT_Q15)
 
 #define PART_PTRS(T, L, TR, at) L(T, at.linear.), TR(T, at.trees.)
 static const size_t gated_ptrs[] = {PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, gate),

@@ -18,15 +18,7 @@
 #include "fm_nb.h"
 #include "fm_skymodel.h"
 
-static int failures = 0;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
+#include "fm_check.h"
 
 #define N_BIG (FM_VEC_MAX_FEATURES + 1u)
 
@@ -516,10 +508,5 @@ int main(void)
     test_trees_nb_skyline();
     test_gated();
     test_skymodel();
-    if (failures) {
-        fprintf(stderr, "test_api: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_api: ok\n");
-    return 0;
+    return fm_check_done("test_api");
 }

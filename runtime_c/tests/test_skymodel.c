@@ -5,24 +5,8 @@
 
 #include "fm_skymodel.h"
 
-static int failures = 0;
-
-#define EXPECT(cond)                                                   \
-    do {                                                               \
-        if (!(cond)) {                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                \
-        }                                                              \
-    } while (0)
-
-/* Index as in test_skyline.c: m0 = {}, cost 0; m1 = {f0}, cost 1 + n; m2 = {f1}, cost 11;
- * m3 = {f0, f1}, cost 12 + n. Below n = 10 the skyline is m0, m1, m3; from 10 on m0, m2, m3. */
-static const double coef[] = {0, 0, 0, 1, 1, 0, 11, 0, 0, 12, 1, 0};
-static const uint32_t feat_ptr[] = {0, 0, 1, 2, 4};
-static const uint32_t feat_idx[] = {0, 1, 0, 1};
-static const double breaks[] = {0.0, 10.0};
-static const uint32_t sky_ptr[] = {0, 3, 6};
-static const uint32_t sky_model[] = {0, 1, 3, 0, 2, 3};
+#include "fm_check.h"
+#include "skyline_fixture.h"
 
 /* NB tables: one edge at 0.5 per position; entries (zero, below, above). */
 static const uint32_t o0[] = {0}, o1[] = {1}, o01[] = {0, 1};
@@ -43,21 +27,6 @@ static fm_nb nb_model(uint32_t n_used, const uint32_t *order, const float *edges
     m.d0 = d0;
     m.threshold = 0.0f;
     return m;
-}
-
-static fm_skyline make_index(void)
-{
-    fm_skyline s;
-    s.n_features = 2;
-    s.n_models = 4;
-    s.n_ranges = 2;
-    s.model_coef = coef;
-    s.feat_ptr = feat_ptr;
-    s.feat_idx = feat_idx;
-    s.breaks = breaks;
-    s.sky_ptr = sky_ptr;
-    s.sky_model = sky_model;
-    return s;
 }
 
 static void test_nb(void)
@@ -84,51 +53,51 @@ static void test_nb(void)
     m.linear = NULL;
     m.default_budget = INFINITY;
     m.default_size = 0.0;
-    EXPECT(fm_skymodel_check(&m) == FM_OK);
+    CHECK(fm_skymodel_check(&m) == FM_OK);
 
-    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, -1.0, 0.0, &r, &spent) == FM_E_BUDGET);
-    EXPECT(r.label == FM_LABEL_DEFER && r.stage == 4u && r.n_read == 0u && r.cost == 0.0f && spent == 0.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, a, 2, -1.0, 0.0, &r, &spent) == FM_E_BUDGET);
+    CHECK(r.label == FM_LABEL_DEFER && r.stage == 4u && r.n_read == 0u && r.cost == 0.0f && spent == 0.0);
 
-    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, 0.0, 0.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 0u && r.label == 0 && r.n_read == 0u && spent == 0.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, a, 2, 0.0, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 0u && r.label == 0 && r.n_read == 0u && spent == 0.0);
 
-    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, 1.5, 0.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.cost == 1.0f && spent == 1.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, a, 2, 1.5, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.cost == 1.0f && spent == 1.0);
 
-    EXPECT(fm_skymodel_predict_vec_at(&m, a, 2, 100.0, 0.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 3u && r.label == 0 && r.n_read == 2u && spent == 12.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, a, 2, 100.0, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 3u && r.label == 0 && r.n_read == 2u && spent == 12.0);
 
-    EXPECT(fm_skymodel_predict_vec_at(&m, b, 2, 15.0, 20.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 2u && r.label == 1 && r.n_read == 1u && spent == 11.0);
-    EXPECT(fm_skymodel_predict_vec_at(&m, b, 2, 10.5, 20.0, &r, NULL) == FM_OK);
-    EXPECT(r.stage == 0u);
+    CHECK(fm_skymodel_predict_vec_at(&m, b, 2, 15.0, 20.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 2u && r.label == 1 && r.n_read == 1u && spent == 11.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, b, 2, 10.5, 20.0, &r, NULL) == FM_OK);
+    CHECK(r.stage == 0u);
 
     /* defaults: +inf budget = the best model */
-    EXPECT(fm_skymodel_predict_vec(&m, b, 2, &r) == FM_OK);
-    EXPECT(r.stage == 3u && r.label == 1 && r.cost == 12.0f);
-    EXPECT(fm_skymodel_predict_vec(&m, b, 1, &r) == FM_E_ARG);
-    EXPECT(fm_skymodel_predict_vec_at(&m, b, 2, NAN, 0.0, &r, NULL) == FM_E_ARG);
+    CHECK(fm_skymodel_predict_vec(&m, b, 2, &r) == FM_OK);
+    CHECK(r.stage == 3u && r.label == 1 && r.cost == 12.0f);
+    CHECK(fm_skymodel_predict_vec(&m, b, 1, &r) == FM_E_ARG);
+    CHECK(fm_skymodel_predict_vec_at(&m, b, 2, NAN, 0.0, &r, NULL) == FM_E_ARG);
 
     /* batch: a row where nothing fits is reported, not an error */
-    EXPECT(fm_skymodel_predict_batch(&m, rows, 2, 2, budgets, sizes, out, sp, &done) == FM_OK);
-    EXPECT(done == 2u && out[0].stage == 4u && out[0].label == FM_LABEL_DEFER && sp[0] == 0.0);
-    EXPECT(out[1].stage == 1u && out[1].label == 0 && sp[1] == 1.0);
+    CHECK(fm_skymodel_predict_batch(&m, rows, 2, 2, budgets, sizes, out, sp, &done) == FM_OK);
+    CHECK(done == 2u && out[0].stage == 4u && out[0].label == FM_LABEL_DEFER && sp[0] == 0.0);
+    CHECK(out[1].stage == 1u && out[1].label == 0 && sp[1] == 1.0);
 
     /* m1 reading feature 1, outside its set {f0} */
     nbs[1] = nb_model(1, o1, e1, d1, 0.0f);
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
     nbs[1] = nb_model(1, o0, e1, d1, 0.0f);
     m.default_budget = NAN;
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
     m.default_budget = 3.0;
     m.default_size = -INFINITY; /* fm_skymodel_predict_vec would be FM_E_ARG on every call */
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
     m.default_size = 0.0;
     m.base = 7u;
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
     m.base = FM_SKY_LINEAR; /* no linear tables */
-    EXPECT(fm_skymodel_check(&m) == FM_E_ARG);
-    EXPECT(fm_skymodel_check(NULL) == FM_E_ARG);
+    CHECK(fm_skymodel_check(&m) == FM_E_ARG);
+    CHECK(fm_skymodel_check(NULL) == FM_E_ARG);
 }
 
 /* The same NB models in the record layout (fm_nb_pos: one edge repeated, its last entry repeated),
@@ -176,30 +145,30 @@ static void test_nb_records(void)
     m.default_budget = INFINITY;
     ms = m;
     ms.nb = strided;
-    EXPECT(fm_skymodel_check(&m) == FM_OK);
-    EXPECT(fm_skymodel_check(&ms) == FM_OK);
+    CHECK(fm_skymodel_check(&m) == FM_OK);
+    CHECK(fm_skymodel_check(&ms) == FM_OK);
     /* both layouts give the same answer on every row, budget and size */
     for (i = 0; i < 4u; ++i) {
         for (b = 0; b < 5u; ++b) {
             for (z = 0; z < 2u; ++z) {
-                EXPECT(fm_skymodel_predict_vec_at(&m, rows[i], 2, budgets[b], sizes[z], &r, NULL) == FM_OK);
-                EXPECT(fm_skymodel_predict_vec_at(&ms, rows[i], 2, budgets[b], sizes[z], &rs, NULL) == FM_OK);
-                EXPECT(r.label == rs.label && r.stage == rs.stage && r.n_read == rs.n_read && r.score == rs.score &&
+                CHECK(fm_skymodel_predict_vec_at(&m, rows[i], 2, budgets[b], sizes[z], &r, NULL) == FM_OK);
+                CHECK(fm_skymodel_predict_vec_at(&ms, rows[i], 2, budgets[b], sizes[z], &rs, NULL) == FM_OK);
+                CHECK(r.label == rs.label && r.stage == rs.stage && r.n_read == rs.n_read && r.score == rs.score &&
                        r.cost == rs.cost);
             }
         }
     }
     /* known answers as in test_nb: m1 on row a says 1, m3 (best, budget +inf) on row b says 1 */
-    EXPECT(fm_skymodel_predict_vec_at(&m, rows[0], 2, 1.5, 0.0, &r, NULL) == FM_OK);
-    EXPECT(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.cost == 1.0f);
-    EXPECT(fm_skymodel_predict_vec(&m, rows[1], 2, &r) == FM_OK);
-    EXPECT(r.stage == 3u && r.label == 1 && r.n_read == 2u && r.score == 1.0f);
+    CHECK(fm_skymodel_predict_vec_at(&m, rows[0], 2, 1.5, 0.0, &r, NULL) == FM_OK);
+    CHECK(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.cost == 1.0f);
+    CHECK(fm_skymodel_predict_vec(&m, rows[1], 2, &r) == FM_OK);
+    CHECK(r.stage == 3u && r.label == 1 && r.n_read == 2u && r.score == 1.0f);
     /* a record reading feature 1 in m1 = {f0}: refused, as in the stride layout */
     nbs[1] = nb_records(1, p1, 0.0f);
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
     /* no records and no order (NULL tables of either layout) */
     nbs[1] = nb_records(1, NULL, 0.0f);
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
 }
 
 static const int32_t lf0[] = {0}, lf1[] = {1}, lf01[] = {0, 1};
@@ -235,17 +204,17 @@ static void test_linear(void)
     m.linear = ls;
     m.default_budget = 1.0;
     m.default_size = 0.0;
-    EXPECT(fm_skymodel_check(&m) == FM_OK);
-    EXPECT(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK);
-    EXPECT(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.score == 1.5f && r.cost == 1.0f);
-    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 0.5, 0.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 0u && r.label == 1 && r.n_read == 0u);
-    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 13.0, 1.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 3u && r.label == 0 && r.n_read == 2u && spent == 13.0);
-    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 12.5, 10.0, &r, &spent) == FM_OK);
-    EXPECT(r.stage == 2u && r.label == 0 && spent == 11.0);
+    CHECK(fm_skymodel_check(&m) == FM_OK);
+    CHECK(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK);
+    CHECK(r.stage == 1u && r.label == 1 && r.n_read == 1u && r.score == 1.5f && r.cost == 1.0f);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 0.5, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 0u && r.label == 1 && r.n_read == 0u);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 13.0, 1.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 3u && r.label == 0 && r.n_read == 2u && spent == 13.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 12.5, 10.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 2u && r.label == 0 && spent == 11.0);
     ls[2] = lin(1, lf0, w1, 0.0f); /* m2 = {f1} reading f0 */
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
 }
 
 int main(void)
@@ -253,10 +222,5 @@ int main(void)
     test_nb();
     test_nb_records();
     test_linear();
-    if (failures) {
-        fprintf(stderr, "test_skymodel: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_skymodel: ok\n");
-    return 0;
+    return fm_check_done("test_skymodel");
 }

@@ -1,0 +1,61 @@
+"""Command-line options several kinds share (the tree shape of miser, cascade, the gated trainers and
+cstc; the lambda sweep) and the one source of the tree kinds' defaults.
+
+``MISER_DEFAULTS`` and ``CASCADE_DEFAULTS`` are read by the CLI (the trainers' ``opts.get`` and the
+help texts below), by the estimators' signatures (compiler.trees.miser, compiler.trees.cscc,
+compiler.trees.cascade) and by docs/miser_cascade.md; tests/test_rooms.py checks they agree.
+The family-only options (``--leaves``, ``--stages`` ...) are in compiler.trees.options."""
+
+from __future__ import annotations
+
+import click
+
+LOSSES = ("squared", "logistic", "multiclass-log")
+
+DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+SWEEP_TOLERANCE = 0.01
+
+MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0}
+CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,
+                    "pool_lambdas": (0.0, 3.0, 30.0), "rho": 1e-3, "early_exit_lambda": 0.0,
+                    "min_agreement": 0.9975}
+
+
+def floats_text(values: tuple[float, ...]) -> str:
+    """A float tuple as the comma-separated text the CLI takes (e.g. ``0,3,30``)."""
+    return ",".join(f"{v:g}" for v in values)
+
+
+_M, _C = MISER_DEFAULTS, CASCADE_DEFAULTS
+TREE_OPTIONS = [
+    click.Option(["--lambda"], type=click.FloatRange(min=0), default=None,
+                 help=f"Feature-cost penalty lambda [miser: default {_M['lambda']:g}; cascade (CSCC): the "
+                      "accuracy/cost trade-off of its objective, default: the cheapest on validation of 0.1, 1, 10; "
+                      f"cascade --early-exit-every: the ensemble's, default {_C['early_exit_lambda']:g}]."),
+    click.Option(["--trees"], type=click.IntRange(min=1), default=None,
+                 help="Boosting iterations [miser: at most, chosen on validation with early stopping, default "
+                      f"{_M['trees']}; cascade (CSCC): trees of the boosting trick per --pool-lambdas entry, default "
+                      f"{_C['trees']}; --early-exit-every: {_C['trees']}]."),
+    click.Option(["--depth"], type=click.IntRange(1, 16), default=None,
+                 help=f"Tree depth [cascade: default {_C['depth']}; miser: depth-wise trees of this depth (the "
+                      "paper's), default: leaf-wise trees of --leaves leaves]."),
+    click.Option(["--step"], type=click.FloatRange(0, 1, min_open=True), default=None,
+                 help=f"Learning rate [miser, cascade; default {_M['step']:g}]."),
+    click.Option(["--loss"], type=click.Choice(list(LOSSES)), default=None,
+                 help="Boosting loss [miser: default logistic (two classes) or multiclass-log, squared = the paper's "
+                      "stage-wise regression; cascade: default logistic]."),
+    click.Option(["--tree-cost"], type=click.FloatRange(min=0), default=None,
+                 help="Evaluation cost e per tree, added to the feature cost in the test-time cost "
+                      f"[miser, cascade; default {_M['tree_cost']:g}]."),
+]
+
+SWEEP_OPTIONS = [
+    click.Option(["--sweep"], is_flag=True, default=False,
+                 help="Fit a grid of lambda, print validation accuracy vs test-time cost, keep the cheapest model "
+                      "within --tolerance of lambda = 0 [miser]."),
+    click.Option(["--tolerance"], type=click.FloatRange(0, 1), default=None,
+                 help=f"Accuracy the --sweep may give up, absolute [miser; default {SWEEP_TOLERANCE:g}]."),
+    click.Option(["--lambda-grid"], default=None,
+                 help=f"Comma-separated lambdas of --sweep (0 is always added) [miser; default "
+                      f"{floats_text(DEFAULT_GRID)}]."),
+]

@@ -1,0 +1,28 @@
+/* What every runtime_c unit test program shares: CHECK(cond) reports a failed check with its place and
+ * counts it; fm_check_done(name) prints the verdict and gives main's exit status. */
+#ifndef FM_CHECK_H
+#define FM_CHECK_H
+
+#include <stdio.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            ++failures;                                                               \
+        }                                                                             \
+    } while (0)
+
+static int fm_check_done(const char *name)
+{
+    if (failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, failures);
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
+#endif /* FM_CHECK_H */
