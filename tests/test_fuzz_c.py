@@ -52,7 +52,8 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_family_has_a_harness() -> None:
-    assert set(FAMILIES) >= {"nb", "linear", "trees", "cascade", "gated", "skyline", "skymodel", "cstc"}
+    assert set(FAMILIES) >= {"nb", "nbk", "linear", "trees", "cascade", "gated", "skyline", "skymodel", "cstc",
+                             "features"}
 
 
 def _seed_dirs(family: str) -> list[str]:

@@ -173,6 +173,38 @@ static void test_q15_saturation(void)
     CHECK(fm_nb_q15_check(&q) == FM_E_MODEL);
 }
 
+/* K-class NB without edges (n_edges 0: each position splits zero / non-zero only), three classes:
+ * a known answer, and the edge table is required even when empty (the walks offset it by
+ * n_edges * position; NULL + 0 is undefined; fuzz/crashes/nbk/null-edges-offset). */
+static void test_nbk_no_edges(void)
+{
+    static const uint32_t k_order[2] = {1, 0};
+    static const float no_edge[1] = {0.0f};
+    static const float k_d[12] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.5f, 0.0f, 0.25f, 0.0f, -1.0f, 1.0f, 0.0f};
+    static const float k_d0[3] = {0.0f, 0.0f, 0.25f};
+    static const int32_t no_key[1] = {0};
+    static const int16_t k_dq[12] = {0, 0, 0, 4, 0, 2, 0, 1, 0, -4, 4, 0};
+    static const int32_t k_d0q[3] = {0, 0, 1};
+    static const float x[2] = {0.0f, 2.0f};
+    fm_nbk m = {2u, 2u, 3u, 0u, k_order, no_edge, k_d, k_d0, 0u, NULL, NULL, NULL};
+    fm_nbk_q15 mq = {2u, 2u, 3u, 0u, k_order, no_key, k_dq, k_d0q, 0u, NULL, NULL, NULL};
+    fm_result r;
+    CHECK(fm_nbk_check(&m) == FM_OK);
+    CHECK(fm_nbk_predict_vec(&m, x, 2, &r) == FM_OK);
+    CHECK(r.label == 0 && r.score == 1.0f && r.n_read == 2 && r.stage == 0 && r.cost == 2.0f);
+    CHECK(fm_nbk_q15_check(&mq) == FM_OK);
+    CHECK(fm_nbk_q15_predict_vec(&mq, x, 2, &r) == FM_OK);
+    CHECK(r.label == 0 && r.score_q == 4 && r.n_read == 2 && r.cost_q == 2u);
+    m.edges = NULL;
+    CHECK(fm_nbk_check(&m) == FM_E_MODEL);
+    mq.edge_keys = NULL;
+    CHECK(fm_nbk_q15_check(&mq) == FM_E_MODEL);
+    /* no positions: nothing is offset, the priors alone answer */
+    m.n_used = mq.n_used = 0u;
+    CHECK(fm_nbk_check(&m) == FM_OK && fm_nbk_q15_check(&mq) == FM_OK);
+    CHECK(fm_nbk_predict_vec(&m, x, 2, &r) == FM_OK && r.label == 2 && r.n_read == 0);
+}
+
 int main(void)
 {
     test_known_answers();
@@ -180,6 +212,7 @@ int main(void)
     test_bad_input();
     test_checks();
     test_q15_saturation();
+    test_nbk_no_edges();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -826,8 +826,10 @@ static int nbk_check_shape(uint32_t n_features, uint32_t n_used, uint32_t n_clas
                            const void *edges, uint32_t n_edges, const void *d, const void *d0, uint32_t n_stops,
                            const uint32_t *stop_at, const void *stop_margin)
 {
+    /* the walks offset edges by n_edges * position: NULL + 0 when n_edges == 0 (undefined), so a
+     * model with positions needs its edge table even when it is empty */
     if (n_classes < 2u || n_classes > FM_VEC_MAX_OUTPUTS || d0 == NULL || (n_used > 0 && order == NULL) ||
-        (n_used > 0 && n_edges > 0 && edges == NULL) || (n_used > 0 && d == NULL) ||
+        (n_used > 0 && edges == NULL) || (n_used > 0 && d == NULL) ||
         (n_stops > 0 && stop_margin == NULL) || n_edges > 0xffffu) {
         return FM_E_MODEL;
     }
