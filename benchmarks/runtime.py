@@ -14,6 +14,11 @@ of trees and depth, trained on the same rows, to its inline and loadable C forms
 Table bytes: frugalml's MODEL_TABLE_BYTES; emlearn loadable: 8 bytes per node, 4 per root, 1 per
 leaf class (its arrays).
 
+K classes (issue 19): a 10-class forest (--classes-data, default sklearn:digits; none with
+--no-multiclass): `train miser --lambda 0` with the same --trees rounds of K trees of --depth (the
+multi-class log-loss, one tree per class a round), both forms, float32 and q15, counted on x86 as
+above, beside emlearn's RandomForestClassifier of --trees trees of --depth on the same K-class rows.
+
 Both forms of `export-c`: tables (default) and generated code (`--form code`; its function is
 compiled noinline/noclone so callgrind can count the call alone). Cortex-M rows (unless --no-qemu):
 Cortex-M3 q15 and Cortex-M4F float32 instructions per prediction under QEMU with the repository's
@@ -88,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--no-qemu", action="store_true", help="skip the Cortex-M rows")
     ap.add_argument("--qemu-rows", type=int, default=None, help="rows counted under QEMU (default 50; --quick: 5)")
+    ap.add_argument("--classes-data", default="sklearn:digits",
+                    help="the K-class forest's data, all classes (default sklearn:digits)")
+    ap.add_argument("--no-multiclass", dest="classes_data", action="store_const", const="",
+                    help="skip the K-class forest")
     ap.add_argument("--quick", action="store_true", help="same tables, 10 trees, fewer rows; peers never installed")
     figures.add_argument(ap)
     a = ap.parse_args(argv)
@@ -99,19 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="fm_runtime_bench_"))
     model = tmp / "miser.msgpack"
-    subprocess.run([*CLI, "train", "miser", a.data, "--positive", a.positive, "--lambda", "0", "--trees",
-                    str(a.trees), "--depth", str(a.depth), "-o", str(model)], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL)
-    table: list[tuple[str, str, float, int]] = []
-    for form in ("tables", "code"):
-        for numeric in ("float32", "q15"):
-            d = tmp / f"{form}_{numeric}"
-            d.mkdir()
-            subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
-                            a.data, "--rows", str(a.rows), "--form", form], check=True, cwd=ROOT,
-                           stdout=subprocess.DEVNULL)
-            per, nbytes = count_ours(d / "model.h", d, a.rows)
-            table.append((f"frugalml miser, {form}, {numeric}", "x86-64 callgrind", per, nbytes))
+    table = x86_rows(model, a.data, ["--positive", a.positive], a, tmp / "binary", "frugalml miser")
     if not a.no_qemu and missing_tools():
         print(f"note: Cortex-M rows skipped: {missing_tools()}")
     elif not a.no_qemu:
@@ -130,35 +127,72 @@ def main(argv: list[str] | None = None) -> int:
     if not a.no_peer and py is None:
         print(peers.skipped("emlearn"))
     if py is not None:
-        from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
-
-        task = prepare(a.data, positive=a.positive)
-        Xtr, ytr, _, _ = split(task)
-        peer = tmp / "peer"
-        peer.mkdir()
-        np.savez(peer / "data.npz", Xtr=Xtr, ytr=ytr)
-        from pyruntime.data import load_dataset  # noqa: PLC0415
-
-        X = np.asarray(load_dataset(a.data).X[: a.rows])
-        rows_bin = peer / "rows.bin"
-        with rows_bin.open("wb") as fh:
-            fh.write(np.array(X.shape, np.uint32).tobytes())
-            fh.write(np.clip(np.round(X), -32768, 32767).astype(np.int16).tobytes())
-        subprocess.run([str(py), str(ROOT / "benchmarks" / "common" / "emlearn_forest.py"), str(peer / "data.npz"),
-                        str(peer), str(a.trees), str(a.depth)], check=True, stdout=subprocess.DEVNULL)
-        for form in ("inline", "loadable"):
-            d = peer / form
-            d.mkdir()
-            per = count_peer(py, peer / f"{form}.h", rows_bin, d, a.rows)
-            nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
-            table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
+        table += peer_rows(py, a.data, a.positive, a, tmp / "peer")
     print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
     print("bytes: x86 rows: table bytes (0: code form); QEMU rows: flash bytes of the whole self-test image")
+    print_table(table)
+    if a.classes_data:
+        k_table = x86_rows(tmp / "miser_k.msgpack", a.classes_data, [], a, tmp / "multiclass", "frugalml miser K")
+        if py is not None:
+            k_table += peer_rows(py, a.classes_data, None, a, tmp / "peer_k")
+        print()
+        print(f"{a.classes_data}, all classes: miser {a.trees} rounds x K trees x depth {a.depth} (one tree per class "
+              f"a round); emlearn {a.trees} trees x depth {a.depth}; {a.rows} rows; x86-64 callgrind")
+        print_table(k_table)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def print_table(table: list[tuple[str, str, float, int]]) -> None:
     print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'bytes':>12s}")
     for name, where, per, nbytes in table:
         print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+
+
+def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, work: Path,
+             label: str) -> list[tuple[str, str, float, int]]:
+    """Trains miser --lambda 0 on data (target: --positive or nothing for all classes) into model and counts
+    both forms, float32 and q15, on x86."""
+    work.mkdir()
+    subprocess.run([*CLI, "train", "miser", data, *target, "--lambda", "0", "--trees", str(a.trees), "--depth",
+                    str(a.depth), "-o", str(model)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    table = []
+    for form in ("tables", "code"):
+        for numeric in ("float32", "q15"):
+            d = work / f"{form}_{numeric}"
+            d.mkdir()
+            subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
+                            data, "--rows", str(a.rows), "--form", form], check=True, cwd=ROOT,
+                           stdout=subprocess.DEVNULL)
+            per, nbytes = count_ours(d / "model.h", d, a.rows)
+            table.append((f"{label}, {form}, {numeric}", "x86-64 callgrind", per, nbytes))
+    return table
+
+
+def peer_rows(py: Path, data: str, positive: str | None, a: argparse.Namespace,
+              peer: Path) -> list[tuple[str, str, float, int]]:
+    """emlearn's RandomForestClassifier (a.trees x a.depth) on the same training rows, inline and loadable."""
+    from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
+    from pyruntime.data import load_dataset  # noqa: PLC0415
+
+    Xtr, ytr, _, _ = split(prepare(data, positive=positive))
+    peer.mkdir()
+    np.savez(peer / "data.npz", Xtr=Xtr, ytr=ytr)
+    X = np.asarray(load_dataset(data).X[: a.rows])
+    rows_bin = peer / "rows.bin"
+    with rows_bin.open("wb") as fh:
+        fh.write(np.array(X.shape, np.uint32).tobytes())
+        fh.write(np.clip(np.round(X), -32768, 32767).astype(np.int16).tobytes())
+    subprocess.run([str(py), str(ROOT / "benchmarks" / "common" / "emlearn_forest.py"), str(peer / "data.npz"),
+                    str(peer), str(a.trees), str(a.depth)], check=True, stdout=subprocess.DEVNULL)
+    table = []
+    for form in ("inline", "loadable"):
+        d = peer / form
+        d.mkdir()
+        per = count_peer(py, peer / f"{form}.h", rows_bin, d, a.rows)
+        nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
+        table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
+    return table
 
 
 if __name__ == "__main__":

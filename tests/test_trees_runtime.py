@@ -61,7 +61,8 @@ def cport(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 GRID = np.array([-2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 3.0, 1e-40, -1e-40, 1e30], np.float32)
 
 
-def random_tree(rng: np.random.Generator, n_features: int, max_depth: int, scale: float) -> dict[str, list]:
+def random_tree(rng: np.random.Generator, n_features: int, max_depth: int, scale: float,
+                branch: float = 0.75) -> dict[str, list]:
     t: dict[str, list] = {"feature": [], "threshold": [], "left": [], "right": [], "value": []}
 
     def grow(depth: int) -> int:
@@ -69,7 +70,7 @@ def random_tree(rng: np.random.Generator, n_features: int, max_depth: int, scale
         for key, init in (("feature", -1), ("threshold", 0.0), ("left", -1), ("right", -1)):
             t[key].append(init)
         t["value"].append(float(rng.normal() * scale))
-        if depth < max_depth and rng.random() < 0.75:
+        if depth < max_depth and rng.random() < branch:
             t["feature"][i] = int(rng.integers(n_features))
             t["threshold"][i] = float(rng.choice(GRID)) if rng.random() < 0.6 else float(rng.normal())
             t["left"][i] = grow(depth + 1)
@@ -167,6 +168,19 @@ def test_c_equals_numpy_q15(cport: Any, seed: int, n_features: int, n_outputs: i
     q = random_ensemble(rng, n_features, n_outputs, n_trees, depth, scale=scale).q15()
     X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
     assert_same(CTrees(q, cport.ffi, cport.lib), q, X)
+
+
+@pytest.mark.parametrize(("n_outputs", "n_trees"), [(2, 9), (3, 12), (10, 31)])
+def test_k_output_complete_depth3_walk_equals_numpy(cport: Any, n_outputs: int, n_trees: int) -> None:
+    """Complete depth-3 trees over several outputs (a K-class forest, one tree per class a round): the
+    depth-specialized K-output walk (ewalk_f32_m3 / ewalk_q_m3), float32 and q15, agrees bit for bit."""
+    rng = np.random.default_rng(n_outputs * 100 + n_trees)
+    trees = [random_tree(rng, 6, 3, 1.0, branch=1.0) for _ in range(n_trees)]
+    m = TreeEnsemble.from_trees(6, trees, base_score=rng.normal(size=n_outputs),
+                                tree_output=[t % n_outputs for t in range(n_trees)], costs=None)
+    X = random_inputs(rng, 40, 6, nonfinite=True)
+    for model in (m, m.q15()):
+        assert_same(CTrees(model, cport.ffi, cport.lib), model, X)
 
 
 @PROPS

@@ -1,7 +1,7 @@
 """emlearn peer of benchmarks/runtime.py; runs in the benchmark-only venv (benchmarks/.venv, emlearn installed).
 
 Usage: python emlearn_forest.py DATA.npz OUT_DIR TREES DEPTH
-DATA.npz holds Xtr, ytr (binary labels). Writes OUT_DIR/{inline,loadable}.h (name "peer") of a
+DATA.npz holds Xtr, ytr (integer labels, two classes or more). Writes OUT_DIR/{inline,loadable}.h (name "peer") of a
 scikit-learn RandomForestClassifier(n_estimators=TREES, max_depth=DEPTH, random_state=0) and prints
 the number of decision nodes of the forest.
 """

@@ -955,6 +955,8 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
 {
     float s[FM_VEC_MAX_OUTPUTS], second, margin = 0.0f, cost = 0.0f;
     const uint32_t k = m->n_classes, ne = m->n_edges;
+    const size_t row_step = (size_t)(ne + 2u) * k; /* one position's (ne + 2) x k entries */
+    const float *row = m->d, *ek = m->edges;       /* the next position's entries and edges */
     uint32_t i = 0, c, lead = 0, stage = 0;
 
     if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
@@ -965,11 +967,13 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
     }
 #define NBK_F32_ADD(p, bits)                                                                           \
     do {                                                                                               \
-        const float *e_ = m->d + ((size_t)(ne + 2u) * (p) + nb_slot_f32(m->edges + (size_t)ne * (p), ne, bits)) * k; \
+        const float *e_ = row + (size_t)nb_slot_f32(ek, ne, bits) * k;                                 \
         for (c = 0; c < k; ++c) {                                                                      \
             s[c] += e_[c];                                                                             \
         }                                                                                              \
         cost += m->costs != NULL ? m->costs[m->order[(p)]] : 1.0f;                                     \
+        row += row_step;                                                                               \
+        ek += ne;                                                                                      \
     } while (0)
 #define NBK_F32_LEAD()                        \
     do {                                      \
@@ -991,7 +995,10 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     int32_t s[FM_VEC_MAX_OUTPUTS], second;
     int64_t margin = 0;
     const uint32_t k = m->n_classes, ne = m->n_edges;
-    uint32_t i = 0, c, lead = 0, stage = 0, cost = 0;
+    const size_t row_step = (size_t)(ne + 2u) * k;
+    const int16_t *row = m->d;
+    const int32_t *ek = m->edge_keys;
+    uint32_t i = 0, p, c, lead = 0, stage = 0, cost;
     int plain = 1;
 
     if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
@@ -1004,7 +1011,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     /* plain int32 adds equal the saturating ones when no sum can leave int32 */
 #define NBK_Q15_ADD(p, bits)                                                                           \
     do {                                                                                               \
-        const int16_t *e_ = m->d + ((size_t)(ne + 2u) * (p) + nb_slot_q15(m->edge_keys + (size_t)ne * (p), ne, bits)) * k; \
+        const int16_t *e_ = row + (size_t)nb_slot_q15(ek, ne, bits) * k;                               \
         if (plain) {                                                                                   \
             for (c = 0; c < k; ++c) {                                                                  \
                 s[c] += e_[c];                                                                         \
@@ -1014,7 +1021,9 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
                 s[c] = fm_add_sat32(s[c], e_[c]);                                                           \
             }                                                                                          \
         }                                                                                              \
-        cost += m->costs != NULL ? m->costs[m->order[(p)]] : 1u;                                       \
+        (void)(p);                                                                                     \
+        row += row_step;                                                                               \
+        ek += ne;                                                                                      \
     } while (0)
 #define NBK_Q15_LEAD()                              \
     do {                                            \
@@ -1025,6 +1034,12 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
 #undef NBK_Q15_ADD
 #undef NBK_Q15_LEAD
+    cost = i; /* positions 0..i-1 read: their costs, or 1 each */
+    if (m->costs != NULL) {
+        for (cost = 0, p = 0; p < i; ++p) {
+            cost += m->costs[m->order[p]];
+        }
+    }
     nb_answer(out, (int32_t)lead, stage, i);
     out->score = 0.0f;
     out->score_q = s[lead];

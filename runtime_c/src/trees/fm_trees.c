@@ -299,6 +299,17 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
  * 32-bit Arm (FM_F32_GT_STEP of fm_port.h) the float32 walk counts heap nodes from 1 as the q15 walk
  * (FM_HEAP_BASE), l = (l + l + C) ^ 1, with no register-offset vldr to save; elsewhere the 0-based form
  * below. */
+/* A leaf value v: into acc (one output: single, a constant in each instance) or into the tree's output
+ * (to walks tree_output). */
+#define FM_LEAF_ADD(v)                                                                                        \
+    do {                                                                                                      \
+        if (single) {                                                                                         \
+            acc = acc + (v);                                                                                  \
+        } else {                                                                                              \
+            scores[*to] = scores[*to] + (v);                                                                  \
+            ++to;                                                                                             \
+        }                                                                                                     \
+    } while (0)
 #if defined(FM_F32_GT_STEP)
 #define FM_STEP_F1(l)                                                                                         \
     do {                                                                                                      \
@@ -327,8 +338,9 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
     } while (0)
 
 FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                              float acc, uint32_t D)
+                              float acc, uint32_t D, float *scores, int single)
 {
+    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
     const uint32_t I = (1u << D) - 1u;
     const size_t one = 1u;
     const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
@@ -339,12 +351,12 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
     for (t = (end - first) / 2u; t != 0u; --t) {
         size_t i;
         FM_WALK_LEVELS_F1(i);
-        acc = acc + lf[i];
+        FM_LEAF_ADD(lf[i]);
         fe += I;
         th += I;
         lf += I + 1u;
         FM_WALK_LEVELS_F1(i);
-        acc = acc + lf[i];
+        FM_LEAF_ADD(lf[i]);
         fe += I;
         th += I;
         lf += I + 1u;
@@ -352,15 +364,16 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
     if ((end - first) & 1u) {
         size_t i;
         FM_WALK_LEVELS_F1(i);
-        acc = acc + lf[i];
+        FM_LEAF_ADD(lf[i]);
     }
     return acc;
 }
 
 #else
 FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                              float acc, uint32_t D)
+                              float acc, uint32_t D, float *scores, int single)
 {
+    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
     const uint32_t I = (1u << D) - 1u;
     const uint16_t *fe = m->feature + (size_t)first * I;
     const float *th = m->threshold + (size_t)first * I;
@@ -371,9 +384,9 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
         size_t i = 0u;
         size_t j = I;
         FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
-        acc = acc + lf[i - I];
+        FM_LEAF_ADD(lf[i - I]);
         FM_WALK_LEVELS(FM_STEP_F32, j, I);
-        acc = acc + lf[j - I + 1u];
+        FM_LEAF_ADD(lf[j - I + 1u]);
         fe += 2u * I;
         th += 2u * I;
         lf += 2u * (I + 1u);
@@ -381,7 +394,7 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
     if ((end - first) & 1u) {
         size_t i = 0u;
         FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
-        acc = acc + lf[i - I];
+        FM_LEAF_ADD(lf[i - I]);
     }
     return acc;
 }
@@ -433,12 +446,19 @@ FM_WALK void ewalk_f32_any(const fm_trees *m, uint32_t first, uint32_t end, cons
     static FM_NOINLINE float name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
                                   float acc)                                                                  \
     {                                                                                                         \
-        return ewalk_f32_depth(m, first, end, x, mark, acc, D);                                               \
+        return ewalk_f32_depth(m, first, end, x, mark, acc, D, NULL, 1);                                      \
     }
 FM_EWALK_F32_DEPTH(ewalk_f32_d1, 1u)
 FM_EWALK_F32_DEPTH(ewalk_f32_d2, 2u)
 FM_EWALK_F32_DEPTH(ewalk_f32_d3, 3u)
 FM_EWALK_F32_DEPTH(ewalk_f32_d4, 4u)
+
+/* Several outputs, complete trees of depth 3 (a K-class forest of depth-3 trees, one per class a round). */
+static FM_NOINLINE void ewalk_f32_m3(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
+                                     float *scores)
+{
+    (void)ewalk_f32_depth(m, first, end, x, mark, 0.0f, 3u, scores, 0);
+}
 
 #define FM_EWALK_F32_ANY(name, implicit, single)                                                              \
     static FM_NOINLINE void name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
@@ -478,6 +498,8 @@ static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const flo
         } else {
             ewalk_f32_es(m, first, end, x, mark, scores);
         }
+    } else if (m->depth == 3u) {
+        ewalk_f32_m3(m, first, end, x, mark, scores);
     } else if (m->child == NULL) {
         ewalk_f32_im(m, first, end, x, mark, scores);
     } else {
@@ -488,8 +510,9 @@ static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const flo
 #if defined(FM_HEAP_STEP)
 /* q15: complete trees of depth D, one output, no saturation possible (1-based heap, FM_STEP_Q). */
 FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
-                              uint8_t *mark, int32_t acc, uint32_t D)
+                              uint8_t *mark, int32_t acc, uint32_t D, int32_t *scores, int single)
 {
+    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
     const uint32_t I = (1u << D) - 1u;
     const size_t one = 1u;
     const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
@@ -500,12 +523,12 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
     for (t = (end - first) / 2u; t != 0u; --t) {
         size_t i;
         FM_WALK_LEVELS_Q(i);
-        acc += (int32_t)lf[i]; /* no overflow: q_no_overflow */
+        FM_LEAF_ADD((int32_t)lf[i]); /* no overflow: q_no_overflow */
         fe += I;
         th += I;
         lf += I + 1u;
         FM_WALK_LEVELS_Q(i);
-        acc += (int32_t)lf[i];
+        FM_LEAF_ADD((int32_t)lf[i]);
         fe += I;
         th += I;
         lf += I + 1u;
@@ -513,7 +536,7 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
     if ((end - first) & 1u) {
         size_t i;
         FM_WALK_LEVELS_Q(i);
-        acc += (int32_t)lf[i];
+        FM_LEAF_ADD((int32_t)lf[i]);
     }
     return acc;
 }
@@ -528,8 +551,9 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
         (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
     } while (0)
 FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
-                              uint8_t *mark, int32_t acc, uint32_t D)
+                              uint8_t *mark, int32_t acc, uint32_t D, int32_t *scores, int single)
 {
+    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
     const uint32_t I = (1u << D) - 1u;
     const uint16_t *fe = m->feature + (size_t)first * I;
     const uint16_t *th = m->threshold_q + (size_t)first * I;
@@ -540,7 +564,12 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
         size_t j = I;
         FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
         FM_WALK_LEVELS(FM_STEP_Q0, j, I);
-        acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
+        if (single) {
+            acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
+        } else {
+            FM_LEAF_ADD((int32_t)lf[i - I]);
+            FM_LEAF_ADD((int32_t)lf[j - I + 1u]);
+        }
         fe += 2u * I;
         th += 2u * I;
         lf += 2u * (I + 1u);
@@ -548,7 +577,7 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
     if ((end - first) & 1u) {
         size_t i = 0u;
         FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
-        acc += (int32_t)lf[i - I];
+        FM_LEAF_ADD((int32_t)lf[i - I]);
     }
     return acc;
 }
@@ -602,12 +631,19 @@ FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, co
     static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,  \
                                     uint8_t *mark, int32_t acc)                                               \
     {                                                                                                         \
-        return ewalk_q_depth(m, first, end, keys, mark, acc, D);                                              \
+        return ewalk_q_depth(m, first, end, keys, mark, acc, D, NULL, 1);                                     \
     }
 FM_EWALK_Q_DEPTH(ewalk_q_d1, 1u)
 FM_EWALK_Q_DEPTH(ewalk_q_d2, 2u)
 FM_EWALK_Q_DEPTH(ewalk_q_d3, 3u)
 FM_EWALK_Q_DEPTH(ewalk_q_d4, 4u)
+
+/* Several outputs, complete trees of depth 3, no overflow possible (q_no_overflow of every score). */
+static FM_NOINLINE void ewalk_q_m3(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
+                                   uint8_t *mark, int32_t *scores)
+{
+    (void)ewalk_q_depth(m, first, end, keys, mark, 0, 3u, scores, 0);
+}
 
 #define FM_EWALK_Q_ANY(name, implicit, single, sat)                                                           \
     static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,     \
@@ -636,7 +672,13 @@ FM_WALK void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const 
         return;
     }
     if (m->n_outputs != 1u) {
-        if (m->child == NULL) {
+        uint32_t o, ok = m->depth == 3u;
+        for (o = 0; o < m->n_outputs && ok; ++o) {
+            ok = q_no_overflow(scores[o], end - first);
+        }
+        if (ok) {
+            ewalk_q_m3(m, first, end, keys, mark, scores);
+        } else if (m->child == NULL) {
             ewalk_q_im(m, first, end, keys, mark, scores);
         } else {
             ewalk_q_em(m, first, end, keys, mark, scores);
