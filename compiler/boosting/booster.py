@@ -16,6 +16,7 @@ import numpy as np
 
 from compiler.boosting.grow import BinnedData, TreeParams, grow_tree
 from compiler.boosting.losses import encode_targets, grad_hess, init_scores
+from compiler.boosting.penalty import GroupedCosts
 from compiler.boosting.tree import CostTree
 
 
@@ -50,6 +51,7 @@ class Booster:
     colsample: float = 1.0
     seed: int | None = 0
     codes_val: np.ndarray | None = None
+    groups: GroupedCosts | None = None  # feature groups: used instead of ``costs`` in the penalty
 
     def __post_init__(self) -> None:
         if self.base_score is None:
@@ -101,7 +103,11 @@ class Booster:
         rows = self._rows(w)
         total_w = float(w[rows].sum())
         scale = factor / total_w if total_w > 0 else 0.0
-        pen = penalty * np.asarray(self.costs, dtype=np.float64) / self.n_outputs  # shared by the K trees
+        pen: np.ndarray | GroupedCosts  # shared by the K trees
+        if self.groups is not None:
+            pen = self.groups.scaled(penalty / self.n_outputs)
+        else:
+            pen = penalty * np.asarray(self.costs, dtype=np.float64) / self.n_outputs
         unit = bool(np.all(w == 1.0))  # no weighted copies of g and h (memory)
         for k in range(self.n_outputs):
             gk, hk = (G[:, k], H[:, k]) if unit else (w * G[:, k], w * H[:, k])
@@ -117,9 +123,10 @@ class Booster:
             self.tree_output.append(k)
 
 
-def penalty_scale(costs: np.ndarray) -> float:
-    """Factor turning lam into the fitter's penalty: 1 / (summed cost of all features)."""
-    total = float(np.sum(costs))
+def penalty_scale(costs: np.ndarray | GroupedCosts) -> float:
+    """Factor turning lam into the fitter's penalty: 1 / (the cost of reading every feature; with groups,
+    each group once)."""
+    total = float(np.sum(costs.own) + np.sum(costs.group)) if isinstance(costs, GroupedCosts) else float(np.sum(costs))
     return 1.0 / total if total > 0 else 0.0
 
 
@@ -129,7 +136,7 @@ def make_booster(
     X_val: np.ndarray | None = None, **tree_options: object,
 ) -> Booster:
     """A booster on X binned once (``tree_options``: l2, min_child_weight, max_leaves, subsample,
-    colsample, seed)."""
+    colsample, seed, groups)."""
     fitter = BinnedData.from_data(X, max_bins)
     Y = encode_targets(y_idx, loss, n_classes)
     return Booster(fitter=fitter, Y=Y, weight=np.asarray(w, dtype=np.float64), loss=loss, costs=costs, step=step,

@@ -19,6 +19,7 @@ import numpy as np
 
 from compiler.boosting._histboost import ffi, lib
 from compiler.boosting.binning import Binner
+from compiler.boosting.penalty import GroupedCosts
 from compiler.boosting.tree import CostTree, TreeFit
 
 
@@ -108,14 +109,16 @@ class _Node:
 
 class _Grower:
     def __init__(self, data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams,
-                 penalty: np.ndarray, used: np.ndarray, allowed: np.ndarray | None, gain_scale: float) -> None:
+                 penalty: np.ndarray | GroupedCosts, used: np.ndarray, allowed: np.ndarray | None,
+                 gain_scale: float) -> None:
         self.data, self.params, self.gain_scale = data, params, gain_scale
         self.g, self.h = g, h
         self.rows = rows
         self.scratch = np.empty(max(rows.size, 1), dtype=np.int32)
         self.gh_scratch = np.empty(2 * max(rows.size, 1), dtype=np.float64)
-        self.pen = np.ascontiguousarray(np.where(used, 0.0, penalty), dtype=np.float64)
+        self.groups = penalty if isinstance(penalty, GroupedCosts) else None
         self.used = used.copy()
+        self.pen = self._penalty(penalty)
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
         self.hist_size = data.n_features * data.n_bins * 3
         self.feature: list[int] = []
@@ -124,6 +127,11 @@ class _Grower:
         self.right: list[int] = []
         self.nodes: list[_Node] = []
         self.out = ffi.new("hb_split *")
+
+    def _penalty(self, penalty: np.ndarray | GroupedCosts) -> np.ndarray:
+        if isinstance(penalty, GroupedCosts):
+            return np.ascontiguousarray(penalty.penalty(self.used), dtype=np.float64)
+        return np.ascontiguousarray(np.where(self.used, 0.0, penalty), dtype=np.float64)
 
     def histogram(self, start: int, end: int) -> np.ndarray:
         hist = np.zeros(self.hist_size, dtype=np.float64)
@@ -173,7 +181,10 @@ class _Grower:
         self.left[idx], self.right[idx] = li, ri
         if not self.used[j]:
             self.used[j] = True
-            self.pen[j] = 0.0
+            if self.groups is not None:  # the feature's groups are paid for: cheaper for their other features
+                self.pen = self._penalty(self.groups)
+            else:
+                self.pen[j] = 0.0
         return li, ri
 
     def grow(self) -> None:
@@ -236,14 +247,17 @@ class _Grower:
 
 
 def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
-              penalty: np.ndarray | None = None, used: np.ndarray | None = None, allowed: np.ndarray | None = None,
+              penalty: np.ndarray | GroupedCosts | None = None, used: np.ndarray | None = None,
+              allowed: np.ndarray | None = None,
               gain_scale: float = 1.0, step: float = 1.0) -> tuple[CostTree, np.ndarray]:
     """Grow one tree on the rows ``rows`` (int32, sorted) of ``data`` with per-row gradients ``g`` and
     hessians ``h`` (float64, length n_samples, C order). ``penalty[j]`` (gain units) is charged when the
-    split's feature is not in ``used``. Returns the tree (leaf values ``step * -G/(H+l2)``) and the
+    split's feature is not in ``used`` (a GroupedCosts: its own part plus its groups that no used feature
+    has paid for). Returns the tree (leaf values ``step * -G/(H+l2)``) and the
     updated used mask (a copy)."""
     d = data.n_features
-    pen = np.zeros(d) if penalty is None else np.asarray(penalty, dtype=np.float64)
+    pen: np.ndarray | GroupedCosts = np.zeros(d) if penalty is None else (
+        penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty, dtype=np.float64))
     u = np.zeros(d, dtype=bool) if used is None else np.asarray(used, dtype=bool)
     rows32 = np.array(rows, dtype=np.int32)  # a private copy: partitioned in place
     gr = _Grower(data, np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(h, dtype=np.float64),

@@ -40,6 +40,8 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from compiler.boosting.booster import make_booster
+from compiler.boosting.tree import CostTree
 from compiler.costs import cost_vector
 from compiler.estimators import binary_only, check_X, fit_binary
 
@@ -88,12 +90,34 @@ class _Tree:
         return [k for k in range(self.n_nodes) if self.is_leaf(k)]
 
 
+@dataclass
+class PhiTrees:
+    """The boosting trick's map phi (section 5): squared-loss regression trees on +-1 targets, learning
+    rate 0.1 folded into the leaves, grown by the histogram booster (compiler.boosting); column t of
+    phi(x) is tree t's leaf value."""
+
+    trees: list[CostTree]
+
+    @classmethod
+    def fit(cls, X: np.ndarray, ys: np.ndarray, n_trees: int, depth: int, seed: int | None) -> PhiTrees:
+        X32 = np.asarray(X, dtype=np.float32)
+        b = make_booster(X32, (ys > 0).astype(np.int64), np.ones(len(ys)), 2, "squared", np.ones(X32.shape[1]),
+                         0.1, depth, min_samples_leaf=1, min_child_weight=0.0, seed=seed)
+        for _ in range(n_trees):
+            b.iterate(0.0)
+        return cls(b.trees)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        X32 = np.asarray(X, dtype=np.float32)
+        return np.column_stack([t.value[t.apply(X32)] for t in self.trees]).astype(np.float64)
+
+
 class CSTCClassifier(ClassifierMixin, BaseEstimator):
     """Cost-Sensitive Tree of Classifiers for binary labels (see the module docstring).
 
     Parameters: ``depth`` levels of classifier nodes (2**depth - 1 nodes before pruning);
     ``lam`` the accuracy/cost trade-off; ``rho`` the l1 weight; ``phi`` "raw" or "trees" (the
-    boosting trick: ``phi_trees`` gradient-boosted regression trees of depth ``phi_depth``);
+    boosting trick: ``phi_trees`` squared-loss regression trees of depth ``phi_depth``, PhiTrees);
     ``costs`` per raw feature (None: 1 each); ``tree_eval_cost`` the cost e_t of evaluating one
     tree of phi; ``routing_scale`` the slope of the traversal sigmoids; ``max_iter`` sweeps of block
     coordinate descent; ``inner_iter`` Lemma-1 alternations per node; ``fine_tune`` and ``prune``
@@ -151,14 +175,9 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             self.group_members_ = [np.array([j]) for j in range(d)]
             self.group_cost_ = c / total
             return
-        from sklearn.ensemble import GradientBoostingRegressor  # noqa: PLC0415
-
-        gb = GradientBoostingRegressor(n_estimators=int(self.phi_trees), max_depth=int(self.phi_depth),
-                                       learning_rate=0.1, random_state=self.random_state)
-        gb.fit(X, ys)
-        self.booster_ = gb
-        T = gb.n_estimators_
-        used = [np.unique(est[0].tree_.feature[est[0].tree_.feature >= 0]) for est in gb.estimators_]
+        self.booster_ = PhiTrees.fit(X, ys, int(self.phi_trees), int(self.phi_depth), self.random_state)
+        T = len(self.booster_.trees)
+        used = [t.features_used() for t in self.booster_.trees]
         self.tree_features_ = used
         members, gcost = [], []
         for a in range(d):
@@ -175,8 +194,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     def _phi(self, X: np.ndarray) -> np.ndarray:
         if self.booster_ is None:
             return np.asarray(X, dtype=np.float64)
-        lr = self.booster_.learning_rate
-        return np.column_stack([lr * est[0].predict(X) for est in self.booster_.estimators_])
+        return self.booster_.transform(X)
 
     def _standardize(self, P: np.ndarray) -> np.ndarray:
         return (P - self.mu_) / self.sd_

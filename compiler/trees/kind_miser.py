@@ -31,9 +31,11 @@ if TYPE_CHECKING:  # the trainer imports scikit-learn: only when training (CLI s
     from compiler.trees.miser import GreedyMiserClassifier
 
 
-def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: int) -> GreedyMiserClassifier:
+def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, seed: int
+                    ) -> GreedyMiserClassifier:
     """The estimator of one lambda; the loss ("auto") is logistic for two classes and the paper's
-    multi-class log-loss (K trees per iteration, softmax) for K > 2."""
+    multi-class log-loss (K trees per iteration, softmax) for K > 2. ``costs``: a FeatureCosts with
+    groups charges each group once in the split gain."""
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415 - scikit-learn
 
     depth = opts.get("depth")
@@ -50,8 +52,8 @@ def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: i
 class _FitLambda:
     """Fits the miser model of one lambda and its curve point (sent to the workers of a parallel sweep)."""
 
-    def __init__(self, opts: dict[str, Any], costs: np.ndarray, seed: int, Xtr: np.ndarray, ytr: np.ndarray,
-                 Xva: np.ndarray, yva: np.ndarray) -> None:
+    def __init__(self, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, seed: int, Xtr: np.ndarray,
+                 ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray) -> None:
         self.opts = recorded(opts)
         self.costs, self.seed = costs, seed
         self.n_classes = int(np.unique(ytr).size)
@@ -65,7 +67,7 @@ class _FitLambda:
                    "features_used": int(m.features_used_.size)}
 
 
-def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray, grid: list[float],
+def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, grid: list[float],
                 tolerance: float, with_models: bool = False) -> Any:
     """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler); return the chosen
     model and the curve (and every fitted model, in curve order, with ``with_models``)."""
@@ -95,7 +97,8 @@ def print_curve(curve: list[dict[str, float]], chosen: float, tolerance: float) 
 
 
 def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
-    c = cost_vector(costs, task.n_features)
+    vec = cost_vector(costs, task.n_features)
+    c = costs if costs is not None and costs.has_groups else vec  # groups: each charged once in the gain
     record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     if opts.get("sweep"):
         if "lambda" in opts:

@@ -30,6 +30,7 @@ from compiler.boosting.booster import Booster, make_booster, penalty_scale
 from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
 from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
+from compiler.boosting.penalty import GroupedCosts
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.options import LOSSES, MISER_DEFAULTS  # noqa: E402,F401 - one list of losses, one of defaults
 from compiler.parallel import run_map
@@ -175,12 +176,16 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         else:
             Xtr, ytr, wtr, Xva, yva = X32, y_idx, w, None, None
         self.costs_ = cost_vector(self.costs, self.n_features_in_)
+        fc = self.costs
+        self.groups_ = GroupedCosts.from_costs(fc) if isinstance(fc, FeatureCosts) and fc.has_groups else None
         depth, leaves = tree_shape(self.max_depth, self.max_leaves)
         booster = make_booster(Xtr, ytr, wtr, self.classes_.size, self.loss_, self.costs_, self.step,
-                               depth, self.max_bins, leaf_rows(self.min_samples_leaf, len(ytr)), X_val=Xva, max_leaves=leaves,
+                               depth, self.max_bins, leaf_rows(self.min_samples_leaf, len(ytr)), X_val=Xva,
+                               max_leaves=leaves,
                                l2=self.l2, min_child_weight=self.min_child_weight,
-                               subsample=self.subsample, colsample=self.colsample, seed=self.random_state)
-        penalty = self.lam * penalty_scale(self.costs_)
+                               subsample=self.subsample, colsample=self.colsample, seed=self.random_state,
+                               groups=self.groups_)
+        penalty = self.lam * penalty_scale(self.costs_ if self.groups_ is None else self.groups_)
         K = booster.n_outputs
         val_acc, val_loss = [], []
         Yva = encode_targets(yva, self.loss_, self.classes_.size) if Xva is not None else None
@@ -256,9 +261,11 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         return read
 
     def test_time_cost(self, X: np.ndarray) -> np.ndarray:
-        """Per row: cost of the distinct features read + tree_eval_cost * number of trees."""
+        """Per row: cost of the distinct features read (with feature groups: each group once) +
+        tree_eval_cost * number of trees."""
         read = self.features_read(X)
-        return read @ self.costs_ + self.tree_eval_cost * self.n_trees_
+        feat = read @ self.costs_ if self.groups_ is None else self.groups_.cost_of_rows(read)
+        return feat + self.tree_eval_cost * self.n_trees_
 
 
 @dataclass
