@@ -8,7 +8,7 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.frugalml-installed
 SOURCES := pyproject.toml setup.py $(shell find runtime_c/src runtime_c/include compiler/boosting -name "*.[ch]") $(wildcard pyruntime/cdefs/*.cdef)
 
-.PHONY: all venv demo test test-fast lint bench bench-peers check-figures toolchains clean
+.PHONY: all venv demo test test-fast lint bench bench-peers check-figures figures toolchains clean
 
 all: venv
 
@@ -53,7 +53,12 @@ bench-peers: venv
 	$(VPY) -c 'import sys; sys.path.insert(0, "."); from benchmarks.common.peers import peer_python; peer_python(create=True)'
 
 check-figures: venv
-	$(VPY) tools/check_figures.py
+	$(VPY) tools/check_figures.py --strict
+
+# Rerun the command of every stale doc figure with --write-docs (each writes its own blocks and record).
+figures: venv bench-peers
+	set -e; $(VPY) tools/check_figures.py --commands | while IFS= read -r cmd; do \
+	  echo "== $$cmd"; eval "FRUGALML_PROGRESS=summary $$cmd --write-docs"; done
 
 clean:
 	rm -rf $(VENV) build demo_out *.egg-info pyruntime/_frugalml_c.*

@@ -52,6 +52,15 @@ def test_written_figure_is_fresh_then_stale_when_its_code_changes(repo: Path) ->
     assert check(repo).returncode == 0  # without --strict it only lists
 
 
+def test_commands_lists_each_stale_command_once(repo: Path) -> None:
+    (repo / "docs" / "other.md").write_text(f"<!-- figure: {CMD} | commit - | - -->\n<!-- /figure -->\n")
+    res = check(repo, "--commands", "--strict")
+    assert res.returncode == 1 and res.stdout == f"{CMD}\n"  # two blocks, one command: `make figures` reruns it once
+    figures.write_figure(CMD, "t\n", {"benchmarks/b.py": figures.file_hash(repo / "benchmarks" / "b.py")}, root=repo)
+    res = check(repo, "--commands", "--strict")
+    assert res.returncode == 0 and res.stdout == ""
+
+
 def test_rewriting_keeps_the_rest_of_the_doc(repo: Path) -> None:
     for body in ("first\n", "second\nrun\n"):
         figures.write_figure(CMD, body, {}, root=repo, today="2026-11-25")

@@ -5,10 +5,12 @@ A figure is a block of README.md or docs/*.md between `<!-- figure: COMMAND | co
 of every repository file the run loaded; a figure is stale when one of those files changed or is gone,
 or when it has no record (never written by its command).
 
-    .venv/bin/python tools/check_figures.py [--root DIR] [--strict]
+    .venv/bin/python tools/check_figures.py [--root DIR] [--strict] [--commands]
 
 Prints one line per stale figure (doc:line, command, the changed files) and a summary. Exit 0 unless
 --strict and something is stale (1), or a marker is malformed / the record unreadable (2).
+--commands prints only the distinct commands of the stale figures, one a line (what `make figures`
+reruns with --write-docs).
 """
 
 from __future__ import annotations
@@ -55,12 +57,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this one)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a figure is stale")
+    ap.add_argument("--commands", action="store_true", help="print only the stale figures' commands, one a line")
     args = ap.parse_args(argv)
     try:
         stale, total = stale_figures(args.root.resolve())
     except (FigureError, json.JSONDecodeError, KeyError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.commands:
+        for command in dict.fromkeys(s.command for s in stale):
+            print(command)
+        return 1 if stale and args.strict else 0
     for s in stale:
         print(f"{s.where}: {s.command}: {s.reason}")
     print(f"{len(stale)} of {total} doc figures stale")
