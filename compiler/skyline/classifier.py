@@ -273,7 +273,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = not (isinstance(self.base, str) and self.base == "nb")  # NB is binary
+        tags.classifier_tags.multi_class = True  # every base predicts K classes (GaussianNB for "nb")
         return tags
 
     def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf,
