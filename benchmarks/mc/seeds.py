@@ -14,10 +14,13 @@ number of features the chosen model reads).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from compiler import tasks
+from compiler.skyline.search import MAX_LATTICE_FEATURES
 from compiler.trees.cost_tree import ir_staged_scores, ir_tree_features
 from compiler.trees.miser import GreedyMiserClassifier
 
@@ -92,6 +95,20 @@ def skyline_curve(task: Any, method: str, max_sets: int | None) -> tuple[list[Po
     rep = skyline_eval(model, task.data.X[task.test], task.y[task.test], sweep=list(range(d + 1)))
     return [Point(f"budget {c['budget']:g}", c["accuracy"], c["budget"]) for c in rep["budget_sweep"]], \
         model.tables.n_models
+
+
+def pooled_task(task: Any, seed: int, work: Path) -> Any:
+    """The same rows and split with 8x8 images pooled 2x2 (sums) to 16 features, for PolyDom's lattice
+    (at most 24 features); other data sets as they are."""
+    X = np.asarray(task.data.X, np.float64)
+    if X.shape[1] <= MAX_LATTICE_FEATURES:
+        return task
+    if X.shape[1] != 64:
+        raise ValueError(f"PolyDom takes at most {MAX_LATTICE_FEATURES} features; pooling is for 8x8 images only")
+    pooled = X.reshape(-1, 4, 2, 4, 2).sum(axis=(2, 4)).reshape(-1, 16)
+    path = work / "pooled.npz"
+    np.savez(path, X=pooled, y=task.data.y)
+    return tasks.prepare(str(path), seed=seed)
 
 
 def plot(curves: dict[str, list[Point]], path: str, xlabel: str, title: str) -> None:
