@@ -12,7 +12,8 @@ Rows:
 - miser lambda = 0 vs GradientBoostingClassifier with the same trees per class, depth and step;
 - miser at --lambda 1, miser --sweep (the cheapest lambda within 0.01 of lambda = 0 on validation) and
   the --early-exit-every 10 cascade over the lambda = 0 ensemble: mean cost (features read) against
-  miser lambda = 0.
+  miser lambda = 0;
+- skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets d / 2, d / 4.
 
 Then, per data set, the peers' table (benchmarks/mc/peers_k.py): emlearn RandomForest and GaussianNB in C,
 LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop and miser
@@ -62,6 +63,13 @@ def binned(bins: Any, X: np.ndarray) -> np.ndarray:
     return bins.transform(X).astype(np.int64)
 
 
+def skyline_section(task: Any) -> list[tuple[str, dict[str, float]]]:
+    """The skyline rows (benchmarks/mc/skyline_rows.py): no budget, budgets d / 2 and d / 4."""
+    from benchmarks.mc.skyline_rows import skyline_rows  # noqa: PLC0415
+
+    return skyline_rows(task)
+
+
 def peers_section(spec: str, task: Any, args: argparse.Namespace) -> None:
     """The peers' table of one data set (benchmarks/mc/peers_k.py)."""
     from benchmarks.mc.peers_k import peer_table, print_peer_table  # noqa: PLC0415
@@ -109,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             ("cascade --early-exit-every 10 (lambda 0)",
              frugalml_row(task, "cascade", {"early_exit_every": 10, "trees": args.trees, "lambda": 0.0})),
         ]
+        rows += skyline_section(task)
         print(f"\n{spec}: {task.n_classes} classes, {d} features, {task.test.size} test rows (seed {args.seed})")
         print(f"{'model':<64} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
         for name, r in rows:
