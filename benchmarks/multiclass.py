@@ -12,7 +12,13 @@ Rows:
 - miser lambda = 0 vs GradientBoostingClassifier with the same trees per class, depth and step;
 - miser at --lambda 1, miser --sweep (the cheapest lambda within 0.01 of lambda = 0 on validation) and
   the --early-exit-every 10 cascade over the lambda = 0 ensemble: mean cost (features read) against
-  miser lambda = 0.
+  miser lambda = 0;
+- skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets d / 2, d / 4.
+
+Then, per data set, the peers' table (benchmarks/mc/peers_k.py): emlearn RandomForest and GaussianNB in C,
+LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop and miser
+lambda = 0 in C: accuracy, macro-F1, features read, x86 and Cortex-M instructions per prediction, table
+bytes (--no-peers skips it; --quick runs it without the peers' venv installs and the Cortex-M counts).
 """
 
 from __future__ import annotations
@@ -57,6 +63,20 @@ def binned(bins: Any, X: np.ndarray) -> np.ndarray:
     return bins.transform(X).astype(np.int64)
 
 
+def skyline_section(task: Any) -> list[tuple[str, dict[str, float]]]:
+    """The skyline rows (benchmarks/mc/skyline_rows.py): no budget, budgets d / 2 and d / 4."""
+    from benchmarks.mc.skyline_rows import skyline_rows  # noqa: PLC0415
+
+    return skyline_rows(task)
+
+
+def peers_section(spec: str, task: Any, args: argparse.Namespace) -> None:
+    """The peers' table of one data set (benchmarks/mc/peers_k.py)."""
+    from benchmarks.mc.peers_k import peer_table, print_peer_table  # noqa: PLC0415
+
+    print_peer_table(spec, peer_table(task, args.seed, args.trees, args.quick))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None, help="comma-separated DATA (default sklearn:digits,sklearn:wine; "
@@ -64,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trees", type=int, default=None, help="iterations (default 100; --quick: 10)")
     ap.add_argument("--quick", action="store_true", help="the same table on wine with 10 iterations (seconds)")
+    ap.add_argument("--no-peers", action="store_true", help="skip the peers' table")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
     args.data = args.data or ("sklearn:wine" if args.quick else "sklearn:digits,sklearn:wine")
@@ -96,10 +117,13 @@ def main(argv: list[str] | None = None) -> int:
             ("cascade --early-exit-every 10 (lambda 0)",
              frugalml_row(task, "cascade", {"early_exit_every": 10, "trees": args.trees, "lambda": 0.0})),
         ]
+        rows += skyline_section(task)
         print(f"\n{spec}: {task.n_classes} classes, {d} features, {task.test.size} test rows (seed {args.seed})")
         print(f"{'model':<64} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
         for name, r in rows:
             print(f"{name:<64} {r['accuracy']:>9.4f} {r['macro_f1']:>9.4f} {r['features']:>9.2f}")
+        if not args.no_peers:
+            peers_section(spec, task, args)
     return 0
 
 

@@ -28,6 +28,7 @@ EXPECTED = {
     "gated.py": "trainer",
     "miser_cascade.py": "sweep choice lambda=",
     "multiclass.py": "sklearn GradientBoosting",
+    "multiclass_seeds.py": "early exits every 10 iterations",
     "nb_floor.py": "x86 f32",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
     "runtime.py": "instr/prediction",

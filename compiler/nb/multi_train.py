@@ -84,20 +84,40 @@ def overtake_bounds(model: NBMultiModel) -> np.ndarray:
     return (rest * (1 + 1e-5) + 1e-4).astype(np.float32)
 
 
+@dataclass
+class Stopped:
+    """Counts over the validation rows stopped at earlier stop points: rows, early answers right, full
+    model's answers right, early answers equal to the full model's."""
+
+    n: int = 0
+    early_ok: int = 0
+    full_ok: int = 0
+    agree: int = 0
+
+    def add(self, early: np.ndarray, full: np.ndarray, y: np.ndarray) -> None:
+        self.n += int(early.size)
+        self.early_ok += int(np.count_nonzero(early == y))
+        self.full_ok += int(np.count_nonzero(full == y))
+        self.agree += int(np.count_nonzero(early == full))
+
+
 def _pick_margin(margin: np.ndarray, early: np.ndarray, full: np.ndarray, y: np.ndarray,
-                 rule: StopRule) -> np.float32 | None:
-    """The smallest margin cut whose stopped set (margin > cut) meets the criterion, or None."""
+                 rule: StopRule, before: Stopped | None = None) -> np.float32 | None:
+    """The smallest margin cut whose stopped set (margin > cut) meets the criterion, or None. With
+    ``before`` the criterion holds on the union of that set and the rows stopped earlier (the early
+    answers of the whole model so far); without it, on the set alone."""
     if margin.size == 0:
         return None
+    b = before or Stopped()
     order = np.argsort(-margin, kind="stable")
     mm, ee, ff, yy = margin[order], early[order], full[order], y[order]
     ones = np.ones(mm.size, dtype=np.int64)
-    e_ok = np.cumsum((ee == yy).astype(np.int64))
-    f_ok = np.cumsum((ff == yy).astype(np.int64))
-    agree = np.cumsum((ee == ff).astype(np.int64))
-    wsum = np.cumsum(ones)
-    full_acc = Fraction(int(f_ok[-1]), int(mm.size))
-    ok = _accepted(e_ok, f_ok, agree, wsum, full_acc, 1 - full_acc, rule)
+    e_ok = np.cumsum((ee == yy).astype(np.int64)) + b.early_ok
+    f_ok = np.cumsum((ff == yy).astype(np.int64)) + b.full_ok
+    agree = np.cumsum((ee == ff).astype(np.int64)) + b.agree
+    wsum = np.cumsum(ones) + b.n
+    full_acc = Fraction(int(f_ok[-1]), int(wsum[-1]))
+    ok = _accepted(e_ok, f_ok, agree, wsum, full_acc, 1 - full_acc, rule, b.n)
     ok[:-1] &= mm[1:] != mm[:-1]
     idx = np.flatnonzero(ok)
     if idx.size == 0:
@@ -109,18 +129,21 @@ def _pick_margin(margin: np.ndarray, early: np.ndarray, full: np.ndarray, y: np.
 
 
 def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
-                       rule: StopRule) -> list[tuple[int, float]]:
-    """Stop points (position, margin) from validation partial class scores P [rows, k+1, K]."""
+                       rule: StopRule, cumulative: bool = True) -> list[tuple[int, float]]:
+    """Stop points (position, margin) from validation partial class scores P [rows, k+1, K]. cumulative:
+    each stop point's cut is judged on all rows stopped so far (the criterion's counts pooled over the
+    stop points), else on its own rows only."""
     k = P.shape[1] - 1
     full, _ = leader_margin(P[:, k])
     running = np.ones(P.shape[0], dtype=bool)
     stops: list[tuple[int, float]] = []
+    before = Stopped() if cumulative else None
     for i in range(1, k):
         idx = np.flatnonzero(running)
         if idx.size == 0:
             break
         lead, margin = leader_margin(P[idx, i])
-        cut = _pick_margin(margin, lead, full[idx], y[idx], rule)
+        cut = _pick_margin(margin, lead, full[idx], y[idx], rule, before)
         cut = bounds[i] if cut is None else np.float32(min(cut, bounds[i]))
         stopped = margin > cut
         n_stop = int(stopped.sum())
@@ -128,6 +151,8 @@ def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
             continue
         stops.append((i, float(cut)))
         running[idx[stopped]] = False
+        if before is not None:
+            before.add(lead[stopped], full[idx][stopped], y[idx][stopped])
     return stops
 
 

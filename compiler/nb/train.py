@@ -146,11 +146,12 @@ def _scaled(a: np.ndarray, frac: Fraction, b: np.ndarray) -> tuple[np.ndarray, n
 
 
 def _accepted(early: np.ndarray, full: np.ndarray, agree: np.ndarray, wsum: np.ndarray,
-              full_acc: Fraction, full_err: Fraction, rule: StopRule) -> np.ndarray:
-    """Which prefixes (stopped sets) meet the criterion; arrays are cumulative sums (int)."""
+              full_acc: Fraction, full_err: Fraction, rule: StopRule, n0: int = 0) -> np.ndarray:
+    """Which prefixes (stopped sets) meet the criterion; arrays are cumulative sums (int). n0: rows
+    already in the stopped set before the prefix (the sums include them; 0 for two classes)."""
     r1 = early > full  # strict: stopping must beat the full model on the stopped rows
     p = Fraction(str(rule.performance))
-    n = np.arange(1, early.size + 1, dtype=np.int64)
+    n = np.arange(1, early.size + 1, dtype=np.int64) + n0
     if rule.criterion == "safe":
         # no loss on the stopped rows (ties allowed) and >= 99.75% agreement with the full model
         # (disagreements + 3) / stopped rows -- the rule of three: a 95% upper bound on the

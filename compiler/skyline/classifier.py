@@ -273,7 +273,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = not (isinstance(self.base, str) and self.base == "nb")  # NB is binary
+        tags.classifier_tags.multi_class = True  # every base predicts K classes (GaussianNB for "nb")
         return tags
 
     def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf,
@@ -318,16 +318,22 @@ def budget_sweep(clf: SkylineClassifier, X: Any, y: Any, budgets: Any, size: Any
 
 def plot_budget_sweep(budgets: Any, curves: dict[str, Any], path: str, title: str = "accuracy vs budget") -> None:
     """Write the accuracy-vs-budget curves (one line per method) as a PNG."""
+    plot_curves({name: (budgets, acc) for name, acc in curves.items()}, path, title, "budget")
+
+
+def plot_curves(curves: dict[str, tuple[Any, Any]], path: str, title: str, xlabel: str,
+                ylabel: str = "accuracy") -> None:
+    """Write curves (name -> (x, accuracy)) as a PNG, one line each."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, acc in curves.items():
-        ax.plot(np.asarray(budgets), np.asarray(acc), marker="o", ms=3, label=name)
-    ax.set_xlabel("budget")
-    ax.set_ylabel("accuracy")
+    for name, (x, acc) in curves.items():
+        ax.plot(np.asarray(x), np.asarray(acc), marker="o", ms=3, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()

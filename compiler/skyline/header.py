@@ -1,5 +1,5 @@
 """C-header emitter of the skyline kind: fm_skymodel (fm_skymodel.h), float32 tables only: the
-budget index (doubles) and a const array of the indexed models (NB or linear)."""
+budget index (doubles) and a const array of the indexed models (NB, K-class NB or linear)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from compiler.header import CArray, CTables, c_double, c_float, c_uint
 from compiler.header_blocks import linear_fields
+from compiler.nb.header import nbk_tables
 from pyruntime.nb.model import NBModel
 from pyruntime.skyline.model import SkylineModel
 
@@ -37,15 +38,23 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
     index = {"n_features": c_uint(ix.n_features), "n_models": c_uint(ix.n_models), "n_ranges": c_uint(ix.n_ranges),
              "model_coef": f"{p}_model_coef", "feat_ptr": f"{p}_feat_ptr", "feat_idx": f"{p}_feat_idx",
              "breaks": f"{p}_breaks", "sky_ptr": f"{p}_sky_ptr", "sky_model": f"{p}_sky_model"}
-    if m.base == "nb":
+    if m.multiclass:
+        ctype = "fm_nbk"
+        elems = []
+        for k, model in enumerate(m.models):
+            t = nbk_tables(model, "float32", f"{p}_m{k}")
+            arrays += t.arrays
+            elems.append(t.fields)
+    elif m.base == "nb":
         ctype = "fm_nb"
         elems = [nb_fields(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
     else:
         ctype = "fm_linear"
         elems = [linear_fields(model, f"{p}_m{k}", "NULL", arrays) for k, model in enumerate(m.models)]
     models = f"{p}_models" if elems else "NULL"
-    fields = {"index": index, "base": "FM_SKY_NB" if m.base == "nb" else "FM_SKY_LINEAR",
-              "nb": models if m.base == "nb" else "NULL", "linear": models if m.base == "linear" else "NULL",
+    base = {"nb": "FM_SKY_NB", "nbk": "FM_SKY_NBK", "linear": "FM_SKY_LINEAR"}[m.base_code]
+    fields = {"index": index, "base": base, "nb": models if m.base_code == "nb" else "NULL",
+              "linear": models if m.base == "linear" else "NULL", "nbk": models if m.multiclass else "NULL",
               "default_budget": c_double(m.default_budget), "default_size": c_double(m.default_size)}
     return CTables(arrays=arrays, struct_type="fm_skymodel", fields=fields, predict_vec="fm_skymodel_predict_vec",
                    header="fm_skymodel.h", struct_arrays=[(f"{p}_models", ctype, elems)] if elems else [],

@@ -6,6 +6,9 @@ model's own runtime tables (pyruntime/skyline/model.py, fm_skymodel.h).
 (compiler.nb.train.NaiveBayesBudget over all the set's features, no early
 stopping: the accuracies the search sees are those of the deployed tables);
 ``--base linear`` a LogisticRegression exported as a sparse linear scorer.
+With K > 2 classes (base ``nb``) every feature set's model is a K-class static
+naive Bayes (fm_nbk tables, argmax of the K class sums); the index, the costs
+and the budget rule are those of two classes.
 Other bases (``trees``, dotted sklearn classes) can be searched with
 compiler.skyline.classifier.SkylineClassifier but have no runtime tables: training this
 kind with them is a usage error.
@@ -36,6 +39,7 @@ from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.linear import LinearScorer
 from pyruntime.nb.model import NBModel
+from pyruntime.nb.multi import NBMultiModel
 from pyruntime.result import Predictions
 from pyruntime.skyline.index import poly_cost
 from pyruntime.skyline.model import SkylineModel
@@ -102,9 +106,19 @@ def base_estimator(base: str, d: int, seed: int) -> Any:
                            "compiler.skyline.classifier.SkylineClassifier)")
 
 
-def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int) -> NBModel | LinearScorer:
-    """One indexed model's runtime tables over the full input vector (reads only ``cols``)."""
+def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int,
+                   n_classes: int = 2) -> NBModel | NBMultiModel | LinearScorer:
+    """One indexed model's runtime tables over the full input vector (reads only ``cols``); K > 2 classes:
+    K-class NB tables (the empty set: no features, prior 1 for the majority class, 0 for the others)."""
     sign = 1.0 if int(majority) == 1 else -1.0
+    if base == "nb" and n_classes > 2:
+        if est is None:
+            z = np.zeros(0)
+            return NBMultiModel(n_features=d, n_classes=n_classes, order=z, zero_bin=z, edge_start=[0], edges=z,
+                                table_start=[0], d=np.zeros((0, n_classes)),
+                                d0=(np.arange(n_classes) == int(majority)).astype(np.float32))
+        mk: NBMultiModel = est.model_
+        return NBMultiModel(**{**mk.to_dict(), "n_features": d, "order": np.asarray(cols)[mk.order], "costs": None})
     if base == "nb":
         if est is None:
             z = np.zeros(0)
@@ -139,6 +153,9 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         raise click.UsageError(f"--method polydom walks all 2^d feature sets and takes at most {MAX_LATTICE_FEATURES} "
                                f"features; the data has {d}: use --method greedy-acc or greedy-cost (or auto)")
     base = str(opts.get("base", "nb"))
+    if task.n_classes > 2 and base == "linear":
+        raise click.UsageError(f"skyline --base linear trains two classes only so far and the target has "
+                               f"{task.n_classes}: use --base nb (K-class tables) or pass --positive LABEL")
     seed = int(task.split.seed)
     est = base_estimator(base, d, seed)
     coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)
@@ -148,7 +165,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                             n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
                             approx=float(opts.get("approx", 0.0)))
     clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
-    models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_)
+    models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_, task.n_classes)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]
     lo, _ = clf.size_range_
     tables = SkylineModel(index=clf.index_, base=base, models=models,
@@ -297,4 +314,4 @@ register_command("profile-costs", "compiler.skyline.profile_costs:profile_costs_
                  "Time feature functions over item sizes and fit cost polynomials (a --costs CSV).")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
-                  train_skyline, SKYLINE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics))
+                  train_skyline, SKYLINE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics, multiclass=True))

@@ -5,7 +5,8 @@ of runtime_c/src/skyline/fm_skymodel.c.
 One prediction for an item of size ``n`` under a budget ``B``: the index
 picks the most accurate model whose cost polynomial at ``n`` is <= ``B``
 (pyruntime.skyline), then that model is evaluated (naive Bayes tables,
-pyruntime.nb.model.NBModel, for base ``nb``; sparse linear scorers,
+pyruntime.nb.model.NBModel, for base ``nb`` with two classes, K-class tables,
+pyruntime.nb.multi.NBMultiModel, with K classes, all with the same K; sparse linear scorers,
 pyruntime.linear.LinearScorer, for base ``linear``). The result reports the
 chosen model in ``stage``, and in ``cost`` the model's polynomial cost at
 ``n`` (float64 here; the C fm_result holds its float32 rounding and the
@@ -30,11 +31,12 @@ from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
 from pyruntime.linear import LinearScorer, linear_struct
 from pyruntime.nb.model import NBModel
+from pyruntime.nb.multi import NBMultiModel
 from pyruntime.result import Predictions
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex, poly_cost
 
 BASES = ("nb", "linear")
-BASE_CODES = {"nb": 0, "linear": 1}  # FM_SKY_NB, FM_SKY_LINEAR
+BASE_CODES = {"nb": 0, "linear": 1, "nbk": 2}  # FM_SKY_NB, FM_SKY_LINEAR, FM_SKY_NBK
 LABEL_DEFER = -1
 MAX_VEC_FEATURES = 512  # FM_VEC_MAX_FEATURES (stack memo of the eager C forms, linear base)
 
@@ -62,6 +64,16 @@ class SkylineModel:
     def n_models(self) -> int:
         return self.index.n_models
 
+    @property
+    def multiclass(self) -> bool:
+        """K-class NB tables (fm_nbk, base code FM_SKY_NBK) rather than the binary ones."""
+        return bool(self.models) and isinstance(self.models[0], NBMultiModel)
+
+    @property
+    def base_code(self) -> str:
+        """The C base: nb, nbk (K-class NB) or linear."""
+        return "nbk" if self.multiclass else self.base
+
     def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
         """What `frugalml inspect` shows: base, search method, the indexed models (features, validation
         accuracy, cost polynomial c0 + c1*n + c2*n^2, cost at the default size), the size ranges and the
@@ -82,9 +94,11 @@ class SkylineModel:
         require(not np.isnan(self.default_budget), "default_budget must not be NaN")
         require(bool(np.isfinite(self.default_size)), "default_size must be finite")
         require(len(self.models) == self.n_models, "one model table per index model is needed")
-        cls = NBModel if self.base == "nb" else LinearScorer
+        cls = (NBMultiModel if self.multiclass else NBModel) if self.base == "nb" else LinearScorer
         for k, m in enumerate(self.models):
             require(isinstance(m, cls), f"model {k} is not a {cls.__name__}")
+            require(not self.multiclass or m.n_classes == self.models[0].n_classes,
+                    f"model {k}: n_classes differs from model 0")
             require(m.n_features == self.n_features, f"model {k}: n_features differs from the index")
             used = m.order if self.base == "nb" else m.feature
             require(bool(np.all(np.isin(used, self.index.features_of(k)))),
@@ -116,11 +130,11 @@ class SkylineModel:
         require(isinstance(data["default_size"], int | float), "default_size must be a number")
         base = data["base"]
         require(base in BASES, f"base must be one of {', '.join(BASES)}")
-        inner = NBModel if base == "nb" else LinearScorer
         for m in data["models"]:
             require(isinstance(m, dict), "each model must be a map")
         try:
-            models = [inner.from_dict(m) for m in data["models"]]
+            models = [(NBMultiModel if "n_classes" in m else NBModel).from_dict(m) if base == "nb"
+                      else LinearScorer.from_dict(m) for m in data["models"]]
         except TypeError as exc:
             raise ModelFormatError(f"bad model tables: {exc}") from None
         return cls(index=SkylineIndex.from_dict(data["index"]), base=base, models=models,
@@ -184,6 +198,19 @@ def _nb_fill(ffi: Any, s: Any, m: NBModel, keep: list[Any]) -> None:
     s.costs = c_ptr(ffi, keep, "const float *", m.costs, "f4")
 
 
+def _nbk_fill(ffi: Any, s: Any, m: NBMultiModel, keep: list[Any]) -> None:
+    n_edges, edges, d = m.strided()
+    s.n_features, s.n_used, s.n_classes, s.n_edges, s.n_stops = m.n_features, m.n_used, m.n_classes, n_edges, \
+        m.n_stops
+    s.order = c_ptr(ffi, keep, "const uint32_t *", m.order, "u4")
+    s.edges = c_ptr(ffi, keep, "const float *", edges, "f4")
+    s.d = c_ptr(ffi, keep, "const float *", d.ravel(), "f4")
+    s.d0 = c_ptr(ffi, keep, "const float *", m.d0, "f4")
+    s.stop_at = c_ptr(ffi, keep, "const uint32_t *", m.stop_at, "u4")
+    s.stop_margin = c_ptr(ffi, keep, "const float *", m.stop_margin, "f4")
+    s.costs = c_ptr(ffi, keep, "const float *", m.costs, "f4")
+
+
 class CSkyModel(CEvaluator):
     """The C evaluator (fm_skymodel) over a skyline model's tables; each call may carry its own
     budget and item size (default: the stored ones)."""
@@ -213,9 +240,15 @@ class CSkyModel(CEvaluator):
         s.index.breaks = c_ptr(ffi, keep, "const double *", ix.breaks, "f8")
         s.index.sky_ptr = c_ptr(ffi, keep, "const uint32_t *", ix.sky_ptr, "u4")
         s.index.sky_model = c_ptr(ffi, keep, "const uint32_t *", ix.sky_model, "u4")
-        s.base = BASE_CODES[model.base]
+        s.base = BASE_CODES[model.base_code]
         n = max(model.n_models, 1)
-        if model.base == "nb":
+        s.nbk = ffi.NULL
+        if model.multiclass:
+            arr = ffi.new("fm_nbk[]", n)
+            for k, m in enumerate(model.models):
+                _nbk_fill(ffi, arr[k], m, keep)
+            s.nb, s.linear, s.nbk = ffi.NULL, ffi.NULL, arr
+        elif model.base == "nb":
             arr = ffi.new("fm_nb[]", n)
             for k, m in enumerate(model.models):
                 _nb_fill(ffi, arr[k], m, keep)

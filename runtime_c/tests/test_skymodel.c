@@ -217,8 +217,64 @@ static void test_linear(void)
     CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
 }
 
+/* K = 3 classes (base FM_SKY_NBK): per position three slots (zero, below 0.5, above) of three class
+ * entries; "below" votes class 0, "above" class 2; the prior favours class 1 (the empty model's answer). */
+static const float dk1[] = {0, 0, 0, 1, 0, 0, 0, 0, 1};
+static const float dk01[] = {0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+static const float dk0[] = {0.0f, 0.5f, 0.0f};
+
+static fm_nbk nbk_model(uint32_t n_used, const uint32_t *order, const float *edges, const float *d)
+{
+    fm_nbk m;
+    memset(&m, 0, sizeof m);
+    m.n_features = 2;
+    m.n_used = n_used;
+    m.n_classes = 3;
+    m.n_edges = n_used > 0 ? 1u : 0u;
+    m.order = order;
+    m.edges = edges;
+    m.d = d;
+    m.d0 = dk0;
+    return m;
+}
+
+static void test_nbk(void)
+{
+    fm_nbk ks[4];
+    fm_skymodel m;
+    fm_result r;
+    double spent = -1.0;
+    const float x[2] = {1.0f, 0.0f};
+    ks[0] = nbk_model(0, o0, e1, dk1);
+    ks[1] = nbk_model(1, o0, e1, dk1);
+    ks[2] = nbk_model(1, o1, e1, dk1);
+    ks[3] = nbk_model(2, o01, e2, dk01);
+    memset(&m, 0, sizeof m);
+    m.index = make_index();
+    m.base = FM_SKY_NBK;
+    m.nbk = ks;
+    m.default_budget = INFINITY;
+    EXPECT(fm_skymodel_check(&m) == FM_OK);
+    /* budget 0: the empty model answers the prior's class 1, reading nothing */
+    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 0.0, 0.0, &r, &spent) == FM_OK);
+    EXPECT(r.label == 1 && r.n_read == 0u && r.stage == 0u && spent == 0.0);
+    /* budget 2 at size 0: m1 (f0 above the edge: class 2), cost 1 */
+    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 2.0, 0.0, &r, &spent) == FM_OK);
+    EXPECT(r.label == 2 && r.n_read == 1u && r.stage == 1u && spent == 1.0);
+    /* no budget: m3 reads both (f1 = 0: the zero slot), class 2 */
+    EXPECT(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK);
+    EXPECT(r.label == 2 && r.n_read == 2u && r.stage == 3u);
+    /* models of different class counts, no models, another base's tables only */
+    ks[2].n_classes = 2;
+    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    ks[2].n_classes = 3;
+    m.nbk = NULL;
+    EXPECT(fm_skymodel_check(&m) == FM_E_ARG);
+}
+
 int main(void)
 {
+    test_nbk();
     test_nb();
     test_nb_records();
     test_linear();

@@ -3,8 +3,10 @@
  *
  * A skyline model is a budget index (fm_skyline.h) over n_models models,
  * each on its own feature set, plus the models' own tables: naive Bayes
- * (fm_nb, base FM_SKY_NB) or sparse linear scorers (fm_linear, base
- * FM_SKY_LINEAR). One prediction for an item of size n under a budget B:
+ * (fm_nb, base FM_SKY_NB), sparse linear scorers (fm_linear, base
+ * FM_SKY_LINEAR) or K-class naive Bayes (fm_nbk, base FM_SKY_NBK: every
+ * model has the same n_classes; out->label is the class index). One
+ * prediction for an item of size n under a budget B:
  *
  *   1. fm_skyline_select: the most accurate model whose cost
  *      c0 + c1*n + c2*n*n is <= B (FM_E_BUDGET when nothing fits: then
@@ -31,6 +33,7 @@ extern "C" {
 
 #define FM_SKY_NB 0u
 #define FM_SKY_LINEAR 1u
+#define FM_SKY_NBK 2u
 
 /* Upper bound on n_features for the stack memo of fm_skymodel_predict_vec*
  * (linear base only); larger models must call fm_skymodel_predict with
@@ -41,15 +44,18 @@ extern "C" {
 
 typedef struct {
     fm_skyline index;
-    uint32_t base;                /* FM_SKY_NB or FM_SKY_LINEAR */
+    uint32_t base;                /* FM_SKY_NB, FM_SKY_LINEAR or FM_SKY_NBK */
     const fm_nb *nb;          /* [index.n_models] when base == FM_SKY_NB, else NULL */
     const fm_linear *linear;      /* [index.n_models] when base == FM_SKY_LINEAR, else NULL */
     double default_budget;        /* may be +inf: the most accurate model */
     double default_size;
+    const fm_nbk *nbk;            /* [index.n_models] when base == FM_SKY_NBK, else NULL (last: older
+                                   * initializers stay valid) */
 } fm_skymodel;
 
 /* FM_OK when the index and every model are consistent and each model reads
- * only features of its indexed set; FM_E_MODEL otherwise, FM_E_ARG on NULL. */
+ * only features of its indexed set (FM_SKY_NBK: every model has the same
+ * n_classes); FM_E_MODEL otherwise, FM_E_ARG on NULL. */
 int fm_skymodel_check(const fm_skymodel *m);
 
 /* Caller scratch of fm_skymodel_predict in one buffer (layout in

@@ -44,6 +44,22 @@ static int sky_check_model(const fm_skymodel *m, uint32_t k)
         }
         return FM_OK;
     }
+    if (m->base == FM_SKY_NBK) {
+        const fm_nbk *nbk = &m->nbk[k];
+        rc = fm_nbk_check(nbk);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (nbk->n_features != s->n_features || nbk->n_classes != m->nbk[0].n_classes) {
+            return FM_E_MODEL;
+        }
+        for (i = 0; i < nbk->n_used; ++i) {
+            if (!sky_has_feature(s, k, nbk->order[i])) {
+                return FM_E_MODEL;
+            }
+        }
+        return FM_OK;
+    }
     {
         const fm_linear *lin = &m->linear[k];
         rc = fm_linear_check(lin);
@@ -79,6 +95,10 @@ int fm_skymodel_check(const fm_skymodel *m)
         }
     } else if (m->base == FM_SKY_LINEAR) {
         if (m->linear == NULL && m->index.n_models > 0) {
+            return FM_E_ARG;
+        }
+    } else if (m->base == FM_SKY_NBK) {
+        if (m->nbk == NULL && m->index.n_models > 0) {
             return FM_E_ARG;
         }
     } else {
@@ -132,6 +152,8 @@ int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo
             return FM_E_ARG;
         }
         rc = fm_linear_predict(&m->linear[k], in, memo, out);
+    } else if (m->base == FM_SKY_NBK) {
+        rc = fm_nbk_predict(&m->nbk[k], in, out);
     } else {
         return FM_E_MODEL;
     }

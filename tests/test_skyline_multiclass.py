@@ -1,0 +1,104 @@
+"""Kind ``skyline`` with K > 2 classes (base nb: K-class NB tables per feature set, fm_nbk in C): the
+C runtime equals the numpy reference exactly at every budget and size, budgets hold, the most accurate
+model that fits is chosen, the exported header answers as the C evaluator, and --base linear is refused
+in one line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from compiler.cli import cli
+from compiler.demo import build_row_runner, run_rows
+from compiler.skyline.kind import skyline_at
+from pyruntime import format as fmt
+from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.nb.multi import NBMultiModel
+from pyruntime.skyline.index import poly_cost
+
+K = 4
+N_FEATURES = 6
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def four_classes(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Class c shifts feature c % 3 (cheap, noisy) and 3 + c % 3 (dear, clean); class 3 shifts none."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, size=n)
+    X = rng.normal(size=(n, N_FEATURES))
+    for c in range(K - 1):
+        X[y == c, c] += 0.8
+        X[y == c, 3 + c] += 2.5
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("skyline_k")
+    X, y = four_classes()
+    np.savez(d / "data.npz", X=X, y=y)
+    (d / "costs.csv").write_text("feature,c0,c1,c2\n" + "".join(
+        f"{j},{1 if j < 3 else 5},{0.1 * j},0\n" for j in range(N_FEATURES)))
+    code, _, err = run("train", "skyline", d / "data.npz", "--costs", d / "costs.csv", "--sizes", "0,10",
+                       "--method", "greedy-acc", "-o", d / "m.msgpack")
+    assert code == 0, err
+    return d
+
+
+def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path) -> None:
+    model = fmt.load(work / "m.msgpack")
+    t = model.tables
+    assert t.multiclass and t.n_models >= 3
+    assert all(isinstance(m, NBMultiModel) and m.n_classes == K for m in t.models)
+    X, y = np.load(work / "data.npz")["X"][:80], np.load(work / "data.npz")["y"][:80]
+    c, ref = c_evaluator(model), reference_evaluator(model)
+    ix = t.index
+    for size in (0.0, 4.0, 10.0):
+        costs = poly_cost(ix.model_coef, size)
+        for budget in np.concatenate([[-1.0, 0.0], costs, costs + 0.25, [np.inf]]):
+            pc, pr = c.predict(X, budget, size), ref.predict(X, budget, size)
+            for name in ("label", "score", "n_read", "cost", "stage"):
+                np.testing.assert_array_equal(getattr(pc, name), getattr(pr, name), err_msg=name)
+            fits = costs <= budget
+            if not fits.any():
+                assert np.all(pc.label == -1) and np.all(pc.stage == t.n_models)
+                continue
+            k = int(pc.stage[0])
+            assert np.all(pc.stage == k) and ix.model_acc[k] == ix.model_acc[fits].max()
+            assert np.all(pc.cost <= budget) and np.all(pc.n_read <= len(ix.features_of(k)))
+            assert set(np.unique(pc.label)) <= set(range(K))
+    best = c.predict(X, np.inf, 0.0)
+    assert np.mean(best.label == y) > 0.7  # the dear features separate the four classes
+
+
+def test_k_class_header_answers_as_the_c_evaluator(work: Path, tmp_path: Path) -> None:
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    path = tmp_path / "m.msgpack"  # the fixture's model with a default budget that leaves out the dear models
+    fmt.save(skyline_at(fmt.load(work / "m.msgpack"), 6.0, 2.0), path)
+    header = tmp_path / "model.h"
+    code, _, err = run("export-c", path, "-o", header, "--embed", work / "data.npz", "--rows", 50)
+    assert code == 0, err
+    assert "FM_SKY_NBK" in header.read_text()
+    labels, n_read, _ = run_rows(build_row_runner(header, tmp_path, cc=cc), seconds=0.01)
+    pred = c_evaluator(fmt.load(path)).predict(np.load(work / "data.npz")["X"][:50])
+    assert np.all(pred.cost <= 6.0)
+    np.testing.assert_array_equal(labels, pred.label)
+    np.testing.assert_array_equal(n_read, pred.n_read)
+
+
+def test_k_class_linear_base_is_refused_in_one_line(work: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lin.msgpack"
+    code, _, err = run("train", "skyline", work / "data.npz", "--base", "linear", "-o", out)
+    assert code == 2 and "--base linear trains two classes only so far" in err
+    lines = err.strip().splitlines()  # the progress line, then one error line
+    assert lines[-1].lower().startswith("error") and len(lines) <= 2 and not out.exists()
