@@ -194,6 +194,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         raise ValueError(f"{model_path}: the {model.kind} model needs {flash:,} bytes of flash ({what}), over "
                          f"the {budget:,}-byte budget{where}: {remedy}, or raise --flash-budget (0 or none: no limit)")
     X = None
+    windows = None
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
     if embed is not None:
@@ -204,13 +205,16 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             click.echo(f"warning: --rows {rows} but {embed} has {data.n_rows} rows: embedding all {data.n_rows}",
                        err=True)
         X = data.X[: rows or 20]
+        if data.windows is not None:
+            series = data.windows.series[: rows or 20]
+            windows = series if len({s.shape for s in series}) == 1 else None
     if form == "code":
         text = render_code_header(model, num, name, X, target_name)
         Path(output).write_text(text)
         click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines, at least "
                    f"{flash:,} bytes of flash (its constants)", err=True)
         return
-    text = render_header(model, num, name, X, target_name)
+    text = render_header(model, num, name, X, target_name, windows)
     Path(output).write_text(text)
     used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""
     click.echo(f"wrote {output}: {model.kind}, {num} tables, {tables.table_bytes:,} table bytes, {flash:,} bytes "
@@ -430,6 +434,8 @@ def _add_family_commands() -> None:
 _add_family_commands()
 cli.add_command(LazyCommand("features", "compiler.features.cli:features_command",
                             "List the features the C runtime computes on raw windows (tiered by cost)."))
+cli.add_command(LazyCommand("bench", "compiler.features.bench_cli:bench_command",
+                            "Instructions per prediction of the whole pipeline on a target, lazy vs eager."))
 
 
 def _add_power() -> None:

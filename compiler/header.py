@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler.pipeline_header import pipeline_section, window_rows
 from pyruntime.format import ModelFile
 
 TARGETS = {
@@ -351,7 +352,7 @@ def check_classes(n_classes: int, what: str) -> None:
 
 
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
-                  target: str | None = None) -> str:
+                  target: str | None = None, windows: list[np.ndarray] | None = None) -> str:
     """The whole header text."""
     name = check_name(name)
     t = c_tables(model, numeric, name)
@@ -392,6 +393,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
         f"#define FM_PREDICT_VEC(x, n, out) {t.predict_vec}(&{name}, (x), (n), (out))",
         *cost_macros(model, numeric),
         *label_macros(model, name),
+        *pipeline_section(model.meta, t, name),
     ]
     if rows is not None:
         r = np.asarray(rows, dtype=np.float32)
@@ -403,5 +405,6 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
         for row in r:
             out.append("    {" + ", ".join(c_float(v) for v in row) + "},")
         out += ["};", f"#define FM_ROWS {name}_rows"]
+    out += window_rows(windows or [], name, model.meta, max(2, len(model.classes)))
     out += ["", f"#endif /* {guard} */", ""]
     return "\n".join(out)
