@@ -98,9 +98,16 @@ KINDS = load_kind_modules()
 @click.pass_context
 @friendly
 def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
-           seed: int, costs_path: str | None, features: str | None, **opts: Any) -> None:
+           seed: int, costs_path: str | None, features: str | None, on_target: str | None, **opts: Any) -> None:
     given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
+    if on_target is not None and costs_path != "measured":
+        raise click.UsageError("--on TARGET goes with --costs measured")
     task = tasks.prepare(data, positive, target_column, seed, features)
+    if costs_path == "measured":
+        from compiler.features.measured import measured_costs  # noqa: PLC0415 (QEMU/valgrind only when asked)
+
+        costs_path = str(measured_costs(task.data, on_target, output))
+        click.echo(f"profiled the plan's features on {on_target}: wrote {costs_path}", err=True)
     if task.n_classes > 2 and not KINDS[kind].multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
                             "--positive LABEL for one-vs-rest")
@@ -133,7 +140,10 @@ TRAIN_COMMON: list[click.Parameter] = [
                  "else the last)."),
     click.Option(["--seed"], default=0, show_default=True, type=int, help="Seed of the train/validation/test split."),
     click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
-                 help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs."),
+                 help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs; or `measured` (raw "
+                 "windows, with --on): the plan's features profiled on the target first (MODEL.costs.csv)."),
+    click.Option(["--on", "on_target"], default=None, metavar="TARGET",
+                 help="With --costs measured: count on host, cortex-m0/m3/m4f/m33 or pi (see profile-costs)."),
     click.Option(["--features"], default=None, metavar="SPEC",
                  help="Raw windows only: the feature plan, a named set (default) or a file with one feature name "
                  "per line (`frugalml features` lists them). [default: default]"),

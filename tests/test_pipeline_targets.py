@@ -21,9 +21,22 @@ KEYS = ("instructions_per_prediction", "extraction_instructions", "model_instruc
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Trained in one step with the feature costs profiled on the Cortex-M4F (train --costs measured --on)."""
+    require_tools(*CORTEX_M_TOOLS)
     out = tmp_path_factory.mktemp("pipe") / "m.msgpack"
-    frugalml("train", "miser", "uea:BasicMotions", "-o", out)
+    frugalml("train", "miser", "uea:BasicMotions", "--costs", "measured", "--on", "cortex-m4f", "-o", out)
+    costs = Path(f"{out}.costs.csv").read_text().splitlines()
+    assert costs[0] == "feature,c0,c1,c2,group" and costs[1].startswith("c0__pass,")
     return out
+
+
+def test_costs_measured_bad_input_exit_2_nothing_written(tmp_path: Path) -> None:
+    out = tmp_path / "m.msgpack"
+    for args, needle in ((("--costs", "measured"), "--on TARGET"), (("--on", "cortex-m4f"), "--costs measured"),
+                         (("--costs", "measured", "--on", "z80"), "--on TARGET")):
+        code, _, err = run("train", "nb-stop", "uea:BasicMotions", *args, "-o", out)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_cortex_m4f_firmware_predicts_raw_windows_as_predict(model: Path, tmp_path: Path) -> None:
