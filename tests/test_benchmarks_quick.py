@@ -29,6 +29,7 @@ EXPECTED = {
     "multiclass.py": "sklearn GradientBoosting",
     "nb_floor.py": "x86 f32",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
+    "pipeline.py": "eager / lazy",
     "runtime.py": "instr/prediction",
     "skyline.py": "accuracy vs budget",
 }
