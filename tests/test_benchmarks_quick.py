@@ -24,6 +24,7 @@ EXPECTED = {
     "cstc.py": "model     lambda",
     "demo.py": "speedup (static / early-stopping)",
     "energy.py": "J/prediction",
+    "energy_pipeline.py": "energy ratio B/A",
     "gated.py": "trainer",
     "miser_cascade.py": "sweep choice lambda=",
     "multiclass.py": "sklearn GradientBoosting",
