@@ -402,21 +402,36 @@ def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
 @click.argument("model_paths", metavar="MODEL...", nargs=-1, required=True)
 @click.option("--data", required=True, help="DATA whose rows are predicted (test part for the training set).")
 @numeric_options
+@click.option("--on", "on_target", default=None, metavar="TARGET",
+              help="Instead: instructions per prediction of one raw-window model's whole pipeline (raw window to "
+              "label, lazy and eager) on host (callgrind), cortex-m0/m3/m4f/m33 or pi (QEMU).")
+@click.option("--rows", type=click.IntRange(min=1, max=200), default=20, show_default=True,
+              help="With --on: the first windows of DATA to run.")
+@click.option("--json", "as_json", is_flag=True, help="With --on: print one JSON object.")
 @friendly
-def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_name: str | None) -> None:
-    """Time the C runtime on one or more models, side by side (ns per prediction)."""
+def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_name: str | None,
+          on_target: str | None, rows: int, as_json: bool) -> None:
+    """Time the C runtime on one or more models, side by side (ns per prediction); with --on TARGET, count the
+    whole pipeline's instructions of one model trained on raw windows (compiler/features/bench.py)."""
+    if on_target is not None:
+        if len(model_paths) != 1:
+            raise click.UsageError("--on TARGET benches one model")
+        from compiler.features.bench_cli import pipeline_bench  # noqa: PLC0415 (QEMU/valgrind only when asked)
+
+        pipeline_bench(model_paths[0], data, on_target, rows, as_json)
+        return
     num = numeric_for(target_name, numeric)
-    rows = []
+    table = []
     for path in model_paths:
         model = fmt.load(path)
         ds, y, idx, _ = tasks.rows_for_eval(model, data)
         ev = c_evaluator(model, num)
         pred = ev.predict(ds.X[idx])
         s = tasks.summarize(model, y[idx], pred)
-        rows.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
-    base = rows[0][3]
+        table.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
+    base = table[0][3]
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
-    for path, acc, feats, ns in rows:
+    for path, acc, feats, ns in table:
         click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
 
 
@@ -444,8 +459,6 @@ def _add_family_commands() -> None:
 _add_family_commands()
 cli.add_command(LazyCommand("features", "compiler.features.cli:features_command",
                             "List the features the C runtime computes on raw windows (tiered by cost)."))
-cli.add_command(LazyCommand("bench", "compiler.features.bench_cli:bench_command",
-                            "Instructions per prediction of the whole pipeline on a target, lazy vs eager."))
 
 
 def _add_power() -> None:

@@ -1,4 +1,5 @@
-"""``frugalml bench MODEL --data DATA --on TARGET [--json]``: the command's side of compiler/features/bench.py."""
+"""``frugalml bench MODEL --data DATA --on TARGET [--json]``: the command's side of compiler/features/bench.py
+(the bench command of compiler/cli.py calls pipeline_bench when --on is given)."""
 
 from __future__ import annotations
 
@@ -21,21 +22,14 @@ LABELS = {
 }
 
 
-@click.command("bench")
-@click.argument("model_path", metavar="MODEL")
-@click.option("--data", required=True, help="Raw windows (.ts, 3-D NPZ, uea:NAME); the first --rows of one length.")
-@click.option("--on", "target", type=click.Choice(TARGETS), default="cortex-m4f", show_default=True,
-              help="Count under QEMU (cortex-m*, pi) or callgrind (host).")
-@click.option("--rows", type=click.IntRange(min=1, max=200), default=20, show_default=True,
-              help="Windows to run.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def bench_command(model_path: str, data: str, target: str, rows: int, as_json: bool) -> None:
-    """Instructions per prediction of the whole pipeline, raw window to label, lazy and eager."""
+def pipeline_bench(model_path: str, data: str, target: str, rows: int, as_json: bool) -> None:
+    """`frugalml bench MODEL --data DATA --on TARGET [--rows N] [--json]`: every problem one line, exit 2."""
+    if target not in TARGETS:
+        _fail(f"--on {target!r}: unknown target (use {', '.join(TARGETS)})")
     try:
         report = bench(model_path, data, target, rows).report()
     except (DataError, ProfileError, ValueError, OSError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        _fail(str(exc))
     if as_json:
         click.echo(json.dumps(report))
         return
@@ -43,3 +37,8 @@ def bench_command(model_path: str, data: str, target: str, rows: int, as_json: b
                "samples")
     for key, label in LABELS.items():
         click.echo(f"{label:<46}{report[key]:>12}")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
