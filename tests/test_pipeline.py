@@ -48,6 +48,7 @@ BODY = """    static uint64_t buf[16384];
 
 KINDS = {
     "miser": ["miser", "uea:BasicMotions"],
+    "miser-q15": ["miser", "uea:BasicMotions", "--trees", "30"],  # q15 tables (float32 features)
     "cascade": ["cascade", "uea:BasicMotions", "--positive", "Walking"],
     "nb-stop": ["nb-stop", "uea:BasicMotions"],
 }
@@ -64,11 +65,12 @@ def test_predict_window_matches_predict_lazily_and_eagerly(kind: str, tmp_path: 
     code, _, err = run("train", *KINDS[kind], "-o", model)
     assert code == 0, err
     header = tmp_path / "m.h"
-    code, _, err = run("export-c", model, "-o", header, "--embed", TEST_TS, "--rows", str(N))
+    numeric = ["--numeric", "q15" if kind.endswith("-q15") else "float32"]
+    code, _, err = run("export-c", model, "-o", header, "--embed", TEST_TS, "--rows", str(N), *numeric)
     assert code == 0, err
     text = header.read_text()
     assert "#define FM_N_WINDOWS 12u" in text and "fm_plan" in text
-    code, out, err = run("predict", model, TEST_TS, "--rows", str(N))
+    code, out, err = run("predict", model, TEST_TS, "--rows", str(N), *numeric)
     assert code == 0, err
     want = out.strip().splitlines()
     lines = run_with_header(text.replace('#include "fm_window.h"', '#include "fm_window.h"\n#include "fm_cost_text.h"'),
