@@ -44,12 +44,20 @@ BODY = """    static uint64_t buf[16384];
     printf("nan %d\\n", FM_PREDICT_WINDOW(bad, FM_PLAN_CHANNELS, FM_WINDOW_LEN, buf, sizeof buf, 0, &r));
     for (i = 0; i < FM_PLAN_CHANNELS * FM_WINDOW_LEN; ++i) bad[i] = i % 7u == 3u ? -INFINITY : 0.25f;
     printf("inf %d\\n", FM_PREDICT_WINDOW(bad, FM_PLAN_CHANNELS, FM_WINDOW_LEN, buf, sizeof buf, 1, &r));
+    {
+        static const fm_feat_spec unknown[1] = {{99u, 0u, 0u, 0u, 0u}}, lag0[1] = {{7u, 0u, 0u, 0u, 0u}},
+                                  far[1] = {{0u, FM_PLAN_CHANNELS, 0u, 0u, 0u}};
+        const fm_plan p1 = {unknown, 1u, FM_PLAN_CHANNELS, 1u}, p2 = {lag0, 1u, FM_PLAN_CHANNELS, 2u},
+                      p3 = {far, 1u, FM_PLAN_CHANNELS, 1u};
+        printf("plan %d %d %d %d\\n", fm_plan_check(&FM_PLAN), fm_plan_check(&p1), fm_plan_check(&p2),
+               fm_plan_check(&p3));
+    }
 """
 
 KINDS = {
     "miser": ["miser", "uea:BasicMotions"],
     "miser-q15": ["miser", "uea:BasicMotions", "--trees", "30"],  # q15 tables (float32 features)
-    "cascade": ["cascade", "uea:BasicMotions", "--positive", "Walking"],
+    "cascade": ["cascade", "uea:BasicMotions", "--positive", "Walking", "--trees", "30"],
     "nb-stop": ["nb-stop", "uea:BasicMotions"],
 }
 
@@ -77,4 +85,4 @@ def test_predict_window_matches_predict_lazily_and_eagerly(kind: str, tmp_path: 
                             BODY, tmp_path)
     assert lines[:N] == want, kind
     assert lines[N:2 * N] == want, kind
-    assert lines[2 * N:] == ["channels -8", "short -6", "scratch -1", "nan -7", "inf -7"]
+    assert lines[2 * N:] == ["channels -8", "short -6", "scratch -1", "nan -7", "inf -7", "plan 0 -9 -9 -8"]
