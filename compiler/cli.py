@@ -98,9 +98,16 @@ KINDS = load_kind_modules()
 @click.pass_context
 @friendly
 def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
-           seed: int, costs_path: str | None, features: str | None, **opts: Any) -> None:
+           seed: int, costs_path: str | None, features: str | None, on_target: str | None, **opts: Any) -> None:
     given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
+    if on_target is not None and costs_path != "measured":
+        raise click.UsageError("--on TARGET goes with --costs measured")
     task = tasks.prepare(data, positive, target_column, seed, features)
+    if costs_path == "measured":
+        from compiler.features.measured import measured_costs  # noqa: PLC0415 (QEMU/valgrind only when asked)
+
+        costs_path = str(measured_costs(task.data, on_target, output))
+        click.echo(f"profiled the plan's features on {on_target}: wrote {costs_path}", err=True)
     if task.n_classes > 2 and not KINDS[kind].multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
                             "--positive LABEL for one-vs-rest")
@@ -133,7 +140,10 @@ TRAIN_COMMON: list[click.Parameter] = [
                  "else the last)."),
     click.Option(["--seed"], default=0, show_default=True, type=int, help="Seed of the train/validation/test split."),
     click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
-                 help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs."),
+                 help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs; or `measured` (raw "
+                 "windows, with --on): the plan's features profiled on the target first (MODEL.costs.csv)."),
+    click.Option(["--on", "on_target"], default=None, metavar="TARGET",
+                 help="With --costs measured: count on host, cortex-m0/m3/m4f/m33 or pi (see profile-costs)."),
     click.Option(["--features"], default=None, metavar="SPEC",
                  help="Raw windows only: the feature plan, a named set (default) or a file with one feature name "
                  "per line (`frugalml features` lists them). [default: default]"),
@@ -194,6 +204,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         raise ValueError(f"{model_path}: the {model.kind} model needs {flash:,} bytes of flash ({what}), over "
                          f"the {budget:,}-byte budget{where}: {remedy}, or raise --flash-budget (0 or none: no limit)")
     X = None
+    windows = None
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
     if embed is not None:
@@ -204,13 +215,16 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             click.echo(f"warning: --rows {rows} but {embed} has {data.n_rows} rows: embedding all {data.n_rows}",
                        err=True)
         X = data.X[: rows or 20]
+        if data.windows is not None:
+            series = data.windows.series[: rows or 20]
+            windows = series if len({s.shape for s in series}) == 1 else None
     if form == "code":
         text = render_code_header(model, num, name, X, target_name)
         Path(output).write_text(text)
         click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines, at least "
                    f"{flash:,} bytes of flash (its constants)", err=True)
         return
-    text = render_header(model, num, name, X, target_name)
+    text = render_header(model, num, name, X, target_name, windows)
     Path(output).write_text(text)
     used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""
     click.echo(f"wrote {output}: {model.kind}, {num} tables, {tables.table_bytes:,} table bytes, {flash:,} bytes "
@@ -388,21 +402,36 @@ def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
 @click.argument("model_paths", metavar="MODEL...", nargs=-1, required=True)
 @click.option("--data", required=True, help="DATA whose rows are predicted (test part for the training set).")
 @numeric_options
+@click.option("--on", "on_target", default=None, metavar="TARGET",
+              help="Instead: instructions per prediction of one raw-window model's whole pipeline (raw window to "
+              "label, lazy and eager) on host (callgrind), cortex-m0/m3/m4f/m33 or pi (QEMU).")
+@click.option("--rows", type=click.IntRange(min=1, max=200), default=20, show_default=True,
+              help="With --on: the first windows of DATA to run.")
+@click.option("--json", "as_json", is_flag=True, help="With --on: print one JSON object.")
 @friendly
-def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_name: str | None) -> None:
-    """Time the C runtime on one or more models, side by side (ns per prediction)."""
+def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_name: str | None,
+          on_target: str | None, rows: int, as_json: bool) -> None:
+    """Time the C runtime on one or more models, side by side (ns per prediction); with --on TARGET, count the
+    whole pipeline's instructions of one model trained on raw windows (compiler/features/bench.py)."""
+    if on_target is not None:
+        if len(model_paths) != 1:
+            raise click.UsageError("--on TARGET benches one model")
+        from compiler.features.bench_cli import pipeline_bench  # noqa: PLC0415 (QEMU/valgrind only when asked)
+
+        pipeline_bench(model_paths[0], data, on_target, rows, as_json)
+        return
     num = numeric_for(target_name, numeric)
-    rows = []
+    table = []
     for path in model_paths:
         model = fmt.load(path)
         ds, y, idx, _ = tasks.rows_for_eval(model, data)
         ev = c_evaluator(model, num)
         pred = ev.predict(ds.X[idx])
         s = tasks.summarize(model, y[idx], pred)
-        rows.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
-    base = rows[0][3]
+        table.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
+    base = table[0][3]
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
-    for path, acc, feats, ns in rows:
+    for path, acc, feats, ns in table:
         click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
 
 

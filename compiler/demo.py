@@ -1,9 +1,10 @@
-"""`make demo`: static top-k NB vs early-stopping NB, end to end.
+"""`make demo`: static top-k NB vs early-stopping NB, end to end; then the activity example on raw windows.
 
 Trains both on a bundled data set, writes model.msgpack and model.h, builds
 a small standalone C program around model.h, runs the test rows through it
 and through the cffi binding, checks that they agree row by row, and prints
 weighted accuracy, mean features read and ns per prediction side by side.
+It ends with the activity example (compiler/demo_activity.py): features computed on the device, lazily.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from compiler import tasks
+from compiler.demo_activity import activity
 from compiler.header import render_header
 from compiler.nb.kind import train_nb
 from pyruntime import format as fmt
@@ -52,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--positive", default="8")
     ap.add_argument("--out", default="demo_out")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-activity", action="store_true", help="skip the activity example on raw windows")
     args = ap.parse_args(argv)
     if shutil.which("cc") is None:
         print("error: no C compiler 'cc' on PATH", file=sys.stderr)
@@ -77,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nspeedup (static / early-stopping): {rows[0][3] / rows[1][3]:.2f}x in C, "
           f"{rows[0][2] / rows[1][2]:.2f}x fewer features read")
     print(f"wrote {out / 'model.msgpack'} and {out / 'model.h'}")
+    if not args.no_activity:
+        activity(out / "activity")
     return 0
 
 

@@ -25,13 +25,14 @@ loader runs), so a header never holds an out-of-range index.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
+from compiler.pipeline_header import pipeline_section, window_rows
 from pyruntime.format import ModelFile
 from pyruntime.layout import is_struct, struct_fields, struct_layout
 
@@ -313,26 +314,27 @@ def check_classes(n_classes: int, what: str) -> None:
 
 
 def header_tail(model: ModelFile, numeric: str, name: str, predict_vec: str, rows: np.ndarray | None, guard: str,
-                form: bool = False) -> list[str]:
+                form: bool = False, extra: Sequence[str] = (), after_rows: Sequence[str] = ()) -> list[str]:
     """The end every header shares (tables and code form): the generic FM_* names the firmware examples use,
     the embedded rows (with --embed) and the include guard's #endif. predict_vec: the C expression
-    FM_PREDICT_VEC(x, n, out) stands for; form: also define FM_MODEL_FORM."""
+    FM_PREDICT_VEC(x, n, out) stands for; form: also define FM_MODEL_FORM; extra: lines after the generic
+    names (the window pipeline's); after_rows: lines after the embedded rows (embedded windows)."""
     up = name.upper()
     out = ["/* Generic names used by the firmware examples. */", f"#define FM_MODEL_KIND {up}_KIND",
            f'#define FM_MODEL_NUMERIC "{numeric}"', *([f"#define FM_MODEL_FORM {up}_FORM"] if form else []),
            f"#define FM_N_FEATURES {up}_N_FEATURES", f"#define FM_PREDICT_VEC(x, n, out) {predict_vec}",
-           *cost_macros(model, numeric), *label_macros(model, name)]
+           *cost_macros(model, numeric), *label_macros(model, name), *extra]
     if rows is not None:
         r = np.asarray(rows, dtype=np.float32)
         out += ["", f"/* {r.shape[0]} raw input rows for self-tests */", f"#define FM_N_ROWS {r.shape[0]}u",
                 f"static const float {name}_rows[{max(r.shape[0], 1)}][{int(model.tables.n_features)}] = {{"]
         out += ["    {" + ", ".join(c_float(v) for v in row) + "}," for row in r]
         out += ["};", f"#define FM_ROWS {name}_rows"]
-    return [*out, "", f"#endif /* {guard} */", ""]
+    return [*out, *after_rows, "", f"#endif /* {guard} */", ""]
 
 
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,
-                  target: str | None = None) -> str:
+                  target: str | None = None, windows: list[np.ndarray] | None = None) -> str:
     """The whole header text."""
     name = check_name(name)
     t = c_tables(model, numeric, name)
@@ -365,5 +367,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     out.append("")
     out.append(f"static const {t.struct_type} {name} = {c_init(t.struct_type, t.fields, '')};")
     out.append("")
-    out += header_tail(model, numeric, name, f"{t.predict_vec}(&{name}, (x), (n), (out))", rows, guard)
+    out += header_tail(model, numeric, name, f"{t.predict_vec}(&{name}, (x), (n), (out))", rows, guard,
+                       extra=pipeline_section(model.meta, t, name),
+                       after_rows=window_rows(windows or [], name, model.meta, max(2, len(model.classes))))
     return "\n".join(out)

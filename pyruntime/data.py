@@ -35,6 +35,7 @@ class Dataset:
     feature_names: list[str]
     name: str
     plan: FeaturePlan | None = None  # raw windows: the plan that made the columns
+    windows: Any = None  # raw windows (pyruntime.tsdata.Windows) the rows were computed from, in row order
 
     @property
     def fingerprint(self) -> str:
@@ -326,6 +327,7 @@ def _from_windows(windows: Any, features: str | dict[str, Any] | None) -> Datase
     X = extract(windows, plan)
     ds = _finish(X.astype(np.float64), list(windows.y), plan.names, windows.name)
     ds.plan = plan
+    ds.windows = windows
     return ds
 
 

@@ -16,7 +16,7 @@ from compiler.kinds import KINDS
 from compiler.train_cli import help_for_kind
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMON = {"--output", "--positive", "--target-column", "--seed", "--costs", "--features", "--help"}
+COMMON = {"--output", "--positive", "--target-column", "--seed", "--costs", "--on", "--features", "--help"}
 
 
 def option_names(text: str) -> set[str]:

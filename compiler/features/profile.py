@@ -184,14 +184,15 @@ def _qemu_marks(out: Path) -> list[int]:
     return marks
 
 
-def count_steps(header: Path, target: str, work: Path, n_steps: int) -> list[int]:
-    """Instructions of each step's measured call (marks' overhead included)."""
+def count_steps(header: Path, target: str, work: Path, n_steps: int, app: Path = TOOL) -> list[int]:
+    """Instructions of each step's measured call (marks' overhead included): app (the profile program by default)
+    built with FM_MODEL_HEADER=header calls fm_profile_mark twice a step."""
     if target == "host":
         _require("gcc", "valgrind")
         exe = work / "fm_feat_profile"
         srcs = [str(p) for p in runtime_sources()]
         _run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
-              *runtime_include_flags(), f"-DFM_MODEL_HEADER=\"{header}\"", str(TOOL), *srcs, "-o", str(exe)],
+              *runtime_include_flags(), f"-DFM_MODEL_HEADER=\"{header}\"", str(app), *srcs, "-o", str(exe)],
              "building the profile program")
         out = work / "cg.out"
         # bind libc symbols at load: the first memset (GCC turns zeroing loops into calls) would otherwise pay
@@ -210,7 +211,7 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int) -> list[int
         _require("arm-none-eabi-gcc", "qemu-system-arm")
         folder, nm = ROOT / "firmware_examples" / "cortex_m", "arm-none-eabi-nm"
         build = work / "build"
-        base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={TOOL}",
+        base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={app}",
                 f"TARGET={target}", f"BUILD={build}", "QEMU_TIMEOUT=600"]
         if target == "cortex-m0":
             base.append("MACHINE=mps2-an385")  # M0 code on a machine with the RAM for the windows (micro:bit: 16 KB)
@@ -221,7 +222,7 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int) -> list[int
     else:
         _require("aarch64-linux-gnu-gcc", "qemu-aarch64")
         folder, build = ROOT / "firmware_examples" / "raspberry_pi", work / "build"
-        base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={TOOL}",
+        base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={app}",
                 "CROSS=aarch64-linux-gnu-", f"BUILD={build}"]
         _run([*base, "all"], "building the profile program for the Pi (aarch64)")
         mark = _symbol("aarch64-linux-gnu-nm", build / "fm_pi")

@@ -1,6 +1,9 @@
 /*
  * Bare-metal self-test: evaluates the model on the rows embedded in the
- * generated header and prints one line per row over semihosting,
+ * generated header (or, when the header embeds raw windows and the model's
+ * extraction plan, on the windows: the whole pipeline, features computed on
+ * the device as the model reads them, FM_PREDICT_WINDOW; -DFM_ROWS_ONLY=1
+ * keeps the rows) and prints one line per row over semihosting,
  * "LABEL FEATURES_READ", plus " COST" for kinds with feature costs
  * (FM_REPORTS_COST; text of fm_cost_text.h), exactly as
  * `frugalml predict MODEL DATA --rows N`.
@@ -25,6 +28,14 @@
 #include FM_MODEL_HEADER
 
 #include "fm_cost_text.h"
+
+#if defined(FM_N_WINDOWS) && defined(FM_PREDICT_WINDOW) && !defined(FM_ROWS_ONLY)
+#define FM_USE_WINDOWS 1
+#define FM_N_INPUTS FM_N_WINDOWS
+#else
+#define FM_USE_WINDOWS 0
+#define FM_N_INPUTS FM_N_ROWS
+#endif
 
 #ifndef FM_N_ROWS
 #error "the model header has no embedded rows: export it with --embed DATA --rows N"
@@ -92,6 +103,9 @@ int main(void)
 {
     fm_result r;
     uint32_t i, rep;
+#if FM_USE_WINDOWS
+    uint64_t scratch[FM_WINDOW_SCRATCH_WORDS]; /* the feature context, the model's memo (stack) */
+#endif
 
     /* Read through a volatile const (flash): the code is the same for every
      * FM_REPEAT, so instruction counts of two builds differ by the rows only. */
@@ -99,8 +113,12 @@ int main(void)
     const uint32_t n_repeat = repeat;
 
     for (rep = 0; rep < n_repeat; ++rep) {
-        for (i = 0; i < FM_N_ROWS; ++i) {
+        for (i = 0; i < FM_N_INPUTS; ++i) {
+#if FM_USE_WINDOWS
+            int rc = FM_PREDICT_WINDOW(FM_WINDOWS[i], FM_PLAN_CHANNELS, FM_WINDOW_LEN, scratch, sizeof scratch, 0, &r);
+#else
             int rc = FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r);
+#endif
             if (rc != FM_OK) {
                 print_error((int32_t)i, rc);
                 return 1;

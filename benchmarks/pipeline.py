@@ -1,0 +1,72 @@
+"""The whole pipeline on the device: raw window in, label out, features computed lazily as the model reads them.
+
+Run: .venv/bin/python benchmarks/pipeline.py [--quick] [--write-docs]
+
+On uea:BasicMotions (4 activities, 6 channels x 100 samples, the default plan's 100 features), per model: test
+accuracy (mean over split seeds), features read per prediction, and the instructions per prediction of the whole
+pipeline on Cortex-M4F under QEMU (`frugalml bench`, the test file's first windows): lazy (NAME_predict_window)
+and eager (every planned feature computed first, then the same model). The budgeted models are trained with the
+feature costs profiled on the M4F (`train --costs measured --on cortex-m4f`); "all features" are the same kinds
+with no costs and lambda 0. The random forest over all features (the model emlearn converts) needs every feature
+of every window: its pipeline costs at least the eager extraction (its own tree walk not counted here).
+--quick: one seed, miser only, 2 windows (under a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import figures  # noqa: E402
+from benchmarks.pipeline_parts.runs import Row, forest_accuracy, frugalml, model_row  # noqa: E402
+from pyruntime.data import BUNDLED_WINDOWS  # noqa: E402
+
+DATA = "uea:BasicMotions"
+WINDOWS = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TEST.ts"
+TARGET = "cortex-m4f"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one seed, miser only, 2 windows (under a minute)")
+    figures.add_argument(ap)
+    args = ap.parse_args(argv)
+    seeds = [0] if args.quick else [0, 1, 2, 3, 4]
+    rows = 2 if args.quick else 20
+    kinds = ["miser"] if args.quick else ["miser", "nb-stop"]
+    with tempfile.TemporaryDirectory(prefix="fm_pipeline_") as tmp:
+        work = Path(tmp)
+        costs = work / "m4f.csv"
+        frugalml("profile-costs", "--on", TARGET, "--channels", "6", "--lengths", "100", "--windows",
+                 "1" if args.quick else "3", "-o", costs)
+        table: list[Row] = []
+        for kind in kinds:
+            table.append(model_row(f"{kind}, all features", [kind, "--lambda", "0"] if kind == "miser" else
+                                   [kind, "--budget", "100"], DATA, str(WINDOWS), seeds, work, TARGET, rows))
+            table.append(model_row(f"{kind}, budgeted (M4F costs)", [kind, "--costs", str(costs)], DATA,
+                                   str(WINDOWS), seeds, work, TARGET, rows))
+        forest = forest_accuracy(DATA, seeds, 10, 8)
+    extraction_all = max(r.eager_extraction or 0.0 for r in table)  # every planned feature, the same plan for all
+    print(f"{DATA}: {len(seeds)} split seed(s), accuracy on the test part; instructions on {TARGET} (QEMU), "
+          f"mean of {rows} windows of 100 samples")
+    print("| model | accuracy | features read | lazy pipeline (instr) | eager pipeline (instr) | eager / lazy |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in table:
+        print(f"| {r.name} | {r.accuracy:.4f} | {r.features:.2f} | {r.lazy:,.0f} | {r.eager:,.0f} | "
+              f"{r.eager / r.lazy:.1f}x |")
+    print(f"| random forest, 10 trees depth 8, all features (emlearn's model) | {forest:.4f} | 100.00 | - | "
+          f">= {extraction_all:,.0f} (extraction alone) | - |")
+    best = min((r for r in table if "budgeted" in r.name), key=lambda r: r.lazy or 0.0)
+    print(f"\nbudgeted {best.name.split(',')[0]}: {best.lazy:,.0f} instructions per prediction, "
+          f"{(best.eager or 0) / (best.lazy or 1):.1f}x fewer than its eager pipeline and at least "
+          f"{extraction_all / (best.lazy or 1):.1f}x fewer than the forest over all features")
+    return 0
+
+
+if __name__ == "__main__":
+    figures.run_main(main, __file__)

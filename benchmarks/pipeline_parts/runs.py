@@ -1,0 +1,65 @@
+"""One model of the pipeline benchmark: train through the CLI, test accuracy and features read (eval), and the
+whole pipeline's instructions on a target (bench)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def frugalml(*args: str | Path) -> str:
+    p = subprocess.run([sys.executable, "-m", "compiler.cli", *map(str, args)], cwd=ROOT, capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"frugalml {' '.join(map(str, args))}: {p.stderr.strip()}")
+    return p.stdout
+
+
+@dataclass
+class Row:
+    name: str
+    accuracy: float  # mean over seeds, test part
+    features: float  # mean features read per prediction
+    lazy: float | None  # instructions per prediction, lazy pipeline
+    eager: float | None  # eager pipeline, the same model
+    eager_extraction: float | None  # every planned feature computed, no model
+
+
+def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: list[int], work: Path,
+              target: str, rows: int) -> Row:
+    acc, feats = [], []
+    bench: dict[str, float] = {}
+    for seed in seeds:
+        model = work / f"{name.replace(' ', '_')}_{seed}.msgpack"
+        frugalml("train", *train_args, data, "--seed", str(seed), "-o", model)
+        ev = json.loads(frugalml("eval", model, data, "--json"))
+        acc.append(ev["accuracy"])
+        feats.append(ev["mean_features"])
+        if seed == seeds[0]:
+            bench = json.loads(frugalml("bench", model, "--data", windows, "--on", target, "--rows", str(rows),
+                                        "--json"))
+    return Row(name, float(np.mean(acc)), float(np.mean(feats)), bench["instructions_per_prediction"],
+               bench["eager_instructions_per_prediction"], bench["eager_extraction_instructions"])
+
+
+def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int) -> float:
+    """A random forest over every planned feature (scikit-learn's RandomForestClassifier, the model emlearn
+    converts), trained on each seed's train part, tested on its test part."""
+    from sklearn.ensemble import RandomForestClassifier  # noqa: PLC0415
+
+    from compiler import tasks  # noqa: PLC0415
+
+    out = []
+    for seed in seeds:
+        t = tasks.prepare(data, seed=seed)
+        rf = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0)
+        rf.fit(t.data.X[t.train], t.y[t.train])
+        out.append(float(np.mean(rf.predict(t.data.X[t.test]) == t.y[t.test])))
+    return float(np.mean(out))

@@ -1,0 +1,37 @@
+"""``train --costs measured --on TARGET``: profile the task's feature plan on TARGET (profile-costs' counters) at the
+lengths of its windows, write the costs CSV with groups next to the model (MODEL.costs.csv), and train with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from compiler.features.profile import TARGETS, profile, write_costs
+from pyruntime.errors import DataError
+
+WINDOWS_PER_LENGTH = 2
+MAX_LENGTHS = 4
+
+
+def costs_path_for(output: str) -> Path:
+    return Path(f"{output}.costs.csv")
+
+
+def measured_costs(data: object, target: str | None, output: str) -> Path:
+    """Profile data's plan on target; returns the written costs CSV. DataError when the data are no raw windows or
+    the target is missing or unknown."""
+    plan = getattr(data, "plan", None)
+    windows = getattr(data, "windows", None)
+    if plan is None or windows is None:
+        raise DataError("--costs measured needs raw windows (.ts, 3-D NPZ, uea:NAME): it counts the instructions of "
+                        "the feature library on the target")
+    if target is None or target not in TARGETS:
+        raise DataError(f"--costs measured needs --on TARGET ({', '.join(TARGETS)})")
+    lengths = sorted({int(n) for n in windows.lengths})
+    if len(lengths) > MAX_LENGTHS:  # unequal lengths: a few quantiles for the size fit
+        lengths = sorted({int(v) for v in np.quantile(lengths, np.linspace(0, 1, MAX_LENGTHS)).round()})
+    prof = profile(plan, target, lengths, "float32", WINDOWS_PER_LENGTH)
+    path = costs_path_for(output)
+    write_costs(path, prof)
+    return path

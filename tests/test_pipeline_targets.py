@@ -1,0 +1,70 @@
+"""The whole pipeline on targets: the Cortex-M4F firmware example on raw windows prints what `frugalml predict`
+prints, and `frugalml bench` counts its instructions under QEMU (Cortex-M4F): lazy, eager,
+extraction and model apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyruntime.data import BUNDLED_WINDOWS
+from tests.firmware_tools import CORTEX_M, CORTEX_M_TOOLS, frugalml, make, require_tools
+from tests.test_pipeline import run
+
+TEST_TS = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TEST.ts"
+KEYS = ("instructions_per_prediction", "extraction_instructions", "model_instructions",
+        "eager_instructions_per_prediction")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Trained in one step with the feature costs profiled on the Cortex-M4F (train --costs measured --on)."""
+    require_tools(*CORTEX_M_TOOLS)
+    out = tmp_path_factory.mktemp("pipe") / "m.msgpack"
+    frugalml("train", "miser", "uea:BasicMotions", "--costs", "measured", "--on", "cortex-m4f", "-o", out)
+    costs = Path(f"{out}.costs.csv").read_text().splitlines()
+    assert costs[0] == "feature,c0,c1,c2,group" and costs[1].startswith("c0__pass,")
+    return out
+
+
+def test_costs_measured_bad_input_exit_2_nothing_written(tmp_path: Path) -> None:
+    out = tmp_path / "m.msgpack"
+    for args, needle in ((("--costs", "measured"), "--on TARGET"), (("--on", "cortex-m4f"), "--costs measured"),
+                         (("--costs", "measured", "--on", "z80"), "--on TARGET")):
+        code, _, err = run("train", "nb-stop", "uea:BasicMotions", *args, "-o", out)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cortex_m4f_firmware_predicts_raw_windows_as_predict(model: Path, tmp_path: Path) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    header = tmp_path / "model.h"
+    frugalml("export-c", model, "-o", header, "--target", "cortex-m4f", "--embed", TEST_TS, "--rows", "6")
+    assert "FM_WINDOWS" in header.read_text()
+    got = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m4f", f"BUILD={tmp_path / 'b'}", "run").stdout
+    want = frugalml("predict", model, TEST_TS, "--rows", "6")
+    assert got.strip().splitlines() == want.strip().splitlines()
+
+
+def test_bench_counts_lazy_and_eager_on_cortex_m4f(model: Path) -> None:
+    require_tools(*CORTEX_M_TOOLS)
+    report = json.loads(frugalml("bench", model, "--data", TEST_TS, "--on", "cortex-m4f", "--rows", "2", "--json"))
+    lazy, extraction, mod, eager = (report[k] for k in KEYS)
+    assert report["windows"] == 2 and report["window_len"] == 100
+    assert extraction > 0 and mod > 0 and lazy == pytest.approx(extraction + mod)
+    # the eager pipeline: every planned feature (100 of them, 6 spectra) then the same model
+    eager_extraction = report["eager_extraction_instructions"]
+    assert eager_extraction + mod <= eager <= eager_extraction + mod + 2000
+    assert 3 * lazy < eager
+
+
+def test_bench_bad_input_exit_2_one_line(model: Path, tmp_path: Path) -> None:
+    five = tmp_path / "five.npz"
+    np.savez(five, X=np.zeros((3, 5, 100), np.float32), y=np.array(["a", "b", "a"]))
+    for data, needle in ((five, "channel"), (tmp_path / "missing.ts", "not found")):
+        code, _, err = run("bench", model, "--data", data)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
+        assert needle in err, err
