@@ -276,4 +276,31 @@ static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t 
         return PFX##_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);                              \
     }
 
+/* A model with the caller's memo, for the harnesses whose predict takes no score buffer (linear, cstc). */
+typedef struct {
+    const void *m;
+    fm_memo *memo;
+} fz_ctx;
+
+/* lazy_SFX and batch_SFX (on an fz_ctx) of a family whose predict takes no scores: PFX_predict(m, r, memo, out),
+ * PFX_scratch_size(m), PFX_scratch_init(m, buf, size, memo), PFX_predict_batch(m, X, rows, cols, memo, out,
+ * n_done); the batch adapter checks the scratch size as FZ_SCRATCH_ADAPTERS does. */
+#define FZ_MEMO_ADAPTERS(SFX, PFX, T)                                                                  \
+    static int lazy_##SFX(const void *c, const fm_reader *r, fm_result *out)                           \
+    {                                                                                                   \
+        const fz_ctx *k = (const fz_ctx *)c;                                                            \
+        return PFX##_predict((const T *)k->m, r, k->memo, out);                                         \
+    }                                                                                                   \
+    static int batch_##SFX(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, \
+                           uint32_t *n_done)                                                            \
+    {                                                                                                   \
+        const T *m = (const T *)((const fz_ctx *)c)->m;                                                 \
+        fz_scratch buf;                                                                                 \
+        fm_memo memo;                                                                                   \
+        const size_t size = PFX##_scratch_size(m);                                                      \
+        fz_scratch_fits(size, size > 0u ? PFX##_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);   \
+        fz_require(PFX##_scratch_init(m, &buf, size, &memo) == FM_OK);                                  \
+        return PFX##_predict_batch(m, X, rows, cols, &memo, out, n_done);                               \
+    }
+
 #endif /* FM_FUZZ_BUILD_H */

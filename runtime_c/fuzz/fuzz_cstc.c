@@ -1,37 +1,17 @@
 /* libFuzzer harness: cost-sensitive trees of classifiers (fm_cstc.h), float32 and q15. The last entry
  * of term_start gives the length of feature/weight (the tables' contract): the harness sets it to the
  * length it filled; every other entry is fuzzed. */
-#include "fuzz_common.h"
+#include "fuzz_build.h"
 #include "fm_cstc.h"
 
 #define CSTC_MAX_NODES 7u
 #define CSTC_MAX_TERMS 16u
 
-typedef struct {
-    const void *m;
-    fm_memo *memo;
-} ctx;
+typedef fz_ctx ctx;
 
 static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
 {
     return fm_cstc_predict_vec((const fm_cstc *)((const ctx *)c)->m, x, n, out);
-}
-
-static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
-{
-    const ctx *k = (const ctx *)c;
-    return fm_cstc_predict((const fm_cstc *)k->m, r, k->memo, out);
-}
-
-static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_cstc *m = (const fm_cstc *)((const ctx *)c)->m;
-    fz_scratch buf;
-    fm_memo memo;
-    const size_t size = fm_cstc_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_cstc_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
-    fz_require(fm_cstc_scratch_init(m, &buf, size, &memo) == FM_OK);
-    return fm_cstc_predict_batch(m, X, rows, cols, &memo, out, n_done);
 }
 
 static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
@@ -39,22 +19,8 @@ static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
     return fm_cstc_q15_predict_vec((const fm_cstc_q15 *)((const ctx *)c)->m, x, n, out);
 }
 
-static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
-{
-    const ctx *k = (const ctx *)c;
-    return fm_cstc_q15_predict((const fm_cstc_q15 *)k->m, r, k->memo, out);
-}
-
-static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_cstc_q15 *m = (const fm_cstc_q15 *)((const ctx *)c)->m;
-    fz_scratch buf;
-    fm_memo memo;
-    const size_t size = fm_cstc_q15_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_cstc_q15_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
-    fz_require(fm_cstc_q15_scratch_init(m, &buf, size, &memo) == FM_OK);
-    return fm_cstc_q15_predict_batch(m, X, rows, cols, &memo, out, n_done);
-}
+FZ_MEMO_ADAPTERS(f32, fm_cstc, fm_cstc)
+FZ_MEMO_ADAPTERS(q15, fm_cstc_q15, fm_cstc_q15)
 
 static const size_t cstc_ptrs[] = {offsetof(fm_cstc, term_start), offsetof(fm_cstc, feature), offsetof(fm_cstc, weight),
                                    offsetof(fm_cstc, bias),       offsetof(fm_cstc, threshold), offsetof(fm_cstc, upper),

@@ -1,32 +1,12 @@
 /* libFuzzer harness: sparse linear scorer (fm_linear.h), float32 and q15. */
 #include "fuzz_build.h"
 
-typedef struct {
-    const void *m;
-    fm_memo *memo;
-} ctx;
+typedef fz_ctx ctx;
 
 static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
 {
     const ctx *k = (const ctx *)c;
     return fm_linear_predict_batch((const fm_linear *)k->m, x, 1u, n, k->memo, out, NULL);
-}
-
-static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
-{
-    const ctx *k = (const ctx *)c;
-    return fm_linear_predict((const fm_linear *)k->m, r, k->memo, out);
-}
-
-static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_linear *m = (const fm_linear *)((const ctx *)c)->m;
-    fz_scratch buf;
-    fm_memo memo;
-    const size_t size = fm_linear_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_linear_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
-    fz_require(fm_linear_scratch_init(m, &buf, size, &memo) == FM_OK);
-    return fm_linear_predict_batch(m, X, rows, cols, &memo, out, n_done);
 }
 
 static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
@@ -35,22 +15,8 @@ static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
     return fm_linear_q15_predict_batch((const fm_linear_q15 *)k->m, x, 1u, n, k->memo, out, NULL);
 }
 
-static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)
-{
-    const ctx *k = (const ctx *)c;
-    return fm_linear_q15_predict((const fm_linear_q15 *)k->m, r, k->memo, out);
-}
-
-static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    const fm_linear_q15 *m = (const fm_linear_q15 *)((const ctx *)c)->m;
-    fz_scratch buf;
-    fm_memo memo;
-    const size_t size = fm_linear_q15_scratch_size(m);
-    fz_scratch_fits(size, size > 0u ? fm_linear_q15_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);
-    fz_require(fm_linear_q15_scratch_init(m, &buf, size, &memo) == FM_OK);
-    return fm_linear_q15_predict_batch(m, X, rows, cols, &memo, out, n_done);
-}
+FZ_MEMO_ADAPTERS(f32, fm_linear, fm_linear)
+FZ_MEMO_ADAPTERS(q15, fm_linear_q15, fm_linear_q15)
 
 static const size_t linear_ptrs[] = {FZ_LINEAR_PTRS(fm_linear, )};
 static const size_t linear_q15_ptrs[] = {FZ_LINEAR_Q15_PTRS(fm_linear_q15, )};
