@@ -13,7 +13,9 @@ Rows:
 - miser at --lambda 1, miser --sweep (the cheapest lambda within 0.01 of lambda = 0 on validation) and
   the --early-exit-every 10 cascade over the lambda = 0 ensemble: mean cost (features read) against
   miser lambda = 0;
-- skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets d / 2, d / 4.
+- skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets d / 2, d / 4;
+- gated (gated_rows): f0 alone (adapt-lin at --pfull 1, every input to f0) vs scikit-learn's
+  RandomForest of f0's shape; adapt-lin and l1-gate at --pfull 0.3 (K-class f1, binary gate).
 
 Then, per data set, the peers' table (benchmarks/mc/peers_k.py): emlearn RandomForest and GaussianNB in C,
 LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop and miser
@@ -75,6 +77,18 @@ def peers_section(spec: str, task: Any, args: argparse.Namespace) -> None:
     from benchmarks.mc.peers_k import peer_table, print_peer_table  # noqa: PLC0415
 
     print_peer_table(spec, peer_table(task, args.seed, args.trees, args.quick))
+def gated_rows(task: Any, seed: int) -> list[tuple[str, dict[str, float]]]:
+    """The gated kinds' rows (issue 19): the unbudgeted form (f0 answers every input) beside its forest,
+    then the budgeted adapt-lin and l1-gate (f1 K linear scorers; features = mean features read)."""
+    from sklearn.ensemble import RandomForestClassifier  # noqa: PLC0415
+
+    return [
+        ("adapt-lin --pfull 1 (f0 = rf answers all)", frugalml_row(task, "adapt-lin", {"pfull": 1.0})),
+        ("sklearn RandomForest, 100 trees (f0's shape)",
+         sklearn_row(RandomForestClassifier(n_estimators=100, random_state=seed), task)),
+        ("adapt-lin --pfull 0.3", frugalml_row(task, "adapt-lin", {"pfull": 0.3})),
+        ("l1-gate --pfull 0.3", frugalml_row(task, "l1-gate", {"pfull": 0.3})),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
              frugalml_row(task, "cascade", {"early_exit_every": 10, "trees": args.trees, "lambda": 0.0})),
         ]
         rows += skyline_section(task)
+        rows += gated_rows(task, args.seed)
         print(f"\n{spec}: {task.n_classes} classes, {d} features, {task.test.size} test rows (seed {args.seed})")
         print(f"{'model':<64} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
         for name, r in rows:

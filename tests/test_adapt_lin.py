@@ -115,7 +115,6 @@ def test_deterministic() -> None:
         (np.zeros((10, 2)), np.zeros(9), "inconsistent numbers of samples"),
         (np.array([[0.0, np.nan]] * 4), np.array([0, 1, 0, 1]), "NaN"),
         (np.zeros((6, 2)), np.zeros(6), "single class"),
-        (np.zeros((6, 2)), np.array([0, 1, 2, 0, 1, 2]), "binary"),
         (np.zeros((0, 2)), np.zeros(0), "0 sample"),
     ],
 )

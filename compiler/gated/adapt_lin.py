@@ -19,7 +19,7 @@ Features are standardised for training; the exported scorers work on raw feature
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,8 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.estimators import binary_only
-from compiler.gated.common import SparseLinear, check_binary_Xy, fit_f0, gated_costs, q_step, sigmoid, softplus
+from compiler.gated.common import SparseLinear, check_Xy, fit_f0, gated_costs, q_step, sigmoid, softplus
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
 
@@ -90,16 +89,29 @@ def fit_gate_f1(Xs: np.ndarray, ys: np.ndarray, q: np.ndarray, penalty: np.ndarr
     penalty[j] = gamma * c_j. ys in {-1, +1}. Returns the last proximal iterate (exact zeros kept).
     """
     n = Xs.shape[0]
+
+    def residuals(y_w: np.ndarray, y_b: np.ndarray) -> np.ndarray:
+        sg = Xs @ y_w[:, 0] + y_b[0]
+        sh = Xs @ y_w[:, 1] + y_b[1]
+        r_g = (sigmoid(sg) - q) / n
+        r_h = -(1.0 - q) * ys * sigmoid(-ys * sh) / n
+        return np.stack([r_g, r_h], axis=1)
+
+    return fista_group(Xs, residuals, penalty, l2, W, b, n_iter, lipschitz, tol)
+
+
+def fista_group(Xs: np.ndarray, residuals: Callable[[np.ndarray, np.ndarray], np.ndarray], penalty: np.ndarray,
+                l2: float, W: np.ndarray, b: np.ndarray, n_iter: int, lipschitz: float,
+                tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+    """FISTA with adaptive restart for a smooth loss + sum_j penalty_j ||W[j, :]|| + l2/2 ||W||^2 over
+    the columns of W (standardised space) and the intercepts b; ``residuals(W, b)`` is the loss's
+    gradient with respect to the scores Xs @ W + b, one column per column of W."""
     step = 1.0 / (lipschitz + l2)
     x_w, x_b = W.copy(), b.copy()
     y_w, y_b = W.copy(), b.copy()
     t = 1.0
     for _ in range(n_iter):
-        sg = Xs @ y_w[:, 0] + y_b[0]
-        sh = Xs @ y_w[:, 1] + y_b[1]
-        r_g = (sigmoid(sg) - q) / n
-        r_h = -(1.0 - q) * ys * sigmoid(-ys * sh) / n
-        R = np.stack([r_g, r_h], axis=1)
+        R = residuals(y_w, y_b)
         grad_w = Xs.T @ R + l2 * y_w
         grad_b = R.sum(axis=0)
         new_w = group_soft_threshold(y_w - step * grad_w, step * penalty)
@@ -122,13 +134,12 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
     """Prediction, routing, costs and export shared by the linear gated models.
 
     Subclasses set in ``fit``: classes_, n_features_in_, f0_ (PrefitF0), gate_ and f1_
-    (SparseLinear: the gate's score > threshold means "easy, answer with f1"), costs_.
+    (SparseLinear: the gate's score > threshold means "easy, answer with f1"), costs_; for K > 2
+    classes f1_k_, one SparseLinear per class (f1 answers the largest score's class; f1_ is then
+    f1_k_[0]), else f1_k_ is empty (compiler.gated.linear_k).
     """
 
     algorithm = "gated-linear"
-
-    def __sklearn_tags__(self) -> Any:
-        return binary_only(super().__sklearn_tags__())
 
     def _check(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "gate_")
@@ -138,7 +149,8 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
     def used_features_(self) -> np.ndarray:
         """Sorted indices of the features read by the gate or f1 (int32)."""
         check_is_fitted(self, "gate_")
-        return np.union1d(self.gate_.feature, self.f1_.feature).astype(np.int32)
+        used = [self.gate_.feature, self.f1_.feature, *(s.feature for s in self.f1_k_)]
+        return np.unique(np.concatenate(used)).astype(np.int32)
 
     def route(self, X: Any) -> np.ndarray:
         """Boolean array: True where the input is sent to f0 (the gate did not say "easy")."""
@@ -148,7 +160,12 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         Xa = self._check(X)
         to_f0 = ~self.gate_.decide(Xa)
-        out = self.classes_[self.f1_.decide(Xa).astype(np.int64)]
+        if self.f1_k_:
+            from compiler.gated.linear_k import argmax_f32  # noqa: PLC0415
+
+            out = self.classes_[argmax_f32(self.f1_k_, Xa)]
+        else:
+            out = self.classes_[self.f1_.decide(Xa).astype(np.int64)]
         if np.any(to_f0):
             out[to_f0] = self.f0_.estimator.predict(Xa[to_f0])
         return out
@@ -157,12 +174,28 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
         """f1 rows: logistic of f1's float32 score; f0 rows: f0's probabilities."""
         Xa = self._check(X)
         to_f0 = ~self.gate_.decide(Xa)
+        if self.f1_k_:
+            return self._proba_k(Xa, to_f0)
         p1 = sigmoid(self.f1_.score(Xa).astype(np.float64) - float(self.f1_.threshold))
         if np.any(to_f0):
             est = self.f0_.estimator
             proba = np.asarray(est.predict_proba(Xa[to_f0]), dtype=np.float64)
             p1[to_f0] = proba[:, list(est.classes_).index(self.classes_[1])]
         return np.stack([1.0 - p1, p1], axis=1)
+
+    def _proba_k(self, Xa: np.ndarray, to_f0: np.ndarray) -> np.ndarray:
+        """f1 rows: softmax of f1's class scores; f0 rows: f0's probabilities in classes_ order."""
+        from compiler.gated.linear_k import scores_f64, softmax  # noqa: PLC0415
+
+        proba = softmax(scores_f64(self.f1_k_, Xa))
+        if np.any(to_f0):
+            est = self.f0_.estimator
+            p0 = np.asarray(est.predict_proba(Xa[to_f0]), dtype=np.float64)
+            full = np.zeros((p0.shape[0], self.classes_.size))
+            for j, c in enumerate(est.classes_):
+                full[:, int(np.searchsorted(self.classes_, c))] = p0[:, j]
+            proba[to_f0] = full
+        return proba
 
     def sample_costs(self, X: Any) -> np.ndarray:
         """Cost of the distinct features read for each row."""
@@ -256,7 +289,7 @@ class AdaptLinClassifier(GatedLinearBase):
 
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
-        Xa, y01, classes = check_binary_Xy(X, y, self)
+        Xa, y01, classes = check_Xy(X, y, self)
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
@@ -264,6 +297,9 @@ class AdaptLinClassifier(GatedLinearBase):
             raise ValueError(f"prefit hpc has probabilities for {f0.label_proba.shape[0]} rows, X has {n}")
         std = _Standardizer(Xa)
         Xs = std.transform(Xa)
+        self.f1_k_: list[SparseLinear] = []
+        if classes.size > 2:
+            return self._fit_k(Xa, Xs, std, y01, costs, f0)
         ys = 2.0 * y01.astype(np.float64) - 1.0
         lip = lipschitz_logistic(Xs)
         penalty = float(self.gamma) * costs
@@ -300,6 +336,27 @@ class AdaptLinClassifier(GatedLinearBase):
         self.n_features_in_ = d
         self.costs_ = costs
         self.f0_ = f0
+        return self
+
+    def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: _Standardizer, yidx: np.ndarray, costs: np.ndarray,
+               f0: Any) -> AdaptLinClassifier:
+        """K > 2 classes: compiler.gated.linear_k's alternation, f1 K class scorers."""
+        from compiler.gated.linear_k import adapt_lin_k, scorers_k  # noqa: PLC0415
+
+        K = int(self.classes_.size)
+        neg_log_p0 = -np.log(np.clip(f0.label_proba, 1e-12, 1.0))
+        W, b, q = adapt_lin_k(Xs, yidx, K, neg_log_p0, float(self.gamma) * costs, float(self.p_full),
+                              float(self.l2), int(self.n_iter), int(self.inner_iter))
+        self.q_, self.coef_std_, self.intercept_std_, self.n_iter_ = q, W, b, int(self.n_iter)
+        g_raw, g0_raw = std.to_raw(W[:, 0], b[0])
+        self.gate_ = SparseLinear.from_dense(-g_raw, -g0_raw, 0.0)
+        if self.gate_rule == "quantile":
+            self.gate_ = dataclasses.replace(self.gate_, threshold=quantile_threshold(self.gate_.score(Xa),
+                                                                                       float(q.mean())))
+        self.train_route_fraction_ = float(np.mean(~self.gate_.decide(Xa)))
+        self.f1_k_ = scorers_k(std, W[:, 1:], b[1:])
+        self.f1_ = self.f1_k_[0]
+        self.n_features_in_, self.costs_, self.f0_ = Xa.shape[1], costs, f0
         return self
 
     # -- the alternation ---------------------------------------------------------------------

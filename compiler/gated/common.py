@@ -103,6 +103,15 @@ def check_binary_Xy(X: Any, y: Any, est: Any = None) -> tuple[np.ndarray, np.nda
     return Xa, y01, classes
 
 
+def check_Xy(X: Any, y: Any, est: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """check_binary_Xy for K >= 2 classes (scikit-learn's validation; est gets classes_ and
+    n_features_in_): (X float64, y as the index into classes (int8 0/1 for two classes), classes)."""
+    from compiler.estimators import fit_classes  # noqa: PLC0415
+
+    Xa, yidx = fit_classes(est, X, y)
+    return Xa, (yidx.astype(np.int8) if est.classes_.size == 2 else yidx), est.classes_
+
+
 # ----------------------------------------------------------------------------------------------
 # the high-cost model f0
 
@@ -183,6 +192,8 @@ def fit_f0(kind: Any, X: np.ndarray, y01: np.ndarray, classes: np.ndarray, rando
     """
     if isinstance(kind, PrefitF0):
         return kind
+    if classes.size > 2:
+        return fit_f0_k(kind, X, y01, classes, random_state, oof_folds)
     est = make_f0(kind, random_state)
     desc = kind if isinstance(kind, str) and kind in F0_KINDS else (
         "pickle" if isinstance(kind, (str, Path)) else type(est).__name__)
@@ -207,6 +218,40 @@ def fit_f0(kind: Any, X: np.ndarray, y01: np.ndarray, classes: np.ndarray, rando
             p_pos = _positive_proba(est, X, classes[1])
     p_true = np.where(y01 == 1, p_pos, 1.0 - p_pos)
     return PrefitF0(est, p_true, desc, np.arange(n_features, dtype=np.int32))
+
+
+def _true_proba(est: Any, X: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """P_est(labels[i] | X[i]) for each row (0 for a label est never saw)."""
+    proba = np.asarray(est.predict_proba(X), dtype=np.float64)
+    known = list(getattr(est, "classes_", []))
+    col = np.array([known.index(v) if v in known else -1 for v in labels.tolist()])
+    out = proba[np.arange(len(labels)), np.maximum(col, 0)]
+    return np.where(col >= 0, out, 0.0)
+
+
+def fit_f0_k(kind: Any, X: np.ndarray, yidx: np.ndarray, classes: np.ndarray, random_state: int | None = 0,
+             oof_folds: int = 3) -> PrefitF0:
+    """fit_f0 for K > 2 classes (yidx: indices into classes): P_f0(true label), out-of-fold."""
+    est = make_f0(kind, random_state)
+    desc = kind if isinstance(kind, str) and kind in F0_KINDS else (
+        "pickle" if isinstance(kind, (str, Path)) else type(est).__name__)
+    labels = classes[yidx]
+    if is_fitted(est):
+        n_in = getattr(est, "n_features_in_", X.shape[1])
+        if n_in != X.shape[1]:
+            raise F0Error(f"fitted hpc model expects {n_in} features, the data has {X.shape[1]}")
+        p_true = _true_proba(est, X, labels)
+    else:
+        est = clone(est).fit(X, labels)
+        counts = np.bincount(yidx, minlength=classes.size)
+        if oof_folds >= 2 and counts.min() >= oof_folds:
+            p_true = np.empty(X.shape[0])
+            skf = StratifiedKFold(n_splits=oof_folds, shuffle=True, random_state=random_state)
+            for tr, te in skf.split(X, yidx):
+                p_true[te] = _true_proba(clone(est).fit(X[tr], labels[tr]), X[te], labels[te])
+        else:
+            p_true = _true_proba(est, X, labels)
+    return PrefitF0(est, p_true, desc, np.arange(X.shape[1], dtype=np.int32))
 
 
 # ----------------------------------------------------------------------------------------------

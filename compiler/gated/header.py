@@ -1,5 +1,6 @@
 """C-header emitter of the gated kind: fm_gated / fm_gated_q15 (fm_gated.h), each part (gate, f1,
-f0) a linear scorer, a tree ensemble or absent (remote f0); every part points at one cost table."""
+f0) a linear scorer, K linear scorers (a const array of fm_linear), a tree ensemble or absent (remote
+f0); every part points at one cost table."""
 
 from __future__ import annotations
 
@@ -8,17 +9,23 @@ from typing import Any
 from compiler.header import CArray, CTables, c_uint, c_zero
 from compiler.header_blocks import linear_fields, trees_fields
 from pyruntime.gated.model import for_numeric
+from pyruntime.gated.multilinear import MultiLinear, MultiLinearQ15
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
 
 
-def part_fields(part: Any, p: str, costs: str, q: bool, arrays: list[CArray]) -> dict[str, Any]:
-    """fm_gated_part(_q15) fields of one part; appends the part's arrays."""
+def part_fields(part: Any, p: str, costs: str, q: bool, arrays: list[CArray],
+                structs: list[tuple[str, str, list[Any]]]) -> dict[str, Any]:
+    """fm_gated_part(_q15) fields of one part; appends the part's arrays (and struct arrays)."""
     suffix = "_q15" if q else ""
     f: dict[str, Any] = {"type": "FM_PART_REMOTE", "linear": c_zero(f"fm_linear{suffix}"),
-                         "trees": c_zero(f"fm_trees{suffix}")}
+                         "trees": c_zero(f"fm_trees{suffix}"), "n_classes": c_uint(0), "classes": "NULL"}
     if part is None:
         return f
-    if isinstance(part, (TreeEnsemble, TreeEnsembleQ15)):
+    if isinstance(part, (MultiLinear, MultiLinearQ15)):
+        elems = [linear_fields(s, f"{p}_c{i}", costs, arrays) for i, s in enumerate(part.scorers)]
+        structs.append((f"{p}_classes", f"fm_linear{suffix}", elems))
+        f.update(type="FM_PART_LINEAR_K", n_classes=c_uint(len(elems)), classes=f"{p}_classes")
+    elif isinstance(part, (TreeEnsemble, TreeEnsembleQ15)):
         f.update(type="FM_PART_TREES", trees=trees_fields(part, p, costs, arrays))
     else:
         f.update(type="FM_PART_LINEAR", linear=linear_fields(part, p, costs, arrays))
@@ -41,10 +48,11 @@ def gated_c_tables(tables: Any, numeric: str, p: str) -> CTables:
         costs = f"{p}_costs"
     fields: dict[str, Any] = {"n_features": c_uint(m.n_features),
                               "gate_above": "FM_GATE_ABOVE_F0" if m.gate_above == "f0" else "FM_GATE_ABOVE_F1"}
+    structs: list[tuple[str, str, list[Any]]] = []
     for name in ("gate", "f1", "f0"):
-        fields[name] = part_fields(getattr(m, name), f"{p}_{name}", costs, q, arrays)
+        fields[name] = part_fields(getattr(m, name), f"{p}_{name}", costs, q, arrays, structs)
     outs = [x.n_outputs for x in (m.gate, m.f1, m.f0) if isinstance(x, (TreeEnsemble, TreeEnsembleQ15))]
     suffix = "_q15" if q else ""
     return CTables(arrays=arrays, struct_type=f"fm_gated{suffix}", fields=fields,
-                   predict_vec=f"fm_gated{suffix}_predict_vec", header="fm_gated.h",
+                   predict_vec=f"fm_gated{suffix}_predict_vec", header="fm_gated.h", struct_arrays=structs,
                    vec_bounds=(int(m.n_features), max(outs, default=1)))

@@ -35,6 +35,7 @@ from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_w
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
+from pyruntime.gated.multilinear import MultiLinear
 from pyruntime.linear import LinearScorer
 from pyruntime.progress import Progress
 from pyruntime.result import Predictions
@@ -107,9 +108,10 @@ def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax:
         ir = model.to_tree_ensemble()
         gate, f1, above = trees_part(ir["gate"]), trees_part(ir["f1"]), "f0"
         d = gate.n_features
-    else:  # linear gate: score > threshold means "easy, answer with f1"
+    else:  # linear gate: score > threshold means "easy, answer with f1"; K > 2: K class scorers
         d = int(model.n_features_in_)
-        gate, f1, above = linear_part(model.gate_, d), linear_part(model.f1_, d), "f1"
+        gate, above = linear_part(model.gate_, d), "f1"
+        f1 = MultiLinear(tuple(linear_part(s, d) for s in model.f1_k_)) if model.f1_k_ else linear_part(model.f1_, d)
     return GatedModel(n_features=d, gate=gate, f1=f1, f0=f0, gate_above=above, costs=costs.astype(np.float32),
                       input_absmax=absmax, f0_kind=hpc)
 
@@ -151,7 +153,8 @@ class _Fitter:
             est = m.f0_
         else:
             if self._f0 is None:
-                self._f0 = fit_f0(self.hpc, Xtr, ytr.astype(np.int64), np.array([0, 1]), self.seed)
+                k = max(2, int(np.max(ytr)) + 1)
+                self._f0 = fit_f0(self.hpc, Xtr, ytr.astype(np.int64), np.arange(k), self.seed)
             cls = AdaptLinClassifier if self.kind == "adapt-lin" else L1GateClassifier
             m = cls(hpc=self._f0, p_full=p, gamma=gamma, costs=self.costs, random_state=self.seed).fit(Xtr, ytr)
             est = self._f0.estimator
@@ -288,7 +291,7 @@ _COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, *PARALLEL_OPTIONS]
 register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
     register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),
-                      gated_metrics, multiclass=_kind == "adapt-gbrt"))
+                      gated_metrics, multiclass=True))
 
 
 register_file_metrics("gated", gated_metrics)

@@ -19,7 +19,7 @@ from sklearn.linear_model import LogisticRegression
 
 from compiler.costs import cost_vector
 from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, _Standardizer, fit_gate_f1, lipschitz_logistic
-from compiler.gated.common import SparseLinear, check_binary_Xy, fit_f0
+from compiler.gated.common import SparseLinear, check_Xy, fit_f0
 
 
 def lasso_logistic_support(Xs: np.ndarray, ys: np.ndarray, penalty: np.ndarray,
@@ -49,7 +49,7 @@ def quantile_threshold(scores: np.ndarray, p_full: float) -> np.float32:
 
 
 class L1GateClassifier(GatedLinearBase):
-    """L1 baseline gated classifier (binary).
+    """L1 baseline gated classifier (K >= 2 classes; K > 2: compiler.gated.linear_k).
 
     Parameters
     ----------
@@ -79,12 +79,16 @@ class L1GateClassifier(GatedLinearBase):
             raise ValueError(f"gamma must be >= 0, got {self.gamma}")
         if not float(self.C) > 0.0:
             raise ValueError(f"C must be > 0, got {self.C}")
-        Xa, y01, classes = check_binary_Xy(X, y, self)
+        Xa, y01, classes = check_Xy(X, y, self)
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
         std = _Standardizer(Xa)
         Xs = std.transform(Xa)
+        self.f1_k_: list[SparseLinear] = []
+        self.n_features_in_, self.costs_, self.f0_ = d, costs, f0
+        if classes.size > 2:
+            return self._fit_k(Xa, Xs, std, y01)
         ys = 2.0 * y01.astype(np.float64) - 1.0
         support = lasso_logistic_support(Xs, ys, float(self.gamma) * costs)
         self.support_ = support.astype(np.int32)
@@ -100,20 +104,36 @@ class L1GateClassifier(GatedLinearBase):
             h0 = float(np.log(prior / (1.0 - prior)))
         h_raw, h0_raw = std.to_raw(h, h0)
         self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
-        self.classes_ = classes
-        self.n_features_in_ = d
-        self.costs_ = costs
-        self.f0_ = f0
 
         correct = (self.f1_.decide(Xa).astype(np.int8) == y01).astype(np.int8)
-        g = np.zeros(d)
+        self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
+        return self
+
+    def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: _Standardizer, yidx: np.ndarray) -> L1GateClassifier:
+        """K > 2 classes: group-lasso support, multinomial f1 (K class scorers), gate on f1's correctness."""
+        from compiler.gated.linear_k import argmax_f32, group_lasso_support, multinomial_on, scorers_k  # noqa: PLC0415
+
+        K = int(self.classes_.size)
+        support = group_lasso_support(Xs, yidx, K, float(self.gamma) * self.costs_)
+        self.support_ = support.astype(np.int32)
+        W, b = multinomial_on(Xs, yidx, K, support, float(self.C))
+        self.f1_k_ = scorers_k(std, W, b)
+        self.f1_ = self.f1_k_[0]
+        correct = (argmax_f32(self.f1_k_, Xa) == yidx).astype(np.int8)
+        self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
+        return self
+
+    def _correctness_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: _Standardizer, support: np.ndarray,
+                          correct: np.ndarray) -> SparseLinear:
+        """The gate: a logistic regression of f1's correctness on the support, thresholded so that at most
+        p_full of the training rows go to f0."""
+        g = np.zeros(Xa.shape[1])
         g0 = 0.0
-        if support.size and 0 < correct.sum() < n:
+        if support.size and 0 < correct.sum() < correct.size:
             gate_lr = LogisticRegression(C=float(self.C)).fit(Xs[:, support], correct)
             g[support] = gate_lr.coef_[0]
             g0 = float(gate_lr.intercept_[0])
         g_raw, g0_raw = std.to_raw(g, g0)
         gate = SparseLinear.from_dense(g_raw, g0_raw, 0.0)
-        thr = quantile_threshold(gate.score(Xa), float(self.p_full))
-        self.gate_ = SparseLinear(gate.feature, gate.weight, gate.bias, thr)
-        return self
+        return SparseLinear(gate.feature, gate.weight, gate.bias, quantile_threshold(gate.score(Xa),
+                                                                                     float(self.p_full)))

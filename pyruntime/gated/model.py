@@ -2,9 +2,10 @@
 quantization, the numpy reference evaluator, the cffi binding of runtime_c/src/gated/fm_gated.c and
 ``predict_with_fallback`` for inputs deferred to an off-device f0.
 
-A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.linear`) or a flat tree
-ensemble (:mod:`pyruntime.trees`): a gate g, a low-cost model f1 and a high-cost model f0; f0 may be
-``None`` (remote: it lives off-device). Per input:
+A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.linear`), K linear scorers
+(:mod:`pyruntime.gated.multilinear`, f1 or f0 of a K-class linear model) or a flat tree ensemble
+(:mod:`pyruntime.trees`): a gate g, a low-cost model f1 and a high-cost model f0; f0 may be ``None``
+(remote: it lives off-device). The gate is binary whatever the number of classes. Per input:
 
 1. g is evaluated; its label is 1 iff its score > its decision threshold;
 2. the input is hard iff (label == 1 and gate_above == "f0") or (label == 0 and gate_above == "f1");
@@ -30,35 +31,40 @@ from pyruntime.arrays import as_array, check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
+from pyruntime.gated.multilinear import MultiLinear, MultiLinearQ15, multi_eval, multi_struct
 from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for, linear_struct
 from pyruntime.memo import ReadState, quantize_costs
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
 
 FM_LABEL_DEFER = -1
-PART_LINEAR, PART_TREES, PART_REMOTE = 0, 1, 2
+PART_LINEAR, PART_TREES, PART_REMOTE, PART_LINEAR_K = 0, 1, 2, 3
 GATE_ABOVE = {"f0": 0, "f1": 1}
 PARTS = ("gate", "f1", "f0")
 
-Part = LinearScorer | TreeEnsemble
-PartQ15 = LinearScorerQ15 | TreeEnsembleQ15
+Part = LinearScorer | TreeEnsemble | MultiLinear
+PartQ15 = LinearScorerQ15 | TreeEnsembleQ15 | MultiLinearQ15
+_F32_PARTS = (LinearScorer, TreeEnsemble, MultiLinear)
+_Q15_PARTS = (LinearScorerQ15, TreeEnsembleQ15, MultiLinearQ15)
 
 
 def part_type(part: Any) -> str:
     if part is None:
         return "remote"
+    if isinstance(part, (MultiLinear, MultiLinearQ15)):
+        return "linear-k"
     return "linear" if isinstance(part, (LinearScorer, LinearScorerQ15)) else "trees"
 
 
 def n_classes_of(part: Any) -> int:
     """Labels a part can answer: 2 for a linear scorer or a one-output ensemble, else n_outputs."""
-    if isinstance(part, (TreeEnsemble, TreeEnsembleQ15)) and part.n_outputs > 1:
+    if isinstance(part, (TreeEnsemble, TreeEnsembleQ15, MultiLinear, MultiLinearQ15)) and part.n_outputs > 1:
         return int(part.n_outputs)
     return 2
 
 
 def part_from_dict(data: Any, costs: np.ndarray | None, what: str) -> Part | None:
-    """A float32 part from its stored map {"type": linear|trees|remote, ...} (costs injected)."""
+    """A float32 part from its stored map {"type": linear|linear-k|trees|remote, ...} (costs injected)."""
     require(isinstance(data, dict), f"{what} must be a map")
     kind = data.get("type")
     if kind == "remote":
@@ -69,7 +75,9 @@ def part_from_dict(data: Any, costs: np.ndarray | None, what: str) -> Part | Non
         return LinearScorer.from_dict(body)
     if kind == "trees":
         return TreeEnsemble.from_dict(body)
-    raise ModelFormatError(f"{what}: type must be linear, trees or remote, got {kind!r}")
+    if kind == "linear-k":
+        return MultiLinear.from_dict(body)
+    raise ModelFormatError(f"{what}: type must be linear, linear-k, trees or remote, got {kind!r}")
 
 
 def part_to_dict(part: Part | None) -> dict[str, Any]:
@@ -92,6 +100,7 @@ def _check(m: GatedModel | GatedModelQ15) -> None:
                 f"{m.n_features}")
     if isinstance(m.gate, (TreeEnsemble, TreeEnsembleQ15)):
         require(m.gate.n_outputs == 1, "a tree gate needs one output")
+    require(not isinstance(m.gate, (MultiLinear, MultiLinearQ15)), "the gate cannot be a K-linear part")
     if m.f0 is not None:
         require(n_classes_of(m.f0) == n_classes_of(m.f1), "f1 and f0 answer different numbers of classes")
 
@@ -118,9 +127,11 @@ class GatedModel:
         set_(self, "input_absmax", float(self.input_absmax))
         for name in PARTS:
             part = getattr(self, name)
-            require(part is None or isinstance(part, (LinearScorer, TreeEnsemble)),
-                    f"{name} must be a linear scorer or a tree ensemble")
-            if part is not None and not _same_costs(part.costs, self.costs):
+            require(part is None or isinstance(part, _F32_PARTS),
+                    f"{name} must be a linear scorer, K linear scorers or a tree ensemble")
+            if isinstance(part, MultiLinear) and not _same_costs(part.costs, self.costs):
+                set_(self, name, part.with_costs(self.costs))
+            elif part is not None and not _same_costs(part.costs, self.costs):
                 set_(self, name, dataclasses.replace(part, costs=self.costs))
         _check(self)
 
@@ -137,7 +148,7 @@ class GatedModel:
         """Distinct features the device may read (all parts on the device)."""
         used: set[int] = set()
         for part in (self.gate, self.f1, self.f0):
-            if isinstance(part, LinearScorer):
+            if isinstance(part, (LinearScorer, MultiLinear)):
                 used.update(part.feature.tolist())
             elif isinstance(part, TreeEnsemble):
                 used.update(part.feature[part.feature >= 0].tolist())
@@ -149,8 +160,8 @@ class GatedModel:
         def part(p: Part | None) -> dict[str, Any] | str:
             if p is None:
                 return "remote (the device answers DEFER, -1)"
-            if isinstance(p, LinearScorer):
-                return {"type": "linear", "nnz": int(p.nnz),
+            if isinstance(p, (LinearScorer, MultiLinear)):
+                return {"type": part_type(p), "n_classes": n_classes_of(p), "nnz": int(p.nnz),
                         "features": [feature_name(feature_names, int(j)) for j in p.feature]}
             t = tree_summary(p, feature_names)
             return {"type": "trees", "n_trees": t["n_trees"], "max_depth": t["max_depth"],
@@ -158,7 +169,7 @@ class GatedModel:
 
         used: set[int] = set()
         for p in (self.gate, self.f1, self.f0):
-            if isinstance(p, LinearScorer):
+            if isinstance(p, (LinearScorer, MultiLinear)):
                 used.update(int(j) for j in p.feature)
             elif isinstance(p, TreeEnsemble):
                 used.update(int(j) for j in p.feature[p.feature >= 0])
@@ -203,7 +214,7 @@ class GatedModel:
         def q(part: Part | None) -> PartQ15 | None:
             if part is None:
                 return None
-            return part.q15(in_shift=shift) if isinstance(part, LinearScorer) else part.q15()
+            return part.q15(in_shift=shift) if isinstance(part, (LinearScorer, MultiLinear)) else part.q15()
 
         _, unit = quantize_costs(self.costs)
         return GatedModelQ15(n_features=self.n_features, gate=q(self.gate), f1=q(self.f1), f0=q(self.f0),
@@ -231,8 +242,8 @@ class GatedModelQ15:
     def __post_init__(self) -> None:
         for name in PARTS:
             part = getattr(self, name)
-            require(part is None or isinstance(part, (LinearScorerQ15, TreeEnsembleQ15)),
-                    f"{name} must be a q15 linear scorer or tree ensemble")
+            require(part is None or isinstance(part, _Q15_PARTS),
+                    f"{name} must be a q15 linear scorer, K linear scorers or tree ensemble")
         _check(self)
         units = {float(p.cost_unit) for p in (self.gate, self.f1, self.f0) if p is not None}
         require(units <= {float(self.cost_unit)}, "every part must use the same cost units")
@@ -254,6 +265,8 @@ def _part_eval(part: Any, X32: np.ndarray, state: ReadState, rows: np.ndarray,
                q15: bool) -> tuple[np.ndarray, np.ndarray]:
     """(label, score) of the part over all rows of X32, evaluated (with reads) only on `rows`."""
     n = X32.shape[0]
+    if isinstance(part, (MultiLinear, MultiLinearQ15)):
+        return multi_eval(part, X32, state, rows, q15)
     if isinstance(part, (LinearScorer, LinearScorerQ15)):
         if q15:
             acc = np.full(n, part.bias_q, np.int64)
@@ -308,6 +321,9 @@ def gated_struct(ffi: Any, model: GatedModel | GatedModelQ15, keep: list[Any]) -
         elif kind == "linear":
             slot.type = PART_LINEAR
             slot.linear = linear_struct(ffi, part.to_dict(), keep)[0]
+        elif kind == "linear-k":
+            slot.type = PART_LINEAR_K
+            slot.n_classes, slot.classes = multi_struct(ffi, part, keep)
         else:
             slot.type = PART_TREES
             slot.trees = trees_struct(ffi, part.to_dict(), keep)[0]

@@ -2,9 +2,14 @@
 #include "fuzz_build.h"
 #include "fm_gated.h"
 
+#define FZ_K 4u /* class scorers of a K-linear part: 1 (refused) .. FZ_K */
+
 typedef struct {
     fz_linear_arrays lin[3];
     fz_trees_arrays trees[3];
+    fz_linear_arrays klin[3][FZ_K];
+    fm_linear kf[3][FZ_K];
+    fm_linear_q15 kq[3][FZ_K];
 } gated_arrays;
 
 #define OUTPUTS_FIT(m) fz_require(fm_gated_max_outputs(m) <= FZ_MAX_OUTPUTS)
@@ -30,27 +35,47 @@ static int check_q15(const void *m)
     return fm_gated_q15_check((const fm_gated_q15 *)m);
 }
 
-/* A part: its type byte (0 linear, 1 trees, 2 remote, 3 invalid), then the chosen block. */
+/* A part: its type byte (0 linear, 1 trees, 2 remote, 3 K-linear, 4 invalid), then the chosen block;
+ * a K-linear part: a count byte (1 + count % FZ_K scorers), then each scorer. */
 static void part_f32(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part *p, uint32_t nf, const float *costs)
 {
+    uint32_t c;
     memset(p, 0, sizeof *p);
-    p->type = fz_byte(in) % 4u;
+    p->type = fz_byte(in) % 5u;
     if (p->type == FM_PART_LINEAR) {
         fz_linear(in, &a->lin[i], &p->linear, nf, costs);
     } else if (p->type == FM_PART_TREES) {
         fz_trees(in, &a->trees[i], &p->trees, nf, costs);
+    } else if (p->type == FM_PART_LINEAR_K) {
+        p->n_classes = 1u + fz_byte(in) % FZ_K;
+        for (c = 0u; c < p->n_classes; ++c) {
+            fz_linear(in, &a->klin[i][c], &a->kf[i][c], nf, costs);
+        }
+        p->classes = a->kf[i];
     }
 }
 
 static void part_q15(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part_q15 *p, uint32_t nf,
                      const uint16_t *costs)
 {
+    uint32_t c;
     memset(p, 0, sizeof *p);
-    p->type = fz_byte(in) % 4u;
+    p->type = fz_byte(in) % 5u;
     if (p->type == FM_PART_LINEAR) {
         fz_linear_q15(in, &a->lin[i], &p->linear, nf, costs);
     } else if (p->type == FM_PART_TREES) {
         fz_trees_q15(in, &a->trees[i], &p->trees, nf, costs);
+    } else if (p->type == FM_PART_LINEAR_K) {
+        const int same = fz_byte(in) & 1u; /* most models have one scale: the check refuses the others */
+        p->n_classes = 1u + fz_byte(in) % FZ_K;
+        for (c = 0u; c < p->n_classes; ++c) {
+            fz_linear_q15(in, &a->klin[i][c], &a->kq[i][c], nf, costs);
+            if (same && c > 0u) {
+                a->kq[i][c].in_shift = a->kq[i][0].in_shift;
+                a->kq[i][c].w_shift = a->kq[i][0].w_shift;
+            }
+        }
+        p->classes = a->kq[i];
     }
 }
 

@@ -3,9 +3,12 @@
  * ADAPT-LIN, ADAPT-GBRT and the L1 baseline), float32 and fixed point,
  * lazy feature reads.
  *
- * A gated model has three parts, each a sparse linear scorer (fm_linear.h)
- * or a flat tree ensemble (fm_trees.h): a gate g, a low-cost model f1 and a
- * high-cost model f0. f0 may also be FM_PART_REMOTE (it lives off-device).
+ * A gated model has three parts, each a sparse linear scorer (fm_linear.h),
+ * K linear scorers (FM_PART_LINEAR_K: one per class) or a flat tree
+ * ensemble (fm_trees.h): a gate g, a low-cost model f1 and a high-cost
+ * model f0. f0 may also be FM_PART_REMOTE (it lives off-device). The gate
+ * is one linear scorer or a one-output ensemble (the cheap model's
+ * confidence, a binary decision) whatever the number of classes.
  *
  *   1. g is evaluated; its label is 1 iff its score > its threshold.
  *   2. The input is "hard" iff that label is 1 and gate_above ==
@@ -17,7 +20,10 @@
  * All parts share one feature memo: a feature read by g and f1 is read and
  * paid for once. n_read/cost count the distinct features read on the device
  * (for a deferred input: the gate's). Labels are the answering part's: a
- * linear part says 1 iff score > threshold; trees as fm_trees_finish.
+ * linear part says 1 iff score > threshold; a K-linear part scores class
+ * 0, 1, .., K-1 in turn (each exactly as fm_linear_score from its own bias)
+ * and says the class of the largest score (the first on ties), out->score
+ * that score; trees as fm_trees_finish.
  *
  * q15: the same with fm_linear_q15 / fm_trees_q15 parts; every part must use
  * the same integer cost units.
@@ -36,23 +42,26 @@ extern "C" {
 #define FM_PART_LINEAR 0u
 #define FM_PART_TREES 1u
 #define FM_PART_REMOTE 2u
+#define FM_PART_LINEAR_K 3u /* f1 or f0: n_classes linear scorers, argmax */
 
 #define FM_GATE_ABOVE_F0 0u /* gate score > threshold sends the input to f0 */
 #define FM_GATE_ABOVE_F1 1u /* gate score > threshold lets f1 answer */
 
-/* Stack scratch bounds of the eager fm_gated*_predict_vec (no malloc). */
-
-/* One part: `type` says which member is used; the other is ignored. */
+/* One part: `type` says which members are used; the others are ignored. */
 typedef struct {
-    uint32_t type;  /* FM_PART_LINEAR, FM_PART_TREES or FM_PART_REMOTE (f0 only) */
+    uint32_t type;  /* FM_PART_LINEAR, _TREES, _LINEAR_K (not the gate) or _REMOTE (f0 only) */
     fm_linear linear;
     fm_trees trees;
+    uint32_t n_classes;       /* FM_PART_LINEAR_K: 2 .. FM_VEC_MAX_OUTPUTS scorers */
+    const fm_linear *classes; /* FM_PART_LINEAR_K: [n_classes], the scorer of each class */
 } fm_gated_part;
 
 typedef struct {
     uint32_t type;
     fm_linear_q15 linear;
     fm_trees_q15 trees;
+    uint32_t n_classes;
+    const fm_linear_q15 *classes; /* every scorer with the same in_shift and w_shift */
 } fm_gated_part_q15;
 
 typedef struct {
@@ -73,8 +82,9 @@ typedef struct {
 
 /* Load-time checks (FM_OK or FM_E_MODEL): each used part passes its own
  * check and has n_features == the model's, the gate is linear or trees with
- * one output, f1 is linear or trees, f0 linear, trees or remote, a valid
- * gate_above. */
+ * one output, f1 is linear, K-linear or trees, f0 also remote, a valid
+ * gate_above; a K-linear part has 2 .. FM_VEC_MAX_OUTPUTS scorers (q15: of
+ * one in_shift and w_shift). */
 int fm_gated_check(const fm_gated *m);
 int fm_gated_q15_check(const fm_gated_q15 *m);
 

@@ -1,0 +1,119 @@
+"""K-class linear gated kinds (issue 19): adapt-lin and l1-gate with a K-class f1 (K linear scorers,
+FM_PART_LINEAR_K) and a binary gate. The C runtime equals the numpy reference in float32 and q15, the
+compiled header prints what `predict` prints, binary models are bit-identical to the previous
+release's, and the bad-input refusals hold for these kinds too."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from host_build import PRINT_ROWS, run_with_header
+from sklearn.datasets import load_iris
+from sklearn.tree import DecisionTreeClassifier
+from test_multiclass import NAMES, assert_refused, run, write_csv
+
+from compiler.codegen import render_code_header
+from compiler.gated.adapt_lin import AdaptLinClassifier
+from compiler.gated.l1_gate import L1GateClassifier
+from compiler.header import render_header
+from pyruntime import format as fmt
+from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.gated.model import gated_struct
+from pyruntime.gated.multilinear import MultiLinear
+
+KINDS = {"adapt-lin": ["--pfull", "0.3"], "l1-gate": ["--pfull", "0.3"],
+         "l1-gate-remote": ["--pfull", "0.3", "--hpc-remote"]}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("linear_k")
+    iris = load_iris()
+    write_csv(d / "iris.csv", iris.data, [NAMES[int(t)] for t in iris.target])
+    return d
+
+
+def model(work: Path, name: str) -> fmt.ModelFile:
+    out = work / f"{name}.msgpack"
+    if not out.exists():
+        code, _, err = run("train", name.removesuffix("-remote"), work / "iris.csv", "-o", out, "--hpc", "gbrt",
+                           *KINDS[name])
+        assert code == 0, err
+    return fmt.load(out)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_c_header_and_reference_agree(work: Path, tmp_path: Path, name: str, numeric: str) -> None:
+    m = model(work, name)
+    assert isinstance(m.tables.f1, MultiLinear) and m.tables.n_classes == 3
+    X, y = load_iris().data, load_iris().target
+    c, ref = c_evaluator(m, numeric).predict(X), reference_evaluator(m, numeric).predict(X)
+    for field in ("label", "score", "n_read", "cost", "stage"):
+        np.testing.assert_array_equal(getattr(c, field), getattr(ref, field))
+    easy = c.stage == 0
+    assert np.unique(c.label[easy]).size == 3 and np.mean(c.label[easy] == y[easy]) > 0.85
+    assert np.all((c.label == -1) == (~easy if name.endswith("remote") else False))
+    code, text, _ = run("predict", work / f"{name}.msgpack", work / "iris.csv", "--numeric", numeric, "--rows", "40")
+    lines = run_with_header(render_header(m, numeric, "model", X[:40]), PRINT_ROWS, tmp_path)
+    assert code == 0 and lines == [" ".join(t.split(" ")[:-1]) for t in text.splitlines()]
+
+
+def test_the_code_form_says_use_tables(work: Path) -> None:
+    with pytest.raises(ValueError, match="use --form tables"):
+        render_code_header(model(work, "l1-gate"), "float32", "model")
+
+
+def test_c_check_refuses_a_k_linear_gate_and_mixed_q15_shifts(work: Path) -> None:
+    from pyruntime._frugalml_c import ffi, lib  # noqa: PLC0415
+
+    keep: list[object] = []
+    m = model(work, "l1-gate").tables
+    s = gated_struct(ffi, m, keep)
+    assert lib.fm_gated_check(s) == 0
+    s.gate = s.f1  # a K-class gate is not a binary decision
+    assert lib.fm_gated_check(s) != 0
+    q = gated_struct(ffi, m.q15(), keep)
+    assert lib.fm_gated_q15_check(q) == 0
+    q.f1.classes[1].w_shift = q.f1.classes[0].w_shift + 1  # class scores in different units
+    assert lib.fm_gated_q15_check(q) != 0
+    q.f1.classes[1].w_shift, q.f1.n_classes = q.f1.classes[0].w_shift, 1
+    assert lib.fm_gated_q15_check(q) != 0
+
+
+def _digest(m: AdaptLinClassifier | L1GateClassifier, X: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for s in (m.gate_, m.f1_):
+        for a in (s.feature, s.weight, np.float32(s.bias), np.float32(s.threshold)):
+            h.update(np.asarray(a).tobytes())
+    h.update(np.asarray(m.predict(X)).tobytes())
+    return h.hexdigest()[:16]
+
+
+# digests of the binary tables and predictions made by main 3c9296e (before K classes)
+@pytest.mark.parametrize(("cls", "expected"), [(AdaptLinClassifier, "d474a79e3bd7fbeb"),
+                                               (L1GateClassifier, "501fd829a8e4606d")])
+def test_binary_models_are_bit_identical_to_before(cls: type, expected: str) -> None:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 5))
+    y = (X[:, 0] + 0.5 * X[:, 2] + 0.3 * rng.normal(size=120) > 0).astype(int)
+    kw = {"n_iter": 4, "inner_iter": 60} if cls is AdaptLinClassifier else {}
+    m = cls(hpc=DecisionTreeClassifier(max_depth=3, random_state=0), costs=[1, 2, 3, 4, 5], **kw).fit(X, y)
+    assert not m.f1_k_ and _digest(m, X) == expected
+
+
+@pytest.mark.parametrize("kind", ["adapt-lin", "l1-gate"])
+def test_one_class_only_is_refused(tmp_path: Path, kind: str) -> None:
+    data = write_csv(tmp_path / "one.csv", np.random.default_rng(0).normal(size=(40, 3)), ["a"] * 40)
+    out = tmp_path / "m.msgpack"
+    assert_refused(run("train", kind, data, "-o", out), "only one class ('a') in the data", out)
+
+
+def test_a_costs_file_for_another_feature_count_is_refused(work: Path, tmp_path: Path) -> None:
+    (tmp_path / "costs.csv").write_text("feature,cost\nf0,1\nf1,2\nf2,1\n")
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "l1-gate", work / "iris.csv", "-o", out, "--costs", tmp_path / "costs.csv")
+    assert_refused((code, "", err), "f3", out)
