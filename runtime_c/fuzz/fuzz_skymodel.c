@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!fz_skyline(&in, &sa, &m.index, nf)) {
         return 0;
     }
-    m.base = fz_byte(&in) % 3u; /* 2 is not a base: check must refuse it */
+    m.base = fz_byte(&in) % 3u; /* 2 (FM_SKY_NBK): no tables here (nbk NULL), refused when the index has models */
     for (i = 0; i < m.index.n_models; ++i) {
         if (m.base == FM_SKY_NB) {
             fz_nb(&in, &nba[i], &nb[i], nf);
