@@ -29,7 +29,7 @@ ROWS = 24
 TRAIN: dict[str, tuple[str, ...]] = {
     "nb-static": ("--budget", "20"),
     "nb-stop": ("--budget", "30"),
-    "miser": ("--trees", "4", "--depth", "2", "--lambda", "0.01"),
+    "miser": ("--trees", "4", "--depth", "3", "--lambda", "0.01"),  # depth 3: the K-output depth-3 walk
     "cascade": ("--early-exit-every", "2", "--trees", "4", "--depth", "2"),
     "adapt-gbrt": ("--trees", "4", "--depth", "2", "--hpc", "gbrt", "--hpc-remote"),  # f0 off the device: DEFER
     "adapt-lin": ("--hpc", "gbrt", "--hpc-remote", "--pfull", "0.3"),  # K linear scorers f1, binary gate
