@@ -46,15 +46,12 @@ typedef struct {
     offsetof(T, at node_end), offsetof(T, at feature), offsetof(T, at threshold_q), offsetof(T, at child),     \
         offsetof(T, at leaf_q), offsetof(T, at tree_output), offsetof(T, at base_q), offsetof(T, at costs)
 
-/* Null-each over the tree tables is off unless built with -DFZ_NULL_TREES: fm_trees*_check accept a
- * NULL feature / threshold / leaf / child table when it is empty (no internal nodes), and the walks
- * then offset it by 0, which UBSan reports ("applying zero offset to null pointer", fm_trees.c walk_init
- * and ewalk_q_any; inputs in fuzz/crashes/{trees,cascade,gated}/null-tree-*). No byte is read
- * through such a pointer; docs/fuzzing.md. */
-#ifdef FZ_NULL_TREES
-#define FZ_TREE_NULLS(nulls) (nulls)
-#else
+/* Null-each over the tree tables (on since fm_trees*_check refuse NULL feature / threshold tables of
+ * trees without internal nodes; -DFZ_NO_NULL_TREES leaves them out). */
+#ifdef FZ_NO_NULL_TREES
 #define FZ_TREE_NULLS(nulls) ((void)(nulls), (const fz_nulls *)NULL)
+#else
+#define FZ_TREE_NULLS(nulls) (nulls)
 #endif
 
 static inline void fz_linear(fz_in *in, fz_linear_arrays *a, fm_linear *m, uint32_t nf, const float *costs)

@@ -18,9 +18,15 @@ static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
 
 static int batch_f32(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
 {
-    const ctx *k = (const ctx *)c;
-    float scores[FZ_MAX_OUTPUTS];
-    return fm_trees_predict_batch((const fm_trees *)k->m, X, rows, cols, k->memo, scores, out, n_done);
+    /* the batch form through the caller scratch of fm_trees_scratch_size / _scratch_init */
+    const fm_trees *m = (const fm_trees *)((const ctx *)c)->m;
+    fz_scratch buf;
+    fm_memo memo;
+    float *scores = NULL;
+    const size_t size = fm_trees_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_trees_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
+    fz_require(fm_trees_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
+    return fm_trees_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
 }
 
 static int lazy_f32(const void *c, const fm_reader *r, fm_result *out)
@@ -42,9 +48,14 @@ static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
 
 static int batch_q15(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
 {
-    const ctx *k = (const ctx *)c;
-    int32_t scores[FZ_MAX_OUTPUTS];
-    return fm_trees_q15_predict_batch((const fm_trees_q15 *)k->m, X, rows, cols, k->memo, scores, out, n_done);
+    const fm_trees_q15 *m = (const fm_trees_q15 *)((const ctx *)c)->m;
+    fz_scratch buf;
+    fm_memo memo;
+    int32_t *scores = NULL;
+    const size_t size = fm_trees_q15_scratch_size(m);
+    fz_scratch_fits(size, size > 0u ? fm_trees_q15_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);
+    fz_require(fm_trees_q15_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);
+    return fm_trees_q15_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);
 }
 
 static int lazy_q15(const void *c, const fm_reader *r, fm_result *out)

@@ -504,6 +504,41 @@ static int chain_bench(uint32_t depth, uint32_t reps)
     return total == (float)reps ? 0 : 5;
 }
 
+/* Trees without internal nodes (one leaf each), and no trees: every table but child is still required,
+ * as generated headers give them (one-element arrays): the walks offset them by each tree's first node,
+ * and NULL + 0 is undefined (fuzz/crashes/{trees,cascade,gated}/null-tree-feature-offset). */
+static void test_leaf_only_tables(void)
+{
+    static const uint32_t end[2] = {0u, 0u};
+    static const uint16_t feat[1] = {0u}, outs[2] = {0u, 0u}, thr_q[1] = {0u};
+    static const float thr[1] = {0.0f}, leaves[2] = {0.5f, 0.25f}, base[1] = {0.125f};
+    static const int16_t leaves_q[2] = {4, 2};
+    static const int32_t base_q[1] = {1};
+    static const float x[1] = {3.0f};
+    fm_trees m = {1u, 1u, 2u, 0u, end, feat, thr, NULL, leaves, outs, base, NULL, 0.5f, 0u, 0u};
+    fm_trees_q15 q = {1u, 1u, 2u, 0u, end, feat, thr_q, NULL, leaves_q, outs, base_q, NULL, 6, 3u, 0u};
+    fm_result r;
+    CHECK(fm_trees_check(&m) == FM_OK && fm_trees_q15_check(&q) == FM_OK);
+    CHECK(fm_trees_predict_vec(&m, x, 1u, &r) == FM_OK && r.label == 1 && r.score == 0.875f && r.n_read == 0);
+    CHECK(fm_trees_q15_predict_vec(&q, x, 1u, &r) == FM_OK && r.label == 1 && r.score_q == 7 && r.n_read == 0);
+    m.feature = NULL;
+    q.feature = NULL;
+    CHECK(fm_trees_check(&m) == FM_E_MODEL && fm_trees_q15_check(&q) == FM_E_MODEL);
+    m.feature = feat;
+    q.feature = feat;
+    m.threshold = NULL;
+    q.threshold_q = NULL;
+    CHECK(fm_trees_check(&m) == FM_E_MODEL && fm_trees_q15_check(&q) == FM_E_MODEL);
+    /* no trees at all: the walks still offset the tables by 0, so NULL is refused there too */
+    m.threshold = thr;
+    q.threshold_q = thr_q;
+    m.n_trees = q.n_trees = 0u;
+    CHECK(fm_trees_check(&m) == FM_OK && fm_trees_q15_check(&q) == FM_OK);
+    m.tree_output = NULL;
+    q.node_end = NULL;
+    CHECK(fm_trees_check(&m) == FM_E_MODEL && fm_trees_q15_check(&q) == FM_E_MODEL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "chain") == 0) {
@@ -516,6 +551,7 @@ int main(int argc, char **argv)
     test_q15();
     test_fixed_conversion();
     test_linear();
+    test_leaf_only_tables();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -29,10 +29,10 @@ static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_t
     if (n_outputs == 0u || n_nodes > 0x7fffffffu || n_trees > 0x7fffffffu - n_nodes) {
         return 0;
     }
-    if (n_nodes > 0u && feature == NULL) {
-        return 0;
-    }
-    if (n_trees > 0u && (node_end == NULL || tree_output == NULL)) {
+    /* no table NULL (but child: the implicit layout): the walks offset each by the first tree's
+     * first node, NULL + 0 is undefined even without trees or internal nodes; generated headers and
+     * the binding pass a one-element array for an empty table */
+    if (feature == NULL || node_end == NULL || tree_output == NULL) {
         return 0;
     }
     for (t = 0; t < n_trees; ++t) {
@@ -157,7 +157,7 @@ int fm_trees_check(const fm_trees *m)
         return FM_E_MODEL;
     }
     n_leaves = m->n_nodes + m->n_trees;
-    if ((m->n_nodes > 0u && m->threshold == NULL) || (n_leaves > 0u && m->leaf == NULL) ||
+    if (m->threshold == NULL || m->leaf == NULL ||
         m->base_score == NULL) {
         return FM_E_MODEL;
     }
@@ -182,7 +182,7 @@ int fm_trees_q15_check(const fm_trees_q15 *m)
                          m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
-    if ((m->n_nodes > 0u && m->threshold_q == NULL) || (m->n_nodes + m->n_trees > 0u && m->leaf_q == NULL) ||
+    if (m->threshold_q == NULL || m->leaf_q == NULL ||
         m->base_q == NULL || m->shift > 30u || !depth_valid(m->depth, m->n_trees, m->node_end, m->child)) {
         return FM_E_MODEL;
     }
