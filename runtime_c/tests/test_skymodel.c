@@ -254,22 +254,22 @@ static void test_nbk(void)
     m.base = FM_SKY_NBK;
     m.nbk = ks;
     m.default_budget = INFINITY;
-    EXPECT(fm_skymodel_check(&m) == FM_OK);
+    CHECK(fm_skymodel_check(&m) == FM_OK);
     /* budget 0: the empty model answers the prior's class 1, reading nothing */
-    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 0.0, 0.0, &r, &spent) == FM_OK);
-    EXPECT(r.label == 1 && r.n_read == 0u && r.stage == 0u && spent == 0.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 0.0, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.label == 1 && r.n_read == 0u && r.stage == 0u && spent == 0.0);
     /* budget 2 at size 0: m1 (f0 above the edge: class 2), cost 1 */
-    EXPECT(fm_skymodel_predict_vec_at(&m, x, 2, 2.0, 0.0, &r, &spent) == FM_OK);
-    EXPECT(r.label == 2 && r.n_read == 1u && r.stage == 1u && spent == 1.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 2.0, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.label == 2 && r.n_read == 1u && r.stage == 1u && spent == 1.0);
     /* no budget: m3 reads both (f1 = 0: the zero slot), class 2 */
-    EXPECT(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK);
-    EXPECT(r.label == 2 && r.n_read == 2u && r.stage == 3u);
+    CHECK(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK);
+    CHECK(r.label == 2 && r.n_read == 2u && r.stage == 3u);
     /* models of different class counts, no models, another base's tables only */
     ks[2].n_classes = 2;
-    EXPECT(fm_skymodel_check(&m) == FM_E_MODEL);
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
     ks[2].n_classes = 3;
     m.nbk = NULL;
-    EXPECT(fm_skymodel_check(&m) == FM_E_ARG);
+    CHECK(fm_skymodel_check(&m) == FM_E_ARG);
 }
 
 int main(void)
