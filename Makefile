@@ -32,7 +32,7 @@ demo: venv
 	$(VPY) -m compiler.demo --out demo_out
 
 test: venv toolchains
-	$(VPY) -m pytest -q -p no:cacheprovider
+	$(VPY) -m pytest -q -p no:cacheprovider --durations=30
 
 test-fast: venv
 	$(VPY) -m pytest -q -x -m "not slow"
