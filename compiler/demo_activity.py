@@ -42,18 +42,21 @@ def _cli(*args: str | Path) -> str:
     return p.stdout
 
 
-def forest_accuracy(out: Path) -> float | None:
-    """emlearn's forest over all features, trained and tested on the same split (None: no peer venv)."""
+def forest_accuracy(out: Path) -> float | str:
+    """emlearn's forest over all features, trained and tested on the same split, or why it was skipped."""
     from compiler import tasks  # noqa: PLC0415
 
     if not PEER.exists():
-        return None
+        return "no peers' venv at benchmarks/.venv (make bench-peers)"
     t = tasks.prepare(DATA)
     X = t.data.X.astype(np.float32)
     np.savez(out / "split.npz", Xtr=X[t.train], ytr=t.y[t.train], Xte=X[t.test], yte=t.y[t.test])
     p = subprocess.run([str(PEER), "-c", FOREST, str(out / "split.npz"), str(out / "forest.h")], capture_output=True,
                        text=True)
-    return float(p.stdout.strip()) if p.returncode == 0 else None
+    if p.returncode != 0:
+        lines = p.stderr.strip().splitlines()
+        return f"the peers' venv failed: {lines[-1] if lines else f'exit {p.returncode}'}"
+    return float(p.stdout.strip())
 
 
 def activity(out: Path) -> None:
@@ -73,8 +76,8 @@ def activity(out: Path) -> None:
     eager = f"{b['eager_instructions_per_prediction']:,.0f}" if b else "-"
     print(f"{'miser (M4F costs), lazy pipeline':<44} {ev['accuracy']:>9.4f} {ev['mean_features']:>9.2f} {lazy:>15}")
     print(f"{'miser (M4F costs), eager pipeline':<44} {ev['accuracy']:>9.4f} {100:>9.2f} {eager:>15}")
-    if forest is None:
-        print("note: emlearn forest skipped: no peers' venv at benchmarks/.venv (make bench-peers)")
+    if isinstance(forest, str):
+        print(f"note: emlearn forest skipped: {forest}")
     else:
         floor = f">= {b['eager_extraction_instructions']:,.0f}" if b else "-"
         print(f"{'emlearn forest, 10 trees depth 8, all':<44} {forest:>9.4f} {100:>9.2f} {floor:>15}")
