@@ -154,6 +154,14 @@ def _docstrings(path: Path) -> list[tuple[int, str]]:
     return [(line, doc) for line, doc in docs if doc]
 
 
+@functools.cache
+def _made_on_demand() -> frozenset[str]:
+    """Plain names .gitignore lists (.venv, demo_out ...): folders the tools make when first needed, so a
+    docstring may name them before they exist (benchmarks/.venv on a fresh clone)."""
+    lines = (ROOT / ".gitignore").read_text().splitlines()
+    return frozenset(n.strip("/") for n in lines if n.strip() and not n.startswith("#") and not set(n) & set("*?[!"))
+
+
 def test_docstrings_name_modules_and_paths_that_exist() -> None:
     bad = []
     for pkg in PACKAGES:
@@ -162,7 +170,8 @@ def test_docstrings_name_modules_and_paths_that_exist() -> None:
                 where = f"{path.relative_to(ROOT)}:{line}"
                 bad += [f"{where} {m}" for m in DOTTED.findall(doc) if not _dotted_exists(m.rstrip("."))]
                 bad += [f"{where} {m}" for m in PATH.findall(doc)
-                        if not PLACEHOLDER.search(m) and not (ROOT / m).exists()]
+                        if not PLACEHOLDER.search(m) and not (ROOT / m).exists()
+                        and not set(Path(m).parts) & _made_on_demand()]
     assert not bad, "\n".join(bad)
 
 
