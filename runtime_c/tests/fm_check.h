@@ -15,7 +15,7 @@ static int failures = 0;
         }                                                                             \
     } while (0)
 
-static int fm_check_done(const char *name)
+static inline int fm_check_done(const char *name)
 {
     if (failures) {
         fprintf(stderr, "%s: %d check(s) failed\n", name, failures);

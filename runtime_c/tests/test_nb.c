@@ -4,15 +4,7 @@
 #include <math.h>
 
 #include "fm_nb.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                            \
-        }                                                                          \
-    } while (0)
+#include "fm_check.h"
 
 /* Two features read in order 1, 0, two edges per position. Feature 1: edges
  * {-1, 1}, entries {zero, <=-1, (-1,1], >1}; feature 0: one edge {0.5} padded
