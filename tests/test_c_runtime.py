@@ -19,10 +19,14 @@ from pyruntime.format import ModelFile
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_c_unit_tests_under_sanitizers() -> None:
-    res = subprocess.run(["make", "-s", "-C", str(ROOT / "runtime_c"), "test", "BUILD=/tmp/fm-ctest"],
+# each path of include/core/fm_port.h on its own (two tests of about a minute: parallel workers share them)
+@pytest.mark.slow
+@pytest.mark.parametrize("port", ["native", "portable"])
+def test_c_unit_tests_under_sanitizers(tmp_path: Path, port: str) -> None:
+    res = subprocess.run(["make", "-s", "-C", str(ROOT / "runtime_c"), "test", f"PORTS={port}", f"BUILD={tmp_path}"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+    assert f"-- {port} build" in res.stdout
     assert "test_nb: all checks passed" in res.stdout
 
 

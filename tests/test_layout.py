@@ -54,9 +54,10 @@ def test_train_help_lists_every_kind() -> None:
         assert kind in res.output
 
 
-def test_foreign_option_and_unknown_kind_are_one_line_errors() -> None:
+def test_foreign_option_and_unknown_kind_are_one_line_errors(tmp_path: Path) -> None:
     exe = [sys.executable, "-m", "compiler.cli", "train"]
-    p = subprocess.run([*exe, "nb-static", "sklearn:breast_cancer", "-o", "/tmp/never.msgpack", "--trees", "3"],
+    never = tmp_path / "never.msgpack"
+    p = subprocess.run([*exe, "nb-static", "sklearn:breast_cancer", "-o", str(never), "--trees", "3"],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--trees does not apply to kind nb-static" in p.stderr
     p = subprocess.run([*exe, "nosuchkind", "x.csv", "-o", "m"], capture_output=True, text=True, cwd=ROOT)
@@ -64,7 +65,7 @@ def test_foreign_option_and_unknown_kind_are_one_line_errors() -> None:
     assert "did you mean" not in p.stderr
     p = subprocess.run([*exe, "nb-stp", "x.csv", "-o", "m"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "unknown kind 'nb-stp' (did you mean 'nb-stop'?" in p.stderr
-    assert not Path("/tmp/never.msgpack").exists()
+    assert not never.exists()
 
 
 def test_bracket_notes_are_split_by_kind() -> None:
