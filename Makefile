@@ -31,8 +31,13 @@ toolchains:
 demo: venv
 	$(VPY) -m compiler.demo --out demo_out
 
+# `make test` runs the tests in parallel (pytest-xdist, one worker per core; tests/conftest.py keeps each
+# module's shared fixtures on one worker). Serially: `make test PYTEST_JOBS=0`; more pytest options
+# (e.g. -k NAME, -x): PYTEST_ARGS="...".
+PYTEST_JOBS ?= auto
+PYTEST_ARGS ?=
 test: venv toolchains
-	$(VPY) -m pytest -q -p no:cacheprovider --durations=30
+	$(VPY) -m pytest -q -p no:cacheprovider --durations=30 -n $(PYTEST_JOBS) --dist loadgroup $(PYTEST_ARGS)
 
 test-fast: venv
 	$(VPY) -m pytest -q -x -m "not slow"
