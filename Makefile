@@ -49,10 +49,23 @@ lint: venv
 # `make test` runs each one's --quick mode (tests/test_benchmarks_quick.py). Figures in README/docs:
 # rerun the command stated in their marker with --write-docs; `make check-figures` lists stale ones.
 BENCH_ENERGY := --quick --idle-seconds 10 --min-samples 30 --rounds 2 -o /tmp/frugalml-energy-bench
+# One progress line per script, its wall time after it, the total at the end; the first failing script
+# stops the run with its name and exit status (BENCH_LOG=FILE: the time lines are appended there too).
 bench: venv bench-peers
-	set -e; for s in benchmarks/*.py; do \
+	@scripts="$$(ls benchmarks/*.py)"; n=$$(echo "$$scripts" | wc -l); i=0; t0=$$(date +%s); \
+	for s in $$scripts; do \
+	  i=$$((i + 1)); \
 	  case $$s in benchmarks/energy.py) args="$(BENCH_ENERGY)";; *) args="";; esac; \
-	  echo "== $$s $$args"; FRUGALML_PROGRESS=summary $(VPY) $$s $$args; done
+	  echo "== [$$i/$$n] $$s $$args (started $$(date -u +%H:%M:%S) UTC)"; t=$$(date +%s); \
+	  FRUGALML_PROGRESS=summary $(VPY) $$s $$args; rc=$$?; dt=$$(($$(date +%s) - t)); \
+	  if [ $$rc -ne 0 ]; then \
+	    echo "make bench: FAILED: $$s exited with status $$rc after $$dt s ($$i of $$n; rerun: $(VPY) $$s $$args)" >&2; \
+	    exit 1; \
+	  fi; \
+	  echo "== [$$i/$$n] $$s: $$dt s"; \
+	  if [ -n "$(BENCH_LOG)" ]; then echo "$$s $$dt" >> "$(BENCH_LOG)"; fi; \
+	done; \
+	echo "== make bench: $$n scripts in $$(($$(date +%s) - t0)) s"
 
 bench-peers: venv
 	$(VPY) -c 'import sys; sys.path.insert(0, "."); from benchmarks.common.peers import peer_python; peer_python(create=True)'

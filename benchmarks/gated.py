@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(args.plot, dpi=100)
-        print(f"wrote {args.plot}")
+        shown = Path(args.plot).resolve()
+        print(f"wrote {shown.relative_to(ROOT) if ROOT in shown.parents else args.plot}")  # no home folder in docs
     return 0
 
 
