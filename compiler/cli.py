@@ -418,9 +418,12 @@ def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
 @click.option("--rows", type=click.IntRange(min=1, max=200), default=20, show_default=True,
               help="With --on: the first windows of DATA to run.")
 @click.option("--json", "as_json", is_flag=True, help="With --on: print one JSON object.")
+@click.option("--costs", "costs_path", default=None, metavar="FILE",
+              help="With --on: also the extraction the costs CSV (profiled on the same target) predicts for the "
+              "features each window read, and its mean error against the counted extraction.")
 @friendly
 def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_name: str | None,
-          on_target: str | None, rows: int, as_json: bool) -> None:
+          on_target: str | None, rows: int, as_json: bool, costs_path: str | None) -> None:
     """Time the C runtime on one or more models, side by side (ns per prediction); with --on TARGET, count the
     whole pipeline's instructions of one model trained on raw windows (compiler/features/bench.py)."""
     if on_target is not None:
@@ -428,8 +431,10 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
             raise click.UsageError("--on TARGET benches one model")
         from compiler.features.bench_cli import pipeline_bench  # noqa: PLC0415 (QEMU/valgrind only when asked)
 
-        pipeline_bench(model_paths[0], data, on_target, rows, as_json)
+        pipeline_bench(model_paths[0], data, on_target, rows, as_json, costs_path)
         return
+    if costs_path is not None:
+        raise click.UsageError("--costs goes with --on TARGET")
     num = numeric_for(target_name, numeric)
     table = []
     for path in model_paths:
