@@ -103,19 +103,29 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
     if on_target is not None and costs_path != "measured":
         raise click.UsageError("--on TARGET goes with --costs measured")
     task = tasks.prepare(data, positive, target_column, seed, features)
-    if costs_path == "measured":
-        from compiler.features.measured import measured_costs  # noqa: PLC0415 (QEMU/valgrind only when asked)
-
-        costs_path = str(measured_costs(task.data, on_target, output))
-        click.echo(f"profiled the plan's features on {on_target}: wrote {costs_path}", err=True)
     if task.n_classes > 2 and not KINDS[kind].multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
                             "--positive LABEL for one-vs-rest")
-    costs = tasks.task_costs(task, costs_path)
-    click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
-               f"{task.data.X.shape[1]} features", err=True)
-    model = KINDS[kind].train(kind, task, given, costs)
-    size = fmt.save(model, output)
+    measured: Path | None = None  # --costs measured: MODEL.costs.csv.tmp, renamed once the model is written
+    if costs_path == "measured":
+        from compiler.features.measured import measured_costs  # noqa: PLC0415 (QEMU/valgrind only when asked)
+
+        measured = measured_costs(task.data, on_target, output)
+        costs_path = str(measured)
+    try:
+        costs = tasks.task_costs(task, costs_path)
+        click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
+                   f"{task.data.X.shape[1]} features", err=True)
+        model = KINDS[kind].train(kind, task, given, costs)
+        size = fmt.save(model, output)
+        if measured is not None:
+            final = measured.with_name(measured.name.removesuffix(".tmp"))
+            measured.replace(final)
+            measured = None
+            click.echo(f"profiled the plan's features on {on_target}: wrote {final}", err=True)
+    finally:
+        if measured is not None:  # training failed: leave nothing behind
+            measured.unlink(missing_ok=True)
     tr = model.meta.get("training", {})
     extras = ", ".join(f"{k.replace('validation_', 'validation ')}={v:.4g}" if isinstance(v, float)
                        else f"{k}={v}" for k, v in tr.items()
@@ -408,9 +418,12 @@ def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
 @click.option("--rows", type=click.IntRange(min=1, max=200), default=20, show_default=True,
               help="With --on: the first windows of DATA to run.")
 @click.option("--json", "as_json", is_flag=True, help="With --on: print one JSON object.")
+@click.option("--costs", "costs_path", default=None, metavar="FILE",
+              help="With --on: also the extraction the costs CSV (profiled on the same target) predicts for the "
+              "features each window read, and its mean error against the counted extraction.")
 @friendly
 def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_name: str | None,
-          on_target: str | None, rows: int, as_json: bool) -> None:
+          on_target: str | None, rows: int, as_json: bool, costs_path: str | None) -> None:
     """Time the C runtime on one or more models, side by side (ns per prediction); with --on TARGET, count the
     whole pipeline's instructions of one model trained on raw windows (compiler/features/bench.py)."""
     if on_target is not None:
@@ -418,8 +431,10 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
             raise click.UsageError("--on TARGET benches one model")
         from compiler.features.bench_cli import pipeline_bench  # noqa: PLC0415 (QEMU/valgrind only when asked)
 
-        pipeline_bench(model_paths[0], data, on_target, rows, as_json)
+        pipeline_bench(model_paths[0], data, on_target, rows, as_json, costs_path)
         return
+    if costs_path is not None:
+        raise click.UsageError("--costs goes with --on TARGET")
     num = numeric_for(target_name, numeric)
     table = []
     for path in model_paths:

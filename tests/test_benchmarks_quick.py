@@ -33,6 +33,7 @@ EXPECTED = {
     "nb_floor.py": "x86 f32",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
     "pipeline.py": "eager / lazy",
+    "pipeline_unseen.py": "eager / lazy",
     "runtime.py": "instr/prediction",
     "skyline.py": "accuracy vs budget",
 }

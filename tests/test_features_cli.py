@@ -127,3 +127,74 @@ def test_bad_inputs_exit_2_one_line_nothing_written(model: Path, tmp_path: Path)
     header = tmp_path / "m.h"
     one_line_error(run("export-c", model, "-o", header, "--embed", nan), "NaN or infinite")
     assert not header.exists()
+
+
+def _two_class_ts(path: Path, channels: int = 2, length: int = 24, cases: int = 20,
+                  sample: str | None = None) -> Path:
+    """A small .ts file: two classes told apart by channel 0's level; ``sample`` replaces one sample."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(cases):
+        label = "up" if i % 2 else "down"
+        chans = [rng.normal(2.0 if (label == "up" and c == 0) else 0.0, 1.0, length) for c in range(channels)]
+        text = [",".join(f"{v:.4f}" for v in ch) for ch in chans]
+        if sample is not None and i == 3:
+            text[0] = sample + text[0][text[0].index(","):]
+        lines.append(":".join(text) + ":" + label)
+    path.write_text("@problemName toy\n@classLabel true down up\n@data\n" + "\n".join(lines) + "\n")
+    return path
+
+
+BAD_TRAIN_INPUTS = {
+    "short window": ("c0__mean\nc0__autocorrelation__lag_30\n", {}, "needs windows of at least"),
+    "NaN sample": ("c0__mean\n", {"sample": "NaN"}, "NaN or infinite"),
+    "infinite sample": ("c0__mean\n", {"sample": "inf"}, "NaN or infinite"),
+    "channel the data lacks": ("c0__mean\nc3__mean\n", {}, "reads channel 3, the data has 2"),
+    "unknown feature": ("c0__mean\nc0__wiggle\n", {}, "unknown feature 'wiggle'"),
+    "unknown parameter": ("c0__mean__lag_2\n", {}, "has no parameter 'lag'"),
+    "malformed .ts header": ("c0__mean\n", {"header": "@dimensions x\n"}, "@dimensions"),
+    "trivial model (fails after profiling)": ("c0__mean\nc1__mean\n", {"lambda": "1e9"}, "trivial"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_TRAIN_INPUTS))
+def test_failed_train_with_measured_costs_writes_nothing(tmp_path: Path, case: str) -> None:
+    """`train --costs measured --on host` on each bad input: exit 2, one line, and neither the model nor its
+    costs CSV (nor a temporary file) left behind -- also when the failure comes after the profiling."""
+    from tests.firmware_tools import require_tools  # noqa: PLC0415
+
+    require_tools("gcc", "valgrind")
+    plan_text, extra, message = BAD_TRAIN_INPUTS[case]
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    ts = _two_class_ts(inputs / "toy.ts", sample=extra.get("sample"))
+    if "header" in extra:
+        ts.write_text(extra["header"] + ts.read_text())
+    plan = inputs / "plan.txt"
+    plan.write_text(plan_text)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    args: list[str | Path] = ["train", "miser", ts, "--features", plan, "--costs", "measured", "--on", "host",
+                              "-o", outdir / "m.msgpack"]
+    if "lambda" in extra:  # the input is fine, training fails: progress lines first, the error last
+        args += ["--lambda", extra["lambda"]]
+        code, _, err = run(*args)
+        assert code == 2 and err.strip().splitlines()[-1].startswith("error: ") and message in err, err
+    else:
+        one_line_error(run(*args), message)
+    assert sorted(p.name for p in outdir.iterdir()) == []
+
+
+def test_train_with_measured_costs_writes_model_and_costs(tmp_path: Path) -> None:
+    from tests.firmware_tools import require_tools  # noqa: PLC0415
+
+    require_tools("gcc", "valgrind")
+    ts = _two_class_ts(tmp_path / "toy.ts")
+    plan = tmp_path / "plan.txt"
+    plan.write_text("c0__mean\nc1__mean\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = run("train", "miser", ts, "--features", plan, "--costs", "measured", "--on", "host",
+                       "--lambda", "0", "-o", out / "m.msgpack")
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["m.msgpack", "m.msgpack.costs.csv"]

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from compiler.cli import cli
 from compiler.costs import load_costs
-from compiler.features.profile import profile, write_costs
+from compiler.features.profile import START_GROUP, profile, write_costs
 from pyruntime.features import catalog as cat
 from pyruntime.features.plan import from_names
 from tests.firmware_tools import require_tools
@@ -39,13 +39,18 @@ def test_profile_counts_groups_and_features(tmp_path: Path, target: str) -> None
     for model, counted in zip(prof.eager(), prof.measured_eager, strict=True):
         assert abs(model / counted - 1) < 0.02, (model, counted)
     again = profile(PLAN, target, [32, 128], n_windows=2)
-    assert again.groups == prof.groups and again.own == prof.own  # counts repeat exactly
+    assert again.groups == prof.groups and again.own == prof.own and again.start == prof.start  # counts repeat
     out = tmp_path / "costs.csv"
     write_costs(out, prof)
     costs = load_costs(out, NAMES)
-    assert costs.group_names == tuple(cat.group_name(g) for g in PLAN.groups())
+    # the window's start is one more group, used by every feature: paid once by a prediction that reads anything
+    assert costs.group_names == (START_GROUP, *(cat.group_name(g) for g in PLAN.groups()))
+    assert all(0 < v < prof.eager()[0] / 10 for v in prof.start), prof.start
     for i, n in enumerate(prof.lengths):  # the fit reproduces the counts (two lengths: exact up to rounding)
-        assert costs.cost_of(list(range(len(NAMES))), size=n) == pytest.approx(prof.eager()[i], rel=0.02)
+        assert costs.cost_of(list(range(len(NAMES))), size=n) == pytest.approx(prof.eager()[i] + prof.start[i],
+                                                                               rel=0.02)
+        assert costs.cost_of([0], size=n) == pytest.approx(prof.start[i] + sum(prof.groups[(cat.PASS, 0)][i:i + 1])
+                                                           + prof.own[0][i], rel=0.02)
 
 
 def test_cli_writes_costs_at_one_length(tmp_path: Path) -> None:

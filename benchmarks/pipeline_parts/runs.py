@@ -30,10 +30,15 @@ class Row:
     lazy: float | None  # instructions per prediction, lazy pipeline
     eager: float | None  # eager pipeline, the same model
     eager_extraction: float | None  # every planned feature computed, no model
+    extraction: float | None = None  # lazy pipeline less the model: the features read, counted
+    profiled: float | None = None  # the same features' extraction by the costs CSV (each group once)
+    profiled_error: float | None = None  # mean over windows of |profiled - counted| / counted
 
 
 def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: list[int], work: Path,
-              target: str, rows: int) -> Row:
+              target: str, rows: int, costs: Path) -> Row:
+    """``costs``: the CSV profiled on ``target``; bench compares its extraction of the features each window read
+    with the counted extraction."""
     acc, feats = [], []
     bench: dict[str, float] = {}
     for seed in seeds:
@@ -44,9 +49,10 @@ def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: 
         feats.append(ev["mean_features"])
         if seed == seeds[0]:
             bench = json.loads(frugalml("bench", model, "--data", windows, "--on", target, "--rows", str(rows),
-                                        "--json"))
+                                        "--costs", costs, "--json"))
     return Row(name, float(np.mean(acc)), float(np.mean(feats)), bench["instructions_per_prediction"],
-               bench["eager_instructions_per_prediction"], bench["eager_extraction_instructions"])
+               bench["eager_instructions_per_prediction"], bench["eager_extraction_instructions"],
+               bench["extraction_instructions"], bench["profiled_extraction_instructions"], bench["profiled_error"])
 
 
 def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int) -> float:

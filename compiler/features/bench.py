@@ -5,7 +5,11 @@ first, then the same model), and the eager extraction and the model apart. runti
 the calls on DATA's first windows, embedded in the export-c header with the model's plan.
 
 The lazy extraction is the lazy pipeline less the model on the same values (the model's reads through a vector
-reader): what computing the features the model asked for cost.
+reader): what computing the features the model asked for cost. With a costs CSV (``--costs``, e.g. the one
+``profile-costs`` or ``train --costs measured`` wrote for the same target), each window's extraction is also
+predicted by the cost model: the features the model reads on that window (pyruntime's reference prediction on
+the window's feature row), each group once (FeatureCosts.cost_of at the window's length); ``profiled_error`` is
+the mean over windows of |predicted - measured| / measured.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler.costs import FeatureCosts, load_costs
 from compiler.features.profile import RUNTIME, ProfileError, count_steps
 from compiler.header import numeric_for, render_header
 from compiler.pipeline_header import LAZY_CALLS
 from pyruntime import format as fmt
+from pyruntime import memo
 from pyruntime.data import load_dataset
 
 APP = RUNTIME / "tools" / "fm_bench_window.c"
@@ -36,9 +42,19 @@ class Bench:
     eager: np.ndarray  # per window, whole eager pipeline
     eager_extraction: np.ndarray
     model: np.ndarray  # the model alone on precomputed values
+    profiled: np.ndarray | None = None  # per window, the cost model's extraction of the features read
+
+    @property
+    def extraction(self) -> np.ndarray:
+        return self.lazy - self.model
 
     def report(self) -> dict[str, object]:
         lazy, eager, model = float(self.lazy.mean()), float(self.eager.mean()), float(self.model.mean())
+        extra: dict[str, object] = {}
+        if self.profiled is not None:
+            measured = self.extraction
+            extra = {"profiled_extraction_instructions": round(float(self.profiled.mean()), 1),
+                     "profiled_error": round(float(np.mean(np.abs(self.profiled - measured) / measured)), 4)}
         return {
             "target": self.target, "numeric": self.numeric, "windows": self.windows, "window_len": self.window_len,
             "instructions_per_prediction": round(lazy, 1),
@@ -48,10 +64,46 @@ class Bench:
             "eager_extraction_instructions": round(float(self.eager_extraction.mean()), 1),
             "eager_over_lazy": round(eager / lazy, 2) if lazy > 0 else None,
             "max_instructions_per_prediction": int(self.lazy.max()),
+            **extra,
         }
 
 
-def bench(model_path: str, data: str, target: str, rows: int = 20) -> Bench:
+def read_sets(tables: object, X: np.ndarray) -> np.ndarray:
+    """Bool (rows, features): the features a lazy prediction of each row reads (pyruntime's reference, which
+    reads as the C runtime does). NB tables read a prefix of their reading order; the others account their reads
+    in a pyruntime.memo.ReadState, whose ``seen`` is taken here."""
+    X32 = np.asarray(X, dtype=np.float32)
+    order = getattr(tables, "order", None)
+    if order is not None:
+        n_read = np.asarray(tables.predict_reference(X32).n_read, dtype=np.int64)  # type: ignore[attr-defined]
+        out = np.zeros(X32.shape, dtype=bool)
+        for i, k in enumerate(n_read.tolist()):
+            out[i, np.asarray(order[:k], dtype=np.int64)] = True
+        return out
+    states: list[memo.ReadState] = []
+    start = memo.ReadState.__dict__["start"]
+
+    def capture(cls: type[memo.ReadState], rows: int, n_features: int) -> memo.ReadState:
+        st = start.__func__(cls, rows, n_features)
+        states.append(st)
+        return st
+
+    memo.ReadState.start = classmethod(capture)  # type: ignore[assignment,method-assign]
+    try:
+        tables.predict_reference(X32)  # type: ignore[attr-defined]
+    finally:
+        memo.ReadState.start = start  # type: ignore[method-assign]
+    if len(states) != 1:
+        raise ProfileError(f"cannot tell the features read by {type(tables).__name__}")
+    return states[0].seen.copy()
+
+
+def profiled_extraction(costs: FeatureCosts, read: np.ndarray, length: int) -> np.ndarray:
+    """Per row of a read mask: the cost model's instructions (own parts plus each group once) at a length."""
+    return np.array([costs.cost_of(np.flatnonzero(r), size=length) for r in read], dtype=np.float64)
+
+
+def bench(model_path: str, data: str, target: str, rows: int = 20, costs: str | None = None) -> Bench:
     model = fmt.load(model_path)
     if "feature_plan" not in model.meta:
         raise ProfileError(f"{model_path}: not trained on raw windows (no feature plan); bench runs the whole "
@@ -60,7 +112,8 @@ def bench(model_path: str, data: str, target: str, rows: int = 20) -> Bench:
     ds = load_dataset(data, None, model.meta["feature_plan"])
     series = ds.windows.series
     length = series[0].shape[1]
-    windows = [s for s in series if s.shape[1] == length][:rows]
+    idx = [i for i, s in enumerate(series) if s.shape[1] == length][:rows]
+    windows = [series[i] for i in idx]
     text = render_header(model, num, "model", None, target, windows)
     if "FM_PREDICT_WINDOW" not in text:
         kinds = ", ".join(sorted(LAZY_CALLS))
@@ -72,4 +125,8 @@ def bench(model_path: str, data: str, target: str, rows: int = 20) -> Bench:
         n_steps = 1 + STEPS_PER_WINDOW * len(windows)
         counts = np.array(count_steps(header, target, work, n_steps, app=APP), dtype=np.float64)
     per = (counts[1:] - counts[0]).reshape(len(windows), STEPS_PER_WINDOW)
-    return Bench(target, num, len(windows), length, per[:, 0], per[:, 1], per[:, 2], per[:, 3])
+    profiled = None
+    if costs is not None:
+        fc = load_costs(costs, ds.feature_names)
+        profiled = profiled_extraction(fc, read_sets(model.tables, ds.X[idx]), length)
+    return Bench(target, num, len(windows), length, per[:, 0], per[:, 1], per[:, 2], per[:, 3], profiled)

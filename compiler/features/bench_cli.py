@@ -19,15 +19,18 @@ LABELS = {
     "eager_instructions_per_prediction": "eager pipeline (every planned feature)",
     "eager_extraction_instructions": "  eager extraction",
     "eager_over_lazy": "eager / lazy",
+    "profiled_extraction_instructions": "  extraction by the cost model (--costs)",
+    "profiled_error": "  cost model vs counted, mean |error|",
 }
 
 
-def pipeline_bench(model_path: str, data: str, target: str, rows: int, as_json: bool) -> None:
+def pipeline_bench(model_path: str, data: str, target: str, rows: int, as_json: bool,
+                   costs: str | None = None) -> None:
     """`frugalml bench MODEL --data DATA --on TARGET [--rows N] [--json]`: every problem one line, exit 2."""
     if target not in TARGETS:
         _fail(f"--on {target!r}: unknown target (use {', '.join(TARGETS)})")
     try:
-        report = bench(model_path, data, target, rows).report()
+        report = bench(model_path, data, target, rows, costs).report()
     except (DataError, ProfileError, ValueError, OSError) as exc:
         _fail(str(exc))
     if as_json:
@@ -36,7 +39,8 @@ def pipeline_bench(model_path: str, data: str, target: str, rows: int, as_json: 
     click.echo(f"{target} ({report['numeric']}), mean over {report['windows']} windows of {report['window_len']} "
                "samples")
     for key, label in LABELS.items():
-        click.echo(f"{label:<46}{report[key]:>12}")
+        if key in report:
+            click.echo(f"{label:<46}{report[key]:>12}")
 
 
 def _fail(message: str) -> None:

@@ -1,5 +1,7 @@
 """``train --costs measured --on TARGET``: profile the task's feature plan on TARGET (profile-costs' counters) at the
-lengths of its windows, write the costs CSV with groups next to the model (MODEL.costs.csv), and train with it."""
+lengths of its windows, write the costs CSV with groups next to the model (MODEL.costs.csv), and train with it.
+``measured_costs`` writes MODEL.costs.csv.tmp; ``train`` renames it when training succeeded and removes it when not,
+so a failed train leaves no costs file behind."""
 
 from __future__ import annotations
 
@@ -33,5 +35,10 @@ def measured_costs(data: object, target: str | None, output: str) -> Path:
         lengths = sorted({int(v) for v in np.quantile(lengths, np.linspace(0, 1, MAX_LENGTHS)).round()})
     prof = profile(plan, target, lengths, "float32", WINDOWS_PER_LENGTH)
     path = costs_path_for(output)
-    write_costs(path, prof)
+    path = path.with_name(path.name + ".tmp")  # the caller renames it once the model is written
+    try:
+        write_costs(path, prof)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     return path

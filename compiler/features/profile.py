@@ -11,6 +11,10 @@ own cost is a repeated call (its groups done); a group's cost is a probe feature
 dependencies ran, less the probe's own cost. Counts are exact and repeat run to run; the worst of several random
 windows per length is kept, and c0 + c1 n + c2 n^2 (n = window length) is fitted to the lengths (non-negative
 least squares), or the costs at one length are written with ``at_length``.
+
+The window's start (fm_feat_begin: the feature context reset that every prediction reading a feature pays once,
+whatever it reads) is counted too, and written as one more group, ``window__start``, that every feature uses: the
+cost model's extraction of a prediction is then the window's start, each group once and each own part.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +44,8 @@ TARGETS = ("host", *CORTEX_M, "pi")
 DEFAULT_LENGTHS = (32, 64, 128, 256)
 NONE = 0xFFFF
 ALL = 0xFFFE  # the plan's features in one context
+START = 0xFFFD  # the window's start itself (fm_feat_begin)
+START_GROUP = "window__start"  # its group in the costs CSV: every feature uses it
 
 
 class ProfileError(ValueError):
@@ -64,6 +70,7 @@ class Profile:
     target: str
     numeric: str
     measured_eager: list[float]  # every feature once in one context, counted as one step
+    start: list[float] = field(default_factory=list)  # the window's start (fm_feat_begin), per length
 
     def eager(self) -> list[float]:
         """The cost model's instructions to compute every feature of the plan once per window: each group once
@@ -106,6 +113,8 @@ def plan_steps(plan: FeaturePlan, n_windows: int) -> tuple[list[cat.FeatureSpec]
         what.append(("none", w))
         steps.append(Step(w, ALL, []))
         what.append(("all", w))
+        steps.append(Step(w, START, []))
+        what.append(("start", w))
         for f in (*plan.features, *dict.fromkeys(extra)):
             steps.append(Step(w, at(f), [at(f)]))
             what.append(("own", w, f))
@@ -271,9 +280,12 @@ def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "
     groups = {g: [0.0] * len(lengths) for g in plan.groups()}
     own = [[0.0] * len(lengths) for _ in plan.features]
     measured = [0.0] * len(lengths)
+    start = [0.0] * len(lengths)
     for w, c in zip(what, counts, strict=True):
         if w[0] == "all":
             measured[w[1] // n_windows] = max(measured[w[1] // n_windows], c - base[w[1]])
+        elif w[0] == "start":
+            start[w[1] // n_windows] = max(start[w[1] // n_windows], c - base[w[1]])
     for wi in range(len(windows)):
         li = wi // n_windows
         for j, f in enumerate(plan.features):
@@ -281,7 +293,7 @@ def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "
         for g in groups:
             total, probe_feature = probe_at[(wi, g)]
             groups[g][li] = max(groups[g][li], max(total - own_at[(wi, probe_feature)], 0.0))
-    return Profile(plan, lengths, groups, own, target, numeric, measured)
+    return Profile(plan, lengths, groups, own, target, numeric, measured, start)
 
 
 def write_costs(path: Path, prof: Profile, at_length: int | None = None) -> None:
@@ -300,7 +312,10 @@ def write_costs(path: Path, prof: Profile, at_length: int | None = None) -> None
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["feature", "c0", "c1", "c2", "group"] if at_length is None else ["feature", "cost", "group"])
+        start = [START_GROUP] if prof.start else []
+        if prof.start:
+            w.writerow([START_GROUP, *fmt(coef(prof.start)), ""])
         for g, counts in prof.groups.items():
             w.writerow([cat.group_name(g), *fmt(coef(counts)), ""])
         for f, counts in zip(prof.plan.features, prof.own, strict=True):
-            w.writerow([f.name, *fmt(coef(counts)), ";".join(cat.group_name(g) for g in f.groups())])
+            w.writerow([f.name, *fmt(coef(counts)), ";".join([*start, *(cat.group_name(g) for g in f.groups())])])

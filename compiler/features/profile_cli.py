@@ -40,9 +40,11 @@ def run_profile(target: str, channels: int | None, plan_spec: str, lengths: str,
     for name, rows in kinds.items():
         click.echo(f"{'group ' + name + ' (mean)':<28}" + "".join(f"{sum(r[i] for r in rows) / len(rows):>10.0f}"
                                                                    for i in range(len(prof.lengths))))
+    click.echo(f"{'window start (once)':<28}" + "".join(f"{v:>10.0f}" for v in prof.start))
     click.echo(f"{'own part of a feature (mean)':<28}" + "".join(
         f"{sum(o[i] for o in prof.own) / len(prof.own):>10.0f}" for i in range(len(prof.lengths))))
     click.echo(f"{'every feature once (model)':<28}" + "".join(f"{v:>10.0f}" for v in prof.eager()))
     click.echo(f"{'every feature once (counted)':<28}" + "".join(f"{v:>10.0f}" for v in prof.measured_eager))
     write_costs(Path(output), prof, at_length)
-    click.echo(f"wrote {output}: {len(prof.groups)} groups, {len(plan.features)} features", err=True)
+    click.echo(f"wrote {output}: {len(prof.groups)} groups and the window start, {len(plan.features)} features",
+               err=True)
