@@ -184,9 +184,13 @@ class CSTCModel:
         return range(first, first + self.n_classes)
 
     def node_features(self, k: int) -> np.ndarray:
-        """Feature indices node k reads (a K-class leaf: its class scorers'), in stored order with repeats."""
-        scorers = self.class_scorers(k) or [k]
-        return np.concatenate([self.feature[self.term_start[s]:self.term_start[s + 1]] for s in scorers])
+        """Feature indices node k reads in stored order (a K-class leaf: its class scorers', each once)."""
+        scorers = self.class_scorers(k)
+        if not scorers:
+            return self.feature[self.term_start[k]:self.term_start[k + 1]]
+        f = np.concatenate([self.feature[self.term_start[s]:self.term_start[s + 1]] for s in scorers])
+        _, first = np.unique(f, return_index=True)
+        return f[np.sort(first)]
 
     def scorer(self, s: int, threshold: float = 0.0) -> LinearScorer:
         a, b = int(self.term_start[s]), int(self.term_start[s + 1])
