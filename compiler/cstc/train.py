@@ -804,9 +804,10 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[(margin > 0).astype(np.int64)]
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        if self._multi:  # the one-vs-rest scores clipped to [0, 1] and normalized (uniform when all are <= -1)
-            p = np.clip((self.decision_function(X) + 1.0) / 2.0, 0.0, 1.0) + 1e-12
-            return p / p.sum(axis=1, keepdims=True)
+        if self._multi:  # a softmax of the K leaf scores (its argmax is predict's)
+            S = self.decision_function(X)
+            E = np.exp(S - S.max(axis=1, keepdims=True))
+            return E / E.sum(axis=1, keepdims=True)
         p = np.clip((self.decision_function(X) + 1.0) / 2.0, 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
