@@ -15,7 +15,10 @@ Rows:
   miser lambda = 0;
 - skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets d / 2, d / 4;
 - gated (gated_rows): f0 alone (adapt-lin at --pfull 1, every input to f0) vs scikit-learn's
-  RandomForest of f0's shape; adapt-lin and l1-gate at --pfull 0.3 (K-class f1, binary gate).
+  RandomForest of f0's shape; adapt-lin and l1-gate at --pfull 0.3 (K-class f1, binary gate);
+- cstc (cstc_rows: binary routers, K class scorers per leaf) at lambda = 0 (no cost term, the unbudgeted
+  form) vs scikit-learn's RidgeClassifier (one leaf's shape: K one-vs-rest squared-loss linear scorers on
+  all features), then at the default lambda 1.5 and at lambda 3: mean features read.
 
 Then, per data set, the peers' table (benchmarks/mc/peers_k.py): emlearn RandomForest and GaussianNB in C,
 LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop and miser
@@ -91,6 +94,18 @@ def gated_rows(task: Any, seed: int) -> list[tuple[str, dict[str, float]]]:
     ]
 
 
+def cstc_rows(task: Any) -> list[tuple[str, dict[str, float]]]:
+    """The K-class CSTC rows (depth 3): unbudgeted (lambda 0) beside RidgeClassifier, then budgeted."""
+    from sklearn.linear_model import RidgeClassifier  # noqa: PLC0415
+
+    return [
+        ("cstc lambda=0 (no cost term), depth 3", frugalml_row(task, "cstc", {"lambda": 0.0})),
+        ("sklearn RidgeClassifier (one leaf's shape, all features)", sklearn_row(RidgeClassifier(), task)),
+        ("cstc lambda=1.5 (default)", frugalml_row(task, "cstc", {"lambda": 1.5})),
+        ("cstc lambda=3", frugalml_row(task, "cstc", {"lambda": 3.0})),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None, help="comma-separated DATA (default sklearn:digits,sklearn:wine; "
@@ -133,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         rows += skyline_section(task)
         rows += gated_rows(task, args.seed)
+        rows += cstc_rows(task)
         print(f"\n{spec}: {task.n_classes} classes, {d} features, {task.test.size} test rows (seed {args.seed})")
         print(f"{'model':<64} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
         for name, r in rows:

@@ -35,6 +35,7 @@ TRAIN: dict[str, tuple[str, ...]] = {
     "adapt-lin": ("--hpc", "gbrt", "--hpc-remote", "--pfull", "0.3"),  # K linear scorers f1, binary gate
     "l1-gate": ("--hpc", "gbrt", "--hpc-remote", "--pfull", "0.3"),
     "skyline": ("--method", "greedy-acc", "--max-sets", "200"),  # K-class NB per feature set; float32 tables
+    "cstc": ("--depth", "2", "--max-iter", "2"),  # binary routers, K class scorers per leaf; tables only
 }
 SETS = ("digits", "letters")
 TARGETS = {("digits", "q15"): ("cortex-m0", "mps2-an385"), ("digits", "float32"): ("cortex-m4f", "mps2-an386"),

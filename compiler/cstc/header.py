@@ -16,6 +16,14 @@ def cstc_tables(tables: Any, numeric: str, p: str) -> CTables:
               CArray(f"{p}_upper", "int32_t", m.upper), CArray(f"{p}_lower", "int32_t", m.lower)]
     head = [("n_features", f"{m.n_features}u"), ("n_nodes", f"{m.n_nodes}u"), ("term_start", f"{p}_term_start"),
             ("feature", f"{p}_feature")]
+    # K classes: the leaves' class scorers (a binary tree: zeros, its arrays as before)
+    if m.n_classes > 2:
+        assert m.class_first is not None
+        common.append(CArray(f"{p}_class_first", "uint32_t", m.class_first))
+        k_fields = [("n_classes", f"{m.n_classes}u"), ("n_class_scorers", f"{m.n_scorers - m.n_nodes}u"),
+                    ("class_first", f"{p}_class_first")]
+    else:
+        k_fields = [("n_classes", "0u"), ("n_class_scorers", "0u"), ("class_first", "NULL")]
     if numeric == "float32":
         arrays = common + [CArray(f"{p}_weight", "float", m.weight), CArray(f"{p}_bias", "float", m.bias),
                            CArray(f"{p}_threshold", "float", m.threshold)]
@@ -23,7 +31,7 @@ def cstc_tables(tables: Any, numeric: str, p: str) -> CTables:
             arrays.append(CArray(f"{p}_costs", "float", m.costs))
         fields = head + [("weight", f"{p}_weight"), ("bias", f"{p}_bias"), ("threshold", f"{p}_threshold"),
                          ("upper", f"{p}_upper"), ("lower", f"{p}_lower"),
-                         ("costs", f"{p}_costs" if m.costs is not None else "NULL")]
+                         ("costs", f"{p}_costs" if m.costs is not None else "NULL"), *k_fields]
         return CTables(arrays=arrays, struct_type="fm_cstc", fields=dict(fields), predict_vec="fm_cstc_predict_vec",
                        header="fm_cstc.h", vec_bounds=(int(m.n_features), 1))
     q = m.q15()
@@ -34,6 +42,7 @@ def cstc_tables(tables: Any, numeric: str, p: str) -> CTables:
         arrays.append(CArray(f"{p}_costs", "uint16_t", q.costs))
     fields = head + [("weight_q", f"{p}_weight_q"), ("bias_q", f"{p}_bias_q"), ("threshold_q", f"{p}_threshold_q"),
                      ("w_shift", f"{p}_w_shift"), ("upper", f"{p}_upper"), ("lower", f"{p}_lower"),
-                     ("in_shift", f"{q.in_shift}u"), ("costs", f"{p}_costs" if q.costs is not None else "NULL")]
+                     ("in_shift", f"{q.in_shift}u"), ("costs", f"{p}_costs" if q.costs is not None else "NULL"),
+                     *k_fields]
     return CTables(arrays=arrays, struct_type="fm_cstc_q15", fields=dict(fields), predict_vec="fm_cstc_q15_predict_vec",
                    header="fm_cstc.h", vec_bounds=(int(m.n_features), 1))

@@ -6,6 +6,9 @@ compiler.cstc.train.CSTCClassifier on the raw features and compiled to pyruntime
 validation cost (of the compiled tables) and keeps the cheapest tree within ``--tolerance``
 (absolute) of the best validation accuracy. A tree no better than the majority class on validation
 is refused unless ``--allow-trivial``.
+
+K >= 3 classes train without a flag (docs/cstc.md, "K classes"): the internal nodes stay binary routers,
+every leaf holds K class scorers and answers the largest score's class.
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from compiler.cstc.header import cstc_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS
-from compiler.tasks import class_weights, parse_floats, split, weighted_accuracy
+from compiler.tasks import (
+    class_weighted_accuracy,
+    class_weights,
+    majority_accuracy,
+    parse_floats,
+    split,
+    weighted_accuracy,
+)
 from compiler.train_cli import BRACKET
 from pyruntime.cstc.model import CSTCModel
 from pyruntime.format import ModelFile
@@ -75,12 +85,14 @@ def cstc_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray, seed: in
 def validation_report(tables: CSTCModel, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """Validation figures of the tables themselves (numpy reference, float32)."""
     p = tables.predict_reference(X)
+    K = tables.n_classes
     return {
         "validation_accuracy": float(np.mean(p.label == y)),
-        "validation_weighted_accuracy": weighted_accuracy(y, p.label, class_weights(y)),
+        "validation_weighted_accuracy": (weighted_accuracy(y, p.label, class_weights(y)) if K == 2 else
+                                         class_weighted_accuracy(y, p.label, np.bincount(y, minlength=K))),
         "validation_mean_cost": float(np.mean(p.cost)),
         "validation_mean_features": float(np.mean(p.n_read)),
-        "validation_majority": float(max(np.mean(y), 1.0 - np.mean(y))),
+        "validation_majority": (float(max(np.mean(y), 1.0 - np.mean(y))) if K == 2 else majority_accuracy(y)),
     }
 
 
@@ -145,4 +157,4 @@ def cstc_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictio
 
 register_emitter("cstc", cstc_tables)
 register(KindSpec("cstc", "Cost-sensitive tree of linear classifiers (xu2014 CSTC): each input reads its path only",
-                  train_cstc, CSTC_OPTIONS, cstc_metrics))
+                  train_cstc, CSTC_OPTIONS, cstc_metrics, multiclass=True))

@@ -39,15 +39,17 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from compiler.boosting.booster import make_booster
 from compiler.boosting.tree import CostTree
 from compiler.costs import cost_vector
-from compiler.estimators import binary_only, check_X, fit_binary
+from compiler.estimators import check_X, encode_classes, fit_classes
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
 # what one start fits (fit keeps the best start's)
 _START_STATE = ("beta_", "bias_", "theta_", "upper_", "lower_", "leaf_threshold_", "objective_path_")
+_START_STATE_K = (*_START_STATE, "leaf_coef_", "leaf_bias_")  # K >= 3: the leaves' K class scorers
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -253,16 +255,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             return ctx
         up, lo = tree.children(k)
         for side, child, key in ((1, up, "U"), (-1, lo, "D")):
-            # probabilities relative to the child (the child's own = 1), fixed while node k moves
-            rel = np.zeros_like(S)
-            rel[:, child] = 1.0
-            sub = tree.subtree(child)
-            for j in sub:
-                if not tree.is_leaf(j):
-                    q = _sigmoid(self.routing_scale * (S[:, j] - self.theta_[j]))
-                    cu, cl = tree.children(j)
-                    rel[:, cu] = rel[:, j] * q
-                    rel[:, cl] = rel[:, j] * (1.0 - q)
+            rel, sub = self._relative_probs(S, child)
             wl = np.array([1.0 if tree.is_leaf(j) else float(self.internal_loss) for j in sub])
             ctx[key] = np.sum(wl * rel[:, sub] * (S[:, sub] - ys[:, None]) ** 2, axis=1)
             for leaf in sub:
@@ -270,6 +263,21 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                     others = [j for j in tree.path(leaf) if j != k]
                     ctx["leaves"].append((a * rel[:, leaf], side, sq[others].sum(axis=0)))
         return ctx
+
+    def _relative_probs(self, S: np.ndarray, child: int) -> tuple[np.ndarray, list[int]]:
+        """Soft-traversal probabilities relative to `child` (its own = 1) over its subtree, held fixed while
+        its parent moves; and the subtree's nodes."""
+        tree = self.tree_
+        rel = np.zeros_like(S)
+        rel[:, child] = 1.0
+        sub = tree.subtree(child)
+        for j in sub:
+            if not tree.is_leaf(j):
+                q = _sigmoid(self.routing_scale * (S[:, j] - self.theta_[j]))
+                cu, cl = tree.children(j)
+                rel[:, cu] = rel[:, j] * q
+                rel[:, cl] = rel[:, j] * (1.0 - q)
+        return rel, sub
 
     def _optimize_node(self, k: int, Z: np.ndarray, ys: np.ndarray, G: np.ndarray,
                        init: bool = False) -> np.ndarray | None:
@@ -323,7 +331,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
 
     def _lbfgs_internal(self, Z: np.ndarray, ys: np.ndarray, ctx: dict[str, Any], G: np.ndarray,
                         gamma: np.ndarray, etas: list[np.ndarray], beta0: np.ndarray, b0: float, th0: float,
-                        active: np.ndarray, lam: float, rho: float, rs: float) -> tuple[np.ndarray, float, float]:
+                        active: np.ndarray, lam: float, rho: float, rs: float,
+                        wi: float | None = None) -> tuple[np.ndarray, float, float]:
         n = Z.shape[0]
         a, U, D = ctx["a"], ctx["U"], ctx["D"]
         idx = np.flatnonzero(active)
@@ -336,7 +345,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             K0 = 0.5 * float(np.sum(gc * (C / eta + eta)))
             leaves.append((A, side, W, K0))
         gam = gamma[idx]
-        wi = float(self.internal_loss)
+        wi = float(self.internal_loss) if wi is None else wi  # K classes: 0 (routers have no loss of their own)
 
         def f(v: np.ndarray) -> tuple[float, np.ndarray]:
             beta, b, th = v[:-2], v[-2], v[-1]
@@ -367,7 +376,12 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- fit ----
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> CSTCClassifier:
-        X, y01 = fit_binary(self, X, y)  # CSTC is binary
+        X, yidx = fit_classes(self, X, y)
+        self.n_classes_ = int(self.classes_.size)
+        if self.n_classes_ > 2:
+            with threadpool_limits(limits=1):  # small dense solves: BLAS threads only contend (as cscc)
+                return self._fit_k(X, yidx, eval_set)
+        y01 = yidx  # two classes: the paper's binary tree, exactly as before K classes
         self._check_params(X.shape[1])
         ys = 2.0 * y01 - 1.0
         c = cost_vector(self.costs, X.shape[1])
@@ -430,23 +444,27 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             self.tree_ = saved
             if not saved.is_leaf(k) and a is not None:
                 self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
-        self.objective_path_ = [self.objective(Z, ys)]
-        # 3.4: block coordinate descent in level order (Algorithm 1)
-        for _ in range(int(self.max_iter)):
-            for k in range(N):
-                self._optimize_node(k, Z, ys, G)
-            self.objective_path_.append(self.objective(Z, ys))
-            prev, cur = self.objective_path_[-2], self.objective_path_[-1]
-            if abs(prev - cur) <= self.tol * max(abs(prev), 1e-12):
-                break
-        # the hard tree
-        self.upper_ = np.array([self.tree_.children(k)[0] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
-        self.lower_ = np.array([self.tree_.children(k)[1] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
-        self.leaf_threshold_ = np.zeros(N)
+        self._descend(lambda: self.objective(Z, ys), lambda k: self._optimize_node(k, Z, ys, G))
         if self.fine_tune:
             self._fine_tune(Z, ys, [k for k in range(N) if self.upper_[k] < 0])
         if self.prune and Zva is not None and yva is not None:
             self._prune(Z, ys, Zva, yva)
+
+    def _descend(self, objective: Any, optimize: Any) -> None:
+        """3.4: block coordinate descent in level order (Algorithm 1) until the objective settles, then the
+        hard tree's structure (children of every internal node, leaf thresholds 0)."""
+        N = self.tree_.n_nodes
+        self.objective_path_ = [objective()]
+        for _ in range(int(self.max_iter)):
+            for k in range(N):
+                optimize(k)
+            self.objective_path_.append(objective())
+            prev, cur = self.objective_path_[-2], self.objective_path_[-1]
+            if abs(prev - cur) <= self.tol * max(abs(prev), 1e-12):
+                break
+        self.upper_ = np.array([self.tree_.children(k)[0] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
+        self.lower_ = np.array([self.tree_.children(k)[1] if not self.tree_.is_leaf(k) else -1 for k in range(N)])
+        self.leaf_threshold_ = np.zeros(N)
 
     def _random_routing(self, k: int, Z: np.ndarray, rng: np.random.Generator) -> None:
         """Node k routes on one column not already routed on above it (those send every input of k one way),
@@ -534,29 +552,274 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                 queue += [int(self.upper_[k]), int(self.lower_[k])]
         return out
 
+    # ------------------------------------------------------- K classes ----
+    # K >= 3 (docs/cstc.md): internal nodes stay binary routers (beta_, bias_, theta_; no loss of their own),
+    # each leaf l holds K class scorers leaf_coef_[l] (K x d) and leaf_bias_[l] (K) regressing the one-vs-rest
+    # targets Y (+1 for the row's class, -1 else) with the loss (1/2) sum_c (s_c - Y_c)^2 (the binary squared
+    # loss for K = 2 antisymmetric scorers); a feature group's cost on leaf l's path is
+    # c_g sqrt(sum_{routers j on the path} |beta_j[g]|^2 + sum_c |W_lc[g]|^2): paid once for all K scorers.
+
+    def _fit_k(self, X: np.ndarray, yidx: np.ndarray, eval_set: tuple[Any, Any] | None) -> CSTCClassifier:
+        self._check_params(X.shape[1])
+        K = self.n_classes_
+        Y = 2.0 * np.eye(K)[yidx] - 1.0
+        c = cost_vector(self.costs, X.shape[1])
+        self.feature_costs_ = c
+        if self.phi != "raw":
+            raise ValueError("phi = 'trees' is binary only; K-class CSTC trees take phi = 'raw'")
+        self._fit_phi(X, Y[:, 0], c)
+        Phi = self._phi(X)
+        self.mu_ = Phi.mean(axis=0)
+        sd = Phi.std(axis=0)
+        self.sd_ = np.where(sd > 1e-12, sd, 1.0)
+        Z = self._standardize(Phi)
+        G = self._group_matrix(Z.shape[1])
+        Zva = yva = None
+        if eval_set is not None:
+            Zva = self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
+            yva = encode_classes(self, eval_set[1], "eval_set")
+        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
+        best: tuple[tuple[float, float], dict[str, Any]] | None = None
+        self.start_scores_ = []
+        for start in range(int(self.n_starts)):
+            self._fit_start_k(Z, Y, G, Zva, yva, None if start == 0 else rng)
+            Zs, ysel = (Z, yidx) if Zva is None else (Zva, yva)
+            node, lab = self._route_k(Zs)
+            acc = float(np.mean(lab == ysel))
+            cost = float(np.mean(self._path_costs()[node]))
+            self.start_scores_.append((acc, cost))
+            key = (round(acc, 3), -cost)
+            if best is None or key > best[0]:
+                best = (key, {name: copy.deepcopy(getattr(self, name)) for name in _START_STATE_K})
+        assert best is not None
+        for name, value in best[1].items():
+            setattr(self, name, value)
+        self.start_chosen_ = [(round(a, 3), -c) for a, c in self.start_scores_].index(best[0])
+        self.n_iter_ = len(self.objective_path_) - 1
+        if eval_set is not None:
+            self.validation_accuracy_ = float(np.mean(self.predict(np.asarray(eval_set[0], dtype=np.float64))
+                                                      == np.asarray(eval_set[1])))
+        return self
+
+    def _leaf_sq_k(self, k: int) -> np.ndarray:
+        """Per group: sum over leaf k's K scorers of the squared weights."""
+        return self._group_sq((self.leaf_coef_[k] ** 2).sum(axis=0) ** 0.5)
+
+    def _sq_k(self) -> np.ndarray:
+        """n_nodes x n_groups: a router's group sums of squares, a leaf's over its K scorers."""
+        return np.array([self._leaf_sq_k(k) if self.tree_.is_leaf(k) else self._group_sq(self.beta_[k])
+                         for k in range(self.tree_.n_nodes)])
+
+    def _leaf_loss_k(self, Z: np.ndarray, Y: np.ndarray, k: int) -> np.ndarray:
+        S = Z @ self.leaf_coef_[k].T + self.leaf_bias_[k]
+        return 0.5 * np.sum((S - Y) ** 2, axis=1)
+
+    def _objective_k(self, Z: np.ndarray, Y: np.ndarray) -> float:
+        tree = self.tree_
+        P = self._probs(Z @ self.beta_.T + self.bias_)
+        n = Z.shape[0]
+        sq = self._sq_k()
+        loss = cost = 0.0
+        l1 = float(self.rho) * (sum(float(np.abs(self.beta_[k]).sum()) for k in range(tree.n_nodes)
+                                    if not tree.is_leaf(k)) + float(np.abs(self.leaf_coef_).sum()))
+        for leaf in tree.leaves():
+            loss += float(np.sum(P[:, leaf] * self._leaf_loss_k(Z, Y, leaf)) / n)
+            cost += float(P[:, leaf].mean()) * float(self.group_cost_ @ np.sqrt(sq[tree.path(leaf)].sum(axis=0)))
+        return loss + l1 + float(self.lam) * cost
+
+    def _optimize_node_k(self, k: int, Z: np.ndarray, Y: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """Block coordinate step on node k (Lemma 1 alternation); returns p(k | x)."""
+        tree = self.tree_
+        n, d = Z.shape
+        S = Z @ self.beta_.T + self.bias_
+        P = self._probs(S)
+        a = P[:, k]
+        sq = self._sq_k()
+        gc = self.group_cost_
+        lam, rho, rs = float(self.lam), float(self.rho), float(self.routing_scale)
+        if tree.is_leaf(k):
+            C = sq[[j for j in tree.path(k) if j != k]].sum(axis=0)
+            pl = float(a.mean())
+            W, b = self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy()
+            active = np.ones(d, bool)
+            for it in range(int(self.inner_iter)):
+                ref = np.where((W == 0) & (it == 0), 1.0, W)
+                gamma = np.maximum(np.abs(ref), CLAMP_FLOOR)
+                eta = np.maximum(np.sqrt(G @ (ref**2).sum(axis=0) + C), CLAMP_FLOOR)
+                shared = lam * pl * (G.T @ (gc / eta))
+                W, b = _ridge_k(Z, Y, a, 2.0 * (rho / gamma + shared), active)
+                small = np.max(np.abs(W), axis=0) < self.zero_tol
+                if it > 0:
+                    active &= ~small
+                    W[:, ~active] = 0.0
+            self.leaf_coef_[k], self.leaf_bias_[k] = W, b
+            return a
+        # an internal node: its router against the subtrees' losses (relative probabilities held fixed)
+        ctx: dict[str, Any] = {"a": a, "leaves": []}
+        up, lo = tree.children(k)
+        for side, child, key in ((1, up, "U"), (-1, lo, "D")):
+            rel, sub = self._relative_probs(S, child)
+            ctx[key] = np.zeros(n)
+            for leaf in sub:
+                if tree.is_leaf(leaf):
+                    ctx[key] += rel[:, leaf] * self._leaf_loss_k(Z, Y, leaf)
+                    others = [j for j in tree.path(leaf) if j != k]
+                    ctx["leaves"].append((a * rel[:, leaf], side, sq[others].sum(axis=0)))
+        beta = self.beta_[k].copy()
+        b0, theta = float(self.bias_[k]), float(self.theta_[k])
+        active = np.ones(d, bool)
+        for it in range(int(self.inner_iter)):
+            ref = np.where((beta == 0) & (it == 0), 1.0, beta)
+            gamma = np.maximum(np.abs(ref), CLAMP_FLOOR)
+            etas = [np.maximum(np.sqrt(G @ (ref**2) + C), CLAMP_FLOOR) for (_, _, C) in ctx["leaves"]]
+            beta, b0, theta = self._lbfgs_internal(Z, Y[:, 0], ctx, G, gamma, etas, beta, b0, theta, active, lam,
+                                                   rho, rs, wi=0.0)
+            small = np.abs(beta) < self.zero_tol
+            if it > 0:
+                active &= ~small
+                beta[~active] = 0.0
+        self.beta_[k], self.bias_[k], self.theta_[k] = beta, b0, theta
+        return a
+
+    def _fit_start_k(self, Z: np.ndarray, Y: np.ndarray, G: np.ndarray, Zva: np.ndarray | None,
+                     yva: np.ndarray | None, rng: np.random.Generator | None) -> None:
+        """One start of the K-class tree (as _fit_start)."""
+        self.tree_ = _Tree(int(self.depth))
+        N, d, K = self.tree_.n_nodes, Z.shape[1], Y.shape[1]
+        self.beta_ = np.zeros((N, d))
+        self.bias_ = np.zeros(N)
+        self.theta_ = np.zeros(N)
+        self.leaf_coef_ = np.zeros((N, K, d))
+        self.leaf_bias_ = np.zeros((N, K))
+        # top-down initialization: each node fitted as a K-class leaf; an internal node then routes on its most
+        # spread class score (a random column on the symmetry-breaking starts), split at the weighted median
+        for k in range(N):
+            saved = self.tree_
+            self.tree_ = _CutTree(saved, k)
+            if rng is not None and not saved.is_leaf(k):
+                a = self._probs(Z @ self.beta_.T + self.bias_)[:, k]
+                self._random_routing(k, Z, rng)
+            else:
+                a = self._optimize_node_k(k, Z, Y, G)
+                if not saved.is_leaf(k):
+                    Sk = Z @ self.leaf_coef_[k].T + self.leaf_bias_[k]
+                    w = a / max(float(a.sum()), 1e-12)
+                    var = (w[:, None] * (Sk - w @ Sk) ** 2).sum(axis=0)
+                    c = int(np.argmax(var))
+                    self.beta_[k], self.bias_[k] = self.leaf_coef_[k, c], self.leaf_bias_[k, c]
+                    self.leaf_coef_[k], self.leaf_bias_[k] = 0.0, 0.0
+            self.tree_ = saved
+            if not saved.is_leaf(k):
+                self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
+        self._descend(lambda: self._objective_k(Z, Y), lambda k: self._optimize_node_k(k, Z, Y, G))
+        if self.fine_tune:
+            self._fine_tune_k(Z, Y, [k for k in range(N) if self.upper_[k] < 0])
+        if self.prune and Zva is not None and yva is not None:
+            self._prune_k(Z, Y, Zva, yva)
+
+    def _route_k(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf reached and class index (largest leaf score, the first on ties) of every row."""
+        n = Z.shape[0]
+        node = np.zeros(n, np.int64)
+        label = np.zeros(n, np.int64)
+        for k in range(self.tree_.n_nodes):
+            r = np.flatnonzero(node == k)
+            if r.size == 0:
+                continue
+            if self.upper_[k] < 0:
+                label[r] = np.argmax(Z[r] @ self.leaf_coef_[k].T + self.leaf_bias_[k], axis=1)
+            else:
+                s = Z[r] @ self.beta_[k] + self.bias_[k]
+                node[r] = np.where(s > self.theta_[k], self.upper_[k], self.lower_[k])
+        return node, label
+
+    def _fine_tune_k(self, Z: np.ndarray, Y: np.ndarray, leaves: list[int],
+                     support: dict[int, np.ndarray] | None = None) -> None:
+        """3.5 for K classes: leaves re-fitted on their hard inputs, support (shared by the K scorers) frozen."""
+        node, _ = self._route_k(Z)
+        for k in leaves:
+            w = (node == k).astype(np.float64)
+            active = support[k] if support else np.any(self.leaf_coef_[k] != 0, axis=0)
+            if w.sum() < 2 * (active.sum() + 1):
+                continue
+            W = self.leaf_coef_[k].copy()
+            for _ in range(int(self.inner_iter)):
+                gamma = np.maximum(np.abs(np.where(W == 0, 1.0, W)), CLAMP_FLOOR)
+                W, b = _ridge_k(Z, Y, w, 2.0 * self.rho / gamma, active)
+            self.leaf_coef_[k], self.leaf_bias_[k] = W, b
+
+    def _prune_k(self, Z: np.ndarray, Y: np.ndarray, Zva: np.ndarray, yva: np.ndarray) -> None:
+        """3.6.1 for K classes: a node whose children are leaves becomes a K-class leaf on its router's
+        features (alone, or with one child's) when validation accuracy does not drop."""
+        changed = True
+        while changed:
+            changed = False
+            for k in range(self.tree_.n_nodes - 1, -1, -1):
+                up, lo = self.upper_[k], self.lower_[k]
+                if up < 0 or self.upper_[up] >= 0 or self.upper_[lo] >= 0:
+                    continue
+                before = float(np.mean(self._route_k(Zva)[1] == yva))
+                saved = (self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy())
+                own = self.beta_[k] != 0
+                options = [own, own | np.any(self.leaf_coef_[up] != 0, axis=0),
+                           own | np.any(self.leaf_coef_[lo] != 0, axis=0)]
+                self.upper_[k] = self.lower_[k] = -1
+                best: tuple[float, int, np.ndarray, np.ndarray] | None = None
+                for sup in options:
+                    self.leaf_coef_[k] = np.where(sup, 1.0, 0.0)[None, :] * np.ones_like(self.leaf_coef_[k])
+                    self._fine_tune_k(Z, Y, [k], {k: sup})
+                    acc = float(np.mean(self._route_k(Zva)[1] == yva))
+                    if best is None or (acc, -int(sup.sum())) > (best[0], -best[1]):
+                        best = (acc, int(sup.sum()), self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy())
+                assert best is not None
+                if best[0] >= before:
+                    self.leaf_coef_[k], self.leaf_bias_[k] = best[2], best[3]
+                    changed = True
+                else:
+                    self.upper_[k], self.lower_[k] = up, lo
+                    self.leaf_coef_[k], self.leaf_bias_[k] = saved
+
     # ---------------------------------------------------------- predict ----
-    def __sklearn_tags__(self) -> Any:
-        return binary_only(super().__sklearn_tags__())
+    @property
+    def _multi(self) -> bool:
+        return getattr(self, "n_classes_", 2) > 2
 
     def decision_function(self, X: Any) -> np.ndarray:
+        """Binary: the leaf's margin; K classes: the K scores of the leaf reached (n x K)."""
         Z = self._standardize(self._phi(check_X(self, X, "beta_")))
+        if self._multi:
+            node = self._route_k(Z)[0]
+            out = np.zeros((Z.shape[0], self.n_classes_))
+            for k in np.unique(node):
+                r = node == k
+                out[r] = Z[r] @ self.leaf_coef_[k].T + self.leaf_bias_[k]
+            return out
         return self._route(Z)[1]
 
     def predict(self, X: Any) -> np.ndarray:
+        if self._multi:
+            Z = self._standardize(self._phi(check_X(self, X, "beta_")))
+            return self.classes_[self._route_k(Z)[1]]
         margin = self.decision_function(X)  # checks that the model is fitted first
         return self.classes_[(margin > 0).astype(np.int64)]
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        if self._multi:  # a softmax of the K leaf scores (its argmax is predict's)
+            S = self.decision_function(X)
+            E = np.exp(S - S.max(axis=1, keepdims=True))
+            return E / E.sum(axis=1, keepdims=True)
         p = np.clip((self.decision_function(X) + 1.0) / 2.0, 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf node (heap index) reached by every row."""
         Z = self._standardize(self._phi(check_X(self, X, "beta_")))
-        return self._route(Z)[0]
+        return self._route_k(Z)[0] if self._multi else self._route(Z)[0]
 
     def node_features(self, k: int) -> np.ndarray:
-        """Raw features node k reads (phi = trees: the features of its trees)."""
+        """Raw features node k reads (phi = trees: the features of its trees; a K-class leaf: its K scorers')."""
+        if self._multi and self.upper_[k] < 0:
+            return np.flatnonzero(np.any(self.leaf_coef_[k] != 0, axis=0))
         cols = np.flatnonzero(self.beta_[k] != 0)
         if self.booster_ is None:
             return cols
@@ -599,18 +862,35 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         order = self._reachable()
         new = {k: i for i, k in enumerate(order)}
         start, feat, weight, bias, thr, up, lo = [0], [], [], [], [], [], []
-        for k in order:
-            cols = np.flatnonzero(self.beta_[k] != 0)
-            w = self.beta_[k][cols] / self.sd_[cols]
-            feat += cols.tolist()
-            weight += w.tolist()
+
+        def add(beta: np.ndarray, b: float) -> None:
+            cols = np.flatnonzero(beta != 0)
+            w = beta[cols] / self.sd_[cols]
+            feat.extend(cols.tolist())
+            weight.extend(w.tolist())
             start.append(len(feat))
-            bias.append(float(self.bias_[k] - np.sum(w * self.mu_[cols])))
+            bias.append(float(b - np.sum(w * self.mu_[cols])))
+
+        multi = self._multi
+        for k in order:
             leaf = self.upper_[k] < 0
+            if multi and leaf:  # a K-class leaf's own scorer is empty (its class scorers follow the nodes)
+                add(np.zeros_like(self.beta_[k]), 0.0)
+            else:
+                add(self.beta_[k], float(self.bias_[k]))
             thr.append(float(self.leaf_threshold_[k] if leaf else self.theta_[k]))
             up.append(-1 if leaf else new[int(self.upper_[k])])
             lo.append(-1 if leaf else new[int(self.lower_[k])])
-        return {"n_features": int(self.n_features_in_), "term_start": np.array(start, np.uint32),
+        extra: dict[str, Any] = {}
+        if multi:
+            first = np.zeros(len(order), np.uint32)
+            for i, k in enumerate(order):
+                if self.upper_[k] < 0:
+                    first[i] = len(bias)
+                    for c in range(self.n_classes_):
+                        add(self.leaf_coef_[k, c], float(self.leaf_bias_[k, c]))
+            extra = {"n_classes": int(self.n_classes_), "class_first": first}
+        return {**extra, "n_features": int(self.n_features_in_), "term_start": np.array(start, np.uint32),
                 "feature": np.array(feat, np.int32), "weight": np.array(weight, np.float32),
                 "bias": np.array(bias, np.float32), "threshold": np.array(thr, np.float32),
                 "upper": np.array(up, np.int32), "lower": np.array(lo, np.int32),
@@ -634,3 +914,26 @@ def _weighted_median(s: np.ndarray, w: np.ndarray) -> float:
     o = np.argsort(s)
     cw = np.cumsum(w[o])
     return float(s[o][np.searchsorted(cw, 0.5 * cw[-1])])
+
+
+def _ridge_k(Z: np.ndarray, Y: np.ndarray, w: np.ndarray, Gam: np.ndarray,
+             active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """K weighted ridge fits on the shared active columns: class c's argmin (1/n) sum w (Z beta + b - Y_c)^2
+    + 1/2 sum Gam[c] beta^2 (Gam K x d); (W K x d, b K)."""
+    n, d = Z.shape
+    K = Y.shape[1]
+    idx = np.flatnonzero(active)
+    A = np.column_stack([Z[:, idx], np.ones(n)])
+    H0 = (2.0 / n) * (A.T * w) @ A
+    H0[-1, -1] += 1e-9
+    R = (2.0 / n) * (A.T * w) @ Y
+    W = np.zeros((K, d))
+    b = np.zeros(K)
+    eye = 1e-10 * np.eye(idx.size + 1)
+    for c in range(K):
+        H = H0.copy()
+        H[np.arange(idx.size), np.arange(idx.size)] += Gam[c, idx]
+        sol = np.linalg.solve(H + eye, R[:, c])
+        W[c, idx] = sol[:-1]
+        b[c] = sol[-1]
+    return W, b

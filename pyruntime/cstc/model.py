@@ -11,6 +11,13 @@ to ``upper[k]`` when ``acc > threshold[k]``, else to ``lower[k]``; a leaf (``upp
 indices than their parent and every node but the root has exactly one parent (a tree, checked on
 load), so a walk visits at most n_nodes nodes. The features of the nodes on the input's path are
 read lazily, each at most once (one memo per prediction): n_read and cost count only them.
+
+K classes (``n_classes`` = K >= 3; docs/cstc.md): the internal nodes route as above and every leaf k
+holds K class scorers, scorers ``class_first[k] .. class_first[k] + K - 1`` of the same term arrays
+(``term_start`` and ``bias`` hold the n_nodes node scorers, then the class scorers); the leaf answers
+the class of the largest score (the first on ties), score that score. In q15 a leaf's class scorers
+share its ``w_shift[k]``, so their scores compare in one unit. A binary model has no class scorers
+and its tables record is the binary one (no ``n_classes`` field).
 """
 
 from __future__ import annotations
@@ -32,14 +39,34 @@ from pyruntime.result import Predictions
 
 _FIELDS = ("n_features", "term_start", "feature", "weight", "bias", "threshold", "upper", "lower", "costs",
            "input_absmax")
+_K_FIELDS = ("n_classes", "class_first")  # K-class tables only
+MAX_CLASSES = 64  # FM_VEC_MAX_OUTPUTS: fm_cstc_check refuses more
+
+
+def _check_classes(n_classes: int, class_first: np.ndarray | None, upper: np.ndarray, n_scorers: int) -> None:
+    """K-class leaves (the class checks of fm_cstc_check)."""
+    require(isinstance(n_classes, (int, np.integer)) and not isinstance(n_classes, bool),
+            "n_classes must be an integer")
+    require(2 <= n_classes <= MAX_CLASSES, f"n_classes must be in 2..{MAX_CLASSES}, got {n_classes}")
+    n_nodes = upper.shape[0]
+    if n_classes == 2:
+        require(class_first is None and n_scorers == n_nodes, "a binary CSTC tree has no class scorers")
+        return
+    require(class_first is not None and class_first.shape == (n_nodes,), "class_first needs one entry per node")
+    assert class_first is not None
+    leaf = upper < 0
+    first = class_first[leaf].astype(np.int64)
+    require(bool(np.all((first >= n_nodes) & (first + n_classes <= n_scorers))),
+            f"a leaf's {n_classes} class scorers must lie in the class scorers (n_nodes .. n_scorers - 1)")
 
 
 def _check_tree(term_start: np.ndarray, feature: np.ndarray, upper: np.ndarray, lower: np.ndarray,
-                n_features: int, n_nodes: int) -> None:
+                n_features: int, n_nodes: int, n_scorers: int | None = None) -> None:
     """The structure checks fm_cstc_check runs (ModelFormatError on the first defect)."""
+    n_scorers = n_nodes if n_scorers is None else n_scorers
     require(isinstance(n_features, int) and n_features >= 0, "n_features must be an int >= 0")
     require(n_nodes >= 1, "a CSTC tree needs at least one node")
-    require(term_start.shape == (n_nodes + 1,), "term_start needs n_nodes + 1 entries")
+    require(term_start.shape == (n_scorers + 1,), "term_start needs n_nodes + n_class_scorers + 1 entries")
     require(int(term_start[0]) == 0, "term_start must start at 0")
     require(bool(np.all(np.diff(term_start.astype(np.int64)) >= 0)), "term_start must be non-decreasing")
     require(int(term_start[-1]) == feature.shape[0], "term_start must end at the number of terms")
@@ -72,6 +99,8 @@ class CSTCModel:
     lower: np.ndarray  # int32 [n_nodes]
     costs: np.ndarray | None = None  # float32 [n_features]; None = 1 each
     input_absmax: float = 1.0  # largest |x| seen in training (sets the q15 input shift)
+    n_classes: int = 2  # K >= 3: K-class leaves
+    class_first: np.ndarray | None = None  # uint32 [n_nodes] (K >= 3): a leaf's first class scorer
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -80,12 +109,19 @@ class CSTCModel:
             set_(self, name, as_array(getattr(self, name), dt, name))
         if self.costs is not None:
             set_(self, "costs", as_array(self.costs, "f4", "costs"))
+        if self.class_first is not None:
+            set_(self, "class_first", as_array(self.class_first, "u4", "class_first"))
         require(isinstance(self.input_absmax, (int, float)), "input_absmax must be a number")
         set_(self, "input_absmax", float(self.input_absmax))
         self.validate()
 
     @property
     def n_nodes(self) -> int:
+        return int(self.upper.shape[0])
+
+    @property
+    def n_scorers(self) -> int:
+        """Node scorers plus class scorers (K >= 3)."""
         return int(self.bias.shape[0])
 
     @property
@@ -103,16 +139,21 @@ class CSTCModel:
                     depth[child] = depth[k] + 1
         leaves = [k for k in range(self.n_nodes) if self.is_leaf(k)]
         nodes = [{"node": k, "leaf": self.is_leaf(k), "upper": int(self.upper[k]), "lower": int(self.lower[k]),
-                  "features": [feature_name(feature_names, int(j))
-                               for j in self.feature[self.term_start[k]:self.term_start[k + 1]]]}
+                  "features": [feature_name(feature_names, int(j)) for j in self.node_features(k)]}
                  for k in range(self.n_nodes)]
         used = np.unique(self.feature)
-        return {"n_nodes": self.n_nodes, "n_leaves": len(leaves), "max_depth": int(depth.max(initial=0)),
+        k_class = {"n_classes": self.n_classes} if self.n_classes > 2 else {}
+        return {"n_nodes": self.n_nodes, **k_class, "n_leaves": len(leaves), "max_depth": int(depth.max(initial=0)),
                 "n_features_used": int(used.size),
                 "features_used": features_with_costs(used, self.costs, feature_names), "nodes": nodes}
 
     def validate(self) -> None:
-        _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, self.n_nodes)
+        require(self.upper.shape == self.lower.shape and self.upper.ndim == 1,
+                "upper and lower need one entry per node")
+        require(self.n_scorers >= self.n_nodes, "bias needs one entry per node and class scorer")
+        _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, self.n_nodes,
+                    self.n_scorers)
+        _check_classes(self.n_classes, self.class_first, self.upper, self.n_scorers)
         require(self.weight.shape == self.feature.shape, "weight and feature differ in length")
         require(self.threshold.shape == (self.n_nodes,), "threshold needs one entry per node")
         require(bool(np.all(np.isfinite(self.weight)) and np.all(np.isfinite(self.bias))
@@ -121,25 +162,51 @@ class CSTCModel:
         require(bool(np.isfinite(self.input_absmax) and self.input_absmax >= 0), "input_absmax must be >= 0")
 
     def to_dict(self) -> dict[str, Any]:
-        return {n: getattr(self, n) for n in _FIELDS}
+        out = {n: getattr(self, n) for n in _FIELDS}
+        if self.n_classes > 2:  # a binary record stays as before K classes (same bytes)
+            out.update({n: getattr(self, n) for n in _K_FIELDS})
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CSTCModel:
         fields = table_fields(data, _FIELDS, "cstc tables")
         require(isinstance(data["n_features"], int), "n_features must be an integer")
+        if "n_classes" in data:
+            fields.update(table_fields(data, _K_FIELDS, "K-class cstc tables"))
         return cls(**fields)
+
+    def class_scorers(self, k: int) -> range:
+        """Scorer indices of leaf k's classes (K >= 3; empty for a binary tree or an internal node)."""
+        if self.n_classes <= 2 or not self.is_leaf(k):
+            return range(0)
+        assert self.class_first is not None
+        first = int(self.class_first[k])
+        return range(first, first + self.n_classes)
+
+    def node_features(self, k: int) -> np.ndarray:
+        """Feature indices node k reads in stored order (a K-class leaf: its class scorers', each once)."""
+        scorers = self.class_scorers(k)
+        if not scorers:
+            return self.feature[self.term_start[k]:self.term_start[k + 1]]
+        f = np.concatenate([self.feature[self.term_start[s]:self.term_start[s + 1]] for s in scorers])
+        _, first = np.unique(f, return_index=True)
+        return f[np.sort(first)]
+
+    def scorer(self, s: int, threshold: float = 0.0) -> LinearScorer:
+        a, b = int(self.term_start[s]), int(self.term_start[s + 1])
+        return LinearScorer(n_features=self.n_features, feature=self.feature[a:b], weight=self.weight[a:b],
+                            bias=float(self.bias[s]), decision_threshold=threshold, costs=self.costs)
 
     def node(self, k: int) -> LinearScorer:
         """Node k as a linear scorer (the arithmetic the runtime runs)."""
-        a, b = int(self.term_start[k]), int(self.term_start[k + 1])
-        return LinearScorer(n_features=self.n_features, feature=self.feature[a:b], weight=self.weight[a:b],
-                            bias=float(self.bias[k]), decision_threshold=float(self.threshold[k]), costs=self.costs)
+        return self.scorer(k, float(self.threshold[k]))
 
     def is_leaf(self, k: int) -> bool:
         return int(self.upper[k]) < 0
 
     def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
-        return _reference(self, [self.node(k) for k in range(self.n_nodes)], np.asarray(X32, np.float32), False)
+        return _reference(self, [self.node(k) for k in range(self.n_nodes)], np.asarray(X32, np.float32), False,
+                          [[self.scorer(s) for s in self.class_scorers(k)] for k in range(self.n_nodes)])
 
     def predict_reference(self, X: Any) -> Predictions:
         return self.reference(check_inputs(X, self.n_features))[0]
@@ -150,21 +217,31 @@ class CSTCModel:
         |bias| + |threshold| + sum |w| * input_absmax in int32."""
         in_shift = in_shift_for(max(self.input_absmax, 1.0))
         amax = max(self.input_absmax, 1.0)
-        wq, bq, tq, ws = [], [], [], []
+        ns = self.n_scorers
+        shift_of = np.zeros(ns, np.int64)  # the weight shift every scorer is quantized with
+        ws = []
         for k in range(self.n_nodes):
-            a, b = int(self.term_start[k]), int(self.term_start[k + 1])
-            w = self.weight[a:b].astype(np.float64)
-            bound = abs(float(self.bias[k])) + abs(float(self.threshold[k])) + float(np.abs(w).sum()) * amax
-            shift = min(pick_shift(float(np.max(np.abs(w), initial=0.0))), pick_shift(bound, INT32_MAX // 2))
+            group = [k, *self.class_scorers(k)]  # a K-class leaf: one shift for its class scorers
+            wmax, bound = 0.0, 0.0
+            for s_ in group:
+                a, b = int(self.term_start[s_]), int(self.term_start[s_ + 1])
+                w = self.weight[a:b].astype(np.float64)
+                wmax = max(wmax, float(np.max(np.abs(w), initial=0.0)))
+                thr = abs(float(self.threshold[k])) if s_ == k else 0.0
+                bound = max(bound, abs(float(self.bias[s_])) + thr + float(np.abs(w).sum()) * amax)
+            shift = min(pick_shift(wmax), pick_shift(bound, INT32_MAX // 2))
             ws.append(shift)
-            wq.append(np.clip(np.round(w * 2.0**shift), -32768, 32767).astype(np.int16))
-            bq.append(to_fixed(float(self.bias[k]), shift))
-            tq.append(to_fixed(float(self.threshold[k]), shift))
+            shift_of[group] = shift
+        wq = [np.clip(np.round(self.weight[int(self.term_start[s_]):int(self.term_start[s_ + 1])].astype(np.float64)
+                               * 2.0 ** int(shift_of[s_])), -32768, 32767).astype(np.int16) for s_ in range(ns)]
+        bq = [to_fixed(float(self.bias[s_]), int(shift_of[s_])) for s_ in range(ns)]
+        tq = [to_fixed(float(self.threshold[k]), ws[k]) for k in range(self.n_nodes)]
         costs, unit = quantize_costs(self.costs)
         return CSTCModelQ15(n_features=self.n_features, term_start=self.term_start.copy(),
                             feature=self.feature.copy(), weight_q=np.concatenate(wq) if wq else np.zeros(0, np.int16),
                             bias_q=bq, threshold_q=tq, w_shift=ws, upper=self.upper.copy(), lower=self.lower.copy(),
-                            in_shift=in_shift, costs=costs, cost_unit=unit)
+                            in_shift=in_shift, costs=costs, cost_unit=unit, n_classes=self.n_classes,
+                            class_first=None if self.class_first is None else self.class_first.copy())
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,6 +260,8 @@ class CSTCModelQ15:
     in_shift: int = 16
     costs: np.ndarray | None = None  # uint16 cost units [n_features]; None = 1 each
     cost_unit: float = 1.0
+    n_classes: int = 2
+    class_first: np.ndarray | None = None  # uint32 [n_nodes] (K >= 3); a leaf's class scorers use its w_shift
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -191,8 +270,13 @@ class CSTCModelQ15:
             set_(self, name, as_array(getattr(self, name), dt, name))
         if self.costs is not None:
             set_(self, "costs", as_array(self.costs, "u2", "costs"))
-        n = int(self.bias_q.shape[0])
-        _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, n)
+        if self.class_first is not None:
+            set_(self, "class_first", as_array(self.class_first, "u4", "class_first"))
+        n = int(self.upper.shape[0])
+        ns = int(self.bias_q.shape[0])
+        require(ns >= n, "bias_q needs one entry per node and class scorer")
+        _check_tree(self.term_start, self.feature, self.upper, self.lower, self.n_features, n, ns)
+        _check_classes(self.n_classes, self.class_first, self.upper, ns)
         require(self.weight_q.shape == self.feature.shape, "weight_q and feature differ in length")
         require(self.threshold_q.shape == (n,) and self.w_shift.shape == (n,),
                 "threshold_q and w_shift need one entry per node")
@@ -202,30 +286,47 @@ class CSTCModelQ15:
 
     @property
     def n_nodes(self) -> int:
+        return int(self.upper.shape[0])
+
+    @property
+    def n_scorers(self) -> int:
         return int(self.bias_q.shape[0])
 
-    def node(self, k: int) -> LinearScorerQ15:
-        a, b = int(self.term_start[k]), int(self.term_start[k + 1])
+    def class_scorers(self, k: int) -> range:
+        if self.n_classes <= 2 or int(self.upper[k]) >= 0:
+            return range(0)
+        assert self.class_first is not None
+        first = int(self.class_first[k])
+        return range(first, first + self.n_classes)
+
+    def scorer(self, s: int, k: int, threshold_q: int = 0) -> LinearScorerQ15:
+        """Scorer s with node k's weight shift."""
+        a, b = int(self.term_start[s]), int(self.term_start[s + 1])
         return LinearScorerQ15(n_features=self.n_features, feature=self.feature[a:b], weight_q=self.weight_q[a:b],
-                               bias_q=int(self.bias_q[k]), decision_threshold_q=int(self.threshold_q[k]),
+                               bias_q=int(self.bias_q[s]), decision_threshold_q=threshold_q,
                                in_shift=self.in_shift, w_shift=int(self.w_shift[k]), costs=self.costs,
                                cost_unit=self.cost_unit)
 
+    def node(self, k: int) -> LinearScorerQ15:
+        return self.scorer(k, k, int(self.threshold_q[k]))
+
     def to_dict(self) -> dict[str, Any]:
-        return {n: getattr(self, n) for n in ("n_features", "term_start", "feature", "weight_q", "bias_q",
-                                               "threshold_q", "w_shift", "upper", "lower", "in_shift", "costs",
-                                               "cost_unit")}
+        names = ("n_features", "term_start", "feature", "weight_q", "bias_q", "threshold_q", "w_shift", "upper",
+                 "lower", "in_shift", "costs", "cost_unit") + (_K_FIELDS if self.n_classes > 2 else ())
+        return {n: getattr(self, n) for n in names}
 
     def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
-        return _reference(self, [self.node(k) for k in range(self.n_nodes)], np.asarray(X32, np.float32), True)
+        return _reference(self, [self.node(k) for k in range(self.n_nodes)], np.asarray(X32, np.float32), True,
+                          [[self.scorer(s, k) for s in self.class_scorers(k)] for k in range(self.n_nodes)])
 
     def predict_reference(self, X: Any) -> Predictions:
         return self.reference(check_inputs(X, self.n_features))[0]
 
 
 def _reference(m: CSTCModel | CSTCModelQ15, nodes: list[Any], X32: np.ndarray,
-               q15: bool) -> tuple[Predictions, np.ndarray]:
-    """Walk every row down the tree (nodes in index order: parents before children)."""
+               q15: bool, classes: list[list[Any]]) -> tuple[Predictions, np.ndarray]:
+    """Walk every row down the tree (nodes in index order: parents before children); classes[k]: leaf k's
+    class scorers (K >= 3), else empty."""
     rows = X32.shape[0]
     state = ReadState.start(rows, m.n_features)
     at = np.zeros(rows, np.int64)
@@ -236,6 +337,11 @@ def _reference(m: CSTCModel | CSTCModelQ15, nodes: list[Any], X32: np.ndarray,
     for k, node in enumerate(nodes):
         r = state.active(np.flatnonzero(at == k))
         if r.size == 0:
+            continue
+        if classes[k]:
+            _leaf_k(classes[k], X32, state, r, q15, label, score)
+            stage[r[state.status[r] == FM_OK]] = k
+            at[r] = -1
             continue
         acc[r] = node.bias_q if q15 else node.bias
         node.score_into(X32, state, acc, rows=r)
@@ -253,6 +359,24 @@ def _reference(m: CSTCModel | CSTCModelQ15, nodes: list[Any], X32: np.ndarray,
     return Predictions(label=label, score=score, n_read=state.n_read, cost=cost, stage=stage), state.status
 
 
+def _leaf_k(scorers: list[Any], X32: np.ndarray, state: ReadState, r: np.ndarray, q15: bool, label: np.ndarray,
+            score: np.ndarray) -> None:
+    """A K-class leaf on rows r: class 0, 1, .., K-1 scored in turn over the shared memo, the first largest
+    wins (as the C argmax)."""
+    n = X32.shape[0]
+    best = np.zeros(n, np.int64 if q15 else np.float32)
+    lab = np.zeros(n, np.int32)
+    for c, s in enumerate(scorers):
+        acc: np.ndarray = np.full(n, s.bias_q, np.int64) if q15 else np.full(n, s.bias, np.float32)
+        s.score_into(X32, state, acc, rows=r)
+        better = acc > best if c else np.ones(n, bool)
+        best = np.where(better, acc, best)
+        lab = np.where(better, c, lab).astype(np.int32)
+    ok = r[state.status[r] == FM_OK]
+    label[ok] = lab[ok]
+    score[ok] = best[ok]
+
+
 # -- C binding -------------------------------------------------------------------------
 
 def cstc_struct(ffi: Any, model: CSTCModel | CSTCModelQ15, keep: list[Any]) -> Any:
@@ -260,6 +384,9 @@ def cstc_struct(ffi: Any, model: CSTCModel | CSTCModelQ15, keep: list[Any]) -> A
     q = isinstance(model, CSTCModelQ15)
     s = ffi.new("fm_cstc_q15 *" if q else "fm_cstc *")
     s.n_features, s.n_nodes = model.n_features, model.n_nodes
+    s.n_classes = model.n_classes if model.n_classes > 2 else 0
+    s.n_class_scorers = model.n_scorers - model.n_nodes
+    s.class_first = c_ptr(ffi, keep, "const uint32_t *", model.class_first, "u4")
     s.term_start = c_ptr(ffi, keep, "const uint32_t *", model.term_start, "u4")
     s.feature = c_ptr(ffi, keep, "const int32_t *", model.feature, "i4")
     s.upper = c_ptr(ffi, keep, "const int32_t *", model.upper, "i4")

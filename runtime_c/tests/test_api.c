@@ -134,6 +134,44 @@ static const uint8_t cs_shift[3] = {13u, 13u, 13u};
 static const int32_t cs_upper[3] = {1, -1, -1};
 static const int32_t cs_lower[3] = {2, -1, -1};
 
+/* A 3-node tree over cs_threshold / cs_upper / cs_lower with the given terms (binary unless set after). */
+static void cs_model(fm_cstc *m, const uint32_t *start, const int32_t *feature, const float *weight, const float *bias)
+{
+    m->n_features = 3u;
+    m->n_nodes = 3u;
+    m->term_start = start;
+    m->feature = feature;
+    m->weight = weight;
+    m->bias = bias;
+    m->threshold = cs_threshold;
+    m->upper = cs_upper;
+    m->lower = cs_lower;
+    m->costs = NULL;
+    m->n_classes = 0u;
+    m->n_class_scorers = 0u;
+    m->class_first = NULL;
+}
+
+static void cs_model_q15(fm_cstc_q15 *q, const uint32_t *start, const int32_t *feature, const int16_t *weight_q,
+                         const int32_t *bias_q)
+{
+    q->n_features = 3u;
+    q->n_nodes = 3u;
+    q->term_start = start;
+    q->feature = feature;
+    q->weight_q = weight_q;
+    q->bias_q = bias_q;
+    q->threshold_q = cs_threshold_q;
+    q->w_shift = cs_shift;
+    q->upper = cs_upper;
+    q->lower = cs_lower;
+    q->in_shift = 8u;
+    q->costs = NULL;
+    q->n_classes = 2u; /* 0 or 2: binary leaves */
+    q->n_class_scorers = 0u;
+    q->class_first = NULL;
+}
+
 static void test_cstc(void)
 {
     fm_cstc m;
@@ -144,16 +182,7 @@ static void test_cstc(void)
     fm_reader in = {fm_vector_read, &v};
     size_t size;
     void *buf;
-    m.n_features = 3u;
-    m.n_nodes = 3u;
-    m.term_start = cs_start;
-    m.feature = cs_feature;
-    m.weight = cs_weight;
-    m.bias = cs_bias;
-    m.threshold = cs_threshold;
-    m.upper = cs_upper;
-    m.lower = cs_lower;
-    m.costs = NULL;
+    cs_model(&m, cs_start, cs_feature, cs_weight, cs_bias);
     CHECK(fm_cstc_check(&m) == FM_OK);
     size = fm_cstc_scratch_size(&m);
     CHECK(size == 16u && fm_cstc_scratch_size(NULL) == 0u);
@@ -174,18 +203,7 @@ static void test_cstc(void)
     CHECK(fm_cstc_predict_batch(&m, big_x, 1u, N_BIG, &memo, &b, NULL) == FM_OK && b.n_read == 3u);
     free(buf);
 
-    q.n_features = 3u;
-    q.n_nodes = 3u;
-    q.term_start = cs_start;
-    q.feature = cs_feature;
-    q.weight_q = cs_weight_q;
-    q.bias_q = cs_bias_q;
-    q.threshold_q = cs_threshold_q;
-    q.w_shift = cs_shift;
-    q.upper = cs_upper;
-    q.lower = cs_lower;
-    q.in_shift = 8u;
-    q.costs = NULL;
+    cs_model_q15(&q, cs_start, cs_feature, cs_weight_q, cs_bias_q);
     CHECK(fm_cstc_q15_check(&q) == FM_OK);
     size = fm_cstc_q15_scratch_size(&q);
     buf = exact(size);
@@ -195,6 +213,72 @@ static void test_cstc(void)
     free(buf);
     q.n_features = N_BIG;
     CHECK(fm_cstc_q15_predict_vec(&q, big_x, N_BIG, &c) == FM_E_ARG);
+}
+
+/* ---- cstc, 64 classes: the same routers; leaf 1's class c scores c + x1, leaf 2's -c + x2 ------------ */
+#define CSK 64u
+static uint32_t csk_start[3u + 2u * CSK + 1u];
+static int32_t csk_feature[5u + 2u * CSK];
+static float csk_weight[5u + 2u * CSK];
+static int16_t csk_weight_q[5u + 2u * CSK];
+static float csk_bias[3u + 2u * CSK];
+static int32_t csk_bias_q[3u + 2u * CSK];
+static uint32_t csk_first[3] = {0u, 3u, 3u + CSK};
+
+static void test_cstc_k(void)
+{
+    fm_cstc m;
+    fm_cstc_q15 q;
+    fm_result a, b;
+    uint32_t s;
+    const float up[3] = {1.0f, 1.0f, 1.0f}, down[3] = {-1.0f, 1.0f, 1.0f};
+    for (s = 0u; s < 5u; ++s) {
+        csk_feature[s] = cs_feature[s];
+        csk_weight[s] = cs_weight[s];
+        csk_weight_q[s] = cs_weight_q[s];
+    }
+    for (s = 0u; s < 4u; ++s) {
+        csk_start[s] = cs_start[s]; /* the leaves' own scorers: one term each, never evaluated */
+    }
+    for (s = 3u; s < 3u + 2u * CSK; ++s) { /* one term per class scorer: x1 (leaf 1) or x2 (leaf 2) */
+        const uint32_t c = (s - 3u) % CSK;
+        csk_start[s + 1u] = csk_start[s] + 1u;
+        csk_feature[csk_start[s]] = s < 3u + CSK ? 1 : 2;
+        csk_weight[csk_start[s]] = 1.0f;
+        csk_weight_q[csk_start[s]] = 8192;
+        csk_bias[s] = s < 3u + CSK ? (float)c : -(float)c;
+        csk_bias_q[s] = (s < 3u + CSK ? 1 : -1) * (int32_t)c * 8192;
+    }
+    cs_model(&m, csk_start, csk_feature, csk_weight, csk_bias);
+    m.n_classes = CSK;
+    m.n_class_scorers = 2u * CSK;
+    m.class_first = csk_first;
+    CHECK(fm_cstc_check(&m) == FM_OK);
+    CHECK(fm_cstc_predict_vec(&m, up, 3u, &a) == FM_OK && a.stage == 1u && a.label == (int32_t)CSK - 1 &&
+          a.score == 64.0f && a.n_read == 3u);
+    CHECK(fm_cstc_predict_vec(&m, down, 3u, &b) == FM_OK && b.stage == 2u && b.label == 0 && b.score == 1.0f);
+    m.n_classes = CSK + 1u; /* more than FM_VEC_MAX_OUTPUTS */
+    CHECK(fm_cstc_check(&m) == FM_E_MODEL);
+    m.n_classes = 1u;
+    CHECK(fm_cstc_check(&m) == FM_E_MODEL);
+    m.n_classes = CSK;
+    csk_first[2] = 3u + CSK + 1u; /* past the last class scorer */
+    CHECK(fm_cstc_check(&m) == FM_E_MODEL);
+    csk_first[2] = 2u; /* a node scorer */
+    CHECK(fm_cstc_check(&m) == FM_E_MODEL);
+    csk_first[2] = 3u + CSK;
+    m.class_first = NULL;
+    CHECK(fm_cstc_check(&m) == FM_E_MODEL);
+
+    cs_model_q15(&q, csk_start, csk_feature, csk_weight_q, csk_bias_q);
+    q.n_classes = CSK;
+    q.n_class_scorers = 2u * CSK;
+    q.class_first = csk_first;
+    CHECK(fm_cstc_q15_check(&q) == FM_OK);
+    CHECK(fm_cstc_q15_predict_vec(&q, up, 3u, &a) == FM_OK && a.stage == 1u && a.label == (int32_t)CSK - 1);
+    CHECK(fm_cstc_q15_predict_vec(&q, down, 3u, &b) == FM_OK && b.stage == 2u && b.label == 0);
+    q.n_class_scorers = CSK - 1u;
+    CHECK(fm_cstc_q15_check(&q) == FM_E_MODEL);
 }
 
 /* ---- cascade: one stage, one stump x1 <= 2 ? -1 : 1 on output 0 ------------------------------- */
@@ -504,6 +588,7 @@ int main(void)
     test_scratch_layout();
     test_linear();
     test_cstc();
+    test_cstc_k();
     test_cascade();
     test_trees_nb_skyline();
     test_gated();

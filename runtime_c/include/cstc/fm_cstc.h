@@ -14,6 +14,18 @@
  * lower[k] == -1) ends the prediction: label = acc > threshold[k],
  * out->score (q15: out->score_q) = acc, out->stage = k.
  *
+ * K classes (n_classes = K >= 3; 0 or 2 is the binary form above): the
+ * internal nodes route as above (one binary split each) and every leaf
+ * holds K class scorers, scorers class_first[k] .. class_first[k] + K - 1
+ * of the same term arrays (term_start and bias hold n_nodes +
+ * n_class_scorers entries: the nodes' own scorers first, then the class
+ * scorers; a K-class leaf's own scorer is not evaluated). The leaf scores
+ * class 0, 1, .., K-1 in turn (each exactly as fm_linear_score from its
+ * own bias; q15 with the leaf's w_shift[k]) and answers the class of the
+ * largest score (the first on ties): out->label = that class index,
+ * out->score (score_q) = that score, out->stage = k. No per-class stack
+ * or scratch: any K up to FM_VEC_MAX_OUTPUTS works in every call.
+ *
  * Only the nodes on the input's path are scored, so only their features
  * are read, each at most once (one fm_memo per prediction); n_read and
  * cost count those features alone (see fm_linear.h for the accounting).
@@ -43,33 +55,42 @@ extern "C" {
 typedef struct {
     uint32_t n_features;
     uint32_t n_nodes;
-    const uint32_t *term_start; /* [n_nodes + 1] */
-    const int32_t *feature;     /* [term_start[n_nodes]] */
-    const float *weight;        /* [term_start[n_nodes]] */
-    const float *bias;          /* [n_nodes] */
+    const uint32_t *term_start; /* [n_scorers + 1], n_scorers = n_nodes (+ n_class_scorers if K >= 3) */
+    const int32_t *feature;     /* [term_start[n_scorers]] */
+    const float *weight;        /* [term_start[n_scorers]] */
+    const float *bias;          /* [n_scorers] */
     const float *threshold;     /* [n_nodes] routing / decision threshold */
     const int32_t *upper;       /* [n_nodes] child when acc > threshold; -1 = leaf */
     const int32_t *lower;       /* [n_nodes] child otherwise; -1 = leaf */
     const float *costs;         /* [n_features] or NULL (cost 1 each) */
+    /* K classes (last, so a binary initializer may leave them out): */
+    uint32_t n_classes;          /* 0 or 2: binary leaves; 3 .. FM_VEC_MAX_OUTPUTS: K-class leaves */
+    uint32_t n_class_scorers;    /* class scorers after the n_nodes node scorers */
+    const uint32_t *class_first; /* [n_nodes] a leaf's first class scorer (>= n_nodes) */
 } fm_cstc;
 
 typedef struct {
     uint32_t n_features;
     uint32_t n_nodes;
-    const uint32_t *term_start; /* [n_nodes + 1] */
-    const int32_t *feature;     /* [term_start[n_nodes]] */
-    const int16_t *weight_q;    /* [term_start[n_nodes]] weight * 2^w_shift[node] */
-    const int32_t *bias_q;      /* [n_nodes] bias * 2^w_shift[node] */
+    const uint32_t *term_start; /* [n_scorers + 1] */
+    const int32_t *feature;     /* [term_start[n_scorers]] */
+    const int16_t *weight_q;    /* [term_start[n_scorers]] weight * 2^w_shift[node] */
+    const int32_t *bias_q;      /* [n_scorers] bias * 2^w_shift[node] */
     const int32_t *threshold_q; /* [n_nodes] threshold * 2^w_shift[node] */
     const uint8_t *w_shift;     /* [n_nodes] each 0..30 */
     const int32_t *upper;       /* [n_nodes] */
     const int32_t *lower;       /* [n_nodes] */
     uint32_t in_shift;          /* x_q = trunc(x * 2^in_shift), 0..30 */
     const uint16_t *costs;      /* [n_features] integer cost units or NULL */
+    uint32_t n_classes;          /* as fm_cstc; bias_q has n_nodes + n_class_scorers entries */
+    uint32_t n_class_scorers;
+    const uint32_t *class_first; /* [n_nodes]; a leaf's class scorers use its w_shift[k] */
 } fm_cstc_q15;
 
 /* Load-time checks (FM_OK, FM_E_ARG for NULL, FM_E_MODEL): the structure
- * above, finite weights/biases/thresholds and costs >= 0 (float32),
+ * above; n_classes 0, 2 or 3 .. FM_VEC_MAX_OUTPUTS and, for K >= 3, a
+ * class_first of every leaf with its K scorers inside n_nodes ..
+ * n_nodes + n_class_scorers - 1; finite weights/biases/thresholds and costs >= 0 (float32),
  * shifts in 0..30 (q15). O(n_nodes^2) for the one-parent check. */
 int fm_cstc_check(const fm_cstc *m);
 int fm_cstc_q15_check(const fm_cstc_q15 *m);

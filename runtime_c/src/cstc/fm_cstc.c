@@ -11,22 +11,38 @@ static int finite_f32(float v)
     return !fm_bits_nonfinite(fm_float_bits(v));
 }
 
-/* term_start, features, children: everything both numeric types share. */
-static int structure_ok(uint32_t n_features, uint32_t n_nodes, const uint32_t *term_start, const int32_t *feature,
-                        const int32_t *upper, const int32_t *lower)
+/* Scorers of the term arrays: the n_nodes node scorers, then (K >= 3) the class scorers; 0 when n_classes
+ * or n_class_scorers is invalid. */
+static uint32_t n_scorers_of(uint32_t n_nodes, uint32_t n_classes, uint32_t n_class_scorers)
+{
+    if (n_classes == 0u || n_classes == 2u) {
+        return n_nodes;
+    }
+    if (n_classes < 3u || n_classes > FM_VEC_MAX_OUTPUTS || n_class_scorers < n_classes ||
+        n_class_scorers > 0xFFFFFFFEu - n_nodes) {
+        return 0u;
+    }
+    return n_nodes + n_class_scorers;
+}
+
+/* term_start, features, children, class scorers: everything both numeric types share. */
+static int structure_ok(uint32_t n_features, uint32_t n_nodes, uint32_t n_scorers, const uint32_t *term_start,
+                        const int32_t *feature, const int32_t *upper, const int32_t *lower, uint32_t n_classes,
+                        const uint32_t *class_first)
 {
     uint32_t k;
     uint32_t j;
     uint32_t nnz;
-    if (n_nodes == 0u || term_start == NULL || upper == NULL || lower == NULL || term_start[0] != 0u) {
+    if (n_nodes == 0u || n_scorers < n_nodes || term_start == NULL || upper == NULL || lower == NULL ||
+        term_start[0] != 0u) {
         return 0;
     }
-    for (k = 0; k < n_nodes; ++k) {
+    for (k = 0; k < n_scorers; ++k) {
         if (term_start[k + 1u] < term_start[k]) {
             return 0;
         }
     }
-    nnz = term_start[n_nodes];
+    nnz = term_start[n_scorers];
     if (nnz > 0u && feature == NULL) {
         return 0;
     }
@@ -37,6 +53,11 @@ static int structure_ok(uint32_t n_features, uint32_t n_nodes, const uint32_t *t
     }
     for (k = 0; k < n_nodes; ++k) {
         if (upper[k] == -1 && lower[k] == -1) {
+            /* a K-class leaf: its K class scorers after the node scorers */
+            if (n_scorers > n_nodes && (class_first == NULL || class_first[k] < n_nodes ||
+                                        class_first[k] > n_scorers - n_classes)) {
+                return 0;
+            }
             continue;
         }
         if (upper[k] < 0 || lower[k] < 0 || upper[k] == lower[k] || (uint32_t)upper[k] <= k ||
@@ -62,14 +83,17 @@ int fm_cstc_check(const fm_cstc *m)
 {
     uint32_t k;
     uint32_t nnz;
+    uint32_t ns;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_ok(m->n_features, m->n_nodes, m->term_start, m->feature, m->upper, m->lower) ||
+    ns = n_scorers_of(m->n_nodes, m->n_classes, m->n_class_scorers);
+    if (!structure_ok(m->n_features, m->n_nodes, ns, m->term_start, m->feature, m->upper, m->lower, m->n_classes,
+                      m->class_first) ||
         m->bias == NULL || m->threshold == NULL) {
         return FM_E_MODEL;
     }
-    nnz = m->term_start[m->n_nodes];
+    nnz = m->term_start[ns];
     if (nnz > 0u && m->weight == NULL) {
         return FM_E_MODEL;
     }
@@ -78,8 +102,8 @@ int fm_cstc_check(const fm_cstc *m)
             return FM_E_MODEL;
         }
     }
-    for (k = 0; k < m->n_nodes; ++k) {
-        if (!finite_f32(m->bias[k]) || !finite_f32(m->threshold[k])) {
+    for (k = 0; k < ns; ++k) {
+        if (!finite_f32(m->bias[k]) || (k < m->n_nodes && !finite_f32(m->threshold[k]))) {
             return FM_E_MODEL;
         }
     }
@@ -89,12 +113,15 @@ int fm_cstc_check(const fm_cstc *m)
 int fm_cstc_q15_check(const fm_cstc_q15 *m)
 {
     uint32_t k;
+    uint32_t ns;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_ok(m->n_features, m->n_nodes, m->term_start, m->feature, m->upper, m->lower) ||
+    ns = n_scorers_of(m->n_nodes, m->n_classes, m->n_class_scorers);
+    if (!structure_ok(m->n_features, m->n_nodes, ns, m->term_start, m->feature, m->upper, m->lower, m->n_classes,
+                      m->class_first) ||
         m->bias_q == NULL || m->threshold_q == NULL || m->w_shift == NULL || m->in_shift > FM_CSTC_MAX_SHIFT ||
-        (m->term_start[m->n_nodes] > 0u && m->weight_q == NULL)) {
+        (m->term_start[ns] > 0u && m->weight_q == NULL)) {
         return FM_E_MODEL;
     }
     for (k = 0; k < m->n_nodes; ++k) {
@@ -107,6 +134,45 @@ int fm_cstc_q15_check(const fm_cstc_q15 *m)
 
 /* ---- float32 ---------------------------------------------------------- */
 
+/* Scorer s (a node's or a class's) added to *acc, as fm_linear_score. */
+static int score_f32(const fm_cstc *m, uint32_t s, const fm_reader *in, fm_memo *memo, float *acc, fm_result *out)
+{
+    fm_linear node;
+    const uint32_t a = m->term_start[s];
+    node.n_features = m->n_features;
+    node.nnz = m->term_start[s + 1u] - a;
+    node.feature = node.nnz > 0u ? m->feature + a : NULL;
+    node.weight = node.nnz > 0u ? m->weight + a : NULL;
+    node.bias = *acc;
+    node.decision_threshold = 0.0f;
+    node.costs = m->costs;
+    return fm_linear_score(&node, in, memo, acc, out);
+}
+
+/* A K-class leaf: its K scorers in class order over the shared memo; the first largest wins. */
+static int leaf_k_f32(const fm_cstc *m, uint32_t k, const fm_reader *in, fm_memo *memo, fm_result *out)
+{
+    const uint32_t first = m->class_first[k];
+    float best = 0.0f;
+    int32_t label = 0;
+    uint32_t c;
+    for (c = 0u; c < m->n_classes; ++c) {
+        float acc = m->bias[first + c];
+        const int rc = score_f32(m, first + c, in, memo, &acc, out);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (c == 0u || acc > best) {
+            best = acc;
+            label = (int32_t)c;
+        }
+    }
+    out->label = label;
+    out->score = best;
+    out->stage = k;
+    return FM_OK;
+}
+
 int fm_cstc_predict(const fm_cstc *m, const fm_reader *in, fm_memo *memo, fm_result *out)
 {
     uint32_t k = 0u;
@@ -117,19 +183,13 @@ int fm_cstc_predict(const fm_cstc *m, const fm_reader *in, fm_memo *memo, fm_res
     fm_memo_start(memo, out);
     /* children have larger indices: at most n_nodes steps */
     for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
-        fm_linear node;
         float acc = m->bias[k];
-        uint32_t a = m->term_start[k];
         int above;
         int rc;
-        node.n_features = m->n_features;
-        node.nnz = m->term_start[k + 1u] - a;
-        node.feature = node.nnz > 0u ? m->feature + a : NULL;
-        node.weight = node.nnz > 0u ? m->weight + a : NULL;
-        node.bias = acc;
-        node.decision_threshold = m->threshold[k];
-        node.costs = m->costs;
-        rc = fm_linear_score(&node, in, memo, &acc, out);
+        if (m->upper[k] < 0 && m->n_classes >= 3u) {
+            return leaf_k_f32(m, k, in, memo, out);
+        }
+        rc = score_f32(m, k, in, memo, &acc, out);
         if (rc != FM_OK) {
             return rc;
         }
@@ -180,6 +240,47 @@ int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result 
 
 /* ---- fixed point ------------------------------------------------------ */
 
+/* Scorer s with node k's weight shift added to *acc, as fm_linear_q15_score. */
+static int score_q15(const fm_cstc_q15 *m, uint32_t s, uint32_t k, const fm_reader *in, fm_memo *memo, int32_t *acc,
+                     fm_result *out)
+{
+    fm_linear_q15 node;
+    const uint32_t a = m->term_start[s];
+    node.n_features = m->n_features;
+    node.nnz = m->term_start[s + 1u] - a;
+    node.feature = node.nnz > 0u ? m->feature + a : NULL;
+    node.weight_q = node.nnz > 0u ? m->weight_q + a : NULL;
+    node.bias_q = *acc;
+    node.decision_threshold_q = 0;
+    node.in_shift = m->in_shift;
+    node.w_shift = m->w_shift[k];
+    node.costs = m->costs;
+    return fm_linear_q15_score(&node, in, memo, acc, out);
+}
+
+static int leaf_k_q15(const fm_cstc_q15 *m, uint32_t k, const fm_reader *in, fm_memo *memo, fm_result *out)
+{
+    const uint32_t first = m->class_first[k];
+    int32_t best = 0;
+    int32_t label = 0;
+    uint32_t c;
+    for (c = 0u; c < m->n_classes; ++c) {
+        int32_t acc = m->bias_q[first + c];
+        const int rc = score_q15(m, first + c, k, in, memo, &acc, out);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (c == 0u || acc > best) {
+            best = acc;
+            label = (int32_t)c;
+        }
+    }
+    out->label = label;
+    out->score_q = best;
+    out->stage = k;
+    return FM_OK;
+}
+
 int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out)
 {
     uint32_t k = 0u;
@@ -189,21 +290,13 @@ int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *in, fm_memo *memo
     }
     fm_memo_start(memo, out);
     for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
-        fm_linear_q15 node;
         int32_t acc = m->bias_q[k];
-        uint32_t a = m->term_start[k];
         int above;
         int rc;
-        node.n_features = m->n_features;
-        node.nnz = m->term_start[k + 1u] - a;
-        node.feature = node.nnz > 0u ? m->feature + a : NULL;
-        node.weight_q = node.nnz > 0u ? m->weight_q + a : NULL;
-        node.bias_q = acc;
-        node.decision_threshold_q = m->threshold_q[k];
-        node.in_shift = m->in_shift;
-        node.w_shift = m->w_shift[k];
-        node.costs = m->costs;
-        rc = fm_linear_q15_score(&node, in, memo, &acc, out);
+        if (m->upper[k] < 0 && m->n_classes >= 3u) {
+            return leaf_k_q15(m, k, in, memo, out);
+        }
+        rc = score_q15(m, k, k, in, memo, &acc, out);
         if (rc != FM_OK) {
             return rc;
         }
