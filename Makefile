@@ -74,9 +74,10 @@ check-figures: venv
 	$(VPY) tools/check_figures.py --strict
 
 # Rerun the command of every stale doc figure with --write-docs (each writes its own blocks and record).
+# Each command's stdin is /dev/null: the list comes through a pipe, which a command must not drain.
 figures: venv bench-peers
 	set -e; $(VPY) tools/check_figures.py --commands | while IFS= read -r cmd; do \
-	  echo "== $$cmd"; eval "FRUGALML_PROGRESS=summary $$cmd --write-docs"; done
+	  echo "== $$cmd"; eval "FRUGALML_PROGRESS=summary $$cmd --write-docs" < /dev/null; done
 
 clean:
 	rm -rf $(VENV) build demo_out *.egg-info pyruntime/_frugalml_c.*
