@@ -117,18 +117,60 @@ def test_sweep_keeps_cheapest_within_tolerance_and_prints_curve(work: Path) -> N
     assert model.meta["training"]["validation_accuracy"] == pytest.approx(kept["validation_accuracy"])
 
 
+def test_sweep_folds_judges_lambda_by_cross_validation_and_refits_on_both_parts(work: Path) -> None:
+    model = train(work, "cv.msgpack", "--sweep", "--folds", 3, "--trees", 20, "--lambda-grid", "0.1,1,10,100",
+                  "--tolerance", "0.02")
+    tr = model.meta["training"]
+    curve = tr["sweep_curve"]
+    assert [p["lambda"] for p in curve] == [0.0, 0.1, 1.0, 10.0, 100.0]
+    assert all("cv_accuracy" in p and "validation_accuracy" not in p for p in curve)
+    task = tasks.prepare(str(work / "data.npz"), seed=0)
+    n = task.train.size + task.validation.size
+    for p in curve:  # accuracy over every pooled row: a whole number of rows
+        assert p["cv_accuracy"] * n == pytest.approx(round(p["cv_accuracy"] * n))
+    ok = [p for p in curve if p["cv_accuracy"] >= curve[0]["cv_accuracy"] - 0.02]
+    kept = next(p for p in curve if p["lambda"] == tr["lambda_chosen"])
+    assert kept in ok and kept["cv_cost"] == min(p["cv_cost"] for p in ok)
+    assert kept["cv_cost"] < curve[0]["cv_cost"]
+    # refitted on train + validation with the folds' mean number of iterations (one tree each: two classes)
+    assert tr["trees_chosen"] == max(1, round(kept["iterations"]))
+    assert tr["sweep_tolerance"] == 0.02
+
+
+def test_one_se_tolerance_known_answers() -> None:
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from compiler.trees.kind_miser import sweep_tolerance  # noqa: PLC0415
+
+    task = SimpleNamespace(train=np.arange(48), validation=np.arange(16))
+    perfect = [{"cv_accuracy": 1.0, "validation_accuracy": 0.75}]
+    # 64 pooled rows, all right: p = 65/66, sqrt(p (1 - p) / 64) = 0.015151...
+    assert sweep_tolerance(task, {"folds": 5, "one_se": True}, perfect, 0.01) == pytest.approx(
+        np.sqrt(65 / 66 * 1 / 66 / 64))
+    # validation only: 16 rows, 12 right: p = 13/18
+    assert sweep_tolerance(task, {"one_se": True}, perfect, 0.01) == pytest.approx(np.sqrt(13 / 18 * 5 / 18 / 16))
+    assert sweep_tolerance(task, {"one_se": True}, perfect, 0.5) == 0.5  # never below --tolerance
+    assert sweep_tolerance(task, {"folds": 5}, perfect, 0.01) == 0.01  # without --one-se: --tolerance
+
+
 @pytest.mark.parametrize("args", [
     ("--stages", "3"),
     ("--tolerance", "0.1"),
     ("--sweep", "--lambda", "1"),
     ("--lambda-grid", "1,x", "--sweep"),
     ("--lambda", "-1"),
+    ("--folds", "3"),
+    ("--one-se",),
+    ("--sweep", "--folds", "1"),
+    ("--sweep", "--folds", "1000"),
 ])
 def test_bad_options_are_one_line_errors(work: Path, args: tuple[str, ...]) -> None:
-    code, _, err = run("train", "miser", work / "data.npz", "-o", work / "bad.msgpack", "--trees", "2", *args)
+    out = work / "bad.msgpack"
+    code, _, err = run("train", "miser", work / "data.npz", "-o", out, "--trees", "2", *args)
     lines = err.strip().splitlines()
     assert code == 2 and lines[-1].startswith("error: ")
     assert sum(line.startswith("error") for line in lines) == 1 and "Traceback" not in err
+    assert not out.exists()
 
 
 def test_format_round_trip_and_inconsistent_tables(work: Path) -> None:

@@ -33,26 +33,32 @@ class Row:
     extraction: float | None = None  # lazy pipeline less the model: the features read, counted
     profiled: float | None = None  # the same features' extraction by the costs CSV (each group once)
     profiled_error: float | None = None  # mean over windows of |profiled - counted| / counted
+    n_test: int = 0  # test windows over all seeds: one of them is 1 / n_test of the mean accuracy
 
 
 def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: list[int], work: Path,
               target: str, rows: int, costs: Path) -> Row:
     """``costs``: the CSV profiled on ``target``; bench compares its extraction of the features each window read
-    with the counted extraction."""
-    acc, feats = [], []
-    bench: dict[str, float] = {}
+    with the counted extraction. Every figure is the mean over the seeds' models (bench: the same ``rows`` windows
+    for each)."""
+    acc, feats, n_test = [], [], 0
+    benches: list[dict[str, float]] = []
     for seed in seeds:
         model = work / f"{name.replace(' ', '_')}_{seed}.msgpack"
         frugalml("train", *train_args, data, "--seed", str(seed), "-o", model)
         ev = json.loads(frugalml("eval", model, data, "--json"))
         acc.append(ev["accuracy"])
         feats.append(ev["mean_features"])
-        if seed == seeds[0]:
-            bench = json.loads(frugalml("bench", model, "--data", windows, "--on", target, "--rows", str(rows),
-                                        "--costs", costs, "--json"))
+        n_test += int(ev["n"])
+        benches.append(json.loads(frugalml("bench", model, "--data", windows, "--on", target, "--rows", str(rows),
+                                           "--costs", costs, "--json")))
+    bench = {k: float(np.mean([b[k] for b in benches])) for k in (
+        "instructions_per_prediction", "eager_instructions_per_prediction", "eager_extraction_instructions",
+        "extraction_instructions", "profiled_extraction_instructions", "profiled_error")}
     return Row(name, float(np.mean(acc)), float(np.mean(feats)), bench["instructions_per_prediction"],
                bench["eager_instructions_per_prediction"], bench["eager_extraction_instructions"],
-               bench["extraction_instructions"], bench["profiled_extraction_instructions"], bench["profiled_error"])
+               bench["extraction_instructions"], bench["profiled_extraction_instructions"], bench["profiled_error"],
+               n_test)
 
 
 def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int) -> float:

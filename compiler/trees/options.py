@@ -23,6 +23,16 @@ MISER_OPTIONS = [
     click.Option(["--leaves"], type=click.IntRange(min=2), default=None,
                  help="Leaves per tree, grown best first (LightGBM's growth; capped by --depth when given) "
                       f"[miser; default {MISER_DEFAULTS['leaves']} unless --depth is given]."),
+    click.Option(["--folds"], type=click.IntRange(min=2), default=None,
+                 help="With --sweep: judge each lambda by stratified K-fold cross-validation on the train and "
+                      "validation parts pooled (each fold's held-out part also stops its boosting) instead of on the "
+                      "validation part alone; the kept lambda is then refitted on both parts with the folds' mean "
+                      "number of trees. For small sets, where one validation row is several points; K times the fits "
+                      "[miser]."),
+    click.Option(["--one-se"], is_flag=True, default=None,
+                 help="With --sweep: give up one standard error of lambda 0's accuracy when that is more than "
+                      "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
+                      "p = (correct+1)/(n+2)) [miser]."),
 ]
 CASCADE_OPTIONS = [
     click.Option(["--stages"], type=click.IntRange(min=1), default=None,
