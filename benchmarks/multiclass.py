@@ -5,22 +5,31 @@ scikit-learn models fit on the train part.
 
     .venv/bin/python benchmarks/multiclass.py [--data sklearn:digits,sklearn:wine] [--seed 0] [--trees 100]
 
-Rows:
-- nb-static (all features: the unbudgeted NB) vs CategoricalNB on the same bins (one-hot of the
-  mean-std bins) and GaussianNB on the raw inputs;
-- nb-static at its validation budget and nb-stop: mean features read (cost) and accuracy;
-- miser lambda = 0 vs GradientBoostingClassifier with the same trees per class, depth and step;
-- miser at --lambda 1, miser --sweep (the cheapest lambda within 0.01 of lambda = 0 on validation) and
-  the --early-exit-every 10 cascade over the lambda = 0 ensemble: mean cost (features read) against
-  miser lambda = 0;
-- skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets d / 2, d / 4;
-- gated (gated_rows): f0 alone (adapt-lin at --pfull 1, every input to f0) vs scikit-learn's
-  RandomForest of f0's shape; adapt-lin and l1-gate at --pfull 0.3 (K-class f1, binary gate);
-- cstc (cstc_rows: binary routers, K class scorers per leaf) at lambda = 0 (no cost term, the unbudgeted
-  form) vs scikit-learn's RidgeClassifier (one leaf's shape: K one-vs-rest squared-loss linear scorers on
-  all features), then at the default lambda 1.5 and at lambda 3: mean features read.
+A set with fewer than 100 test rows (wine: 35, one row = 2.86 points) is reported as the mean over
+--seeds split seeds (seed, seed + 1, ...), frugalml's models and their scikit-learn counterparts alike,
+each refitted on its split; the header states one test row's weight.
 
-Then, per data set, the peers' table (benchmarks/mc/peers_k.py): emlearn RandomForest and GaussianNB in C,
+Rows (the unbudgeted form of each kind beside its counterpart, then its budgeted forms; every budgeted
+operating point is chosen on validation by the trainer's own rule, never on the test rows):
+- nb-static (all features: the unbudgeted NB) vs CategoricalNB on the same bins (one-hot of the
+  mean-std bins) and GaussianNB on the raw inputs; nb-static at its validation budget and nb-stop;
+- miser lambda = 0 vs GradientBoostingClassifier with the same trees per class, depth and step;
+  miser --sweep (the cheapest lambda whose validation accuracy is within 0.01 of lambda = 0's);
+- cascade --early-exit-every 10 over the lambda = 0 ensemble, and over the ensemble of the lambda that
+  miser --sweep kept (exits on the largest class probability, thresholds chosen on validation);
+- skyline (base nb, greedy-acc over the whole forward selection) with no budget and at budgets of half
+  and a quarter of its best model's features;
+- gated: f0 alone (the model file's f0 tables in C, every input sent to f0: adapt-lin at --pfull 1 is not
+  that, its q step still sends most inputs to f1) vs scikit-learn's RandomForest of f0's shape (100
+  trees, same seed, same rows); adapt-lin and l1-gate --sweep (the cheapest P, gamma within 0.01 of f0's
+  validation accuracy);
+- cstc (binary routers, K class scorers per leaf) at lambda = 0 (no cost term, the unbudgeted form) vs
+  scikit-learn's RidgeClassifier (one leaf's shape), then --sweep over lambda 0, 0.3, 1, 1.5, 3, 10 (the
+  cheapest within 0.01 of the best on validation).
+
+Then one verdict line per kind and bar (issue 19: unbudgeted within 2 points of its counterpart;
+budgeted at least 2x fewer mean features read within 1 point of its unbudgeted form), and per data set
+the peers' table (benchmarks/mc/peers_k.py, first seed): emlearn RandomForest and GaussianNB in C,
 LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop and miser
 lambda = 0 in C: accuracy, macro-F1, features read, x86 and Cortex-M instructions per prediction, table
 bytes (--no-peers skips it; --quick runs it without the peers' venv installs and the Cortex-M counts).
@@ -29,6 +38,7 @@ bytes (--no-peers skips it; --quick runs it without the peers' venv installs and
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from functools import partial
@@ -45,22 +55,48 @@ from compiler import tasks  # noqa: E402
 from compiler.kinds import load_kind_modules  # noqa: E402
 from pyruntime.evaluators import c_evaluator  # noqa: E402
 
+SMALL_TEST = 100  # fewer test rows: report the mean over --seeds split seeds
+Row = tuple[str, dict[str, float]]
+
+# the rows the verdicts compare (names as printed)
+NB_ALL, NB_CAT = "nb-static, all features", "sklearn CategoricalNB, same bins"
+NB_VAL, NB_STOP = "nb-static, validation budget", "nb-stop, validation budget"
+MISER0, GB = "miser lambda=0, {trees} iterations x K", "sklearn GradientBoosting, {trees} x K, depth 3, step 0.1"
+MISER_SWEEP = "miser --sweep (cheapest within 0.01 of lambda=0 on validation)"
+CASCADE0 = "cascade --early-exit-every 10 (lambda 0)"
+CASCADE_SWEEP = "cascade --early-exit-every 10 (lambda kept by miser --sweep)"
+F0, RF = "gated f0 alone (the model's rf tables, every input)", "sklearn RandomForest, 100 trees (f0's shape)"
+ADAPT_SWEEP, L1_SWEEP = "adapt-lin --sweep (cheapest within 0.01 of f0)", "l1-gate --sweep (cheapest within 0.01 of f0)"
+CSTC0, RIDGE = "cstc lambda=0 (no cost term), depth 3", "sklearn RidgeClassifier (one leaf's shape, all features)"
+CSTC_SWEEP = "cstc --sweep (cheapest within 0.01 of the best)"
+SKY0, SKY2, SKY4 = ("skyline greedy-acc, no budget (best model)", "skyline, budget = 1/2 of the best model's",
+                    "skyline, budget = 1/4 of the best model's")
+CSTC_GRID = "0,0.3,1,1.5,3,10"
+
+
+def metrics(task: Any, label: np.ndarray, n_read: Any) -> dict[str, float]:
+    y = task.y[task.test]
+    return {"accuracy": float(np.mean(label == y)), "features": float(np.mean(n_read)),
+            "macro_f1": tasks.macro_f1(y, label, task.n_classes)}
+
+
+def train(task: Any, kind: str, opts: dict[str, Any]) -> Any:
+    return load_kind_modules()[kind].train(kind, task, opts, None)
+
+
+def c_row(task: Any, model: Any) -> dict[str, float]:
+    pred = c_evaluator(model, "float32").predict(task.data.X[task.test])
+    return metrics(task, pred.label, pred.n_read)
+
 
 def frugalml_row(task: Any, kind: str, opts: dict[str, Any]) -> dict[str, float]:
-    model = load_kind_modules()[kind].train(kind, task, opts, None)
-    X, y = task.data.X[task.test], task.y[task.test]
-    pred = c_evaluator(model, "float32").predict(X)
-    return {"accuracy": float(np.mean(pred.label == y)), "features": float(np.mean(pred.n_read)),
-            "macro_f1": tasks.macro_f1(y, pred.label, task.n_classes)}
+    return c_row(task, train(task, kind, opts))
 
 
 def sklearn_row(est: Any, task: Any, transform: Any = None) -> dict[str, float]:
     X = task.data.X if transform is None else transform(task.data.X)
     est.fit(X[task.train], task.y[task.train])
-    pred = est.predict(X[task.test])
-    y = task.y[task.test]
-    return {"accuracy": float(np.mean(pred == y)), "features": float(task.n_features),
-            "macro_f1": tasks.macro_f1(y, pred, task.n_classes)}
+    return metrics(task, est.predict(X[task.test]), task.n_features)
 
 
 def binned(bins: Any, X: np.ndarray) -> np.ndarray:
@@ -68,11 +104,126 @@ def binned(bins: Any, X: np.ndarray) -> np.ndarray:
     return bins.transform(X).astype(np.int64)
 
 
-def skyline_section(task: Any) -> list[tuple[str, dict[str, float]]]:
-    """The skyline rows (benchmarks/mc/skyline_rows.py): no budget, budgets d / 2 and d / 4."""
-    from benchmarks.mc.skyline_rows import skyline_rows  # noqa: PLC0415
+def f0_alone(model: Any) -> Any:
+    """The gated model with a gate that sends every input to f0 (no features, score 0 never above the largest
+    float32 threshold): f0's own
+    tables answering all, in the C runtime (the unbudgeted form of a gated kind)."""
+    from pyruntime.linear import LinearScorer  # noqa: PLC0415
 
-    return skyline_rows(task)
+    t = model.tables
+    never = LinearScorer(n_features=t.n_features, feature=np.zeros(0, np.int32), weight=np.zeros(0, np.float32),
+                         bias=0.0, decision_threshold=float(np.finfo(np.float32).max))
+    return dataclasses.replace(model, tables=dataclasses.replace(t, gate=never, gate_above="f1"))
+
+
+def nb_rows(task: Any) -> list[Row]:
+    from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: PLC0415
+
+    from compiler.nb.discretize import fit_bins  # noqa: PLC0415
+
+    bins = fit_bins(task.data.X[task.train])
+    n_bins = [bins.n_bins(j) for j in range(task.n_features)]
+    return [
+        (NB_ALL, frugalml_row(task, "nb-static", {"budget": task.n_features})),
+        (NB_CAT, sklearn_row(CategoricalNB(min_categories=n_bins), task, partial(binned, bins))),
+        ("sklearn GaussianNB, raw inputs", sklearn_row(GaussianNB(), task)),
+        (NB_VAL, frugalml_row(task, "nb-static", {})),
+        (NB_STOP, frugalml_row(task, "nb-stop", {})),
+    ]
+
+
+def tree_rows(task: Any, trees: int, seed: int) -> list[Row]:
+    from sklearn.ensemble import GradientBoostingClassifier  # noqa: PLC0415
+
+    sweep = train(task, "miser", {"sweep": True, "trees": trees})
+    lam = float(sweep.meta["training"]["lambda_chosen"])
+    return [
+        (MISER0.format(trees=trees), frugalml_row(task, "miser", {"lambda": 0.0, "trees": trees})),
+        (GB.format(trees=trees), sklearn_row(GradientBoostingClassifier(
+            n_estimators=trees, max_depth=3, learning_rate=0.1, random_state=seed), task)),
+        (MISER_SWEEP, c_row(task, sweep)),
+        (CASCADE0, frugalml_row(task, "cascade", {"early_exit_every": 10, "trees": trees, "lambda": 0.0})),
+        (CASCADE_SWEEP, frugalml_row(task, "cascade", {"early_exit_every": 10, "trees": trees, "lambda": lam})),
+    ]
+
+
+def skyline_rows(task: Any) -> list[Row]:
+    """One index trained with greedy-acc over the whole forward selection (d (d + 1) / 2 feature sets),
+    evaluated by the C runtime with no budget (its most accurate model), then at half and a quarter of
+    that model's features (uniform costs)."""
+    d = int(task.n_features)
+    model = train(task, "skyline", {"method": "greedy-acc", "max_sets": d * (d + 1) // 2})
+    ev = c_evaluator(model, "float32")
+    X = task.data.X[task.test]
+    p = ev.predict(X, float("inf"), 0.0)
+    rows = [(SKY0, metrics(task, p.label, p.n_read))]
+    best = float(np.max(p.n_read))
+    for name, part in ((SKY2, 2), (SKY4, 4)):
+        q = ev.predict(X, float(max(1, int(best // part))), 0.0)
+        rows.append((name, metrics(task, q.label, q.n_read)))
+    return rows
+
+
+def gated_rows(task: Any, seed: int, quick: bool) -> list[Row]:
+    """The gated kinds: f0 alone beside its forest, then adapt-lin and l1-gate at the trainers' --sweep choice
+    (features = mean distinct features read: gate and f1, plus f0's path for the inputs sent to f0)."""
+    from sklearn.ensemble import RandomForestClassifier  # noqa: PLC0415
+
+    grid = {"pfull_grid": "0.3,0.6", "gamma_grid": "0.01,0.1"} if quick else {}  # --quick: 4 points, not 28
+    adapt = train(task, "adapt-lin", {"sweep": True, **grid})
+    return [
+        (F0, c_row(task, f0_alone(adapt))),
+        (RF, sklearn_row(RandomForestClassifier(n_estimators=100, random_state=seed), task)),
+        (ADAPT_SWEEP, c_row(task, adapt)),
+        (L1_SWEEP, frugalml_row(task, "l1-gate", {"sweep": True, **grid})),
+    ]
+
+
+def cstc_rows(task: Any, quick: bool) -> list[Row]:
+    """The K-class CSTC rows (depth 3): unbudgeted (lambda 0) beside RidgeClassifier, then its --sweep."""
+    from sklearn.linear_model import RidgeClassifier  # noqa: PLC0415
+
+    return [
+        (CSTC0, frugalml_row(task, "cstc", {"lambda": 0.0})),
+        (RIDGE, sklearn_row(RidgeClassifier(), task)),
+        (CSTC_SWEEP, frugalml_row(task, "cstc", {"sweep": True, "lambda_grid": "0,1.5" if quick else CSTC_GRID})),
+    ]
+
+
+def split_rows(task: Any, args: argparse.Namespace, seed: int) -> list[Row]:
+    return [*nb_rows(task), *tree_rows(task, args.trees, seed), *skyline_rows(task),
+            *gated_rows(task, seed, args.quick), *cstc_rows(task, args.quick)]
+
+
+def mean_rows(runs: list[list[Row]]) -> list[Row]:
+    """Row-wise means over the runs of several split seeds (same rows in the same order)."""
+    return [(name, {k: float(np.mean([run[i][1][k] for run in runs])) for k in first})
+            for i, (name, first) in enumerate(runs[0])]
+
+
+def verdicts(rows: list[Row], trees: int) -> list[str]:
+    """Issue 19's two bars per kind: unbudgeted within 2 points of its counterpart; budgeted >= 2x fewer
+    mean features read within 1 point of its unbudgeted form."""
+    r = dict(rows)
+    miser0, gb = MISER0.format(trees=trees), GB.format(trees=trees)
+    out = []
+    for kind, mine, theirs, short in (("nb-static", NB_ALL, NB_CAT, "CategoricalNB"), ("miser", miser0, gb, "GB"),
+                                      ("gated f0", F0, RF, "RandomForest"), ("cstc", CSTC0, RIDGE, "Ridge"),
+                                      ("skyline", SKY0, NB_CAT, "CategoricalNB, all features")):
+        pts = 100 * (r[mine]["accuracy"] - r[theirs]["accuracy"])
+        out.append(f"unbudgeted {kind:<10} {r[mine]['accuracy']:.4f} vs {short} {r[theirs]['accuracy']:.4f} "
+                   f"({pts:+.2f} points): {'meets' if pts >= -2 - 1e-9 else 'misses'} the 2-point bar")
+    for kind, mine, ref in (("nb-stop", NB_STOP, NB_ALL), ("nb-static", NB_VAL, NB_ALL),
+                            ("miser", MISER_SWEEP, miser0), ("cascade", CASCADE_SWEEP, miser0),
+                            ("skyline/2", SKY2, SKY0), ("skyline/4", SKY4, SKY0), ("adapt-lin", ADAPT_SWEEP, F0),
+                            ("l1-gate", L1_SWEEP, F0), ("cstc", CSTC_SWEEP, CSTC0)):
+        pts = 100 * (r[mine]["accuracy"] - r[ref]["accuracy"])
+        ratio = r[ref]["features"] / max(r[mine]["features"], 1e-12)
+        ok = ratio >= 2 - 1e-9 and pts >= -1 - 1e-9
+        out.append(f"budgeted   {kind:<10} {r[mine]['features']:.2f} vs {r[ref]['features']:.2f} features "
+                   f"(1/{ratio:.2f}), {pts:+.2f} points: {'meets' if ok else 'misses'} the bar (>= 2x, within 1 "
+                   "point)")
+    return out
 
 
 def peers_section(spec: str, task: Any, args: argparse.Namespace) -> None:
@@ -80,30 +231,6 @@ def peers_section(spec: str, task: Any, args: argparse.Namespace) -> None:
     from benchmarks.mc.peers_k import peer_table, print_peer_table  # noqa: PLC0415
 
     print_peer_table(spec, peer_table(task, args.seed, args.trees, args.quick))
-def gated_rows(task: Any, seed: int) -> list[tuple[str, dict[str, float]]]:
-    """The gated kinds' rows (issue 19): the unbudgeted form (f0 answers every input) beside its forest,
-    then the budgeted adapt-lin and l1-gate (f1 K linear scorers; features = mean features read)."""
-    from sklearn.ensemble import RandomForestClassifier  # noqa: PLC0415
-
-    return [
-        ("adapt-lin --pfull 1 (f0 = rf answers all)", frugalml_row(task, "adapt-lin", {"pfull": 1.0})),
-        ("sklearn RandomForest, 100 trees (f0's shape)",
-         sklearn_row(RandomForestClassifier(n_estimators=100, random_state=seed), task)),
-        ("adapt-lin --pfull 0.3", frugalml_row(task, "adapt-lin", {"pfull": 0.3})),
-        ("l1-gate --pfull 0.3", frugalml_row(task, "l1-gate", {"pfull": 0.3})),
-    ]
-
-
-def cstc_rows(task: Any) -> list[tuple[str, dict[str, float]]]:
-    """The K-class CSTC rows (depth 3): unbudgeted (lambda 0) beside RidgeClassifier, then budgeted."""
-    from sklearn.linear_model import RidgeClassifier  # noqa: PLC0415
-
-    return [
-        ("cstc lambda=0 (no cost term), depth 3", frugalml_row(task, "cstc", {"lambda": 0.0})),
-        ("sklearn RidgeClassifier (one leaf's shape, all features)", sklearn_row(RidgeClassifier(), task)),
-        ("cstc lambda=1.5 (default)", frugalml_row(task, "cstc", {"lambda": 1.5})),
-        ("cstc lambda=3", frugalml_row(task, "cstc", {"lambda": 3.0})),
-    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=None, help="comma-separated DATA (default sklearn:digits,sklearn:wine; "
                     "--quick: sklearn:wine)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, default=None,
+                    help=f"split seeds averaged for a set with < {SMALL_TEST} test rows (default 5; --quick: 2)")
     ap.add_argument("--trees", type=int, default=None, help="iterations (default 100; --quick: 10)")
     ap.add_argument("--quick", action="store_true", help="the same table on wine with 10 iterations (seconds)")
     ap.add_argument("--no-peers", action="store_true", help="skip the peers' table")
@@ -118,41 +247,25 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.data = args.data or ("sklearn:wine" if args.quick else "sklearn:digits,sklearn:wine")
     args.trees = args.trees or (10 if args.quick else 100)
-    from sklearn.ensemble import GradientBoostingClassifier  # noqa: PLC0415
-    from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: PLC0415
-
-    from compiler.nb.discretize import fit_bins  # noqa: PLC0415
+    args.seeds = args.seeds or (2 if args.quick else 5)
 
     for spec in args.data.split(","):
         task = tasks.prepare(spec, seed=args.seed)
-        bins = fit_bins(task.data.X[task.train])
-        n_bins = [bins.n_bins(j) for j in range(task.n_features)]
-        d = task.n_features
-        rows: list[tuple[str, dict[str, float]]] = [
-            ("nb-static, all features", frugalml_row(task, "nb-static", {"budget": d})),
-            ("sklearn CategoricalNB, same bins",
-             sklearn_row(CategoricalNB(min_categories=n_bins), task, partial(binned, bins))),
-            ("sklearn GaussianNB, raw inputs", sklearn_row(GaussianNB(), task)),
-            ("nb-static, validation budget", frugalml_row(task, "nb-static", {})),
-            ("nb-stop, validation budget", frugalml_row(task, "nb-stop", {})),
-            (f"miser lambda=0, {args.trees} iterations x K", frugalml_row(task, "miser",
-                                                                         {"lambda": 0.0, "trees": args.trees})),
-            (f"sklearn GradientBoosting, {args.trees} x K, depth 3, step 0.1",
-             sklearn_row(GradientBoostingClassifier(n_estimators=args.trees, max_depth=3, learning_rate=0.1,
-                                                    random_state=args.seed), task)),
-            ("miser lambda=1", frugalml_row(task, "miser", {"lambda": 1.0, "trees": args.trees})),
-            ("miser --sweep (cheapest within 0.01 of lambda=0 on validation)",
-             frugalml_row(task, "miser", {"sweep": True, "trees": args.trees})),
-            ("cascade --early-exit-every 10 (lambda 0)",
-             frugalml_row(task, "cascade", {"early_exit_every": 10, "trees": args.trees, "lambda": 0.0})),
-        ]
-        rows += skyline_section(task)
-        rows += gated_rows(task, args.seed)
-        rows += cstc_rows(task)
-        print(f"\n{spec}: {task.n_classes} classes, {d} features, {task.test.size} test rows (seed {args.seed})")
-        print(f"{'model':<64} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
+        n_seeds = args.seeds if task.test.size < SMALL_TEST else 1
+        seeds = list(range(args.seed, args.seed + n_seeds))
+        runs = [split_rows(task if s == args.seed else tasks.prepare(spec, seed=s), args, s) for s in seeds]
+        rows = mean_rows(runs)
+        row_pts = 100.0 / task.test.size
+        print(f"\n{spec}: {task.n_classes} classes, {task.n_features} features, {task.test.size} test rows "
+              f"(one row = {row_pts:.2f} points); " + (f"seed {args.seed}" if n_seeds == 1 else
+              f"mean of {n_seeds} split seeds {seeds[0]}-{seeds[-1]} (one row of one split = "
+              f"{row_pts / n_seeds:.2f} points of the mean)"))
+        print(f"{'model':<68} {'accuracy':>9} {'macro-F1':>9} {'features':>9}")
         for name, r in rows:
-            print(f"{name:<64} {r['accuracy']:>9.4f} {r['macro_f1']:>9.4f} {r['features']:>9.2f}")
+            print(f"{name:<68} {r['accuracy']:>9.4f} {r['macro_f1']:>9.4f} {r['features']:>9.2f}")
+        print(f"\n{spec}: issue 19's bars")
+        for line in verdicts(rows, args.trees):
+            print(line)
         if not args.no_peers:
             peers_section(spec, task, args)
     return 0
