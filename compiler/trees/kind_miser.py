@@ -138,8 +138,9 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
     par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
-    fit = _FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva)
     if opts.get("folds"):
+        if with_models:
+            raise ValueError("--folds keeps only the chosen lambda's model: no per-lambda models to return")
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
         cv = _CrossValidateLambda(opts, costs, task.split.seed, X, y, cv_folds(y, int(opts["folds"]),
                                                                                 task.split.seed))
@@ -149,7 +150,8 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
         model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
                                 task.split.seed)
         return model.set_params(validation_fraction=0.0).fit(X, y), curve
-    fits = run_map(fit, lams, **par, desc="miser lambda sweep")
+    fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **par,
+                   desc="miser lambda sweep")
     fitted = [m for m, _ in fits]
     curve = [p for _, p in fits]
     best = cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), "validation")
