@@ -7,10 +7,13 @@ accuracy (mean over split seeds), features read per prediction, and the instruct
 pipeline on Cortex-M4F under QEMU (`frugalml bench`, the test file's first windows, every seed's model): lazy
 (NAME_predict_window) and eager (every planned feature computed first, then the same model). The budgeted models are
 trained with the feature costs profiled on the M4F (`train --costs measured --on cortex-m4f`); "all features" are
-the same kinds with no costs and lambda 0. The budgeted miser's lambda is chosen by a rule that needs no test set
-(`train miser --sweep --folds 5 --one-se`): 5-fold cross-validation on the train and validation parts pooled, the
-cheapest lambda of LAMBDA_GRID whose cross-validated accuracy is within one standard error (at least 1 point) of
-lambda 0's, refitted on both parts; nb-stop's budget is its default (best static validation accuracy). Accuracy,
+the same kinds with no costs and lambda 0. The budgeted miser's lambda and number of trees are chosen by a rule that
+needs no test set (`train miser --sweep --folds 5 --one-se --sweep-trees --tree-cost C`): 5-fold cross-validation on
+the train and validation parts pooled, the cheapest (lambda of LAMBDA_GRID, share of its early-stopped iterations)
+whose cross-validated accuracy is within one standard error (at least 1 point) of lambda 0's, refitted on both parts;
+the cost is the features' extraction (the M4F costs CSV) plus C per tree walked, C the all-features miser's own walk
+per tree counted on the M4F (`frugalml bench`'s model_instructions / its trees, mean over the seeds); nb-stop's
+budget is its default (best static validation accuracy). Accuracy,
 features read and instructions are means over the split seeds' models. The random forest over all features (the
 model emlearn converts) needs every feature of every window: its pipeline costs at least the eager extraction (its
 own tree walk not counted here).
@@ -41,12 +44,15 @@ LAMBDA_GRID = "0.0003,0.001,0.003,0.01,0.03,0.1,0.3,1"  # lambda 0.01 already re
 SEEDS = [0, 1, 2, 3, 4]
 
 
-def budgeted_args(kind: str, costs: Path, quick: bool) -> list[str]:
-    """The budgeted model's train options: miser's lambda by 5-fold cross-validation (the sweep's rule)."""
+def budgeted_args(kind: str, costs: Path, quick: bool, tree_cost: float) -> list[str]:
+    """The budgeted model's train options: miser's lambda and share of its iterations by 5-fold cross-validation
+    (the sweep's rule), each tree walked charged ``tree_cost`` (the all-features model's walk per tree, counted on
+    the target) on top of the features' extraction."""
     if kind != "miser":
         return [kind, "--costs", str(costs)]
     folds, grid = ("3", "0.01") if quick else ("5", LAMBDA_GRID)
-    return [kind, "--costs", str(costs), "--sweep", "--folds", folds, "--one-se", "--lambda-grid", grid]
+    return [kind, "--costs", str(costs), "--sweep", "--folds", folds, "--one-se", "--lambda-grid", grid,
+            "--sweep-trees", "--tree-cost", f"{tree_cost:.1f}"]
 
 
 def measure(data: str, windows: str, channels: int, length: int, n_features: int, quick: bool
@@ -63,12 +69,12 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
                  "--windows", "1" if quick else "3", "-o", costs)
         table: list[Row] = []
         for kind in kinds:
-            table.append(model_row(f"{kind}, all features", [kind, "--lambda", "0"] if kind == "miser" else
-                                   [kind, "--budget", str(n_features)], data, windows, seeds, work, TARGET, rows,
-                                   costs))
-            name = f"{kind}, budgeted (M4F costs{', lambda by CV' if kind == 'miser' else ''})"
-            table.append(model_row(name, budgeted_args(kind, costs, quick), data, windows, seeds, work, TARGET,
-                                   rows, costs))
+            full = model_row(f"{kind}, all features", [kind, "--lambda", "0"] if kind == "miser" else
+                             [kind, "--budget", str(n_features)], data, windows, seeds, work, TARGET, rows, costs)
+            table.append(full)
+            name = f"{kind}, budgeted (M4F costs{', lambda and trees by CV' if kind == 'miser' else ''})"
+            table.append(model_row(name, budgeted_args(kind, costs, quick, full.per_tree), data, windows, seeds, work,
+                                   TARGET, rows, costs))
         forest = forest_accuracy(data, seeds, 10, 8)
     return table, forest
 
@@ -101,6 +107,10 @@ def report(title: str, table: list[Row], forest: float, n_features: int) -> None
               f"1/{eager / lazy:.1f} of its eager pipeline: {'meets' if bar else 'misses'} issue 20's bar; "
               f"{extraction_all / lazy:.1f}x fewer than the forest over all features "
               f"({100 * (r.accuracy - forest):+.2f} points): {'meets' if forest_bar else 'misses'} the forest bar")
+    for r in table:
+        if r.trees:
+            print(f"{r.name}: {r.trees:g} trees, the model alone {r.model:,.0f} instructions per prediction "
+                  f"({r.per_tree:.1f} per tree)")
     errors = [r.profiled_error or 0.0 for r in table]
     print(f"cost model vs counted extraction on {TARGET}: mean abs. error {100 * sum(errors) / len(errors):.2f}% "
           f"over the models (largest {100 * max(errors):.2f}%; issue 20: within 5%)")

@@ -137,6 +137,61 @@ def test_sweep_folds_judges_lambda_by_cross_validation_and_refits_on_both_parts(
     assert tr["sweep_tolerance"] == 0.02
 
 
+def test_sweep_trees_keeps_the_cheapest_lambda_and_share_of_its_trees(work: Path) -> None:
+    model = train(work, "st.msgpack", "--sweep", "--sweep-trees", "--trees", 40, "--tree-cost", 2,
+                  "--lambda-grid", "1,100", "--tolerance", "0.02")
+    tr = model.meta["training"]
+    curve = tr["sweep_curve"]
+    assert curve[0]["lambda"] == 0.0 and curve[0]["fraction"] == 1.0  # the reference: lambda 0, every iteration
+    for lam in (0.0, 1.0, 100.0):  # per lambda: distinct iteration counts, fewest last, its whole model first
+        its = [p["iterations"] for p in curve if p["lambda"] == lam]
+        assert its == sorted(set(its), reverse=True)
+        assert its[-1] == max(1, round(0.1 * its[0]))
+    assert len([p for p in curve if p["lambda"] == 0.0]) >= 3
+    ok = [p for p in curve if p["validation_accuracy"] >= curve[0]["validation_accuracy"] - 0.02]
+    kept = [p for p in curve if p.get("kept")]
+    assert len(kept) == 1 and kept[0] in ok
+    assert kept[0]["validation_cost"] == min(p["validation_cost"] for p in ok)
+    # the file is the kept point: its trees, lambda, and validation accuracy and cost (features + 2 per tree)
+    assert tr["lambda_chosen"] == kept[0]["lambda"] and tr["trees_chosen"] == kept[0]["trees"]
+    assert tr["validation_accuracy"] == pytest.approx(kept[0]["validation_accuracy"])
+    assert tr["validation_mean_cost"] == pytest.approx(kept[0]["validation_cost"])
+
+
+def test_sweep_trees_with_folds_refits_the_kept_share(work: Path) -> None:
+    model = train(work, "stcv.msgpack", "--sweep", "--sweep-trees", "--folds", 3, "--trees", 40, "--tree-cost", 2,
+                  "--lambda-grid", "1", "--tolerance", "0.02")
+    tr = model.meta["training"]
+    kept = next(p for p in tr["sweep_curve"] if p.get("kept"))
+    whole = next(p for p in tr["sweep_curve"] if p["lambda"] == kept["lambda"] and p["fraction"] == 1.0)
+    assert kept["iterations"] <= whole["iterations"]
+    assert tr["trees_chosen"] == max(1, round(kept["iterations"]))  # two classes: one tree per iteration
+
+
+def test_truncated_model_is_the_model_fitted_with_fewer_iterations() -> None:
+    from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
+
+    X, y = cheap_noisy_expensive_informative(600, seed=5)
+    costs = np.array([1.0] * N_CHEAP + [100.0] * 4)
+    Xv, yv = cheap_noisy_expensive_informative(200, seed=6)
+    m = GreedyMiserClassifier(lam=0.5, n_trees=30, n_iter_no_change=None, costs=costs, tree_eval_cost=3.0,
+                              random_state=0).fit(X, y, eval_set=(Xv, yv))
+    iters = [m.n_iter_, max(1, m.n_iter_ // 2), 1]
+    points = m.staged_points(Xv, yv, iters)
+    for t, (acc, cost) in zip(iters, points, strict=True):
+        short = m.truncated(t)
+        again = GreedyMiserClassifier(lam=0.5, n_trees=t, validation_fraction=0.0, costs=costs,
+                                      tree_eval_cost=3.0, random_state=0).fit(X, y)
+        np.testing.assert_array_equal(short.decision_function(Xv), again.decision_function(Xv))
+        assert short.n_trees_ == again.n_trees_ == t
+        np.testing.assert_array_equal(short.features_used_, again.features_used_)
+        assert acc == np.mean(short.predict(Xv) == yv)
+        assert cost == pytest.approx(np.mean(short.test_time_cost(Xv)))
+        assert cost == pytest.approx(np.mean(short.features_read(Xv) @ costs) + 3.0 * t)
+    with pytest.raises(ValueError, match="n_iter"):
+        m.truncated(m.n_iter_ + 1)
+
+
 def test_one_se_tolerance_known_answers() -> None:
     from types import SimpleNamespace  # noqa: PLC0415
 
@@ -161,6 +216,7 @@ def test_one_se_tolerance_known_answers() -> None:
     ("--lambda", "-1"),
     ("--folds", "3"),
     ("--one-se",),
+    ("--sweep-trees",),
     ("--sweep", "--folds", "1"),
     ("--sweep", "--folds", "1000"),
 ])

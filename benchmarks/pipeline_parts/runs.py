@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pyruntime import format as fmt
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -34,6 +36,13 @@ class Row:
     profiled: float | None = None  # the same features' extraction by the costs CSV (each group once)
     profiled_error: float | None = None  # mean over windows of |profiled - counted| / counted
     n_test: int = 0  # test windows over all seeds: one of them is 1 / n_test of the mean accuracy
+    model: float = 0.0  # the model alone on precomputed values (its walk), instructions per prediction
+    trees: float = 0.0  # trees in the model (tree kinds; 0 otherwise)
+
+    @property
+    def per_tree(self) -> float:
+        """The model's instructions per tree on the target (the --tree-cost a budgeted tree model is charged)."""
+        return self.model / self.trees if self.trees else 0.0
 
 
 def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: list[int], work: Path,
@@ -41,12 +50,13 @@ def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: 
     """``costs``: the CSV profiled on ``target``; bench compares its extraction of the features each window read
     with the counted extraction. Every figure is the mean over the seeds' models (bench: the same ``rows`` windows
     for each)."""
-    acc, feats, n_test = [], [], 0
+    acc, feats, trees, n_test = [], [], [], 0
     benches: list[dict[str, float]] = []
     for seed in seeds:
         model = work / f"{name.replace(' ', '_')}_{seed}.msgpack"
         frugalml("train", *train_args, data, "--seed", str(seed), "-o", model)
         ev = json.loads(frugalml("eval", model, data, "--json"))
+        trees.append(float(fmt.load(model).meta.get("training", {}).get("trees_chosen", 0)))
         acc.append(ev["accuracy"])
         feats.append(ev["mean_features"])
         n_test += int(ev["n"])
@@ -54,11 +64,11 @@ def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: 
                                            "--costs", costs, "--json")))
     bench = {k: float(np.mean([b[k] for b in benches])) for k in (
         "instructions_per_prediction", "eager_instructions_per_prediction", "eager_extraction_instructions",
-        "extraction_instructions", "profiled_extraction_instructions", "profiled_error")}
+        "extraction_instructions", "profiled_extraction_instructions", "profiled_error", "model_instructions")}
     return Row(name, float(np.mean(acc)), float(np.mean(feats)), bench["instructions_per_prediction"],
                bench["eager_instructions_per_prediction"], bench["eager_extraction_instructions"],
                bench["extraction_instructions"], bench["profiled_extraction_instructions"], bench["profiled_error"],
-               n_test)
+               n_test, bench["model_instructions"], float(np.mean(trees)))
 
 
 def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int) -> float:

@@ -23,7 +23,14 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.options import DEFAULT_GRID, MISER_DEFAULTS, SWEEP_OPTIONS, SWEEP_TOLERANCE, TREE_OPTIONS
+from compiler.options import (
+    DEFAULT_GRID,
+    MISER_DEFAULTS,
+    SWEEP_OPTIONS,
+    SWEEP_TOLERANCE,
+    TREE_FRACTIONS,
+    TREE_OPTIONS,
+)
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
@@ -64,12 +71,21 @@ class _FitLambda:
         self.n_classes = int(np.unique(ytr).size)
         self.Xtr, self.ytr, self.Xva, self.yva = Xtr, ytr, Xva, yva
 
-    def __call__(self, lam: float) -> tuple[GreedyMiserClassifier, dict[str, float]]:
+    def __call__(self, lam: float) -> tuple[GreedyMiserClassifier, list[dict[str, float]]]:
         m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(self.Xtr, self.ytr,
                                                                        eval_set=(self.Xva, self.yva))
-        return m, {"lambda": lam, "validation_accuracy": float(m.validation_accuracy_),
-                   "validation_cost": float(np.mean(m.test_time_cost(self.Xva))), "trees": m.n_trees_,
-                   "features_used": int(m.features_used_.size)}
+        fractions, iters = [], []
+        for f in tree_fractions(self.opts):  # shares that keep the same iterations as a larger one: one point
+            t = truncation(m.n_iter_, f)
+            if t not in iters:
+                fractions.append(f)
+                iters.append(t)
+        staged = m.staged_points(self.Xva, self.yva, iters)
+        K = m.n_trees_ // m.n_iter_
+        return m, [{"lambda": lam, "fraction": f, "iterations": float(t), "validation_accuracy": acc,
+                    "validation_cost": cost, "trees": t * K,
+                    "features_used": int(m.truncated(t).features_used_.size)}
+                   for f, t, (acc, cost) in zip(fractions, iters, staged)]
 
 
 class _CrossValidateLambda:
@@ -82,20 +98,36 @@ class _CrossValidateLambda:
         self.costs, self.seed = costs, seed
         self.X, self.y, self.folds = X, y, folds
 
-    def __call__(self, lam: float) -> dict[str, float]:
-        correct, cost, trees, iterations, used = 0, 0.0, [], [], []
+    def __call__(self, lam: float) -> list[dict[str, float]]:
+        fractions = tree_fractions(self.opts)
+        correct, cost = np.zeros(len(fractions)), np.zeros(len(fractions))
+        trees, iterations, used = [[] for _ in fractions], [[] for _ in fractions], [[] for _ in fractions]
         for tr, te in self.folds:
             m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(
                 self.X[tr], self.y[tr], eval_set=(self.X[te], self.y[te]))
-            correct += int(np.sum(m.predict(self.X[te]) == self.y[te]))
-            cost += float(np.sum(m.test_time_cost(self.X[te])))
-            trees.append(m.n_trees_)
-            iterations.append(m.n_iter_)
-            used.append(m.features_used_.size)
+            K = m.n_trees_ // m.n_iter_
+            iters = [truncation(m.n_iter_, f) for f in fractions]
+            for i, (t, (acc, c)) in enumerate(zip(iters, m.staged_points(self.X[te], self.y[te], iters))):
+                correct[i] += acc * te.size
+                cost[i] += c * te.size
+                trees[i].append(t * K)
+                iterations[i].append(t)
+                used[i].append(m.truncated(t).features_used_.size)
         n = self.y.size
-        return {"lambda": lam, "cv_accuracy": correct / n, "cv_cost": cost / n,
-                "trees": float(np.mean(trees)), "iterations": float(np.mean(iterations)),
-                "features_used": float(np.mean(used))}
+        return [{"lambda": lam, "fraction": f, "cv_accuracy": float(correct[i] / n), "cv_cost": float(cost[i] / n),
+                 "trees": float(np.mean(trees[i])), "iterations": float(np.mean(iterations[i])),
+                 "features_used": float(np.mean(used[i]))} for i, f in enumerate(fractions)]
+
+
+def tree_fractions(opts: dict[str, Any]) -> list[float]:
+    """The shares of each lambda's early-stopped iterations the sweep judges: 1 alone, or with --sweep-trees
+    TREE_FRACTIONS (largest first, so that a lambda's first point is its whole model)."""
+    return list(TREE_FRACTIONS) if opts.get("sweep_trees") else [1.0]
+
+
+def truncation(n_iter: int, fraction: float) -> int:
+    """Iterations kept of an early-stopped ``n_iter`` at ``fraction`` (at least one)."""
+    return max(1, min(n_iter, round(fraction * n_iter)))
 
 
 def cv_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -144,32 +176,47 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
         cv = _CrossValidateLambda(opts, costs, task.split.seed, X, y, cv_folds(y, int(opts["folds"]),
                                                                                 task.split.seed))
-        curve = run_map(cv, lams, **par, desc=f"miser lambda sweep, {int(opts['folds'])}-fold")
+        curve = [p for pts in run_map(cv, lams, **par, desc=f"miser lambda sweep, {int(opts['folds'])}-fold")
+                 for p in pts]
         kept = curve[cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), "cv")]
+        kept["kept"] = True
         # refit as the folds fitted: on the pooled rows, their mean number of iterations (no part left to stop on)
         model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
                                 task.split.seed)
         return model.set_params(validation_fraction=0.0).fit(X, y), curve
     fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **par,
                    desc="miser lambda sweep")
+    if with_models and opts.get("sweep_trees"):
+        raise ValueError("--sweep-trees keeps truncated models: no per-lambda models to return")
     fitted = [m for m, _ in fits]
-    curve = [p for _, p in fits]
+    curve = [p for _, pts in fits for p in pts]
     best = cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), "validation")
-    return (fitted[best], curve, fitted) if with_models else (fitted[best], curve)
+    curve[best]["kept"] = True
+    model = fitted[lams.index(curve[best]["lambda"])]
+    if curve[best]["fraction"] != 1.0:
+        model = model.truncated(int(curve[best]["iterations"]))
+    return (model, curve, fitted) if with_models else (model, curve)
 
 
-def print_curve(curve: list[dict[str, float]], chosen: float, tolerance: float) -> None:
+def print_curve(curve: list[dict[str, float]], tolerance: float) -> None:
+    """The sweep's curve on stderr, the kept point marked (with --sweep-trees, one line per lambda and share of
+    its iterations)."""
     key = "cv" if "cv_accuracy" in curve[0] else "validation"
     head = "cv" if key == "cv" else "val"
-    click.echo(f"{'lambda':>8} {head + ' acc':>8} {head + ' cost':>10} {'trees':>6} {'features':>9}", err=True)
+    shares = any(p["fraction"] != 1.0 for p in curve)
+    share_head = f" {'share':>6}" if shares else ""
+    click.echo(f"{'lambda':>8}{share_head} {head + ' acc':>8} {head + ' cost':>10} {'trees':>6} {'features':>9}",
+               err=True)
     ref_cost = curve[0][f"{key}_cost"] or 1.0
     for p in curve:
-        mark = "  <- kept" if p["lambda"] == chosen else ""
-        click.echo(f"{p['lambda']:>8g} {p[f'{key}_accuracy']:>8.4f} {p[f'{key}_cost']:>10.2f} "
+        mark = "  <- kept" if p.get("kept") else ""
+        share = f" {p['fraction']:>6g}" if shares else ""
+        click.echo(f"{p['lambda']:>8g}{share} {p[f'{key}_accuracy']:>8.4f} {p[f'{key}_cost']:>10.2f} "
                    f"{p['trees']:>6g} {p['features_used']:>9g}{mark}", err=True)
-    kept = next(p for p in curve if p["lambda"] == chosen)
+    kept = next(p for p in curve if p.get("kept"))
     what = "cross-validated" if key == "cv" else "validation"
-    click.echo(f"kept lambda={chosen:g}: cheapest within {tolerance:g} of lambda=0 {what} accuracy, "
+    at = f" at {kept['fraction']:g} of its iterations" if shares else ""
+    click.echo(f"kept lambda={kept['lambda']:g}{at}: cheapest within {tolerance:g} of lambda=0 {what} accuracy, "
                f"cost 1/{ref_cost / max(kept[f'{key}_cost'], 1e-12):.1f} of lambda=0", err=True)
 
 
@@ -184,11 +231,11 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         tolerance = float(opts.get("tolerance", SWEEP_TOLERANCE))
         model, curve = sweep_curve(task, opts, c, grid, tolerance)
         tolerance = sweep_tolerance(task, opts, curve, tolerance)
-        print_curve(curve, model.lam, tolerance)
+        print_curve(curve, tolerance)
         record["sweep_tolerance"] = tolerance
         record["sweep_curve"] = curve
     else:
-        for name in ("tolerance", "lambda_grid", "folds", "one_se"):
+        for name in ("tolerance", "lambda_grid", "folds", "one_se", "sweep_trees"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")

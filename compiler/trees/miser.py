@@ -17,6 +17,7 @@ unit of the costs.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,6 +260,46 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         for r in per_tree:
             read |= r
         return read
+
+    def truncated(self, n_iter: int) -> GreedyMiserClassifier:
+        """A copy that keeps the first ``n_iter`` boosting iterations (n_iter * K trees): what fitting with
+        ``n_trees=n_iter`` and no early stopping would give, without refitting."""
+        check_is_fitted(self, "ir_")
+        if not 1 <= int(n_iter) <= self.n_iter_:
+            raise ValueError(f"n_iter must be in 1..{self.n_iter_}, got {n_iter}")
+        out = copy.copy(self)
+        K = len(self.trees_) // self.n_iter_
+        out.n_iter_ = int(n_iter)
+        out.trees_ = self.trees_[: out.n_iter_ * K]
+        out.tree_output_ = self.tree_output_[: out.n_iter_ * K]
+        out.ir_ = ensemble_to_ir(out.trees_, out.tree_output_, self.base_score_, self.n_features_in_, self.costs_, 0.0)
+        out.features_used_ = np.unique(out.ir_["feature"][out.ir_["feature"] >= 0])
+        if self.validation_curve_ is not None:
+            out.validation_accuracy_ = float(self.validation_curve_[out.n_iter_ - 1])
+        return out
+
+    def staged_points(self, X: np.ndarray, y: np.ndarray, n_iters: list[int]) -> list[tuple[float, float]]:
+        """(accuracy, mean test-time cost) on (X, y) of the model truncated to each of ``n_iters`` iterations
+        (each in 1..n_iter_): one pass over the trees, features read accumulated in tree order."""
+        X = self._input(X)
+        K = len(self.trees_) // self.n_iter_
+        stops = [int(t) * K for t in n_iters]
+        scores = ir_staged_scores(self.ir_, X, stops)
+        y_idx = np.searchsorted(self.classes_, np.asarray(y))
+        per_tree = ir_tree_features(self.ir_, X)
+        read = np.zeros((X.shape[0], self.n_features_in_), dtype=bool)
+        at: dict[int, np.ndarray] = {}
+        for t, r in enumerate(per_tree, start=1):
+            read |= r
+            if t in stops:
+                at[t] = read.copy()
+        out = []
+        for s, sc in zip(stops, scores):
+            r = at.get(s, read)
+            feat = r @ self.costs_ if self.groups_ is None else self.groups_.cost_of_rows(r)
+            acc = float(np.mean(ir_decide(self.ir_, sc) == y_idx))
+            out.append((acc, float(np.mean(feat + self.tree_eval_cost * s))))
+        return out
 
     def test_time_cost(self, X: np.ndarray) -> np.ndarray:
         """Per row: cost of the distinct features read (with feature groups: each group once) +

@@ -12,6 +12,7 @@ from compiler.options import (
     LOSSES,
     MISER_DEFAULTS,
     SWEEP_OPTIONS,
+    TREE_FRACTIONS,
     TREE_OPTIONS,
     floats_text,
 )
@@ -29,6 +30,11 @@ MISER_OPTIONS = [
                       "validation part alone; the kept lambda is then refitted on both parts with the folds' mean "
                       "number of trees. For small sets, where one validation row is several points; K times the fits "
                       "[miser]."),
+    click.Option(["--sweep-trees"], is_flag=True, default=None,
+                 help="With --sweep: also judge each lambda's model truncated to shares of its early-stopped "
+                      f"iterations ({floats_text(TREE_FRACTIONS)}), each with its own accuracy and cost (features "
+                      "read plus --tree-cost per tree walked), and keep the cheapest point within the tolerance: "
+                      "fewer trees where the last ones buy no accuracy [miser]."),
     click.Option(["--one-se"], is_flag=True, default=None,
                  help="With --sweep: give up one standard error of lambda 0's accuracy when that is more than "
                       "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
