@@ -488,7 +488,35 @@ def _add_power() -> None:
 _add_power()
 
 
+SOURCES_DIR_ENV = "FRUGALML_SOURCES_DIR"  # set by benchmarks/common/figures.py while it writes a doc figure
+
+
+def _log_loaded_sources(out_dir: str) -> None:
+    """Write the repository's Python modules this process loaded to OUT_DIR/<pid>.txt, one path a line: a doc
+    figure whose benchmark runs the CLI in subprocesses records the code they ran (tools/check_figures.py)."""
+    import os  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[1]
+    files = set()
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        p = Path(f).resolve() if f else None
+        if p is not None and root in p.parents and ".venv" not in p.parts and p.suffix == ".py":
+            files.add(str(p.relative_to(root)))
+    try:
+        (Path(out_dir) / f"{os.getpid()}.txt").write_text("".join(f"{f}\n" for f in sorted(files)))
+    except OSError:
+        pass  # a figure run's bookkeeping must never fail the command
+
+
 def main() -> None:
+    import os  # noqa: PLC0415
+
+    out_dir = os.environ.get(SOURCES_DIR_ENV)
+    if out_dir:
+        import atexit  # noqa: PLC0415
+
+        atexit.register(_log_loaded_sources, out_dir)
     cli(prog_name="frugalml")
 
 

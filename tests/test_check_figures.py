@@ -92,3 +92,20 @@ def test_the_repository_s_markers_parse() -> None:
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[-1].endswith("doc figures stale")
     assert len(figures.all_blocks(ROOT)) >= 3
+
+
+def test_modules_a_cli_subprocess_loaded_are_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A benchmark that trains through `python -m compiler.cli` records the trainer's modules too (the child
+    writes its list into the directory report() names), so a trainer change makes its figures stale."""
+    out = tmp_path / "children"
+    out.mkdir()
+    monkeypatch.setenv(figures.SOURCES_DIR_ENV, str(out))
+    res = subprocess.run([sys.executable, "-m", "compiler.cli", "train", "miser", "--help"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    listed = {line for f in out.glob("*.txt") for line in f.read_text().splitlines()}
+    assert {"compiler/cli.py", "compiler/trees/kind_miser.py"} <= listed
+    assert all((ROOT / f).is_file() and f.endswith(".py") for f in listed)
+    start = figures.snapshot()
+    sources = figures.loaded_sources(start, children=out)
+    assert sources["compiler/trees/kind_miser.py"] == start["compiler/trees/kind_miser.py"]

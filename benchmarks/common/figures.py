@@ -24,10 +24,12 @@ import datetime
 import hashlib
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ PYTHON = ".venv/bin/python"
 BEGIN = re.compile(r"^<!-- figure: (?P<command>.+?) \| commit (?P<commit>\S+) \| (?P<date>\S+) -->$")
 END = "<!-- /figure -->"
 FLAG = "--write-docs"
+SOURCES_DIR_ENV = "FRUGALML_SOURCES_DIR"  # compiler.cli writes the modules each CLI subprocess loaded there
 # Always part of a figure's generating code: the C runtime (the cffi module and every harness build it),
 # the benchmarks' C harnesses and the shared helpers.
 ALWAYS = ("runtime_c/include", "runtime_c/src", "benchmarks/c", "benchmarks/common")
@@ -117,10 +120,15 @@ def snapshot(root: Path = ROOT) -> dict[str, str]:
     return {f: file_hash(root / f) for f in tracked(SNAPSHOT_PATHS, root) if (root / f).is_file()}
 
 
-def loaded_sources(start: dict[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
+def loaded_sources(start: dict[str, str], extra: Iterable[str] = (), children: Path | None = None
+                   ) -> dict[str, str]:
     """The part of the start snapshot that generated a figure: the repository's Python modules this process
-    loaded, ALWAYS and `extra` (paths or folders, for code run in subprocesses)."""
+    loaded, those the CLI subprocesses it ran loaded (each wrote a list into ``children``, see compiler.cli's
+    SOURCES_DIR_ENV), ALWAYS and `extra` (paths or folders, for other code run in subprocesses)."""
     files: set[str] = set(tracked([*ALWAYS, *extra]))
+    if children is not None:
+        for listing in children.glob("*.txt"):
+            files.update(line for line in listing.read_text().splitlines() if line)
     for mod in list(sys.modules.values()):
         f = getattr(mod, "__file__", None)
         if not f:
@@ -197,12 +205,21 @@ def report(argv: list[str] | None, script: str, extra_sources: Iterable[str] = (
     start = snapshot()
     tee = _Tee(sys.stdout)
     old, sys.stdout = sys.stdout, tee
+    children = tempfile.TemporaryDirectory(prefix="fm_figure_sources_")
+    old_env = os.environ.get(SOURCES_DIR_ENV)
+    os.environ[SOURCES_DIR_ENV] = children.name  # inherited by the CLI subprocesses the benchmark runs
     try:
         yield
     finally:
         sys.stdout = old
+        if old_env is None:
+            os.environ.pop(SOURCES_DIR_ENV, None)
+        else:
+            os.environ[SOURCES_DIR_ENV] = old_env
     command = command_of(Path(script), argv)
-    docs = write_figure(command, tee.buffer_.getvalue(), loaded_sources(start, extra_sources))
+    with children:
+        sources = loaded_sources(start, extra_sources, Path(children.name))
+    docs = write_figure(command, tee.buffer_.getvalue(), sources)
     print(f"figure written: {command} -> {', '.join(str(d.relative_to(ROOT)) for d in docs)}", file=sys.stderr)
 
 
