@@ -126,7 +126,8 @@ def frontier_choice(task: Any, cscc_ir: dict, costs: np.ndarray, tree_opts: dict
 
     _, _, Xva, yva = split(task)
     opts = {**tree_opts, "tree_cost": tree_cost}
-    _, curve, models = sweep_curve(task, opts, costs, list(DEFAULT_GRID), FRONTIER_TOLERANCE, with_models=True)
+    sweep = sweep_curve(task, opts, costs, list(DEFAULT_GRID), FRONTIER_TOLERANCE, with_models=True)
+    curve, models = sweep.curve, sweep.models or []
     ir = dict(cscc_ir)
     ir.setdefault("tree_eval_cost", tree_cost)
     val = validation_report(TreeCascade.from_ir(ir), Xva, yva)

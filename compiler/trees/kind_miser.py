@@ -15,6 +15,7 @@ then on rows it was fitted on).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -162,11 +163,23 @@ def sweep_tolerance(task: Any, opts: dict[str, Any], curve: list[dict[str, float
     return max(tolerance, float(np.sqrt(p * (1 - p) / n)))
 
 
+@dataclass
+class Sweep:
+    """What :func:`sweep_curve` gives: the kept model, the curve (the kept point has ``kept``), the accuracy the
+    rule gave up (``--tolerance`` or one standard error) and, with ``with_models``, every lambda's model in curve
+    order."""
+
+    model: GreedyMiserClassifier
+    curve: list[dict[str, float]]
+    tolerance: float
+    models: list[GreedyMiserClassifier] | None = None
+
+
 def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, grid: list[float],
-                tolerance: float, with_models: bool = False) -> Any:
-    """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler); return the chosen
-    model and the curve (and every fitted model, in curve order, with ``with_models``). With
-    ``opts["folds"]`` the curve is the K-fold one (``cv_*`` keys) and only the chosen lambda is fitted."""
+                tolerance: float, with_models: bool = False) -> Sweep:
+    """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler) and keep the cheapest
+    point within the tolerance (:class:`Sweep`). With ``opts["folds"]`` the curve is the K-fold one (``cv_*``
+    keys) and only the chosen lambda is fitted."""
     par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
@@ -178,24 +191,26 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
                                                                                 task.split.seed))
         curve = [p for pts in run_map(cv, lams, **par, desc=f"miser lambda sweep, {int(opts['folds'])}-fold")
                  for p in pts]
-        kept = curve[cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), "cv")]
+        tolerance = sweep_tolerance(task, opts, curve, tolerance)
+        kept = curve[cheapest_within(curve, tolerance, "cv")]
         kept["kept"] = True
         # refit as the folds fitted: on the pooled rows, their mean number of iterations (no part left to stop on)
         model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
                                 task.split.seed)
-        return model.set_params(validation_fraction=0.0).fit(X, y), curve
+        return Sweep(model.set_params(validation_fraction=0.0).fit(X, y), curve, tolerance)
     fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **par,
                    desc="miser lambda sweep")
     if with_models and opts.get("sweep_trees"):
         raise ValueError("--sweep-trees keeps truncated models: no per-lambda models to return")
     fitted = [m for m, _ in fits]
     curve = [p for _, pts in fits for p in pts]
-    best = cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), "validation")
+    tolerance = sweep_tolerance(task, opts, curve, tolerance)
+    best = cheapest_within(curve, tolerance, "validation")
     curve[best]["kept"] = True
     model = fitted[lams.index(curve[best]["lambda"])]
     if curve[best]["fraction"] != 1.0:
         model = model.truncated(int(curve[best]["iterations"]))
-    return (model, curve, fitted) if with_models else (model, curve)
+    return Sweep(model, curve, tolerance, fitted if with_models else None)
 
 
 def print_curve(curve: list[dict[str, float]], tolerance: float) -> None:
@@ -228,12 +243,11 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         if "lambda" in opts:
             raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
         grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
-        tolerance = float(opts.get("tolerance", SWEEP_TOLERANCE))
-        model, curve = sweep_curve(task, opts, c, grid, tolerance)
-        tolerance = sweep_tolerance(task, opts, curve, tolerance)
-        print_curve(curve, tolerance)
-        record["sweep_tolerance"] = tolerance
-        record["sweep_curve"] = curve
+        sweep = sweep_curve(task, opts, c, grid, float(opts.get("tolerance", SWEEP_TOLERANCE)))
+        model = sweep.model
+        print_curve(sweep.curve, sweep.tolerance)
+        record["sweep_tolerance"] = sweep.tolerance
+        record["sweep_curve"] = sweep.curve
     else:
         for name in ("tolerance", "lambda_grid", "folds", "one_se", "sweep_trees"):
             if name in opts:
