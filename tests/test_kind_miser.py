@@ -168,6 +168,30 @@ def test_sweep_trees_with_folds_refits_the_kept_share(work: Path) -> None:
     assert tr["trees_chosen"] == max(1, round(kept["iterations"]))  # two classes: one tree per iteration
 
 
+def test_refine_between_known_answers() -> None:
+    from compiler.trees.kind_miser import refine_between  # noqa: PLC0415
+
+    assert refine_between([0.0, 0.1, 1.0, 10.0], 0.1) == pytest.approx([0.2154, 0.4642])  # 0.1 * 10^(1/3), ^(2/3)
+    assert refine_between([0.0, 0.9, 10.0], 0.0) == pytest.approx([0.1, 0.2080, 0.4327])  # from 0.9 / 9 = 0.1
+    assert refine_between([0.0, 1.0, 10.0], 10.0) == []  # the largest: nothing above it
+    assert refine_between([0.0, 1.0, 2.154, 4.642, 10.0], 1.0) == pytest.approx([1.291, 1.668])  # 2.154^(1/3), ^(2/3)
+
+
+def test_sweep_refine_adds_lambdas_next_to_the_kept_one(work: Path) -> None:
+    model = train(work, "refine.msgpack", "--sweep", "--refine", 2, "--trees", 20, "--lambda-grid", "1,100",
+                  "--tolerance", "0.02")
+    tr = model.meta["training"]
+    lams = [p["lambda"] for p in tr["sweep_curve"]]
+    assert lams == sorted(lams) and lams[0] == 0.0 and {1.0, 100.0} <= set(lams)
+    extra = sorted(set(lams) - {0.0, 1.0, 100.0})
+    assert 2 <= len(extra) <= 4  # two a round, a round stops when the kept lambda is the largest
+    curve = tr["sweep_curve"]
+    ok = [p for p in curve if p["validation_accuracy"] >= curve[0]["validation_accuracy"] - 0.02]
+    kept = next(p for p in curve if p.get("kept"))
+    assert kept["validation_cost"] == min(p["validation_cost"] for p in ok)
+    assert tr["lambda_chosen"] == kept["lambda"]
+
+
 def test_truncated_model_is_the_model_fitted_with_fewer_iterations() -> None:
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
 
@@ -217,6 +241,7 @@ def test_one_se_tolerance_known_answers() -> None:
     ("--folds", "3"),
     ("--one-se",),
     ("--sweep-trees",),
+    ("--refine", "2"),
     ("--sweep", "--folds", "1"),
     ("--sweep", "--folds", "1000"),
 ])

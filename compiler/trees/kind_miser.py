@@ -175,42 +175,67 @@ class Sweep:
     models: list[GreedyMiserClassifier] | None = None
 
 
+def refine_between(lams: list[float], kept: float) -> list[float]:
+    """Two lambdas at a third and two thirds of the way (geometrically) from the kept lambda to the next larger one
+    of ``lams`` (from a third of it when the kept one is 0); none when the kept lambda is the largest."""
+    larger = [lam for lam in sorted(lams) if lam > kept]
+    if not larger:
+        return []
+    hi = larger[0]
+    lo = kept if kept > 0 else hi / 9
+    news = [lo * (hi / lo) ** (1 / 3), lo * (hi / lo) ** (2 / 3)] + ([lo] if kept == 0 else [])
+    return sorted({float(f"{x:.4g}") for x in news} - set(lams))
+
+
 def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, grid: list[float],
                 tolerance: float, with_models: bool = False) -> Sweep:
     """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler) and keep the cheapest
-    point within the tolerance (:class:`Sweep`). With ``opts["folds"]`` the curve is the K-fold one (``cv_*``
-    keys) and only the chosen lambda is fitted."""
+    point within the tolerance (:class:`Sweep`); with ``opts["refine"]`` = R, R more rounds each fit two lambdas
+    between the kept one and the next larger (:func:`refine_between`) and keep again. With ``opts["folds"]`` the
+    curve is the K-fold one (``cv_*`` keys) and only the chosen lambda is fitted."""
     par = from_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     lams = sorted({0.0, *grid})
-    if opts.get("folds"):
-        if with_models:
-            raise ValueError("--folds keeps only the chosen lambda's model: no per-lambda models to return")
+    folds = opts.get("folds")
+    if with_models and (folds or opts.get("sweep_trees")):
+        raise ValueError("--folds and --sweep-trees keep only the chosen model: no per-lambda models to return")
+    if folds:
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-        cv = _CrossValidateLambda(opts, costs, task.split.seed, X, y, cv_folds(y, int(opts["folds"]),
-                                                                                task.split.seed))
-        curve = [p for pts in run_map(cv, lams, **par, desc=f"miser lambda sweep, {int(opts['folds'])}-fold")
-                 for p in pts]
-        tolerance = sweep_tolerance(task, opts, curve, tolerance)
-        kept = curve[cheapest_within(curve, tolerance, "cv")]
-        kept["kept"] = True
+        judge: Any = _CrossValidateLambda(opts, costs, task.split.seed, X, y, cv_folds(y, int(folds), task.split.seed))
+        desc, key = f"miser lambda sweep, {int(folds)}-fold", "cv"
+    else:
+        judge = _FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva)
+        desc, key = "miser lambda sweep", "validation"
+    fitted: dict[float, GreedyMiserClassifier] = {}
+    curve: list[dict[str, float]] = []
+    todo = lams
+    for round_ in range(1 + int(opts.get("refine", 0))):
+        for lam, out in zip(todo, run_map(judge, todo, **par, desc=desc if round_ == 0 else f"{desc}, refining"),
+                            strict=True):
+            if folds:
+                curve += out
+            else:
+                fitted[lam] = out[0]
+                curve += out[1]
+        curve.sort(key=lambda p: (p["lambda"], -p["fraction"]))  # lambda 0's whole model stays the reference
+        best = cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), key)
+        todo = refine_between(lams, curve[best]["lambda"])
+        lams = sorted({*lams, *todo})
+        if not todo:
+            break
+    tolerance = sweep_tolerance(task, opts, curve, tolerance)
+    kept = curve[best]
+    kept["kept"] = True
+    if folds:
         # refit as the folds fitted: on the pooled rows, their mean number of iterations (no part left to stop on)
         model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
                                 task.split.seed)
         return Sweep(model.set_params(validation_fraction=0.0).fit(X, y), curve, tolerance)
-    fits = run_map(_FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva), lams, **par,
-                   desc="miser lambda sweep")
-    if with_models and opts.get("sweep_trees"):
-        raise ValueError("--sweep-trees keeps truncated models: no per-lambda models to return")
-    fitted = [m for m, _ in fits]
-    curve = [p for _, pts in fits for p in pts]
-    tolerance = sweep_tolerance(task, opts, curve, tolerance)
-    best = cheapest_within(curve, tolerance, "validation")
-    curve[best]["kept"] = True
-    model = fitted[lams.index(curve[best]["lambda"])]
-    if curve[best]["fraction"] != 1.0:
-        model = model.truncated(int(curve[best]["iterations"]))
-    return Sweep(model, curve, tolerance, fitted if with_models else None)
+    model = fitted[kept["lambda"]]
+    if kept["fraction"] != 1.0:
+        model = model.truncated(int(kept["iterations"]))
+    models = [fitted[p["lambda"]] for p in curve] if with_models else None
+    return Sweep(model, curve, tolerance, models)
 
 
 def print_curve(curve: list[dict[str, float]], tolerance: float) -> None:
@@ -249,7 +274,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         record["sweep_tolerance"] = sweep.tolerance
         record["sweep_curve"] = sweep.curve
     else:
-        for name in ("tolerance", "lambda_grid", "folds", "one_se", "sweep_trees"):
+        for name in ("tolerance", "lambda_grid", "folds", "one_se", "sweep_trees", "refine"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")

@@ -35,6 +35,10 @@ MISER_OPTIONS = [
                       f"iterations ({floats_text(TREE_FRACTIONS)}), each with its own accuracy and cost (features "
                       "read plus --tree-cost per tree walked), and keep the cheapest point within the tolerance: "
                       "fewer trees where the last ones buy no accuracy [miser]."),
+    click.Option(["--refine"], type=click.IntRange(min=0), default=None,
+                 help="With --sweep: R more rounds, each fitting two lambdas between the kept one and the next "
+                      "larger of the grid (geometrically), then keeping again: a finer frontier where it matters, "
+                      "2 R more fits [miser; default 0]."),
     click.Option(["--one-se"], is_flag=True, default=None,
                  help="With --sweep: give up one standard error of lambda 0's accuracy when that is more than "
                       "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
