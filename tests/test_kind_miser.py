@@ -171,10 +171,20 @@ def test_sweep_trees_with_folds_refits_the_kept_share(work: Path) -> None:
 def test_refine_between_known_answers() -> None:
     from compiler.trees.kind_miser import refine_between  # noqa: PLC0415
 
-    assert refine_between([0.0, 0.1, 1.0, 10.0], 0.1) == pytest.approx([0.2154, 0.4642])  # 0.1 * 10^(1/3), ^(2/3)
-    assert refine_between([0.0, 0.9, 10.0], 0.0) == pytest.approx([0.1, 0.2080, 0.4327])  # from 0.9 / 9 = 0.1
-    assert refine_between([0.0, 1.0, 10.0], 10.0) == []  # the largest: nothing above it
-    assert refine_between([0.0, 1.0, 2.154, 4.642, 10.0], 1.0) == pytest.approx([1.291, 1.668])  # 2.154^(1/3), ^(2/3)
+    def curve(*pts: tuple[float, float]) -> list[dict[str, float]]:
+        return [{"lambda": lam, "fraction": 1.0, "validation_cost": c} for lam, c in pts]
+
+    # kept 0.1 (cost 50); 1 costs as much, 10 is cheaper: between 1 and 10, at 10^(1/3) and 10^(2/3)
+    c = curve((0, 90), (0.1, 50), (1, 50), (10, 20))
+    assert refine_between(c, 1, "validation") == pytest.approx([2.154, 4.642])
+    # kept lambda 0, the smallest positive lambda is cheaper: from a ninth of it
+    assert refine_between(curve((0, 90), (0.9, 20)), 0, "validation") == pytest.approx([0.1, 0.208, 0.4327])
+    assert refine_between(curve((0, 90), (1, 80), (10, 70)), 2, "validation") == []  # none cheaper above
+    assert refine_between(curve((0, 90), (1, 90), (10, 95)), 0, "validation") == []
+    # truncated points (fraction < 1) never set the bound
+    c = curve((0, 90), (1, 90))
+    c.append({"lambda": 1.0, "fraction": 0.5, "validation_cost": 10})
+    assert refine_between(c, 0, "validation") == []
 
 
 def test_sweep_refine_adds_lambdas_next_to_the_kept_one(work: Path) -> None:

@@ -175,15 +175,22 @@ class Sweep:
     models: list[GreedyMiserClassifier] | None = None
 
 
-def refine_between(lams: list[float], kept: float) -> list[float]:
-    """Two lambdas at a third and two thirds of the way (geometrically) from the kept lambda to the next larger one
-    of ``lams`` (from a third of it when the kept one is 0); none when the kept lambda is the largest."""
-    larger = [lam for lam in sorted(lams) if lam > kept]
-    if not larger:
+def refine_between(curve: list[dict[str, float]], kept: int, key: str) -> list[float]:
+    """Where the frontier is worth a closer look: ``hi``, the smallest lambda whose whole model is cheaper than the
+    kept point (so it lost too much accuracy), and ``lo``, the largest lambda fitted below it (from a ninth of
+    ``hi`` when that is 0). Two lambdas at a third and two thirds of the way (geometrically); none when no lambda
+    is cheaper."""
+    cost = curve[kept][f"{key}_cost"]
+    lams = sorted({p["lambda"] for p in curve})
+    cheaper = [p["lambda"] for p in curve if p["fraction"] == 1.0 and p["lambda"] > curve[kept]["lambda"]
+               and p[f"{key}_cost"] < cost]
+    if not cheaper:
         return []
-    hi = larger[0]
-    lo = kept if kept > 0 else hi / 9
-    news = [lo * (hi / lo) ** (1 / 3), lo * (hi / lo) ** (2 / 3)] + ([lo] if kept == 0 else [])
+    hi = min(cheaper)
+    lo = max(lam for lam in lams if lam < hi)
+    if lo == 0:
+        lo = hi / 9
+    news = [lo * (hi / lo) ** (1 / 3), lo * (hi / lo) ** (2 / 3)] + ([lo] if lo not in lams else [])
     return sorted({float(f"{x:.4g}") for x in news} - set(lams))
 
 
@@ -219,7 +226,7 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
                 curve += out[1]
         curve.sort(key=lambda p: (p["lambda"], -p["fraction"]))  # lambda 0's whole model stays the reference
         best = cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), key)
-        todo = refine_between(lams, curve[best]["lambda"])
+        todo = refine_between(curve, best, key)
         lams = sorted({*lams, *todo})
         if not todo:
             break
