@@ -164,10 +164,10 @@ def random_rows(rng: np.random.Generator, n_features: int, rows: int, poison: fl
     return X
 
 
-def check_cascade(m: TreeCascade, X: np.ndarray, work: Path, numeric: str) -> None:
+def check_cascade(m: TreeCascade, X: np.ndarray, work: Path, numeric: str, flags: tuple[str, ...] = ()) -> None:
     header = work / f"code_{numeric}.h"
     header.write_text(render_code_header(ModelFile("cascade", m), numeric, "model", X))
-    got = run_dump(header, work)
+    got = run_dump(header, work, flags=flags)
     ref = m.q15() if numeric == "q15" else m
     pred, status = ref.reference(X)
     assert got == expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
@@ -199,6 +199,7 @@ def test_cascade_cases_that_matter(tmp_path: Path) -> None:
     assert "t1 |= " in render_code_header(ModelFile("cascade", m), "float32")
     for numeric in ("float32", "q15"):
         check_cascade(m, X, tmp_path, numeric)
+        check_cascade(m, X, tmp_path, numeric, ("-DFM_PORTABLE",))  # the non-finite loop instead of SSE2
     big = m.trees.to_dict()
     big["value"] = np.where(m.trees.feature < 0, np.random.default_rng(4).normal(size=m.trees.n_nodes) * 3e4 + 3e4,
                             0).astype(np.float32)

@@ -22,6 +22,7 @@ from compiler.codegen import (
     bits_expr,
     flag_lines,
     le_key,
+    nonfinite_simd,
     nonfinite_test,
     order_exact,
     popcount_helper,
@@ -33,6 +34,17 @@ from pyruntime.arrays import float_keys
 from pyruntime.trees.cascade import TreeCascade, TreeCascadeQ15, as_cascade
 
 MAX_DEPTH = 60  # nested blocks (C99 guarantees 127)
+
+Lit = tuple[int, bool, int]  # (feature, went left, key): one decision of a path
+
+
+def implies(path: tuple[Lit, ...], cond: tuple[Lit, ...]) -> bool:
+    """Whether every input that takes the decisions `path` also takes those of `cond`. A node goes left
+    iff le_key(bits, key), which for any bit pattern (NaN and inf included) holds for every key above
+    the smallest one it holds for: left at key l implies left at every k >= l, right at l right at
+    every k <= l."""
+    return all(any(g == f and a == left and (k <= key if left else k >= key) for g, a, k in path)
+               for f, left, key in cond)
 
 
 def cascade_code(tables: Any, numeric: str, name: str) -> CodeBody:
@@ -117,9 +129,10 @@ class TreeGen:
                 self.mode, (self.units, self.scale) = "units", ex
         self.seen_index = {f: i for i, f in enumerate(self.used)}
         self.saturate = any(e.saturate for e in parts)
+        self.known: dict[int, list[tuple[Lit, ...]]] = {}
 
     # -- walks --
-    def _leaf_lines(self, e: Ensemble, node: int, o: int, path: set[int]) -> list[str]:
+    def _leaf_lines(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int]) -> list[str]:
         v = e.leaf[node]
         s = f"{e.prefix}{o}"
         if self.q:
@@ -128,36 +141,54 @@ class TreeGen:
         else:
             add = f"{s} = {s} + {c_float(float(v))};"
         words: dict[int, int] = {}
-        for f in path:
-            if f in self.bit:
+        for f in reads:
+            if f in self.bit and not any(implies(lits, c) for c in self.known.get(f, ())):
                 b = self.bit[f]
                 words[b // 32] = words.get(b // 32, 0) | (1 << (b % 32))
         return [add] + [f"t{w} |= {hex(mask)}u;" for w, mask in sorted(words.items())]
 
-    def _node(self, e: Ensemble, node: int, o: int, path: set[int], depth: int, out: list[str], ind: str) -> None:
+    def _node(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int],
+              out: list[str], ind: str, found: list[tuple[int, tuple[Lit, ...]]]) -> None:
         if e.feature[node] < 0:
-            out += [ind + line for line in self._leaf_lines(e, node, o, path)]
+            out += [ind + line for line in self._leaf_lines(e, node, o, lits, reads)]
             return
+        depth = len(lits)
         if depth >= MAX_DEPTH:
             raise ValueError(f"--form code: trees deeper than {MAX_DEPTH} levels; use --form tables")
-        f = int(e.feature[node])
-        if self.mode == "general" and f not in path:
+        f, key = int(e.feature[node]), int(e.keys[node])
+        if self.mode == "general" and f not in reads:
             k = self.seen_index[f]
             out += [ind + f"if (r[{k}] == 0u) {{", ind + f"    r[{k}] = 1u;",
                     ind + f"    c = c + {c_float(float(self.costs_f[f]))};", ind + "}"]
-        sub = path | {f}
-        out.append(ind + f"if ({le_key(bits_expr(self.name, f), int(e.keys[node]))}) {{")
-        self._node(e, int(e.left[node]), o, sub, depth + 1, out, ind + "    ")
+        found.append((f, lits))
+        sub = reads + [f]
+        out.append(ind + f"if ({le_key(bits_expr(self.name, f), key)}) {{")
+        self._node(e, int(e.left[node]), o, lits + ((f, True, key),), sub, out, ind + "    ", found)
         out.append(ind + "} else {")
-        self._node(e, int(e.right[node]), o, sub, depth + 1, out, ind + "    ")
+        self._node(e, int(e.right[node]), o, lits + ((f, False, key),), sub, out, ind + "    ", found)
         out.append(ind + "}")
 
     def trees(self, e: Ensemble, first: int, end: int, ind: str = "") -> list[str]:
+        """The walks of e's trees first..end-1, in order. A leaf records the tracked features of its path,
+        except those an earlier tree's walk has certainly recorded (self.known: per feature the path
+        conditions under which an earlier walk read it; a condition implied by the leaf's own path holds)."""
         out: list[str] = []
         for t in range(first, end):
             out.append(ind + f"/* {e.prefix}: tree {t} */")
-            self._node(e, int(e.roots[t]), int(e.tree_output[t]), set(), 0, out, ind)
+            found: list[tuple[int, tuple[Lit, ...]]] = []
+            self._node(e, int(e.roots[t]), int(e.tree_output[t]), (), [], out, ind, found)
+            for f, cond in found:
+                if f in self.bit:
+                    self.known.setdefault(f, []).append(cond)
         return out
+
+    def snapshot(self) -> dict[int, list[tuple[Lit, ...]]]:
+        """What the walks emitted so far have certainly recorded (for code that branches: restore it
+        before the other branch's walks)."""
+        return {f: list(c) for f, c in self.known.items()}
+
+    def restore(self, known: dict[int, list[tuple[Lit, ...]]]) -> None:
+        self.known = {f: list(c) for f, c in known.items()}
 
     # -- declarations, end --
     def declarations(self) -> list[str]:
@@ -171,8 +202,6 @@ class TreeGen:
             L.append("uint32_t u;")
         if self.mode == "general":
             L += [f"uint8_t r[{max(len(self.used), 1)}];", "float c = 0.0f;"]
-        if any(line.startswith("for (j") for line in flag_lines(self.name, self.used)):
-            L.append("uint32_t j;")
         return L
 
     def start(self) -> list[str]:
@@ -233,7 +262,7 @@ class TreeGen:
 
     def helpers(self) -> list[str]:
         out = popcount_helper(self.name) if self.n_words else []
-        return out + (sat_helper(self.name) if self.saturate else [])
+        return out + (sat_helper(self.name) if self.saturate else []) + nonfinite_simd(self.name, self.used)
 
     def result(self, stage: str, cost: str, cost_q: str) -> list[str]:
         """Writes *out from the locals `lab` and `sco` (the answering part's label and score)."""
