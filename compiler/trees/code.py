@@ -47,17 +47,48 @@ def implies(path: tuple[Lit, ...], cond: tuple[Lit, ...]) -> bool:
                for f, left, key in cond)
 
 
-def cascade_code(tables: Any, numeric: str, name: str) -> CodeBody:
+def cascade_code(tables: Any, numeric: str, name: str, left_percent: list[int] | None = None) -> CodeBody:
+    """left_percent (a code hint of training, see left_percents): per node the percentage of training rows
+    that went left; the likelier side is laid out as the fall-through path (GCC/Clang branch hints), which
+    shapes the code, never its answers."""
     m: TreeCascade | TreeCascadeQ15 = as_cascade(tables).q15() if numeric == "q15" else as_cascade(tables)
-    return _Cascade(m, numeric == "q15", name).body()
+    return _Cascade(m, numeric == "q15", name, left_percent).body()
+
+
+LIKELY_MARGIN = 20  # a node gets a branch hint when its training rows went one way at least 70 % of the time
+# (measured on keel:satimage, 100 x depth 3, x86 float32 code form: 882 instructions per prediction without
+# hints, 856 / 853 / 853 / 866 with margins 10 / 20 / 30 / 40)
+
+
+def left_percents(tables: Any, X: np.ndarray) -> list[int]:
+    """Per node of a cascade's trees: the percentage (0..100, rounded) of the rows of X reaching it that go
+    left (50 where none does, and at leaves): the code form's `left_percent` hint, from the training rows."""
+    t = as_cascade(tables).trees
+    X = np.asarray(X, np.float32)
+    share = np.full(t.feature.shape[0], 0.5)
+    for r in t.roots:
+        stack = [(int(r), np.arange(X.shape[0]))]
+        while stack:
+            n, rows = stack.pop()
+            f = int(t.feature[n])
+            if f < 0 or rows.size == 0:
+                continue
+            go_left = X[rows, f] <= np.float32(t.threshold[n])
+            share[n] = float(go_left.mean())
+            stack += [(int(t.left[n]), rows[go_left]), (int(t.right[n]), rows[~go_left])]
+    return [int(round(100 * float(v))) for v in share]
 
 
 class Ensemble:
     """One tree ensemble's arrays as the generator needs them (float32 or q15); its scores are the C
-    locals <prefix>0 .. <prefix>{n_outputs-1}."""
+    locals <prefix>0 .. <prefix>{n_outputs-1}. likely: per node +1 (left likelier), -1 (right), 0."""
 
-    def __init__(self, t: Any, q: bool, prefix: str) -> None:
+    def __init__(self, t: Any, q: bool, prefix: str, left_percent: list[int] | None = None) -> None:
         self.prefix = prefix
+        self.likely = np.zeros(t.feature.shape[0], np.int64)
+        if left_percent is not None and len(left_percent) == t.feature.shape[0]:
+            lp = np.asarray(left_percent, np.int64)
+            self.likely = np.where(lp >= 50 + LIKELY_MARGIN, 1, np.where(lp <= 50 - LIKELY_MARGIN, -1, 0))
         self.feature = t.feature.astype(np.int64)
         self.left, self.right = t.left.astype(np.int64), t.right.astype(np.int64)
         self.roots = t.roots.astype(np.int64)
@@ -130,6 +161,7 @@ class TreeGen:
         self.seen_index = {f: i for i, f in enumerate(self.used)}
         self.saturate = any(e.saturate for e in parts)
         self.known: dict[int, list[tuple[Lit, ...]]] = {}
+        self.hinted = False  # a walk used the branch hints (helpers then define them)
 
     # -- walks --
     def _leaf_lines(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int]) -> list[str]:
@@ -162,7 +194,12 @@ class TreeGen:
                     ind + f"    c = c + {c_float(float(self.costs_f[f]))};", ind + "}"]
         found.append((f, lits))
         sub = reads + [f]
-        out.append(ind + f"if ({le_key(bits_expr(self.name, f), key)}) {{")
+        cond = le_key(bits_expr(self.name, f), key)
+        hint = int(e.likely[node])
+        if hint:
+            self.hinted = True
+            cond = f"{self.name.upper()}_{'LIKELY' if hint > 0 else 'UNLIKELY'}({cond})"
+        out.append(ind + f"if ({cond}) {{")
         self._node(e, int(e.left[node]), o, lits + ((f, True, key),), sub, out, ind + "    ", found)
         out.append(ind + "} else {")
         self._node(e, int(e.right[node]), o, lits + ((f, False, key),), sub, out, ind + "    ", found)
@@ -262,7 +299,12 @@ class TreeGen:
 
     def helpers(self) -> list[str]:
         out = popcount_helper(self.name) if self.n_words else []
-        return out + (sat_helper(self.name) if self.saturate else []) + nonfinite_simd(self.name, self.used)
+        up = self.name.upper()
+        hints = ["#if defined(__GNUC__) && !defined(FM_PORTABLE)", f"#define {up}_LIKELY(c) __builtin_expect(!!(c), 1)",
+                 f"#define {up}_UNLIKELY(c) __builtin_expect(!!(c), 0)", "#else", f"#define {up}_LIKELY(c) (c)",
+                 f"#define {up}_UNLIKELY(c) (c)", "#endif"] if self.hinted else []
+        return (out + (sat_helper(self.name) if self.saturate else []) + nonfinite_simd(self.name, self.used)
+                + hints)
 
     def result(self, stage: str, cost: str, cost_q: str) -> list[str]:
         """Writes *out from the locals `lab` and `sco` (the answering part's label and score)."""
@@ -272,9 +314,9 @@ class TreeGen:
 
 
 class _Cascade:
-    def __init__(self, m: TreeCascade | TreeCascadeQ15, q: bool, name: str) -> None:
+    def __init__(self, m: TreeCascade | TreeCascadeQ15, q: bool, name: str, left_percent: list[int] | None) -> None:
         self.m, self.q, self.name = m, q, name
-        self.e = Ensemble(m.trees, q, "s")
+        self.e = Ensemble(m.trees, q, "s", left_percent)
         self.stage_end = [int(v) for v in m.stage_end]
         self.g = TreeGen(name, q, int(m.n_features), m.trees.costs, [self.e],
                          self.e.root_features(0, self.stage_end[0]))

@@ -122,16 +122,17 @@
 #include <emmintrin.h>
 static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 {
+    const float *const end4 = x + (n & ~3u);
+    const float *const end = x + n;
     __m128 s = _mm_setzero_ps();
     __m128i e;
-    uint32_t i = 0u;
     uint32_t bad = 0u;
-    for (; i + 4u <= n; i += 4u) {
-        s = _mm_add_ps(s, _mm_loadu_ps(x + i));
+    for (; x != end4; x += 4) {
+        s = _mm_add_ps(s, _mm_loadu_ps(x));
     }
-    for (; i < n; ++i) {
+    for (; x != end; ++x) {
         uint32_t b;
-        memcpy(&b, x + i, sizeof b);
+        memcpy(&b, x, sizeof b);
         bad |= ((b & 0x7f800000u) + 0x00800000u) & 0x80000000u;
     }
     e = _mm_castps_si128(s);
