@@ -120,6 +120,8 @@
  * instructions (movups, addps); the lanes' exponents tested as integers. */
 #if defined(FM_PORT_GNU) && defined(__SSE2__)
 #include <emmintrin.h>
+#include <stdint.h>
+#include <string.h>
 static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 {
     const float *const end4 = x + (n & ~3u);
