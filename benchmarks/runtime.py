@@ -23,7 +23,14 @@ Both forms of `export-c`: tables (default) and generated code (`--form code`; it
 compiled noinline/noclone so callgrind can count the call alone). Cortex-M rows (unless --no-qemu):
 Cortex-M3 q15 and Cortex-M4F float32 instructions per prediction under QEMU with the repository's
 counting plugin (benchmarks/common/qemu_count.py: REPEAT=2 minus REPEAT=1 images over --qemu-rows rows; the
-count includes the self-test's row loop, a few instructions per row) and the image's flash bytes.
+count includes the self-test's row loop, a few instructions per row) and the image's flash bytes; emlearn's
+inline forest is counted the same way on Cortex-M3 (benchmarks/c/em_trees_selftest.c, its int16 rows
+embedded).
+
+The floor (issue 21 item 6), printed last: the code form against emlearn's inline code (x86 float32 and
+q15, Cortex-M3 q15: at or below), the tables against emlearn's loadable forest (x86 float32: <= 0.5x),
+and NB's table form per feature read on Cortex-M3 q15 (nb-static --nb-data, default
+sklearn:breast_cancer, budget from training: <= 12; --no-nb skips it), each with met / not met.
 """
 
 from __future__ import annotations
@@ -97,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the K-class forest's data, all classes (default sklearn:digits)")
     ap.add_argument("--no-multiclass", dest="classes_data", action="store_const", const="",
                     help="skip the K-class forest")
+    ap.add_argument("--nb-data", default="sklearn:breast_cancer", help="the NB floor line's data (nb-static)")
+    ap.add_argument("--no-nb", action="store_true", help="skip the NB floor line")
     ap.add_argument("--quick", action="store_true", help="same tables, 10 trees, fewer rows; peers never installed")
     figures.add_argument(ap)
     a = ap.parse_args(argv)
@@ -128,9 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         print(peers.skipped("emlearn"))
     if py is not None:
         table += peer_rows(py, a.data, a.positive, a, tmp / "peer")
+        if not a.no_qemu and not missing_tools():
+            table.append(peer_m3_row(tmp / "peer", a.data, a.qemu_rows))
     print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
     print("bytes: x86 rows: table bytes (0: code form); QEMU rows: flash bytes of the whole self-test image")
     print_table(table)
+    nb = None if a.no_nb or a.no_qemu or missing_tools() else nb_floor_figure(a.nb_data, tmp / "nb", a.qemu_rows)
     if a.classes_data:
         k_table = x86_rows(tmp / "miser_k.msgpack", a.classes_data, [], a, tmp / "multiclass", "frugalml miser K")
         if py is not None:
@@ -139,8 +151,72 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{a.classes_data}, all classes: miser {a.trees} rounds x K trees x depth {a.depth} (one tree per class "
               f"a round); emlearn {a.trees} trees x depth {a.depth}; {a.rows} rows; x86-64 callgrind")
         print_table(k_table)
+    print()
+    print_floor(table, nb, a.nb_data)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def row_of(table: list[tuple[str, str, float, int]], name: str, where: str) -> float | None:
+    return next((per for n, w, per, _ in table if n == name and w.startswith(where)), None)
+
+
+def print_floor(table: list[tuple[str, str, float, int]], nb: tuple[float, float] | None, nb_data: str) -> None:
+    """The three floor figures of issue 21 item 6 beside their targets."""
+    print("floor (issue 21 item 6): figure, target, met")
+
+    def line(what: str, ours: float | None, peer: float | None, limit: float, unit: str = "x") -> None:
+        if ours is None or peer is None:
+            print(f"  {what:58s} not measured here")
+            return
+        ratio = ours / peer
+        print(f"  {what:58s} {ours:7.0f} / {peer:7.0f} = {ratio:5.2f}{unit} (<= {limit:.2f}{unit}): "
+              f"{'met' if ratio <= limit else 'not met'}")
+
+    em_inline, em_loadable = "emlearn 0.23 RandomForest, inline", "emlearn 0.23 RandomForest, loadable"
+    for numeric in ("float32", "q15"):
+        line(f"code form / emlearn inline, x86 {numeric}", row_of(table, f"frugalml miser, code, {numeric}", "x86"),
+             row_of(table, em_inline, "x86"), 1.0)
+    line("code form / emlearn inline, Cortex-M3 q15", row_of(table, "frugalml miser, code, q15", "cortex-m3"),
+         row_of(table, em_inline, "cortex-m3"), 1.0)
+    line("tables / emlearn loadable, x86 float32", row_of(table, "frugalml miser, tables, float32", "x86"),
+         row_of(table, em_loadable, "x86"), 0.5)
+    if nb is None:
+        print(f"  {'NB tables, Cortex-M3 q15, per feature read':58s} not measured here")
+    else:
+        per, feats = nb
+        print(f"  {'NB tables, Cortex-M3 q15, per feature read':58s} {per:7.0f} / {feats:7.2f} = {per / feats:5.2f} "
+              f"(<= 12): {'met' if per / feats <= 12 else 'not met'} (nb-static {nb_data})")
+
+
+def peer_m3_row(peer: Path, data: str, rows: int) -> tuple[str, str, float, int]:
+    """emlearn's inline forest (peer/inline.h) on Cortex-M3 under QEMU: the same data's first rows as int16."""
+    from pyruntime.data import load_dataset  # noqa: PLC0415
+
+    X = np.clip(np.round(np.asarray(load_dataset(data).X[:rows])), -32768, 32767).astype(np.int16)
+    body = ",\n".join("    {" + ", ".join(str(int(v)) for v in r) + "}" for r in X)
+    header = peer / "m3_inline.h"
+    header.write_text((peer / "inline.h").read_text() + f"\n#define FM_N_ROWS {len(X)}\n#define PEER_N_ROWS {len(X)}u\n"
+                      f"#define PEER_N_FEATURES {X.shape[1]}\n"
+                      f"static const int16_t PEER_ROWS[{len(X)}][{X.shape[1]}] = {{\n{body}\n}};\n")
+    extra = [f"APP={ROOT / 'benchmarks' / 'c' / 'em_trees_selftest.c'}", "CFLAGS=-O2 -Wno-unused-parameter"]
+    return ("emlearn 0.23 RandomForest, inline", "cortex-m3 QEMU", count_cortex_m(header, "cortex-m3", extra=extra),
+            flash_bytes(header, "cortex-m3", extra=extra))
+
+
+def nb_floor_figure(data: str, work: Path, rows: int) -> tuple[float, float]:
+    """(Cortex-M3 q15 instructions per prediction, features read per prediction) of nb-static's table form on
+    data (budget from training), as benchmarks/nb_floor.py counts them."""
+    from benchmarks.nb_floor import export, train, x86_count  # noqa: PLC0415
+
+    work.mkdir()
+    model = train(data, "nb-static", work, [])
+    _, feats = x86_count(export(model, "q15", data, rows, work))
+    header = work / "m3" / "model.h"
+    header.parent.mkdir()
+    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--target", "cortex-m3", "--embed", data,
+                    "--rows", str(rows)], check=True, cwd=ROOT, capture_output=True)
+    return count_cortex_m(header, "cortex-m3"), feats
 
 
 def print_table(table: list[tuple[str, str, float, int]]) -> None:

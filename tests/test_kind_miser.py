@@ -59,6 +59,9 @@ def test_large_lambda_reads_only_cheap_features(work: Path) -> None:
     used_frugal = set(frugal.meta["training"]["features_used"])
     assert used_free & set(range(N_CHEAP, 8))  # unconstrained: wants the informative features
     assert used_frugal and used_frugal <= set(range(N_CHEAP))
+    # the code form's branch-layout hint: per node the percentage of training rows that went left
+    percent = free.meta["training"]["code_hints"]["left_percent"]
+    assert len(percent) == free.tables.trees.n_nodes and all(0 <= v <= 100 for v in percent)
     p = c_evaluator(frugal).predict(X)
     assert np.all(p.n_read <= N_CHEAP) and np.all(p.cost <= N_CHEAP)
     assert np.all(p.cost == p.n_read)  # cheap features cost 1 each

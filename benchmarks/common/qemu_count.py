@@ -61,33 +61,38 @@ def n_rows(header: Path) -> int:
     return int(m.group(1))
 
 
-def run_count(header: Path, target: str, repeat: int, work: Path, machine: str | None = None) -> int:
-    """Guest instructions of one whole self-test run (start-up to exit)."""
+def run_count(header: Path, target: str, repeat: int, work: Path, machine: str | None = None,
+              extra: list[str] | None = None) -> int:
+    """Guest instructions of one whole self-test run (start-up to exit); extra: more make variables
+    (e.g. APP=/abs/other_main.c, CFLAGS=...)."""
     out = work / f"insns_{repeat}"
     build = work / f"build_{target}_{repeat}"
-    _make(header, target, build, repeat, "run", machine, [f"QEMU_PLUGIN={plugin_path()},out={out}"])
+    _make(header, target, build, repeat, "run", machine, [f"QEMU_PLUGIN={plugin_path()},out={out}", *(extra or [])])
     m = re.match(r"insns (\d+)", out.read_text())
     if m is None:
         raise RuntimeError(f"the counting plugin wrote no count to {out}")
     return int(m.group(1))
 
 
-def count_cortex_m(header: Path, target: str = "cortex-m3", machine: str | None = None) -> float:
-    """Guest instructions per prediction (prediction call + the self-test's row loop)."""
+def count_cortex_m(header: Path, target: str = "cortex-m3", machine: str | None = None,
+                   extra: list[str] | None = None) -> float:
+    """Guest instructions per prediction (prediction call + the self-test's row loop); extra as run_count
+    (benchmarks/runtime.py counts emlearn's forest with APP=benchmarks/c/em_trees_selftest.c)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}: use one of {', '.join(TARGETS)}")
     rows = n_rows(header)
     with tempfile.TemporaryDirectory(prefix="fm_qemu_count_") as tmp:
         work = Path(tmp)
-        once = run_count(header, target, 1, work, machine)
-        twice = run_count(header, target, 2, work, machine)
+        once = run_count(header, target, 1, work, machine, extra)
+        twice = run_count(header, target, 2, work, machine, extra)
     return (twice - once) / rows
 
 
-def flash_bytes(header: Path, target: str = "cortex-m3", machine: str | None = None) -> int:
+def flash_bytes(header: Path, target: str = "cortex-m3", machine: str | None = None,
+                extra: list[str] | None = None) -> int:
     """Flash bytes of the self-test image: runtime code, tables, embedded rows and the test itself."""
     with tempfile.TemporaryDirectory(prefix="fm_qemu_size_") as tmp:
-        text = _make(header, target, Path(tmp) / "build", 1, "size", machine)
+        text = _make(header, target, Path(tmp) / "build", 1, "size", machine, extra)
     m = re.search(r"flash_bytes (\d+)", text)
     if m is None:
         raise RuntimeError(f"no flash_bytes line in: {text}")

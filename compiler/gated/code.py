@@ -35,11 +35,13 @@ def gated_code(tables: Any, numeric: str, name: str) -> CodeBody:
     L += g.finish(gate, "lab", "sco")
     hard = "lab == 1" if m.gate_above == "f0" else "lab == 0"
     L += [f"if (!({hard})) {{", "    stage = 0u;"]
+    after_gate = g.snapshot()
     L += g.trees(f1, 0, f1.n_trees, "    ") + g.finish(f1, "lab", "sco", "    ")
     L += ["} else {", "    stage = 1u;"]
     if f0 is None:
         L.append("    lab = FM_LABEL_DEFER;")
     else:
+        g.restore(after_gate)  # f1's walks do not run on this branch
         L += g.trees(f0, 0, f0.n_trees, "    ") + g.finish(f0, "lab", "sco", "    ")
     L.append("}")
     acc, cost, cost_q = g.accounting()

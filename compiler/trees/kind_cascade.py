@@ -27,6 +27,7 @@ from compiler.tasks import (
     split,
     weighted_accuracy,
 )
+from compiler.trees.code import left_percents
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS
 from pyruntime.format import ModelFile
@@ -103,6 +104,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         ir = frontier_choice(task, ir, c, {k: opts[k] for k in ("depth", "step") if k in opts}, tree_cost, record)
     tables = TreeCascade.from_ir(ir)
     record["stage_end"] = tables.stage_end.tolist()
+    record["code_hints"] = tree_code_hints(tables, Xtr)
     record.update(validation_report(tables, Xva, yva))
     pred = tables.predict_reference(Xva)
     record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
@@ -110,6 +112,12 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     meta = task.meta()
     meta["training"] = record
     return ModelFile(kind=kind, tables=tables, meta=meta)
+
+
+def tree_code_hints(tables: TreeCascade, Xtr: np.ndarray) -> dict[str, Any]:
+    """What the generated code form may take from the training rows (export-c passes it to the generator):
+    per node the percentage of rows that went left, for its branch layout (compiler/trees/code.py)."""
+    return {"left_percent": left_percents(tables, Xtr)}
 
 
 FRONTIER_TOLERANCE = 0.01  # miser --sweep's default rule

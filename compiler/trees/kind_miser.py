@@ -35,7 +35,7 @@ from compiler.options import (
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
-from compiler.trees.kind_cascade import cascade_metrics, validation_report
+from compiler.trees.kind_cascade import cascade_metrics, tree_code_hints, validation_report
 from compiler.trees.options import MISER_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
@@ -291,7 +291,8 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     ir = model.to_tree_ensemble()
     ir["tree_eval_cost"] = float(model.tree_eval_cost)
     tables = TreeCascade.from_ir(ir)
-    _, _, Xva, yva = split(task)
+    Xtr, _, Xva, yva = split(task)
+    record["code_hints"] = tree_code_hints(tables, Xtr)
     record.update({"lambda_chosen": float(model.lam), "trees_chosen": int(model.n_trees_),
                    "features_used": model.features_used_.tolist()})
     record.update(validation_report(tables, Xva, yva))

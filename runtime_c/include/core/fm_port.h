@@ -23,10 +23,12 @@
  *   FM_EKEY_SUB, FM_EKEY_RIGHT(k, t)                     the key bias the carry step needs, and the plain
  *       compare that goes right on those keys
  *   FM_F32_GT_ROOT / FM_F32_GT_STEP                      the float32 heap step (Thumb-2 with a
- *       single-precision FPU: vcmpe + adc)
+ *       single-precision FPU: vcmpe + adc; x86-64: comiss + adc)
  *   FM_EKEY(dst, bits, bad), FM_EKEY_BAD(bad), FM_NO_MERGE()   eager key of one float (32-bit Arm, 7
  *       instructions)
  *   FM_LOAD2(b0, b1, x)                                  two floats' bits with one ldrd (Thumb-2)
+ *   FM_ANY_NONFINITE(x, n)                               a NaN or infinity among x[0..n) (a superset
+ *       test: SSE2 float sums, x86)
  */
 #ifndef FM_PORT_H
 #define FM_PORT_H
@@ -79,12 +81,15 @@
 #elif defined(FM_PORT_GNU) && (defined(__x86_64__) || defined(__i386__))
 /* `cmp` sets CF iff t < key (keys fm_ukey16). */
 #define FM_HEAP_STEP(l, k, t) __asm__("cmp %1, %2\n\tadc %0, %0" : "+r"(l) : "r"(k), "r"(t) : "cc")
-#define FM_HEAP_ROOT(l, k, t, one)                                                                            \
+#define FM_HEAP_ROOT(l, k, t, one) FM_ROOT_BY_STEP(FM_HEAP_STEP, l, k, t, one)
+#endif
+
+/* A root step made of a step (x86: no add-with-carry form that starts from a constant): l = one, then STEP. */
+#define FM_ROOT_BY_STEP(STEP, l, a, b, one)                                                                   \
     do {                                                                                                      \
         (l) = (one);                                                                                          \
-        FM_HEAP_STEP(l, k, t);                                                                                \
+        STEP(l, a, b);                                                                                        \
     } while (0)
-#endif
 
 /* Thumb-2 with a single-precision FPU: `vcmpe t, x` leaves C = !(x > t) for ordered operands (a NaN
  * branches either way: the marked NaN fails the prediction), so l = (l + l + C) ^ 1. */
@@ -100,6 +105,43 @@
             : "+r"(l)                                                                                         \
             : "t"(tv), "t"(xv)                                                                                \
             : "cc")
+#endif
+
+/* x86-64 (SSE): `comiss x, t` sets CF iff t < x, i.e. x > t for ordered operands (a NaN sets CF and goes
+ * right: the marked NaN fails the prediction), so l = l + l + CF with x straight from memory: 5
+ * instructions per node (feature, threshold, comiss, mark, adc) instead of 7 (seta + lea index). */
+#if defined(FM_PORT_GNU) && defined(__x86_64__) && !defined(FM_F32_GT_STEP)
+#define FM_F32_GT_STEP(l, xv, tv) __asm__("comiss %1, %2\n\tadc %0, %0" : "+r"(l) : "m"(xv), "x"(tv) : "cc")
+#define FM_F32_GT_ROOT(l, xv, tv, one) FM_ROOT_BY_STEP(FM_F32_GT_STEP, l, xv, tv, one)
+#endif
+
+/* x86 with SSE2: FM_ANY_NONFINITE(x, n) is nonzero when some x[0..n) is NaN or infinite (and when a lane's
+ * float sum overflows: a superset, for a caller that then tests exactly). Four floats a step, 2
+ * instructions (movups, addps); the lanes' exponents tested as integers. */
+#if defined(FM_PORT_GNU) && defined(__SSE2__)
+#include <emmintrin.h>
+#include <stdint.h>
+#include <string.h>
+static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
+{
+    const float *const end4 = x + (n & ~3u);
+    const float *const end = x + n;
+    __m128 s = _mm_setzero_ps();
+    __m128i e;
+    uint32_t bad = 0u;
+    for (; x != end4; x += 4) {
+        s = _mm_add_ps(s, _mm_loadu_ps(x));
+    }
+    for (; x != end; ++x) {
+        uint32_t b;
+        memcpy(&b, x, sizeof b);
+        bad |= ((b & 0x7f800000u) + 0x00800000u) & 0x80000000u;
+    }
+    e = _mm_castps_si128(s);
+    e = _mm_cmpeq_epi8(_mm_add_epi32(e, e), _mm_set1_epi8(-1));
+    return bad | (uint32_t)(_mm_movemask_epi8(e) & 0x8888);
+}
+#define FM_ANY_NONFINITE(x, n) fm_port_any_nonfinite(x, n)
 #endif
 
 /* Thumb-2: two floats' bits from x, x += 2, one ldrd with write-back (any two registers). */

@@ -216,6 +216,22 @@ FM_WALK uint32_t marks_count(const uint32_t *mark, uint32_t n)
 /* Bit 31 set when the float's exponent is all ones (NaN or infinity). */
 #define FM_NONFINITE_BIT(bits) (((bits) & 0x7f800000u) + 0x00800000u)
 
+/* Nonzero when some value of x[0..n) is NaN or infinite (x86 with SSE2: nonzero also when the float sum of
+ * a lane overflows, fm_port.h; then the caller's exact test of the marked features decides). */
+#ifdef FM_ANY_NONFINITE
+#define any_nonfinite(x, n) FM_ANY_NONFINITE(x, n)
+#else
+static uint32_t any_nonfinite(const float *x, uint32_t n)
+{
+    uint32_t f;
+    uint32_t bad = 0u;
+    for (f = 0; f < n; ++f) {
+        bad |= FM_NONFINITE_BIT(fm_float_bits(x[f]));
+    }
+    return bad & 0x80000000u;
+}
+#endif
+
 /* Nonzero when some marked feature's value is NaN or infinite. */
 static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n)
 {
@@ -314,18 +330,16 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
 #define FM_STEP_F1(l)                                                                                         \
     do {                                                                                                      \
         const uint32_t f_ = fe[l];                                                                            \
-        const float xv_ = x[f_];                                                                              \
         const float tv_ = th[l];                                                                              \
         mark[f_] = 1u;                                                                                        \
-        FM_F32_GT_STEP(l, xv_, tv_);                                                                          \
+        FM_F32_GT_STEP(l, x[f_], tv_);                                                                        \
     } while (0)
 #define FM_WALK_LEVELS_F1(l)                                                                                  \
     do {                                                                                                      \
         const uint32_t f0_ = fe[1];                                                                           \
-        const float x0_ = x[f0_];                                                                             \
         const float t0_ = th[1];                                                                              \
         mark[f0_] = 1u;                                                                                       \
-        FM_F32_GT_ROOT(l, x0_, t0_, one);                                                                     \
+        FM_F32_GT_ROOT(l, x[f0_], t0_, one);                                                                  \
         if (D > 1u) {                                                                                         \
             FM_STEP_F1(l);                                                                                    \
         }                                                                                                     \
@@ -846,9 +860,6 @@ int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eage
     const uint8_t *mark;
     const float *costs;
     uint32_t n;
-    uint32_t f;
-    uint32_t bad = 0u;
-    uint32_t count = 0u;
     float cost = 0.0f;
     if (m == NULL || x == NULL || e == NULL || scores == NULL || res == NULL) {
         return FM_E_ARG;
@@ -856,28 +867,21 @@ int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eage
     mark = (const uint8_t *)e->mark;
     n = m->n_features;
     costs = m->costs;
-    /* feature index order: the costs are order-exact (fm_trees_eager_ok) */
-    if (costs == NULL) {
-        for (f = 0; f < n; ++f) {
-            if (mark[f]) {
-                bad |= FM_NONFINITE_BIT(fm_float_bits(x[f]));
-                ++count;
-            }
-        }
-        cost = (float)count;
-    } else {
-        for (f = 0; f < n; ++f) {
-            if (mark[f]) {
-                bad |= FM_NONFINITE_BIT(fm_float_bits(x[f]));
-                cost = cost + costs[f];
-                ++count;
-            }
-        }
-    }
-    if (bad & 0x80000000u) {
+    /* every feature first (no mark test), the marked ones only when one of them is not finite */
+    if (any_nonfinite(x, n) && marked_nonfinite(x, mark, n)) {
         return FM_E_VALUE;
     }
-    res->n_read = count;
+    res->n_read = marks_count(e->mark, n);
+    if (costs == NULL) {
+        cost = (float)res->n_read;
+    } else {
+        uint32_t f;
+        for (f = 0; f < n; ++f) { /* feature index order: the costs are order-exact (fm_trees_eager_ok) */
+            if (mark[f]) {
+                cost = cost + costs[f];
+            }
+        }
+    }
     res->cost = cost;
     return fm_trees_finish(m, scores, res);
 }
