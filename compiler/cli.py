@@ -491,11 +491,9 @@ _add_power()
 SOURCES_DIR_ENV = "FRUGALML_SOURCES_DIR"  # set by benchmarks/common/figures.py while it writes a doc figure
 
 
-def _log_loaded_sources(out_dir: str) -> None:
-    """Write the repository's Python modules this process loaded to OUT_DIR/<pid>.txt, one path a line: a doc
-    figure whose benchmark runs the CLI in subprocesses records the code they ran (tools/check_figures.py)."""
-    import os  # noqa: PLC0415
-
+def loaded_repo_modules() -> set[str]:
+    """The repository's Python modules this process loaded (paths relative to the repository, none from a
+    .venv): what a doc figure records as the code that made it (benchmarks/common/figures.py)."""
     root = Path(__file__).resolve().parents[1]
     files = set()
     for mod in list(sys.modules.values()):
@@ -503,8 +501,16 @@ def _log_loaded_sources(out_dir: str) -> None:
         p = Path(f).resolve() if f else None
         if p is not None and root in p.parents and ".venv" not in p.parts and p.suffix == ".py":
             files.add(str(p.relative_to(root)))
+    return files
+
+
+def _log_loaded_sources(out_dir: str) -> None:
+    """Write loaded_repo_modules() to OUT_DIR/<pid>.txt, one path a line: a doc figure whose benchmark runs the
+    CLI in subprocesses records the code they ran (tools/check_figures.py)."""
+    import os  # noqa: PLC0415
+
     try:
-        (Path(out_dir) / f"{os.getpid()}.txt").write_text("".join(f"{f}\n" for f in sorted(files)))
+        (Path(out_dir) / f"{os.getpid()}.txt").write_text("".join(f"{f}\n" for f in sorted(loaded_repo_modules())))
     except OSError:
         pass  # a figure run's bookkeeping must never fail the command
 

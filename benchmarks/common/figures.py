@@ -35,13 +35,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.cli import SOURCES_DIR_ENV, loaded_repo_modules  # each CLI subprocess writes its modules there
+
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "docs" / "figures.json"
 PYTHON = ".venv/bin/python"
 BEGIN = re.compile(r"^<!-- figure: (?P<command>.+?) \| commit (?P<commit>\S+) \| (?P<date>\S+) -->$")
 END = "<!-- /figure -->"
 FLAG = "--write-docs"
-SOURCES_DIR_ENV = "FRUGALML_SOURCES_DIR"  # compiler.cli writes the modules each CLI subprocess loaded there
 # Always part of a figure's generating code: the C runtime (the cffi module and every harness build it),
 # the benchmarks' C harnesses and the shared helpers.
 ALWAYS = ("runtime_c/include", "runtime_c/src", "benchmarks/c", "benchmarks/common")
@@ -129,13 +130,7 @@ def loaded_sources(start: dict[str, str], extra: Iterable[str] = (), children: P
     if children is not None:
         for listing in children.glob("*.txt"):
             files.update(line for line in listing.read_text().splitlines() if line)
-    for mod in list(sys.modules.values()):
-        f = getattr(mod, "__file__", None)
-        if not f:
-            continue
-        p = Path(f).resolve()
-        if ROOT in p.parents and ".venv" not in p.parts and p.suffix == ".py":
-            files.add(str(p.relative_to(ROOT)))
+    files |= loaded_repo_modules()
     files.discard(WRITER)  # how a figure is written into the docs, not what measured it
     return {f: start[f] for f in sorted(files) if f in start}
 

@@ -82,7 +82,7 @@ class _FitLambda:
                 fractions.append(f)
                 iters.append(t)
         staged = m.staged_points(self.Xva, self.yva, iters)
-        K = m.n_trees_ // m.n_iter_
+        K = m.trees_per_iteration_
         return m, [{"lambda": lam, "fraction": f, "iterations": float(t), "validation_accuracy": acc,
                     "validation_cost": cost, "trees": t * K,
                     "features_used": int(m.truncated(t).features_used_.size)}
@@ -106,7 +106,7 @@ class _CrossValidateLambda:
         for tr, te in self.folds:
             m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(
                 self.X[tr], self.y[tr], eval_set=(self.X[te], self.y[te]))
-            K = m.n_trees_ // m.n_iter_
+            K = m.trees_per_iteration_
             iters = [truncation(m.n_iter_, f) for f in fractions]
             for i, (t, (acc, c)) in enumerate(zip(iters, m.staged_points(self.X[te], self.y[te], iters))):
                 correct[i] += acc * te.size
@@ -225,12 +225,13 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
                 fitted[lam] = out[0]
                 curve += out[1]
         curve.sort(key=lambda p: (p["lambda"], -p["fraction"]))  # lambda 0's whole model stays the reference
-        best = cheapest_within(curve, sweep_tolerance(task, opts, curve, tolerance), key)
+        if round_ == 0:  # lambda 0's whole model, the reference of the tolerance, is fitted in the first round
+            tolerance = sweep_tolerance(task, opts, curve, tolerance)
+        best = cheapest_within(curve, tolerance, key)
         todo = refine_between(curve, best, key)
         lams = sorted({*lams, *todo})
         if not todo:
             break
-    tolerance = sweep_tolerance(task, opts, curve, tolerance)
     kept = curve[best]
     kept["kept"] = True
     if folds:

@@ -261,6 +261,11 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             read |= r
         return read
 
+    @property
+    def trees_per_iteration_(self) -> int:
+        """K trees a boosting iteration (one per output: 1 for the binary losses, one per class otherwise)."""
+        return int(self.ir_["n_outputs"])
+
     def truncated(self, n_iter: int) -> GreedyMiserClassifier:
         """A copy that keeps the first ``n_iter`` boosting iterations (n_iter * K trees): what fitting with
         ``n_trees=n_iter`` and no early stopping would give, without refitting."""
@@ -268,7 +273,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         if not 1 <= int(n_iter) <= self.n_iter_:
             raise ValueError(f"n_iter must be in 1..{self.n_iter_}, got {n_iter}")
         out = copy.copy(self)
-        K = len(self.trees_) // self.n_iter_
+        K = self.trees_per_iteration_
         out.n_iter_ = int(n_iter)
         out.trees_ = self.trees_[: out.n_iter_ * K]
         out.tree_output_ = self.tree_output_[: out.n_iter_ * K]
@@ -282,7 +287,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         """(accuracy, mean test-time cost) on (X, y) of the model truncated to each of ``n_iters`` iterations
         (each in 1..n_iter_): one pass over the trees, features read accumulated in tree order."""
         X = self._input(X)
-        K = len(self.trees_) // self.n_iter_
+        K = self.trees_per_iteration_
         stops = [int(t) * K for t in n_iters]
         scores = ir_staged_scores(self.ir_, X, stops)
         y_idx = np.searchsorted(self.classes_, np.asarray(y))
