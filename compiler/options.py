@@ -16,7 +16,7 @@ DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 SWEEP_TOLERANCE = 0.01
 TREE_FRACTIONS = (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1)  # --sweep-trees: shares of the iterations
 
-MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0}
+MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0, "charge": "model"}
 CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,
                     "pool_lambdas": (0.0, 3.0, 30.0), "rho": 1e-3, "early_exit_lambda": 0.0,
                     "min_agreement": 0.9975}

@@ -43,8 +43,9 @@ def best_split(codes: np.ndarray, rows: np.ndarray, g: np.ndarray, h: np.ndarray
 
 def grow(codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, *, depth: int, leaves: int | None,
          pen: np.ndarray, used: np.ndarray, scale: float, l2: float = 0.0, mcw: float = 1e-3,
-         msl: int = 1) -> tuple[dict, np.ndarray, np.ndarray]:
-    """One tree on all rows: (nodes dict of lists, leaf of each row, used after)."""
+         msl: int = 1, read: np.ndarray | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
+    """One tree on all rows: (nodes dict of lists, leaf of each row, used after). ``read`` (bool (n, d), updated
+    in place): the per-row charge, a node's split on j costs pen[j] times its rows that have not read j over n."""
     used = used.copy()
     node_rows = [np.arange(codes.shape[0])]
     t = {"feature": [-1], "bin": [-1], "left": [-1], "right": [-1], "depth": [0]}
@@ -60,12 +61,16 @@ def grow(codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, *, 
             kids.append(len(node_rows) - 1)
         t["feature"][i], t["bin"][i], t["left"][i], t["right"][i] = j, b, kids[0], kids[1]
         used[j] = True
+        if read is not None:
+            read[rows, j] = True
         return kids
 
     def search(i: int) -> tuple[int, int, float]:
         if t["depth"][i] >= depth or node_rows[i].size < 2:
             return (-1, -1, -np.inf)
-        return best_split(codes, node_rows[i], g, h, n_thr, np.where(used, 0.0, pen), scale, l2, mcw, msl)
+        rows = node_rows[i]
+        p = np.where(used, 0.0, pen) if read is None else pen * (~read[rows]).sum(axis=0) / codes.shape[0]
+        return best_split(codes, rows, g, h, n_thr, p, scale, l2, mcw, msl)
 
     if leaves is None:
         level = [0]

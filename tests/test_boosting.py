@@ -10,7 +10,7 @@ from compiler.boosting._histboost import ffi, lib
 from compiler.boosting.binning import FIT_SAMPLE, Binner
 from compiler.boosting.booster import make_booster
 from compiler.boosting.grow import BinnedData, TreeParams, grow_tree
-from compiler.trees.cost_tree import ensemble_to_ir, ir_scores
+from compiler.trees.cost_tree import ensemble_to_ir, ir_scores, ir_tree_features
 
 
 def data(n: int = 600, d: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -130,6 +130,67 @@ def test_booster_scores_equal_the_ir_and_cost_is_charged_once_per_iteration() ->
     assert b.tree_output[:6] == [0, 1, 2, 0, 1, 2]
     assert set(np.flatnonzero(b.used)) == set(np.unique(ir["feature"][ir["feature"] >= 0]).tolist())
     assert not b.used[3:].any()  # the costly features are never worth it here
+
+
+@pytest.mark.parametrize(("depth", "leaves"), [(3, None), (16, 8)])
+def test_row_charge_tree_equals_the_numpy_definition(depth: int, leaves: int | None) -> None:
+    """charge "row": a split costs its feature's penalty times the node's rows that have not read it (/ n)."""
+    X, y = data()
+    fd = BinnedData.from_data(X, 64)
+    p = np.full(len(y), y.mean())
+    g, h = p - y, p * (1 - p)
+    pen = 0.02 * np.array([5.0, 1.0, 1.0, 1.0, 20.0, 1.0])
+    rng = np.random.default_rng(4)
+    start = rng.random((len(y), 6)) < np.array([0.9, 0.0, 0.5, 0.1, 0.0, 0.3])  # features rows read before
+    read = start.astype(np.uint8)
+    rows = np.arange(len(y), dtype=np.int32)
+    tree, _ = grow_tree(fd, g, h, rows, TreeParams(depth, leaves, 0.0, 1e-3, 20), penalty=pen,
+                        gain_scale=1.0 / len(y), step=0.1, read=read)
+    read_ref = start.copy()
+    _, leaf, _ = grow(fd.codes, g, h, fd.n_thr, depth=depth, leaves=leaves, pen=pen, used=np.zeros(6, bool),
+                      scale=1.0 / len(y), msl=20, read=read_ref)
+    mine = fd.apply_add(tree, fd.codes, None, 0, want_leaves=True)
+    assert {tuple(np.flatnonzero(mine == v)) for v in np.unique(mine)} == \
+        {tuple(np.flatnonzero(leaf == v)) for v in np.unique(leaf)}
+    np.testing.assert_array_equal(read.astype(bool), read_ref)
+    # the model charge on the same inputs makes a different tree: the charge matters here
+    other, _ = grow_tree(fd, g, h, rows, TreeParams(depth, leaves, 0.0, 1e-3, 20), penalty=pen,
+                         gain_scale=1.0 / len(y), step=0.1)
+    assert not np.array_equal(fd.apply_add(other, fd.codes, None, 0, want_leaves=True), mine)
+
+
+def test_row_charge_prefers_a_feature_the_rows_have_read() -> None:
+    X, y = data()
+    fd = BinnedData.from_data(X, 64)
+    g, h = 0.5 - y, np.full(len(y), 0.25)
+    rows = np.arange(len(y), dtype=np.int32)
+    pen = np.full(6, 10.0)
+    alone, _ = grow_tree(fd, g, h, rows, TreeParams(1), penalty=pen, gain_scale=1.0 / len(y))
+    assert alone.n_nodes == 1  # no feature pays its cost
+    read = np.zeros((len(y), 6), dtype=np.uint8)
+    read[:, 3] = 1  # every row has read feature 3 (a weak one) already: free for the row charge
+    tree, _ = grow_tree(fd, g, h, rows, TreeParams(1), penalty=pen, gain_scale=1.0 / len(y), read=read)
+    assert tree.feature[0] == 3
+    read[: len(y) // 2, 3] = 0  # half the rows must read it: it no longer pays
+    tree, _ = grow_tree(fd, g, h, rows, TreeParams(1), penalty=pen, gain_scale=1.0 / len(y), read=read)
+    assert tree.n_nodes == 1
+
+
+def test_booster_row_charge_read_mask_is_the_paths_of_every_training_row() -> None:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(700, 6)).astype(np.float32)
+    y = np.argmax(X[:, :3] + rng.normal(size=(700, 3)) * 0.5, axis=1)
+    b = make_booster(X, y, np.ones(700), 3, "multiclass-log", np.arange(1.0, 7.0), 0.2, 3, max_leaves=6,
+                     subsample=0.6, seed=1, charge="row")
+    for _ in range(6):
+        b.iterate(0.5)
+    ir = ensemble_to_ir(b.trees, b.tree_output, b.base_score, 6, np.arange(1.0, 7.0))
+    want = np.zeros((700, 6), dtype=bool)
+    for r in ir_tree_features(ir, X):
+        want |= r
+    np.testing.assert_array_equal(b.read.astype(bool), want)  # rows left out of a subsample included
+    with pytest.raises(ValueError, match="charge"):
+        make_booster(X, y, np.ones(700), 3, "multiclass-log", np.ones(6), 0.2, 3, charge="lazy")
 
 
 def test_subsampling_is_seeded_and_changes_the_trees() -> None:

@@ -255,6 +255,7 @@ def test_one_se_tolerance_known_answers() -> None:
     ("--one-se",),
     ("--sweep-trees",),
     ("--refine", "2"),
+    ("--charge", "lazy"),
     ("--sweep", "--folds", "1"),
     ("--sweep", "--folds", "1000"),
 ])
@@ -264,6 +265,24 @@ def test_bad_options_are_one_line_errors(work: Path, args: tuple[str, ...]) -> N
     lines = err.strip().splitlines()
     assert code == 2 and lines[-1].startswith("error: ")
     assert sum(line.startswith("error") for line in lines) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_row_charge_trains_reads_cheap_features_and_refuses_groups(work: Path) -> None:
+    frugal = train(work, "row.msgpack", "--lambda", 10, "--trees", 30, "--charge", "row")
+    assert frugal.meta["training"]["charge"] == "row"
+    X = np.load(work / "data.npz")["X"]
+    p = c_evaluator(frugal).predict(X)
+    ref = reference_evaluator(frugal).predict(X)
+    np.testing.assert_array_equal(p.label, ref.label)
+    np.testing.assert_array_equal(p.n_read, ref.n_read)
+    assert np.mean(p.cost) < np.mean(c_evaluator(train(work, "row0.msgpack", "--lambda", 0, "--trees", 30,
+                                                             "--charge", "row")).predict(X).cost)
+    groups = work / "groups.csv"
+    groups.write_text("feature,cost,group\ng,10,\n" + "".join(f"{j},1,{'g' if j < 2 else ''}\n" for j in range(8)))
+    out = work / "row_groups.msgpack"
+    code, _, err = run("train", "miser", work / "data.npz", "--costs", groups, "--charge", "row", "-o", out)
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: ") and "groups" in err
     assert not out.exists()
 
 

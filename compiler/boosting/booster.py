@@ -52,6 +52,7 @@ class Booster:
     seed: int | None = 0
     codes_val: np.ndarray | None = None
     groups: GroupedCosts | None = None  # feature groups: used instead of ``costs`` in the penalty
+    charge: str = "model"  # "model": a feature's cost once per model (the paper); "row": per row that reads it
 
     def __post_init__(self) -> None:
         if self.base_score is None:
@@ -68,6 +69,12 @@ class Booster:
         if not 0 < self.subsample <= 1 or not 0 < self.colsample <= 1:
             raise ValueError("subsample and colsample must be in (0, 1]")
         self._rng = np.random.default_rng(self.seed)
+        if self.charge not in CHARGES:
+            raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
+        if self.charge == "row" and self.groups is not None:
+            raise ValueError("charge='row' does not take feature groups (charge='model' does)")
+        # charge "row": which features each training row's path has read so far (shared by the K trees)
+        self.read = (np.zeros((n, self.fitter.n_features), dtype=np.uint8) if self.charge == "row" else None)
 
     @property
     def n_outputs(self) -> int:
@@ -113,14 +120,29 @@ class Booster:
             gk, hk = (G[:, k], H[:, k]) if unit else (w * G[:, k], w * H[:, k])
             tree, used_after = grow_tree(self.fitter, gk, hk, rows, self.params, penalty=pen,
                                          used=self.used, allowed=self._allowed(), gain_scale=scale,
-                                         step=self.step)
+                                         step=self.step, read=self.read)
             tree.value = np.where(tree.feature >= 0, 0.0, tree.value).astype(np.float32).astype(np.float64)
             self.used[used_after] = True  # in place: the array may be shared with another booster
-            self.fitter.apply_add(tree, self.fitter.codes, self.F, k)
+            leaves = self.fitter.apply_add(tree, self.fitter.codes, self.F, k, want_leaves=self.read is not None)
+            if self.read is not None and leaves is not None:  # every training row, the rows not grown on too
+                mark_reads(self.read, tree, leaves)
             if self.codes_val is not None and self.F_val is not None:
                 self.fitter.apply_add(tree, self.codes_val, self.F_val, k)
             self.trees.append(tree)
             self.tree_output.append(k)
+
+
+CHARGES = ("model", "row")
+
+
+def mark_reads(read: np.ndarray, tree: CostTree, leaves: np.ndarray) -> None:
+    """Set read[i, j] for every feature j on the path of row i to its leaf ``leaves[i]`` in ``tree``."""
+    paths = tree.path_reads()
+    for leaf in np.flatnonzero(tree.feature < 0):
+        feats = np.flatnonzero(paths[leaf])
+        if feats.size:
+            rows = np.flatnonzero(leaves == leaf)
+            read[np.ix_(rows, feats)] = 1
 
 
 def penalty_scale(costs: np.ndarray | GroupedCosts) -> float:

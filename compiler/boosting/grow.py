@@ -3,7 +3,11 @@
 Newton gain of a split (XGBoost/LightGBM form) times ``gain_scale`` minus the Greedy Miser
 penalty of its feature when the feature is not yet used (Xu et al., ICML 2012): a feature's
 penalty is charged once; features chosen earlier in the tree (or by earlier trees, ``used``) are
-free. A node splits only if its best net gain is > 0, each child keeping hessian >=
+free. With a per-row read mask (``read``, charge "row") the penalty is instead charged per row: a
+split on feature j costs its penalty times the share of the training rows in the node whose path
+has not read j yet (in an earlier tree or above in this one) -- the expected cost a lazy runtime
+pays, which only reads the features on a row's path (CEGB's "lazy" penalty, Peter et al. 2017).
+A node splits only if its best net gain is > 0, each child keeping hessian >=
 ``min_child_weight`` and >= ``min_samples_leaf`` rows. Leaf value: -G / (H + l2).
 
 Growth: depth-wise (every node of a level in order, the paper's trees) or leaf-wise (the leaf
@@ -105,12 +109,13 @@ class _Node:
     C: float
     hist: np.ndarray | None = None
     split: tuple[int, int, float, float, float, float] | None = None  # feature, bin, gain, gl, hl, cl
+    unread: np.ndarray | None = None  # charge "row": per feature, the node's rows that have not read it
 
 
 class _Grower:
     def __init__(self, data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams,
                  penalty: np.ndarray | GroupedCosts, used: np.ndarray, allowed: np.ndarray | None,
-                 gain_scale: float) -> None:
+                 gain_scale: float, read: np.ndarray | None = None) -> None:
         self.data, self.params, self.gain_scale = data, params, gain_scale
         self.g, self.h = g, h
         self.rows = rows
@@ -118,6 +123,13 @@ class _Grower:
         self.gh_scratch = np.empty(2 * max(rows.size, 1), dtype=np.float64)
         self.groups = penalty if isinstance(penalty, GroupedCosts) else None
         self.used = used.copy()
+        self.read = read
+        if read is not None:
+            if self.groups is not None:
+                raise ValueError("the per-row charge does not take feature groups")
+            assert read.dtype == np.uint8 and read.flags["C_CONTIGUOUS"]
+            assert read.shape == (data.n_samples, data.n_features)
+            self.row_pen = np.asarray(penalty, dtype=np.float64) / max(rows.size, 1)
         self.pen = self._penalty(penalty)
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
         self.hist_size = data.n_features * data.n_bins * 3
@@ -149,10 +161,20 @@ class _Grower:
         self.right.append(-1)
         return len(self.nodes) - 1
 
+    def node_penalty(self, node: _Node) -> np.ndarray:
+        """The penalties of a node's split: per feature (charge "row") the rows of the node that have not read it."""
+        if self.read is None:
+            return self.pen
+        if node.unread is None:
+            seg = self.rows[node.start:node.end]
+            node.unread = (seg.size - self.read[seg].sum(axis=0, dtype=np.int64)).astype(np.float64)
+        return np.ascontiguousarray(self.row_pen * node.unread)
+
     def best_split(self, node: _Node) -> tuple[int, int, float, float, float, float]:
         d, p, o = self.data, self.params, self.out
         assert node.hist is not None
-        lib.hb_best_split(_dp(node.hist), d.n_features, d.n_bins, _ip(d.n_thr), _dp(self.pen),
+        pen = self.node_penalty(node)
+        lib.hb_best_split(_dp(node.hist), d.n_features, d.n_bins, _ip(d.n_thr), _dp(pen),
                           ffi.NULL if self.allowed is None else ffi.cast("uint8_t *", self.allowed.ctypes.data),
                           p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale, o)
         return (int(o.feature), int(o.bin), float(o.gain), float(o.gl), float(o.hl), float(o.cl))
@@ -165,6 +187,8 @@ class _Grower:
         j, b, _, gl, hl, cl = split
         d = self.data
         seg = self.rows[node.start:node.end]
+        if self.read is not None:  # every row of the node reads j, whichever side it goes
+            self.read[seg, j] = 1
         n_left = int(lib.hb_partition(d._codes_p, d.n_samples, _ip(seg), seg.size, j, b, _ip(self.scratch)))
         mid = node.start + n_left
         depth = node.depth + 1
@@ -249,19 +273,22 @@ class _Grower:
 def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
               penalty: np.ndarray | GroupedCosts | None = None, used: np.ndarray | None = None,
               allowed: np.ndarray | None = None,
-              gain_scale: float = 1.0, step: float = 1.0) -> tuple[CostTree, np.ndarray]:
+              gain_scale: float = 1.0, step: float = 1.0,
+              read: np.ndarray | None = None) -> tuple[CostTree, np.ndarray]:
     """Grow one tree on the rows ``rows`` (int32, sorted) of ``data`` with per-row gradients ``g`` and
     hessians ``h`` (float64, length n_samples, C order). ``penalty[j]`` (gain units) is charged when the
     split's feature is not in ``used`` (a GroupedCosts: its own part plus its groups that no used feature
-    has paid for). Returns the tree (leaf values ``step * -G/(H+l2)``) and the
-    updated used mask (a copy)."""
+    has paid for). ``read`` (uint8 (n_samples, d), C order; charge "row"): which features each row has read;
+    ``penalty[j]`` is then charged per row of a node that has not read j (scaled by the rows grown on), and the
+    rows of every split node are marked as reading its feature, in place. Returns the tree (leaf values
+    ``step * -G/(H+l2)``) and the updated used mask (a copy)."""
     d = data.n_features
     pen: np.ndarray | GroupedCosts = np.zeros(d) if penalty is None else (
         penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty, dtype=np.float64))
     u = np.zeros(d, dtype=bool) if used is None else np.asarray(used, dtype=bool)
     rows32 = np.array(rows, dtype=np.int32)  # a private copy: partitioned in place
     gr = _Grower(data, np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(h, dtype=np.float64),
-                 rows32, params, pen, u, allowed, gain_scale)
+                 rows32, params, pen, u, allowed, gain_scale, read)
     gr.grow()
     return gr.result(step)
 

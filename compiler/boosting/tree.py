@@ -29,6 +29,19 @@ class CostTree:
         f = self.feature[self.feature >= 0]
         return np.unique(f)
 
+    def path_reads(self) -> np.ndarray:
+        """Bool (n_nodes, n_features_seen): for each node, the features split on along the path from the root to
+        it (the node's own split excluded); columns up to the largest feature index used."""
+        d = int(self.feature.max()) + 1 if self.feature.size and self.feature.max() >= 0 else 0
+        out = np.zeros((self.n_nodes, d), dtype=bool)
+        for i in range(self.n_nodes):  # parents come before their children
+            f = int(self.feature[i])
+            for c in (int(self.left[i]), int(self.right[i])):
+                if c >= 0:
+                    out[c] = out[i]
+                    out[c, f] = True
+        return out
+
     def apply(self, X32: np.ndarray) -> np.ndarray:
         """Leaf node index of every row of a float32 matrix."""
         node = np.zeros(X32.shape[0], dtype=np.int64)

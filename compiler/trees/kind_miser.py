@@ -58,7 +58,7 @@ def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray | Featur
         lam=lam, n_trees=int(opts.get("trees", d["trees"])), max_depth=None if depth is None else int(depth),
         max_leaves=None if leaves is None else int(leaves), step=float(opts.get("step", d["step"])),
         loss=opts.get("loss", "auto"), costs=costs, tree_eval_cost=float(opts.get("tree_cost", d["tree_cost"])),
-        random_state=seed,
+        random_state=seed, charge=str(opts.get("charge") or d["charge"]),
     )
 
 
@@ -272,6 +272,9 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     vec = cost_vector(costs, task.n_features)
     c = costs if costs is not None and costs.has_groups else vec  # groups: each charged once in the gain
     record: dict[str, Any] = {"kind": kind, **recorded(opts)}
+    if opts.get("charge") == "row" and c is costs:
+        raise click.UsageError("--charge row does not take feature groups (the costs file has groups; "
+                               "use --charge model)")
     if opts.get("sweep"):
         if "lambda" in opts:
             raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")

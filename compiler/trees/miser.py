@@ -13,6 +13,11 @@ feature is its cost divided by the summed cost of all features. With
 ``lam = 1`` a new feature of average cost must cut the mean loss by
 ``1/n_features``; the scale does not depend on the number of samples or the
 unit of the costs.
+
+``charge="row"`` (an option, not the paper's): a split is charged its feature's cost times the share of
+the node's training rows whose path has not read the feature yet, instead of once per model. The runtime
+reads features lazily (only those on a row's path), so this is the expected cost per prediction the
+runtime pays; at the root of the first tree both charges are equal, so ``lam`` keeps its scale.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from compiler.boosting.booster import Booster, make_booster, penalty_scale
+from compiler.boosting.booster import CHARGES, Booster, make_booster, penalty_scale
 from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
 from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
@@ -89,7 +94,9 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     small training sets, see ``leaf_rows`` -- Newton
     steps on the log-loss, at most ``n_trees`` iterations with early stopping after ``n_iter_no_change``
     iterations without a lower validation loss). ``loss="squared"`` with ``max_depth`` alone gives the
-    paper's stage-wise regression with depth-limited trees."""
+    paper's stage-wise regression with depth-limited trees. ``charge``: "model" (the paper: a feature's cost
+    once, when the first tree splits on it) or "row" (per training row whose path newly reads it; no
+    feature groups)."""
 
     def __init__(
         self,
@@ -110,6 +117,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         subsample: float = 1.0,
         colsample: float = 1.0,
         n_iter_no_change: int | None = 50,
+        charge: str = MISER_DEFAULTS["charge"],
     ) -> None:
         self.lam = lam
         self.n_trees = n_trees
@@ -128,6 +136,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.subsample = subsample
         self.colsample = colsample
         self.n_iter_no_change = n_iter_no_change
+        self.charge = charge
 
     # -- fitting ---------------------------------------------------------
     def _check_params(self) -> None:
@@ -147,6 +156,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("validation_fraction must be in [0, 1)")
         if self.tree_eval_cost < 0:
             raise ValueError("tree_eval_cost must be >= 0")
+        if self.charge not in CHARGES:
+            raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
 
     def fit(
         self,
@@ -185,7 +196,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
                                max_leaves=leaves,
                                l2=self.l2, min_child_weight=self.min_child_weight,
                                subsample=self.subsample, colsample=self.colsample, seed=self.random_state,
-                               groups=self.groups_)
+                               groups=self.groups_, charge=self.charge)
         penalty = self.lam * penalty_scale(self.costs_ if self.groups_ is None else self.groups_)
         K = booster.n_outputs
         val_acc, val_loss = [], []

@@ -24,6 +24,11 @@ MISER_OPTIONS = [
     click.Option(["--leaves"], type=click.IntRange(min=2), default=None,
                  help="Leaves per tree, grown best first (LightGBM's growth; capped by --depth when given) "
                       f"[miser; default {MISER_DEFAULTS['leaves']} unless --depth is given]."),
+    click.Option(["--charge"], type=click.Choice(["model", "row"]), default=None,
+                 help="How the split gain charges a feature's cost: 'model' (Greedy Miser: once, when the first tree "
+                      "splits on it) or 'row' (per training row whose path has not read it yet: the expected cost of "
+                      "the lazy runtime, which reads only the features on a row's path; no feature groups) "
+                      f"[miser; default {MISER_DEFAULTS['charge']}]."),
     click.Option(["--folds"], type=click.IntRange(min=2), default=None,
                  help="With --sweep: judge each lambda by stratified K-fold cross-validation on the train and "
                       "validation parts pooled (each fold's held-out part also stops its boosting) instead of on the "
