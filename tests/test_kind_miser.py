@@ -222,11 +222,13 @@ def test_truncated_model_is_the_model_fitted_with_fewer_iterations() -> None:
         np.testing.assert_array_equal(short.decision_function(Xv), again.decision_function(Xv))
         assert short.n_trees_ == again.n_trees_ == t
         np.testing.assert_array_equal(short.features_used_, again.features_used_)
+        np.testing.assert_array_equal(m.features_used_at(t), again.features_used_)
         assert acc == np.mean(short.predict(Xv) == yv)
         assert cost == pytest.approx(np.mean(short.test_time_cost(Xv)))
         assert cost == pytest.approx(np.mean(short.features_read(Xv) @ costs) + 3.0 * t)
-    with pytest.raises(ValueError, match="n_iter"):
-        m.truncated(m.n_iter_ + 1)
+    for bad in (m.truncated, m.features_used_at):
+        with pytest.raises(ValueError, match="n_iter"):
+            bad(m.n_iter_ + 1)
 
 
 def test_one_se_tolerance_known_answers() -> None:

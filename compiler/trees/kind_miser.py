@@ -85,7 +85,7 @@ class _FitLambda:
         K = m.trees_per_iteration_
         return m, [{"lambda": lam, "fraction": f, "iterations": float(t), "validation_accuracy": acc,
                     "validation_cost": cost, "trees": t * K,
-                    "features_used": int(m.truncated(t).features_used_.size)}
+                    "features_used": int(m.features_used_at(t).size)}
                    for f, t, (acc, cost) in zip(fractions, iters, staged)]
 
 
@@ -113,7 +113,7 @@ class _CrossValidateLambda:
                 cost[i] += c * te.size
                 trees[i].append(t * K)
                 iterations[i].append(t)
-                used[i].append(m.truncated(t).features_used_.size)
+                used[i].append(m.features_used_at(t).size)
         n = self.y.size
         return [{"lambda": lam, "fraction": f, "cv_accuracy": float(correct[i] / n), "cv_cost": float(cost[i] / n),
                  "trees": float(np.mean(trees[i])), "iterations": float(np.mean(iterations[i])),

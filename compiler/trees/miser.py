@@ -294,6 +294,15 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             out.validation_accuracy_ = float(self.validation_curve_[out.n_iter_ - 1])
         return out
 
+    def features_used_at(self, n_iter: int) -> np.ndarray:
+        """The distinct features the first ``n_iter`` boosting iterations split on (``truncated(n_iter)``'s
+        ``features_used_``, without building the copy)."""
+        check_is_fitted(self, "ir_")
+        if not 1 <= int(n_iter) <= self.n_iter_:
+            raise ValueError(f"n_iter must be in 1..{self.n_iter_}, got {n_iter}")
+        feats = [t.feature[t.feature >= 0] for t in self.trees_[: int(n_iter) * self.trees_per_iteration_]]
+        return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *feats])).astype(np.int64)
+
     def staged_points(self, X: np.ndarray, y: np.ndarray, n_iters: list[int]) -> list[tuple[float, float]]:
         """(accuracy, mean test-time cost) on (X, y) of the model truncated to each of ``n_iters`` iterations
         (each in 1..n_iter_): one pass over the trees, features read accumulated in tree order."""
