@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.emlearn_m import emlearn_cortex_m  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, missing_tools  # noqa: E402
 from benchmarks.nb.callgrind import instructions, runtime_archive  # noqa: E402
 from pyruntime.build_cffi import runtime_include_flags  # noqa: E402
@@ -193,15 +194,9 @@ def peer_m3_row(peer: Path, data: str, rows: int) -> tuple[str, str, float, int]
     """emlearn's inline forest (peer/inline.h) on Cortex-M3 under QEMU: the same data's first rows as int16."""
     from pyruntime.data import load_dataset  # noqa: PLC0415
 
-    X = np.clip(np.round(np.asarray(load_dataset(data).X[:rows])), -32768, 32767).astype(np.int16)
-    body = ",\n".join("    {" + ", ".join(str(int(v)) for v in r) + "}" for r in X)
-    header = peer / "m3_inline.h"
-    header.write_text((peer / "inline.h").read_text() + f"\n#define FM_N_ROWS {len(X)}\n#define PEER_N_ROWS {len(X)}u\n"
-                      f"#define PEER_N_FEATURES {X.shape[1]}\n"
-                      f"static const int16_t PEER_ROWS[{len(X)}][{X.shape[1]}] = {{\n{body}\n}};\n")
-    extra = [f"APP={ROOT / 'benchmarks' / 'c' / 'em_trees_selftest.c'}", "CFLAGS=-O2 -Wno-unused-parameter"]
-    return ("emlearn 0.23 RandomForest, inline", "cortex-m3 QEMU", count_cortex_m(header, "cortex-m3", extra=extra),
-            flash_bytes(header, "cortex-m3", extra=extra))
+    per, nbytes = emlearn_cortex_m(peer / "inline.h", np.asarray(load_dataset(data).X[:rows]), "int16_t", "cortex-m3",
+                                   peer / "m3")
+    return ("emlearn 0.23 RandomForest, inline", "cortex-m3 QEMU", per, nbytes)
 
 
 def nb_floor_figure(data: str, work: Path, rows: int) -> tuple[float, float]:

@@ -77,3 +77,21 @@ def test_cortex_m3_q15_tree_tables_budget(tmp_path: Path) -> None:
     per = count_cortex_m(header, "cortex-m3")
     print(f"cortex-m3 q15 tables: {per:.1f} instructions per prediction")
     assert per <= 3000
+
+
+def test_emlearn_rows_are_embedded_exactly() -> None:
+    """benchmarks/common/emlearn_m.py: the peers' rows as C text, float32 values exact, int16 rounded and clipped."""
+    import numpy as np  # noqa: PLC0415
+
+    from benchmarks.common.emlearn_m import embed_rows  # noqa: PLC0415
+
+    X = np.array([[0.1, -2.5e-7, 3.4e38], [1.0, 40000.4, -40000.6]], dtype=np.float32)
+    text = embed_rows(X, "float")
+    assert "static const float PEER_ROWS[2][3]" in text and "#define PEER_N_FEATURES 3" in text
+    values = [np.float32(float(v[:-1])) for v in re.findall(r"-?[0-9.]+e[-+][0-9]+f", text)]
+    np.testing.assert_array_equal(np.array(values, dtype=np.float32).reshape(2, 3), X)
+    ints = embed_rows(X, "int16_t")
+    assert "{0, 0, 32767}" in ints
+    assert "{1, 32767, -32768}" in ints
+    with pytest.raises(ValueError, match="feature_t"):
+        embed_rows(X, "double")

@@ -1,7 +1,9 @@
 /*
- * Bare-metal count harness for an emlearn tree ensemble on Cortex-M (the peer's row of
- * benchmarks/runtime.py under QEMU): firmware_examples/cortex_m builds it with APP=this file and
- * MODEL= a header holding emlearn's inline code (name "peer") and the rows as int16
+ * Bare-metal count harness for an emlearn classifier on Cortex-M (the peer's rows of
+ * benchmarks/runtime.py and benchmarks/mc/peers_k.py under QEMU, benchmarks/common/emlearn_m.py):
+ * firmware_examples/cortex_m builds it with APP=this file and
+ * MODEL= a header holding emlearn's C (name "peer": inline or loadable forest, Gaussian NB) and the
+ * rows as its predict call takes them, int16 or float
  * (PEER_ROWS[PEER_N_ROWS][PEER_N_FEATURES], FM_N_ROWS for benchmarks/common/qemu_count.py).
  * Predicts every row FM_REPEAT times (read through a volatile, so images of every REPEAT run the
  * same code), prints the number of positive answers once, exits 0.

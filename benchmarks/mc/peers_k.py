@@ -4,9 +4,11 @@ the miser shape, beside frugalml's nb-stop and miser lambda = 0 exported to C.
 
 Accuracy and macro-F1 of the emlearn rows are those of their C code (the harness's labels); features read:
 distinct features on the decision paths (forests, LightGBM), all for the NBs and GradientBoosting; x86
-instructions per prediction: valgrind callgrind on the prediction call alone (-O2); Cortex-M3 q15 and
-Cortex-M4F float32 under QEMU (frugalml only: the peers have no firmware harness here); table bytes:
-frugalml's MODEL_TABLE_BYTES, emlearn loadable forest 8 per node + 4 per root + 1 per leaf.
+instructions per prediction: valgrind callgrind on the prediction call alone (-O2); Cortex-M3 and
+Cortex-M4F under QEMU on the first 40 test rows (frugalml: q15 on the M3, float32 on the M4F; emlearn: its C as
+it takes inputs, int16 for the forests, float for the Gaussian NB, benchmarks/common/emlearn_m.py); table bytes:
+frugalml's MODEL_TABLE_BYTES, emlearn loadable forest 8 per node + 4 per root + 1 per leaf, emlearn Gaussian NB
+12 per class and feature (three Q16 numbers, not const: RAM).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import peers
+from benchmarks.common.emlearn_m import emlearn_cortex_m
 from benchmarks.common.qemu_count import count_cortex_m, missing_tools
 from benchmarks.nb.callgrind import instructions
 from benchmarks.runtime import count_ours, loadable_bytes
@@ -33,6 +36,7 @@ from pyruntime.evaluators import c_evaluator
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "compiler.cli"]
 Row = dict[str, Any]
+QEMU_ROWS = 40  # test rows each Cortex-M count runs over
 
 
 def _row(name: str, y: np.ndarray, pred: np.ndarray, k: int, reads: Any, **extra: Any) -> Row:
@@ -79,7 +83,7 @@ def frugalml_c(task: Any, kind: str, opts: dict[str, Any], name: str, work: Path
         for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32")):
             ht = work / f"{target}.h"
             subprocess.run([*CLI, "export-c", str(model), "-o", str(ht), "--target", target, "--numeric", numeric,
-                            "--embed", str(rows), "--rows", str(min(n, 40))], check=True, cwd=ROOT,
+                            "--embed", str(rows), "--rows", str(min(n, QEMU_ROWS))], check=True, cwd=ROOT,
                            capture_output=True)
             out[target] = count_cortex_m(ht, target)
     return out
@@ -116,15 +120,23 @@ def peer_table(task: Any, seed: int, trees: int, quick: bool) -> list[Row]:
         subprocess.run([str(py), str(ROOT / "benchmarks" / "mc" / "peer_models.py"), str(work / "data.npz"),
                         str(work), str(trees), str(seed)], check=True, capture_output=True)
         res = json.loads((work / "peers.json").read_text())
+        def on_targets(header: Path, feature_t: str) -> dict[str, float]:
+            if not qemu:
+                return {}
+            X = task.data.X[task.test][:QEMU_ROWS]
+            return {t: emlearn_cortex_m(header, X, feature_t, t, work / "em_m", res["include"])[0]
+                    for t in ("cortex-m3", "cortex-m4f")}
+
         for form in ("inline", "loadable"):
             labels, per = emlearn_c(work / f"rf_{form}.h", work / "rows_i16.bin", "int16_t", res["include"],
                                     work / f"em_{form}", count)
             nbytes = loadable_bytes(work / "rf_loadable.h") if form == "loadable" else 0
             rows.append(_row(f"emlearn RandomForest {trees} x depth 8, {form}", y, labels, k, res["rf_reads"],
-                             bytes=nbytes, **per))
+                             bytes=nbytes, **per, **on_targets(work / f"rf_{form}.h", "int16_t")))
         labels, per = emlearn_c(work / "gnb.h", work / "rows_f32.bin", "float", res["include"], work / "em_gnb",
                                 count)
-        rows.append(_row("emlearn GaussianNB, loadable", y, labels, k, d, **per))
+        rows.append(_row("emlearn GaussianNB, loadable", y, labels, k, d, bytes=12 * k * d, **per,
+                         **on_targets(work / "gnb.h", "float")))
         for key, name in (("lgbm", "LightGBM multiclass"), ("lgbm_cegb", "LightGBM, CEGB tradeoff 1")):
             rows.append(_row(f"{name}, {trees} x K, 8 leaves", y, np.asarray(res[key]["pred"], np.int64), k,
                              res[key]["reads"]))
@@ -132,9 +144,10 @@ def peer_table(task: Any, seed: int, trees: int, quick: bool) -> list[Row]:
 
 
 def print_peer_table(spec: str, rows: list[Row]) -> None:
-    print(f"\n{spec}: peers side by side (x86 instr/prediction: callgrind, -O2; M3 q15 / M4F f32: QEMU "
-          "instructions per prediction; bytes: table bytes, 0 = code form, - = no C export here)")
-    print(f"{'model':<54} {'accuracy':>8} {'macro-F1':>8} {'features':>8} {'x86':>9} {'M3 q15':>9} {'M4F f32':>9}"
+    print(f"\n{spec}: peers side by side (x86 instr/prediction: callgrind, -O2; M3 / M4F: QEMU instructions per "
+          "prediction, frugalml q15 / float32, emlearn's C as it takes inputs: int16 forests, float NB; bytes: table "
+          "bytes, 0 = code form, - = no C export here)")
+    print(f"{'model':<54} {'accuracy':>8} {'macro-F1':>8} {'features':>8} {'x86':>9} {'M3':>9} {'M4F':>9}"
           f" {'bytes':>8}")
 
     def num(r: Row, key: str) -> str:
