@@ -149,95 +149,6 @@ static int score_f32(const fm_cstc *m, uint32_t s, const fm_reader *in, fm_memo 
     return fm_linear_score(&node, in, memo, acc, out);
 }
 
-/* A K-class leaf: its K scorers in class order over the shared memo; the first largest wins. */
-static int leaf_k_f32(const fm_cstc *m, uint32_t k, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    const uint32_t first = m->class_first[k];
-    float best = 0.0f;
-    int32_t label = 0;
-    uint32_t c;
-    for (c = 0u; c < m->n_classes; ++c) {
-        float acc = m->bias[first + c];
-        const int rc = score_f32(m, first + c, in, memo, &acc, out);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        if (c == 0u || acc > best) {
-            best = acc;
-            label = (int32_t)c;
-        }
-    }
-    out->label = label;
-    out->score = best;
-    out->stage = k;
-    return FM_OK;
-}
-
-int fm_cstc_predict(const fm_cstc *m, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    uint32_t k = 0u;
-    uint32_t steps;
-    if (m == NULL || in == NULL || memo == NULL || out == NULL || memo->n < m->n_features) {
-        return FM_E_ARG;
-    }
-    fm_memo_start(memo, out);
-    /* children have larger indices: at most n_nodes steps */
-    for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
-        float acc = m->bias[k];
-        int above;
-        int rc;
-        if (m->upper[k] < 0 && m->n_classes >= 3u) {
-            return leaf_k_f32(m, k, in, memo, out);
-        }
-        rc = score_f32(m, k, in, memo, &acc, out);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        above = acc > m->threshold[k];
-        if (m->upper[k] < 0) {
-            out->label = above ? 1 : 0;
-            out->score = acc;
-            out->stage = k;
-            return FM_OK;
-        }
-        k = (uint32_t)(above ? m->upper[k] : m->lower[k]);
-    }
-    return FM_E_MODEL; /* unreachable for checked tables */
-}
-
-static int cstc_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
-{
-    fm_vector v;
-    const fm_reader r = fm_vector_reader(&v, x, ((const fm_cstc *)m)->n_features);
-    (void)i;
-    return fm_cstc_predict((const fm_cstc *)m, &r, (fm_memo *)memo, out);
-}
-
-int fm_cstc_predict_batch(const fm_cstc *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
-                          fm_result *out, uint32_t *n_done)
-{
-    const int ok = m != NULL && memo != NULL && cols == m->n_features;
-    return fm_batch_rows(ok, cstc_row, m, X, rows, cols, memo, out, n_done);
-}
-
-int fm_cstc_predict_vec(const fm_cstc *m, const float *x, uint32_t n, fm_result *out)
-{
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    fm_memo memo;
-    fm_vector v;
-    fm_reader r;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES) {
-        return FM_E_ARG;
-    }
-    fm_memo_init(&memo, values, seen, n);
-    v.x = x;
-    v.n = n;
-    r.read = fm_vector_read;
-    r.ctx = &v;
-    return fm_cstc_predict(m, &r, &memo, out);
-}
-
 /* ---- fixed point ------------------------------------------------------ */
 
 /* Scorer s with node k's weight shift added to *acc, as fm_linear_q15_score. */
@@ -258,111 +169,29 @@ static int score_q15(const fm_cstc_q15 *m, uint32_t s, uint32_t k, const fm_read
     return fm_linear_q15_score(&node, in, memo, acc, out);
 }
 
-static int leaf_k_q15(const fm_cstc_q15 *m, uint32_t k, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    const uint32_t first = m->class_first[k];
-    int32_t best = 0;
-    int32_t label = 0;
-    uint32_t c;
-    for (c = 0u; c < m->n_classes; ++c) {
-        int32_t acc = m->bias_q[first + c];
-        const int rc = score_q15(m, first + c, k, in, memo, &acc, out);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        if (c == 0u || acc > best) {
-            best = acc;
-            label = (int32_t)c;
-        }
-    }
-    out->label = label;
-    out->score_q = best;
-    out->stage = k;
-    return FM_OK;
-}
+/* ---- the walk, float32 and q15 (fm_cstc_impl.h) ----------------------- */
 
-int fm_cstc_q15_predict(const fm_cstc_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    uint32_t k = 0u;
-    uint32_t steps;
-    if (m == NULL || in == NULL || memo == NULL || out == NULL || memo->n < m->n_features) {
-        return FM_E_ARG;
-    }
-    fm_memo_start(memo, out);
-    for (steps = 0u; steps < m->n_nodes && k < m->n_nodes; ++steps) {
-        int32_t acc = m->bias_q[k];
-        int above;
-        int rc;
-        if (m->upper[k] < 0 && m->n_classes >= 3u) {
-            return leaf_k_q15(m, k, in, memo, out);
-        }
-        rc = score_q15(m, k, k, in, memo, &acc, out);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        above = acc > m->threshold_q[k];
-        if (m->upper[k] < 0) {
-            out->label = above ? 1 : 0;
-            out->score_q = acc;
-            out->stage = k;
-            return FM_OK;
-        }
-        k = (uint32_t)(above ? m->upper[k] : m->lower[k]);
-    }
-    return FM_E_MODEL;
-}
+#define C_MODEL fm_cstc
+#define C_ACC float
+#define C_FN(n) fm_cstc_##n
+#define C_BIAS(m) ((m)->bias)
+#define C_THR(m) ((m)->threshold)
+#define C_SCORE(m, s, k, in, memo, acc, out) score_f32((m), (s), (in), (memo), (acc), (out))
+#define C_SET_SCORE(out, acc) ((out)->score = (acc))
+#include "fm_cstc_impl.h"
+#undef C_MODEL
+#undef C_ACC
+#undef C_FN
+#undef C_BIAS
+#undef C_THR
+#undef C_SCORE
+#undef C_SET_SCORE
 
-static int cstc_q15_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
-{
-    fm_vector v;
-    const fm_reader r = fm_vector_reader(&v, x, ((const fm_cstc_q15 *)m)->n_features);
-    (void)i;
-    return fm_cstc_q15_predict((const fm_cstc_q15 *)m, &r, (fm_memo *)memo, out);
-}
-
-int fm_cstc_q15_predict_batch(const fm_cstc_q15 *m, const float *X, uint32_t rows, uint32_t cols,
-                              fm_memo *memo, fm_result *out, uint32_t *n_done)
-{
-    const int ok = m != NULL && memo != NULL && cols == m->n_features;
-    return fm_batch_rows(ok, cstc_q15_row, m, X, rows, cols, memo, out, n_done);
-}
-
-int fm_cstc_q15_predict_vec(const fm_cstc_q15 *m, const float *x, uint32_t n, fm_result *out)
-{
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    fm_memo memo;
-    fm_vector v;
-    fm_reader r;
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES) {
-        return FM_E_ARG;
-    }
-    fm_memo_init(&memo, values, seen, n);
-    v.x = x;
-    v.n = n;
-    r.read = fm_vector_read;
-    r.ctx = &v;
-    return fm_cstc_q15_predict(m, &r, &memo, out);
-}
-
-/* ---- caller scratch ---------------------------------------------------- */
-
-size_t fm_cstc_scratch_size(const fm_cstc *m)
-{
-    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
-}
-
-size_t fm_cstc_q15_scratch_size(const fm_cstc_q15 *m)
-{
-    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
-}
-
-int fm_cstc_scratch_init(const fm_cstc *m, void *buf, size_t size, fm_memo *memo)
-{
-    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
-}
-
-int fm_cstc_q15_scratch_init(const fm_cstc_q15 *m, void *buf, size_t size, fm_memo *memo)
-{
-    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
-}
+#define C_MODEL fm_cstc_q15
+#define C_ACC int32_t
+#define C_FN(n) fm_cstc_q15_##n
+#define C_BIAS(m) ((m)->bias_q)
+#define C_THR(m) ((m)->threshold_q)
+#define C_SCORE(m, s, k, in, memo, acc, out) score_q15((m), (s), (k), (in), (memo), (acc), (out))
+#define C_SET_SCORE(out, acc) ((out)->score_q = (acc))
+#include "fm_cstc_impl.h"
