@@ -17,7 +17,10 @@ leaf class (its arrays).
 K classes (issue 19): a 10-class forest (--classes-data, default sklearn:digits; none with
 --no-multiclass): `train miser --lambda 0` with the same --trees rounds of K trees of --depth (the
 multi-class log-loss, one tree per class a round), both forms, float32 and q15, counted on x86 as
-above, beside emlearn's RandomForestClassifier of --trees trees of --depth on the same K-class rows.
+above, beside emlearn's RandomForestClassifier of --trees trees of --depth on the same K-class rows, and of
+--trees x K trees (as many trees as frugalml's ensemble, the same depth): issue 19's K-class bar, printed after
+that table, compares the code form with the latter's inline code and the tables with its loadable form, in
+instructions per prediction and table bytes (code bytes are not compared).
 
 Both forms of `export-c`: tables (default) and generated code (`--form code`; its function is
 compiled noinline/noclone so callgrind can count the call alone). Cortex-M rows (unless --no-qemu):
@@ -146,12 +149,18 @@ def main(argv: list[str] | None = None) -> int:
     nb = None if a.no_nb or a.no_qemu or missing_tools() else nb_floor_figure(a.nb_data, tmp / "nb", a.qemu_rows)
     if a.classes_data:
         k_table = x86_rows(tmp / "miser_k.msgpack", a.classes_data, [], a, tmp / "multiclass", "frugalml miser K")
+        from compiler.tasks import prepare  # noqa: PLC0415 - imports scikit-learn
+
+        n_trees = a.trees * prepare(a.classes_data).n_classes  # frugalml's trees: one per class a round
         if py is not None:
             k_table += peer_rows(py, a.classes_data, None, a, tmp / "peer_k")
+            k_table += peer_rows(py, a.classes_data, None, a, tmp / "peer_k_same", trees=n_trees)
         print()
         print(f"{a.classes_data}, all classes: miser {a.trees} rounds x K trees x depth {a.depth} (one tree per class "
-              f"a round); emlearn {a.trees} trees x depth {a.depth}; {a.rows} rows; x86-64 callgrind")
+              f"a round, {n_trees} trees); emlearn {a.trees} trees x depth {a.depth}, and {n_trees} trees x depth "
+              f"{a.depth} (the same number of trees); {a.rows} rows; x86-64 callgrind")
         print_table(k_table)
+        print_k_floor(k_table, n_trees)
     print()
     print_floor(table, nb, a.nb_data)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -214,10 +223,31 @@ def nb_floor_figure(data: str, work: Path, rows: int) -> tuple[float, float]:
     return count_cortex_m(header, "cortex-m3"), feats
 
 
+def print_k_floor(table: list[tuple[str, str, float, int]], n_trees: int) -> None:
+    """Issue 19's K-class forest bar against emlearn's forest of as many trees and the same depth (x86)."""
+    print(f"K-class forest (issue 19): frugalml against emlearn with the same {n_trees} trees, figure, target, met")
+    em = f"emlearn 0.23 RandomForest {n_trees} trees"
+    checks = [(f"code form {n} / emlearn inline, instructions", row_of(table, f"frugalml miser K, code, {n}", "x86"),
+               row_of(table, f"{em}, inline", "x86")) for n in ("float32", "q15")]
+    checks += [(f"tables {n} / emlearn loadable, instructions", row_of(table, f"frugalml miser K, tables, {n}", "x86"),
+                row_of(table, f"{em}, loadable", "x86")) for n in ("float32", "q15")]
+    nbytes = {n: next((b for name, _, _, b in table if name == n), None)
+              for n in ("frugalml miser K, tables, q15", f"{em}, loadable")}
+    checks.append(("tables q15 / emlearn loadable, table bytes", nbytes["frugalml miser K, tables, q15"],
+                   nbytes[f"{em}, loadable"]))
+    for what, ours, peer in checks:
+        if ours is None or peer is None:
+            print(f"  {what:58s} not measured here")
+            continue
+        print(f"  {what:58s} {ours:7.0f} / {peer:7.0f} = {ours / peer:5.2f}x (<= 1.00x): "
+              f"{'met' if ours <= peer else 'not met'}")
+
+
 def print_table(table: list[tuple[str, str, float, int]]) -> None:
-    print(f"{'model':44s} {'where':18s} {'instr/prediction':>17s} {'bytes':>12s}")
+    width = max(44, *(len(name) for name, _, _, _ in table))
+    print(f"{'model':{width}s} {'where':18s} {'instr/prediction':>17s} {'bytes':>12s}")
     for name, where, per, nbytes in table:
-        print(f"{name:44s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
+        print(f"{name:{width}s} {where:18s} {per:17.0f} {nbytes if nbytes else '-':>12}")
 
 
 def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, work: Path,
@@ -241,8 +271,9 @@ def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, w
 
 
 def peer_rows(py: Path, data: str, positive: str | None, a: argparse.Namespace,
-              peer: Path) -> list[tuple[str, str, float, int]]:
-    """emlearn's RandomForestClassifier (a.trees x a.depth) on the same training rows, inline and loadable."""
+              peer: Path, trees: int | None = None) -> list[tuple[str, str, float, int]]:
+    """emlearn's RandomForestClassifier (``trees``, default a.trees, x a.depth) on the same training rows, inline and
+    loadable; rows named "emlearn 0.23 RandomForest[ N trees], FORM" (N when ``trees`` is given)."""
     from compiler.tasks import prepare, split  # noqa: PLC0415 - imports scikit-learn
     from pyruntime.data import load_dataset  # noqa: PLC0415
 
@@ -255,14 +286,15 @@ def peer_rows(py: Path, data: str, positive: str | None, a: argparse.Namespace,
         fh.write(np.array(X.shape, np.uint32).tobytes())
         fh.write(np.clip(np.round(X), -32768, 32767).astype(np.int16).tobytes())
     subprocess.run([str(py), str(ROOT / "benchmarks" / "common" / "emlearn_forest.py"), str(peer / "data.npz"),
-                    str(peer), str(a.trees), str(a.depth)], check=True, stdout=subprocess.DEVNULL)
+                    str(peer), str(trees or a.trees), str(a.depth)], check=True, stdout=subprocess.DEVNULL)
     table = []
     for form in ("inline", "loadable"):
         d = peer / form
         d.mkdir()
         per = count_peer(py, peer / f"{form}.h", rows_bin, d, a.rows)
         nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
-        table.append((f"emlearn 0.23 RandomForest, {form}", "x86-64 callgrind", per, nbytes))
+        table.append((f"emlearn 0.23 RandomForest{f' {trees} trees' if trees else ''}, {form}", "x86-64 callgrind",
+                      per, nbytes))
     return table
 
 
