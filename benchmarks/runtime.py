@@ -20,7 +20,7 @@ multi-class log-loss, one tree per class a round), both forms, float32 and q15, 
 above, beside emlearn's RandomForestClassifier of --trees trees of --depth on the same K-class rows, and of
 --trees x K trees (as many trees as frugalml's ensemble, the same depth): issue 19's K-class bar, printed after
 that table, compares the code form with the latter's inline code and the tables with its loadable form, in
-instructions per prediction and table bytes (code bytes are not compared).
+instructions per prediction and bytes (tables: table bytes; code: the compiled prediction's sections, code_bytes).
 
 Both forms of `export-c`: tables (default) and generated code (`--form code`; its function is
 compiled noinline/noclone so callgrind can count the call alone). Cortex-M rows (unless --no-qemu):
@@ -75,10 +75,37 @@ def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
     return n / rows, table
 
 
+def code_bytes(header: Path, out: Path, peer_include: str | None = None) -> int:
+    """Bytes of a compiled prediction (x86-64 -O2 object: .text, .rodata and .data sections) of a generated header,
+    frugalml's FM_PREDICT_VEC or, with ``peer_include`` (emlearn's C include folder), emlearn's peer_predict;
+    called from one exported wrapper, so only what the prediction needs is kept (not the embedded rows)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if peer_include is None:
+        sig = "int fm_bytes_probe(const float *x, uint32_t n, fm_result *out)"
+        body = f"{sig};\n{sig} {{ return FM_PREDICT_VEC(x, n, out); }}\n"
+        flags = runtime_include_flags()
+    else:
+        body = ("int32_t fm_bytes_probe(const int16_t *x, int32_t n);\n"
+                "int32_t fm_bytes_probe(const int16_t *x, int32_t n) { return peer_predict(x, n); }\n")
+        flags = [f"-I{peer_include}"]
+    src = out / "bytes_probe.c"
+    src.write_text(f'#include <stdint.h>\n#include "{header.resolve()}"\n{body}')
+    obj = out / "bytes_probe.o"
+    subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", "-w", *flags, "-c", str(src), "-o", str(obj)],
+                   check=True)
+    sections = subprocess.run(["size", "-A", str(obj)], check=True, capture_output=True, text=True).stdout
+    return sum(int(m.group(2)) for m in re.finditer(r"^(\.text\S*|\.rodata\S*|\.data\S*)\s+(\d+)", sections, re.M))
+
+
+def emlearn_include(py: Path) -> str:
+    """emlearn's C include folder in the peers' venv (python ``py``)."""
+    return subprocess.run([str(py), "-c", "import emlearn; print(emlearn.includedir)"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
 def count_peer(py: Path, header: Path, rows_bin: Path, out: Path, rows: int) -> float:
     shutil.copy(header, out / "emlearn_model.h")
-    inc = subprocess.run([str(py), "-c", "import emlearn; print(emlearn.includedir)"], check=True,
-                         capture_output=True, text=True).stdout.strip()
+    inc = emlearn_include(py)
     exe = out / "em_count"
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", f"-I{inc}", f"-I{out}",
                     str(ROOT / "benchmarks" / "c" / "em_trees_count.c"), "-o", str(exe), "-lm"], check=True)
@@ -144,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         if not a.no_qemu and not missing_tools():
             table.append(peer_m3_row(tmp / "peer", a.data, a.qemu_rows))
     print(f"{a.data}: {a.trees} trees x depth {a.depth}, {a.rows} rows; instructions of the prediction call only")
-    print("bytes: x86 rows: table bytes (0: code form); QEMU rows: flash bytes of the whole self-test image")
+    print("bytes: x86 rows: table bytes, code forms: the compiled prediction (x86-64 -O2 .text + .rodata + .data); "
+          "QEMU rows: flash bytes of the whole self-test image")
     print_table(table)
     nb = None if a.no_nb or a.no_qemu or missing_tools() else nb_floor_figure(a.nb_data, tmp / "nb", a.qemu_rows)
     if a.classes_data:
@@ -231,10 +259,11 @@ def print_k_floor(table: list[tuple[str, str, float, int]], n_trees: int) -> Non
                row_of(table, f"{em}, inline", "x86")) for n in ("float32", "q15")]
     checks += [(f"tables {n} / emlearn loadable, instructions", row_of(table, f"frugalml miser K, tables, {n}", "x86"),
                 row_of(table, f"{em}, loadable", "x86")) for n in ("float32", "q15")]
-    nbytes = {n: next((b for name, _, _, b in table if name == n), None)
-              for n in ("frugalml miser K, tables, q15", f"{em}, loadable")}
-    checks.append(("tables q15 / emlearn loadable, table bytes", nbytes["frugalml miser K, tables, q15"],
-                   nbytes[f"{em}, loadable"]))
+    nbytes = {name: b for name, _, _, b in table}
+    checks.append(("tables q15 / emlearn loadable, table bytes", nbytes.get("frugalml miser K, tables, q15"),
+                   nbytes.get(f"{em}, loadable")))
+    checks += [(f"code form {n} / emlearn inline, code bytes", nbytes.get(f"frugalml miser K, code, {n}"),
+                nbytes.get(f"{em}, inline")) for n in ("float32", "q15")]
     for what, ours, peer in checks:
         if ours is None or peer is None:
             print(f"  {what:58s} not measured here")
@@ -266,6 +295,8 @@ def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, w
                             data, "--rows", str(a.rows), "--form", form], check=True, cwd=ROOT,
                            stdout=subprocess.DEVNULL)
             per, nbytes = count_ours(d / "model.h", d, a.rows)
+            if form == "code":
+                nbytes = code_bytes(d / "model.h", d / "bytes")
             table.append((f"{label}, {form}, {numeric}", "x86-64 callgrind", per, nbytes))
     return table
 
@@ -292,7 +323,10 @@ def peer_rows(py: Path, data: str, positive: str | None, a: argparse.Namespace,
         d = peer / form
         d.mkdir()
         per = count_peer(py, peer / f"{form}.h", rows_bin, d, a.rows)
-        nbytes = loadable_bytes(peer / "loadable.h") if form == "loadable" else 0
+        if form == "loadable":
+            nbytes = loadable_bytes(peer / "loadable.h")
+        else:
+            nbytes = code_bytes(peer / "inline.h", d / "bytes", emlearn_include(py))
         table.append((f"emlearn 0.23 RandomForest{f' {trees} trees' if trees else ''}, {form}", "x86-64 callgrind",
                       per, nbytes))
     return table
