@@ -98,7 +98,7 @@ def thumb2_imm(v: int) -> bool:
     0xXYXYXYXY, or 1bcdefgh rotated), the operand of cmp / cmn / add / sub without a constant load."""
     v &= 0xFFFFFFFF
     b = v & 0xFF
-    if v < 256 or v in (b * 0x00010001, b * 0x01000100, b * 0x01010101):
+    if v < 256 or v in (b * 0x00010001, ((v >> 8) & 0xFF) * 0x01000100, b * 0x01010101):
         return True
     return any(128 <= (((v << r) | (v >> (32 - r))) & 0xFFFFFFFF) < 256 for r in range(1, 32))
 
