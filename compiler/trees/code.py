@@ -8,6 +8,10 @@ per mask word, no per-node "already read?" branch), and n_read / cost are summed
 the end when the costs are order-exact (costs absent, integer or power-of-two multiples; q15 cost
 units always). Other float32 costs add each feature's cost at its first read (a per-feature flag),
 in the reference's first-read order.
+
+q15 only: leaves add their value minus a per-tree offset folded into the initial score (Ensemble.fold_offsets),
+and on Thumb-2 the nodes compare the inputs' top 16 bits, read once and biased per feature, against
+immediates (TreeGen._key16_bases); docs/runtime.md "Generated-code form".
 """
 
 from __future__ import annotations
