@@ -93,6 +93,39 @@ def le_key(bits: str, key: int) -> str:
     return f"(uint32_t){bits} >= {0x80000000 + (-key)}u"
 
 
+def thumb2_imm(v: int) -> bool:
+    """Whether the uint32 v is a Thumb-2 modified immediate (an 8-bit value, 0x00XY00XY, 0xXY00XY00,
+    0xXYXYXYXY, or 1bcdefgh rotated), the operand of cmp / cmn / add / sub without a constant load."""
+    v &= 0xFFFFFFFF
+    b = v & 0xFF
+    if v < 256 or v in (b * 0x00010001, ((v >> 8) & 0xFF) * 0x01000100, b * 0x01010101):
+        return True
+    return any(128 <= (((v << r) | (v >> (32 - r))) & 0xFFFFFFFF) < 256 for r in range(1, 32))
+
+
+def thumb2_add_cost(v: int) -> int:
+    """Thumb-2 instructions of `s += v` (v an int32 constant): 0 for 0, 1 when add/sub take it as an
+    immediate (modified immediate, or addw/subw's 0..4095), else 2."""
+    if v == 0:
+        return 0
+    return 1 if abs(v) <= 4095 or thumb2_imm(abs(v)) else 2
+
+
+def thumb2_cmp_ok(c: int) -> bool:
+    """Whether `d <= c` compiles to one cmp / cmn with an immediate (GCC may also use d < c + 1)."""
+    return any(thumb2_imm(abs(v)) for v in (c, c + 1))
+
+
+def hi_helper(name: str) -> list[str]:
+    """<name>_hi(p): the top 16 bits of *p's bits as a signed value (one ldrsh on a little-endian GNU
+    target; shifts elsewhere)."""
+    return [f"static inline int32_t {name}_hi(const float *p)", "{",
+            "#if defined(__GNUC__) && !defined(FM_PORTABLE) && defined(__BYTE_ORDER__) && "
+            "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__",
+            "    int16_t h;", "    memcpy(&h, (const char *)p + 2, sizeof h);", "    return h;", "#else",
+            f"    return (int32_t)(((uint32_t){name}_bits(p) >> 16) ^ 0x8000u) - 0x8000;", "#endif", "}"]
+
+
 def nonfinite_term(bits: str) -> str:
     """A uint32 whose bit 31 is set iff the float is NaN or infinite."""
     return f"(((uint32_t){bits} & 0x7fffffffu) + 0x00800000u)"

@@ -314,9 +314,11 @@ def test_code_form_failed_prediction_exits_1(models: dict[str, Path], tmp_path: 
     assert re.search(r"Error 1$", p.stderr.strip(), re.M), p.stderr
 
 
-@pytest.mark.parametrize(("target", "machine"), [("cortex-m0", "microbit"), ("cortex-m4f", "mps2-an386")])
+@pytest.mark.parametrize(("target", "machine"), [("cortex-m0", "microbit"), ("cortex-m3", "mps2-an385"),
+                                               ("cortex-m4f", "mps2-an386")])
 def test_code_form_of_a_gated_tree_model_on_cortex_m(tmp_path: Path, target: str, machine: str) -> None:
-    """A gated model whose gate, f1 and f0 are tree ensembles (costed), q15 on M0 and float32 on M4F."""
+    """A gated model whose gate, f1 and f0 are tree ensembles (costed), q15 on M0 and M3 (M3: the 16-bit
+    compares of MODEL_KEY16, thresholds of both signs) and float32 on M4F."""
     require_tools(*CORTEX_M_TOOLS)
     from test_code_form import random_ensemble  # noqa: PLC0415
 

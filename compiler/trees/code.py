@@ -8,6 +8,10 @@ per mask word, no per-node "already read?" branch), and n_read / cost are summed
 the end when the costs are order-exact (costs absent, integer or power-of-two multiples; q15 cost
 units always). Other float32 costs add each feature's cost at its first read (a per-feature flag),
 in the reference's first-read order.
+
+q15 only: leaves add their value minus a per-tree offset folded into the initial score (Ensemble.fold_offsets),
+and on Thumb-2 the nodes compare the inputs' top 16 bits, read once and biased per feature, against
+immediates (TreeGen._key16_bases); docs/runtime.md "Generated-code form".
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from compiler.codegen import (
     CodeBody,
     bits_expr,
     flag_lines,
+    hi_helper,
     le_key,
     nonfinite_simd,
     nonfinite_test,
@@ -28,6 +33,9 @@ from compiler.codegen import (
     popcount_helper,
     register_code_form,
     sat_helper,
+    thumb2_add_cost,
+    thumb2_cmp_ok,
+    thumb2_imm,
 )
 from compiler.header import c_float, c_int
 from pyruntime.arrays import float_keys
@@ -86,8 +94,10 @@ class Ensemble:
     def __init__(self, t: Any, q: bool, prefix: str, left_percent: list[int] | None = None) -> None:
         self.prefix = prefix
         self.likely = np.zeros(t.feature.shape[0], np.int64)
+        self.left_share = np.full(t.feature.shape[0], 0.5)
         if left_percent is not None and len(left_percent) == t.feature.shape[0]:
             lp = np.asarray(left_percent, np.int64)
+            self.left_share = np.clip(lp, 0, 100) / 100.0
             self.likely = np.where(lp >= 50 + LIKELY_MARGIN, 1, np.where(lp <= 50 - LIKELY_MARGIN, -1, 0))
         self.feature = t.feature.astype(np.int64)
         self.left, self.right = t.left.astype(np.int64), t.right.astype(np.int64)
@@ -106,6 +116,12 @@ class Ensemble:
             self.base = [float(v) for v in t.base_score]
             self.threshold = float(t.decision_threshold)
         self.saturate = q and not self._no_overflow()
+        # q15 leaf offsets (see fold_offsets): a leaf adds leaf - offset[tree]; the offsets of trees
+        # 0..fold_end-1 are in the initial scores, those of later trees added before their walks
+        self.offset = np.zeros(self.n_trees, np.int64)
+        self.fold_end = self.n_trees
+        if q and not self.saturate:
+            self.fold_offsets()
         # q15 without saturation: right leaves add into <prefix><o>t, summed into <prefix><o> after the walk
         # (integer sums in any order are the same): on x86 two accumulators keep a depth-2 node a branch,
         # where one makes GCC select the constant (lea, lea, cmov: 4 instructions instead of about 2.5);
@@ -125,6 +141,42 @@ class Ensemble:
         for t, r in enumerate(self.roots):
             bound[int(self.tree_output[t])] += max(abs(int(self.leaf[n])) for n in self._leaves(int(r)))
         return max(bound) <= INT32_MAX
+
+    def fold_offsets(self) -> None:
+        """Per tree an integer offset c subtracted from each of its leaves and added once to the score
+        (integer sums in any order are the same): c is chosen so that the leaf adds are cheap Thumb-2
+        immediates (a likely leaf adds nothing), weighted by the training rows' path shares (left_percent;
+        1/2 a branch without it). Kept only when no partial sum can leave int32."""
+        bound = [abs(b) for b in self.base]
+        for t, r in enumerate(self.roots):
+            leaves = self._leaf_shares(int(r))
+            vals = [int(self.leaf[n]) for n, _ in leaves]
+            cands = {0, *vals, *(v + d for v in vals for d in (-4095, 4095))}
+            c = min(cands, key=lambda c: (sum(p * thumb2_add_cost(v - c) for v, (_, p) in zip(vals, leaves)),
+                                          abs(c)))
+            self.offset[t] = c
+            bound[int(self.tree_output[t])] += abs(c) + max(abs(v - c) for v in vals)
+        if max(bound) > INT32_MAX:
+            self.offset[:] = 0
+
+    def base_with_offsets(self) -> list[Any]:
+        """The initial scores: the base plus the offsets of trees 0..fold_end-1."""
+        out = list(self.base)
+        for t in range(self.fold_end):
+            out[int(self.tree_output[t])] += int(self.offset[t])
+        return out
+
+    def _leaf_shares(self, node: int) -> list[tuple[int, float]]:
+        """(leaf, share of the rows reaching it) under node."""
+        out, stack = [], [(node, 1.0)]
+        while stack:
+            n, p = stack.pop()
+            if self.feature[n] < 0:
+                out.append((n, p))
+            else:
+                lp = float(self.left_share[n])
+                stack += [(int(self.left[n]), p * lp), (int(self.right[n]), p * (1.0 - lp))]
+        return out
 
     def _leaves(self, node: int) -> list[int]:
         out, stack = [], [node]
@@ -168,13 +220,32 @@ class TreeGen:
         self.saturate = any(e.saturate for e in parts)
         self.known: dict[int, list[tuple[Lit, ...]]] = {}
         self.hinted = False  # a walk used the branch hints (helpers then define them)
+        self._off = 0  # the offset of the tree being walked (Ensemble.offset)
+        self.base16 = self._key16_bases() if q else {}
+
+    def _key16_bases(self) -> dict[int, int]:
+        """q15 keys are 65536 k + 65535: for k >= 0, bits(x) <= key iff the top half h of the bits (signed)
+        is <= k, for every bit pattern. Where <NAME>_KEY16 is on (Thumb-2), each feature's h is read once
+        before the walks as d = h - B (B per feature) and the nodes compare d with k - B, which B makes a
+        cmp immediate (a 32-bit key needs a constant load per node). Per feature with such nodes: B, a
+        Thumb-2 immediate (0 or 0xXY00-like) that makes most of its nodes' k - B immediates."""
+        ks: dict[int, list[int]] = {}
+        for e in self.parts:
+            for n in np.flatnonzero((e.feature >= 0) & (e.keys >= 0)):
+                ks.setdefault(int(e.feature[n]), []).append(int(e.keys[n]) >> 16)
+        out = {}
+        for f, k in ks.items():
+            cands = {0} | {(v - d) & ~0xFF for v in k for d in (0, 128, 255) if v - d >= 0}
+            cands = {b for b in cands if b <= 4095 or thumb2_imm(b)}
+            out[f] = min(cands, key=lambda b: (-sum(thumb2_cmp_ok(v - b) for v in k), b))
+        return out
 
     # -- walks --
     def _leaf_lines(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int]) -> list[str]:
         v = e.leaf[node]
         s = f"{e.prefix}{o}"
         if self.q:
-            val = c_int(int(v))
+            val = c_int(int(v) - self._off)
             if e.twin and lits and not lits[-1][1]:  # a right leaf: the twin accumulator (see Ensemble.twin)
                 s = f"{self.name.upper()}_TWIN({s})"
             add = f"{s} = {self.name}_sat({s}, {val});" if e.saturate else f"{s} += {val};"
@@ -185,7 +256,9 @@ class TreeGen:
             if f in self.bit and not any(implies(lits, c) for c in self.known.get(f, ())):
                 b = self.bit[f]
                 words[b // 32] = words.get(b // 32, 0) | (1 << (b % 32))
-        return [add] + [f"t{w} |= {hex(mask)}u;" for w, mask in sorted(words.items())]
+        if self.q and int(v) == self._off:
+            add = ""  # the tree's offset is this leaf's value
+        return ([add] if add else []) + [f"t{w} |= {hex(mask)}u;" for w, mask in sorted(words.items())]
 
     def _node(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int],
               out: list[str], ind: str, found: list[tuple[int, tuple[Lit, ...]]]) -> None:
@@ -202,7 +275,10 @@ class TreeGen:
                     ind + f"    c = c + {c_float(float(self.costs_f[f]))};", ind + "}"]
         found.append((f, lits))
         sub = reads + [f]
-        cond = le_key(bits_expr(self.name, f), key)
+        if key >= 0 and f in self.base16:
+            cond = f"{self.name.upper()}_LE({f}, {key}, {(key >> 16) - self.base16[f]})"
+        else:
+            cond = le_key(bits_expr(self.name, f), key)
         hint = int(e.likely[node])
         if hint:
             self.hinted = True
@@ -218,8 +294,13 @@ class TreeGen:
         except those an earlier tree's walk has certainly recorded (self.known: per feature the path
         conditions under which an earlier walk read it; a condition implied by the leaf's own path holds)."""
         out: list[str] = []
+        late = [0] * e.n_outputs  # the offsets not in the initial scores (Ensemble.fold_end)
+        for t in range(max(first, e.fold_end), end):
+            late[int(e.tree_output[t])] += int(e.offset[t])
+        out += [ind + f"{e.prefix}{o} += {c_int(c)};" for o, c in enumerate(late) if c]
         for t in range(first, end):
             out.append(ind + f"/* {e.prefix}: tree {t} */")
+            self._off = int(e.offset[t]) if self.q else 0
             found: list[tuple[int, tuple[Lit, ...]]] = []
             self._node(e, int(e.roots[t]), int(e.tree_output[t]), (), [], out, ind, found)
             for f, cond in found:
@@ -247,7 +328,7 @@ class TreeGen:
     def declarations(self) -> list[str]:
         sc = "int32_t" if self.q else "float"
         L = [f"{sc} " + ", ".join(f"{e.prefix}{o} = {c_int(b) if self.q else c_float(b)}"
-                                  for e in self.parts for o, b in enumerate(e.base)) + ";"]
+                                  for e in self.parts for o, b in enumerate(e.base_with_offsets())) + ";"]
         if self.n_words:
             L.append("uint32_t " + ", ".join(f"t{w} = 0u" for w in range(self.n_words)) + ";")
         L.append("uint32_t nf = 0u, nr;")
@@ -255,19 +336,33 @@ class TreeGen:
             L.append("uint32_t u;")
         if self.mode == "general":
             L += [f"uint8_t r[{max(len(self.used), 1)}];", "float c = 0.0f;"]
+        if self.base16:
+            L += [f"#if {self.name.upper()}_KEY16", "int32_t " + ", ".join(f"d{f}" for f in sorted(self.base16)) + ";",
+                  "#endif"]
         return L
 
     def start(self) -> list[str]:
         L = [f"if (x == NULL || out == NULL || n != {self.n_features}u) {{", "    return FM_E_ARG;", "}"]
         if self.mode == "general":
             L.append("memset(r, 0, sizeof r);")
+        if self.base16:  # the top halves, once, with the non-finite flag (bit 15 of (h + 0x80) ^ h)
+            up = self.name.upper()
+            L += [f"#if {up}_KEY16", "{", "    int32_t h;"]
+            for f in self.used:
+                L += [f"    h = {self.name}_hi(x + {f});", "    nf |= (uint32_t)(h + 0x80) ^ (uint32_t)h;"]
+                if f in self.base16:
+                    L.append(f"    d{f} = {up}_D(h, {self.base16[f]});")
+            L += ["}", "#endif"]
         return L
 
     def accounting(self) -> tuple[list[str], str, str]:
         """(lines: non-finite check, nr; cost C expression, cost_q C expression)."""
         name = self.name
-        L = flag_lines(name, self.used)
-        L.append("if (nf & 0x80000000u) {")
+        if self.base16:
+            L = [f"#if !{name.upper()}_KEY16", *flag_lines(name, self.used), "#endif",
+                 f"if (nf & {name.upper()}_NF_BIT) {{"]
+        else:
+            L = [*flag_lines(name, self.used), "if (nf & 0x80000000u) {"]
         for f in self.always:
             L += [f"    if ({nonfinite_test(bits_expr(name, f))}) {{", "        return FM_E_VALUE;", "    }"]
         for f in self.tracked:
@@ -322,7 +417,22 @@ class TreeGen:
         twin = ["#if defined(__x86_64__) || defined(__i386__)", f"#define {up}_TWIN(v) v##t", "#else",
                 f"#define {up}_TWIN(v) v", "#endif"] if any(e.twin for e in self.parts) else []
         return (out + (sat_helper(self.name) if self.saturate else []) + nonfinite_simd(self.name, self.used)
-                + hints + twin)
+                + hints + twin + self._key16_helpers())
+
+    def _key16_helpers(self) -> list[str]:
+        """The switch and macros of the 16-bit compares (_key16_bases). <NAME>_KEY16: 1 on Thumb-2 unless
+        FM_PORTABLE, else 0; -D<NAME>_KEY16=0/1 overrides. <NAME>_D keeps d opaque to GCC (an unsigned
+        difference; a signed one is folded back into the 32-bit key compare); plain h - B elsewhere."""
+        if not self.base16:
+            return []
+        up, name = self.name.upper(), self.name
+        return [*hi_helper(name), f"#ifndef {up}_KEY16", "#if defined(__thumb2__) && !defined(FM_PORTABLE)",
+                f"#define {up}_KEY16 1", "#else", f"#define {up}_KEY16 0", "#endif", "#endif",
+                f"#if {up}_KEY16", f"#define {up}_LE(j, key, c) (d##j <= (c))", f"#define {up}_NF_BIT 0x8000u",
+                "#else", f"#define {up}_LE(j, key, c) ({name}_bits(x + (j)) <= (key))",
+                f"#define {up}_NF_BIT 0x80000000u", "#endif", "#if defined(__GNUC__) && !defined(FM_PORTABLE)",
+                f"#define {up}_D(h, b) ((int32_t)((uint32_t)(h) - (b##u)))", "#else",
+                f"#define {up}_D(h, b) ((h) - (b))", "#endif"]
 
     def result(self, stage: str, cost: str, cost_q: str) -> list[str]:
         """Writes *out from the locals `lab` and `sco` (the answering part's label and score)."""
@@ -360,6 +470,7 @@ class _Cascade:
         no = e.n_outputs
         multi_stage = len(self.stage_end) > 1
         e.twin = q and not e.saturate and not multi_stage  # no exit test reads a partial score
+        e.fold_end = self.stage_end[0]  # later stages add their trees' offsets after the exit test before them
         twin_decl, twin_sum = g.twin_lines(e)
         L = g.declarations() + twin_decl + ["int32_t lab;", f"{sc} sco;"]
         if multi_stage:
