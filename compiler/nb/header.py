@@ -2,7 +2,9 @@
 
 Models with at most two edges per position (the default mean-std bins) get the record layout: one
 const fm_nb_pos / fm_nb_q15_pos per reading position (feature, edges, four entries) and the prefix
-costs cum_cost, so the eager walk advances one pointer and reads the cost with one load. Others (more
+costs cum_cost, so the eager walk advances one pointer and reads the cost with one load; q15 adds the
+step stream fm_nb_q15_hot (raw-bit thresholds, int32 entries, a marker at each stop point and at the
+end) that the eager walk runs with one load per step (fm_nb.h). Others (more
 edges, or q15 sums that could saturate) get the fixed-stride arrays (order, edges, d).
 """
 
@@ -12,7 +14,7 @@ from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
-from pyruntime.nb.records import pos_records
+from pyruntime.nb.records import hot_steps, pos_records
 
 
 def nbk_tables(m: NBMultiModel, numeric: str, p: str) -> CTables:
@@ -80,5 +82,10 @@ def nb_tables(m: NBModel | NBMultiModel, numeric: str, p: str) -> CTables:
         struct_arrays.append((f"{p}_pos", ptype, elems))
         fields.update({"n_edges": "2u", "order": "NULL", edge_field: "NULL", "d": "NULL", "costs": "NULL",
                        "pos": f"{p}_pos", "cum_cost": f"{p}_cum_cost" if cum is not None else "NULL"})
+        if q is not None:
+            steps = [f"{{{int(h['feature'])}u, {{{int(h['above'][0])}u, {int(h['above'][1])}u}}, "
+                     f"{{{', '.join(c_int(v) for v in h['d'])}}}}}" for h in hot_steps(rec, m.stop_at)]
+            struct_arrays.append((f"{p}_hot", "fm_nb_q15_hot", steps))
+            fields["hot"] = f"{p}_hot"
     return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=fn, header="fm_nb.h",
                    struct_arrays=struct_arrays)

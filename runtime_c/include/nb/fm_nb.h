@@ -40,6 +40,22 @@
  * only there (costs must be NULL; no cum_cost: cost 1 per feature); the
  * fixed-stride layout uses costs (cum_cost must be NULL).
  *
+ * q15 step stream (hot != NULL, beside pos; what the header writer and the
+ * binding emit for q15 record models, issue 21 item 6): n_used + 1 steps, step
+ * p for position p with its feature, above[c] = key(edge[c]) + 1 for an edge
+ * key > 0, else 1, and its four entries as int32; above[1] is 0 instead at a
+ * position that a stop point precedes, and the end step n_used has
+ * above[1] == 0. For a value whose bits b are a positive finite float
+ * (1 <= b < 0x7f800000), b >= above[c] <=> value > edge[c], so the walk
+ * compares raw bits (no key) and an exact +0 (b == 0) lands below above[0];
+ * a step with above[1] == 0 (a stop test, the end) or a negative, infinite or
+ * NaN value leaves the fast loop (one unsigned compare on the last-interval
+ * path) and that position is read with its pos record. Stop points add no
+ * step bytes. Thumb-2: eight instructions for a middle interval (ldm of the
+ * step, the value, two compares and branches, the add, the loop branch), nine
+ * for the others (FM_NB_HOT_RUN). fm_nb_q15_check requires every step to
+ * equal what pos and stop_at give.
+ *
  * API: fm_nb_<verb> (float32) and fm_nb_q15_<verb>.
  */
 #ifndef FM_NB_H
@@ -63,6 +79,12 @@ typedef struct {
     int32_t edge[2];              /* fm_nb_key() of the float32 edges */
     int16_t d[4];                 /* round(d * 2^shift), same slots as fm_nb_pos */
 } fm_nb_q15_pos;
+
+typedef struct {
+    uint32_t feature;
+    uint32_t above[2];            /* b >= above[c] <=> value > edge[c] (positive finite bits b); 0: leave */
+    int32_t d[4];                 /* the pos record's four entries */
+} fm_nb_q15_hot;
 
 /* Order-preserving map of a float32's bits to int32 used by the q15 records:
  * for finite a, b other than zeros, a < b <=> key(a) < key(b); +0 maps to 0,
@@ -107,6 +129,7 @@ typedef struct {
     const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
     const fm_nb_q15_pos *pos;     /* [n_used] record layout, or NULL (order, edge_keys, d) */
     const uint32_t *cum_cost;     /* [n_used + 1] prefix costs in reading order, or NULL (costs) */
+    const fm_nb_q15_hot *hot;     /* [n_used + 1] step stream (needs pos), or NULL */
 } fm_nb_q15;
 
 /* Lazy prediction: features come from the reader. */

@@ -3,6 +3,7 @@
 #include "fm_nb.h"
 #include "fm_batch.h"
 #include "fm_fixed.h"
+#include "fm_port.h"
 
 /* ---------- checks of tables loaded at run time ---------- */
 
@@ -159,6 +160,38 @@ static int nb_q15_cannot_saturate(int32_t d0, uint32_t n_used)
     return mag <= (uint32_t)INT32_MAX && n_used <= (((uint32_t)INT32_MAX - mag) >> 15);
 }
 
+/* above[c] of an edge key: key + 1 for a positive edge, 1 for a zero or negative one (fm_nb.h). */
+static uint32_t nb_hot_above(int32_t key)
+{
+    return key > 0 ? (uint32_t)key + 1u : 1u;
+}
+
+/* The step stream equals what pos and stop_at give: step p of position p (above[1] == 0 when a stop point
+ * comes before it) and an end step n_used (above[1] == 0, feature in range). */
+static int nb_q15_check_hot(const fm_nb_q15 *m)
+{
+    uint32_t p, s = 0, c;
+    if (m->pos == NULL || m->hot[m->n_used].above[1] != 0u || m->hot[m->n_used].feature >= m->n_features) {
+        return FM_E_MODEL;
+    }
+    for (p = 0; p < m->n_used; ++p) {
+        const fm_nb_q15_hot *const h = &m->hot[p];
+        const fm_nb_q15_pos *const q = &m->pos[p];
+        const int stop = s < m->n_stops && m->stop_at[s] == p;
+        s += (uint32_t)stop;
+        if (h->feature != q->feature || h->above[0] != nb_hot_above(q->edge[0]) ||
+            h->above[1] != (stop ? 0u : nb_hot_above(q->edge[1]))) {
+            return FM_E_MODEL;
+        }
+        for (c = 0; c < 4u; ++c) {
+            if (h->d[c] != q->d[c]) {
+                return FM_E_MODEL;
+            }
+        }
+    }
+    return FM_OK;
+}
+
 int fm_nb_q15_check(const fm_nb_q15 *m)
 {
     uint32_t i, n_edges, n_table;
@@ -189,7 +222,12 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
             }
         }
         rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
+        if (rc == FM_OK && m->hot != NULL) {
+            rc = nb_q15_check_hot(m);
+        }
         n_edges = n_table = 0;
+    } else if (m->hot != NULL) {
+        return FM_E_MODEL; /* the step stream needs the records */
     } else {
         if (m->n_used > 0 && (m->order == NULL || m->edge_keys == NULL)) {
             return FM_E_MODEL; /* as fm_nb_check */
@@ -457,6 +495,72 @@ static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
 }
 
 
+/* The q15 step loop (hot != NULL): from step r, adds each step's entry while its value's bits b are those
+ * of a positive finite value (above[1] > b >= above[0]: d[2]; below above[0]: d[1], d[0] for +0; at or
+ * above above[1]: d[3]) and returns past the first step whose above[1] is 0 or whose value is negative,
+ * infinite or NaN. FM_NB_HOT_RUN (fm_port.h) is the same loop in Thumb-2. */
+#ifndef FM_NB_HOT_RUN
+static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *x, int32_t *acc)
+{
+    int32_t a = *acc;
+    for (;;) {
+        const fm_nb_q15_hot *const h = r++;
+        const uint32_t b = fm_float_bits(x[h->feature]);
+        if (b < h->above[1]) {
+            a += b >= h->above[0] ? h->d[2] : b != 0u ? h->d[1] : h->d[0];
+        } else if (h->above[1] != 0u && b < 0x7f800000u) {
+            a += h->d[3];
+        } else {
+            break;
+        }
+    }
+    *acc = a;
+    return r;
+}
+#define FM_NB_HOT_RUN(r, x, acc) ((r) = nb_q15_hot_run((r), (x), &(acc)))
+#endif
+
+/* Eager q15 walk over the step stream: the loop leaves only at a step whose above[1] is 0 (a stop point
+ * before it: the stop test, or the end) or at a negative, infinite or NaN value; the position of that step
+ * is then read with its pos record (keys), which answers or fails. Plain adds: a record model cannot
+ * saturate. */
+static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
+{
+    const fm_nb_q15_hot *const hot = m->hot;
+    const fm_nb_q15_hot *r = hot;
+    uint32_t s = 0, n, bits;
+    int32_t acc = m->d0, label;
+
+    for (;;) {
+        FM_NB_HOT_RUN(r, x, acc);
+        n = (uint32_t)(r - hot) - 1u; /* the position of the step that left the loop */
+        if (r[-1].above[1] == 0u) {
+            if (s == m->n_stops) {
+                label = (int32_t)(acc > m->threshold);
+                s = 0;
+                break;
+            }
+            label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
+            ++s;
+            if (label >= 0) {
+                break;
+            }
+        }
+        bits = fm_float_bits(x[r[-1].feature]);
+        if (fm_bits_nonfinite(bits)) {
+            return FM_E_VALUE;
+        }
+        acc += nb_pos_entry_q15(&m->pos[n], bits);
+    }
+    out->label = label;
+    out->score = 0.0f;
+    out->score_q = acc;
+    out->n_read = n;
+    out->cost = 0.0f;
+    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : n;
+    out->stage = s;
+    return FM_OK;
+}
 
 /* Eager float32 walk for the mean-std layout (two edges per position): the
  * reading order in segments between stop points, each a tight pointer loop
@@ -792,12 +896,24 @@ int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
     return nb_q15_run(m, in, out);
 }
 
+/* The eager walk of a q15 model's layout: the step stream, the records, or the fixed-stride tables. */
+static int nb_q15_eager(const fm_nb_q15 *m, const float *x, fm_result *out, int fast)
+{
+    if (m->hot != NULL) {
+        return nb_q15_hot_walk(m, x, out);
+    }
+    if (m->pos != NULL) {
+        return nb_q15_walk(m, x, out);
+    }
+    return fast ? nb_q15_vec2(m, x, out) : nb_q15_vec(m, x, out);
+}
+
 int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_result *out)
 {
     if (m == NULL || in == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
     }
-    return m->pos != NULL ? nb_q15_walk(m, in, out) : nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
+    return nb_q15_eager(m, in, out, m->hot == NULL && m->pos == NULL && nb_q15_fast(m));
 }
 
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
@@ -811,7 +927,7 @@ int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, 
     fast = nb_q15_fast(m);
     for (r = 0; r < rows && rc == FM_OK; ++r) {
         const float *row = in + (size_t)r * cols;
-        rc = m->pos != NULL ? nb_q15_walk(m, row, out + r) : fast ? nb_q15_vec2(m, row, out + r) : nb_q15_vec(m, row, out + r);
+        rc = nb_q15_eager(m, row, out + r, fast);
     }
     if (n_done != NULL) {
         *n_done = rc == FM_OK ? rows : r - 1u;
