@@ -73,6 +73,8 @@ def nb_tables(m: NBModel | NBMultiModel, numeric: str, p: str) -> CTables:
             arrays.append(CArray(f"{p}_costs", cost_type, costs))
         fields.update({"n_edges": f"{n_edges}u", "order": f"{p}_order", edge_field: f"{p}_edges", "d": f"{p}_d",
                        "costs": f"{p}_costs" if costs is not None else "NULL", "pos": "NULL", "cum_cost": "NULL"})
+        if q is not None:
+            fields["hot"] = "NULL"
     else:
         if cum is not None:
             arrays.append(CArray(f"{p}_cum_cost", "float" if q is None else "uint32_t", cum))
