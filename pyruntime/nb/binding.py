@@ -75,7 +75,6 @@ class CNaiveBayes(CEvaluator):
                 s.d = ptr("const int16_t *", d)
                 s.costs = ptr("const uint16_t *", q.costs)
             else:
-                s.pos = rec_ptr("const fm_nb_q15_pos *", rec)
                 s.hot = rec_ptr("const fm_nb_q15_hot *", hot_steps(rec, model.stop_at))
                 s.cum_cost = ptr("const uint32_t *", q.cum_cost())
             s.d0, s.threshold = q.d0, q.threshold

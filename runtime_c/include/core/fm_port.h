@@ -32,7 +32,7 @@
  *
  * NB primitive (runtime_c/src/nb/fm_nb.c documents its contract):
  *   FM_NB_HOT_RUN(r, x, acc)                             the q15 step loop (Cortex-M Thumb-2: one ldm per
- *       step, 8 instructions for a middle interval, 9 for the others)
+ *       step, 8 instructions for a middle interval, 9 for the last, 10 for the first and +0)
  */
 #ifndef FM_PORT_H
 #define FM_PORT_H
@@ -154,36 +154,37 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 #endif
 
 /* Cortex-M (Thumb-2, M profile): the NB q15 step loop, nb_q15_hot_run's contract (fm_nb.c). One ldm loads a
- * step (feature, above[0], above[1], d[0..3] into r4-r6, r8-r11; r7 stays free for a frame pointer), the
- * value's bits replace the feature, and the raw bits are compared unsigned: below above[1] and at or above
- * above[0] adds d[2]; below above[0] adds d[1], or d[0] for +0; at or above above[1] adds d[3] unless the
- * step says leave (above[1] == 0: a stop point, the end) or the bits are those of a negative, infinite or
- * NaN value (>= 0x7f800000),
- * which end the loop with r past that step. */
+ * step (feature, above[0], above[1], d12, d30, key into r4-r6, r8-r10; r7 stays free for a frame pointer),
+ * the value's bits replace the feature, and the raw bits are compared unsigned: below above[1] and at or
+ * above above[0] adds d[2] (d12 asr 16); below above[0] adds d[1] (sxth d12), or d[0] for +0 (sxth d30); at
+ * or above above[1] adds d[3] (d30 asr 16) unless the step leaves (above[1] == 0) or the bits are those of
+ * a negative, infinite or NaN value (>= 0x7f800000), which end the loop with r past that step. */
 #if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #define FM_NB_HOT_RUN(r, x, acc)                                                                                \
-    __asm__ volatile("1:\tldmia %[rp]!, {r4, r5, r6, r8, r9, r10, r11}\n\t"                                   \
+    __asm__ volatile("1:\tldmia %[rp]!, {r4, r5, r6, r8, r9, r10}\n\t"                                        \
                      "ldr r4, [%[xp], r4, lsl #2]\n\t"                                                        \
                      "cmp r4, r6\n\t"                                                                         \
                      "bhs 3f\n\t"                                                                             \
                      "cmp r4, r5\n\t"                                                                         \
                      "blo 2f\n\t"                                                                             \
-                     "add %[a], %[a], r10\n\t"                                                                \
+                     "add %[a], %[a], r8, asr #16\n\t"                                                        \
                      "b 1b\n"                                                                                 \
                      "2:\tcbz r4, 4f\n\t"                                                                     \
-                     "add %[a], %[a], r9\n\t"                                                                 \
+                     "sxth r8, r8\n\t"                                                                        \
+                     "add %[a], %[a], r8\n\t"                                                                 \
                      "b 1b\n"                                                                                 \
-                     "4:\tadd %[a], %[a], r8\n\t"                                                              \
+                     "4:\tsxth r9, r9\n\t"                                                                    \
+                     "add %[a], %[a], r9\n\t"                                                                 \
                      "b 1b\n"                                                                                 \
                      "3:\tcbz r6, 5f\n\t"                                                                     \
                      "cmp r4, #0x7f800000\n\t"                                                                \
                      "bhs 5f\n\t"                                                                             \
-                     "add %[a], %[a], r11\n\t"                                                                \
+                     "add %[a], %[a], r9, asr #16\n\t"                                                        \
                      "b 1b\n"                                                                                 \
                      "5:\n"                                                                                   \
                      : [rp] "+r"(r), [a] "+r"(acc)                                                            \
                      : [xp] "r"(x)                                                                            \
-                     : "r4", "r5", "r6", "r8", "r9", "r10", "r11", "cc", "memory")
+                     : "r4", "r5", "r6", "r8", "r9", "r10", "cc", "memory")
 #endif
 
 #endif /* FM_PORT_H */
