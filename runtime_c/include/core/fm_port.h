@@ -30,7 +30,9 @@
  *   FM_ANY_NONFINITE(x, n)                               a NaN or infinity among x[0..n) (a superset
  *       test: SSE2 float sums, x86)
  *
- * NB primitive (runtime_c/src/nb/fm_nb.c documents its contract):
+ * NB primitives (runtime_c/src/nb/fm_nb.c documents their contracts):
+ *   FM_I16(v)                                            the low 16 bits of a uint32 as a signed value
+ *       (GCC/Clang define the narrowing conversion as modulo: one sign-extending load or move)
  *   FM_NB_HOT_RUN(r, x, acc)                             the q15 step loop (Cortex-M Thumb-2: one ldm per
  *       step, 8 instructions for a middle interval, 9 for the last, 10 for the first and +0)
  */
@@ -151,6 +153,10 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 /* Thumb-2: two floats' bits from x, x += 2, one ldrd with write-back (any two registers). */
 #if defined(FM_PORT_GNU) && defined(__thumb2__)
 #define FM_LOAD2(b0, b1, x) __asm__("ldrd %0, %1, [%2], #8" : "=r"(b0), "=r"(b1), "+r"(x) : "m"(*(const float(*)[2])(x)))
+#endif
+
+#if defined(FM_PORT_GNU)
+#define FM_I16(v) ((int32_t)(int16_t)(v))
 #endif
 
 /* Cortex-M (Thumb-2, M profile): the NB q15 step loop, nb_q15_hot_run's contract (fm_nb.c). One ldm loads a

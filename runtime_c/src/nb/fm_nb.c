@@ -63,7 +63,11 @@ static int nb_check_features(uint32_t n_features, uint32_t n_used, const void *r
 /* The int16 halves of a step's packed entries, sign-extended. */
 static inline int32_t nb_lo16(uint32_t v)
 {
+#ifdef FM_I16
+    return FM_I16(v);
+#else
     return (int32_t)(v & 0xffffu) - (int32_t)((v & 0x8000u) << 1);
+#endif
 }
 
 static inline int32_t nb_hi16(uint32_t v)
