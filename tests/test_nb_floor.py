@@ -385,10 +385,11 @@ def test_cortex_m3_q15_code_form_at_the_floor(tmp_path: Path, spec: str, positiv
 
 
 @needs_qemu
-@pytest.mark.parametrize(("target", "machine"), [("cortex-m3", "mps2-an385"), ("cortex-m4f", "mps2-an386"),
-                                                 ("cortex-m33", "mps2-an505")])
+@pytest.mark.parametrize(("target", "machine"), [("cortex-m0", "mps2-an385"), ("cortex-m3", "mps2-an385"),
+                                                 ("cortex-m4f", "mps2-an386"), ("cortex-m33", "mps2-an505")])
 def test_q15_step_stream_on_cortex_m_at_the_bit_edges(tmp_path: Path, target: str, machine: str) -> None:
-    """The Thumb-2 step loop (FM_NB_HOT_RUN) prints what the reference answers on the bit-edge rows."""
+    """The Thumb-2 step loop (FM_NB_HOT_RUN; the C loop on the Cortex-M0) prints what the reference answers
+    on the bit-edge rows."""
     from firmware_tools import CORTEX_M, expected_lines, make
 
     import compiler.nb.kind  # noqa: F401  (registers the NB header emitter)
