@@ -2,7 +2,9 @@
 
 Models with at most two edges per position (the default mean-std bins) get the record layout: one
 const fm_nb_pos / fm_nb_q15_pos per reading position (feature, edges, four entries) and the prefix
-costs cum_cost, so the eager walk advances one pointer and reads the cost with one load. Others (more
+costs cum_cost, so the eager walk advances one pointer and reads the cost with one load; in q15 the
+records are the 24-byte steps fm_nb_q15_hot (raw-bit thresholds, int16 entry pairs, a stop point marked
+in the step after it, an end step) that the eager walk runs with one load per step (fm_nb.h). Others (more
 edges, or q15 sums that could saturate) get the fixed-stride arrays (order, edges, d).
 """
 
@@ -12,7 +14,7 @@ from compiler.header import CArray, CTables, c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
-from pyruntime.nb.records import pos_records
+from pyruntime.nb.records import hot_steps, pos_records
 
 
 def nbk_tables(m: NBMultiModel, numeric: str, p: str) -> CTables:
@@ -71,14 +73,22 @@ def nb_tables(m: NBModel | NBMultiModel, numeric: str, p: str) -> CTables:
             arrays.append(CArray(f"{p}_costs", cost_type, costs))
         fields.update({"n_edges": f"{n_edges}u", "order": f"{p}_order", edge_field: f"{p}_edges", "d": f"{p}_d",
                        "costs": f"{p}_costs" if costs is not None else "NULL", "pos": "NULL", "cum_cost": "NULL"})
+        if q is not None:
+            fields["hot"] = "NULL"
     else:
         if cum is not None:
             arrays.append(CArray(f"{p}_cum_cost", "float" if q is None else "uint32_t", cum))
-        ptype = "fm_nb_pos" if q is None else "fm_nb_q15_pos"
-        elems = [f"{{{int(r['feature'])}u, {{{fmt(r['edge'][0])}, {fmt(r['edge'][1])}}}, "
-                 f"{{{', '.join(fmt(v) for v in r['d'])}}}}}" for r in rec]
-        struct_arrays.append((f"{p}_pos", ptype, elems))
         fields.update({"n_edges": "2u", "order": "NULL", edge_field: "NULL", "d": "NULL", "costs": "NULL",
-                       "pos": f"{p}_pos", "cum_cost": f"{p}_cum_cost" if cum is not None else "NULL"})
+                       "cum_cost": f"{p}_cum_cost" if cum is not None else "NULL"})
+        if q is None:
+            elems = [f"{{{int(r['feature'])}u, {{{fmt(r['edge'][0])}, {fmt(r['edge'][1])}}}, "
+                     f"{{{', '.join(fmt(v) for v in r['d'])}}}}}" for r in rec]
+            struct_arrays.append((f"{p}_pos", "fm_nb_pos", elems))
+            fields["pos"] = f"{p}_pos"
+        else:
+            steps = [f"{{{int(h['feature'])}u, {{{int(h['above'][0])}u, {int(h['above'][1])}u}}, {int(h['d12'])}u, "
+                     f"{int(h['d30'])}u, {c_int(h['key'])}}}" for h in hot_steps(rec, m.stop_at)]
+            struct_arrays.append((f"{p}_hot", "fm_nb_q15_hot", steps))
+            fields.update({"pos": "NULL", "hot": f"{p}_hot"})
     return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=fn, header="fm_nb.h",
                    struct_arrays=struct_arrays)

@@ -15,7 +15,7 @@ from pyruntime.arrays import float_keys
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
-from pyruntime.nb.records import pos_records
+from pyruntime.nb.records import hot_steps, pos_records
 
 NUMERIC_TYPES = ("float32", "q15")
 
@@ -75,7 +75,7 @@ class CNaiveBayes(CEvaluator):
                 s.d = ptr("const int16_t *", d)
                 s.costs = ptr("const uint16_t *", q.costs)
             else:
-                s.pos = rec_ptr("const fm_nb_q15_pos *", rec)
+                s.hot = rec_ptr("const fm_nb_q15_hot *", hot_steps(rec, model.stop_at))
                 s.cum_cost = ptr("const uint32_t *", q.cum_cost())
             s.d0, s.threshold = q.d0, q.threshold
             s.stop_hi = ptr("const int32_t *", q.stop_hi)

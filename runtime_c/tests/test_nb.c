@@ -143,7 +143,7 @@ static void test_q15_saturation(void)
     static const int16_t dq[8] = {0, -32768, 8, 32767, -16, -16, 16, 16};
     static const int32_t hi[1] = {INT32_MAX};
     static const int32_t lo[1] = {INT32_MIN};
-    fm_nb_q15 q = {2u, 2u, 2u, order, keys, dq, INT32_MAX - 10, 0, 1u, stop_at, hi, lo, NULL, NULL, NULL};
+    fm_nb_q15 q = {2u, 2u, 2u, order, keys, dq, INT32_MAX - 10, 0, 1u, stop_at, hi, lo, NULL, NULL, NULL, NULL};
     float up[2] = {0.75f, 3.0f};
     float down[2] = {0.0f, -3.0f};
     fm_result r;

@@ -29,6 +29,12 @@
  *   FM_LOAD2(b0, b1, x)                                  two floats' bits with one ldrd (Thumb-2)
  *   FM_ANY_NONFINITE(x, n)                               a NaN or infinity among x[0..n) (a superset
  *       test: SSE2 float sums, x86)
+ *
+ * NB primitives (runtime_c/src/nb/fm_nb.c documents their contracts):
+ *   FM_I16(v)                                            the low 16 bits of a uint32 as a signed value
+ *       (GCC/Clang define the narrowing conversion as modulo: one sign-extending load or move)
+ *   FM_NB_HOT_RUN(r, x, acc)                             the q15 step loop (Cortex-M Thumb-2: one ldm per
+ *       step, 8 instructions for a middle interval, 9 for the last, 10 for the first and +0)
  */
 #ifndef FM_PORT_H
 #define FM_PORT_H
@@ -147,6 +153,44 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 /* Thumb-2: two floats' bits from x, x += 2, one ldrd with write-back (any two registers). */
 #if defined(FM_PORT_GNU) && defined(__thumb2__)
 #define FM_LOAD2(b0, b1, x) __asm__("ldrd %0, %1, [%2], #8" : "=r"(b0), "=r"(b1), "+r"(x) : "m"(*(const float(*)[2])(x)))
+#endif
+
+#if defined(FM_PORT_GNU)
+#define FM_I16(v) ((int32_t)(int16_t)(v))
+#endif
+
+/* Cortex-M (Thumb-2, M profile): the NB q15 step loop, nb_q15_hot_run's contract (fm_nb.c). One ldm loads a
+ * step (feature, above[0], above[1], d12, d30, key into r4-r6, r8-r10; r7 stays free for a frame pointer),
+ * the value's bits replace the feature, and the raw bits are compared unsigned: below above[1] and at or
+ * above above[0] adds d[2] (d12 asr 16); below above[0] adds d[1] (sxth d12), or d[0] for +0 (sxth d30); at
+ * or above above[1] adds d[3] (d30 asr 16) unless the step leaves (above[1] == 0) or the bits are those of
+ * a negative, infinite or NaN value (>= 0x7f800000), which end the loop with r past that step. */
+#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define FM_NB_HOT_RUN(r, x, acc)                                                                                \
+    __asm__ volatile("1:\tldmia %[rp]!, {r4, r5, r6, r8, r9, r10}\n\t"                                        \
+                     "ldr r4, [%[xp], r4, lsl #2]\n\t"                                                        \
+                     "cmp r4, r6\n\t"                                                                         \
+                     "bhs 3f\n\t"                                                                             \
+                     "cmp r4, r5\n\t"                                                                         \
+                     "blo 2f\n\t"                                                                             \
+                     "add %[a], %[a], r8, asr #16\n\t"                                                        \
+                     "b 1b\n"                                                                                 \
+                     "2:\tcbz r4, 4f\n\t"                                                                     \
+                     "sxth r8, r8\n\t"                                                                        \
+                     "add %[a], %[a], r8\n\t"                                                                 \
+                     "b 1b\n"                                                                                 \
+                     "4:\tsxth r9, r9\n\t"                                                                    \
+                     "add %[a], %[a], r9\n\t"                                                                 \
+                     "b 1b\n"                                                                                 \
+                     "3:\tcbz r6, 5f\n\t"                                                                     \
+                     "cmp r4, #0x7f800000\n\t"                                                                \
+                     "bhs 5f\n\t"                                                                             \
+                     "add %[a], %[a], r9, asr #16\n\t"                                                        \
+                     "b 1b\n"                                                                                 \
+                     "5:\n"                                                                                   \
+                     : [rp] "+r"(r), [a] "+r"(acc)                                                            \
+                     : [xp] "r"(x)                                                                            \
+                     : "r4", "r5", "r6", "r8", "r9", "r10", "cc", "memory")
 #endif
 
 #endif /* FM_PORT_H */

@@ -40,6 +40,27 @@
  * only there (costs must be NULL; no cum_cost: cost 1 per feature); the
  * fixed-stride layout uses costs (cum_cost must be NULL).
  *
+ * q15 step layout (hot != NULL, pos, order, edge_keys and d NULL; what the
+ * header writer and the binding emit for q15 two-edge models that cannot
+ * saturate, issue 21 item 6): n_used + 1 steps of 24 bytes, step p for
+ * position p, step n_used the end. A step holds the feature, above[c] =
+ * key(edge[c]) + 1 for an edge key > 0, else 1, the four entries as int16
+ * pairs (d12 = d[2] << 16 | d[1], d30 = d[3] << 16 | d[0]) and key: edge 0's
+ * key when edge 0 < 0, else INT32_MAX. For a value whose bits b are those of
+ * a positive finite float (1 <= b < 0x7f800000), b >= above[c] <=> value >
+ * edge[c], so the walk compares raw bits (no key) and an exact +0 (b == 0)
+ * lands below above[0]; a negative value is above edge 0 only when key says
+ * so and never above edge 1 (edge 1 >= 0 here). A step "leaves" (above[1] ==
+ * 0; above[0] then holds edge 0's key, key edge 1's) at a position that a
+ * stop point precedes, at the end, and where both edges are < 0: the walk
+ * then runs the stop test (or ends) and reads that position with the keys.
+ * A leaving step, or a negative, infinite or NaN value, is the only exit of
+ * the fast loop (one unsigned compare on the last-interval path). Stop
+ * points add no step bytes. Thumb-2 (FM_NB_HOT_RUN): 8 instructions for a
+ * middle interval (ldm of the step, the value, two compares and branches, an
+ * add of the shifted upper half, the loop branch), 9 for the last, 10 for the
+ * first and for +0.
+ *
  * API: fm_nb_<verb> (float32) and fm_nb_q15_<verb>.
  */
 #ifndef FM_NB_H
@@ -63,6 +84,14 @@ typedef struct {
     int32_t edge[2];              /* fm_nb_key() of the float32 edges */
     int16_t d[4];                 /* round(d * 2^shift), same slots as fm_nb_pos */
 } fm_nb_q15_pos;
+
+typedef struct {
+    uint32_t feature;
+    uint32_t above[2];            /* b >= above[c] <=> value > edge[c] (positive finite bits b); above[1] 0: leave */
+    uint32_t d12;                 /* d[2] << 16 | d[1] (int16 halves) */
+    uint32_t d30;                 /* d[3] << 16 | d[0] */
+    int32_t key;                  /* leaving: edge 1's key; else edge 0's key if edge 0 < 0, else INT32_MAX */
+} fm_nb_q15_hot;
 
 /* Order-preserving map of a float32's bits to int32 used by the q15 records:
  * for finite a, b other than zeros, a < b <=> key(a) < key(b); +0 maps to 0,
@@ -107,6 +136,7 @@ typedef struct {
     const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
     const fm_nb_q15_pos *pos;     /* [n_used] record layout, or NULL (order, edge_keys, d) */
     const uint32_t *cum_cost;     /* [n_used + 1] prefix costs in reading order, or NULL (costs) */
+    const fm_nb_q15_hot *hot;     /* [n_used + 1] step layout (pos NULL), or NULL */
 } fm_nb_q15;
 
 /* Lazy prediction: features come from the reader. */

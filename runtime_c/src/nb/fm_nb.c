@@ -3,6 +3,7 @@
 #include "fm_nb.h"
 #include "fm_batch.h"
 #include "fm_fixed.h"
+#include "fm_port.h"
 
 /* ---------- checks of tables loaded at run time ---------- */
 
@@ -55,6 +56,49 @@ static int nb_check_features(uint32_t n_features, uint32_t n_used, const void *r
         }
     }
     return FM_OK;
+}
+
+/* ---------- the q15 step stream (fm_nb_q15_hot) ---------- */
+
+/* The int16 halves of a step's packed entries, sign-extended. */
+static inline int32_t nb_lo16(uint32_t v)
+{
+#ifdef FM_I16
+    return FM_I16(v);
+#else
+    return (int32_t)(v & 0xffffu) - (int32_t)((v & 0x8000u) << 1);
+#endif
+}
+
+static inline int32_t nb_hi16(uint32_t v)
+{
+    return nb_lo16(v >> 16);
+}
+
+/* Edge key 0 of a leaving step, kept in above[0] (int32 bits). */
+static int32_t nb_hot_key0(const fm_nb_q15_hot *h)
+{
+    const uint32_t u = h->above[0];
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+/* Entry of a finite value (bits) at a step, any sign: a leaving step compares keys, another the raw bits of a
+ * positive value against above[], and a negative value's key against key (edge 0's key when it is < 0). */
+static int32_t nb_hot_entry(const fm_nb_q15_hot *h, uint32_t bits)
+{
+    uint32_t slot;
+    if ((bits << 1) == 0u) {
+        return nb_lo16(h->d30);
+    }
+    if (h->above[1] == 0u) {
+        const int32_t key = fm_nb_key(bits);
+        slot = 1u + (uint32_t)(key > nb_hot_key0(h)) + (uint32_t)(key > h->key);
+    } else if (bits < 0x80000000u) {
+        slot = 1u + (uint32_t)(bits >= h->above[0]) + (uint32_t)(bits >= h->above[1]);
+    } else {
+        slot = 1u + (uint32_t)(fm_nb_key(bits) > h->key);
+    }
+    return slot == 1u ? nb_lo16(h->d12) : slot == 2u ? nb_hi16(h->d12) : nb_hi16(h->d30);
 }
 
 static int nb_check_pos(const fm_nb *m)
@@ -159,6 +203,35 @@ static int nb_q15_cannot_saturate(int32_t d0, uint32_t n_used)
     return mag <= (uint32_t)INT32_MAX && n_used <= (((uint32_t)INT32_MAX - mag) >> 15);
 }
 
+/* The step stream (fm_nb.h): features in range and read once; a step that does not leave has
+ * 1 <= above[0] <= above[1] <= 0x7f800000 and key INT32_MAX or a negative finite key (then above[0] == 1);
+ * a leaving step (above[1] == 0) sorted finite keys; every stop point's position and the end leave. */
+static int nb_q15_check_hot(const fm_nb_q15 *m)
+{
+    uint32_t p, s = 0;
+    const fm_nb_q15_hot *const end = &m->hot[m->n_used];
+    if (m->n_edges != 2u || m->costs != NULL || m->pos != NULL || !nb_q15_cannot_saturate(m->d0, m->n_used) ||
+        nb_check_features(m->n_features, m->n_used, m->hot, sizeof *m->hot) != FM_OK ||
+        end->above[1] != 0u || end->feature >= m->n_features) {
+        return FM_E_MODEL;
+    }
+    for (p = 0; p < m->n_used; ++p) {
+        const fm_nb_q15_hot *const h = &m->hot[p];
+        const int stop = s < m->n_stops && m->stop_at[s] == p;
+        s += (uint32_t)stop;
+        if (h->above[1] == 0u) {
+            const int32_t k0 = nb_hot_key0(h);
+            if (k0 > h->key || k0 < -0x7f800000 || h->key >= 0x7f800000) {
+                return FM_E_MODEL;
+            }
+        } else if (stop || h->above[0] < 1u || h->above[0] > h->above[1] || h->above[1] > 0x7f800000u ||
+                   (h->key != INT32_MAX && (h->key >= -1 || h->key < -0x7f800000 || h->above[0] != 1u))) {
+            return FM_E_MODEL;
+        }
+    }
+    return FM_OK;
+}
+
 int fm_nb_q15_check(const fm_nb_q15 *m)
 {
     uint32_t i, n_edges, n_table;
@@ -167,7 +240,7 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
         return FM_E_ARG;
     }
     if (m->cum_cost != NULL) {
-        if (m->pos == NULL || m->cum_cost[0] != 0u) {
+        if ((m->pos == NULL && m->hot == NULL) || m->cum_cost[0] != 0u) {
             return FM_E_MODEL;
         }
         for (i = 0; i < m->n_used; ++i) {
@@ -188,7 +261,13 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
                 return FM_E_MODEL;
             }
         }
+        rc = m->hot != NULL ? FM_E_MODEL : nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
+        n_edges = n_table = 0;
+    } else if (m->hot != NULL) {
         rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
+        if (rc == FM_OK) {
+            rc = nb_q15_check_hot(m);
+        }
         n_edges = n_table = 0;
     } else {
         if (m->n_used > 0 && (m->order == NULL || m->edge_keys == NULL)) {
@@ -457,6 +536,72 @@ static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
 }
 
 
+/* The q15 step loop (hot != NULL): from step r, adds each step's entry while its value's bits b are those
+ * of a positive finite value or +0 (above[1] > b >= above[0]: d[2]; below above[0]: d[1], d[0] for +0; at
+ * or above above[1]: d[3]) and returns past the first step whose above[1] is 0 or whose value is negative,
+ * infinite or NaN. FM_NB_HOT_RUN (fm_port.h) is the same loop in Thumb-2. */
+#ifndef FM_NB_HOT_RUN
+static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *x, int32_t *acc)
+{
+    int32_t a = *acc;
+    for (;;) {
+        const fm_nb_q15_hot *const h = r++;
+        const uint32_t b = fm_float_bits(x[h->feature]);
+        if (b < h->above[1]) {
+            a += b >= h->above[0] ? nb_hi16(h->d12) : b != 0u ? nb_lo16(h->d12) : nb_lo16(h->d30);
+        } else if (h->above[1] != 0u && b < 0x7f800000u) {
+            a += nb_hi16(h->d30);
+        } else {
+            break;
+        }
+    }
+    *acc = a;
+    return r;
+}
+#define FM_NB_HOT_RUN(r, x, acc) ((r) = nb_q15_hot_run((r), (x), &(acc)))
+#endif
+
+/* Eager q15 walk over the step stream: the loop leaves only at a step whose above[1] is 0 (a stop point
+ * before it: the stop test; the end; a position with two negative edges) or at a negative, infinite or NaN
+ * value; that position is then read with nb_hot_entry, or fails. Plain adds: a record model cannot
+ * saturate. */
+static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
+{
+    const fm_nb_q15_hot *const hot = m->hot;
+    const fm_nb_q15_hot *r = hot;
+    uint32_t s = 0, n, bits;
+    int32_t acc = m->d0, label;
+
+    for (;;) {
+        FM_NB_HOT_RUN(r, x, acc);
+        n = (uint32_t)(r - hot) - 1u; /* the position of the step that left the loop */
+        if (r[-1].above[1] == 0u && (n == m->n_used || (s < m->n_stops && m->stop_at[s] == n))) {
+            if (s == m->n_stops) {
+                label = (int32_t)(acc > m->threshold);
+                s = 0;
+                break;
+            }
+            label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
+            ++s;
+            if (label >= 0) {
+                break;
+            }
+        }
+        bits = fm_float_bits(x[r[-1].feature]);
+        if (fm_bits_nonfinite(bits)) {
+            return FM_E_VALUE;
+        }
+        acc += nb_hot_entry(r - 1, bits);
+    }
+    out->label = label;
+    out->score = 0.0f;
+    out->score_q = acc;
+    out->n_read = n;
+    out->cost = 0.0f;
+    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : n;
+    out->stage = s;
+    return FM_OK;
+}
 
 /* Eager float32 walk for the mean-std layout (two edges per position): the
  * reading order in segments between stop points, each a tight pointer loop
@@ -561,6 +706,9 @@ static float nb_entry_f32(const fm_nb *m, uint32_t i, uint32_t bits)
 static int32_t nb_entry_q15(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
 {
     const uint32_t ne = m->n_edges;
+    if (m->hot != NULL) {
+        return nb_hot_entry(&m->hot[i], bits);
+    }
     if (m->pos != NULL) {
         return nb_pos_entry_q15(&m->pos[i], bits);
     }
@@ -761,7 +909,8 @@ static int nb_q15_run(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
         const uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
         for (; i < next; ++i) {
             uint32_t bits;
-            int rc = nb_read(in, nb_feature(m->order, m->pos, sizeof *m->pos, i), &bits);
+            int rc = nb_read(in, m->hot != NULL ? m->hot[i].feature : nb_feature(m->order, m->pos, sizeof *m->pos, i),
+                             &bits);
             if (rc != FM_OK) {
                 return rc;
             }
@@ -792,12 +941,24 @@ int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
     return nb_q15_run(m, in, out);
 }
 
+/* The eager walk of a q15 model's layout: the step stream, the records, or the fixed-stride tables. */
+static int nb_q15_eager(const fm_nb_q15 *m, const float *x, fm_result *out, int fast)
+{
+    if (m->hot != NULL) {
+        return nb_q15_hot_walk(m, x, out);
+    }
+    if (m->pos != NULL) {
+        return nb_q15_walk(m, x, out);
+    }
+    return fast ? nb_q15_vec2(m, x, out) : nb_q15_vec(m, x, out);
+}
+
 int fm_nb_q15_predict_vec(const fm_nb_q15 *m, const float *in, uint32_t n, fm_result *out)
 {
     if (m == NULL || in == NULL || out == NULL || n != m->n_features) {
         return FM_E_ARG;
     }
-    return m->pos != NULL ? nb_q15_walk(m, in, out) : nb_q15_fast(m) ? nb_q15_vec2(m, in, out) : nb_q15_vec(m, in, out);
+    return nb_q15_eager(m, in, out, m->hot == NULL && m->pos == NULL && nb_q15_fast(m));
 }
 
 int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, uint32_t cols,
@@ -811,7 +972,7 @@ int fm_nb_q15_predict_batch(const fm_nb_q15 *m, const float *in, uint32_t rows, 
     fast = nb_q15_fast(m);
     for (r = 0; r < rows && rc == FM_OK; ++r) {
         const float *row = in + (size_t)r * cols;
-        rc = m->pos != NULL ? nb_q15_walk(m, row, out + r) : fast ? nb_q15_vec2(m, row, out + r) : nb_q15_vec(m, row, out + r);
+        rc = nb_q15_eager(m, row, out + r, fast);
     }
     if (n_done != NULL) {
         *n_done = rc == FM_OK ? rows : r - 1u;
