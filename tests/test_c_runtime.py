@@ -72,3 +72,22 @@ def test_header_tables_are_const_and_sized(tmp_path: Path) -> None:
     n_edges = int(np.max(np.diff(m.edge_start)))
     expected = 4 * m.n_used * (1 + n_edges + n_edges + 2) + 12 * m.n_stops
     assert f"#define MODEL_TABLE_BYTES {expected}u" in text
+
+
+def test_render_header_loads_the_emitters_itself(tmp_path: Path) -> None:
+    """A library user who imports only compiler.header (no kind module yet) can export any kind: the
+    emitters register when the kinds load, which c_tables does on first need (a fresh interpreter)."""
+    import sys  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), rng.integers(0, 2, 200)
+    model = ModelFile(kind="nb-static", tables=NaiveBayesBudget(budget=3).fit(X, y).model_)
+    from pyruntime import format as fmt  # noqa: PLC0415
+
+    fmt.save(model, tmp_path / "m.msgpack")
+    code = ("import sys; from pyruntime import format as fmt; from compiler.header import render_header; "
+            "assert 'compiler.nb.kind' not in sys.modules; "
+            f"print(len(render_header(fmt.load({str(tmp_path / 'm.msgpack')!r}), 'q15')))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert int(out) > 100
