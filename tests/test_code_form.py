@@ -240,6 +240,27 @@ def test_cascade_cases_that_matter(tmp_path: Path) -> None:
     assert run_dump(header, tmp_path) == expected_lines(pred, status, True, q.cost_unit)
 
 
+def test_left_percents_are_each_nodes_share_of_rows_going_left() -> None:
+    """The code form's branch hints: per node, the rows reaching it (walked one tree and one node at a time
+    here, the definition) that go left, rounded to a percentage; 50 at leaves and nodes no row reaches."""
+    X = random_rows(np.random.default_rng(5), 30, 300, poison=0.0)
+    m = random_cascade(2, 30, 12, 2, 2, 4, "general")
+    t = m.trees
+    want = [50] * t.feature.shape[0]
+    for r in t.roots:
+        stack = [(int(r), np.arange(X.shape[0]))]
+        while stack:
+            n, rows = stack.pop()
+            f = int(t.feature[n])
+            if f < 0 or rows.size == 0:
+                continue
+            go = X[rows, f] <= np.float32(t.threshold[n])
+            want[n] = int(round(100 * float(go.mean())))
+            stack += [(int(t.left[n]), rows[go]), (int(t.right[n]), rows[~go])]
+    assert left_percents(m, X) == want
+    assert len(set(want)) > 5  # not all 50: the hints carry information
+
+
 def test_q15_leaf_offsets_fold_only_while_every_partial_sum_fits_int32(tmp_path: Path) -> None:
     """Per-tree leaf offsets (the Thumb-2 leaf adds): folded into the initial score when every partial sum
     stays in int32 with them, left out (plain leaf adds) when a base near INT32_MAX would overflow; both
