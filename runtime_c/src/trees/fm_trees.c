@@ -415,46 +415,17 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
 
 #endif
 
-/* Any layout, one or several outputs: trees [first, end). */
-FM_WALK void ewalk_f32_any(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                           float *scores, int implicit, int single)
-{
-    const uint32_t *ne = m->node_end;
-    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
-    const uint16_t *fe = m->feature + start;
-    const float *th = m->threshold + start;
-    const uint32_t *ch = implicit ? NULL : m->child + start;
-    const float *lf = m->leaf + start + first;
-    const uint16_t *to = m->tree_output;
-    float acc = scores[0];
-    uint32_t t;
-    for (t = first; t < end; ++t) {
-        const uint32_t stop = ne[t];
-        const uint32_t n_inner = stop - start;
-        uint32_t i = 0u;
-        while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = x[f] > th[i] ? 1u : 0u;
-            mark[f] = 1u;
-            i = (implicit ? 2u * i + 1u : ch[i]) + r;
-        }
-        if (single) {
-            acc = acc + lf[i - n_inner];
-        } else {
-            scores[to[t]] = scores[to[t]] + lf[i - n_inner];
-        }
-        fe += n_inner;
-        th += n_inner;
-        if (!implicit) {
-            ch += n_inner;
-        }
-        lf += n_inner + 1u;
-        start = stop;
-    }
-    if (single) {
-        scores[0] = acc;
-    }
-}
+#define E_MODEL fm_trees
+#define E_IN float
+#define E_TH float
+#define E_LEAF float
+#define E_ACC float
+#define E_NAME(n) ewalk_f32_##n
+#define E_THRS(m) ((m)->threshold)
+#define E_LEAVES(m) ((m)->leaf)
+#define E_RIGHT(k, t) ((k) > (t))
+#define E_SAT_ADD(a, v) ((a) + (v))
+#include "fm_trees_ewalk_impl.h"
 
 #define FM_EWALK_F32_DEPTH(name, D)                                                                           \
     static FM_NOINLINE float name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
@@ -474,16 +445,21 @@ static FM_NOINLINE void ewalk_f32_m3(const fm_trees *m, uint32_t first, uint32_t
     (void)ewalk_f32_depth(m, first, end, x, mark, 0.0f, 3u, scores, 0);
 }
 
-#define FM_EWALK_F32_ANY(name, implicit, single)                                                              \
-    static FM_NOINLINE void name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
-                                 float *scores)                                                               \
-    {                                                                                                         \
-        ewalk_f32_any(m, first, end, x, mark, scores, implicit, single);                                      \
-    }
-FM_EWALK_F32_ANY(ewalk_f32_is, 1, 1)
-FM_EWALK_F32_ANY(ewalk_f32_es, 0, 1)
-FM_EWALK_F32_ANY(ewalk_f32_im, 1, 0)
-FM_EWALK_F32_ANY(ewalk_f32_em, 0, 0)
+FM_EWALK_ANY(ewalk_f32_is, 1, 1, 0)
+FM_EWALK_ANY(ewalk_f32_es, 0, 1, 0)
+FM_EWALK_ANY(ewalk_f32_im, 1, 0, 0)
+FM_EWALK_ANY(ewalk_f32_em, 0, 0, 0)
+#undef E_MODEL
+#undef E_IN
+#undef E_TH
+#undef E_LEAF
+#undef E_ACC
+#undef E_NAME
+#undef E_THRS
+#undef E_LEAVES
+#undef E_RIGHT
+#undef E_SAT_ADD
+#undef FM_EWALK_ANY
 
 static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, float *scores)
 {
@@ -598,48 +574,17 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
 #endif
 
 
-/* q15, any layout, one or several outputs; sat: saturate every addition. */
-FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
-                         int32_t *scores, int implicit, int single, int sat)
-{
-    const uint32_t *ne = m->node_end;
-    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
-    const uint16_t *fe = m->feature + start;
-    const uint16_t *th = m->threshold_q + start;
-    const uint32_t *ch = implicit ? NULL : m->child + start;
-    const int16_t *lf = m->leaf_q + start + first;
-    const uint16_t *to = m->tree_output;
-    int32_t acc = scores[0];
-    uint32_t t;
-    for (t = first; t < end; ++t) {
-        const uint32_t stop = ne[t];
-        const uint32_t n_inner = stop - start;
-        uint32_t i = 0u;
-        int32_t v;
-        while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = FM_EKEY_RIGHT((uint32_t)keys[f], (uint32_t)th[i]) ? 1u : 0u;
-            mark[f] = 1u;
-            i = (implicit ? 2u * i + 1u : ch[i]) + r;
-        }
-        v = (int32_t)lf[i - n_inner];
-        if (single) {
-            acc = sat ? fm_add_sat32(acc, v) : acc + v;
-        } else {
-            scores[to[t]] = fm_add_sat32(scores[to[t]], v);
-        }
-        fe += n_inner;
-        th += n_inner;
-        if (!implicit) {
-            ch += n_inner;
-        }
-        lf += n_inner + 1u;
-        start = stop;
-    }
-    if (single) {
-        scores[0] = acc;
-    }
-}
+#define E_MODEL fm_trees_q15
+#define E_IN uint16_t
+#define E_TH uint16_t
+#define E_LEAF int16_t
+#define E_ACC int32_t
+#define E_NAME(n) ewalk_q_##n
+#define E_THRS(m) ((m)->threshold_q)
+#define E_LEAVES(m) ((m)->leaf_q)
+#define E_RIGHT(k, t) FM_EKEY_RIGHT((uint32_t)(k), (uint32_t)(t))
+#define E_SAT_ADD(a, v) fm_add_sat32((a), (v))
+#include "fm_trees_ewalk_impl.h"
 
 #define FM_EWALK_Q_DEPTH(name, D)                                                                             \
     static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,  \
@@ -659,18 +604,12 @@ static FM_NOINLINE void ewalk_q_m3(const fm_trees_q15 *m, uint32_t first, uint32
     (void)ewalk_q_depth(m, first, end, keys, mark, 0, 3u, scores, 0);
 }
 
-#define FM_EWALK_Q_ANY(name, implicit, single, sat)                                                           \
-    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,     \
-                                 uint8_t *mark, int32_t *scores)                                              \
-    {                                                                                                         \
-        ewalk_q_any(m, first, end, keys, mark, scores, implicit, single, sat);                                \
-    }
-FM_EWALK_Q_ANY(ewalk_q_is, 1, 1, 0)
-FM_EWALK_Q_ANY(ewalk_q_es, 0, 1, 0)
-FM_EWALK_Q_ANY(ewalk_q_iss, 1, 1, 1)
-FM_EWALK_Q_ANY(ewalk_q_ess, 0, 1, 1)
-FM_EWALK_Q_ANY(ewalk_q_im, 1, 0, 1)
-FM_EWALK_Q_ANY(ewalk_q_em, 0, 0, 1)
+FM_EWALK_ANY(ewalk_q_is, 1, 1, 0)
+FM_EWALK_ANY(ewalk_q_es, 0, 1, 0)
+FM_EWALK_ANY(ewalk_q_iss, 1, 1, 1)
+FM_EWALK_ANY(ewalk_q_ess, 0, 1, 1)
+FM_EWALK_ANY(ewalk_q_im, 1, 0, 1)
+FM_EWALK_ANY(ewalk_q_em, 0, 0, 1)
 
 /* 1 when adding `trees` leaves (|leaf| <= 32768) to s cannot leave int32. */
 static int q_no_overflow(int32_t s, uint32_t trees)
