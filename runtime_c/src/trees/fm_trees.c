@@ -425,30 +425,9 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
 #define E_LEAVES(m) ((m)->leaf)
 #define E_RIGHT(k, t) ((k) > (t))
 #define E_SAT_ADD(a, v) ((a) + (v))
+#define E_Q 0
 #include "fm_trees_ewalk_impl.h"
 
-#define FM_EWALK_F32_DEPTH(name, D)                                                                           \
-    static FM_NOINLINE float name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
-                                  float acc)                                                                  \
-    {                                                                                                         \
-        return ewalk_f32_depth(m, first, end, x, mark, acc, D, NULL, 1);                                      \
-    }
-FM_EWALK_F32_DEPTH(ewalk_f32_d1, 1u)
-FM_EWALK_F32_DEPTH(ewalk_f32_d2, 2u)
-FM_EWALK_F32_DEPTH(ewalk_f32_d3, 3u)
-FM_EWALK_F32_DEPTH(ewalk_f32_d4, 4u)
-
-/* Several outputs, complete trees of depth 3 (a K-class forest of depth-3 trees, one per class a round). */
-static FM_NOINLINE void ewalk_f32_m3(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                                     float *scores)
-{
-    (void)ewalk_f32_depth(m, first, end, x, mark, 0.0f, 3u, scores, 0);
-}
-
-FM_EWALK_ANY(ewalk_f32_is, 1, 1, 0)
-FM_EWALK_ANY(ewalk_f32_es, 0, 1, 0)
-FM_EWALK_ANY(ewalk_f32_im, 1, 0, 0)
-FM_EWALK_ANY(ewalk_f32_em, 0, 0, 0)
 #undef E_MODEL
 #undef E_IN
 #undef E_TH
@@ -459,7 +438,9 @@ FM_EWALK_ANY(ewalk_f32_em, 0, 0, 0)
 #undef E_LEAVES
 #undef E_RIGHT
 #undef E_SAT_ADD
+#undef E_Q
 #undef FM_EWALK_ANY
+#undef FM_EWALK_DEPTH
 
 static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, float *scores)
 {
@@ -584,32 +565,8 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
 #define E_LEAVES(m) ((m)->leaf_q)
 #define E_RIGHT(k, t) FM_EKEY_RIGHT((uint32_t)(k), (uint32_t)(t))
 #define E_SAT_ADD(a, v) fm_add_sat32((a), (v))
+#define E_Q 1
 #include "fm_trees_ewalk_impl.h"
-
-#define FM_EWALK_Q_DEPTH(name, D)                                                                             \
-    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,  \
-                                    uint8_t *mark, int32_t acc)                                               \
-    {                                                                                                         \
-        return ewalk_q_depth(m, first, end, keys, mark, acc, D, NULL, 1);                                     \
-    }
-FM_EWALK_Q_DEPTH(ewalk_q_d1, 1u)
-FM_EWALK_Q_DEPTH(ewalk_q_d2, 2u)
-FM_EWALK_Q_DEPTH(ewalk_q_d3, 3u)
-FM_EWALK_Q_DEPTH(ewalk_q_d4, 4u)
-
-/* Several outputs, complete trees of depth 3, no overflow possible (q_no_overflow of every score). */
-static FM_NOINLINE void ewalk_q_m3(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
-                                   uint8_t *mark, int32_t *scores)
-{
-    (void)ewalk_q_depth(m, first, end, keys, mark, 0, 3u, scores, 0);
-}
-
-FM_EWALK_ANY(ewalk_q_is, 1, 1, 0)
-FM_EWALK_ANY(ewalk_q_es, 0, 1, 0)
-FM_EWALK_ANY(ewalk_q_iss, 1, 1, 1)
-FM_EWALK_ANY(ewalk_q_ess, 0, 1, 1)
-FM_EWALK_ANY(ewalk_q_im, 1, 0, 1)
-FM_EWALK_ANY(ewalk_q_em, 0, 0, 1)
 
 /* 1 when adding `trees` leaves (|leaf| <= 32768) to s cannot leave int32. */
 static int q_no_overflow(int32_t s, uint32_t trees)

@@ -10,6 +10,10 @@
  *   E_THRS(m), E_LEAVES(m)   the threshold and leaf arrays
  *   E_RIGHT(k, t)            1 iff input k goes right of threshold t
  *   E_SAT_ADD(a, v)          a + v, saturating in q15 (float32: a + v)
+ *   E_Q                      0 (float32) or 1 (q15): q15 also has saturating one-output walks
+ *                            (ewalk_q_iss, _ess) and saturates its several-output walks
+ * Uses E_NAME(depth), the port-specific depth-specialized walk defined before the include; the
+ * dispatch (ewalk_f32, ewalk_q) follows it in fm_trees.c (q15 tests for overflow first).
  */
 
 /* Any layout, one or several outputs: trees [first, end); sat: saturate every one-output addition
@@ -63,3 +67,31 @@ FM_WALK void E_NAME(any)(const E_MODEL *m, uint32_t first, uint32_t end, const E
     {                                                                                                         \
         E_NAME(any)(m, first, end, in, mark, scores, implicit, single, sat);                                  \
     }
+
+#define FM_EWALK_DEPTH(name, D)                                                                               \
+    static FM_NOINLINE E_ACC name(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,  \
+                                  E_ACC acc)                                                                  \
+    {                                                                                                         \
+        return E_NAME(depth)(m, first, end, in, mark, acc, D, NULL, 1);                                       \
+    }
+FM_EWALK_DEPTH(E_NAME(d1), 1u)
+FM_EWALK_DEPTH(E_NAME(d2), 2u)
+FM_EWALK_DEPTH(E_NAME(d3), 3u)
+FM_EWALK_DEPTH(E_NAME(d4), 4u)
+
+/* Several outputs, complete trees of depth 3 (a K-class forest of depth-3 trees, one per class a round;
+ * q15: taken when no sum can overflow, q_no_overflow of every score). */
+static FM_NOINLINE void E_NAME(m3)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                                   E_ACC *scores)
+{
+    (void)E_NAME(depth)(m, first, end, in, mark, 0, 3u, scores, 0);
+}
+
+FM_EWALK_ANY(E_NAME(is), 1, 1, 0)
+FM_EWALK_ANY(E_NAME(es), 0, 1, 0)
+#if E_Q
+FM_EWALK_ANY(E_NAME(iss), 1, 1, 1)
+FM_EWALK_ANY(E_NAME(ess), 0, 1, 1)
+#endif
+FM_EWALK_ANY(E_NAME(im), 1, 0, E_Q)
+FM_EWALK_ANY(E_NAME(em), 0, 0, E_Q)
