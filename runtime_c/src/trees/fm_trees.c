@@ -415,75 +415,32 @@ FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, c
 
 #endif
 
-/* Any layout, one or several outputs: trees [first, end). */
-FM_WALK void ewalk_f32_any(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                           float *scores, int implicit, int single)
-{
-    const uint32_t *ne = m->node_end;
-    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
-    const uint16_t *fe = m->feature + start;
-    const float *th = m->threshold + start;
-    const uint32_t *ch = implicit ? NULL : m->child + start;
-    const float *lf = m->leaf + start + first;
-    const uint16_t *to = m->tree_output;
-    float acc = scores[0];
-    uint32_t t;
-    for (t = first; t < end; ++t) {
-        const uint32_t stop = ne[t];
-        const uint32_t n_inner = stop - start;
-        uint32_t i = 0u;
-        while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = x[f] > th[i] ? 1u : 0u;
-            mark[f] = 1u;
-            i = (implicit ? 2u * i + 1u : ch[i]) + r;
-        }
-        if (single) {
-            acc = acc + lf[i - n_inner];
-        } else {
-            scores[to[t]] = scores[to[t]] + lf[i - n_inner];
-        }
-        fe += n_inner;
-        th += n_inner;
-        if (!implicit) {
-            ch += n_inner;
-        }
-        lf += n_inner + 1u;
-        start = stop;
-    }
-    if (single) {
-        scores[0] = acc;
-    }
-}
+#define E_MODEL fm_trees
+#define E_IN float
+#define E_TH float
+#define E_LEAF float
+#define E_ACC float
+#define E_NAME(n) ewalk_f32_##n
+#define E_THRS(m) ((m)->threshold)
+#define E_LEAVES(m) ((m)->leaf)
+#define E_RIGHT(k, t) ((k) > (t))
+#define E_SAT_ADD(a, v) ((a) + (v))
+#define E_Q 0
+#include "fm_trees_ewalk_impl.h"
 
-#define FM_EWALK_F32_DEPTH(name, D)                                                                           \
-    static FM_NOINLINE float name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
-                                  float acc)                                                                  \
-    {                                                                                                         \
-        return ewalk_f32_depth(m, first, end, x, mark, acc, D, NULL, 1);                                      \
-    }
-FM_EWALK_F32_DEPTH(ewalk_f32_d1, 1u)
-FM_EWALK_F32_DEPTH(ewalk_f32_d2, 2u)
-FM_EWALK_F32_DEPTH(ewalk_f32_d3, 3u)
-FM_EWALK_F32_DEPTH(ewalk_f32_d4, 4u)
-
-/* Several outputs, complete trees of depth 3 (a K-class forest of depth-3 trees, one per class a round). */
-static FM_NOINLINE void ewalk_f32_m3(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                                     float *scores)
-{
-    (void)ewalk_f32_depth(m, first, end, x, mark, 0.0f, 3u, scores, 0);
-}
-
-#define FM_EWALK_F32_ANY(name, implicit, single)                                                              \
-    static FM_NOINLINE void name(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, \
-                                 float *scores)                                                               \
-    {                                                                                                         \
-        ewalk_f32_any(m, first, end, x, mark, scores, implicit, single);                                      \
-    }
-FM_EWALK_F32_ANY(ewalk_f32_is, 1, 1)
-FM_EWALK_F32_ANY(ewalk_f32_es, 0, 1)
-FM_EWALK_F32_ANY(ewalk_f32_im, 1, 0)
-FM_EWALK_F32_ANY(ewalk_f32_em, 0, 0)
+#undef E_MODEL
+#undef E_IN
+#undef E_TH
+#undef E_LEAF
+#undef E_ACC
+#undef E_NAME
+#undef E_THRS
+#undef E_LEAVES
+#undef E_RIGHT
+#undef E_SAT_ADD
+#undef E_Q
+#undef FM_EWALK_ANY
+#undef FM_EWALK_DEPTH
 
 static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, float *scores)
 {
@@ -598,79 +555,18 @@ FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t en
 #endif
 
 
-/* q15, any layout, one or several outputs; sat: saturate every addition. */
-FM_WALK void ewalk_q_any(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
-                         int32_t *scores, int implicit, int single, int sat)
-{
-    const uint32_t *ne = m->node_end;
-    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
-    const uint16_t *fe = m->feature + start;
-    const uint16_t *th = m->threshold_q + start;
-    const uint32_t *ch = implicit ? NULL : m->child + start;
-    const int16_t *lf = m->leaf_q + start + first;
-    const uint16_t *to = m->tree_output;
-    int32_t acc = scores[0];
-    uint32_t t;
-    for (t = first; t < end; ++t) {
-        const uint32_t stop = ne[t];
-        const uint32_t n_inner = stop - start;
-        uint32_t i = 0u;
-        int32_t v;
-        while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = FM_EKEY_RIGHT((uint32_t)keys[f], (uint32_t)th[i]) ? 1u : 0u;
-            mark[f] = 1u;
-            i = (implicit ? 2u * i + 1u : ch[i]) + r;
-        }
-        v = (int32_t)lf[i - n_inner];
-        if (single) {
-            acc = sat ? fm_add_sat32(acc, v) : acc + v;
-        } else {
-            scores[to[t]] = fm_add_sat32(scores[to[t]], v);
-        }
-        fe += n_inner;
-        th += n_inner;
-        if (!implicit) {
-            ch += n_inner;
-        }
-        lf += n_inner + 1u;
-        start = stop;
-    }
-    if (single) {
-        scores[0] = acc;
-    }
-}
-
-#define FM_EWALK_Q_DEPTH(name, D)                                                                             \
-    static FM_NOINLINE int32_t name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,  \
-                                    uint8_t *mark, int32_t acc)                                               \
-    {                                                                                                         \
-        return ewalk_q_depth(m, first, end, keys, mark, acc, D, NULL, 1);                                     \
-    }
-FM_EWALK_Q_DEPTH(ewalk_q_d1, 1u)
-FM_EWALK_Q_DEPTH(ewalk_q_d2, 2u)
-FM_EWALK_Q_DEPTH(ewalk_q_d3, 3u)
-FM_EWALK_Q_DEPTH(ewalk_q_d4, 4u)
-
-/* Several outputs, complete trees of depth 3, no overflow possible (q_no_overflow of every score). */
-static FM_NOINLINE void ewalk_q_m3(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
-                                   uint8_t *mark, int32_t *scores)
-{
-    (void)ewalk_q_depth(m, first, end, keys, mark, 0, 3u, scores, 0);
-}
-
-#define FM_EWALK_Q_ANY(name, implicit, single, sat)                                                           \
-    static FM_NOINLINE void name(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,     \
-                                 uint8_t *mark, int32_t *scores)                                              \
-    {                                                                                                         \
-        ewalk_q_any(m, first, end, keys, mark, scores, implicit, single, sat);                                \
-    }
-FM_EWALK_Q_ANY(ewalk_q_is, 1, 1, 0)
-FM_EWALK_Q_ANY(ewalk_q_es, 0, 1, 0)
-FM_EWALK_Q_ANY(ewalk_q_iss, 1, 1, 1)
-FM_EWALK_Q_ANY(ewalk_q_ess, 0, 1, 1)
-FM_EWALK_Q_ANY(ewalk_q_im, 1, 0, 1)
-FM_EWALK_Q_ANY(ewalk_q_em, 0, 0, 1)
+#define E_MODEL fm_trees_q15
+#define E_IN uint16_t
+#define E_TH uint16_t
+#define E_LEAF int16_t
+#define E_ACC int32_t
+#define E_NAME(n) ewalk_q_##n
+#define E_THRS(m) ((m)->threshold_q)
+#define E_LEAVES(m) ((m)->leaf_q)
+#define E_RIGHT(k, t) FM_EKEY_RIGHT((uint32_t)(k), (uint32_t)(t))
+#define E_SAT_ADD(a, v) fm_add_sat32((a), (v))
+#define E_Q 1
+#include "fm_trees_ewalk_impl.h"
 
 /* 1 when adding `trees` leaves (|leaf| <= 32768) to s cannot leave int32. */
 static int q_no_overflow(int32_t s, uint32_t trees)
@@ -950,20 +846,6 @@ static int touch_q(fm_memo *memo, const uint16_t *costs, const float *x, uint32_
     return FM_OK;
 }
 
-/* ---- float32 ---------------------------------------------------------- */
-
-int fm_trees_begin(const fm_trees *m, float *scores)
-{
-    uint32_t o;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    for (o = 0; o < m->n_outputs; ++o) {
-        scores[o] = m->base_score[o];
-    }
-    return FM_OK;
-}
-
 /* ---- the walk ------------------------------------------------------------
  * A slice of trees is walked by a call-free loop (run_*) that returns when it
  * meets a feature this prediction has not used yet (at most once per feature
@@ -1055,195 +937,20 @@ static void walk_init(walk_state *st, const uint16_t *feature, const void *th, s
     }
 }
 
-FM_WALK uint32_t run_f32(walk_state *st, const walk_env *env, int implicit, int single, int eager)
-{
-    const uint16_t *fe = st->fe;
-    const float *th = (const float *)st->th;
-    const uint32_t *ch = st->ch;
-    const float *lf = (const float *)st->lf;
-    const uint32_t *ne = st->ne;
-    const uint16_t *to = st->to;
-    const uint32_t *const ne_end = env->ne_end;
-    const float *values = (const float *)env->values;
-    const uint8_t *seen = env->seen;
-    const uint8_t epoch = env->epoch;
-    float *scores = (float *)env->scores;
-    uint32_t prev = st->prev;
-    uint32_t n_inner = st->n_inner;
-    uint32_t i = st->i;
-    float acc = st->acc;
-    if (!st->active) {
-        return FM_WALK_DONE;
-    }
-    for (;;) {
-        while (i < n_inner) {
-            const uint32_t f = fe[i];
-            if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 0))) {
-                st->fe = fe;
-                st->th = th;
-                st->ch = ch;
-                st->lf = lf;
-                st->ne = ne;
-                st->to = to;
-                st->prev = prev;
-                st->n_inner = n_inner;
-                st->i = i;
-                st->acc = acc;
-                return fe[i];
-            }
-            i = (implicit ? 2u * i + 1u : ch[i]) + (values[f] > th[i] ? 1u : 0u);
-        }
-        if (single) {
-            acc = acc + lf[i - n_inner];
-        } else {
-            scores[*to] = scores[*to] + lf[i - n_inner];
-        }
-        ++to;
-        fe += n_inner;
-        th += n_inner;
-        if (!implicit) {
-            ch += n_inner;
-        }
-        lf += n_inner + 1u;
-        if (ne == ne_end) {
-            break;
-        }
-        n_inner = *ne - prev;
-        prev = *ne;
-        ++ne;
-        i = 0u;
-    }
-    st->active = 0;
-    st->acc = acc;
-    return FM_WALK_DONE;
-}
-
 /* One out-of-line function per variant: each gets its own register allocation. */
 #define FM_RUN_VARIANT(name, run, implicit, single, eager)                                                    \
     static FM_NOINLINE uint32_t name(walk_state *st, const walk_env *env)                                     \
     {                                                                                                         \
         return run(st, env, implicit, single, eager);                                                         \
     }
-FM_RUN_VARIANT(run_f32_ise, run_f32, 1, 1, 1)
-FM_RUN_VARIANT(run_f32_ie, run_f32, 1, 0, 1)
-FM_RUN_VARIANT(run_f32_se, run_f32, 0, 1, 1)
-FM_RUN_VARIANT(run_f32_e, run_f32, 0, 0, 1)
-FM_RUN_VARIANT(run_f32_is, run_f32, 1, 1, 0)
-FM_RUN_VARIANT(run_f32_i, run_f32, 1, 0, 0)
-FM_RUN_VARIANT(run_f32_s, run_f32, 0, 1, 0)
-FM_RUN_VARIANT(run_f32_n, run_f32, 0, 0, 0)
 
 typedef uint32_t (*run_fn)(walk_state *st, const walk_env *env);
-
-/* x != NULL: eager, else lazy through r. */
-static int accumulate_f32(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
-                          const float *x, fm_memo *memo, float *scores, fm_result *res)
-{
-    static const run_fn runs[8] = {run_f32_n, run_f32_s,  run_f32_i,  run_f32_is,
-                                   run_f32_e, run_f32_se, run_f32_ie, run_f32_ise};
-    const int single = m->n_outputs == 1u;
-    const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
-    walk_state st;
-    walk_env env;
-    walk_init(&st, m->feature, m->threshold, sizeof(float), m->child, m->leaf, sizeof(float), m->node_end,
-              m->tree_output, first_tree, end_tree);
-    st.acc = scores[0];
-    st.acc_q = 0;
-    env.ne_end = m->node_end + end_tree;
-    env.values = (x != NULL) ? (const void *)x : (const void *)memo->values;
-    env.seen = memo->seen;
-    env.epoch = memo->epoch;
-    env.scores = scores;
-    env.x = x;
-    env.memo = memo;
-    env.res = res;
-    env.costs = m->costs;
-    for (;;) {
-        const uint32_t f = run(&st, &env);
-        int rc;
-        if (f == FM_WALK_DONE) {
-            break;
-        }
-        if (x != NULL) {
-            rc = touch_f32(memo, m->costs, x, f, res);
-        } else {
-            float v;
-            rc = fm_memo_get(memo, r, m->costs, f, &v, res);
-        }
-        if (rc != FM_OK) {
-            return rc;
-        }
-    }
-    if (single) {
-        scores[0] = st.acc;
-    }
-    return FM_OK;
-}
 
 static int args_ok(const void *m, const void *scores, const void *res, const fm_memo *memo, uint32_t first_tree,
                    uint32_t end_tree, uint32_t n_trees, uint32_t n_features)
 {
     return m != NULL && memo != NULL && scores != NULL && res != NULL && first_tree <= end_tree &&
            end_tree <= n_trees && memo->n >= n_features;
-}
-
-int fm_trees_accumulate(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
-                        fm_memo *memo, float *scores, fm_result *res)
-{
-    if (m == NULL || r == NULL ||
-        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
-        return FM_E_ARG;
-    }
-    return accumulate_f32(m, first_tree, end_tree, r, NULL, memo, scores, res);
-}
-
-int fm_trees_accumulate_vec(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x,
-                            fm_memo *memo, float *scores, fm_result *res)
-{
-    if (m == NULL || x == NULL ||
-        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
-        return FM_E_ARG;
-    }
-    return accumulate_f32(m, first_tree, end_tree, NULL, x, memo, scores, res);
-}
-
-int fm_trees_finish(const fm_trees *m, const float *scores, fm_result *res)
-{
-    uint32_t o;
-    uint32_t best = 0u;
-    if (m == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    if (m->n_outputs == 1u) {
-        res->score = scores[0];
-        res->label = (scores[0] > m->decision_threshold) ? 1 : 0;
-        return FM_OK;
-    }
-    for (o = 1; o < m->n_outputs; ++o) {
-        if (scores[o] > scores[best]) {
-            best = o;
-        }
-    }
-    res->score = scores[best];
-    res->label = (int32_t)best;
-    return FM_OK;
-}
-
-int fm_trees_predict(const fm_trees *m, const fm_reader *r, fm_memo *memo, float *scores, fm_result *res)
-{
-    int rc;
-    if (m == NULL || memo == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    fm_memo_start(memo, res);
-    rc = fm_trees_begin(m, scores);
-    if (rc == FM_OK) {
-        rc = fm_trees_accumulate(m, 0u, m->n_trees, r, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = fm_trees_finish(m, scores, res);
-    }
-    return rc;
 }
 
 /* One eager prediction without the memo (fm_trees_eager_ok(m)). */
@@ -1254,296 +961,6 @@ static int predict_marked_f32(const fm_trees *m, const float *x, float *scores, 
     if (rc == FM_OK) {
         ewalk_f32(m, 0u, m->n_trees, x, (uint8_t *)e.mark, scores);
         rc = fm_trees_eager_finish(m, x, &e, scores, res);
-    }
-    return rc;
-}
-
-static int predict_eager_f32(const fm_trees *m, const float *x, fm_memo *memo, float *scores, fm_result *res)
-{
-    int rc;
-    if (fm_trees_eager_ok(m)) {
-        return predict_marked_f32(m, x, scores, res);
-    }
-    fm_memo_start(memo, res);
-    rc = fm_trees_begin(m, scores);
-    if (rc == FM_OK) {
-        rc = fm_trees_accumulate_vec(m, 0u, m->n_trees, x, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = fm_trees_finish(m, scores, res);
-    }
-    return rc;
-}
-
-size_t fm_trees_scratch_size(const fm_trees *m)
-{
-    return m == NULL ? 0u : fm_scratch_size(m->n_features, m->n_outputs, 0);
-}
-
-size_t fm_trees_q15_scratch_size(const fm_trees_q15 *m)
-{
-    return m == NULL ? 0u : fm_scratch_size(m->n_features, m->n_outputs, 1);
-}
-
-int fm_trees_scratch_init(const fm_trees *m, void *buf, size_t size, fm_memo *memo, float **scores)
-{
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->n_features, m->n_outputs, 0, memo, &s);
-    *scores = (float *)s;
-    return rc;
-}
-
-int fm_trees_q15_scratch_init(const fm_trees_q15 *m, void *buf, size_t size, fm_memo *memo, int32_t **scores)
-{
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->n_features, m->n_outputs, 1, memo, &s);
-    *scores = (int32_t *)s;
-    return rc;
-}
-
-static int trees_row(const void *m, const float *x, uint32_t i, void *work, fm_result *out)
-{
-    const fm_batch_work *w = (const fm_batch_work *)work;
-    (void)i;
-    return predict_eager_f32((const fm_trees *)m, x, w->memo, (float *)w->scores, out);
-}
-
-int fm_trees_predict_batch(const fm_trees *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
-                           float *scores, fm_result *out, uint32_t *n_done)
-{
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, trees_row, m, X, rows, cols, &w, out, n_done);
-}
-
-/* The memo walk with stack scratch, in its own frame. */
-static FM_NOINLINE int predict_vec_memo_f32(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
-{
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    float scores[FM_VEC_MAX_OUTPUTS];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, n);
-    return predict_eager_f32(m, x, &memo, scores, out);
-}
-
-int fm_trees_predict_vec(const fm_trees *m, const float *x, uint32_t n, fm_result *out)
-{
-    float scores[FM_VEC_MAX_OUTPUTS];
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES ||
-        m->n_outputs > FM_VEC_MAX_OUTPUTS) {
-        return FM_E_ARG;
-    }
-    if (fm_trees_eager_ok(m)) {
-        return predict_marked_f32(m, x, scores, out);
-    }
-    return predict_vec_memo_f32(m, x, n, out);
-}
-
-/* ---- fixed point ------------------------------------------------------ */
-
-
-int fm_trees_q15_begin(const fm_trees_q15 *m, int32_t *scores)
-{
-    uint32_t o;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    for (o = 0; o < m->n_outputs; ++o) {
-        scores[o] = m->base_q[o];
-    }
-    return FM_OK;
-}
-
-FM_WALK uint32_t run_q(walk_state *st, const walk_env *env, int implicit, int single, int eager)
-{
-    const uint16_t *fe = st->fe;
-    const uint16_t *th = (const uint16_t *)st->th;
-    const uint32_t *ch = st->ch;
-    const int16_t *lf = (const int16_t *)st->lf;
-    const uint32_t *ne = st->ne;
-    const uint16_t *to = st->to;
-    const uint32_t *const ne_end = env->ne_end;
-    const int16_t *keys = (const int16_t *)env->values;
-    const float *values = (const float *)env->values;
-    const uint8_t *seen = env->seen;
-    const uint8_t epoch = env->epoch;
-    int32_t *scores = (int32_t *)env->scores;
-    uint32_t prev = st->prev;
-    uint32_t n_inner = st->n_inner;
-    uint32_t i = st->i;
-    int32_t acc = st->acc_q;
-    if (!st->active) {
-        return FM_WALK_DONE;
-    }
-    for (;;) {
-        while (i < n_inner) {
-            const uint32_t f = fe[i];
-            uint32_t k;
-            if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, 1))) {
-                st->fe = fe;
-                st->th = th;
-                st->ch = ch;
-                st->lf = lf;
-                st->ne = ne;
-                st->to = to;
-                st->prev = prev;
-                st->n_inner = n_inner;
-                st->i = i;
-                st->acc_q = acc;
-                return fe[i];
-            }
-            k = eager ? (uint32_t)((int32_t)keys[f] + 32768) : fm_ukey16(fm_float_bits(values[f]));
-            i = (implicit ? 2u * i + 1u : ch[i]) + (k > (uint32_t)th[i] ? 1u : 0u);
-        }
-        if (single) {
-            acc = fm_add_sat32(acc, (int32_t)lf[i - n_inner]);
-        } else {
-            scores[*to] = fm_add_sat32(scores[*to], (int32_t)lf[i - n_inner]);
-        }
-        ++to;
-        fe += n_inner;
-        th += n_inner;
-        if (!implicit) {
-            ch += n_inner;
-        }
-        lf += n_inner + 1u;
-        if (ne == ne_end) {
-            break;
-        }
-        n_inner = *ne - prev;
-        prev = *ne;
-        ++ne;
-        i = 0u;
-    }
-    st->active = 0;
-    st->acc_q = acc;
-    return FM_WALK_DONE;
-}
-
-#define FM_RUN_Q_VARIANT(name, implicit, single, eager)                                                       \
-    static FM_NOINLINE uint32_t name(walk_state *st, const walk_env *env)                                     \
-    {                                                                                                         \
-        return run_q(st, env, implicit, single, eager);                                                       \
-    }
-FM_RUN_Q_VARIANT(run_q_ise, 1, 1, 1)
-FM_RUN_Q_VARIANT(run_q_ie, 1, 0, 1)
-FM_RUN_Q_VARIANT(run_q_se, 0, 1, 1)
-FM_RUN_Q_VARIANT(run_q_e, 0, 0, 1)
-FM_RUN_Q_VARIANT(run_q_is, 1, 1, 0)
-FM_RUN_Q_VARIANT(run_q_i, 1, 0, 0)
-FM_RUN_Q_VARIANT(run_q_s, 0, 1, 0)
-FM_RUN_Q_VARIANT(run_q_n, 0, 0, 0)
-
-static int accumulate_q(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
-                        const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
-{
-    static const run_fn runs[8] = {run_q_n, run_q_s, run_q_i, run_q_is, run_q_e, run_q_se, run_q_ie, run_q_ise};
-    const int single = m->n_outputs == 1u;
-    const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
-    walk_state st;
-    walk_env env;
-    walk_init(&st, m->feature, m->threshold_q, sizeof(uint16_t), m->child, m->leaf_q, sizeof(int16_t), m->node_end,
-              m->tree_output, first_tree, end_tree);
-    st.acc = 0.0f;
-    st.acc_q = scores[0];
-    env.ne_end = m->node_end + end_tree;
-    env.values = (x != NULL) ? (const void *)memo->keys : (const void *)memo->values;
-    env.seen = memo->seen;
-    env.epoch = memo->epoch;
-    env.scores = scores;
-    env.x = x;
-    env.memo = memo;
-    env.res = res;
-    env.costs = m->costs;
-    for (;;) {
-        const uint32_t f = run(&st, &env);
-        int rc;
-        if (f == FM_WALK_DONE) {
-            break;
-        }
-        if (x != NULL) {
-            rc = touch_q(memo, m->costs, x, f, res);
-        } else {
-            float v;
-            rc = fm_memo_get_q(memo, r, m->costs, f, &v, res);
-        }
-        if (rc != FM_OK) {
-            return rc;
-        }
-    }
-    if (single) {
-        scores[0] = st.acc_q;
-    }
-    return FM_OK;
-}
-
-int fm_trees_q15_accumulate(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree,
-                            const fm_reader *r, fm_memo *memo, int32_t *scores, fm_result *res)
-{
-    if (m == NULL || r == NULL ||
-        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features)) {
-        return FM_E_ARG;
-    }
-    return accumulate_q(m, first_tree, end_tree, r, NULL, memo, scores, res);
-}
-
-int fm_trees_q15_accumulate_vec(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, const float *x,
-                                fm_memo *memo, int32_t *scores, fm_result *res)
-{
-    if (m == NULL || x == NULL ||
-        !args_ok(m, scores, res, memo, first_tree, end_tree, m->n_trees, m->n_features) || memo->keys == NULL) {
-        return FM_E_ARG;
-    }
-    return accumulate_q(m, first_tree, end_tree, NULL, x, memo, scores, res);
-}
-
-int fm_trees_q15_finish(const fm_trees_q15 *m, const int32_t *scores, fm_result *res)
-{
-    uint32_t o;
-    uint32_t best = 0u;
-    if (m == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    if (m->n_outputs == 1u) {
-        res->score_q = scores[0];
-        res->label = (scores[0] > m->decision_threshold_q) ? 1 : 0;
-        return FM_OK;
-    }
-    for (o = 1; o < m->n_outputs; ++o) {
-        if (scores[o] > scores[best]) {
-            best = o;
-        }
-    }
-    res->score_q = scores[best];
-    res->label = (int32_t)best;
-    return FM_OK;
-}
-
-int fm_trees_q15_predict(const fm_trees_q15 *m, const fm_reader *r, fm_memo *memo, int32_t *scores,
-                         fm_result *res)
-{
-    int rc;
-    if (m == NULL || memo == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    fm_memo_start(memo, res);
-    rc = fm_trees_q15_begin(m, scores);
-    if (rc == FM_OK) {
-        rc = fm_trees_q15_accumulate(m, 0u, m->n_trees, r, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = fm_trees_q15_finish(m, scores, res);
     }
     return rc;
 }
@@ -1603,53 +1020,72 @@ static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scor
     return marked_q(m, x, &e, scores, res);
 }
 
-static int predict_eager_q(const fm_trees_q15 *m, const float *x, fm_memo *memo, int32_t *scores, fm_result *res)
-{
-    int rc;
-    if (fm_trees_q15_eager_ok(m)) {
-        return predict_marked_q(m, x, scores, res);
-    }
-    fm_memo_start(memo, res);
-    rc = fm_trees_q15_begin(m, scores);
-    if (rc == FM_OK) {
-        rc = fm_trees_q15_accumulate_vec(m, 0u, m->n_trees, x, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = fm_trees_q15_finish(m, scores, res);
-    }
-    return rc;
-}
+/* ---- the memo walk and the prediction calls: fm_trees_impl.h, float32 then q15 ---- */
 
-static int trees_q15_row(const void *model, const float *x, uint32_t i, void *work, fm_result *out)
-{
-    const fm_trees_q15 *m = (const fm_trees_q15 *)model;
-    const fm_batch_work *w = (const fm_batch_work *)work;
-    fm_vector v;
-    fm_reader r;
-    (void)i;
-    if (w->memo->keys != NULL || fm_trees_q15_eager_ok(m)) {
-        return predict_eager_q(m, x, w->memo, (int32_t *)w->scores, out);
-    }
-    r = fm_vector_reader(&v, x, m->n_features);
-    return fm_trees_q15_predict(m, &r, w->memo, (int32_t *)w->scores, out);
-}
+#define T_MODEL fm_trees
+#define T_SCORE float
+#define T_TH float
+#define T_LEAF float
+#define T_FN(n) fm_trees_##n
+#define T_PRIV(n) n##_f32
+#define T_BASE(m) ((m)->base_score)
+#define T_THRS(m) ((m)->threshold)
+#define T_LEAVES(m) ((m)->leaf)
+#define T_DECISION(m) ((m)->decision_threshold)
+#define T_SET_SCORE(res, v) ((res)->score = (v))
+#define T_ACC acc
+#define T_ACC_INIT(st, scores) ((st).acc = (scores)[0], (st).acc_q = 0)
+#define T_VALUES_OF(env) const float *values = (const float *)(env)->values
+#define T_STEP(i, c, f, t, eager) ((i) = (c) + (values[f] > (t) ? 1u : 0u))
+#define T_LEAF_ADD(a, l) ((a) + (l))
+#define T_WALK_VALUES(x, memo) (x)
+#define T_MEMO_GET fm_memo_get
+#define T_Q 0
+#include "fm_trees_impl.h"
+#undef T_MODEL
+#undef T_SCORE
+#undef T_TH
+#undef T_LEAF
+#undef T_FN
+#undef T_PRIV
+#undef T_BASE
+#undef T_THRS
+#undef T_LEAVES
+#undef T_DECISION
+#undef T_SET_SCORE
+#undef T_ACC
+#undef T_ACC_INIT
+#undef T_VALUES_OF
+#undef T_STEP
+#undef T_LEAF_ADD
+#undef T_WALK_VALUES
+#undef T_MEMO_GET
+#undef T_Q
 
-int fm_trees_q15_predict_batch(const fm_trees_q15 *m, const float *X, uint32_t rows, uint32_t cols,
-                               fm_memo *memo, int32_t *scores, fm_result *out, uint32_t *n_done)
-{
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, trees_q15_row, m, X, rows, cols, &w, out, n_done);
-}
-
-int fm_trees_q15_predict_vec(const fm_trees_q15 *m, const float *x, uint32_t n, fm_result *out)
-{
-    int32_t scores[FM_VEC_MAX_OUTPUTS];
-    if (m == NULL || x == NULL || out == NULL || n != m->n_features || n > FM_VEC_MAX_FEATURES ||
-        m->n_outputs > FM_VEC_MAX_OUTPUTS) {
-        return FM_E_ARG;
-    }
-    return predict_marked_q(m, x, scores, out); /* every q15 table with n <= the maximum is eager_ok */
-}
+/* q15 keys: eager from the memo's key cache (biased by 32768), lazy from the float values */
+#define T_MODEL fm_trees_q15
+#define T_SCORE int32_t
+#define T_TH uint16_t
+#define T_LEAF int16_t
+#define T_FN(n) fm_trees_q15_##n
+#define T_PRIV(n) n##_q
+#define T_BASE(m) ((m)->base_q)
+#define T_THRS(m) ((m)->threshold_q)
+#define T_LEAVES(m) ((m)->leaf_q)
+#define T_DECISION(m) ((m)->decision_threshold_q)
+#define T_SET_SCORE(res, v) ((res)->score_q = (v))
+#define T_ACC acc_q
+#define T_ACC_INIT(st, scores) ((st).acc = 0.0f, (st).acc_q = (scores)[0])
+#define T_VALUES_OF(env)                                                                                      \
+    const int16_t *keys = (const int16_t *)(env)->values;                                                     \
+    const float *values = (const float *)(env)->values
+#define T_STEP(i, c, f, t, eager)                                                                             \
+    do {                                                                                                      \
+        const uint32_t k_ = (eager) ? (uint32_t)((int32_t)keys[f] + 32768) : fm_ukey16(fm_float_bits(values[f])); \
+        (i) = (c) + (k_ > (uint32_t)(t) ? 1u : 0u);                                                           \
+    } while (0)
+#define T_LEAF_ADD(a, l) fm_add_sat32((a), (int32_t)(l))
+#define T_WALK_VALUES(x, memo) ((memo)->keys)
+#define T_MEMO_GET fm_memo_get_q
+#define T_Q 1
+#include "fm_trees_impl.h"
