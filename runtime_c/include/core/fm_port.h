@@ -159,6 +159,40 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 #define FM_I16(v) ((int32_t)(int16_t)(v))
 #endif
 
+/* FM_NBK_PAIRS: 1 where two int16 entries load as one little-endian 32-bit word (a 4-byte memcpy from a
+ * 2-byte aligned address is one load: unaligned access allowed), for the K-class NB q15 adds (fm_nb.c
+ * nbk_q15_add); 0 (one entry at a time) elsewhere and under FM_PORTABLE. Same sums either way. */
+#if defined(FM_PORT_GNU) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&     \
+    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
+#define FM_NBK_PAIRS 1
+#else
+#define FM_NBK_PAIRS 0
+#endif
+
+/* Cortex-M Thumb-2 with unaligned loads: FM_NBK_ADD4(s, e, n), n >= 1 groups of four K-class NB q15 adds
+ * s[c] += e[c] (fm_nb.c nbk_q15_add), s 4-byte aligned, e 2-byte aligned; s and e end past the groups. Per
+ * group: two ldr of entry pairs, one ldm and one stm of four scores, the high halves added with asr #16 and
+ * the low ones after sxth: 12 instructions, 3 a class. */
+#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && \
+    defined(__ARM_FEATURE_UNALIGNED)
+#define FM_NBK_ADD4(s, e, n)                                                                                    \
+    __asm__ volatile("1:\tldr r4, [%[ep]], #4\n\t"                                                           \
+                     "ldr r10, [%[ep]], #4\n\t"                                                               \
+                     "ldm %[sp], {r5, r6, r8, r9}\n\t"                                                         \
+                     "add r6, r6, r4, asr #16\n\t"                                                            \
+                     "sxth r4, r4\n\t"                                                                        \
+                     "add r5, r5, r4\n\t"                                                                     \
+                     "add r9, r9, r10, asr #16\n\t"                                                           \
+                     "sxth r10, r10\n\t"                                                                      \
+                     "add r8, r8, r10\n\t"                                                                    \
+                     "stmia %[sp]!, {r5, r6, r8, r9}\n\t"                                                     \
+                     "subs %[cnt], %[cnt], #1\n\t"                                                                \
+                     "bne 1b\n"                                                                               \
+                     : [sp] "+r"(s), [ep] "+r"(e), [cnt] "+r"(n)                                               \
+                     :                                                                                         \
+                     : "r4", "r5", "r6", "r8", "r9", "r10", "cc", "memory")
+#endif
+
 /* Cortex-M (Thumb-2, M profile): the NB q15 step loop, nb_q15_hot_run's contract (fm_nb.c). One ldm loads a
  * step (feature, above[0], above[1], d12, d30, key into r4-r6, r8-r10; r7 stays free for a frame pointer),
  * the value's bits replace the feature, and the raw bits are compared unsigned: below above[1] and at or

@@ -1151,9 +1151,65 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
     return FM_OK;
 }
 
+/* s[c] += e[c] for c < k (plain int32 adds). Where FM_NBK_PAIRS (fm_port.h), two int16 entries come
+ * in one 32-bit load: the low half sign-extended (FM_I16), the high half by an arithmetic shift. */
+static inline void nbk_q15_add(int32_t *s, const int16_t *e, uint32_t k)
+{
+    uint32_t c = 0;
+#if defined(FM_NBK_ADD4)
+    if (k >= 4u) {
+        int32_t *s4 = s;
+        const int16_t *e4 = e;
+        uint32_t n4 = k >> 2;
+        FM_NBK_ADD4(s4, e4, n4);
+        c = k & ~3u;
+    }
+#elif FM_NBK_PAIRS
+    for (; c + 4u <= k; c += 4u) {
+        uint32_t w0, w1;
+        memcpy(&w0, e + c, sizeof w0);
+        memcpy(&w1, e + c + 2, sizeof w1);
+        s[c] += FM_I16(w0);
+        s[c + 1u] += (int32_t)w0 >> 16;
+        s[c + 2u] += FM_I16(w1);
+        s[c + 3u] += (int32_t)w1 >> 16;
+    }
+    if (c + 2u <= k) {
+        uint32_t w0;
+        memcpy(&w0, e + c, sizeof w0);
+        s[c] += FM_I16(w0);
+        s[c + 1u] += (int32_t)w0 >> 16;
+        c += 2u;
+    }
+#endif
+    for (; c < k; ++c) {
+        s[c] += e[c];
+    }
+}
+
+/* The leader (first class of largest score) of s[0 .. k-1], k >= 2, in *lead, and its margin over the
+ * best other class (NBK_LEADER's, in one pass). */
+static inline int64_t nbk_q15_top2(const int32_t *s, uint32_t k, uint32_t *lead)
+{
+    int32_t best = s[0], second = INT32_MIN;
+    uint32_t c, l = 0;
+    for (c = 1; c < k; ++c) {
+        const int32_t v = s[c];
+        if (v > best) {
+            second = best;
+            best = v;
+            l = c;
+        } else if (v > second) {
+            second = v;
+        }
+    }
+    *lead = l;
+    return (int64_t)best - (int64_t)second;
+}
+
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
-    int32_t s[FM_VEC_MAX_OUTPUTS], second;
+    int32_t s[FM_VEC_MAX_OUTPUTS];
     int64_t margin = 0;
     const uint32_t k = m->n_classes, ne = m->n_edges;
     const size_t row_step = (size_t)(ne + 2u) * k;
@@ -1174,9 +1230,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     do {                                                                                               \
         const int16_t *e_ = row + (size_t)nb_slot_q15(ek, ne, bits) * k;                               \
         if (plain) {                                                                                   \
-            for (c = 0; c < k; ++c) {                                                                  \
-                s[c] += e_[c];                                                                         \
-            }                                                                                          \
+            nbk_q15_add(s, e_, k);                                                                     \
         } else {                                                                                       \
             for (c = 0; c < k; ++c) {                                                                  \
                 s[c] = fm_add_sat32(s[c], e_[c]);                                                           \
@@ -1186,12 +1240,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
     } while (0)
-#define NBK_Q15_LEAD()                              \
-    do {                                            \
-        lead = 0;                                   \
-        NBK_LEADER(s, k, lead, second);             \
-        margin = (int64_t)s[lead] - (int64_t)second; \
-    } while (0)
+#define NBK_Q15_LEAD() (margin = nbk_q15_top2(s, k, &lead))
     NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
 #undef NBK_Q15_ADD
 #undef NBK_Q15_LEAD
