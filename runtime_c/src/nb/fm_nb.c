@@ -1156,14 +1156,9 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
 static inline void nbk_q15_add(int32_t *s, const int16_t *e, uint32_t k)
 {
     uint32_t c = 0;
-#if defined(FM_NBK_ADD4)
-    if (k >= 4u) {
-        int32_t *s4 = s;
-        const int16_t *e4 = e;
-        uint32_t n4 = k >> 2;
-        FM_NBK_ADD4(s4, e4, n4);
-        c = k & ~3u;
-    }
+#if defined(FM_NBK_ADD)
+    FM_NBK_ADD(s, e, k);
+    c = k;
 #elif FM_NBK_PAIRS
     for (; c + 4u <= k; c += 4u) {
         uint32_t w0, w1;
@@ -1191,20 +1186,40 @@ static inline void nbk_q15_add(int32_t *s, const int16_t *e, uint32_t k)
  * best other class (NBK_LEADER's, in one pass). */
 static inline int64_t nbk_q15_top2(const int32_t *s, uint32_t k, uint32_t *lead)
 {
+    const int32_t *p, *lp = s, *const end = s + k;
     int32_t best = s[0], second = INT32_MIN;
-    uint32_t c, l = 0;
-    for (c = 1; c < k; ++c) {
-        const int32_t v = s[c];
-        if (v > best) {
-            second = best;
-            best = v;
-            l = c;
-        } else if (v > second) {
-            second = v;
+    for (p = s + 1; p != end; ++p) {
+        const int32_t v = *p;
+        if (v > second) { /* second <= best: most classes fail this one test */
+            if (v > best) {
+                second = best;
+                best = v;
+                lp = p;
+            } else {
+                second = v;
+            }
         }
     }
-    *lead = l;
+    *lead = (uint32_t)(lp - s);
     return (int64_t)best - (int64_t)second;
+}
+
+/* nb_slot_q15 for the K-class walk: +0 (key 0) to slot 0 by one branch, the edges two at a time. */
+static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t bits)
+{
+    const int32_t key = fm_key_bits(bits);
+    uint32_t c, cnt = 1u;
+    if (key == 0) {
+        return 0u;
+    }
+    for (c = 0; c + 2u <= n_edges; c += 2u) {
+        cnt += (uint32_t)(e[c] < key);
+        cnt += (uint32_t)(e[c + 1u] < key);
+    }
+    if (c < n_edges) {
+        cnt += (uint32_t)(e[c] < key);
+    }
+    return cnt;
 }
 
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
@@ -1228,7 +1243,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     /* plain int32 adds equal the saturating ones when no sum can leave int32 */
 #define NBK_Q15_ADD(p, bits)                                                                           \
     do {                                                                                               \
-        const int16_t *e_ = row + (size_t)nb_slot_q15(ek, ne, bits) * k;                               \
+        const int16_t *e_ = row + (size_t)nbk_slot_q15(ek, ne, bits) * k;                               \
         if (plain) {                                                                                   \
             nbk_q15_add(s, e_, k);                                                                     \
         } else {                                                                                       \
