@@ -1241,23 +1241,32 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
         plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
     }
     /* plain int32 adds equal the saturating ones when no sum can leave int32 */
-#define NBK_Q15_ADD(p, bits)                                                                           \
+#define NBK_Q15_ADD(p, bits, SUM)                                                                      \
     do {                                                                                               \
-        const int16_t *e_ = row + (size_t)nbk_slot_q15(ek, ne, bits) * k;                               \
-        if (plain) {                                                                                   \
-            nbk_q15_add(s, e_, k);                                                                     \
-        } else {                                                                                       \
-            for (c = 0; c < k; ++c) {                                                                  \
-                s[c] = fm_add_sat32(s[c], e_[c]);                                                           \
-            }                                                                                          \
-        }                                                                                              \
+        SUM(row + (size_t)nbk_slot_q15(ek, ne, bits) * k);                                             \
         (void)(p);                                                                                     \
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
     } while (0)
+#define NBK_Q15_PLAIN(e) nbk_q15_add(s, (e), k)
+#define NBK_Q15_SAT(e)                                \
+    for (c = 0; c < k; ++c) {                         \
+        s[c] = fm_add_sat32(s[c], (e)[c]);            \
+    }
+#define NBK_Q15_ADD_PLAIN(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN)
+#define NBK_Q15_ADD_SAT(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_SAT)
 #define NBK_Q15_LEAD() (margin = nbk_q15_top2(s, k, &lead))
-    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
+    /* two walks: the plain one has no per-feature test and fewer live values */
+    if (plain) {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN, NBK_Q15_LEAD);
+    } else {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_SAT, NBK_Q15_LEAD);
+    }
 #undef NBK_Q15_ADD
+#undef NBK_Q15_PLAIN
+#undef NBK_Q15_SAT
+#undef NBK_Q15_ADD_PLAIN
+#undef NBK_Q15_ADD_SAT
 #undef NBK_Q15_LEAD
     cost = i; /* positions 0..i-1 read: their costs, or 1 each */
     if (m->costs != NULL) {
