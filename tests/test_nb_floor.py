@@ -433,3 +433,33 @@ def test_cortex_m3_q15_k_class_instruction_budget(tmp_path: Path) -> None:
     per = count_cortex_m(header, "cortex-m3")
     print(f"digits nb-stop K=10, Cortex-M3 q15 tables: {per:.1f} per prediction, {per / feats:.2f} per feature read")
     assert per / feats <= M3_Q15_K_PER_FEATURE, per / feats
+
+
+@needs_qemu
+@pytest.mark.parametrize(("n_classes", "target", "machine"), [(7, "cortex-m3", "mps2-an385"),
+                                                              (10, "cortex-m4f", "mps2-an386"),
+                                                              (7, "cortex-m33", "mps2-an505")])
+def test_k_class_q15_adds_on_cortex_m_equal_the_reference(tmp_path: Path, n_classes: int, target: str,
+                                                          machine: str) -> None:
+    """FM_NBK_ADD (Thumb-2 groups of four, then a pair and a single: K = 7 takes all three, K = 10 two) prints
+    what the reference answers: labels, stop points, features read, scores."""
+    from firmware_tools import CORTEX_M, expected_lines, make
+    from sklearn.datasets import load_digits
+
+    from compiler import tasks
+    from compiler.header import render_header
+    from compiler.nb.kind import train_nb
+
+    X, y = load_digits(return_X_y=True)
+    keep = y < n_classes
+    np.savez(tmp_path / "d.npz", X=X[keep].astype(np.float32), y=y[keep])
+    task = tasks.prepare(str(tmp_path / "d.npz"), None, None, 0)
+    model = train_nb("nb-stop", task, {}, None)
+    assert model.tables.n_classes == n_classes
+    rows = task.data.X[task.test][:40]
+    header = tmp_path / "model.h"
+    header.write_text(render_header(model, "q15", "model", rows, target))
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
+             "run", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected_lines(model, "q15", rows)
