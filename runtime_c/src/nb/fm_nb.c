@@ -1241,9 +1241,9 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
         plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
     }
     /* plain int32 adds equal the saturating ones when no sum can leave int32 */
-#define NBK_Q15_ADD(p, bits, SUM)                                                                      \
+#define NBK_Q15_ADD(p, bits, SUM, NE)                                                                  \
     do {                                                                                               \
-        SUM(row + (size_t)nbk_slot_q15(ek, ne, bits) * k);                                             \
+        SUM(row + (size_t)nbk_slot_q15(ek, (NE), bits) * k);                                           \
         (void)(p);                                                                                     \
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
@@ -1253,11 +1253,15 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     for (c = 0; c < k; ++c) {                         \
         s[c] = fm_add_sat32(s[c], (e)[c]);            \
     }
-#define NBK_Q15_ADD_PLAIN(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN)
-#define NBK_Q15_ADD_SAT(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_SAT)
+#define NBK_Q15_ADD_PLAIN2(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, 2u)
+#define NBK_Q15_ADD_PLAIN(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, ne)
+#define NBK_Q15_ADD_SAT(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_SAT, ne)
 #define NBK_Q15_LEAD() (margin = nbk_q15_top2(s, k, &lead))
-    /* two walks: the plain one has no per-feature test and fewer live values */
-    if (plain) {
+    /* three walks: the plain ones have no per-feature test and fewer live values; two edges a position
+     * (the default layout) is searched with the count known */
+    if (plain && ne == 2u) {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN2, NBK_Q15_LEAD);
+    } else if (plain) {
         NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN, NBK_Q15_LEAD);
     } else {
         NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_SAT, NBK_Q15_LEAD);
@@ -1265,6 +1269,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
 #undef NBK_Q15_ADD
 #undef NBK_Q15_PLAIN
 #undef NBK_Q15_SAT
+#undef NBK_Q15_ADD_PLAIN2
 #undef NBK_Q15_ADD_PLAIN
 #undef NBK_Q15_ADD_SAT
 #undef NBK_Q15_LEAD
