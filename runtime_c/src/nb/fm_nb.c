@@ -1188,18 +1188,27 @@ static inline int64_t nbk_q15_top2(const int32_t *s, uint32_t k, uint32_t *lead)
 {
     const int32_t *p, *lp = s, *const end = s + k;
     int32_t best = s[0], second = INT32_MIN;
-    for (p = s + 1; p != end; ++p) {
-        const int32_t v = *p;
-        if (v > second) { /* second <= best: most classes fail this one test */
-            if (v > best) {
-                second = best;
-                best = v;
-                lp = p;
-            } else {
-                second = v;
-            }
-        }
+#define NBK_TOP2_STEP(q)                                                      \
+    do {                                                                      \
+        const int32_t v_ = *(q);                                              \
+        if (v_ > second) { /* second <= best: most classes fail this one test */ \
+            if (v_ > best) {                                                  \
+                second = best;                                                \
+                best = v_;                                                    \
+                lp = (q);                                                     \
+            } else {                                                          \
+                second = v_;                                                  \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+    for (p = s + 1; p + 2 <= end; p += 2) {
+        NBK_TOP2_STEP(p);
+        NBK_TOP2_STEP(p + 1);
     }
+    if (p != end) {
+        NBK_TOP2_STEP(p);
+    }
+#undef NBK_TOP2_STEP
     *lead = (uint32_t)(lp - s);
     return (int64_t)best - (int64_t)second;
 }
