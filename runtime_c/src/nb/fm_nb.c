@@ -1151,9 +1151,89 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
     return FM_OK;
 }
 
+/* s[c] += e[c] for c < k (plain int32 adds). Where FM_NBK_PAIRS (fm_port.h), two int16 entries come
+ * in one 32-bit load: the low half sign-extended (FM_I16), the high half by an arithmetic shift. */
+static inline void nbk_q15_add(int32_t *s, const int16_t *e, uint32_t k)
+{
+    uint32_t c = 0;
+#if defined(FM_NBK_ADD)
+    FM_NBK_ADD(s, e, k);
+    c = k;
+#elif FM_NBK_PAIRS
+    for (; c + 4u <= k; c += 4u) {
+        uint32_t w0, w1;
+        memcpy(&w0, e + c, sizeof w0);
+        memcpy(&w1, e + c + 2, sizeof w1);
+        s[c] += FM_I16(w0);
+        s[c + 1u] += (int32_t)w0 >> 16;
+        s[c + 2u] += FM_I16(w1);
+        s[c + 3u] += (int32_t)w1 >> 16;
+    }
+    if (c + 2u <= k) {
+        uint32_t w0;
+        memcpy(&w0, e + c, sizeof w0);
+        s[c] += FM_I16(w0);
+        s[c + 1u] += (int32_t)w0 >> 16;
+        c += 2u;
+    }
+#endif
+    for (; c < k; ++c) {
+        s[c] += e[c];
+    }
+}
+
+/* The leader (first class of largest score) of s[0 .. k-1], k >= 2, in *lead, and its margin over the
+ * best other class (NBK_LEADER's, in one pass). */
+static inline int64_t nbk_q15_top2(const int32_t *s, uint32_t k, uint32_t *lead)
+{
+    const int32_t *p, *lp = s, *const end = s + k;
+    int32_t best = s[0], second = INT32_MIN;
+#define NBK_TOP2_STEP(q)                                                      \
+    do {                                                                      \
+        const int32_t v_ = *(q);                                              \
+        if (v_ > second) { /* second <= best: most classes fail this one test */ \
+            if (v_ > best) {                                                  \
+                second = best;                                                \
+                best = v_;                                                    \
+                lp = (q);                                                     \
+            } else {                                                          \
+                second = v_;                                                  \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+    for (p = s + 1; p + 2 <= end; p += 2) {
+        NBK_TOP2_STEP(p);
+        NBK_TOP2_STEP(p + 1);
+    }
+    if (p != end) {
+        NBK_TOP2_STEP(p);
+    }
+#undef NBK_TOP2_STEP
+    *lead = (uint32_t)(lp - s);
+    return (int64_t)best - (int64_t)second;
+}
+
+/* nb_slot_q15 for the K-class walk: +0 (key 0) to slot 0 by one branch, the edges two at a time. */
+static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t bits)
+{
+    const int32_t key = fm_key_bits(bits);
+    uint32_t c, cnt = 1u;
+    if (key == 0) {
+        return 0u;
+    }
+    for (c = 0; c + 2u <= n_edges; c += 2u) {
+        cnt += (uint32_t)(e[c] < key);
+        cnt += (uint32_t)(e[c + 1u] < key);
+    }
+    if (c < n_edges) {
+        cnt += (uint32_t)(e[c] < key);
+    }
+    return cnt;
+}
+
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
-    int32_t s[FM_VEC_MAX_OUTPUTS], second;
+    int32_t s[FM_VEC_MAX_OUTPUTS];
     int64_t margin = 0;
     const uint32_t k = m->n_classes, ne = m->n_edges;
     const size_t row_step = (size_t)(ne + 2u) * k;
@@ -1170,30 +1250,37 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
         plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
     }
     /* plain int32 adds equal the saturating ones when no sum can leave int32 */
-#define NBK_Q15_ADD(p, bits)                                                                           \
+#define NBK_Q15_ADD(p, bits, SUM, NE)                                                                  \
     do {                                                                                               \
-        const int16_t *e_ = row + (size_t)nb_slot_q15(ek, ne, bits) * k;                               \
-        if (plain) {                                                                                   \
-            for (c = 0; c < k; ++c) {                                                                  \
-                s[c] += e_[c];                                                                         \
-            }                                                                                          \
-        } else {                                                                                       \
-            for (c = 0; c < k; ++c) {                                                                  \
-                s[c] = fm_add_sat32(s[c], e_[c]);                                                           \
-            }                                                                                          \
-        }                                                                                              \
+        SUM(row + (size_t)nbk_slot_q15(ek, (NE), bits) * k);                                           \
         (void)(p);                                                                                     \
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
     } while (0)
-#define NBK_Q15_LEAD()                              \
-    do {                                            \
-        lead = 0;                                   \
-        NBK_LEADER(s, k, lead, second);             \
-        margin = (int64_t)s[lead] - (int64_t)second; \
-    } while (0)
-    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
+#define NBK_Q15_PLAIN(e) nbk_q15_add(s, (e), k)
+#define NBK_Q15_SAT(e)                                \
+    for (c = 0; c < k; ++c) {                         \
+        s[c] = fm_add_sat32(s[c], (e)[c]);            \
+    }
+#define NBK_Q15_ADD_PLAIN2(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, 2u)
+#define NBK_Q15_ADD_PLAIN(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, ne)
+#define NBK_Q15_ADD_SAT(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_SAT, ne)
+#define NBK_Q15_LEAD() (margin = nbk_q15_top2(s, k, &lead))
+    /* three walks: the plain ones have no per-feature test and fewer live values; two edges a position
+     * (the default layout) is searched with the count known */
+    if (plain && ne == 2u) {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN2, NBK_Q15_LEAD);
+    } else if (plain) {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN, NBK_Q15_LEAD);
+    } else {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_SAT, NBK_Q15_LEAD);
+    }
 #undef NBK_Q15_ADD
+#undef NBK_Q15_PLAIN
+#undef NBK_Q15_SAT
+#undef NBK_Q15_ADD_PLAIN2
+#undef NBK_Q15_ADD_PLAIN
+#undef NBK_Q15_ADD_SAT
 #undef NBK_Q15_LEAD
     cost = i; /* positions 0..i-1 read: their costs, or 1 each */
     if (m->costs != NULL) {
