@@ -65,6 +65,15 @@ def make(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     return p
 
 
+def cortex_m_lines(header: Path, target: str, machine: str, build: Path, *extra: str) -> list[str]:
+    """The Cortex-M firmware's output lines for ``header`` built for ``target`` in ``build`` and run under
+    QEMU's ``machine`` (``extra``: more make variables); the run must exit 0."""
+    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={build}", *extra, "run",
+             check=False)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.splitlines()
+
+
 def size_report(text: str) -> tuple[int, int]:
     """(flash_bytes, ram_bytes) from a `make size` output."""
     flash = re.search(r"^flash_bytes (\d+)$", text, re.M)

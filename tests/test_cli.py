@@ -9,16 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run
 
-from compiler.cli import cli
 from pyruntime import format as fmt
 from pyruntime.data import make_sparse_binary
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 @pytest.fixture(scope="module")

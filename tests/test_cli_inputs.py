@@ -9,18 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run
 
-from compiler.cli import cli
 from compiler.costs import CostsError, load_costs
 from pyruntime.data import make_sparse_binary
 
 N = 10
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 def csv_text(X: np.ndarray, y: list[str], header: bool = True) -> str:

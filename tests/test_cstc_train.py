@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, PI, PI_TOOLS, make, require_tools
+from cli_work import run
+from firmware_tools import CORTEX_M_TOOLS, PI, PI_TOOLS, cortex_m_lines, make, require_tools
 
-from compiler.cli import cli
 from compiler.cstc.train import CSTCClassifier
 from compiler.header import numeric_for, render_header
 from compiler.synthetic import CSTC_BALANCED_PRIORS, CSTC_COSTS, CSTC_FEATURES, make_cstc_quadrants
@@ -23,11 +22,6 @@ from pyruntime.evaluators import c_evaluator
 
 EXPENSIVE = {0, 1, 2, 3}
 CHEAP = {4, 5}
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 @pytest.fixture(scope="module")
@@ -158,10 +152,7 @@ def _export(work: Path, out: Path, target: str, numeric: str | None = None) -> t
 def test_cortex_m_matches_predict(work: Path, tmp_path: Path, target: str, machine: str, numeric: str | None) -> None:
     require_tools(*CORTEX_M_TOOLS)
     header, expected = _export(work, tmp_path, target, numeric)
-    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             "run", check=False)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == expected
+    assert cortex_m_lines(header, target, machine, tmp_path / "b") == expected
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])

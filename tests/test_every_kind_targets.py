@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_work import shifted_binary, write_costs
 from click.testing import CliRunner
 from firmware_tools import (
     CORTEX_M,
@@ -61,11 +62,9 @@ PI_CROSS = ["aarch64-linux-gnu-", "arm-linux-gnueabihf-"]
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("every_kind")
-    rng = np.random.default_rng(5)
-    y = rng.integers(0, 2, 600)
-    X = rng.normal(size=(600, D)) + np.outer(2.0 * y - 1.0, [1.5, 1.0, 0.5, 0.2, 0.0, 0.0])
+    X, y = shifted_binary(600, 5, [1.5, 1.0, 0.5, 0.2, 0.0, 0.0])
     np.savez(d / "data.npz", X=X, y=y)
-    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"x{j},{c}\n" for j, c in enumerate(COSTS)))
+    write_costs(d / "costs.csv", COSTS, names=[f"x{j}" for j in range(D)])
     return d
 
 

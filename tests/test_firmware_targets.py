@@ -17,6 +17,7 @@ from firmware_tools import (
     PI,
     PI_TOOLS,
     RUNTIME,
+    cortex_m_lines,
     embedded_bytes,
     expected_lines,
     frugalml,
@@ -87,10 +88,7 @@ def test_cortex_m_prints_the_cost_column_of_predict(costed: Path, tmp_path: Path
     header, expected = export(costed, "costed", tmp_path, target, numeric)
     assert all(len(line.split()) == 3 for line in expected)
     assert len({line.split()[2] for line in expected}) >= 2 and any("." in line.split()[2] for line in expected)
-    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             "run", check=False)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == expected
+    assert cortex_m_lines(header, target, machine, tmp_path / "b") == expected
     cli = frugalml("predict", costed, COSTED[0], "--rows", str(COSTED[1]), "--target", target)
     assert cli.splitlines() == expected
 
@@ -152,10 +150,7 @@ def test_cortex_m_matches_predict(models: dict[str, Path], tmp_path: Path, name:
                                   numeric: str | None) -> None:
     require_tools(*CORTEX_M_TOOLS)
     header, expected = export(models[name], name, tmp_path, target, numeric)
-    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             "run", check=False)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == expected
+    assert cortex_m_lines(header, target, machine, tmp_path / "b") == expected
     flash, ram = size_report(make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
                                   f"BUILD={tmp_path / 'b'}", "size").stdout)
     # tables and rows stay in flash (no RAM copies); the runtime and the self-test add at most FIRMWARE_CODE
@@ -288,10 +283,7 @@ def test_code_form_on_cortex_m_matches_predict(models: dict[str, Path], costed: 
     model = costed if name == "costed" else models[name]
     header, expected = export(model, name, tmp_path, target, form="code")
     assert '_FORM "code"' in header.read_text()
-    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             CODE_LINK, "run", check=False)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == expected
+    assert cortex_m_lines(header, target, machine, tmp_path / "b", CODE_LINK) == expected
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
@@ -336,7 +328,4 @@ def test_code_form_of_a_gated_tree_model_on_cortex_m(tmp_path: Path, target: str
     pred = c_evaluator(mf, num).predict(X)
     assert len(set(pred.stage.tolist())) == 2  # both f1 and f0 answer some rows
     expected = expected_lines(mf, num, X)
-    p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
-             CODE_LINK, "run", check=False)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == expected
+    assert cortex_m_lines(header, target, machine, tmp_path / "b", CODE_LINK) == expected

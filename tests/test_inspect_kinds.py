@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run, shifted_binary, write_costs
 
-from compiler.cli import cli
 from pyruntime import format as fmt
 from pyruntime.describe import tree_depths
 from pyruntime.skyline.index import poly_cost
 
 D = 6
+SHIFT = [1.5, 1.0, 0.5, 0.2, 0.0, 0.0]
 COSTS = [1.0, 2.0, 3.0, 4.0, 5.0, 6.5]
 TRAIN = {
     "nb-stop": (),
@@ -27,19 +27,12 @@ TRAIN = {
 }
 
 
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
-
-
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("inspect")
-    rng = np.random.default_rng(2)
-    y = rng.integers(0, 2, 500)
-    X = rng.normal(size=(500, D)) + np.outer(2.0 * y - 1.0, [1.5, 1.0, 0.5, 0.2, 0.0, 0.0])
+    X, y = shifted_binary(500, 2, SHIFT)
     np.savez(d / "data.npz", X=X, y=y)
-    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"x{j},{c}\n" for j, c in enumerate(COSTS)))
+    write_costs(d / "costs.csv", COSTS, names=[f"x{j}" for j in range(D)])
     for kind, opts in TRAIN.items():
         code, _, err = run("train", kind, d / "data.npz", "--costs", d / "costs.csv", "-o", d / f"{kind}.msgpack",
                            *opts)

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import cheap_and_clean, run, write_costs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import tasks
-from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
 from compiler.header import render_header
 from compiler.trees.cascade import EarlyExitEnsemble
@@ -27,11 +26,6 @@ from pyruntime.trees.cascade import CCascade, TreeCascade
 from pyruntime.trees.ensemble import TreeEnsemble
 
 GRID = np.array([-1.0, -0.5, 0.0, 0.5, 1.0], np.float32)
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 # ------------------------------------------------------- random cascades ----
@@ -150,12 +144,7 @@ def test_stages_share_the_memo_and_exit_at_known_stages() -> None:
 
 # ------------------------------------------------------------- via the CLI ----
 def cheap_noisy_expensive_informative(n: int = 900, seed: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, size=n)
-    s = 2.0 * y - 1.0
-    cheap = 0.8 * s[:, None] + 1.0 * rng.normal(size=(n, 4))
-    expensive = 2.0 * s[:, None] + 0.7 * rng.normal(size=(n, 4))
-    return np.column_stack([cheap, expensive]), y
+    return cheap_and_clean(n, seed, 4, cheap=(0.8, 1.0))
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +152,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("cascade")
     X, y = cheap_noisy_expensive_informative()
     np.savez(d / "data.npz", X=X, y=y)
-    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"{j},{1 if j < 4 else 100}\n" for j in range(8)))
+    write_costs(d / "costs.csv", [1] * 4 + [100] * 4)
     code, _, err = run("train", "cascade", d / "data.npz", "--costs", d / "costs.csv", "-o", d / "c.msgpack",
                        "--stages", 3, "--trees", 12, "--lambda", 0.3)
     assert code == 0, err

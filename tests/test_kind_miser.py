@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from boost_reference import boost
-from click.testing import CliRunner
+from cli_work import cheap_and_clean, run, write_costs
 
 from compiler import tasks
-from compiler.cli import cli
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
 from pyruntime.evaluators import c_evaluator, reference_evaluator
@@ -21,19 +20,9 @@ from pyruntime.trees.cascade import TreeCascade
 N_CHEAP = 4
 
 
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
-
-
 def cheap_noisy_expensive_informative(n: int = 900, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Four cheap noisy views of the label, four expensive clean ones."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, size=n)
-    s = 2.0 * y - 1.0
-    cheap = 0.5 * s[:, None] + 1.5 * rng.normal(size=(n, N_CHEAP))
-    expensive = 2.0 * s[:, None] + 0.7 * rng.normal(size=(n, 4))
-    return np.column_stack([cheap, expensive]), y
+    return cheap_and_clean(n, seed, N_CHEAP, cheap=(0.5, 1.5))
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +30,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("miser")
     X, y = cheap_noisy_expensive_informative()
     np.savez(d / "data.npz", X=X, y=y)
-    (d / "costs.csv").write_text("feature,cost\n" + "".join(f"{j},{1 if j < N_CHEAP else 100}\n" for j in range(8)))
+    write_costs(d / "costs.csv", [1] * N_CHEAP + [100] * 4)
     return d
 
 

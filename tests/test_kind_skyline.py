@@ -10,11 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import cheap_and_clean, run, write_costs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
 from compiler.skyline.kind import skyline_eval, sweep_budgets
 from pyruntime import format as fmt
@@ -28,18 +27,8 @@ N_FEATURES = 6
 SIZES = (0.0, 10.0)
 
 
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
-
-
 def cheap_noisy_expensive_clean(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, size=n)
-    s = 2.0 * y - 1.0
-    cheap = 0.4 * s[:, None] + rng.normal(size=(n, 3))
-    clean = 1.5 * s[:, None] + rng.normal(size=(n, 3))
-    return np.column_stack([cheap, clean]), y
+    return cheap_and_clean(n, seed, 3, cheap=(0.4, 1.0), clean=(1.5, 1.0))
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +37,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     X, y = cheap_noisy_expensive_clean()
     np.savez(d / "data.npz", X=X, y=y)
     # c0 + c1 * n: cheap features cost 1, clean ones 5, plus a size term growing with the index
-    (d / "costs.csv").write_text("feature,c0,c1,c2\n" + "".join(
-        f"{j},{1 if j < 3 else 5},{0.1 * j},{0.01 if j == 5 else 0}\n" for j in range(N_FEATURES)))
+    write_costs(d / "costs.csv", [(1 if j < 3 else 5, 0.1 * j, 0.01 if j == 5 else 0) for j in range(N_FEATURES)],
+                columns=("c0", "c1", "c2"))
     for base in ("nb", "linear"):
         code, _, err = run("train", "skyline", d / "data.npz", "--base", base, "--costs", d / "costs.csv",
                            "--sizes", ",".join(str(s) for s in SIZES), "-o", d / f"{base}.msgpack")

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run
 from host_build import PRINT_ROWS, run_with_header
 from sklearn.datasets import load_iris
 from sklearn.metrics import balanced_accuracy_score, confusion_matrix, f1_score
 
-from compiler.cli import cli
 from compiler.header import render_header
 from compiler.tasks import class_weighted_accuracy, macro_f1
 from pyruntime import format as fmt
@@ -22,11 +21,6 @@ from pyruntime.data import MAX_CLASSES, encode_labels, label_order
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 
 NAMES = ["setosa", "versi color", 'vir"ginica']  # a space and a quote: the header escapes them
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 def write_csv(path: Path, X: np.ndarray, labels: list[str]) -> Path:

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run
 from host_build import PRINT_ROWS, run_with_header
 from sklearn.datasets import load_digits
 
-from compiler.cli import cli
 from compiler.codegen import render_code_header
 from compiler.header import render_header
 from compiler.nb.multi_train import overtake_bounds
@@ -24,11 +23,6 @@ from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.nb.multi import NBMultiModel
 
 DATA = Path(__file__).resolve().parent / "data"
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run
 
 from compiler import parallel
-from compiler.cli import cli
 from compiler.parallel import ParallelError, run_map
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (pip install "
@@ -45,11 +44,6 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     np.savez(d / "data.npz", X=X, y=y)
     (d / "costs.csv").write_text("feature,cost\n" + "".join(f"{j},{1 if j < 3 else 20}\n" for j in range(6)))
     return d
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 # ------------------------------------------------------------------------------ run_map

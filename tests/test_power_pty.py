@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from power_bench.cli import power
 from power_bench.emulator import CycleValues, Emulator
-from power_bench.meters import METERS, find_meter
+from power_bench.meters import METERS, Meter, find_meter
 from power_bench.sources import PortLost, Sample, SerialSource
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +33,17 @@ def collect(source: SerialSource, n: int, timeout: float = 10.0) -> tuple[list[S
     return out, ""
 
 
+def session(meter: Meter, path: str, n: int, timeout: float = 10.0) -> tuple[SerialSource, list[Sample], str]:
+    """Open the meter's port, collect ``n`` readings (see ``collect``), close it: (source, samples, lost)."""
+    source = SerialSource(meter, path)
+    source.open()
+    try:
+        samples, lost = collect(source, n, timeout)
+    finally:
+        source.close()
+    return source, samples, lost
+
+
 def test_meter_table_names_and_aliases() -> None:
     assert find_meter("tenma-72-7730").name == "tenma-72-7730a"
     assert find_meter("UNI-T-UT61E-ser").protocol == "es51922"
@@ -47,12 +58,7 @@ def test_values_survive_the_pty_with_garbage(name: str) -> None:
     meter = find_meter(name)
     values = CycleValues.parse("123.4mA,-0.512A,5V")
     with Emulator(meter, values, interval=0.005, garbage=0.3, seed=7) as emu:
-        source = SerialSource(meter, emu.path)
-        source.open()
-        try:
-            samples, lost = collect(source, 30)
-        finally:
-            source.close()
+        source, samples, lost = session(meter, emu.path, 30)
     assert not lost
     readings = [s.reading for s in samples if s.reading is not None]
     assert len(readings) >= 30
@@ -72,12 +78,9 @@ def test_port_disappearing_mid_read_is_reported_with_data_kept() -> None:
     meter = find_meter("uni-t-ut61e")
     emu = Emulator(meter, CycleValues.parse("50mA"), interval=0.005, count=40)
     emu.start()
-    source = SerialSource(meter, emu.path)
-    source.open()
     try:
-        samples, lost = collect(source, 10_000, timeout=10)
+        _, samples, lost = session(meter, emu.path, 10_000, timeout=10)
     finally:
-        source.close()
         emu.stop()
     assert lost and "lost" in lost
     n = sum(s.reading is not None for s in samples)
@@ -176,12 +179,7 @@ def test_reopening_a_seven_bit_port_falls_back_cleanly() -> None:
     meter = find_meter("uni-t-ut61e")
     with Emulator(meter, CycleValues.parse("123.4mA"), interval=0.005) as emu:
         for _ in range(2):
-            source = SerialSource(meter, emu.path)
-            source.open()
-            try:
-                samples, lost = collect(source, 3)
-            finally:
-                source.close()
+            source, samples, lost = session(meter, emu.path, 3)
             assert not lost
             assert all(s.reading is not None and s.reading.value == pytest.approx(0.1234)
                        for s in samples if s.kind == "packet")

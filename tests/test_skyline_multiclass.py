@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_work import run, write_costs
 
-from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
 from compiler.skyline.kind import skyline_at
 from pyruntime import format as fmt
@@ -22,11 +21,6 @@ from pyruntime.skyline.index import poly_cost
 
 K = 4
 N_FEATURES = 6
-
-
-def run(*args: object) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    return res.exit_code, res.stdout, res.stderr
 
 
 def four_classes(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -45,8 +39,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("skyline_k")
     X, y = four_classes()
     np.savez(d / "data.npz", X=X, y=y)
-    (d / "costs.csv").write_text("feature,c0,c1,c2\n" + "".join(
-        f"{j},{1 if j < 3 else 5},{0.1 * j},0\n" for j in range(N_FEATURES)))
+    write_costs(d / "costs.csv", [(1 if j < 3 else 5, 0.1 * j, 0) for j in range(N_FEATURES)],
+                columns=("c0", "c1", "c2"))
     code, _, err = run("train", "skyline", d / "data.npz", "--costs", d / "costs.csv", "--sizes", "0,10",
                        "--method", "greedy-acc", "-o", d / "m.msgpack")
     assert code == 0, err
