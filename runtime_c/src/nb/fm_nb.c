@@ -426,6 +426,8 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
     return m->d[(ne + 2u) * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)];
 }
 
+/* ---------- the binary walks, float32 then q15 (fm_nb_impl.h says the parameters) ---------- */
+
 #define NB_MODEL fm_nb
 #define NB_POS fm_nb_pos
 #define NB_ACC float
@@ -442,10 +444,10 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
 #define NB_REC_BITS(v) fm_float_bits(v)
 #define NB_REC_HI_BAD(key) ((key) > FLT_MAX)
 #define NB_REC_LO_BAD(key) (!((key) >= -FLT_MAX))
-#define NB_VEC2_LOCALS(next0) \
+#define NB_VEC2_LOCALS(next0)      \
     float acc = m->d0, chk = 0.0f; \
     uint32_t i = 0, s = 0, next = (next0)
-#define NB_VEC_LOCALS                \
+#define NB_VEC_LOCALS              \
     float acc = m->d0, chk = 0.0f; \
     uint32_t i = 0, s = 0, end
 #define NB_CHK_BAD(chk, order, x, n) (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite((order), (x), (n)) != 0u)
@@ -461,36 +463,13 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
         chk += v;                                                                                         \
         acc += d[stride * (i) + nb_slot_f32(e + ne * (i), ne, fm_float_bits(v))];                         \
     } while (0)
-#define NB_VEC_STOP(acc, hi, lo, label) \
+#define NB_VEC_STOP(acc, hi, lo, label)                     \
     if (((label) = NB_STOP_TEST((acc), (hi), (lo))) >= 0) { \
         break;                                              \
     }
 #define NB_RUN_FEATURE(m, i) nb_feature((m)->order, (m)->pos, sizeof *(m)->pos, (i))
 #define NB_RUN_ADD(a, e) ((a) + (e))
 #include "fm_nb_impl.h"
-#undef NB_MODEL
-#undef NB_POS
-#undef NB_ACC
-#undef NB_TAB
-#undef NB_EDGE
-#undef NB_COST
-#undef NB_FN
-#undef NB_EDGES
-#undef NB_SET_SCORE
-#undef NB_SET_COST
-#undef NB_WALK_OUT
-#undef NB_REC_VALUE
-#undef NB_REC_BITS
-#undef NB_REC_HI_BAD
-#undef NB_REC_LO_BAD
-#undef NB_VEC2_LOCALS
-#undef NB_VEC_LOCALS
-#undef NB_CHK_BAD
-#undef NB_VEC2_ADD
-#undef NB_VEC_ADD
-#undef NB_VEC_STOP
-#undef NB_RUN_FEATURE
-#undef NB_RUN_ADD
 
 #define NB_MODEL fm_nb_q15
 #define NB_POS fm_nb_q15_pos
@@ -513,8 +492,8 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
 #define NB_VEC2_LOCALS(next0) \
     int32_t acc = m->d0;      \
     uint32_t i = 0, s = 0, chk = 0, next = (next0)
-#define NB_VEC_LOCALS \
-    int32_t acc = m->d0; \
+#define NB_VEC_LOCALS        \
+    int32_t acc = m->d0;     \
     uint32_t i = 0, s = 0, end, chk = 0
 #define NB_CHK_BAD(chk, order, x, n) ((chk) != 0u)
 #define NB_VEC2_ADD(x)                                                                                    \
@@ -531,6 +510,7 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
         chk |= (uint32_t)fm_bits_nonfinite(bits);                                                         \
         acc = fm_add_sat32(acc, d[stride * (i) + nb_slot_q15(e + ne * (i), ne, bits)]);                   \
     } while (0)
+/* two tests, not NB_STOP_TEST: GCC's code for this walk stays what it was */
 #define NB_VEC_STOP(acc, hi, lo, label) \
     if ((acc) > (hi)) {                     \
         (label) = 1;                        \
@@ -544,29 +524,6 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
     ((m)->hot != NULL ? (m)->hot[(i)].feature : nb_feature((m)->order, (m)->pos, sizeof *(m)->pos, (i)))
 #define NB_RUN_ADD(a, e) fm_add_sat32((a), (e))
 #include "fm_nb_impl.h"
-#undef NB_MODEL
-#undef NB_POS
-#undef NB_ACC
-#undef NB_TAB
-#undef NB_EDGE
-#undef NB_COST
-#undef NB_FN
-#undef NB_EDGES
-#undef NB_SET_SCORE
-#undef NB_SET_COST
-#undef NB_WALK_OUT
-#undef NB_REC_VALUE
-#undef NB_REC_BITS
-#undef NB_REC_HI_BAD
-#undef NB_REC_LO_BAD
-#undef NB_VEC2_LOCALS
-#undef NB_VEC_LOCALS
-#undef NB_CHK_BAD
-#undef NB_VEC2_ADD
-#undef NB_VEC_ADD
-#undef NB_VEC_STOP
-#undef NB_RUN_FEATURE
-#undef NB_RUN_ADD
 
 /* The q15 step loop (hot != NULL): from step r, adds each step's entry while its value's bits b are those
  * of a positive finite value or +0 (above[1] > b >= above[0]: d[2]; below above[0]: d[1], d[0] for +0; at

@@ -1,7 +1,8 @@
 /* frugalml runtime: the binary NB walks of fm_nb.c, written once for float32 and q15 (fm_nb.c includes
  * it twice with the macros below set). Each walk stays specialised for its layout (records, two edges a
  * position, any number of edges, the lazy reader): one loop per layout, no per-feature branch on the
- * layout; the parameters only say the numeric type. Not a public header: no include guard on purpose.
+ * layout; the parameters only say the numeric type. Not a public header: no include guard on purpose; it
+ * undefines its parameters at its end.
  *
  *   NB_MODEL, NB_POS         fm_nb, fm_nb_pos or fm_nb_q15, fm_nb_q15_pos
  *   NB_ACC, NB_TAB, NB_EDGE  the score (thresholds, stop bounds), a table entry, an edge: float, float,
@@ -196,4 +197,28 @@ static int NB_FN(run)(const NB_MODEL *m, const fm_reader *in, fm_result *out)
                          score);
 }
 
+/* the parameters, for the next instance */
 #undef NB_ANSWER
+#undef NB_MODEL
+#undef NB_POS
+#undef NB_ACC
+#undef NB_TAB
+#undef NB_EDGE
+#undef NB_COST
+#undef NB_FN
+#undef NB_EDGES
+#undef NB_SET_SCORE
+#undef NB_SET_COST
+#undef NB_WALK_OUT
+#undef NB_REC_VALUE
+#undef NB_REC_BITS
+#undef NB_REC_HI_BAD
+#undef NB_REC_LO_BAD
+#undef NB_VEC2_LOCALS
+#undef NB_VEC_LOCALS
+#undef NB_CHK_BAD
+#undef NB_VEC2_ADD
+#undef NB_VEC_ADD
+#undef NB_VEC_STOP
+#undef NB_RUN_FEATURE
+#undef NB_RUN_ADD
