@@ -122,23 +122,30 @@ static int nb_check_pos(const fm_nb *m)
     return FM_OK;
 }
 
+/* The start of both binary checks (returns from the caller on a fault): the model, then cum_cost when
+ * given: a layout that reads it (not when no_layout), 0 first, and no step i with step_bad. A macro: the
+ * checks' object code stays what it was. */
+#define NB_CHECK_START(m, i, no_layout, zero, step_bad)                 \
+    if ((m) == NULL) {                                                 \
+        return FM_E_ARG;                                               \
+    }                                                                  \
+    if ((m)->cum_cost != NULL) {                                       \
+        if ((no_layout) || (m)->cum_cost[0] != (zero)) {               \
+            return FM_E_MODEL;                                         \
+        }                                                              \
+        for ((i) = 0; (i) < (m)->n_used; ++(i)) {                      \
+            if (step_bad) {                                            \
+                return FM_E_MODEL;                                     \
+            }                                                          \
+        }                                                              \
+    }
+
 int fm_nb_check(const fm_nb *m)
 {
     uint32_t i, n_edges, n_table;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    if (m->cum_cost != NULL) {
-        if (m->pos == NULL || m->cum_cost[0] != 0.0f) {
-            return FM_E_MODEL;
-        }
-        for (i = 0; i < m->n_used; ++i) {
-            if (!finite_f(m->cum_cost[i + 1u]) || !(m->cum_cost[i + 1u] >= m->cum_cost[i])) {
-                return FM_E_MODEL;
-            }
-        }
-    }
+    NB_CHECK_START(m, i, m->pos == NULL, 0.0f,
+                   !finite_f(m->cum_cost[i + 1u]) || !(m->cum_cost[i + 1u] >= m->cum_cost[i]));
     if (m->pos != NULL) {
         rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
         if (rc == FM_OK) {
@@ -236,19 +243,7 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
 {
     uint32_t i, n_edges, n_table;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    if (m->cum_cost != NULL) {
-        if ((m->pos == NULL && m->hot == NULL) || m->cum_cost[0] != 0u) {
-            return FM_E_MODEL;
-        }
-        for (i = 0; i < m->n_used; ++i) {
-            if (m->cum_cost[i + 1u] < m->cum_cost[i]) {
-                return FM_E_MODEL;
-            }
-        }
-    }
+    NB_CHECK_START(m, i, m->pos == NULL && m->hot == NULL, 0u, m->cum_cost[i + 1u] < m->cum_cost[i]);
     if (m->pos != NULL) {
         /* records: two finite sorted edge keys each (finite: inside +-0x7f7fffff / -0x7f800000) */
         if (m->n_edges != 2u || m->costs != NULL || !nb_q15_cannot_saturate(m->d0, m->n_used) ||
@@ -697,18 +692,23 @@ static int nbk_check_shape(uint32_t n_features, uint32_t n_used, uint32_t n_clas
     return nb_check_common(n_features, n_used, order, n_stops, stop_at);
 }
 
+/* The start of both K-class checks (returns from the caller on a fault): the model, then its shape with
+ * the edge table edges. A macro: the checks' object code stays what it was. */
+#define NBK_CHECK_START(m, edges, rc)                                                                      \
+    if ((m) == NULL) {                                                                                     \
+        return FM_E_ARG;                                                                                   \
+    }                                                                                                      \
+    (rc) = nbk_check_shape((m)->n_features, (m)->n_used, (m)->n_classes, (m)->order, (edges), (m)->n_edges, \
+                           (m)->d, (m)->d0, (m)->n_stops, (m)->stop_at, (m)->stop_margin);                 \
+    if ((rc) != FM_OK) {                                                                                   \
+        return (rc);                                                                                       \
+    }
+
 int fm_nbk_check(const fm_nbk *m)
 {
     uint32_t i, n_table;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    rc = nbk_check_shape(m->n_features, m->n_used, m->n_classes, m->order, m->edges, m->n_edges, m->d, m->d0,
-                         m->n_stops, m->stop_at, m->stop_margin);
-    if (rc != FM_OK) {
-        return rc;
-    }
+    NBK_CHECK_START(m, m->edges, rc);
     for (i = 0; i < m->n_used * m->n_edges; ++i) {
         if (m->edges[i] != m->edges[i] || (i % m->n_edges != 0 && m->edges[i] < m->edges[i - 1])) {
             return FM_E_MODEL;
@@ -742,14 +742,7 @@ int fm_nbk_q15_check(const fm_nbk_q15 *m)
 {
     uint32_t i;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    rc = nbk_check_shape(m->n_features, m->n_used, m->n_classes, m->order, m->edge_keys, m->n_edges, m->d,
-                         m->d0, m->n_stops, m->stop_at, m->stop_margin);
-    if (rc != FM_OK) {
-        return rc;
-    }
+    NBK_CHECK_START(m, m->edge_keys, rc);
     for (i = 0; i < m->n_used * m->n_edges; ++i) {
         if (i % m->n_edges != 0 && m->edge_keys[i] < m->edge_keys[i - 1]) {
             return FM_E_MODEL;
