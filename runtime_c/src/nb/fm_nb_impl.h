@@ -23,7 +23,7 @@
  *   NB_VEC2_LOCALS(next0), NB_VEC_LOCALS  the two eager walks' score acc, check chk, position i, stop s and
  *                            segment end (next, set to next0, or end), declared in each type's own order (the
  *                            order steers GCC's register choice; the object code stays the same)
- *   NB_CHK_BAD               the check's test after the walk (1: a non-finite value was read)
+ *   NB_CHK_BAD(chk, order, x, n)  the check's test after the walk (1: a non-finite value was read)
  *   NB_VEC_STOP(acc, hi, lo, label)  the any-edges walk's stop test (label 1 or 0 and break, or read on)
  *   NB_RUN_FEATURE(m, i)     the lazy walk: feature of position i, any layout
  *   NB_RUN_ADD(a, e)         the lazy walk's add (q15: saturating)
