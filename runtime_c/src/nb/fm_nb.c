@@ -122,23 +122,30 @@ static int nb_check_pos(const fm_nb *m)
     return FM_OK;
 }
 
+/* The start of both binary checks (returns from the caller on a fault): the model, then cum_cost when
+ * given: a layout that reads it (not when no_layout), 0 first, and no step i with step_bad. A macro: the
+ * checks' object code stays what it was. */
+#define NB_CHECK_START(m, i, no_layout, zero, step_bad)                 \
+    if ((m) == NULL) {                                                 \
+        return FM_E_ARG;                                               \
+    }                                                                  \
+    if ((m)->cum_cost != NULL) {                                       \
+        if ((no_layout) || (m)->cum_cost[0] != (zero)) {               \
+            return FM_E_MODEL;                                         \
+        }                                                              \
+        for ((i) = 0; (i) < (m)->n_used; ++(i)) {                      \
+            if (step_bad) {                                            \
+                return FM_E_MODEL;                                     \
+            }                                                          \
+        }                                                              \
+    }
+
 int fm_nb_check(const fm_nb *m)
 {
     uint32_t i, n_edges, n_table;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    if (m->cum_cost != NULL) {
-        if (m->pos == NULL || m->cum_cost[0] != 0.0f) {
-            return FM_E_MODEL;
-        }
-        for (i = 0; i < m->n_used; ++i) {
-            if (!finite_f(m->cum_cost[i + 1u]) || !(m->cum_cost[i + 1u] >= m->cum_cost[i])) {
-                return FM_E_MODEL;
-            }
-        }
-    }
+    NB_CHECK_START(m, i, m->pos == NULL, 0.0f,
+                   !finite_f(m->cum_cost[i + 1u]) || !(m->cum_cost[i + 1u] >= m->cum_cost[i]));
     if (m->pos != NULL) {
         rc = nb_check_common(m->n_features, m->n_used, NULL, m->n_stops, m->stop_at);
         if (rc == FM_OK) {
@@ -236,19 +243,7 @@ int fm_nb_q15_check(const fm_nb_q15 *m)
 {
     uint32_t i, n_edges, n_table;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    if (m->cum_cost != NULL) {
-        if ((m->pos == NULL && m->hot == NULL) || m->cum_cost[0] != 0u) {
-            return FM_E_MODEL;
-        }
-        for (i = 0; i < m->n_used; ++i) {
-            if (m->cum_cost[i + 1u] < m->cum_cost[i]) {
-                return FM_E_MODEL;
-            }
-        }
-    }
+    NB_CHECK_START(m, i, m->pos == NULL && m->hot == NULL, 0u, m->cum_cost[i + 1u] < m->cum_cost[i]);
     if (m->pos != NULL) {
         /* records: two finite sorted edge keys each (finite: inside +-0x7f7fffff / -0x7f800000) */
         if (m->n_edges != 2u || m->costs != NULL || !nb_q15_cannot_saturate(m->d0, m->n_used) ||
@@ -360,6 +355,22 @@ static uint32_t nb_first_nonfinite(const uint32_t *order, const float *x, uint32
 /* Stop-point test after a segment: 1 or 0 when the stop answers, -1 to read on. */
 #define NB_STOP_TEST(acc, hi, lo) ((acc) > (hi) ? 1 : (acc) < (lo) ? 0 : -1)
 
+/* At a segment's end of an eager walk, either type: at the end (s == n_stops) the label is the threshold's
+ * and s 0; else stop point s answers (label >= 0) or not, and s passes it. Breaks out of the walk's loop
+ * when it answers. A macro (like the walks' parameters in fm_nb_impl.h): the object code stays that of the
+ * walks written out. */
+#define NB_SEGMENT_END(m, acc, n_stops, hi, lo, s, label)       \
+    if ((s) == (n_stops)) {                                     \
+        (label) = (int32_t)((acc) > (m)->threshold);            \
+        (s) = 0;                                                \
+        break;                                                  \
+    }                                                           \
+    (label) = NB_STOP_TEST((acc), (hi)[(s)], (lo)[(s)]);        \
+    ++(s);                                                      \
+    if ((label) >= 0) {                                         \
+        break;                                                  \
+    }
+
 /* ---------- the record layout (pos != NULL) ---------- */
 
 /* Feature of position p, either layout. */
@@ -371,38 +382,6 @@ static uint32_t nb_feature(const uint32_t *order, const void *pos, size_t size, 
     }
     memcpy(&j, (const unsigned char *)pos + (size_t)p * size, sizeof j);
     return j;
-}
-
-/* Cost of the first n positions: cum_cost[n], n (no costs) or the sum in reading order. */
-static float nb_cost_at_f32(const fm_nb *m, uint32_t n)
-{
-    float cost = 0.0f;
-    uint32_t p;
-    if (m->cum_cost != NULL) {
-        return m->cum_cost[n];
-    }
-    if (m->costs == NULL) {
-        return (float)n;
-    }
-    for (p = 0; p < n; ++p) {
-        cost += m->costs[nb_feature(m->order, m->pos, sizeof *m->pos, p)];
-    }
-    return cost;
-}
-
-static uint32_t nb_cost_at_q(const fm_nb_q15 *m, uint32_t n)
-{
-    uint32_t cost = 0, p;
-    if (m->cum_cost != NULL) {
-        return m->cum_cost[n];
-    }
-    if (m->costs == NULL) {
-        return n;
-    }
-    for (p = 0; p < n; ++p) {
-        cost += m->costs[nb_feature(m->order, m->pos, sizeof *m->pos, p)];
-    }
-    return cost;
 }
 
 /* Entry of a finite value (bits) at a record: zero, <= edge[0], (edge[0], edge[1]], > edge[1]. */
@@ -419,122 +398,127 @@ static inline int32_t nb_pos_entry_q15(const fm_nb_q15_pos *r, uint32_t bits)
     return (bits << 1) == 0u ? r->d[0] : key > r->edge[1] ? r->d[3] : key > r->edge[0] ? r->d[2] : r->d[1];
 }
 
-/* Eager float32 walk over the records: one pointer per position, the segment end is the next stop
- * point (a stop point costs its two compares), n_read is the segment end (no pointer division), the
- * cost one load (cum_cost). A NaN or infinite value lands in the first or the last interval (the
- * edges are finite; NaN fails every compare), so only those two paths test it, and return at once. */
-static int nb_f32_walk(const fm_nb *m, const float *x, fm_result *out)
-{
-    const fm_nb_pos *const pos = m->pos;
-    const fm_nb_pos *r = pos;
-    const uint32_t n_stops = m->n_stops;
-    uint32_t s = 0, n = n_stops != 0u ? m->stop_at[0] : m->n_used;
-    float acc = m->d0;
-    int32_t label;
 
-    for (;;) {
-        const fm_nb_pos *const end = pos + n;
-        for (; r != end; ++r) {
-            const float v = x[r->feature];
-            float e;
-            if ((fm_float_bits(v) << 1) == 0u) {
-                e = r->d[0];
-            } else if (v > r->edge[1]) {
-                if (v > FLT_MAX) {
-                    return FM_E_VALUE;
-                }
-                e = r->d[3];
-            } else if (v > r->edge[0]) {
-                e = r->d[2];
-            } else {
-                if (!(v >= -FLT_MAX)) {
-                    return FM_E_VALUE;
-                }
-                e = r->d[1];
-            }
-            acc += e;
-        }
-        r = end; /* (what it is; said so that the compiler need not recompute it) */
-        if (s == n_stops) {
-            label = (int32_t)(acc > m->threshold);
-            s = 0;
-            break;
-        }
-        label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-        n = s != n_stops ? m->stop_at[s] : m->n_used;
+/* Table entry of position i for a finite value (bits), either layout (the lazy walks). */
+static float nb_f32_entry(const fm_nb *m, uint32_t i, uint32_t bits)
+{
+    const uint32_t ne = m->n_edges;
+    if (m->pos != NULL) {
+        return nb_pos_entry_f32(&m->pos[i], bits);
     }
-    out->label = label;
-    out->score = acc;
-    out->score_q = 0;
-    out->n_read = n;
-    out->cost = m->cum_cost != NULL ? m->cum_cost[n] : (float)n;
-    out->stage = s;
-    out->cost_q = 0;
-    return FM_OK;
+    return m->d[(ne + 2u) * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
 }
 
-/* Eager q15 walk over the records (plain adds: a record model cannot saturate, fm_nb_q15_check).
- * A NaN or infinite value lands in the first or the last interval (the edges are finite), so only
- * those two paths test it, and return at once. */
-static int nb_q15_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
+static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
 {
-    const fm_nb_q15_pos *const pos = m->pos;
-    const fm_nb_q15_pos *r = pos;
-    const uint32_t n_stops = m->n_stops;
-    uint32_t s = 0, n = n_stops != 0u ? m->stop_at[0] : m->n_used;
-    int32_t acc = m->d0;
-    int32_t label;
-
-    for (;;) {
-        const fm_nb_q15_pos *const end = pos + n;
-        for (; r != end; ++r) {
-            const uint32_t bits = fm_float_bits(x[r->feature]);
-            const int32_t key = fm_nb_key(bits);
-            int32_t v;
-            if ((bits << 1) == 0u) {
-                v = r->d[0];
-            } else if (key > r->edge[1]) {
-                if (key >= 0x7f800000) {
-                    return FM_E_VALUE;
-                }
-                v = r->d[3];
-            } else if (key > r->edge[0]) {
-                v = r->d[2];
-            } else {
-                if (key < -0x7f800000) {
-                    return FM_E_VALUE;
-                }
-                v = r->d[1];
-            }
-            acc += v;
-        }
-        r = end;
-        if (s == n_stops) {
-            label = (int32_t)(acc > m->threshold);
-            s = 0;
-            break;
-        }
-        label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-        n = s != n_stops ? m->stop_at[s] : m->n_used;
+    const uint32_t ne = m->n_edges;
+    if (m->hot != NULL) {
+        return nb_hot_entry(&m->hot[i], bits);
     }
-    out->label = label;
-    out->score = 0.0f;
-    out->score_q = acc;
-    out->n_read = n;
-    out->cost = 0.0f;
-    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : n;
-    out->stage = s;
-    return FM_OK;
+    if (m->pos != NULL) {
+        return nb_pos_entry_q15(&m->pos[i], bits);
+    }
+    return m->d[(ne + 2u) * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)];
 }
 
+/* ---------- the binary walks, float32 then q15 (fm_nb_impl.h says the parameters) ---------- */
+
+#define NB_MODEL fm_nb
+#define NB_POS fm_nb_pos
+#define NB_ACC float
+#define NB_TAB float
+#define NB_EDGE float
+#define NB_COST float
+#define NB_FN(n) nb_f32_##n
+#define NB_EDGES(m) ((m)->edges)
+#define NB_SET_SCORE(out, acc) ((out)->score = (acc))
+#define NB_SET_COST(out, c) ((out)->cost = (c))
+#define NB_WALK_OUT(out, acc, n, c, s) \
+    ((out)->score = (acc), (out)->score_q = 0, (out)->n_read = (n), (out)->cost = (c), (out)->stage = (s), (out)->cost_q = 0)
+#define NB_REC_VALUE(v, key, x) const float v = (x), key = v
+#define NB_REC_BITS(v) fm_float_bits(v)
+#define NB_REC_HI_BAD(key) ((key) > FLT_MAX)
+#define NB_REC_LO_BAD(key) (!((key) >= -FLT_MAX))
+#define NB_VEC2_LOCALS(next0)      \
+    float acc = m->d0, chk = 0.0f; \
+    uint32_t i = 0, s = 0, next = (next0)
+#define NB_VEC_LOCALS              \
+    float acc = m->d0, chk = 0.0f; \
+    uint32_t i = 0, s = 0, end
+#define NB_CHK_BAD(chk, order, x, n) (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite((order), (x), (n)) != 0u)
+#define NB_VEC2_ADD(x)                                                                                    \
+    do {                                                                                                  \
+        const float v = (x);                                                                              \
+        chk += v;                                                                                         \
+        acc += (fm_float_bits(v) << 1) == 0u ? t[0] : v > ep[1] ? t[3] : v > ep[0] ? t[2] : t[1];        \
+    } while (0)
+#define NB_VEC_ADD(x, i)                                                                                  \
+    do {                                                                                                  \
+        const float v = (x);                                                                              \
+        chk += v;                                                                                         \
+        acc += d[stride * (i) + nb_slot_f32(e + ne * (i), ne, fm_float_bits(v))];                         \
+    } while (0)
+#define NB_VEC_STOP(acc, hi, lo, label)                     \
+    if (((label) = NB_STOP_TEST((acc), (hi), (lo))) >= 0) { \
+        break;                                              \
+    }
+#define NB_RUN_FEATURE(m, i) nb_feature((m)->order, (m)->pos, sizeof *(m)->pos, (i))
+#define NB_RUN_ADD(a, e) ((a) + (e))
+#include "fm_nb_impl.h"
+
+#define NB_MODEL fm_nb_q15
+#define NB_POS fm_nb_q15_pos
+#define NB_ACC int32_t
+#define NB_TAB int16_t
+#define NB_EDGE int32_t
+#define NB_COST uint32_t
+#define NB_FN(n) nb_q15_##n
+#define NB_EDGES(m) ((m)->edge_keys)
+#define NB_SET_SCORE(out, acc) ((out)->score = 0.0f, (out)->score_q = (acc))
+#define NB_SET_COST(out, c) ((out)->cost = 0.0f, (out)->cost_q = (c))
+/* (the step walk's answer too) */
+#define NB_Q15_WALK_OUT(out, acc, n, c, s) \
+    ((out)->score = 0.0f, (out)->score_q = (acc), (out)->n_read = (n), (out)->cost = 0.0f, (out)->cost_q = (c), (out)->stage = (s))
+#define NB_WALK_OUT NB_Q15_WALK_OUT
+#define NB_REC_VALUE(v, key, x) const uint32_t v = fm_float_bits(x); const int32_t key = fm_nb_key(v)
+#define NB_REC_BITS(v) (v)
+#define NB_REC_HI_BAD(key) ((key) >= 0x7f800000)
+#define NB_REC_LO_BAD(key) ((key) < -0x7f800000)
+#define NB_VEC2_LOCALS(next0) \
+    int32_t acc = m->d0;      \
+    uint32_t i = 0, s = 0, chk = 0, next = (next0)
+#define NB_VEC_LOCALS        \
+    int32_t acc = m->d0;     \
+    uint32_t i = 0, s = 0, end, chk = 0
+#define NB_CHK_BAD(chk, order, x, n) ((chk) != 0u)
+#define NB_VEC2_ADD(x)                                                                                    \
+    do {                                                                                                  \
+        const uint32_t bits = fm_float_bits(x);                                                           \
+        const uint32_t mag2 = bits << 1, sgn = (uint32_t)0 - (bits >> 31);                                \
+        const int32_t key = (int32_t)(((mag2 >> 1) ^ sgn) - sgn); /* fm_key_bits(bits), branch-free */   \
+        chk |= (uint32_t)(mag2 >= 0xff000000u);                                                           \
+        acc += mag2 == 0u ? t[0] : key > ep[1] ? t[3] : key > ep[0] ? t[2] : t[1];                        \
+    } while (0)
+#define NB_VEC_ADD(x, i)                                                                                  \
+    do {                                                                                                  \
+        const uint32_t bits = fm_float_bits(x);                                                           \
+        chk |= (uint32_t)fm_bits_nonfinite(bits);                                                         \
+        acc = fm_add_sat32(acc, d[stride * (i) + nb_slot_q15(e + ne * (i), ne, bits)]);                   \
+    } while (0)
+/* two tests, not NB_STOP_TEST: GCC's code for this walk stays what it was */
+#define NB_VEC_STOP(acc, hi, lo, label) \
+    if ((acc) > (hi)) {                     \
+        (label) = 1;                        \
+        break;                              \
+    }                                       \
+    if ((acc) < (lo)) {                     \
+        (label) = 0;                        \
+        break;                              \
+    }
+#define NB_RUN_FEATURE(m, i) \
+    ((m)->hot != NULL ? (m)->hot[(i)].feature : nb_feature((m)->order, (m)->pos, sizeof *(m)->pos, (i)))
+#define NB_RUN_ADD(a, e) fm_add_sat32((a), (e))
+#include "fm_nb_impl.h"
 
 /* The q15 step loop (hot != NULL): from step r, adds each step's entry while its value's bits b are those
  * of a positive finite value or +0 (above[1] > b >= above[0]: d[2]; below above[0]: d[1], d[0] for +0; at
@@ -576,16 +560,7 @@ static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
         FM_NB_HOT_RUN(r, x, acc);
         n = (uint32_t)(r - hot) - 1u; /* the position of the step that left the loop */
         if (r[-1].above[1] == 0u && (n == m->n_used || (s < m->n_stops && m->stop_at[s] == n))) {
-            if (s == m->n_stops) {
-                label = (int32_t)(acc > m->threshold);
-                s = 0;
-                break;
-            }
-            label = NB_STOP_TEST(acc, m->stop_hi[s], m->stop_lo[s]);
-            ++s;
-            if (label >= 0) {
-                break;
-            }
+            NB_SEGMENT_END(m, acc, m->n_stops, m->stop_hi, m->stop_lo, s, label);
         }
         bits = fm_float_bits(x[r[-1].feature]);
         if (fm_bits_nonfinite(bits)) {
@@ -594,156 +569,7 @@ static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
         acc += nb_hot_entry(r - 1, bits);
     }
     out->label = label;
-    out->score = 0.0f;
-    out->score_q = acc;
-    out->n_read = n;
-    out->cost = 0.0f;
-    out->cost_q = m->cum_cost != NULL ? m->cum_cost[n] : n;
-    out->stage = s;
-    return FM_OK;
-}
-
-/* Eager float32 walk for the mean-std layout (two edges per position): the
- * reading order in segments between stop points, each a tight pointer loop
- * without per-feature checks; a stop point costs its two compares. chk sums
- * the values read: it stays finite unless a value read is NaN or infinite
- * (or the sum overflows, which a rescan of the features read tells apart),
- * so the finiteness test is one add per feature and one test per prediction. */
-static int nb_f32_vec2(const fm_nb *m, const float *x, fm_result *out)
-{
-    const uint32_t *const order = m->order;
-    const float *ep = m->edges, *t = m->d;
-    const uint32_t *const stop_at = m->stop_at;
-    const float *const stop_hi = m->stop_hi, *const stop_lo = m->stop_lo;
-    const uint32_t n_stops = m->n_stops, n_used = m->n_used;
-    float acc = m->d0, chk = 0.0f;
-    uint32_t i = 0, s = 0, next = n_stops != 0u ? stop_at[0] : n_used;
-    int32_t label;
-
-    /* One loop; the segment end is the loop's own end test, so a stop point
-     * adds nothing per feature: at i == next, either the end or a stop test. */
-    for (;;) {
-        if (i != next) {
-            const float v = x[order[i]];
-            chk += v;
-            acc += (fm_float_bits(v) << 1) == 0u ? t[0] : v > ep[1] ? t[3] : v > ep[0] ? t[2] : t[1];
-            ++i;
-            ep += 2;
-            t += 4;
-            continue;
-        }
-        if (s == n_stops) {
-            label = (int32_t)(acc > m->threshold);
-            s = 0;
-            break;
-        }
-        label = NB_STOP_TEST(acc, stop_hi[s], stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-        next = s != n_stops ? stop_at[s] : n_used;
-    }
-    if (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite(order, x, i) != 0u) {
-        return FM_E_VALUE;
-    }
-    nb_answer(out, label, s, i);
-    out->score = acc;
-    out->cost = nb_cost_at_f32(m, i);
-    return FM_OK;
-}
-
-/* Eager float32 walk, any number of edges. */
-static int nb_f32_vec(const fm_nb *m, const float *x, fm_result *out)
-{
-    const uint32_t *const order = m->order;
-    const float *const e = m->edges;
-    const float *const d = m->d;
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u, n_used = m->n_used, n_stops = m->n_stops;
-    float acc = m->d0, chk = 0.0f;
-    uint32_t i = 0, s = 0, end;
-    int32_t label = -1;
-
-    for (;;) {
-        end = s < n_stops ? m->stop_at[s] : n_used;
-        for (; i < end; ++i) {
-            const float v = x[order[i]];
-            chk += v;
-            acc += d[stride * i + nb_slot_f32(e + ne * i, ne, fm_float_bits(v))];
-        }
-        if (s == n_stops) {
-            break;
-        }
-        ++s;
-        label = NB_STOP_TEST(acc, m->stop_hi[s - 1u], m->stop_lo[s - 1u]);
-        if (label >= 0) {
-            break;
-        }
-    }
-    if (fm_bits_nonfinite(fm_float_bits(chk)) && nb_first_nonfinite(order, x, i) != 0u) {
-        return FM_E_VALUE;
-    }
-    if (label < 0) {
-        label = (int32_t)(acc > m->threshold);
-        s = 0;
-    }
-    nb_answer(out, label, s, i);
-    out->score = acc;
-    out->cost = nb_cost_at_f32(m, i);
-    return FM_OK;
-}
-
-/* Table entry of position i for a finite value (bits), either layout (the lazy walks). */
-static float nb_entry_f32(const fm_nb *m, uint32_t i, uint32_t bits)
-{
-    const uint32_t ne = m->n_edges;
-    if (m->pos != NULL) {
-        return nb_pos_entry_f32(&m->pos[i], bits);
-    }
-    return m->d[(ne + 2u) * i + nb_slot_f32(m->edges + ne * i, ne, bits)];
-}
-
-static int32_t nb_entry_q15(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
-{
-    const uint32_t ne = m->n_edges;
-    if (m->hot != NULL) {
-        return nb_hot_entry(&m->hot[i], bits);
-    }
-    if (m->pos != NULL) {
-        return nb_pos_entry_q15(&m->pos[i], bits);
-    }
-    return m->d[(ne + 2u) * i + nb_slot_q15(m->edge_keys + ne * i, ne, bits)];
-}
-
-/* Lazy float32 walk through the reader, either layout (the reader's values are checked one by one). */
-static int nb_f32_run(const fm_nb *m, const fm_reader *in, fm_result *out)
-{
-    float score = m->d0;
-    uint32_t i = 0, s = 0;
-    int32_t label = -1;
-
-    for (;;) {
-        const uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        for (; i < next; ++i) {
-            uint32_t bits;
-            int rc = nb_read(in, nb_feature(m->order, m->pos, sizeof *m->pos, i), &bits);
-            if (rc != FM_OK) {
-                return rc;
-            }
-            score += nb_entry_f32(m, i, bits);
-        }
-        if (s == m->n_stops) {
-            break;
-        }
-        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-    }
-    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
-    out->score = score;
-    out->cost = nb_cost_at_f32(m, i);
+    NB_Q15_WALK_OUT(out, acc, n, m->cum_cost != NULL ? m->cum_cost[n] : n, s);
     return FM_OK;
 }
 
@@ -800,137 +626,6 @@ int fm_nb_predict_batch(const fm_nb *m, const float *in, uint32_t rows, uint32_t
 static int nb_q15_fast(const fm_nb_q15 *m)
 {
     return m->n_edges == 2u && nb_q15_cannot_saturate(m->d0, m->n_used);
-}
-
-/* Eager q15 walk for the mean-std layout, as nb_f32_vec2: plain int32 adds
- * (the model cannot saturate, see nb_q15_cannot_saturate), keys compared with
- * integer ops, bad collects non-finite values (one test per prediction). */
-static int nb_q15_vec2(const fm_nb_q15 *m, const float *x, fm_result *out)
-{
-    const uint32_t *const order = m->order;
-    const int32_t *ep = m->edge_keys;
-    const int16_t *t = m->d;
-    const uint32_t *const stop_at = m->stop_at;
-    const int32_t *const stop_hi = m->stop_hi, *const stop_lo = m->stop_lo;
-    const uint32_t n_stops = m->n_stops, n_used = m->n_used;
-    int32_t acc = m->d0;
-    uint32_t i = 0, s = 0, bad = 0, next = n_stops != 0u ? stop_at[0] : n_used;
-    int32_t label;
-
-    for (;;) {
-        if (i != next) {
-            const uint32_t bits = fm_float_bits(x[order[i]]);
-            const uint32_t mag2 = bits << 1, sgn = (uint32_t)0 - (bits >> 31);
-            const int32_t key = (int32_t)(((mag2 >> 1) ^ sgn) - sgn); /* fm_key_bits(bits), branch-free */
-            bad |= (uint32_t)(mag2 >= 0xff000000u);
-            acc += mag2 == 0u ? t[0] : key > ep[1] ? t[3] : key > ep[0] ? t[2] : t[1];
-            ++i;
-            ep += 2;
-            t += 4;
-            continue;
-        }
-        if (s == n_stops) {
-            label = (int32_t)(acc > m->threshold);
-            s = 0;
-            break;
-        }
-        label = NB_STOP_TEST(acc, stop_hi[s], stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-        next = s != n_stops ? stop_at[s] : n_used;
-    }
-    if (bad != 0u) {
-        return FM_E_VALUE;
-    }
-    nb_answer(out, label, s, i);
-    out->score = 0.0f;
-    out->score_q = acc;
-    out->cost = 0.0f;
-    out->cost_q = nb_cost_at_q(m, i);
-    return FM_OK;
-}
-
-/* Eager q15 walk, same segments as nb_f32_vec; bad counts non-finite values. */
-static int nb_q15_vec(const fm_nb_q15 *m, const float *x, fm_result *out)
-{
-    const uint32_t *const order = m->order;
-    const int32_t *const e = m->edge_keys;
-    const int16_t *const d = m->d;
-    const uint32_t ne = m->n_edges, stride = m->n_edges + 2u, n_used = m->n_used, n_stops = m->n_stops;
-    int32_t acc = m->d0;
-    uint32_t i = 0, s = 0, end, bad = 0;
-    int32_t label = -1;
-
-    for (;;) {
-        end = s < n_stops ? m->stop_at[s] : n_used;
-        for (; i < end; ++i) {
-            const uint32_t bits = fm_float_bits(x[order[i]]);
-            bad |= (uint32_t)fm_bits_nonfinite(bits);
-            acc = fm_add_sat32(acc, d[stride * i + nb_slot_q15(e + ne * i, ne, bits)]);
-        }
-        if (s == n_stops) {
-            break;
-        }
-        ++s;
-        if (acc > m->stop_hi[s - 1u]) {
-            label = 1;
-            break;
-        }
-        if (acc < m->stop_lo[s - 1u]) {
-            label = 0;
-            break;
-        }
-    }
-    if (bad != 0u) {
-        return FM_E_VALUE;
-    }
-    if (label < 0) {
-        label = (int32_t)(acc > m->threshold);
-        s = 0;
-    }
-    nb_answer(out, label, s, i);
-    out->score = 0.0f;
-    out->score_q = acc;
-    out->cost = 0.0f;
-    out->cost_q = nb_cost_at_q(m, i);
-    return FM_OK;
-}
-
-/* Lazy q15 walk through the reader (saturating adds), either layout. */
-static int nb_q15_run(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
-{
-    int32_t score = m->d0;
-    uint32_t i = 0, s = 0;
-    int32_t label = -1;
-
-    for (;;) {
-        const uint32_t next = s < m->n_stops ? m->stop_at[s] : m->n_used;
-        for (; i < next; ++i) {
-            uint32_t bits;
-            int rc = nb_read(in, m->hot != NULL ? m->hot[i].feature : nb_feature(m->order, m->pos, sizeof *m->pos, i),
-                             &bits);
-            if (rc != FM_OK) {
-                return rc;
-            }
-            score = fm_add_sat32(score, nb_entry_q15(m, i, bits));
-        }
-        if (s == m->n_stops) {
-            break;
-        }
-        label = NB_STOP_TEST(score, m->stop_hi[s], m->stop_lo[s]);
-        ++s;
-        if (label >= 0) {
-            break;
-        }
-    }
-    nb_answer(out, label >= 0 ? label : (int32_t)(score > m->threshold), label >= 0 ? s : 0u, i);
-    out->score = 0.0f;
-    out->score_q = score;
-    out->cost = 0.0f;
-    out->cost_q = nb_cost_at_q(m, i);
-    return FM_OK;
 }
 
 int fm_nb_q15_predict(const fm_nb_q15 *m, const fm_reader *in, fm_result *out)
@@ -997,18 +692,23 @@ static int nbk_check_shape(uint32_t n_features, uint32_t n_used, uint32_t n_clas
     return nb_check_common(n_features, n_used, order, n_stops, stop_at);
 }
 
+/* The start of both K-class checks (returns from the caller on a fault): the model, then its shape with
+ * the edge table edges. A macro: the checks' object code stays what it was. */
+#define NBK_CHECK_START(m, edges, rc)                                                                      \
+    if ((m) == NULL) {                                                                                     \
+        return FM_E_ARG;                                                                                   \
+    }                                                                                                      \
+    (rc) = nbk_check_shape((m)->n_features, (m)->n_used, (m)->n_classes, (m)->order, (edges), (m)->n_edges, \
+                           (m)->d, (m)->d0, (m)->n_stops, (m)->stop_at, (m)->stop_margin);                 \
+    if ((rc) != FM_OK) {                                                                                   \
+        return (rc);                                                                                       \
+    }
+
 int fm_nbk_check(const fm_nbk *m)
 {
     uint32_t i, n_table;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    rc = nbk_check_shape(m->n_features, m->n_used, m->n_classes, m->order, m->edges, m->n_edges, m->d, m->d0,
-                         m->n_stops, m->stop_at, m->stop_margin);
-    if (rc != FM_OK) {
-        return rc;
-    }
+    NBK_CHECK_START(m, m->edges, rc);
     for (i = 0; i < m->n_used * m->n_edges; ++i) {
         if (m->edges[i] != m->edges[i] || (i % m->n_edges != 0 && m->edges[i] < m->edges[i - 1])) {
             return FM_E_MODEL;
@@ -1042,14 +742,7 @@ int fm_nbk_q15_check(const fm_nbk_q15 *m)
 {
     uint32_t i;
     int rc;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    rc = nbk_check_shape(m->n_features, m->n_used, m->n_classes, m->order, m->edge_keys, m->n_edges, m->d,
-                         m->d0, m->n_stops, m->stop_at, m->stop_margin);
-    if (rc != FM_OK) {
-        return rc;
-    }
+    NBK_CHECK_START(m, m->edge_keys, rc);
     for (i = 0; i < m->n_used * m->n_edges; ++i) {
         if (i % m->n_edges != 0 && m->edge_keys[i] < m->edge_keys[i - 1]) {
             return FM_E_MODEL;
