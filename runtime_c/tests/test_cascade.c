@@ -8,16 +8,8 @@
 #include <stdlib.h>
 
 #include "fm_cascade.h"
+#include "fm_check.h"
 
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
 
 typedef struct {
     const float *x;
@@ -307,10 +299,5 @@ int main(void)
     test_margin_rule();
     test_errors_and_checks();
     test_q15();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_cascade: all checks passed\n");
-    return 0;
+    return fm_check_done("test_cascade");
 }

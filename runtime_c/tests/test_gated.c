@@ -9,16 +9,8 @@
 #include <string.h>
 
 #include "fm_gated.h"
+#include "fm_check.h"
 
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
 
 typedef struct {
     const float *x;
@@ -259,10 +251,5 @@ int main(void)
     test_routing_q15();
     test_vec_and_errors();
     test_checks();
-    if (failures) {
-        fprintf(stderr, "test_gated: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_gated: ok\n");
-    return 0;
+    return fm_check_done("test_gated");
 }

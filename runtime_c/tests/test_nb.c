@@ -205,10 +205,5 @@ int main(void)
     test_checks();
     test_q15_saturation();
     test_nbk_no_edges();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_nb: all checks passed\n");
-    return 0;
+    return fm_check_done("test_nb");
 }

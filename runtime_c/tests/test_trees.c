@@ -13,16 +13,8 @@
 
 #include "fm_linear.h"
 #include "fm_trees.h"
+#include "fm_check.h"
 
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
 
 /* A reader that logs every request and can be told to fail. */
 typedef struct {
@@ -552,10 +544,5 @@ int main(int argc, char **argv)
     test_fixed_conversion();
     test_linear();
     test_leaf_only_tables();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("all tree/linear runtime tests passed\n");
-    return 0;
+    return fm_check_verdict("test_trees", "all tree/linear runtime tests passed");
 }
