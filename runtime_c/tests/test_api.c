@@ -19,6 +19,7 @@
 #include "fm_skymodel.h"
 
 #include "fm_check.h"
+#include "trees_fixture.h"
 
 #define N_BIG (FM_VEC_MAX_FEATURES + 1u)
 
@@ -298,34 +299,16 @@ static const int32_t up_q[1] = {INT32_MAX}, lo_q[1] = {INT32_MIN};
 static fm_trees stump(uint32_t n_features, uint32_t n_outputs)
 {
     fm_trees t;
-    memset(&t, 0, sizeof t);
-    t.n_features = n_features;
-    t.n_outputs = n_outputs;
-    t.n_trees = 1u;
-    t.n_nodes = 1u;
-    t.node_end = t_node_end;
-    t.feature = t_feature;
-    t.threshold = t_threshold;
-    t.leaf = t_leaf;
-    t.tree_output = t_out;
-    t.base_score = t_base;
+    TREES_TABLES(t, n_features, n_outputs, 1u, 1u, t_node_end, t_feature, t_out, threshold, t_threshold, leaf, t_leaf,
+                 base_score, t_base, NULL);
     return t;
 }
 
 static fm_trees_q15 stump_q(uint32_t n_features, uint32_t n_outputs)
 {
     fm_trees_q15 t;
-    memset(&t, 0, sizeof t);
-    t.n_features = n_features;
-    t.n_outputs = n_outputs;
-    t.n_trees = 1u;
-    t.n_nodes = 1u;
-    t.node_end = t_node_end;
-    t.feature = t_feature;
-    t.threshold_q = t_key;
-    t.leaf_q = t_leaf_q;
-    t.tree_output = t_out;
-    t.base_q = t_base_q;
+    TREES_TABLES(t, n_features, n_outputs, 1u, 1u, t_node_end, t_feature, t_out, threshold_q, t_key, leaf_q, t_leaf_q,
+                 base_q, t_base_q, NULL);
     t.shift = 7u;
     return t;
 }

@@ -9,6 +9,7 @@
 
 #include "fm_cascade.h"
 #include "fm_check.h"
+#include "trees_fixture.h"
 
 
 typedef struct {
@@ -55,21 +56,8 @@ static const float C_MARGIN[3] = {1.0f, 1.0f, INFINITY};
 static fm_cascade hand_cascade(int two_outputs)
 {
     fm_cascade m;
-    m.trees.n_features = 3u;
-    m.trees.n_outputs = two_outputs ? 2u : 1u;
-    m.trees.n_nodes = 7u;
-    m.trees.n_trees = 3u;
-    m.trees.node_end = C_NODE_END;
-    m.trees.feature = C_FEATURE;
-    m.trees.threshold = C_THRESHOLD;
-    m.trees.child = NULL;
-    m.trees.leaf = C_VALUE;
-    m.trees.tree_output = two_outputs ? C_OUT2 : C_OUT1;
-    m.trees.base_score = C_BASE;
-    m.trees.costs = C_COSTS;
-    m.trees.decision_threshold = 0.0f;
-    m.trees.depth = 0u;
-    m.trees.exact_costs = 0u;
+    TREES_TABLES(m.trees, 3u, two_outputs ? 2u : 1u, 3u, 7u, C_NODE_END, C_FEATURE, two_outputs ? C_OUT2 : C_OUT1,
+                 threshold, C_THRESHOLD, leaf, C_VALUE, base_score, C_BASE, C_COSTS);
     m.n_stages = 3u;
     m.stage_end = C_STAGE_END;
     m.exit_upper = two_outputs ? C_MARGIN : C_UPPER;
@@ -254,21 +242,9 @@ static void test_q15(void)
     for (i = 0; i < 7u; ++i) {
         key[i] = (uint16_t)fm_ukey16(fm_float_bits(C_THRESHOLD[i]));
     }
-    m.trees.n_features = 3u;
-    m.trees.n_outputs = 1u;
-    m.trees.n_nodes = 7u;
-    m.trees.n_trees = 3u;
-    m.trees.node_end = C_NODE_END;
-    m.trees.feature = C_FEATURE;
-    m.trees.threshold_q = key;
-    m.trees.child = NULL;
-    m.trees.leaf_q = value_q;
-    m.trees.tree_output = C_OUT1;
-    m.trees.base_q = base_q;
-    m.trees.costs = C_COSTS_Q;
-    m.trees.decision_threshold_q = 0;
+    TREES_TABLES(m.trees, 3u, 1u, 3u, 7u, C_NODE_END, C_FEATURE, C_OUT1, threshold_q, key, leaf_q, value_q, base_q,
+                 base_q, C_COSTS_Q);
     m.trees.shift = 8u;
-    m.trees.depth = 0u;
     m.n_stages = 3u;
     m.stage_end = C_STAGE_END;
     m.exit_upper_q = upper_q;

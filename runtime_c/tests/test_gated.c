@@ -10,6 +10,7 @@
 
 #include "fm_gated.h"
 #include "fm_check.h"
+#include "trees_fixture.h"
 
 
 typedef struct {
@@ -49,73 +50,44 @@ static const float t_base[1] = {0.0f};
 static const int32_t t_base_q[1] = {0};
 static const float t_base2[2] = {0.0f, 0.0f};
 
+/* The tables the float32 and q15 models share, one macro for both structs (fm_gated, fm_gated_q15: the
+ * same field names but for the weights W, the tree thresholds THR, leaves LEAF and base scores BASE). */
+#define GATED_MODEL(m, W, gate_w, f1_w, THR, thr, LEAF, leaf, BASE, base, cost) \
+    do {                                                                          \
+        memset(&(m), 0, sizeof(m));                                               \
+        (m).n_features = 3u;                                                      \
+        (m).gate_above = FM_GATE_ABOVE_F1;                                        \
+        (m).gate.type = FM_PART_LINEAR;                                           \
+        (m).gate.linear.n_features = 3u;                                          \
+        (m).gate.linear.nnz = 1u;                                                 \
+        (m).gate.linear.feature = gate_feature;                                   \
+        (m).gate.linear.W = (gate_w);                                             \
+        (m).gate.linear.costs = (cost);                                           \
+        (m).f1.type = FM_PART_LINEAR;                                             \
+        (m).f1.linear.n_features = 3u;                                            \
+        (m).f1.linear.nnz = 2u;                                                   \
+        (m).f1.linear.feature = f1_feature;                                       \
+        (m).f1.linear.W = (f1_w);                                                 \
+        (m).f1.linear.costs = (cost);                                             \
+        (m).f0.type = FM_PART_TREES;                                              \
+        TREES_TABLES((m).f0.trees, 3u, 1u, 1u, 1u, t_node_end, t_feature, t_out,  \
+                     THR, thr, LEAF, leaf, BASE, base, cost);                     \
+    } while (0)
+
 static fm_gated make_model(void)
 {
     fm_gated m;
-    memset(&m, 0, sizeof m);
-    m.n_features = 3u;
-    m.gate_above = FM_GATE_ABOVE_F1;
-    m.gate.type = FM_PART_LINEAR;
-    m.gate.linear.n_features = 3u;
-    m.gate.linear.nnz = 1u;
-    m.gate.linear.feature = gate_feature;
-    m.gate.linear.weight = gate_weight;
-    m.gate.linear.costs = costs;
-    m.f1.type = FM_PART_LINEAR;
-    m.f1.linear.n_features = 3u;
-    m.f1.linear.nnz = 2u;
-    m.f1.linear.feature = f1_feature;
-    m.f1.linear.weight = f1_weight;
-    m.f1.linear.costs = costs;
-    m.f0.type = FM_PART_TREES;
-    m.f0.trees.n_features = 3u;
-    m.f0.trees.n_outputs = 1u;
-    m.f0.trees.n_nodes = 1u;
-    m.f0.trees.n_trees = 1u;
-    m.f0.trees.node_end = t_node_end;
-    m.f0.trees.feature = t_feature;
-    m.f0.trees.threshold = t_threshold;
-    m.f0.trees.leaf = t_value;
-    m.f0.trees.tree_output = t_out;
-    m.f0.trees.base_score = t_base;
-    m.f0.trees.costs = costs;
+    GATED_MODEL(m, weight, gate_weight, f1_weight, threshold, t_threshold, leaf, t_value, base_score, t_base, costs);
     return m;
 }
 
 static fm_gated_q15 make_model_q(void)
 {
     fm_gated_q15 m;
-    memset(&m, 0, sizeof m);
-    m.n_features = 3u;
-    m.gate_above = FM_GATE_ABOVE_F1;
-    m.gate.type = FM_PART_LINEAR;
-    m.gate.linear.n_features = 3u;
-    m.gate.linear.nnz = 1u;
-    m.gate.linear.feature = gate_feature;
-    m.gate.linear.weight_q = gate_weight_q;
-    m.gate.linear.in_shift = 16u;
-    m.gate.linear.w_shift = 14u;
-    m.gate.linear.costs = costs_q;
-    m.f1.type = FM_PART_LINEAR;
-    m.f1.linear.n_features = 3u;
-    m.f1.linear.nnz = 2u;
-    m.f1.linear.feature = f1_feature;
-    m.f1.linear.weight_q = f1_weight_q;
-    m.f1.linear.in_shift = 16u;
-    m.f1.linear.w_shift = 14u;
-    m.f1.linear.costs = costs_q;
-    m.f0.type = FM_PART_TREES;
-    m.f0.trees.n_features = 3u;
-    m.f0.trees.n_outputs = 1u;
-    m.f0.trees.n_nodes = 1u;
-    m.f0.trees.n_trees = 1u;
-    m.f0.trees.node_end = t_node_end;
-    m.f0.trees.feature = t_feature;
-    m.f0.trees.threshold_q = t_key;
-    m.f0.trees.leaf_q = t_value_q;
-    m.f0.trees.tree_output = t_out;
-    m.f0.trees.base_q = t_base_q;
-    m.f0.trees.costs = costs_q;
+    GATED_MODEL(m, weight_q, gate_weight_q, f1_weight_q, threshold_q, t_key, leaf_q, t_value_q, base_q, t_base_q,
+                costs_q);
+    m.gate.linear.in_shift = m.f1.linear.in_shift = 16u;
+    m.gate.linear.w_shift = m.f1.linear.w_shift = 14u;
     m.f0.trees.shift = 7u;
     return m;
 }

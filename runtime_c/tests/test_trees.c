@@ -14,6 +14,7 @@
 #include "fm_linear.h"
 #include "fm_trees.h"
 #include "fm_check.h"
+#include "trees_fixture.h"
 
 
 /* A reader that logs every request and can be told to fail. */
@@ -71,21 +72,8 @@ static const float H_COSTS[3] = {1.0f, 10.0f, 100.0f};
 static fm_trees hand_trees(void)
 {
     fm_trees m;
-    m.n_features = 3;
-    m.n_outputs = 1;
-    m.n_trees = 2;
-    m.n_nodes = 3;
-    m.node_end = H_NODE_END;
-    m.feature = H_FEATURE;
-    m.threshold = H_THRESHOLD;
-    m.child = NULL;
-    m.leaf = H_LEAF;
-    m.tree_output = H_OUT;
-    m.base_score = H_BASE;
-    m.costs = H_COSTS;
-    m.decision_threshold = 0.0f;
-    m.depth = 0u;
-    m.exact_costs = 0u;
+    TREES_TABLES(m, 3, 1, 2, 3, H_NODE_END, H_FEATURE, H_OUT, threshold, H_THRESHOLD, leaf, H_LEAF, base_score, H_BASE,
+                 H_COSTS);
     return m;
 }
 
@@ -291,21 +279,7 @@ static void test_q15(void)
     float x[3] = {0.5f, 0.0f, 0.0f};
     fm_trees_q15 m;
     fm_result eager;
-    m.n_features = 3;
-    m.n_outputs = 1;
-    m.n_trees = 2;
-    m.n_nodes = 3;
-    m.node_end = H_NODE_END;
-    m.feature = H_FEATURE;
-    m.threshold_q = keys;
-    m.child = NULL;
-    m.leaf_q = vq;
-    m.tree_output = H_OUT;
-    m.base_q = base;
-    m.costs = cq;
-    m.decision_threshold_q = 0;
-    m.shift = 0;
-    m.depth = 0u;
+    TREES_TABLES(m, 3, 1, 2, 3, H_NODE_END, H_FEATURE, H_OUT, threshold_q, keys, leaf_q, vq, base_q, base, cq);
     /* 1.0f and -0.5f have all-zero low 16 key bits: key16 = key >> 16 keeps x <= t exact */
     CHECK(keys[0] == fm_ukey16(fm_float_bits(1.0f)) && fm_key16(fm_float_bits(1.0000001f)) == 0x3f80);
     CHECK(keys[2] == fm_ukey16(fm_float_bits(-0.5f)) && fm_key16(fm_float_bits(-0.5f)) + 32768 == 0x4100);
