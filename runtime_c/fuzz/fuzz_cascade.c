@@ -6,6 +6,8 @@
 
 FZ_SCRATCH_ADAPTERS(f32, fm_cascade, fm_cascade, float, fz_no_check)
 FZ_SCRATCH_ADAPTERS(q15, fm_cascade_q15, fm_cascade_q15, int32_t, fz_no_check)
+FZ_CHECK_ADAPTER(f32, fm_cascade, fm_cascade)
+FZ_CHECK_ADAPTER(q15, fm_cascade_q15, fm_cascade_q15)
 
 static const size_t cascade_ptrs[] = {FZ_TREES_PTRS(fm_cascade, trees.), offsetof(fm_cascade, stage_end),
                                       offsetof(fm_cascade, exit_upper), offsetof(fm_cascade, exit_lower)};
@@ -13,15 +15,9 @@ static const size_t cascade_q15_ptrs[] = {FZ_TREES_Q15_PTRS(fm_cascade_q15, tree
                                           offsetof(fm_cascade_q15, exit_upper_q),
                                           offsetof(fm_cascade_q15, exit_lower_q)};
 
-static int check_f32(const void *m)
-{
-    return fm_cascade_check((const fm_cascade *)m);
-}
 
-static int check_q15(const void *m)
-{
-    return fm_cascade_q15_check((const fm_cascade_q15 *)m);
-}
+
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -16,6 +16,8 @@ typedef struct {
 #define OUTPUTS_FIT_Q15(m) fz_require(fm_gated_q15_max_outputs(m) <= FZ_MAX_OUTPUTS)
 FZ_SCRATCH_ADAPTERS(f32, fm_gated, fm_gated, float, OUTPUTS_FIT)
 FZ_SCRATCH_ADAPTERS(q15, fm_gated_q15, fm_gated_q15, int32_t, OUTPUTS_FIT_Q15)
+FZ_CHECK_ADAPTER(f32, fm_gated, fm_gated)
+FZ_CHECK_ADAPTER(q15, fm_gated_q15, fm_gated_q15)
 
 #define PART_PTRS(T, L, TR, at) L(T, at.linear.), TR(T, at.trees.)
 static const size_t gated_ptrs[] = {PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, gate),
@@ -25,15 +27,9 @@ static const size_t gated_q15_ptrs[] = {PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PT
                                         PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f1),
                                         PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f0)};
 
-static int check_f32(const void *m)
-{
-    return fm_gated_check((const fm_gated *)m);
-}
 
-static int check_q15(const void *m)
-{
-    return fm_gated_q15_check((const fm_gated_q15 *)m);
-}
+
+
 
 /* A part: its type byte (0 linear, 1 trees, 2 remote, 3 K-linear, 4 invalid), then the chosen block;
  * a K-linear part: a count byte (1 + count % FZ_K scorers), then each scorer. */

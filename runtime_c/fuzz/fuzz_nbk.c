@@ -240,25 +240,10 @@ static const size_t nbk_q15_ptrs[] = {offsetof(fm_nbk_q15, order),   offsetof(fm
                                       offsetof(fm_nbk_q15, stop_at), offsetof(fm_nbk_q15, stop_margin),
                                       offsetof(fm_nbk_q15, costs)};
 
-static int check_f32(const void *m)
-{
-    return fm_nbk_check((const fm_nbk *)m);
-}
-
-static int check_q15(const void *m)
-{
-    return fm_nbk_q15_check((const fm_nbk_q15 *)m);
-}
-
-static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_nbk_predict_vec((const fm_nbk *)m, x, n, out);
-}
-
-static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_nbk_q15_predict_vec((const fm_nbk_q15 *)m, x, n, out);
-}
+FZ_CHECK_ADAPTER(f32, fm_nbk, fm_nbk)
+FZ_CHECK_ADAPTER(q15, fm_nbk_q15, fm_nbk_q15)
+FZ_PLAIN_ADAPTERS(f32, fm_nbk, fm_nbk)
+FZ_PLAIN_ADAPTERS(q15, fm_nbk_q15, fm_nbk_q15)
 
 /* The eager call of fz_run: the runtime's answer, equal to the reference walk's on a right-length row. */
 static int eager_ref_f32(const void *m, const float *x, uint32_t n, fm_result *out)
@@ -281,26 +266,6 @@ static int eager_ref_q15(const void *m, const float *x, uint32_t n, fm_result *o
         fz_require(rc != FM_OK || fz_same(out, &want));
     }
     return rc;
-}
-
-static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
-{
-    return fm_nbk_predict((const fm_nbk *)m, r, out);
-}
-
-static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
-{
-    return fm_nbk_q15_predict((const fm_nbk_q15 *)m, r, out);
-}
-
-static int batch_f32(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    return fm_nbk_predict_batch((const fm_nbk *)m, X, rows, cols, out, n_done);
-}
-
-static int batch_q15(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    return fm_nbk_q15_predict_batch((const fm_nbk_q15 *)m, X, rows, cols, out, n_done);
 }
 
 /* Builds model m (struct MODEL; TE/TD/TS/TC: the element types of its edge, class, margin and cost tables,
