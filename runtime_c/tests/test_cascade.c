@@ -9,26 +9,9 @@
 
 #include "fm_cascade.h"
 #include "fm_check.h"
+#include "reader_fixture.h"
 #include "trees_fixture.h"
 
-
-typedef struct {
-    const float *x;
-    uint32_t n;
-    uint32_t calls[3];
-    int fail;
-} count_reader;
-
-static int count_read(void *ctx, uint32_t index, float *value)
-{
-    count_reader *cr = (count_reader *)ctx;
-    if (cr->fail || index >= cr->n) {
-        return 1;
-    }
-    cr->calls[index]++;
-    *value = cr->x[index];
-    return 0;
-}
 
 /*
  * Stage 0 = tree 0: n0: x0 <= 3 ? n1 : n2 (leaf 2); n1: x0 <= 0 ? n3 (-1) : n4 (0.5)
@@ -97,13 +80,11 @@ static void test_score_rule(void)
     fm_memo_init(&memo, values, seen, 3u);
     for (i = 0; i < sizeof SCORE_CASES / sizeof SCORE_CASES[0]; ++i) {
         const hand_case *c = &SCORE_CASES[i];
-        count_reader cr;
+        log_reader cr;
         fm_reader r;
         fm_result res, vec;
-        memset(&cr, 0, sizeof cr);
-        cr.x = c->x;
-        cr.n = 3u;
-        r.read = count_read;
+        log_init(&cr, c->x, 3u);
+        r.read = log_read;
         r.ctx = &cr;
         CHECK(fm_cascade_predict(&m, &r, &memo, scores, &res) == FM_OK);
         CHECK(res.label == c->label);
@@ -165,7 +146,7 @@ static void test_errors_and_checks(void)
     uint8_t seen[3];
     float scores[1];
     fm_memo memo;
-    count_reader cr;
+    log_reader cr;
     fm_reader r;
     fm_result res;
     static const float nan_x[3] = {1.0f, NAN, 0.0f};
@@ -174,10 +155,8 @@ static void test_errors_and_checks(void)
     static const uint32_t empty_stages[3] = {0u, 0u, 3u};
     static const float nan_upper[3] = {NAN, 1.0f, INFINITY};
     fm_memo_init(&memo, values, seen, 3u);
-    memset(&cr, 0, sizeof cr);
-    cr.x = nan_x;
-    cr.n = 3u;
-    r.read = count_read;
+    log_init(&cr, nan_x, 3u);
+    r.read = log_read;
     r.ctx = &cr;
     CHECK(fm_cascade_predict(&m, &r, &memo, scores, &res) == FM_E_VALUE);
     cr.fail = 1;

@@ -10,24 +10,9 @@
 
 #include "fm_gated.h"
 #include "fm_check.h"
+#include "reader_fixture.h"
 #include "trees_fixture.h"
 
-
-typedef struct {
-    const float *x;
-    uint32_t calls[3];
-} count_reader;
-
-static int count_read(void *ctx, uint32_t index, float *value)
-{
-    count_reader *cr = (count_reader *)ctx;
-    if (index >= 3u) {
-        return 1;
-    }
-    cr->calls[index]++;
-    *value = cr->x[index];
-    return 0;
-}
 
 /* gate: x0 (> 0 = easy); f1: x0 + x1 > 0; f0: one stump on x2 (<= 0.5: class 0, else 1) */
 static const int32_t gate_feature[1] = {0};
@@ -101,24 +86,22 @@ static void test_routing_float(void)
     fm_memo memo;
     fm_result res;
     fm_reader r;
-    count_reader cr;
+    log_reader cr;
     const float easy[3] = {1.0f, -3.0f, 9.0f};  /* f1: 1 - 3 < 0 -> 0 */
     const float hard[3] = {-1.0f, 5.0f, 0.75f}; /* f0: x2 > 0.5 -> 1 */
     CHECK(fm_gated_check(&m) == FM_OK);
     CHECK(fm_gated_max_outputs(&m) == 1u);
     fm_memo_init(&memo, values, seen, 3u);
-    r.read = count_read;
+    r.read = log_read;
     r.ctx = &cr;
 
-    memset(&cr, 0, sizeof cr);
-    cr.x = easy;
+    log_init(&cr, easy, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.label == 0 && res.stage == 0u && res.score == -2.0f);
     CHECK(res.n_read == 2u && res.cost == 3.0f);         /* x0 once (gate and f1), x1 */
     CHECK(cr.calls[0] == 1u && cr.calls[1] == 1u && cr.calls[2] == 0u);
 
-    memset(&cr, 0, sizeof cr);
-    cr.x = hard;
+    log_init(&cr, hard, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.label == 1 && res.stage == 1u && res.score == 1.0f);
     CHECK(res.n_read == 2u && res.cost == 5.0f);         /* x0 (gate) and x2 (f0), never x1 */
@@ -126,8 +109,7 @@ static void test_routing_float(void)
 
     /* the other direction: score > threshold sends to f0 */
     m.gate_above = FM_GATE_ABOVE_F0;
-    memset(&cr, 0, sizeof cr);
-    cr.x = easy;
+    log_init(&cr, easy, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.stage == 1u && res.label == 1 && res.n_read == 2u);
 
@@ -135,8 +117,7 @@ static void test_routing_float(void)
     m.gate_above = FM_GATE_ABOVE_F1;
     m.f0.type = FM_PART_REMOTE;
     CHECK(fm_gated_check(&m) == FM_OK);
-    memset(&cr, 0, sizeof cr);
-    cr.x = hard;
+    log_init(&cr, hard, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.label == FM_LABEL_DEFER && res.stage == 1u && res.score == -1.0f);
     CHECK(res.n_read == 1u && res.cost == 1.0f && cr.calls[2] == 0u);

@@ -14,42 +14,8 @@
 #include "fm_linear.h"
 #include "fm_trees.h"
 #include "fm_check.h"
+#include "reader_fixture.h"
 #include "trees_fixture.h"
-
-
-/* A reader that logs every request and can be told to fail. */
-typedef struct {
-    const float *x;
-    uint32_t n;
-    uint32_t calls[8];
-    uint32_t order[8];
-    uint32_t n_calls;
-    int fail;
-} log_reader;
-
-static int log_read(void *ctx, uint32_t index, float *value)
-{
-    log_reader *lr = (log_reader *)ctx;
-    if (lr->fail || index >= lr->n) {
-        return 1;
-    }
-    if (index < 8u) {
-        lr->calls[index]++;
-    }
-    if (lr->n_calls < 8u) {
-        lr->order[lr->n_calls] = index;
-    }
-    lr->n_calls++;
-    *value = lr->x[index];
-    return 0;
-}
-
-static void log_init(log_reader *lr, const float *x, uint32_t n)
-{
-    memset(lr, 0, sizeof *lr);
-    lr->x = x;
-    lr->n = n;
-}
 
 /*
  * Tree 0: n0: x0 <= 1 ? leaf 0.5 : n2
