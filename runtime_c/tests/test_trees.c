@@ -403,21 +403,8 @@ static int chain_bench(uint32_t depth, uint32_t reps)
     }
     leaf[2u * (depth - 1u)] = 1.0f;
     node_end[0] = n_inner;
-    m.n_features = 8;
-    m.n_outputs = 1;
-    m.n_trees = 1;
-    m.n_nodes = n_inner;
-    m.node_end = node_end;
-    m.feature = feature;
-    m.threshold = thr;
+    TREES_TABLES(m, 8, 1, 1, n_inner, node_end, feature, out, threshold, thr, leaf, leaf, base_score, base, NULL);
     m.child = child;
-    m.leaf = leaf;
-    m.tree_output = out;
-    m.base_score = base;
-    m.costs = NULL;
-    m.decision_threshold = 0.0f;
-    m.depth = 0u;
-    m.exact_costs = 0u;
     if (fm_trees_check(&m) != FM_OK) {
         return 3;
     }
