@@ -35,6 +35,17 @@ static const float t_base[1] = {0.0f};
 static const int32_t t_base_q[1] = {0};
 static const float t_base2[2] = {0.0f, 0.0f};
 
+/* A linear part over 3 features (nnz terms of feature_, weights weight_ in field W), costs cost_. */
+#define LINEAR_PART(p, nnz_, feature_, W, weight_, cost_) \
+    do {                                                  \
+        (p).type = FM_PART_LINEAR;                        \
+        (p).linear.n_features = 3u;                       \
+        (p).linear.nnz = (nnz_);                          \
+        (p).linear.feature = (feature_);                  \
+        (p).linear.W = (weight_);                         \
+        (p).linear.costs = (cost_);                       \
+    } while (0)
+
 /* The tables the float32 and q15 models share, one macro for both structs (fm_gated, fm_gated_q15: the
  * same field names but for the weights W, the tree thresholds THR, leaves LEAF and base scores BASE). */
 #define GATED_MODEL(m, W, gate_w, f1_w, THR, thr, LEAF, leaf, BASE, base, cost) \
@@ -42,18 +53,8 @@ static const float t_base2[2] = {0.0f, 0.0f};
         memset(&(m), 0, sizeof(m));                                               \
         (m).n_features = 3u;                                                      \
         (m).gate_above = FM_GATE_ABOVE_F1;                                        \
-        (m).gate.type = FM_PART_LINEAR;                                           \
-        (m).gate.linear.n_features = 3u;                                          \
-        (m).gate.linear.nnz = 1u;                                                 \
-        (m).gate.linear.feature = gate_feature;                                   \
-        (m).gate.linear.W = (gate_w);                                             \
-        (m).gate.linear.costs = (cost);                                           \
-        (m).f1.type = FM_PART_LINEAR;                                             \
-        (m).f1.linear.n_features = 3u;                                            \
-        (m).f1.linear.nnz = 2u;                                                   \
-        (m).f1.linear.feature = f1_feature;                                       \
-        (m).f1.linear.W = (f1_w);                                                 \
-        (m).f1.linear.costs = (cost);                                             \
+        LINEAR_PART((m).gate, 1u, gate_feature, W, gate_w, cost);                 \
+        LINEAR_PART((m).f1, 2u, f1_feature, W, f1_w, cost);                       \
         (m).f0.type = FM_PART_TREES;                                              \
         TREES_TABLES((m).f0.trees, 3u, 1u, 1u, 1u, t_node_end, t_feature, t_out,  \
                      THR, thr, LEAF, leaf, BASE, base, cost);                     \
