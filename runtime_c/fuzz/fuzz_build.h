@@ -238,18 +238,55 @@ static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t 
     }
 }
 
-/* The eager, lazy and batch adapters (fz_harness's signatures) of a family whose API has the common shape:
- * PFX_predict_vec(m, x, n, out), PFX_predict(m, r, memo, scores, out), PFX_scratch_size(m),
- * PFX_scratch_init(m, buf, size, memo, &scores) and PFX_predict_batch(m, X, rows, cols, memo, scores, out, n_done).
- * Defines eager_SFX, lazy_SFX and batch_SFX for model type T with scores of type S; LAZY_CHECK(m) runs
- * before the lazy predict (e.g. a bound on the outputs; fz_no_check for none). The batch adapter asks for the
- * scratch size, checks 4 bytes less is refused, and runs in exactly that many bytes. */
+/* The adapters of fz_run (fz_harness's signatures) over a family's calls PFX_*, model type T; each harness
+ * names its float32 and q15 sets by a suffix SFX (f32, q15). The context the adapters get is the model itself
+ * (fz_self) or an fz_ctx holding it with the caller's memo (fz_ctx_model). */
+#define fz_self(c) (c)
+#define fz_ctx_model(c) (((const fz_ctx *)(c))->m)
+
+/* A model with the caller's memo (linear, cstc, trees: one memo, its keys set for the eager q15 walk). */
+typedef struct {
+    const void *m;
+    fm_memo *memo;
+} fz_ctx;
+
+/* check_SFX: PFX_check(m), the load-time check fz_run's null-each test calls. */
+#define FZ_CHECK_ADAPTER(SFX, PFX, T)               \
+    static int check_##SFX(const void *m)           \
+    {                                               \
+        return PFX##_check((const T *)m);           \
+    }
+
+/* NAME: PFX_predict_vec(m, x, n, out) on the model GET(c) finds in its context. */
+#define FZ_VEC_ADAPTER(NAME, PFX, T, GET)                                     \
+    static int NAME(const void *c, const float *x, uint32_t n, fm_result *out) \
+    {                                                                          \
+        return PFX##_predict_vec((const T *)GET(c), x, n, out);                \
+    }
+
+/* batch_SFX of a family with a caller scratch holding scores of type S: PFX_scratch_size(m),
+ * PFX_scratch_init(m, buf, size, memo, &scores), PFX_predict_batch(m, X, rows, cols, memo, scores, out, n_done).
+ * It asks for the scratch size, checks 4 bytes less is refused, and runs in exactly that many bytes. */
+#define FZ_SCRATCH_BATCH(SFX, PFX, T, S, GET)                                                                   \
+    static int batch_##SFX(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out,         \
+                           uint32_t *n_done)                                                                    \
+    {                                                                                                           \
+        const T *m = (const T *)GET(c);                                                                         \
+        fz_scratch buf;                                                                                         \
+        fm_memo memo;                                                                                           \
+        S *scores = NULL;                                                                                       \
+        const size_t size = PFX##_scratch_size(m);                                                              \
+        fz_scratch_fits(size, size > 0u ? PFX##_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG);  \
+        fz_require(PFX##_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);                                \
+        return PFX##_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);                               \
+    }
+
+/* The eager, lazy and batch adapters of a family whose API has the common shape (cascade, gated) on the bare
+ * model: PFX_predict_vec, PFX_predict(m, r, memo, scores, out) on a memo of its own, FZ_SCRATCH_BATCH.
+ * LAZY_CHECK(m) runs before the lazy predict (e.g. a bound on the outputs; fz_no_check for none). */
 #define fz_no_check(m) ((void)(m))
 #define FZ_SCRATCH_ADAPTERS(SFX, PFX, T, S, LAZY_CHECK)                                                      \
-    static int eager_##SFX(const void *m, const float *x, uint32_t n, fm_result *out)                         \
-    {                                                                                                          \
-        return PFX##_predict_vec((const T *)m, x, n, out);                                                     \
-    }                                                                                                          \
+    FZ_VEC_ADAPTER(eager_##SFX, PFX, T, fz_self)                                                               \
     static int lazy_##SFX(const void *m, const fm_reader *r, fm_result *out)                                  \
     {                                                                                                          \
         float values[FZ_MAX_FEATURES];                                                                         \
@@ -260,28 +297,24 @@ static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t 
         LAZY_CHECK((const T *)m);                                                                              \
         return PFX##_predict((const T *)m, r, &memo, scores, out);                                             \
     }                                                                                                          \
-    static int batch_##SFX(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out,      \
-                           uint32_t *n_done)                                                                   \
-    {                                                                                                          \
-        const T *m = (const T *)c;                                                                             \
-        fz_scratch buf;                                                                                        \
-        fm_memo memo;                                                                                          \
-        S *scores = NULL;                                                                                      \
-        const size_t size = PFX##_scratch_size(m);                                                             \
-        fz_scratch_fits(size, size > 0u ? PFX##_scratch_init(m, &buf, size - 4u, &memo, &scores) : FM_E_ARG); \
-        fz_require(PFX##_scratch_init(m, &buf, size, &memo, &scores) == FM_OK);                               \
-        return PFX##_predict_batch(m, X, rows, cols, &memo, scores, out, n_done);                              \
-    }
+    FZ_SCRATCH_BATCH(SFX, PFX, T, S, fz_self)
 
-/* A model with the caller's memo, for the harnesses whose predict takes no score buffer (linear, cstc). */
-typedef struct {
-    const void *m;
-    fm_memo *memo;
-} fz_ctx;
+/* The same on an fz_ctx (trees): the lazy walk on the caller's memo with scores of type S; raw_SFX is the
+ * eager call on the bare model (the null-each test's). */
+#define FZ_CTX_SCRATCH_ADAPTERS(SFX, PFX, T, S)                                        \
+    FZ_VEC_ADAPTER(raw_##SFX, PFX, T, fz_self)                                           \
+    FZ_VEC_ADAPTER(eager_##SFX, PFX, T, fz_ctx_model)                                    \
+    static int lazy_##SFX(const void *c, const fm_reader *r, fm_result *out)            \
+    {                                                                                    \
+        const fz_ctx *k = (const fz_ctx *)c;                                             \
+        S scores[FZ_MAX_OUTPUTS];                                                        \
+        return PFX##_predict((const T *)k->m, r, k->memo, scores, out);                  \
+    }                                                                                    \
+    FZ_SCRATCH_BATCH(SFX, PFX, T, S, fz_ctx_model)
 
 /* lazy_SFX and batch_SFX (on an fz_ctx) of a family whose predict takes no scores: PFX_predict(m, r, memo, out),
  * PFX_scratch_size(m), PFX_scratch_init(m, buf, size, memo), PFX_predict_batch(m, X, rows, cols, memo, out,
- * n_done); the batch adapter checks the scratch size as FZ_SCRATCH_ADAPTERS does. */
+ * n_done); the batch adapter checks the scratch size as FZ_SCRATCH_BATCH does. */
 #define FZ_MEMO_ADAPTERS(SFX, PFX, T)                                                                  \
     static int lazy_##SFX(const void *c, const fm_reader *r, fm_result *out)                           \
     {                                                                                                   \
@@ -291,13 +324,27 @@ typedef struct {
     static int batch_##SFX(const void *c, const float *X, uint32_t rows, uint32_t cols, fm_result *out, \
                            uint32_t *n_done)                                                            \
     {                                                                                                   \
-        const T *m = (const T *)((const fz_ctx *)c)->m;                                                 \
+        const T *m = (const T *)fz_ctx_model(c);                                                        \
         fz_scratch buf;                                                                                 \
         fm_memo memo;                                                                                   \
         const size_t size = PFX##_scratch_size(m);                                                      \
         fz_scratch_fits(size, size > 0u ? PFX##_scratch_init(m, &buf, size - 4u, &memo) : FM_E_ARG);   \
         fz_require(PFX##_scratch_init(m, &buf, size, &memo) == FM_OK);                                  \
         return PFX##_predict_batch(m, X, rows, cols, &memo, out, n_done);                               \
+    }
+
+/* eager_SFX, lazy_SFX and batch_SFX of a family that keeps no memo (nb, nbk) on the bare model:
+ * PFX_predict_vec, PFX_predict(m, r, out), PFX_predict_batch(m, X, rows, cols, out, n_done). */
+#define FZ_PLAIN_ADAPTERS(SFX, PFX, T)                                                                  \
+    FZ_VEC_ADAPTER(eager_##SFX, PFX, T, fz_self)                                                          \
+    static int lazy_##SFX(const void *m, const fm_reader *r, fm_result *out)                            \
+    {                                                                                                     \
+        return PFX##_predict((const T *)m, r, out);                                                       \
+    }                                                                                                     \
+    static int batch_##SFX(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, \
+                           uint32_t *n_done)                                                              \
+    {                                                                                                     \
+        return PFX##_predict_batch((const T *)m, X, rows, cols, out, n_done);                            \
     }
 
 #endif /* FM_FUZZ_BUILD_H */

@@ -6,6 +6,8 @@
 
 FZ_SCRATCH_ADAPTERS(f32, fm_cascade, fm_cascade, float, fz_no_check)
 FZ_SCRATCH_ADAPTERS(q15, fm_cascade_q15, fm_cascade_q15, int32_t, fz_no_check)
+FZ_CHECK_ADAPTER(f32, fm_cascade, fm_cascade)
+FZ_CHECK_ADAPTER(q15, fm_cascade_q15, fm_cascade_q15)
 
 static const size_t cascade_ptrs[] = {FZ_TREES_PTRS(fm_cascade, trees.), offsetof(fm_cascade, stage_end),
                                       offsetof(fm_cascade, exit_upper), offsetof(fm_cascade, exit_lower)};
@@ -13,15 +15,26 @@ static const size_t cascade_q15_ptrs[] = {FZ_TREES_Q15_PTRS(fm_cascade_q15, tree
                                           offsetof(fm_cascade_q15, exit_upper_q),
                                           offsetof(fm_cascade_q15, exit_lower_q)};
 
-static int check_f32(const void *m)
-{
-    return fm_cascade_check((const fm_cascade *)m);
-}
-
-static int check_q15(const void *m)
-{
-    return fm_cascade_q15_check((const fm_cascade_q15 *)m);
-}
+/* Builds cascade m (struct T: its trees by BUILD, costs read by FC into costs_, the exits by FX into up_ / lo_
+ * for the fields UPPER / LOWER) and runs the accepted model through fz_run (suffix SFX: f32 or q15). */
+#define CASCADE_RUN(T, SFX, PTRS, BUILD, costs_, FC, FX, up_, lo_, UPPER, LOWER)                                \
+    do {                                                                                                      \
+        T m;                                                                                                  \
+        const fz_nulls nulls = FZ_NULLS(&m, PTRS, check_##SFX, eager_##SFX);                                  \
+        memset(&m, 0, sizeof m);                                                                              \
+        BUILD(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, FC, costs_, nf));                                       \
+        FX(&in, up_, ns);                                                                                     \
+        FX(&in, lo_, ns);                                                                                     \
+        m.n_stages = ns;                                                                                      \
+        m.stage_end = stage_end;                                                                              \
+        m.UPPER = up_;                                                                                        \
+        m.LOWER = lo_;                                                                                        \
+        m.exit_rule = rule;                                                                                   \
+        if (check_##SFX(&m) == FM_OK) {                                                                       \
+            fz_run(&in, &m, nf, eager_##SFX, lazy_##SFX, batch_##SFX, FZ_TREE_NULLS(&nulls), 0,               \
+                   m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);                              \
+        }                                                                                                     \
+    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,35 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t rule = fz_byte(&in) % 3u; /* 2 is not a rule: check must refuse it */
     fz_u32s(&in, stage_end, ns);
     if (!q) {
-        fm_cascade m;
-        const fz_nulls nulls = FZ_NULLS(&m, cascade_ptrs, check_f32, eager_f32);
-        memset(&m, 0, sizeof m);
-        fz_trees(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
-        fz_floats(&in, upper, ns);
-        fz_floats(&in, lower, ns);
-        m.n_stages = ns;
-        m.stage_end = stage_end;
-        m.exit_upper = upper;
-        m.exit_lower = lower;
-        m.exit_rule = rule;
-        if (fm_cascade_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, FZ_TREE_NULLS(&nulls), 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
-        }
+        CASCADE_RUN(fm_cascade, f32, cascade_ptrs, fz_trees, costs, fz_floats, fz_floats, upper, lower, exit_upper,
+                    exit_lower);
     } else {
-        fm_cascade_q15 m;
-        const fz_nulls nulls = FZ_NULLS(&m, cascade_q15_ptrs, check_q15, eager_q15);
-        memset(&m, 0, sizeof m);
-        fz_trees_q15(&in, &a, &m.trees, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
-        fz_i32s(&in, upper_q, ns);
-        fz_i32s(&in, lower_q, ns);
-        m.n_stages = ns;
-        m.stage_end = stage_end;
-        m.exit_upper_q = upper_q;
-        m.exit_lower_q = lower_q;
-        m.exit_rule = rule;
-        if (fm_cascade_q15_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, FZ_TREE_NULLS(&nulls), 0, m.trees.n_outputs > 1u ? (int32_t)m.trees.n_outputs - 1 : 1);
-        }
+        CASCADE_RUN(fm_cascade_q15, q15, cascade_q15_ptrs, fz_trees_q15, costs_q, fz_u16s, fz_i32s, upper_q, lower_q,
+                    exit_upper_q, exit_lower_q);
     }
     return 0;
 }

@@ -11,18 +11,10 @@
 #define CSTC_MAX_CLASS_SCORERS 24u
 #define CSTC_MAX_SCORERS (CSTC_MAX_NODES + CSTC_MAX_CLASS_SCORERS)
 
-typedef fz_ctx ctx;
-
-static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_cstc_predict_vec((const fm_cstc *)((const ctx *)c)->m, x, n, out);
-}
-
-static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_cstc_q15_predict_vec((const fm_cstc_q15 *)((const ctx *)c)->m, x, n, out);
-}
-
+FZ_VEC_ADAPTER(raw_f32, fm_cstc, fm_cstc, fz_self)
+FZ_VEC_ADAPTER(raw_q15, fm_cstc_q15, fm_cstc_q15, fz_self)
+FZ_VEC_ADAPTER(eager_f32, fm_cstc, fm_cstc, fz_ctx_model)
+FZ_VEC_ADAPTER(eager_q15, fm_cstc_q15, fm_cstc_q15, fz_ctx_model)
 FZ_MEMO_ADAPTERS(f32, fm_cstc, fm_cstc)
 FZ_MEMO_ADAPTERS(q15, fm_cstc_q15, fm_cstc_q15)
 
@@ -36,25 +28,8 @@ static const size_t cstc_q15_ptrs[] = {
     offsetof(fm_cstc_q15, upper),       offsetof(fm_cstc_q15, lower),       offsetof(fm_cstc_q15, costs),
     offsetof(fm_cstc_q15, class_first)};
 
-static int check_f32(const void *m)
-{
-    return fm_cstc_check((const fm_cstc *)m);
-}
-
-static int check_q15(const void *m)
-{
-    return fm_cstc_q15_check((const fm_cstc_q15 *)m);
-}
-
-static int raw_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_cstc_predict_vec((const fm_cstc *)m, x, n, out);
-}
-
-static int raw_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_cstc_q15_predict_vec((const fm_cstc_q15 *)m, x, n, out);
-}
+FZ_CHECK_ADAPTER(f32, fm_cstc, fm_cstc)
+FZ_CHECK_ADAPTER(q15, fm_cstc_q15, fm_cstc_q15)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -94,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (!q) {
         fm_cstc m;
-        ctx k = {&m, &memo};
+        fz_ctx k = {&m, &memo};
         const fz_nulls nulls = FZ_NULLS(&m, cstc_ptrs, check_f32, raw_f32);
         fz_floats(&in, weight, nt);
         fz_floats(&in, bias, ns);
@@ -117,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     } else {
         fm_cstc_q15 m;
-        ctx k = {&m, &memo};
+        fz_ctx k = {&m, &memo};
         const fz_nulls nulls = FZ_NULLS(&m, cstc_q15_ptrs, check_q15, raw_q15);
         fz_i16s(&in, weight_q, nt);
         fz_i32s(&in, bias_q, ns);

@@ -16,6 +16,8 @@ typedef struct {
 #define OUTPUTS_FIT_Q15(m) fz_require(fm_gated_q15_max_outputs(m) <= FZ_MAX_OUTPUTS)
 FZ_SCRATCH_ADAPTERS(f32, fm_gated, fm_gated, float, OUTPUTS_FIT)
 FZ_SCRATCH_ADAPTERS(q15, fm_gated_q15, fm_gated_q15, int32_t, OUTPUTS_FIT_Q15)
+FZ_CHECK_ADAPTER(f32, fm_gated, fm_gated)
+FZ_CHECK_ADAPTER(q15, fm_gated_q15, fm_gated_q15)
 
 #define PART_PTRS(T, L, TR, at) L(T, at.linear.), TR(T, at.trees.)
 static const size_t gated_ptrs[] = {PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES_PTRS, gate),
@@ -24,16 +26,6 @@ static const size_t gated_ptrs[] = {PART_PTRS(fm_gated, FZ_LINEAR_PTRS, FZ_TREES
 static const size_t gated_q15_ptrs[] = {PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, gate),
                                         PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f1),
                                         PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f0)};
-
-static int check_f32(const void *m)
-{
-    return fm_gated_check((const fm_gated *)m);
-}
-
-static int check_q15(const void *m)
-{
-    return fm_gated_q15_check((const fm_gated_q15 *)m);
-}
 
 /* A part: its type byte (0 linear, 1 trees, 2 remote, 3 K-linear, 4 invalid), then the chosen block;
  * a K-linear part: a count byte (1 + count % FZ_K scorers), then each scorer. */
@@ -79,6 +71,24 @@ static void part_q15(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part_q15 *
     }
 }
 
+/* Builds gated model m (struct T; costs of type TC read by FC into buf) part by part (part_SFX) and runs
+ * the accepted model through fz_run. */
+#define GATED_RUN(T, SFX, PTRS, TC, FC, buf)                                                                  \
+    do {                                                                                                      \
+        T m;                                                                                                  \
+        const fz_nulls nulls = FZ_NULLS(&m, PTRS, check_##SFX, eager_##SFX);                                  \
+        const TC *costs = FZ_OPTIONAL(&in, FC, buf, nf);                                                      \
+        m.n_features = nf;                                                                                    \
+        m.gate_above = above;                                                                                 \
+        part_##SFX(&in, &a, 0, &m.gate, nf, costs);                                                           \
+        part_##SFX(&in, &a, 1, &m.f1, nf, costs);                                                             \
+        part_##SFX(&in, &a, 2, &m.f0, nf, costs);                                                             \
+        if (check_##SFX(&m) == FM_OK) {                                                                       \
+            fz_run(&in, &m, nf, eager_##SFX, lazy_##SFX, batch_##SFX, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER,  \
+                   FZ_MAX_OUTPUTS);                                                                           \
+        }                                                                                                     \
+    } while (0)
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
@@ -88,29 +98,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int q = fz_byte(&in) & 1u;
     uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES), above = fz_byte(&in) % 3u;
     if (!q) {
-        fm_gated m;
-        const fz_nulls nulls = FZ_NULLS(&m, gated_ptrs, check_f32, eager_f32);
-        const float *costs = FZ_OPTIONAL(&in, fz_floats, costs_f, nf);
-        m.n_features = nf;
-        m.gate_above = above;
-        part_f32(&in, &a, 0, &m.gate, nf, costs);
-        part_f32(&in, &a, 1, &m.f1, nf, costs);
-        part_f32(&in, &a, 2, &m.f0, nf, costs);
-        if (fm_gated_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_f32, lazy_f32, batch_f32, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
-        }
+        GATED_RUN(fm_gated, f32, gated_ptrs, float, fz_floats, costs_f);
     } else {
-        fm_gated_q15 m;
-        const fz_nulls nulls = FZ_NULLS(&m, gated_q15_ptrs, check_q15, eager_q15);
-        const uint16_t *costs = FZ_OPTIONAL(&in, fz_u16s, costs_u, nf);
-        m.n_features = nf;
-        m.gate_above = above;
-        part_q15(&in, &a, 0, &m.gate, nf, costs);
-        part_q15(&in, &a, 1, &m.f1, nf, costs);
-        part_q15(&in, &a, 2, &m.f0, nf, costs);
-        if (fm_gated_q15_check(&m) == FM_OK) {
-            fz_run(&in, &m, nf, eager_q15, lazy_q15, batch_q15, FZ_TREE_NULLS(&nulls), FM_LABEL_DEFER, FZ_MAX_OUTPUTS);
-        }
+        GATED_RUN(fm_gated_q15, q15, gated_q15_ptrs, uint16_t, fz_u16s, costs_u);
     }
     return 0;
 }

@@ -1,17 +1,15 @@
 /* libFuzzer harness: sparse linear scorer (fm_linear.h), float32 and q15. */
 #include "fuzz_build.h"
 
-typedef fz_ctx ctx;
-
 static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
 {
-    const ctx *k = (const ctx *)c;
+    const fz_ctx *k = (const fz_ctx *)c;
     return fm_linear_predict_batch((const fm_linear *)k->m, x, 1u, n, k->memo, out, NULL);
 }
 
 static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
 {
-    const ctx *k = (const ctx *)c;
+    const fz_ctx *k = (const fz_ctx *)c;
     return fm_linear_q15_predict_batch((const fm_linear_q15 *)k->m, x, 1u, n, k->memo, out, NULL);
 }
 
@@ -21,25 +19,18 @@ FZ_MEMO_ADAPTERS(q15, fm_linear_q15, fm_linear_q15)
 static const size_t linear_ptrs[] = {FZ_LINEAR_PTRS(fm_linear, )};
 static const size_t linear_q15_ptrs[] = {FZ_LINEAR_Q15_PTRS(fm_linear_q15, )};
 
-static int check_f32(const void *m)
-{
-    return fm_linear_check((const fm_linear *)m);
-}
-
-static int check_q15(const void *m)
-{
-    return fm_linear_q15_check((const fm_linear_q15 *)m);
-}
+FZ_CHECK_ADAPTER(f32, fm_linear, fm_linear)
+FZ_CHECK_ADAPTER(q15, fm_linear_q15, fm_linear_q15)
 
 static int raw_f32(const void *m, const float *x, uint32_t n, fm_result *out)
 {
-    const ctx k = {m, NULL};
+    const fz_ctx k = {m, NULL};
     return batch_f32(&k, x, 1u, n, out, NULL);
 }
 
 static int raw_q15(const void *m, const float *x, uint32_t n, fm_result *out)
 {
-    const ctx k = {m, NULL};
+    const fz_ctx k = {m, NULL};
     return batch_q15(&k, x, 1u, n, out, NULL);
 }
 
@@ -56,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fm_memo_init(&memo, values, seen, nf);
     if (!q) {
         fm_linear m;
-        ctx k = {&m, &memo};
+        fz_ctx k = {&m, &memo};
         const fz_nulls nulls = FZ_NULLS(&m, linear_ptrs, check_f32, raw_f32);
         fz_linear(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
         if (fm_linear_check(&m) == FM_OK) {
@@ -64,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     } else {
         fm_linear_q15 m;
-        ctx k = {&m, &memo};
+        fz_ctx k = {&m, &memo};
         const fz_nulls nulls = FZ_NULLS(&m, linear_q15_ptrs, check_q15, raw_q15);
         fz_linear_q15(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
         if (fm_linear_q15_check(&m) == FM_OK) {

@@ -10,45 +10,10 @@ static const size_t nb_q15_ptrs[] = {offsetof(fm_nb_q15, order),    offsetof(fm_
                                      offsetof(fm_nb_q15, costs),    offsetof(fm_nb_q15, pos),
                                      offsetof(fm_nb_q15, cum_cost)};
 
-static int check_f32(const void *m)
-{
-    return fm_nb_check((const fm_nb *)m);
-}
-
-static int check_q15(const void *m)
-{
-    return fm_nb_q15_check((const fm_nb_q15 *)m);
-}
-
-static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_nb_predict_vec((const fm_nb *)m, x, n, out);
-}
-
-static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
-{
-    return fm_nb_predict((const fm_nb *)m, r, out);
-}
-
-static int batch_f32(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    return fm_nb_predict_batch((const fm_nb *)m, X, rows, cols, out, n_done);
-}
-
-static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_nb_q15_predict_vec((const fm_nb_q15 *)m, x, n, out);
-}
-
-static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
-{
-    return fm_nb_q15_predict((const fm_nb_q15 *)m, r, out);
-}
-
-static int batch_q15(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    return fm_nb_q15_predict_batch((const fm_nb_q15 *)m, X, rows, cols, out, n_done);
-}
+FZ_CHECK_ADAPTER(f32, fm_nb, fm_nb)
+FZ_CHECK_ADAPTER(q15, fm_nb_q15, fm_nb_q15)
+FZ_PLAIN_ADAPTERS(f32, fm_nb, fm_nb)
+FZ_PLAIN_ADAPTERS(q15, fm_nb_q15, fm_nb_q15)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

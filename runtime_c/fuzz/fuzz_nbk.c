@@ -240,68 +240,25 @@ static const size_t nbk_q15_ptrs[] = {offsetof(fm_nbk_q15, order),   offsetof(fm
                                       offsetof(fm_nbk_q15, stop_at), offsetof(fm_nbk_q15, stop_margin),
                                       offsetof(fm_nbk_q15, costs)};
 
-static int check_f32(const void *m)
-{
-    return fm_nbk_check((const fm_nbk *)m);
-}
+FZ_CHECK_ADAPTER(f32, fm_nbk, fm_nbk)
+FZ_CHECK_ADAPTER(q15, fm_nbk_q15, fm_nbk_q15)
+FZ_PLAIN_ADAPTERS(f32, fm_nbk, fm_nbk)
+FZ_PLAIN_ADAPTERS(q15, fm_nbk_q15, fm_nbk_q15)
 
-static int check_q15(const void *m)
-{
-    return fm_nbk_q15_check((const fm_nbk_q15 *)m);
-}
-
-static int eager_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_nbk_predict_vec((const fm_nbk *)m, x, n, out);
-}
-
-static int eager_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    return fm_nbk_q15_predict_vec((const fm_nbk_q15 *)m, x, n, out);
-}
-
-/* The eager call of fz_run: the runtime's answer, equal to the reference walk's on a right-length row. */
-static int eager_ref_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    const int rc = eager_f32(m, x, n, out);
-    if (n == ((const fm_nbk *)m)->n_features) {
-        fm_result want;
-        fz_require(ref_f32((const fm_nbk *)m, x, &want) == rc);
-        fz_require(rc != FM_OK || fz_same(out, &want));
+/* The eager call of fz_run: the runtime's answer, equal to the reference walk's (ref_SFX) on a right-length row. */
+#define FZ_EAGER_REF(SFX, T)                                                                  \
+    static int eager_ref_##SFX(const void *m, const float *x, uint32_t n, fm_result *out)     \
+    {                                                                                         \
+        const int rc = eager_##SFX(m, x, n, out);                                             \
+        if (n == ((const T *)m)->n_features) {                                                \
+            fm_result want;                                                                   \
+            fz_require(ref_##SFX((const T *)m, x, &want) == rc);                              \
+            fz_require(rc != FM_OK || fz_same(out, &want));                                   \
+        }                                                                                     \
+        return rc;                                                                            \
     }
-    return rc;
-}
-
-static int eager_ref_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    const int rc = eager_q15(m, x, n, out);
-    if (n == ((const fm_nbk_q15 *)m)->n_features) {
-        fm_result want;
-        fz_require(ref_q15((const fm_nbk_q15 *)m, x, &want) == rc);
-        fz_require(rc != FM_OK || fz_same(out, &want));
-    }
-    return rc;
-}
-
-static int lazy_f32(const void *m, const fm_reader *r, fm_result *out)
-{
-    return fm_nbk_predict((const fm_nbk *)m, r, out);
-}
-
-static int lazy_q15(const void *m, const fm_reader *r, fm_result *out)
-{
-    return fm_nbk_q15_predict((const fm_nbk_q15 *)m, r, out);
-}
-
-static int batch_f32(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    return fm_nbk_predict_batch((const fm_nbk *)m, X, rows, cols, out, n_done);
-}
-
-static int batch_q15(const void *m, const float *X, uint32_t rows, uint32_t cols, fm_result *out, uint32_t *n_done)
-{
-    return fm_nbk_q15_predict_batch((const fm_nbk_q15 *)m, X, rows, cols, out, n_done);
-}
+FZ_EAGER_REF(f32, fm_nbk)
+FZ_EAGER_REF(q15, fm_nbk_q15)
 
 /* Builds model m (struct MODEL; TE/TD/TS/TC: the element types of its edge, class, margin and cost tables,
  * filled by FE/FD/FS/FC; EDGES: the edge field) from shape s and the input, and runs the accepted

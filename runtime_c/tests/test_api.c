@@ -19,6 +19,7 @@
 #include "fm_skymodel.h"
 
 #include "fm_check.h"
+#include "trees_fixture.h"
 
 #define N_BIG (FM_VEC_MAX_FEATURES + 1u)
 
@@ -134,42 +135,35 @@ static const uint8_t cs_shift[3] = {13u, 13u, 13u};
 static const int32_t cs_upper[3] = {1, -1, -1};
 static const int32_t cs_lower[3] = {2, -1, -1};
 
-/* A 3-node tree over cs_threshold / cs_upper / cs_lower with the given terms (binary unless set after). */
+/* A 3-node tree over cs_threshold / cs_upper / cs_lower with the given terms (binary unless set after): the
+ * fields fm_cstc and fm_cstc_q15 share, zeroed first (no costs, classes or class scorers). */
+#define CS_TABLES(m, start, feature_, W, weight_, B, bias_) \
+    do {                                                     \
+        memset((m), 0, sizeof *(m));                         \
+        (m)->n_features = 3u;                                \
+        (m)->n_nodes = 3u;                                   \
+        (m)->term_start = (start);                           \
+        (m)->feature = (feature_);                           \
+        (m)->W = (weight_);                                  \
+        (m)->B = (bias_);                                    \
+        (m)->upper = cs_upper;                               \
+        (m)->lower = cs_lower;                               \
+    } while (0)
+
 static void cs_model(fm_cstc *m, const uint32_t *start, const int32_t *feature, const float *weight, const float *bias)
 {
-    m->n_features = 3u;
-    m->n_nodes = 3u;
-    m->term_start = start;
-    m->feature = feature;
-    m->weight = weight;
-    m->bias = bias;
+    CS_TABLES(m, start, feature, weight, weight, bias, bias);
     m->threshold = cs_threshold;
-    m->upper = cs_upper;
-    m->lower = cs_lower;
-    m->costs = NULL;
-    m->n_classes = 0u;
-    m->n_class_scorers = 0u;
-    m->class_first = NULL;
 }
 
 static void cs_model_q15(fm_cstc_q15 *q, const uint32_t *start, const int32_t *feature, const int16_t *weight_q,
                          const int32_t *bias_q)
 {
-    q->n_features = 3u;
-    q->n_nodes = 3u;
-    q->term_start = start;
-    q->feature = feature;
-    q->weight_q = weight_q;
-    q->bias_q = bias_q;
+    CS_TABLES(q, start, feature, weight_q, weight_q, bias_q, bias_q);
     q->threshold_q = cs_threshold_q;
     q->w_shift = cs_shift;
-    q->upper = cs_upper;
-    q->lower = cs_lower;
     q->in_shift = 8u;
-    q->costs = NULL;
     q->n_classes = 2u; /* 0 or 2: binary leaves */
-    q->n_class_scorers = 0u;
-    q->class_first = NULL;
 }
 
 static void test_cstc(void)
@@ -298,34 +292,16 @@ static const int32_t up_q[1] = {INT32_MAX}, lo_q[1] = {INT32_MIN};
 static fm_trees stump(uint32_t n_features, uint32_t n_outputs)
 {
     fm_trees t;
-    memset(&t, 0, sizeof t);
-    t.n_features = n_features;
-    t.n_outputs = n_outputs;
-    t.n_trees = 1u;
-    t.n_nodes = 1u;
-    t.node_end = t_node_end;
-    t.feature = t_feature;
-    t.threshold = t_threshold;
-    t.leaf = t_leaf;
-    t.tree_output = t_out;
-    t.base_score = t_base;
+    TREES_TABLES(t, n_features, n_outputs, 1u, 1u, t_node_end, t_feature, t_out, threshold, t_threshold, leaf, t_leaf,
+                 base_score, t_base, NULL);
     return t;
 }
 
 static fm_trees_q15 stump_q(uint32_t n_features, uint32_t n_outputs)
 {
     fm_trees_q15 t;
-    memset(&t, 0, sizeof t);
-    t.n_features = n_features;
-    t.n_outputs = n_outputs;
-    t.n_trees = 1u;
-    t.n_nodes = 1u;
-    t.node_end = t_node_end;
-    t.feature = t_feature;
-    t.threshold_q = t_key;
-    t.leaf_q = t_leaf_q;
-    t.tree_output = t_out;
-    t.base_q = t_base_q;
+    TREES_TABLES(t, n_features, n_outputs, 1u, 1u, t_node_end, t_feature, t_out, threshold_q, t_key, leaf_q, t_leaf_q,
+                 base_q, t_base_q, NULL);
     t.shift = 7u;
     return t;
 }

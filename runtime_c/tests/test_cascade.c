@@ -8,34 +8,10 @@
 #include <stdlib.h>
 
 #include "fm_cascade.h"
+#include "fm_check.h"
+#include "reader_fixture.h"
+#include "trees_fixture.h"
 
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
-
-typedef struct {
-    const float *x;
-    uint32_t n;
-    uint32_t calls[3];
-    int fail;
-} count_reader;
-
-static int count_read(void *ctx, uint32_t index, float *value)
-{
-    count_reader *cr = (count_reader *)ctx;
-    if (cr->fail || index >= cr->n) {
-        return 1;
-    }
-    cr->calls[index]++;
-    *value = cr->x[index];
-    return 0;
-}
 
 /*
  * Stage 0 = tree 0: n0: x0 <= 3 ? n1 : n2 (leaf 2); n1: x0 <= 0 ? n3 (-1) : n4 (0.5)
@@ -63,21 +39,8 @@ static const float C_MARGIN[3] = {1.0f, 1.0f, INFINITY};
 static fm_cascade hand_cascade(int two_outputs)
 {
     fm_cascade m;
-    m.trees.n_features = 3u;
-    m.trees.n_outputs = two_outputs ? 2u : 1u;
-    m.trees.n_nodes = 7u;
-    m.trees.n_trees = 3u;
-    m.trees.node_end = C_NODE_END;
-    m.trees.feature = C_FEATURE;
-    m.trees.threshold = C_THRESHOLD;
-    m.trees.child = NULL;
-    m.trees.leaf = C_VALUE;
-    m.trees.tree_output = two_outputs ? C_OUT2 : C_OUT1;
-    m.trees.base_score = C_BASE;
-    m.trees.costs = C_COSTS;
-    m.trees.decision_threshold = 0.0f;
-    m.trees.depth = 0u;
-    m.trees.exact_costs = 0u;
+    TREES_TABLES(m.trees, 3u, two_outputs ? 2u : 1u, 3u, 7u, C_NODE_END, C_FEATURE, two_outputs ? C_OUT2 : C_OUT1,
+                 threshold, C_THRESHOLD, leaf, C_VALUE, base_score, C_BASE, C_COSTS);
     m.n_stages = 3u;
     m.stage_end = C_STAGE_END;
     m.exit_upper = two_outputs ? C_MARGIN : C_UPPER;
@@ -117,13 +80,11 @@ static void test_score_rule(void)
     fm_memo_init(&memo, values, seen, 3u);
     for (i = 0; i < sizeof SCORE_CASES / sizeof SCORE_CASES[0]; ++i) {
         const hand_case *c = &SCORE_CASES[i];
-        count_reader cr;
+        log_reader cr;
         fm_reader r;
         fm_result res, vec;
-        memset(&cr, 0, sizeof cr);
-        cr.x = c->x;
-        cr.n = 3u;
-        r.read = count_read;
+        log_init(&cr, c->x, 3u);
+        r.read = log_read;
         r.ctx = &cr;
         CHECK(fm_cascade_predict(&m, &r, &memo, scores, &res) == FM_OK);
         CHECK(res.label == c->label);
@@ -185,7 +146,7 @@ static void test_errors_and_checks(void)
     uint8_t seen[3];
     float scores[1];
     fm_memo memo;
-    count_reader cr;
+    log_reader cr;
     fm_reader r;
     fm_result res;
     static const float nan_x[3] = {1.0f, NAN, 0.0f};
@@ -194,10 +155,8 @@ static void test_errors_and_checks(void)
     static const uint32_t empty_stages[3] = {0u, 0u, 3u};
     static const float nan_upper[3] = {NAN, 1.0f, INFINITY};
     fm_memo_init(&memo, values, seen, 3u);
-    memset(&cr, 0, sizeof cr);
-    cr.x = nan_x;
-    cr.n = 3u;
-    r.read = count_read;
+    log_init(&cr, nan_x, 3u);
+    r.read = log_read;
     r.ctx = &cr;
     CHECK(fm_cascade_predict(&m, &r, &memo, scores, &res) == FM_E_VALUE);
     cr.fail = 1;
@@ -262,21 +221,9 @@ static void test_q15(void)
     for (i = 0; i < 7u; ++i) {
         key[i] = (uint16_t)fm_ukey16(fm_float_bits(C_THRESHOLD[i]));
     }
-    m.trees.n_features = 3u;
-    m.trees.n_outputs = 1u;
-    m.trees.n_nodes = 7u;
-    m.trees.n_trees = 3u;
-    m.trees.node_end = C_NODE_END;
-    m.trees.feature = C_FEATURE;
-    m.trees.threshold_q = key;
-    m.trees.child = NULL;
-    m.trees.leaf_q = value_q;
-    m.trees.tree_output = C_OUT1;
-    m.trees.base_q = base_q;
-    m.trees.costs = C_COSTS_Q;
-    m.trees.decision_threshold_q = 0;
+    TREES_TABLES(m.trees, 3u, 1u, 3u, 7u, C_NODE_END, C_FEATURE, C_OUT1, threshold_q, key, leaf_q, value_q, base_q,
+                 base_q, C_COSTS_Q);
     m.trees.shift = 8u;
-    m.trees.depth = 0u;
     m.n_stages = 3u;
     m.stage_end = C_STAGE_END;
     m.exit_upper_q = upper_q;
@@ -307,10 +254,5 @@ int main(void)
     test_margin_rule();
     test_errors_and_checks();
     test_q15();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_cascade: all checks passed\n");
-    return 0;
+    return fm_check_done("test_cascade");
 }

@@ -9,32 +9,10 @@
 #include <string.h>
 
 #include "fm_gated.h"
+#include "fm_check.h"
+#include "reader_fixture.h"
+#include "trees_fixture.h"
 
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
-
-typedef struct {
-    const float *x;
-    uint32_t calls[3];
-} count_reader;
-
-static int count_read(void *ctx, uint32_t index, float *value)
-{
-    count_reader *cr = (count_reader *)ctx;
-    if (index >= 3u) {
-        return 1;
-    }
-    cr->calls[index]++;
-    *value = cr->x[index];
-    return 0;
-}
 
 /* gate: x0 (> 0 = easy); f1: x0 + x1 > 0; f0: one stump on x2 (<= 0.5: class 0, else 1) */
 static const int32_t gate_feature[1] = {0};
@@ -57,73 +35,45 @@ static const float t_base[1] = {0.0f};
 static const int32_t t_base_q[1] = {0};
 static const float t_base2[2] = {0.0f, 0.0f};
 
+/* A linear part over 3 features (nnz terms of feature_, weights weight_ in field W), costs cost_. */
+#define LINEAR_PART(p, nnz_, feature_, W, weight_, cost_) \
+    do {                                                  \
+        (p).type = FM_PART_LINEAR;                        \
+        (p).linear.n_features = 3u;                       \
+        (p).linear.nnz = (nnz_);                          \
+        (p).linear.feature = (feature_);                  \
+        (p).linear.W = (weight_);                         \
+        (p).linear.costs = (cost_);                       \
+    } while (0)
+
+/* The tables the float32 and q15 models share, one macro for both structs (fm_gated, fm_gated_q15: the
+ * same field names but for the weights W, the tree thresholds THR, leaves LEAF and base scores BASE). */
+#define GATED_MODEL(m, W, gate_w, f1_w, THR, thr, LEAF, leaf, BASE, base, cost) \
+    do {                                                                          \
+        memset(&(m), 0, sizeof(m));                                               \
+        (m).n_features = 3u;                                                      \
+        (m).gate_above = FM_GATE_ABOVE_F1;                                        \
+        LINEAR_PART((m).gate, 1u, gate_feature, W, gate_w, cost);                 \
+        LINEAR_PART((m).f1, 2u, f1_feature, W, f1_w, cost);                       \
+        (m).f0.type = FM_PART_TREES;                                              \
+        TREES_TABLES((m).f0.trees, 3u, 1u, 1u, 1u, t_node_end, t_feature, t_out,  \
+                     THR, thr, LEAF, leaf, BASE, base, cost);                     \
+    } while (0)
+
 static fm_gated make_model(void)
 {
     fm_gated m;
-    memset(&m, 0, sizeof m);
-    m.n_features = 3u;
-    m.gate_above = FM_GATE_ABOVE_F1;
-    m.gate.type = FM_PART_LINEAR;
-    m.gate.linear.n_features = 3u;
-    m.gate.linear.nnz = 1u;
-    m.gate.linear.feature = gate_feature;
-    m.gate.linear.weight = gate_weight;
-    m.gate.linear.costs = costs;
-    m.f1.type = FM_PART_LINEAR;
-    m.f1.linear.n_features = 3u;
-    m.f1.linear.nnz = 2u;
-    m.f1.linear.feature = f1_feature;
-    m.f1.linear.weight = f1_weight;
-    m.f1.linear.costs = costs;
-    m.f0.type = FM_PART_TREES;
-    m.f0.trees.n_features = 3u;
-    m.f0.trees.n_outputs = 1u;
-    m.f0.trees.n_nodes = 1u;
-    m.f0.trees.n_trees = 1u;
-    m.f0.trees.node_end = t_node_end;
-    m.f0.trees.feature = t_feature;
-    m.f0.trees.threshold = t_threshold;
-    m.f0.trees.leaf = t_value;
-    m.f0.trees.tree_output = t_out;
-    m.f0.trees.base_score = t_base;
-    m.f0.trees.costs = costs;
+    GATED_MODEL(m, weight, gate_weight, f1_weight, threshold, t_threshold, leaf, t_value, base_score, t_base, costs);
     return m;
 }
 
 static fm_gated_q15 make_model_q(void)
 {
     fm_gated_q15 m;
-    memset(&m, 0, sizeof m);
-    m.n_features = 3u;
-    m.gate_above = FM_GATE_ABOVE_F1;
-    m.gate.type = FM_PART_LINEAR;
-    m.gate.linear.n_features = 3u;
-    m.gate.linear.nnz = 1u;
-    m.gate.linear.feature = gate_feature;
-    m.gate.linear.weight_q = gate_weight_q;
-    m.gate.linear.in_shift = 16u;
-    m.gate.linear.w_shift = 14u;
-    m.gate.linear.costs = costs_q;
-    m.f1.type = FM_PART_LINEAR;
-    m.f1.linear.n_features = 3u;
-    m.f1.linear.nnz = 2u;
-    m.f1.linear.feature = f1_feature;
-    m.f1.linear.weight_q = f1_weight_q;
-    m.f1.linear.in_shift = 16u;
-    m.f1.linear.w_shift = 14u;
-    m.f1.linear.costs = costs_q;
-    m.f0.type = FM_PART_TREES;
-    m.f0.trees.n_features = 3u;
-    m.f0.trees.n_outputs = 1u;
-    m.f0.trees.n_nodes = 1u;
-    m.f0.trees.n_trees = 1u;
-    m.f0.trees.node_end = t_node_end;
-    m.f0.trees.feature = t_feature;
-    m.f0.trees.threshold_q = t_key;
-    m.f0.trees.leaf_q = t_value_q;
-    m.f0.trees.tree_output = t_out;
-    m.f0.trees.base_q = t_base_q;
-    m.f0.trees.costs = costs_q;
+    GATED_MODEL(m, weight_q, gate_weight_q, f1_weight_q, threshold_q, t_key, leaf_q, t_value_q, base_q, t_base_q,
+                costs_q);
+    m.gate.linear.in_shift = m.f1.linear.in_shift = 16u;
+    m.gate.linear.w_shift = m.f1.linear.w_shift = 14u;
     m.f0.trees.shift = 7u;
     return m;
 }
@@ -137,24 +87,22 @@ static void test_routing_float(void)
     fm_memo memo;
     fm_result res;
     fm_reader r;
-    count_reader cr;
+    log_reader cr;
     const float easy[3] = {1.0f, -3.0f, 9.0f};  /* f1: 1 - 3 < 0 -> 0 */
     const float hard[3] = {-1.0f, 5.0f, 0.75f}; /* f0: x2 > 0.5 -> 1 */
     CHECK(fm_gated_check(&m) == FM_OK);
     CHECK(fm_gated_max_outputs(&m) == 1u);
     fm_memo_init(&memo, values, seen, 3u);
-    r.read = count_read;
+    r.read = log_read;
     r.ctx = &cr;
 
-    memset(&cr, 0, sizeof cr);
-    cr.x = easy;
+    log_init(&cr, easy, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.label == 0 && res.stage == 0u && res.score == -2.0f);
     CHECK(res.n_read == 2u && res.cost == 3.0f);         /* x0 once (gate and f1), x1 */
     CHECK(cr.calls[0] == 1u && cr.calls[1] == 1u && cr.calls[2] == 0u);
 
-    memset(&cr, 0, sizeof cr);
-    cr.x = hard;
+    log_init(&cr, hard, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.label == 1 && res.stage == 1u && res.score == 1.0f);
     CHECK(res.n_read == 2u && res.cost == 5.0f);         /* x0 (gate) and x2 (f0), never x1 */
@@ -162,8 +110,7 @@ static void test_routing_float(void)
 
     /* the other direction: score > threshold sends to f0 */
     m.gate_above = FM_GATE_ABOVE_F0;
-    memset(&cr, 0, sizeof cr);
-    cr.x = easy;
+    log_init(&cr, easy, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.stage == 1u && res.label == 1 && res.n_read == 2u);
 
@@ -171,8 +118,7 @@ static void test_routing_float(void)
     m.gate_above = FM_GATE_ABOVE_F1;
     m.f0.type = FM_PART_REMOTE;
     CHECK(fm_gated_check(&m) == FM_OK);
-    memset(&cr, 0, sizeof cr);
-    cr.x = hard;
+    log_init(&cr, hard, 3u);
     CHECK(fm_gated_predict(&m, &r, &memo, scores, &res) == FM_OK);
     CHECK(res.label == FM_LABEL_DEFER && res.stage == 1u && res.score == -1.0f);
     CHECK(res.n_read == 1u && res.cost == 1.0f && cr.calls[2] == 0u);
@@ -259,10 +205,5 @@ int main(void)
     test_routing_q15();
     test_vec_and_errors();
     test_checks();
-    if (failures) {
-        fprintf(stderr, "test_gated: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_gated: ok\n");
-    return 0;
+    return fm_check_done("test_gated");
 }

@@ -92,47 +92,54 @@ static void test_bad_input(void)
     CHECK(done == 1 && out[0].label == 1);
 }
 
+/* Copies of the model for fm_nb_check, each with the tables of its case (the model's own where it
+ * keeps them) and the status expected. */
+static const uint32_t bad_order[2] = {1, 7};
+static const uint32_t dup_order[2] = {1, 1};
+static const uint32_t bad_stops[1] = {2};
+static const float unsorted[4] = {1.0f, -1.0f, 0.5f, INFINITY};
+static const float nan_d[8] = {0.0f, -2.0f, NAN, 2.0f, -0.5f, -0.5f, 0.5f, 0.5f};
+
+typedef struct {
+    const uint32_t *order;
+    const uint32_t *stop_at;
+    const float *edges;
+    const float *d;
+    float threshold;
+    uint32_t n_edges;
+    int status;
+} nb_check_case;
+
+static const nb_check_case CHECK_CASES[] = {
+    {order, stop_at, edges, d, 0.0f, 2u, FM_OK},
+    {bad_order, stop_at, edges, d, 0.0f, 2u, FM_E_MODEL},
+    {dup_order, stop_at, edges, d, 0.0f, 2u, FM_E_MODEL},
+    {order, bad_stops, edges, d, 0.0f, 2u, FM_E_MODEL},
+    {order, stop_at, unsorted, d, 0.0f, 2u, FM_E_MODEL},
+    {order, stop_at, edges, nan_d, 0.0f, 2u, FM_E_MODEL},
+    {order, stop_at, edges, d, NAN, 2u, FM_E_MODEL},
+    {order, stop_at, edges, NULL, 0.0f, 2u, FM_E_MODEL},
+    /* the fixed-stride layout without an order (and no records): the walk would read order[0] */
+    {NULL, stop_at, edges, d, 0.0f, 2u, FM_E_MODEL},
+    /* no edges: the walks would still offset the NULL pointer (n_edges 0: one zero / non-zero pair) */
+    {order, stop_at, NULL, d, 0.0f, 0u, FM_E_MODEL},
+    {order, stop_at, edges, d, 0.0f, 0u, FM_OK},
+};
+
 static void test_checks(void)
 {
-    fm_nb bad;
-    uint32_t bad_order[2] = {1, 7};
-    uint32_t dup_order[2] = {1, 1};
-    uint32_t bad_stops[1] = {2};
-    float unsorted[4] = {1.0f, -1.0f, 0.5f, INFINITY};
-    float nan_d[8] = {0.0f, -2.0f, NAN, 2.0f, -0.5f, -0.5f, 0.5f, 0.5f};
-    CHECK(fm_nb_check(&model) == FM_OK);
-    bad = model;
-    bad.order = bad_order;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad = model;
-    bad.order = dup_order;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad = model;
-    bad.stop_at = bad_stops;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad = model;
-    bad.edges = unsorted;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad = model;
-    bad.d = nan_d;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad = model;
-    bad.threshold = NAN;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad = model;
-    bad.d = NULL;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    /* the fixed-stride layout without an order (and no records): the walk would read order[0] */
-    bad = model;
-    bad.order = NULL;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    /* no edges: the walks would still offset the NULL pointer (n_edges 0: one zero / non-zero pair) */
-    bad = model;
-    bad.n_edges = 0u;
-    bad.edges = NULL;
-    CHECK(fm_nb_check(&bad) == FM_E_MODEL);
-    bad.edges = edges;
-    CHECK(fm_nb_check(&bad) == FM_OK);
+    size_t i;
+    for (i = 0; i < sizeof CHECK_CASES / sizeof CHECK_CASES[0]; ++i) {
+        const nb_check_case *c = &CHECK_CASES[i];
+        fm_nb bad = model;
+        bad.order = c->order;
+        bad.stop_at = c->stop_at;
+        bad.edges = c->edges;
+        bad.d = c->d;
+        bad.threshold = c->threshold;
+        bad.n_edges = c->n_edges;
+        CHECK(fm_nb_check(&bad) == c->status);
+    }
     CHECK(fm_nb_check(NULL) == FM_E_ARG);
 }
 
@@ -205,10 +212,5 @@ int main(void)
     test_checks();
     test_q15_saturation();
     test_nbk_no_edges();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_nb: all checks passed\n");
-    return 0;
+    return fm_check_done("test_nb");
 }

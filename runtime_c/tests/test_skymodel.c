@@ -14,16 +14,22 @@ static const float e1[] = {0.5f}, e2[] = {0.5f, 0.5f};
 static const float d1[] = {-2.0f, -2.0f, 2.0f};
 static const float d01[] = {-2.0f, -2.0f, 2.0f, -3.0f, -3.0f, 3.0f};
 
+/* The fixed-stride tables fm_nb and fm_nbk share (one edge per position), zeroed first. */
+#define NB_TABLES(m, n_used_, order_, edges_, d_)  \
+    do {                                           \
+        memset(&(m), 0, sizeof(m));                \
+        (m).n_features = 2;                        \
+        (m).n_used = (n_used_);                    \
+        (m).n_edges = (n_used_) > 0 ? 1u : 0u;     \
+        (m).order = (order_);                      \
+        (m).edges = (edges_);                      \
+        (m).d = (d_);                              \
+    } while (0)
+
 static fm_nb nb_model(uint32_t n_used, const uint32_t *order, const float *edges, const float *d, float d0)
 {
     fm_nb m;
-    memset(&m, 0, sizeof m);
-    m.n_features = 2;
-    m.n_used = n_used;
-    m.n_edges = n_used > 0 ? 1u : 0u;
-    m.order = order;
-    m.edges = edges;
-    m.d = d;
+    NB_TABLES(m, n_used, order, edges, d);
     m.d0 = d0;
     m.threshold = 0.0f;
     return m;
@@ -226,14 +232,8 @@ static const float dk0[] = {0.0f, 0.5f, 0.0f};
 static fm_nbk nbk_model(uint32_t n_used, const uint32_t *order, const float *edges, const float *d)
 {
     fm_nbk m;
-    memset(&m, 0, sizeof m);
-    m.n_features = 2;
-    m.n_used = n_used;
+    NB_TABLES(m, n_used, order, edges, d);
     m.n_classes = 3;
-    m.n_edges = n_used > 0 ? 1u : 0u;
-    m.order = order;
-    m.edges = edges;
-    m.d = d;
     m.d0 = dk0;
     return m;
 }

@@ -13,50 +13,9 @@
 
 #include "fm_linear.h"
 #include "fm_trees.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
-
-/* A reader that logs every request and can be told to fail. */
-typedef struct {
-    const float *x;
-    uint32_t n;
-    uint32_t calls[8];
-    uint32_t order[8];
-    uint32_t n_calls;
-    int fail;
-} log_reader;
-
-static int log_read(void *ctx, uint32_t index, float *value)
-{
-    log_reader *lr = (log_reader *)ctx;
-    if (lr->fail || index >= lr->n) {
-        return 1;
-    }
-    if (index < 8u) {
-        lr->calls[index]++;
-    }
-    if (lr->n_calls < 8u) {
-        lr->order[lr->n_calls] = index;
-    }
-    lr->n_calls++;
-    *value = lr->x[index];
-    return 0;
-}
-
-static void log_init(log_reader *lr, const float *x, uint32_t n)
-{
-    memset(lr, 0, sizeof *lr);
-    lr->x = x;
-    lr->n = n;
-}
+#include "fm_check.h"
+#include "reader_fixture.h"
+#include "trees_fixture.h"
 
 /*
  * Tree 0: n0: x0 <= 1 ? leaf 0.5 : n2
@@ -79,21 +38,8 @@ static const float H_COSTS[3] = {1.0f, 10.0f, 100.0f};
 static fm_trees hand_trees(void)
 {
     fm_trees m;
-    m.n_features = 3;
-    m.n_outputs = 1;
-    m.n_trees = 2;
-    m.n_nodes = 3;
-    m.node_end = H_NODE_END;
-    m.feature = H_FEATURE;
-    m.threshold = H_THRESHOLD;
-    m.child = NULL;
-    m.leaf = H_LEAF;
-    m.tree_output = H_OUT;
-    m.base_score = H_BASE;
-    m.costs = H_COSTS;
-    m.decision_threshold = 0.0f;
-    m.depth = 0u;
-    m.exact_costs = 0u;
+    TREES_TABLES(m, 3, 1, 2, 3, H_NODE_END, H_FEATURE, H_OUT, threshold, H_THRESHOLD, leaf, H_LEAF, base_score, H_BASE,
+                 H_COSTS);
     return m;
 }
 
@@ -299,21 +245,7 @@ static void test_q15(void)
     float x[3] = {0.5f, 0.0f, 0.0f};
     fm_trees_q15 m;
     fm_result eager;
-    m.n_features = 3;
-    m.n_outputs = 1;
-    m.n_trees = 2;
-    m.n_nodes = 3;
-    m.node_end = H_NODE_END;
-    m.feature = H_FEATURE;
-    m.threshold_q = keys;
-    m.child = NULL;
-    m.leaf_q = vq;
-    m.tree_output = H_OUT;
-    m.base_q = base;
-    m.costs = cq;
-    m.decision_threshold_q = 0;
-    m.shift = 0;
-    m.depth = 0u;
+    TREES_TABLES(m, 3, 1, 2, 3, H_NODE_END, H_FEATURE, H_OUT, threshold_q, keys, leaf_q, vq, base_q, base, cq);
     /* 1.0f and -0.5f have all-zero low 16 key bits: key16 = key >> 16 keeps x <= t exact */
     CHECK(keys[0] == fm_ukey16(fm_float_bits(1.0f)) && fm_key16(fm_float_bits(1.0000001f)) == 0x3f80);
     CHECK(keys[2] == fm_ukey16(fm_float_bits(-0.5f)) && fm_key16(fm_float_bits(-0.5f)) + 32768 == 0x4100);
@@ -471,21 +403,8 @@ static int chain_bench(uint32_t depth, uint32_t reps)
     }
     leaf[2u * (depth - 1u)] = 1.0f;
     node_end[0] = n_inner;
-    m.n_features = 8;
-    m.n_outputs = 1;
-    m.n_trees = 1;
-    m.n_nodes = n_inner;
-    m.node_end = node_end;
-    m.feature = feature;
-    m.threshold = thr;
+    TREES_TABLES(m, 8, 1, 1, n_inner, node_end, feature, out, threshold, thr, leaf, leaf, base_score, base, NULL);
     m.child = child;
-    m.leaf = leaf;
-    m.tree_output = out;
-    m.base_score = base;
-    m.costs = NULL;
-    m.decision_threshold = 0.0f;
-    m.depth = 0u;
-    m.exact_costs = 0u;
     if (fm_trees_check(&m) != FM_OK) {
         return 3;
     }
@@ -552,10 +471,5 @@ int main(int argc, char **argv)
     test_fixed_conversion();
     test_linear();
     test_leaf_only_tables();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("all tree/linear runtime tests passed\n");
-    return 0;
+    return fm_check_verdict("test_trees", "all tree/linear runtime tests passed");
 }

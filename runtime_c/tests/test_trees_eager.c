@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fm_trees.h"
+#include "trees_fixture.h"
 
 #define NF 40u
 #define NT 33u
@@ -80,31 +81,12 @@ int main(void)
         if (next_u32() % 10u == 0u) {
             x[next_u32() % NF] = from_bits(0xff800000u);
         }
-        memset(&m, 0, sizeof m);
-        m.n_features = NF;
-        m.n_outputs = 1u;
-        m.n_trees = nt;
-        m.n_nodes = nt * NI;
-        m.node_end = node_end;
-        m.feature = feature;
-        m.threshold = thr;
-        m.leaf = leaf;
-        m.tree_output = out;
-        m.base_score = &base;
+        TREES_TABLES(m, NF, 1u, nt, nt * NI, node_end, feature, out, threshold, thr, leaf, leaf, base_score, &base, NULL);
         m.decision_threshold = 0.3f;
         m.depth = 3u;
         m.exact_costs = 1u;
-        memset(&q, 0, sizeof q);
-        q.n_features = NF;
-        q.n_outputs = 1u;
-        q.n_trees = nt;
-        q.n_nodes = nt * NI;
-        q.node_end = node_end;
-        q.feature = feature;
-        q.threshold_q = thr_q;
-        q.leaf_q = leaf_q;
-        q.tree_output = out;
-        q.base_q = &base_q;
+        TREES_TABLES(q, NF, 1u, nt, nt * NI, node_end, feature, out, threshold_q, thr_q, leaf_q, leaf_q, base_q, &base_q,
+                     NULL);
         q.shift = 4u;
         q.depth = 3u;
         if (fm_trees_check(&m) != FM_OK || fm_trees_q15_check(&q) != FM_OK) {
