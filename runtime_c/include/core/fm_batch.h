@@ -24,6 +24,18 @@ typedef struct {
 int fm_batch_rows(int args_ok, fm_row_fn row, const void *model, const float *X, uint32_t rows, uint32_t cols,
                   void *work, fm_result *out, uint32_t *n_done);
 
+/* The body of a family's *_predict_batch whose rows take a memo and a score buffer: rows of X through row()
+ * with the work {memo, scores}, the arguments checked (n_features: the model's feature count, read after
+ * the test of m). Returns from the calling function. */
+#define FM_BATCH_MEMO_ROWS(row, m, n_features, X, rows, cols, memo, scores, out, n_done)                       \
+    do {                                                                                                      \
+        fm_batch_work w_;                                                                                     \
+        const int ok_ = (m) != NULL && (memo) != NULL && (scores) != NULL && (cols) == (n_features);          \
+        w_.memo = (memo);                                                                                     \
+        w_.scores = (scores);                                                                                 \
+        return fm_batch_rows(ok_, row, m, X, rows, cols, &w_, out, n_done);                                   \
+    } while (0)
+
 /* A reader over x[0 .. n-1] (v: the caller's storage for the vector). */
 static inline fm_reader fm_vector_reader(fm_vector *v, const float *x, uint32_t n)
 {

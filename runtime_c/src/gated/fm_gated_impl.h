@@ -163,11 +163,7 @@ static int G_FN(row)(const void *m, const float *x, uint32_t i, void *work, fm_r
 int G_FN(predict_batch)(const G_MODEL *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                         G_SCORE *scores, fm_result *out, uint32_t *n_done)
 {
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, G_FN(row), m, X, rows, cols, &w, out, n_done);
+    FM_BATCH_MEMO_ROWS(G_FN(row), m, m->n_features, X, rows, cols, memo, scores, out, n_done);
 }
 
 int G_FN(predict_vec)(const G_MODEL *m, const float *x, uint32_t n, fm_result *out)

@@ -150,11 +150,7 @@ static int CS_FN(row)(const void *model, const float *x, uint32_t i, void *work,
 int CS_FN(predict_batch)(const CS_MODEL *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                          CS_SCORE *scores, fm_result *out, uint32_t *n_done)
 {
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->trees.n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, CS_FN(row), m, X, rows, cols, &w, out, n_done);
+    FM_BATCH_MEMO_ROWS(CS_FN(row), m, m->trees.n_features, X, rows, cols, memo, scores, out, n_done);
 }
 
 /* ---- caller scratch ---------------------------------------------------- */

@@ -197,20 +197,27 @@ int T_FN(finish)(const T_MODEL *m, const T_SCORE *scores, fm_result *res)
     return FM_OK;
 }
 
+/* One memo prediction into rc: start, begin, ACCUMULATE (accumulate or accumulate_vec) of every tree from
+ * src (the reader or x), finish. */
+#define T_MEMO_PREDICT(ACCUMULATE, src)                                                                       \
+    do {                                                                                                      \
+        fm_memo_start(memo, res);                                                                             \
+        rc = T_FN(begin)(m, scores);                                                                          \
+        if (rc == FM_OK) {                                                                                    \
+            rc = ACCUMULATE(m, 0u, m->n_trees, src, memo, scores, res);                                       \
+        }                                                                                                     \
+        if (rc == FM_OK) {                                                                                    \
+            rc = T_FN(finish)(m, scores, res);                                                                \
+        }                                                                                                     \
+    } while (0)
+
 int T_FN(predict)(const T_MODEL *m, const fm_reader *r, fm_memo *memo, T_SCORE *scores, fm_result *res)
 {
     int rc;
     if (m == NULL || memo == NULL || res == NULL) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
-    rc = T_FN(begin)(m, scores);
-    if (rc == FM_OK) {
-        rc = T_FN(accumulate)(m, 0u, m->n_trees, r, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = T_FN(finish)(m, scores, res);
-    }
+    T_MEMO_PREDICT(T_FN(accumulate), r);
     return rc;
 }
 
@@ -220,14 +227,7 @@ static int T_PRIV(predict_eager)(const T_MODEL *m, const float *x, fm_memo *memo
     if (T_FN(eager_ok)(m)) {
         return T_PRIV(predict_marked)(m, x, scores, res);
     }
-    fm_memo_start(memo, res);
-    rc = T_FN(begin)(m, scores);
-    if (rc == FM_OK) {
-        rc = T_FN(accumulate_vec)(m, 0u, m->n_trees, x, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = T_FN(finish)(m, scores, res);
-    }
+    T_MEMO_PREDICT(T_FN(accumulate_vec), x);
     return rc;
 }
 
@@ -265,11 +265,7 @@ static int T_PRIV(row)(const void *model, const float *x, uint32_t i, void *work
 int T_FN(predict_batch)(const T_MODEL *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                         T_SCORE *scores, fm_result *out, uint32_t *n_done)
 {
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, T_PRIV(row), m, X, rows, cols, &w, out, n_done);
+    FM_BATCH_MEMO_ROWS(T_PRIV(row), m, m->n_features, X, rows, cols, memo, scores, out, n_done);
 }
 
 /* The memo walk with stack scratch, in its own frame; q15 never takes it. */
@@ -295,3 +291,5 @@ int T_FN(predict_vec)(const T_MODEL *m, const float *x, uint32_t n, fm_result *o
     }
     return T_PRIV(predict_vec_memo)(m, x, n, out);
 }
+
+#undef T_MEMO_PREDICT
