@@ -198,12 +198,5 @@ size_t G_FN(scratch_size)(const G_MODEL *m)
 
 int G_FN(scratch_init)(const G_MODEL *m, void *buf, size_t size, fm_memo *memo, G_SCORE **scores)
 {
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->n_features, G_FN(max_outputs)(m), G_Q, memo, &s);
-    *scores = (G_SCORE *)s;
-    return rc;
+    FM_SCRATCH_INIT_SCORES(G_SCORE, m, m->n_features, G_FN(max_outputs)(m), G_Q, buf, size, memo, scores);
 }

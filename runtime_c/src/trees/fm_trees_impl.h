@@ -238,14 +238,7 @@ size_t T_FN(scratch_size)(const T_MODEL *m)
 
 int T_FN(scratch_init)(const T_MODEL *m, void *buf, size_t size, fm_memo *memo, T_SCORE **scores)
 {
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->n_features, m->n_outputs, T_Q, memo, &s);
-    *scores = (T_SCORE *)s;
-    return rc;
+    FM_SCRATCH_INIT_SCORES(T_SCORE, m, m->n_features, m->n_outputs, T_Q, buf, size, memo, scores);
 }
 
 static int T_PRIV(row)(const void *model, const float *x, uint32_t i, void *work, fm_result *out)
@@ -271,11 +264,7 @@ int T_FN(predict_batch)(const T_MODEL *m, const float *X, uint32_t rows, uint32_
 /* The memo walk with stack scratch, in its own frame; q15 never takes it. */
 static FM_NOINLINE int T_PRIV(predict_vec_memo)(const T_MODEL *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    T_SCORE scores[FM_VEC_MAX_OUTPUTS];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, n);
+    FM_VEC_STACK_MEMO(T_SCORE, scores, memo, n);
     return T_PRIV(predict_eager)(m, x, &memo, scores, out);
 }
 
