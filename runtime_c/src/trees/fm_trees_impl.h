@@ -1,8 +1,8 @@
 /* frugalml runtime: the memo walk and the prediction calls of fm_trees.c,
  * written once for float32 and q15 (fm_trees.c includes it twice with the
  * macros below set). Not a public header: no include guard on purpose.
- * The eager marked walks (ewalk_*, fm_trees*_eager_*) stay per type in
- * fm_trees.c: their steps differ (float compares vs 16-bit keys).
+ * The eager marked walks (ewalk_*, fm_trees*_eager_*) are the other body,
+ * fm_trees_ewalk_impl.h.
  *
  *   T_MODEL                  fm_trees or fm_trees_q15
  *   T_SCORE                  float or int32_t (a score, table units)
