@@ -55,6 +55,29 @@ void fm_memo_set_keys(fm_memo *memo, int16_t *keys);
 /* Start a prediction: forget every read, zero *res (res may be NULL). */
 void fm_memo_start(fm_memo *memo, fm_result *res);
 
+/* Every field of the fm_result *res zero (what fm_memo_start does to res; the runtime's eager walks too). */
+#define FM_RESULT_ZERO(res)                                                                                   \
+    do {                                                                                                      \
+        (res)->label = 0;                                                                                     \
+        (res)->score = 0.0f;                                                                                  \
+        (res)->score_q = 0;                                                                                   \
+        (res)->n_read = 0u;                                                                                   \
+        (res)->cost = 0.0f;                                                                                   \
+        (res)->stage = 0u;                                                                                    \
+        (res)->cost_q = 0u;                                                                                   \
+    } while (0)
+
+/* Keep the finite value v of feature `index` as read by this prediction (and its key when the memo keeps
+ * keys): the first use of every memo walk, lazy (fm_memo_fetch) or eager (fm_trees.c). */
+#define FM_MEMO_STORE(memo, index, v)                                                                         \
+    do {                                                                                                      \
+        (memo)->values[index] = (v);                                                                          \
+        (memo)->seen[index] = (memo)->epoch;                                                                  \
+        if ((memo)->keys != NULL) {                                                                           \
+            (memo)->keys[index] = (int16_t)fm_key16(fm_float_bits(v));                                        \
+        }                                                                                                     \
+    } while (0)
+
 /* First read of feature `index` (no accounting): FM_OK, FM_E_READ,
  * FM_E_VALUE or FM_E_ARG (index >= memo->n). */
 static inline int fm_memo_fetch(fm_memo *memo, const fm_reader *r, uint32_t index, float *value)
@@ -69,11 +92,7 @@ static inline int fm_memo_fetch(fm_memo *memo, const fm_reader *r, uint32_t inde
     if (fm_bits_nonfinite(fm_float_bits(v))) {
         return FM_E_VALUE;
     }
-    memo->values[index] = v;
-    memo->seen[index] = memo->epoch;
-    if (memo->keys != NULL) {
-        memo->keys[index] = (int16_t)fm_key16(fm_float_bits(v));
-    }
+    FM_MEMO_STORE(memo, index, v);
     *value = v;
     return FM_OK;
 }

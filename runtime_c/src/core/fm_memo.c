@@ -69,13 +69,7 @@ void fm_memo_start(fm_memo *memo, fm_result *res)
         memo->epoch = 1u;
     }
     if (res != NULL) {
-        res->label = 0;
-        res->score = 0.0f;
-        res->score_q = 0;
-        res->n_read = 0u;
-        res->cost = 0.0f;
-        res->stage = 0u;
-        res->cost_q = 0u;
+        FM_RESULT_ZERO(res);
     }
 }
 

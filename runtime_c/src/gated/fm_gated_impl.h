@@ -163,11 +163,7 @@ static int G_FN(row)(const void *m, const float *x, uint32_t i, void *work, fm_r
 int G_FN(predict_batch)(const G_MODEL *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                         G_SCORE *scores, fm_result *out, uint32_t *n_done)
 {
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, G_FN(row), m, X, rows, cols, &w, out, n_done);
+    FM_BATCH_MEMO_ROWS(G_FN(row), m, m->n_features, X, rows, cols, memo, scores, out, n_done);
 }
 
 int G_FN(predict_vec)(const G_MODEL *m, const float *x, uint32_t n, fm_result *out)
@@ -202,12 +198,5 @@ size_t G_FN(scratch_size)(const G_MODEL *m)
 
 int G_FN(scratch_init)(const G_MODEL *m, void *buf, size_t size, fm_memo *memo, G_SCORE **scores)
 {
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->n_features, G_FN(max_outputs)(m), G_Q, memo, &s);
-    *scores = (G_SCORE *)s;
-    return rc;
+    FM_SCRATCH_INIT_SCORES(G_SCORE, m, m->n_features, G_FN(max_outputs)(m), G_Q, buf, size, memo, scores);
 }

@@ -150,11 +150,7 @@ static int CS_FN(row)(const void *model, const float *x, uint32_t i, void *work,
 int CS_FN(predict_batch)(const CS_MODEL *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                          CS_SCORE *scores, fm_result *out, uint32_t *n_done)
 {
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->trees.n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, CS_FN(row), m, X, rows, cols, &w, out, n_done);
+    FM_BATCH_MEMO_ROWS(CS_FN(row), m, m->trees.n_features, X, rows, cols, memo, scores, out, n_done);
 }
 
 /* ---- caller scratch ---------------------------------------------------- */
@@ -166,14 +162,7 @@ size_t CS_FN(scratch_size)(const CS_MODEL *m)
 
 int CS_FN(scratch_init)(const CS_MODEL *m, void *buf, size_t size, fm_memo *memo, CS_SCORE **scores)
 {
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->trees.n_features, m->trees.n_outputs, CS_Q, memo, &s);
-    *scores = (CS_SCORE *)s;
-    return rc;
+    FM_SCRATCH_INIT_SCORES(CS_SCORE, m, m->trees.n_features, m->trees.n_outputs, CS_Q, buf, size, memo, scores);
 }
 
 /* ---- eager with stack scratch ------------------------------------------ */
@@ -182,11 +171,7 @@ int CS_FN(scratch_init)(const CS_MODEL *m, void *buf, size_t size, fm_memo *memo
  * never takes it. */
 static FM_NOINLINE int CS_FN(predict_vec_memo)(const CS_MODEL *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    CS_SCORE scores[FM_VEC_MAX_OUTPUTS];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, n);
+    FM_VEC_STACK_MEMO(CS_SCORE, scores, memo, n);
     return CS_FN(run)(m, NULL, x, &memo, scores, out);
 }
 

@@ -84,6 +84,27 @@ static int depth_valid(uint32_t depth, uint32_t n_trees, const uint32_t *node_en
     return 1;
 }
 
+/* The start of a loop body over the costs: cost c = mant * 2^ex with mant odd (declares mant and ex), and
+ * `continue` when c is zero. */
+#define FM_COST_ODD(c, mant, ex)                                                                              \
+    const uint32_t b_ = fm_float_bits(c) & 0x7fffffffu;                                                       \
+    uint32_t mant = b_ & 0x7fffffu;                                                                           \
+    int32_t ex = (int32_t)(b_ >> 23);                                                                         \
+    if (b_ == 0u) {                                                                                           \
+        continue;                                                                                             \
+    }                                                                                                         \
+    if (ex == 0) {                                                                                            \
+        ex = 1; /* subnormal */                                                                               \
+    } else {                                                                                                  \
+        mant |= 0x800000u;                                                                                    \
+    }                                                                                                         \
+    ex -= 150;                                                                                                \
+    while ((mant & 1u) == 0u) {                                                                               \
+        mant >>= 1;                                                                                           \
+        ++ex;                                                                                                 \
+    }                                                                                                         \
+    (void)0
+
 /* Costs (finite, >= 0: call after fm_costs_ok) are order-exact: every cost is k_j * 2^e for one e, with
  * integers k_j and sum_j k_j < 2^24, so that every partial sum is exact in float32, in any order. */
 static int costs_order_exact(const float *costs, uint32_t n)
@@ -96,43 +117,13 @@ static int costs_order_exact(const float *costs, uint32_t n)
     }
     /* the smallest exponent of a lowest set bit: costs[j] = mant_j * 2^(ex_j), mant_j odd */
     for (j = 0; j < n; ++j) {
-        uint32_t b = fm_float_bits(costs[j]) & 0x7fffffffu;
-        uint32_t mant = b & 0x7fffffu;
-        int32_t ex = (int32_t)(b >> 23);
-        if (b == 0u) {
-            continue;
-        }
-        if (ex == 0) {
-            ex = 1; /* subnormal */
-        } else {
-            mant |= 0x800000u;
-        }
-        ex -= 150;
-        while ((mant & 1u) == 0u) {
-            mant >>= 1;
-            ++ex;
-        }
+        FM_COST_ODD(costs[j], mant, ex);
         if (ex < e) {
             e = ex;
         }
     }
     for (j = 0; j < n; ++j) {
-        uint32_t b = fm_float_bits(costs[j]) & 0x7fffffffu;
-        uint32_t mant = b & 0x7fffffu;
-        int32_t ex = (int32_t)(b >> 23);
-        if (b == 0u) {
-            continue;
-        }
-        if (ex == 0) {
-            ex = 1;
-        } else {
-            mant |= 0x800000u;
-        }
-        ex -= 150;
-        while ((mant & 1u) == 0u) {
-            mant >>= 1;
-            ++ex;
-        }
+        FM_COST_ODD(costs[j], mant, ex);
         /* k_j = mant * 2^(ex - e) must keep the sum below 2^24 */
         if (ex - e >= 24 || mant >= (0x1000000u >> (uint32_t)(ex - e))) {
             return 0;
@@ -243,25 +234,23 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
     return bad & 0x80000000u;
 }
 
-/* A step down an implicit (heap-ordered) tree: i = 2i + 1 + (go right). */
-/* The tree's nodes start at index B of fe/th: local node l = i - B moves to 2l + 1 + (go right). */
-#define FM_STEP_F32(i, B)                                                                                     \
-    do {                                                                                                      \
-        const size_t f_ = fe[i];                                                                              \
-        const size_t r_ = x[f_] > th[i] ? 1u : 0u;                                                            \
-        mark[f_] = 1u;                                                                                        \
-        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
-    } while (0)
-
-/* q15 steps count nodes from 1 (heap order: node l's children are 2l and 2l + 1, at fe[l] and th[l] with
- * fe and th one slot before the tree, see FM_HEAP_BASE): l = 2l + (go right). The eager keys are
- * fm_ukey16(x) - FM_EKEY_SUB (uint16) and the thresholds biased keys (fm_trees.h), so going right,
- * fm_ukey16(x) > threshold, is one unsigned compare whose carry is the outcome, added with carry
- * (l + l + C): on 32-bit Arm `cmp key, t` sets C iff key >= t (keys fm_ukey16 - 1, wrapping to 0xffff
- * only for NaNs, which fail the prediction anyway); on x86 `cmp` sets CF iff t < key (keys fm_ukey16).
- * FM_HEAP_ROOT is the first step (l = one + one + C, `one` a register holding 1). fm_port.h defines
- * them where the target has the carry step; elsewhere (Thumb-1, AArch64, FM_PORTABLE) the q15 walk is
- * the 0-based one below, whose compare is the sign of t - k folded into the index arithmetic. */
+/* ---- the eager walks' steps ------------------------------------------------------------------------------
+ * Written once in fm_trees_ewalk_impl.h over the E_* hooks that fm_trees.c sets for float32, then q15.
+ *
+ * 0-based form: the tree's nodes start at index B of fe/th, local node l = i - B moves to 2l + 1 + (go
+ * right), i = 2i + 1 - B + E_RIGHT0 (float32: x > t; q15: the sign of t - k, 16-bit operands, no
+ * overflow).
+ *
+ * 1-based heap form: nodes count from 1 (node l's children are 2l and 2l + 1, at fe[l] and th[l] with fe
+ * and th one slot before the tree, see FM_HEAP_BASE): l = 2l + (go right), the outcome a carry added with
+ * carry (l + l + C). q15 (FM_HEAP_STEP): the eager keys are fm_ukey16(x) - FM_EKEY_SUB (uint16) and the
+ * thresholds biased keys (fm_trees.h), so going right, fm_ukey16(x) > threshold, is one unsigned compare:
+ * on 32-bit Arm `cmp key, t` sets C iff key >= t (keys fm_ukey16 - 1, wrapping to 0xffff only for NaNs,
+ * which fail the prediction anyway); on x86 `cmp` sets CF iff t < key (keys fm_ukey16). float32
+ * (FM_F32_GT_STEP: a single-precision FPU on 32-bit Arm, l = (l + l + C) ^ 1 with no register-offset vldr
+ * to save; x86-64 comiss). The root step (E_HEAP_ROOT) is l = one + one + C, `one` a register holding 1.
+ * fm_port.h defines them where the target has the carry step; elsewhere (Thumb-1, AArch64, FM_PORTABLE)
+ * the walk is the 0-based one. */
 #ifndef FM_EKEY_SUB
 #define FM_EKEY_SUB 0u
 #define FM_EKEY_RIGHT(k, t) ((k) > (t))
@@ -269,30 +258,38 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
 /* p - k as an address (p may be an array's first element: no pointer before it is formed by pointer
  * arithmetic); read only at indices >= k. */
 #define FM_HEAP_BASE(T, p, k) ((const T *)((uintptr_t)(p) - (uintptr_t)(k) * sizeof(T)))
-#define FM_STEP_Q(l)                                                                                          \
+
+/* One step of the 0-based walk (in: what the walk compares, x or the keys). */
+#define FM_STEP0(i, B)                                                                                        \
     do {                                                                                                      \
-        const uint32_t f_ = fe[l];                                                                            \
-        const uint32_t k_ = keys[f_];                                                                         \
-        const uint32_t t_ = th[l];                                                                            \
+        const size_t f_ = fe[i];                                                                              \
+        const size_t r_ = E_RIGHT0(in[f_], th[i]);                                                            \
         mark[f_] = 1u;                                                                                        \
-        FM_HEAP_STEP(l, k_, t_);                                                                              \
+        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
+    } while (0)
+
+/* One step of the heap walk from node n with STEP (E_HEAP_ROOT or E_HEAP_STEP); q15 reads its key before
+ * the mark (E_HEAP_KEY), float32 compares x[f] straight from memory (E_HEAP_IN). */
+#define FM_HEAP_NODE(STEP, l, n)                                                                              \
+    do {                                                                                                      \
+        const uint32_t f_ = fe[n];                                                                            \
+        E_HEAP_KEY(k_, f_)                                                                                    \
+        const E_HEAP_TH t_ = th[n];                                                                           \
+        mark[f_] = 1u;                                                                                        \
+        STEP(l, E_HEAP_IN(k_, f_), t_);                                                                       \
     } while (0)
 /* D (a constant 1..4) steps down a tree whose nodes are fe[1..], from the root to l in 2^D .. 2^(D+1)-1. */
-#define FM_WALK_LEVELS_Q(l)                                                                                   \
+#define FM_WALK_LEVELS_HEAP(l)                                                                                \
     do {                                                                                                      \
-        const uint32_t f_ = fe[1];                                                                            \
-        const uint32_t k_ = keys[f_];                                                                         \
-        const uint32_t t_ = th[1];                                                                            \
-        mark[f_] = 1u;                                                                                        \
-        FM_HEAP_ROOT(l, k_, t_, one);                                                                         \
+        FM_HEAP_NODE(E_HEAP_ROOT, l, 1);                                                                      \
         if (D > 1u) {                                                                                         \
-            FM_STEP_Q(l);                                                                                     \
+            FM_HEAP_NODE(E_HEAP_STEP, l, l);                                                                  \
         }                                                                                                     \
         if (D > 2u) {                                                                                         \
-            FM_STEP_Q(l);                                                                                     \
+            FM_HEAP_NODE(E_HEAP_STEP, l, l);                                                                  \
         }                                                                                                     \
         if (D > 3u) {                                                                                         \
-            FM_STEP_Q(l);                                                                                     \
+            FM_HEAP_NODE(E_HEAP_STEP, l, l);                                                                  \
         }                                                                                                     \
     } while (0)
 
@@ -311,10 +308,6 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
         }                                                                                                     \
     } while (0)
 
-/* Complete trees of depth D (constant), one output: trees [first, end). With a single-precision FPU on
- * 32-bit Arm (FM_F32_GT_STEP of fm_port.h) the float32 walk counts heap nodes from 1 as the q15 walk
- * (FM_HEAP_BASE), l = (l + l + C) ^ 1, with no register-offset vldr to save; elsewhere the 0-based form
- * below. */
 /* A leaf value v: into acc (one output: single, a constant in each instance) or into the tree's output
  * (to walks tree_output). */
 #define FM_LEAF_ADD(v)                                                                                        \
@@ -326,247 +319,6 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
             ++to;                                                                                             \
         }                                                                                                     \
     } while (0)
-#if defined(FM_F32_GT_STEP)
-#define FM_STEP_F1(l)                                                                                         \
-    do {                                                                                                      \
-        const uint32_t f_ = fe[l];                                                                            \
-        const float tv_ = th[l];                                                                              \
-        mark[f_] = 1u;                                                                                        \
-        FM_F32_GT_STEP(l, x[f_], tv_);                                                                        \
-    } while (0)
-#define FM_WALK_LEVELS_F1(l)                                                                                  \
-    do {                                                                                                      \
-        const uint32_t f0_ = fe[1];                                                                           \
-        const float t0_ = th[1];                                                                              \
-        mark[f0_] = 1u;                                                                                       \
-        FM_F32_GT_ROOT(l, x[f0_], t0_, one);                                                                  \
-        if (D > 1u) {                                                                                         \
-            FM_STEP_F1(l);                                                                                    \
-        }                                                                                                     \
-        if (D > 2u) {                                                                                         \
-            FM_STEP_F1(l);                                                                                    \
-        }                                                                                                     \
-        if (D > 3u) {                                                                                         \
-            FM_STEP_F1(l);                                                                                    \
-        }                                                                                                     \
-    } while (0)
-
-FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                              float acc, uint32_t D, float *scores, int single)
-{
-    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
-    const uint32_t I = (1u << D) - 1u;
-    const size_t one = 1u;
-    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
-    const float *th = FM_HEAP_BASE(float, m->threshold + (size_t)first * I, 1u);
-    const float *lf = FM_HEAP_BASE(float, m->leaf + (size_t)first * (I + 1u), I + 1u);
-    uint32_t t;
-    /* two trees per iteration (the second one's nodes at fe + I, its leaves at lf + I + 1) */
-    for (t = (end - first) / 2u; t != 0u; --t) {
-        size_t i;
-        FM_WALK_LEVELS_F1(i);
-        FM_LEAF_ADD(lf[i]);
-        fe += I;
-        th += I;
-        lf += I + 1u;
-        FM_WALK_LEVELS_F1(i);
-        FM_LEAF_ADD(lf[i]);
-        fe += I;
-        th += I;
-        lf += I + 1u;
-    }
-    if ((end - first) & 1u) {
-        size_t i;
-        FM_WALK_LEVELS_F1(i);
-        FM_LEAF_ADD(lf[i]);
-    }
-    return acc;
-}
-
-#else
-FM_WALK float ewalk_f32_depth(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark,
-                              float acc, uint32_t D, float *scores, int single)
-{
-    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
-    const uint32_t I = (1u << D) - 1u;
-    const uint16_t *fe = m->feature + (size_t)first * I;
-    const float *th = m->threshold + (size_t)first * I;
-    const float *lf = m->leaf + (size_t)first * (I + 1u);
-    uint32_t t;
-    /* two trees per iteration off the same pointers (the second at node I, leaf I + 1) */
-    for (t = (end - first) / 2u; t != 0u; --t) {
-        size_t i = 0u;
-        size_t j = I;
-        FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
-        FM_LEAF_ADD(lf[i - I]);
-        FM_WALK_LEVELS(FM_STEP_F32, j, I);
-        FM_LEAF_ADD(lf[j - I + 1u]);
-        fe += 2u * I;
-        th += 2u * I;
-        lf += 2u * (I + 1u);
-    }
-    if ((end - first) & 1u) {
-        size_t i = 0u;
-        FM_WALK_LEVELS(FM_STEP_F32, i, 0u);
-        FM_LEAF_ADD(lf[i - I]);
-    }
-    return acc;
-}
-
-#endif
-
-#define E_MODEL fm_trees
-#define E_IN float
-#define E_TH float
-#define E_LEAF float
-#define E_ACC float
-#define E_NAME(n) ewalk_f32_##n
-#define E_THRS(m) ((m)->threshold)
-#define E_LEAVES(m) ((m)->leaf)
-#define E_RIGHT(k, t) ((k) > (t))
-#define E_SAT_ADD(a, v) ((a) + (v))
-#define E_Q 0
-#include "fm_trees_ewalk_impl.h"
-
-#undef E_MODEL
-#undef E_IN
-#undef E_TH
-#undef E_LEAF
-#undef E_ACC
-#undef E_NAME
-#undef E_THRS
-#undef E_LEAVES
-#undef E_RIGHT
-#undef E_SAT_ADD
-#undef E_Q
-#undef FM_EWALK_ANY
-#undef FM_EWALK_DEPTH
-
-static void ewalk_f32(const fm_trees *m, uint32_t first, uint32_t end, const float *x, uint8_t *mark, float *scores)
-{
-    if (first >= end) {
-        return;
-    }
-    if (m->n_outputs == 1u) {
-        switch (m->depth) {
-        case 1u:
-            scores[0] = ewalk_f32_d1(m, first, end, x, mark, scores[0]);
-            return;
-        case 2u:
-            scores[0] = ewalk_f32_d2(m, first, end, x, mark, scores[0]);
-            return;
-        case 3u:
-            scores[0] = ewalk_f32_d3(m, first, end, x, mark, scores[0]);
-            return;
-        case 4u:
-            scores[0] = ewalk_f32_d4(m, first, end, x, mark, scores[0]);
-            return;
-        default:
-            break;
-        }
-        if (m->child == NULL) {
-            ewalk_f32_is(m, first, end, x, mark, scores);
-        } else {
-            ewalk_f32_es(m, first, end, x, mark, scores);
-        }
-    } else if (m->depth == 3u) {
-        ewalk_f32_m3(m, first, end, x, mark, scores);
-    } else if (m->child == NULL) {
-        ewalk_f32_im(m, first, end, x, mark, scores);
-    } else {
-        ewalk_f32_em(m, first, end, x, mark, scores);
-    }
-}
-
-#if defined(FM_HEAP_STEP)
-/* q15: complete trees of depth D, one output, no saturation possible (1-based heap, FM_STEP_Q). */
-FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
-                              uint8_t *mark, int32_t acc, uint32_t D, int32_t *scores, int single)
-{
-    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
-    const uint32_t I = (1u << D) - 1u;
-    const size_t one = 1u;
-    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
-    const uint16_t *th = FM_HEAP_BASE(uint16_t, m->threshold_q + (size_t)first * I, 1u);
-    const int16_t *lf = FM_HEAP_BASE(int16_t, m->leaf_q + (size_t)first * (I + 1u), I + 1u);
-    uint32_t t;
-    /* two trees per iteration: the second one's nodes at fe + I, its leaves at lf + I + 1 */
-    for (t = (end - first) / 2u; t != 0u; --t) {
-        size_t i;
-        FM_WALK_LEVELS_Q(i);
-        FM_LEAF_ADD((int32_t)lf[i]); /* no overflow: q_no_overflow */
-        fe += I;
-        th += I;
-        lf += I + 1u;
-        FM_WALK_LEVELS_Q(i);
-        FM_LEAF_ADD((int32_t)lf[i]);
-        fe += I;
-        th += I;
-        lf += I + 1u;
-    }
-    if ((end - first) & 1u) {
-        size_t i;
-        FM_WALK_LEVELS_Q(i);
-        FM_LEAF_ADD((int32_t)lf[i]);
-    }
-    return acc;
-}
-
-#else
-/* q15, 0-based heap (Thumb-1, AArch64, FM_PORTABLE): go right iff k > t, the sign bit of t - k (16-bit operands: no overflow). */
-#define FM_STEP_Q0(i, B)                                                                                      \
-    do {                                                                                                      \
-        const size_t f_ = fe[i];                                                                              \
-        const size_t r_ = (size_t)((uint32_t)((int32_t)th[i] - (int32_t)keys[f_]) >> 31);                     \
-        mark[f_] = 1u;                                                                                        \
-        (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
-    } while (0)
-FM_WALK int32_t ewalk_q_depth(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys,
-                              uint8_t *mark, int32_t acc, uint32_t D, int32_t *scores, int single)
-{
-    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
-    const uint32_t I = (1u << D) - 1u;
-    const uint16_t *fe = m->feature + (size_t)first * I;
-    const uint16_t *th = m->threshold_q + (size_t)first * I;
-    const int16_t *lf = m->leaf_q + (size_t)first * (I + 1u);
-    uint32_t t;
-    for (t = (end - first) / 2u; t != 0u; --t) {
-        size_t i = 0u;
-        size_t j = I;
-        FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
-        FM_WALK_LEVELS(FM_STEP_Q0, j, I);
-        if (single) {
-            acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
-        } else {
-            FM_LEAF_ADD((int32_t)lf[i - I]);
-            FM_LEAF_ADD((int32_t)lf[j - I + 1u]);
-        }
-        fe += 2u * I;
-        th += 2u * I;
-        lf += 2u * (I + 1u);
-    }
-    if ((end - first) & 1u) {
-        size_t i = 0u;
-        FM_WALK_LEVELS(FM_STEP_Q0, i, 0u);
-        FM_LEAF_ADD((int32_t)lf[i - I]);
-    }
-    return acc;
-}
-#endif
-
-
-#define E_MODEL fm_trees_q15
-#define E_IN uint16_t
-#define E_TH uint16_t
-#define E_LEAF int16_t
-#define E_ACC int32_t
-#define E_NAME(n) ewalk_q_##n
-#define E_THRS(m) ((m)->threshold_q)
-#define E_LEAVES(m) ((m)->leaf_q)
-#define E_RIGHT(k, t) FM_EKEY_RIGHT((uint32_t)(k), (uint32_t)(t))
-#define E_SAT_ADD(a, v) fm_add_sat32((a), (v))
-#define E_Q 1
-#include "fm_trees_ewalk_impl.h"
 
 /* 1 when adding `trees` leaves (|leaf| <= 32768) to s cannot leave int32. */
 static int q_no_overflow(int32_t s, uint32_t trees)
@@ -575,66 +327,9 @@ static int q_no_overflow(int32_t s, uint32_t trees)
     return a <= 0x7fffffffu && trees <= ((0x7fffffffu - a) >> 15);
 }
 
-FM_WALK void ewalk_q(const fm_trees_q15 *m, uint32_t first, uint32_t end, const uint16_t *keys, uint8_t *mark,
-                    int32_t *scores)
-{
-    if (first >= end) {
-        return;
-    }
-    if (m->n_outputs != 1u) {
-        uint32_t o, ok = m->depth == 3u;
-        for (o = 0; o < m->n_outputs && ok; ++o) {
-            ok = q_no_overflow(scores[o], end - first);
-        }
-        if (ok) {
-            ewalk_q_m3(m, first, end, keys, mark, scores);
-        } else if (m->child == NULL) {
-            ewalk_q_im(m, first, end, keys, mark, scores);
-        } else {
-            ewalk_q_em(m, first, end, keys, mark, scores);
-        }
-        return;
-    }
-    if (!q_no_overflow(scores[0], end - first)) {
-        if (m->child == NULL) {
-            ewalk_q_iss(m, first, end, keys, mark, scores);
-        } else {
-            ewalk_q_ess(m, first, end, keys, mark, scores);
-        }
-        return;
-    }
-    switch (m->depth) {
-    case 1u:
-        scores[0] = ewalk_q_d1(m, first, end, keys, mark, scores[0]);
-        return;
-    case 2u:
-        scores[0] = ewalk_q_d2(m, first, end, keys, mark, scores[0]);
-        return;
-    case 3u:
-        scores[0] = ewalk_q_d3(m, first, end, keys, mark, scores[0]);
-        return;
-    case 4u:
-        scores[0] = ewalk_q_d4(m, first, end, keys, mark, scores[0]);
-        return;
-    default:
-        break;
-    }
-    if (m->child == NULL) {
-        ewalk_q_is(m, first, end, keys, mark, scores);
-    } else {
-        ewalk_q_es(m, first, end, keys, mark, scores);
-    }
-}
-
 static void zero_result(fm_result *res)
 {
-    res->label = 0;
-    res->score = 0.0f;
-    res->score_q = 0;
-    res->n_read = 0u;
-    res->cost = 0.0f;
-    res->stage = 0u;
-    res->cost_q = 0u;
+    FM_RESULT_ZERO(res);
 }
 
 int fm_trees_eager_ok(const fm_trees *m)
@@ -645,20 +340,6 @@ int fm_trees_eager_ok(const fm_trees *m)
 int fm_trees_q15_eager_ok(const fm_trees_q15 *m)
 {
     return m != NULL && m->n_features <= FM_VEC_MAX_FEATURES;
-}
-
-int fm_trees_eager_start(const fm_trees *m, const float *x, fm_trees_eager *e, float *scores, fm_result *res)
-{
-    uint32_t o;
-    if (!fm_trees_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    zero_result(res);
-    marks_clear(e->mark, m->n_features);
-    for (o = 0; o < m->n_outputs; ++o) {
-        scores[o] = m->base_score[o];
-    }
-    return FM_OK;
 }
 
 /* Eager keys: fm_ukey16 - FM_EKEY_SUB = (fm_key_bits + 2^31 - 2^16 * FM_EKEY_SUB) >> 16, with fm_key_bits =
@@ -715,99 +396,112 @@ FM_WALK uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32
     return FM_EKEY_BAD(bad);
 }
 
-int fm_trees_q15_eager_start(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e, int32_t *scores,
-                             fm_result *res)
-{
-    uint32_t o;
-    if (!fm_trees_q15_eager_ok(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    zero_result(res);
-    e->nonfinite = q_keys_marks(x, m->n_features, e->keys, e->mark) != 0u;
-    for (o = 0; o < m->n_outputs; ++o) {
-        scores[o] = m->base_q[o];
-    }
-    return FM_OK;
-}
+/* The marked features' cost (res->n_read set): float32 in feature index order (the costs are order-exact,
+ * fm_trees_eager_ok), q15 an integer sum (<= 512 * 65535: no saturation). */
+#define FM_F32_MARKED_COST(costs, mark, n, res)                                                                   \
+    do {                                                                                                      \
+        float cost_ = 0.0f;                                                                                   \
+        if ((costs) == NULL) {                                                                                \
+            cost_ = (float)(res)->n_read;                                                                     \
+        } else {                                                                                              \
+            uint32_t f_;                                                                                      \
+            for (f_ = 0; f_ < (n); ++f_) {                                                                    \
+                if ((mark)[f_]) {                                                                             \
+                    cost_ = cost_ + (costs)[f_];                                                              \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+        (res)->cost = cost_;                                                                                  \
+    } while (0)
+#define FM_Q_MARKED_COST(costs, mark, n, res)                                                                     \
+    do {                                                                                                      \
+        if ((costs) == NULL) {                                                                                \
+            (res)->cost_q = (res)->n_read;                                                                    \
+        } else {                                                                                              \
+            uint32_t f_;                                                                                      \
+            uint32_t cost_ = 0u;                                                                              \
+            for (f_ = 0; f_ < (n); ++f_) {                                                                    \
+                cost_ += (uint32_t)(mark)[f_] * (uint32_t)(costs)[f_];                                        \
+            }                                                                                                 \
+            (res)->cost_q = cost_;                                                                            \
+        }                                                                                                     \
+    } while (0)
 
-int fm_trees_eager_walk(const fm_trees *m, uint32_t first_tree, uint32_t end_tree, const float *x, fm_trees_eager *e,
-                        float *scores)
-{
-    if (m == NULL || x == NULL || e == NULL || scores == NULL || first_tree > end_tree || end_tree > m->n_trees) {
-        return FM_E_ARG;
-    }
-    ewalk_f32(m, first_tree, end_tree, x, (uint8_t *)e->mark, scores);
-    return FM_OK;
-}
+/* ---- float32 then q15: fm_trees_ewalk_impl.h (the walks, their dispatch, fm_trees*_eager_start|walk|finish) */
 
-int fm_trees_q15_eager_walk(const fm_trees_q15 *m, uint32_t first_tree, uint32_t end_tree, fm_trees_q15_eager *e,
-                            int32_t *scores)
-{
-    if (m == NULL || e == NULL || scores == NULL || first_tree > end_tree || end_tree > m->n_trees) {
-        return FM_E_ARG;
-    }
-    ewalk_q(m, first_tree, end_tree, e->keys, (uint8_t *)e->mark, scores);
-    return FM_OK;
-}
+#define E_MODEL fm_trees
+#define E_EAGER fm_trees_eager
+#define E_IN float
+#define E_TH float
+#define E_LEAF float
+#define E_ACC float
+#define E_NAME(n) ewalk_f32_##n
+#define E_WALK ewalk_f32
+#define E_WALK_STORAGE static
+#define E_FN(n) fm_trees_##n
+#define E_THRS(m) ((m)->threshold)
+#define E_LEAVES(m) ((m)->leaf)
+#define E_BASE(m) ((m)->base_score)
+#define E_RIGHT(k, t) ((k) > (t))
+#define E_RIGHT0(k, t) ((k) > (t) ? 1u : 0u)
+#define E_SAT_ADD(a, v) ((a) + (v))
+#define E_Q 0
+#if defined(FM_F32_GT_STEP)
+#define E_HEAP 1
+#define E_HEAP_KEY(k, f)
+#define E_HEAP_IN(k, f) in[f]
+#define E_HEAP_TH float
+#define E_HEAP_ROOT(l, k, t) FM_F32_GT_ROOT(l, k, t, one)
+#define E_HEAP_STEP(l, k, t) FM_F32_GT_STEP(l, k, t)
+#else
+#define E_HEAP 0
+#endif
+#define E_MARKS_START(m, x, e) marks_clear((e)->mark, (m)->n_features)
+#define E_WALK_X const float *x,
+#define E_WALK_X_NULL x == NULL ||
+#define E_WALK_IN(x, e) (x)
+#define E_MAYBE_NONFINITE(x, e, n) any_nonfinite(x, n) /* every feature (no mark test) first */
+#define E_FINISH_COSTS(m) const float *costs = (m)->costs;
+#define E_COSTS(m) costs
+#define E_MARKED_COST FM_F32_MARKED_COST
+#include "fm_trees_ewalk_impl.h"
 
-int fm_trees_eager_finish(const fm_trees *m, const float *x, const fm_trees_eager *e, const float *scores,
-                          fm_result *res)
-{
-    const uint8_t *mark;
-    const float *costs;
-    uint32_t n;
-    float cost = 0.0f;
-    if (m == NULL || x == NULL || e == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    mark = (const uint8_t *)e->mark;
-    n = m->n_features;
-    costs = m->costs;
-    /* every feature first (no mark test), the marked ones only when one of them is not finite */
-    if (any_nonfinite(x, n) && marked_nonfinite(x, mark, n)) {
-        return FM_E_VALUE;
-    }
-    res->n_read = marks_count(e->mark, n);
-    if (costs == NULL) {
-        cost = (float)res->n_read;
-    } else {
-        uint32_t f;
-        for (f = 0; f < n; ++f) { /* feature index order: the costs are order-exact (fm_trees_eager_ok) */
-            if (mark[f]) {
-                cost = cost + costs[f];
-            }
-        }
-    }
-    res->cost = cost;
-    return fm_trees_finish(m, scores, res);
-}
-
-int fm_trees_q15_eager_finish(const fm_trees_q15 *m, const float *x, const fm_trees_q15_eager *e,
-                              const int32_t *scores, fm_result *res)
-{
-    const uint8_t *mark;
-    uint32_t n;
-    if (m == NULL || x == NULL || e == NULL || scores == NULL || res == NULL) {
-        return FM_E_ARG;
-    }
-    mark = (const uint8_t *)e->mark;
-    n = m->n_features;
-    if (e->nonfinite && marked_nonfinite(x, mark, n)) {
-        return FM_E_VALUE;
-    }
-    res->n_read = marks_count(e->mark, n);
-    if (m->costs == NULL) {
-        res->cost_q = res->n_read;
-    } else {
-        uint32_t f;
-        uint32_t cost = 0u; /* <= 512 * 65535: no saturation */
-        for (f = 0; f < n; ++f) {
-            cost += (uint32_t)mark[f] * (uint32_t)m->costs[f];
-        }
-        res->cost_q = cost;
-    }
-    return fm_trees_q15_finish(m, scores, res);
-}
+#define E_MODEL fm_trees_q15
+#define E_EAGER fm_trees_q15_eager
+#define E_IN uint16_t
+#define E_TH uint16_t
+#define E_LEAF int16_t
+#define E_ACC int32_t
+#define E_NAME(n) ewalk_q_##n
+#define E_WALK ewalk_q
+#define E_WALK_STORAGE FM_WALK
+#define E_FN(n) fm_trees_q15_##n
+#define E_THRS(m) ((m)->threshold_q)
+#define E_LEAVES(m) ((m)->leaf_q)
+#define E_BASE(m) ((m)->base_q)
+#define E_RIGHT(k, t) FM_EKEY_RIGHT((uint32_t)(k), (uint32_t)(t))
+#define E_RIGHT0(k, t) (size_t)((uint32_t)((int32_t)(t) - (int32_t)(k)) >> 31)
+#define E_SAT_ADD(a, v) fm_add_sat32((a), (v))
+#define E_Q 1
+#if defined(FM_HEAP_STEP)
+#define E_HEAP 1
+#define E_HEAP_KEY(k, f) const uint32_t k = in[f];
+#define E_HEAP_IN(k, f) k
+#define E_HEAP_TH uint32_t
+#define E_HEAP_ROOT(l, k, t) FM_HEAP_ROOT(l, k, t, one)
+#define E_HEAP_STEP(l, k, t) FM_HEAP_STEP(l, k, t)
+#else
+#define E_HEAP 0
+#endif
+#define E_MARKS_START(m, x, e) ((e)->nonfinite = q_keys_marks(x, (m)->n_features, (e)->keys, (e)->mark) != 0u)
+#define E_WALK_X
+#define E_WALK_X_NULL
+#define E_WALK_IN(x, e) ((e)->keys)
+#define E_MAYBE_NONFINITE(x, e, n) (e)->nonfinite /* some key was not finite */
+#define E_FINISH_COSTS(m)
+#define E_COSTS(m) ((m)->costs)
+#define E_MARKED_COST FM_Q_MARKED_COST
+#include "fm_trees_ewalk_impl.h"
 
 /* ---- first use of a feature on the eager path --------------------------- */
 
@@ -820,11 +514,7 @@ static int touch_f32(fm_memo *memo, const float *costs, const float *x, uint32_t
     if (fm_bits_nonfinite(fm_float_bits(v))) {
         return FM_E_VALUE;
     }
-    memo->values[f] = v;
-    memo->seen[f] = memo->epoch;
-    if (memo->keys != NULL) {
-        memo->keys[f] = (int16_t)fm_key16(fm_float_bits(v));
-    }
+    FM_MEMO_STORE(memo, f, v);
     res->n_read += 1u;
     res->cost = res->cost + (costs != NULL ? costs[f] : 1.0f);
     return FM_OK;
@@ -986,17 +676,7 @@ static int marked_q(const fm_trees_q15 *m, const float *x, fm_trees_q15_eager *e
         return FM_E_VALUE;
     }
     res->n_read = marks_count(e->mark, n);
-    if (m->costs == NULL) {
-        res->cost_q = res->n_read;
-    } else {
-        const uint8_t *mark = (const uint8_t *)e->mark;
-        uint32_t f;
-        uint32_t cost = 0u; /* <= 512 * 65535: no saturation */
-        for (f = 0; f < n; ++f) {
-            cost += (uint32_t)mark[f] * (uint32_t)m->costs[f];
-        }
-        res->cost_q = cost;
-    }
+    FM_Q_MARKED_COST(m->costs, (const uint8_t *)e->mark, n, res);
     if (m->n_outputs == 1u) {
         res->score_q = scores[0];
         res->label = (scores[0] > m->decision_threshold_q) ? 1 : 0;

@@ -1,20 +1,111 @@
-/* frugalml runtime: the eager marked walk of any layout (fm_trees.c), written
- * once for float32 and q15 (fm_trees.c includes it twice with the macros
- * below set). Not a public header: no include guard on purpose.
+/* frugalml runtime: the eager marked walks of fm_trees.c (fm_trees.h, "Eager walks"), written once for
+ * float32 and q15 (fm_trees.c includes it twice with the macros below set; each include ends by
+ * undefining them). Not a public header: no include guard on purpose. The steps (FM_STEP0,
+ * FM_WALK_LEVELS_HEAP) and leaf sums are fm_trees.c's macros over the hooks below.
  *
- *   E_MODEL                  fm_trees or fm_trees_q15
+ *   E_MODEL, E_EAGER         fm_trees / fm_trees_q15 and their eager state
  *   E_IN                     what the walk compares: float (x) or uint16_t (the biased keys)
  *   E_TH, E_LEAF, E_ACC      threshold, leaf and score types (float / uint16_t, float / int16_t,
  *                            float / int32_t)
- *   E_NAME(n)                ewalk_f32_n or ewalk_q_n
- *   E_THRS(m), E_LEAVES(m)   the threshold and leaf arrays
- *   E_RIGHT(k, t)            1 iff input k goes right of threshold t
+ *   E_NAME(n), E_WALK        ewalk_f32_n / ewalk_q_n and the dispatch ewalk_f32 / ewalk_q, declared
+ *                            E_WALK_STORAGE (static / FM_WALK)
+ *   E_FN(n)                  fm_trees_n or fm_trees_q15_n (public)
+ *   E_THRS(m), E_LEAVES(m), E_BASE(m)  the threshold, leaf and base score arrays
+ *   E_RIGHT(k, t)            1 iff input k goes right of threshold t (any-layout walk)
+ *   E_RIGHT0(k, t)           the same as 0 / 1 of type size_t (0-based depth walk)
  *   E_SAT_ADD(a, v)          a + v, saturating in q15 (float32: a + v)
  *   E_Q                      0 (float32) or 1 (q15): q15 also has saturating one-output walks
- *                            (ewalk_q_iss, _ess) and saturates its several-output walks
- * Uses E_NAME(depth), the port-specific depth-specialized walk defined before the include; the
- * dispatch (ewalk_f32, ewalk_q) follows it in fm_trees.c (q15 tests for overflow first).
+ *                            (ewalk_q_iss, _ess), saturates its several-output walks, tests for
+ *                            overflow before the dispatch's unsaturated walks and sums the 0-based
+ *                            depth walk's two leaves a step at once (integers: any order)
+ *   E_HEAP                   1: the 1-based heap depth walk with E_HEAP_KEY(k, f) (a declaration or
+ *                            nothing), E_HEAP_IN(k, f) (the step's input), E_HEAP_TH (the threshold's
+ *                            register type), E_HEAP_ROOT / E_HEAP_STEP(l, k, t) (fm_port.h's carry steps);
+ *                            0: the 0-based one
+ *   E_MARKS_START(m, x, e)   eager_start's marks (float32 cleared; q15 cleared with the keys of x)
+ *   E_WALK_X, E_WALK_X_NULL, E_WALK_IN(x, e)  eager_walk's x parameter and its NULL test (float32;
+ *                            q15 none) and what it compares (x or e->keys)
+ *   E_MAYBE_NONFINITE(x, e, n)  eager_finish: nonzero when some feature may not be finite
+ *   E_FINISH_COSTS(m), E_COSTS(m)  eager_finish: float32 reads m->costs before the non-finite test's
+ *                            calls (a declaration, `costs`), q15 after (nothing, (m)->costs)
+ *   E_MARKED_COST(costs, mark, n, res)  res->cost or res->cost_q of the marked features
  */
+
+/* Complete trees of depth D (constant), one output (acc) or several (single 0: scores): trees
+ * [first, end). q15: no saturation (taken when no sum can overflow, q_no_overflow). */
+#if E_HEAP
+FM_WALK E_ACC E_NAME(depth)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                            E_ACC acc, uint32_t D, E_ACC *scores, int single)
+{
+    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
+    const uint32_t I = (1u << D) - 1u;
+    const size_t one = 1u;
+    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
+    const E_TH *th = FM_HEAP_BASE(E_TH, E_THRS(m) + (size_t)first * I, 1u);
+    const E_LEAF *lf = FM_HEAP_BASE(E_LEAF, E_LEAVES(m) + (size_t)first * (I + 1u), I + 1u);
+    uint32_t t;
+    /* two trees per iteration (the second one's nodes at fe + I, its leaves at lf + I + 1) */
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i;
+        FM_WALK_LEVELS_HEAP(i);
+        FM_LEAF_ADD((E_ACC)lf[i]);
+        fe += I;
+        th += I;
+        lf += I + 1u;
+        FM_WALK_LEVELS_HEAP(i);
+        FM_LEAF_ADD((E_ACC)lf[i]);
+        fe += I;
+        th += I;
+        lf += I + 1u;
+    }
+    if ((end - first) & 1u) {
+        size_t i;
+        FM_WALK_LEVELS_HEAP(i);
+        FM_LEAF_ADD((E_ACC)lf[i]);
+    }
+    return acc;
+}
+
+#else
+FM_WALK E_ACC E_NAME(depth)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                            E_ACC acc, uint32_t D, E_ACC *scores, int single)
+{
+    const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
+    const uint32_t I = (1u << D) - 1u;
+    const uint16_t *fe = m->feature + (size_t)first * I;
+    const E_TH *th = E_THRS(m) + (size_t)first * I;
+    const E_LEAF *lf = E_LEAVES(m) + (size_t)first * (I + 1u);
+    uint32_t t;
+    /* two trees per iteration off the same pointers (the second at node I, leaf I + 1) */
+    for (t = (end - first) / 2u; t != 0u; --t) {
+        size_t i = 0u;
+        size_t j = I;
+        FM_WALK_LEVELS(FM_STEP0, i, 0u);
+#if E_Q
+        FM_WALK_LEVELS(FM_STEP0, j, I);
+        if (single) {
+            acc += (int32_t)lf[i - I] + (int32_t)lf[j - I + 1u]; /* no overflow: q_no_overflow */
+        } else {
+            FM_LEAF_ADD((int32_t)lf[i - I]);
+            FM_LEAF_ADD((int32_t)lf[j - I + 1u]);
+        }
+#else
+        FM_LEAF_ADD(lf[i - I]);
+        FM_WALK_LEVELS(FM_STEP0, j, I);
+        FM_LEAF_ADD(lf[j - I + 1u]);
+#endif
+        fe += 2u * I;
+        th += 2u * I;
+        lf += 2u * (I + 1u);
+    }
+    if ((end - first) & 1u) {
+        size_t i = 0u;
+        FM_WALK_LEVELS(FM_STEP0, i, 0u);
+        FM_LEAF_ADD((E_ACC)lf[i - I]);
+    }
+    return acc;
+}
+#endif
 
 /* Any layout, one or several outputs: trees [first, end); sat: saturate every one-output addition
  * (several outputs always use E_SAT_ADD). */
@@ -95,3 +186,139 @@ FM_EWALK_ANY(E_NAME(ess), 0, 1, 1)
 #endif
 FM_EWALK_ANY(E_NAME(im), 1, 0, E_Q)
 FM_EWALK_ANY(E_NAME(em), 0, 0, E_Q)
+
+/* Trees [first, end) of any model: the depth-specialized walks where they apply (q15: when no sum can
+ * overflow), else the any-layout ones. */
+#define FM_EWALK_LAYOUT(implicit, explicit_)                                                                  \
+    do {                                                                                                      \
+        if (m->child == NULL) {                                                                               \
+            E_NAME(implicit)(m, first, end, in, mark, scores);                                                \
+        } else {                                                                                              \
+            E_NAME(explicit_)(m, first, end, in, mark, scores);                                               \
+        }                                                                                                     \
+    } while (0)
+#define FM_EWALK_DEPTH_CASE(D)                                                                                \
+    case D##u:                                                                                                \
+        scores[0] = E_NAME(d##D)(m, first, end, in, mark, scores[0]);                                         \
+        return
+E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                           E_ACC *scores)
+{
+    if (first >= end) {
+        return;
+    }
+#if E_Q
+    if (m->n_outputs != 1u) {
+        uint32_t o, ok = m->depth == 3u;
+        for (o = 0; o < m->n_outputs && ok; ++o) {
+            ok = q_no_overflow(scores[o], end - first);
+        }
+        if (ok) {
+            E_NAME(m3)(m, first, end, in, mark, scores);
+        } else {
+            FM_EWALK_LAYOUT(im, em);
+        }
+        return;
+    }
+    if (!q_no_overflow(scores[0], end - first)) {
+        FM_EWALK_LAYOUT(iss, ess);
+        return;
+    }
+#else
+    if (m->n_outputs == 1u) {
+#endif
+        switch (m->depth) {
+            FM_EWALK_DEPTH_CASE(1);
+            FM_EWALK_DEPTH_CASE(2);
+            FM_EWALK_DEPTH_CASE(3);
+            FM_EWALK_DEPTH_CASE(4);
+        default:
+            break;
+        }
+        FM_EWALK_LAYOUT(is, es);
+#if !E_Q
+    } else if (m->depth == 3u) {
+        E_NAME(m3)(m, first, end, in, mark, scores);
+    } else {
+        FM_EWALK_LAYOUT(im, em);
+    }
+#endif
+}
+
+int E_FN(eager_start)(const E_MODEL *m, const float *x, E_EAGER *e, E_ACC *scores, fm_result *res)
+{
+    uint32_t o;
+    if (!E_FN(eager_ok)(m) || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    zero_result(res);
+    E_MARKS_START(m, x, e);
+    for (o = 0; o < m->n_outputs; ++o) {
+        scores[o] = E_BASE(m)[o];
+    }
+    return FM_OK;
+}
+
+int E_FN(eager_walk)(const E_MODEL *m, uint32_t first_tree, uint32_t end_tree, E_WALK_X E_EAGER *e, E_ACC *scores)
+{
+    if (m == NULL || E_WALK_X_NULL e == NULL || scores == NULL || first_tree > end_tree || end_tree > m->n_trees) {
+        return FM_E_ARG;
+    }
+    E_WALK(m, first_tree, end_tree, E_WALK_IN(x, e), (uint8_t *)e->mark, scores);
+    return FM_OK;
+}
+
+int E_FN(eager_finish)(const E_MODEL *m, const float *x, const E_EAGER *e, const E_ACC *scores, fm_result *res)
+{
+    const uint8_t *mark;
+    uint32_t n;
+    if (m == NULL || x == NULL || e == NULL || scores == NULL || res == NULL) {
+        return FM_E_ARG;
+    }
+    mark = (const uint8_t *)e->mark;
+    n = m->n_features;
+    E_FINISH_COSTS(m)
+    /* the marked features tested only when some feature may not be finite */
+    if (E_MAYBE_NONFINITE(x, e, n) && marked_nonfinite(x, mark, n)) {
+        return FM_E_VALUE;
+    }
+    res->n_read = marks_count(e->mark, n);
+    E_MARKED_COST(E_COSTS(m), mark, n, res);
+    return E_FN(finish)(m, scores, res);
+}
+
+#undef E_MODEL
+#undef E_EAGER
+#undef E_IN
+#undef E_TH
+#undef E_LEAF
+#undef E_ACC
+#undef E_NAME
+#undef E_WALK
+#undef E_WALK_STORAGE
+#undef E_FN
+#undef E_THRS
+#undef E_LEAVES
+#undef E_BASE
+#undef E_RIGHT
+#undef E_RIGHT0
+#undef E_SAT_ADD
+#undef E_Q
+#undef E_HEAP
+#undef E_HEAP_KEY
+#undef E_HEAP_IN
+#undef E_HEAP_TH
+#undef E_HEAP_ROOT
+#undef E_HEAP_STEP
+#undef E_MARKS_START
+#undef E_WALK_X
+#undef E_WALK_X_NULL
+#undef E_WALK_IN
+#undef E_MAYBE_NONFINITE
+#undef E_MARKED_COST
+#undef E_FINISH_COSTS
+#undef E_COSTS
+#undef FM_EWALK_LAYOUT
+#undef FM_EWALK_DEPTH_CASE
+#undef FM_EWALK_ANY
+#undef FM_EWALK_DEPTH

@@ -1,8 +1,8 @@
 /* frugalml runtime: the memo walk and the prediction calls of fm_trees.c,
  * written once for float32 and q15 (fm_trees.c includes it twice with the
  * macros below set). Not a public header: no include guard on purpose.
- * The eager marked walks (ewalk_*, fm_trees*_eager_*) stay per type in
- * fm_trees.c: their steps differ (float compares vs 16-bit keys).
+ * The eager marked walks (ewalk_*, fm_trees*_eager_*) are the other body,
+ * fm_trees_ewalk_impl.h.
  *
  *   T_MODEL                  fm_trees or fm_trees_q15
  *   T_SCORE                  float or int32_t (a score, table units)
@@ -197,20 +197,27 @@ int T_FN(finish)(const T_MODEL *m, const T_SCORE *scores, fm_result *res)
     return FM_OK;
 }
 
+/* One memo prediction into rc: start, begin, ACCUMULATE (accumulate or accumulate_vec) of every tree from
+ * src (the reader or x), finish. */
+#define T_MEMO_PREDICT(ACCUMULATE, src)                                                                       \
+    do {                                                                                                      \
+        fm_memo_start(memo, res);                                                                             \
+        rc = T_FN(begin)(m, scores);                                                                          \
+        if (rc == FM_OK) {                                                                                    \
+            rc = ACCUMULATE(m, 0u, m->n_trees, src, memo, scores, res);                                       \
+        }                                                                                                     \
+        if (rc == FM_OK) {                                                                                    \
+            rc = T_FN(finish)(m, scores, res);                                                                \
+        }                                                                                                     \
+    } while (0)
+
 int T_FN(predict)(const T_MODEL *m, const fm_reader *r, fm_memo *memo, T_SCORE *scores, fm_result *res)
 {
     int rc;
     if (m == NULL || memo == NULL || res == NULL) {
         return FM_E_ARG;
     }
-    fm_memo_start(memo, res);
-    rc = T_FN(begin)(m, scores);
-    if (rc == FM_OK) {
-        rc = T_FN(accumulate)(m, 0u, m->n_trees, r, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = T_FN(finish)(m, scores, res);
-    }
+    T_MEMO_PREDICT(T_FN(accumulate), r);
     return rc;
 }
 
@@ -220,14 +227,7 @@ static int T_PRIV(predict_eager)(const T_MODEL *m, const float *x, fm_memo *memo
     if (T_FN(eager_ok)(m)) {
         return T_PRIV(predict_marked)(m, x, scores, res);
     }
-    fm_memo_start(memo, res);
-    rc = T_FN(begin)(m, scores);
-    if (rc == FM_OK) {
-        rc = T_FN(accumulate_vec)(m, 0u, m->n_trees, x, memo, scores, res);
-    }
-    if (rc == FM_OK) {
-        rc = T_FN(finish)(m, scores, res);
-    }
+    T_MEMO_PREDICT(T_FN(accumulate_vec), x);
     return rc;
 }
 
@@ -238,14 +238,7 @@ size_t T_FN(scratch_size)(const T_MODEL *m)
 
 int T_FN(scratch_init)(const T_MODEL *m, void *buf, size_t size, fm_memo *memo, T_SCORE **scores)
 {
-    void *s = NULL;
-    int rc;
-    if (m == NULL || scores == NULL) {
-        return FM_E_ARG;
-    }
-    rc = fm_scratch_split(buf, size, m->n_features, m->n_outputs, T_Q, memo, &s);
-    *scores = (T_SCORE *)s;
-    return rc;
+    FM_SCRATCH_INIT_SCORES(T_SCORE, m, m->n_features, m->n_outputs, T_Q, buf, size, memo, scores);
 }
 
 static int T_PRIV(row)(const void *model, const float *x, uint32_t i, void *work, fm_result *out)
@@ -265,21 +258,13 @@ static int T_PRIV(row)(const void *model, const float *x, uint32_t i, void *work
 int T_FN(predict_batch)(const T_MODEL *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
                         T_SCORE *scores, fm_result *out, uint32_t *n_done)
 {
-    fm_batch_work w;
-    const int ok = m != NULL && memo != NULL && scores != NULL && cols == m->n_features;
-    w.memo = memo;
-    w.scores = scores;
-    return fm_batch_rows(ok, T_PRIV(row), m, X, rows, cols, &w, out, n_done);
+    FM_BATCH_MEMO_ROWS(T_PRIV(row), m, m->n_features, X, rows, cols, memo, scores, out, n_done);
 }
 
 /* The memo walk with stack scratch, in its own frame; q15 never takes it. */
 static FM_NOINLINE int T_PRIV(predict_vec_memo)(const T_MODEL *m, const float *x, uint32_t n, fm_result *out)
 {
-    float values[FM_VEC_MAX_FEATURES];
-    uint8_t seen[FM_VEC_MAX_FEATURES];
-    T_SCORE scores[FM_VEC_MAX_OUTPUTS];
-    fm_memo memo;
-    fm_memo_init(&memo, values, seen, n);
+    FM_VEC_STACK_MEMO(T_SCORE, scores, memo, n);
     return T_PRIV(predict_eager)(m, x, &memo, scores, out);
 }
 
@@ -295,3 +280,5 @@ int T_FN(predict_vec)(const T_MODEL *m, const float *x, uint32_t n, fm_result *o
     }
     return T_PRIV(predict_vec_memo)(m, x, n, out);
 }
+
+#undef T_MEMO_PREDICT
