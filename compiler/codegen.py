@@ -72,6 +72,7 @@ class CodeBody:
 
     lines: list[str]
     helpers: list[str]
+    fn_attr: str = ""  # a macro (defined by the helpers) placed after FM_CODE_FN in the function's definition
 
 
 def generator(kind: str) -> Callable[..., CodeBody]:
@@ -253,7 +254,8 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
         "",
         f"/* Eager prediction from x[n], n == {up}_N_FEATURES: fills *out as the {numeric} tables do;",
         "   FM_E_ARG for bad arguments, FM_E_VALUE when a feature read is NaN or infinite. */",
-        f"static FM_CODE_FN int {name}_predict_vec(const float *x, uint32_t n, fm_result *out)",
+        f"static FM_CODE_FN {body.fn_attr + ' ' if body.fn_attr else ''}int {name}_predict_vec(const float *x, "
+        "uint32_t n, fm_result *out)",
         "{",
     ]
     out += ["    " + line if line and not line.startswith("#") else line for line in body.lines]

@@ -30,7 +30,7 @@ from compiler.codegen import (
 )
 from compiler.header import render_header
 from compiler.kinds import load_kind_modules
-from compiler.trees.code import left_percents
+from compiler.trees.code import COMPACT_NODES, left_percents
 from pyruntime import format as fmt
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.format import ModelFile
@@ -238,6 +238,28 @@ def test_cascade_cases_that_matter(tmp_path: Path) -> None:
     pred, status = q.reference(X)
     assert (pred.score[status == 0] == 2**31 - 1).any()
     assert run_dump(header, tmp_path) == expected_lines(pred, status, True, q.cost_unit)
+
+
+def test_large_float32_walks_get_the_compact_attribute(tmp_path: Path) -> None:
+    """A float32 walk of COMPACT_NODES inner nodes or more gets MODEL_FN_ATTR (GCC x86: no jump-target padding);
+    its answers equal the reference with the attribute on and off, in C99 and C++, NaN / inf / -0.0 rows
+    included; q15 and small walks have none."""
+    need("cc", "g++")
+    X = random_rows(np.random.default_rng(7), 40, 120)
+    m = random_cascade(2, 40, 60, 3, 1, 4, "none")
+    assert int((m.trees.feature >= 0).sum()) >= COMPACT_NODES
+    text = render_code_header(ModelFile("cascade", m), "float32", "model", X)
+    assert "static FM_CODE_FN MODEL_FN_ATTR int model_predict_vec(" in text
+    assert "MODEL_FN_ATTR" not in render_code_header(ModelFile("cascade", m), "q15")
+    small = random_cascade(2, 40, 3, 3, 1, 4, "none")
+    assert "MODEL_FN_ATTR" not in render_code_header(ModelFile("cascade", small), "float32")
+    header = tmp_path / "compact.h"
+    header.write_text(text)
+    pred, status = m.reference(X)
+    want = expected_lines(pred, status, False)
+    for flags in ((), ("-DMODEL_COMPACT=0",), ("-DMODEL_COMPACT=1",)):
+        assert run_dump(header, tmp_path, flags=flags) == want
+    assert run_dump(header, tmp_path, cxx=True) == want
 
 
 def test_left_percents_are_each_nodes_share_of_rows_going_left() -> None:
