@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from nb_strategies import nb_models
+from random_trees import random_tree as shared_random_tree
 
 from compiler.codegen import (
     code_kinds,
@@ -113,28 +114,9 @@ POOL = np.float32([-3.5, -1.0, -0.25, 0.0, 0.1, 0.5, 1.0, 2.0, 7.25, 1e-30, -1e-
 
 
 def random_tree(rng: np.random.Generator, n_features: int, depth: int) -> dict[str, list[Any]]:
-    feature: list[int] = []
-    threshold: list[float] = []
-    left: list[int] = []
-    right: list[int] = []
-    value: list[float] = []
-
-    def node(d: int) -> int:
-        i = len(feature)
-        feature.append(-2)
-        threshold.append(0.0)
-        left.append(-1)
-        right.append(-1)
-        value.append(float(rng.normal() * rng.choice([0.01, 1.0, 100.0])))
-        if d < depth and rng.random() < 0.8:
-            feature[i] = int(rng.integers(0, n_features))
-            threshold[i] = float(rng.choice(POOL) if rng.random() < 0.6 else rng.normal())
-            left[i] = node(d + 1)
-            right[i] = node(d + 1)
-        return i
-
-    node(0)
-    return {"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value}
+    return shared_random_tree(rng, n_features, depth, leaf=-2,
+                              value=lambda r: float(r.normal() * r.choice([0.01, 1.0, 100.0])),
+                              threshold=lambda r: float(r.choice(POOL) if r.random() < 0.6 else r.normal()))
 
 
 COSTS = {

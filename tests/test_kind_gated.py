@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_trees import random_tree
 
 from compiler.cli import cli
 from compiler.demo import build_row_runner, run_rows
@@ -32,27 +33,6 @@ FIELDS = ("label", "score", "n_read", "cost", "stage")
 
 
 # ------------------------------------------------------------------ random models ----
-def random_tree(rng: np.random.Generator, d: int, depth: int) -> dict:
-    feature, threshold, left, right, value = [], [], [], [], []
-
-    def node(level: int) -> int:
-        i = len(feature)
-        feature.append(-1)
-        threshold.append(0.0)
-        left.append(-1)
-        right.append(-1)
-        value.append(float(rng.normal()))
-        if level < depth and rng.random() < 0.8:
-            feature[i] = int(rng.integers(d))
-            threshold[i] = float(np.float32(rng.normal()))
-            left[i] = node(level + 1)
-            right[i] = node(level + 1)
-        return i
-
-    node(0)
-    return {"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value}
-
-
 def random_part(rng: np.random.Generator, d: int, kind: str, n_outputs: int = 1) -> LinearScorer | TreeEnsemble:
     if kind == "linear":
         k = int(rng.integers(0, d + 1))
