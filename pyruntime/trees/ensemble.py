@@ -73,7 +73,8 @@ def float32_floor(values: Any) -> np.ndarray:
 
 
 class _TreeShape:
-    """Sizes and structure checks the float32 and q15 tables share."""
+    """What the float32 and q15 tables share: sizes, the structure check and the reference walk (each form
+    gives coerce, check_tables, start_scores, accumulate_into, finish and, for q15, read_cost)."""
 
     n_features: int
     n_outputs: int
@@ -107,6 +108,25 @@ class _TreeShape:
     def check_tables(self, n: int) -> None:
         """The checks of a subclass's own tables (n nodes)."""
         raise NotImplementedError
+
+    def reference(self, X32: np.ndarray, first_tree: int = 0,
+                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
+        """Predictions and per-row status over a float32 matrix that may hold NaN/inf (q15: score in int32
+        units of 2**-shift, cost = cost units * cost_unit)."""
+        X32 = np.asarray(X32, dtype=np.float32)
+        state = ReadState.start(X32.shape[0], self.n_features)
+        scores = self.start_scores(X32.shape[0])
+        self.accumulate_into(X32, state, scores, first_tree, end_tree)
+        label, score = self.finish(scores)
+        return Predictions(label=label, score=score, n_read=state.n_read, cost=self.read_cost(state),
+                           stage=np.zeros(len(label), np.uint32)), state.status
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+    def read_cost(self, state: ReadState) -> np.ndarray:
+        """The cost each row paid (float32 tables: the memo's float cost)."""
+        return state.cost
 
     def check_structure(self) -> None:
         check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
@@ -191,20 +211,6 @@ class TreeEnsemble(_TreeShape, FieldTables):
         """(label, score) of every row (fm_trees_finish)."""
         return _finish(scores, np.float32(self.decision_threshold))
 
-    def reference(self, X32: np.ndarray, first_tree: int = 0,
-                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
-        """Predictions and per-row status over a float32 matrix that may hold NaN/inf."""
-        X32 = np.asarray(X32, dtype=np.float32)
-        state = ReadState.start(X32.shape[0], self.n_features)
-        scores = self.start_scores(X32.shape[0])
-        self.accumulate_into(X32, state, scores, first_tree, end_tree)
-        label, score = self.finish(scores)
-        return Predictions(label=label, score=score, n_read=state.n_read, cost=state.cost,
-                           stage=np.zeros(len(label), np.uint32)), state.status
-
-    def predict_reference(self, X: Any) -> Predictions:
-        return self.reference(check_inputs(X, self.n_features))[0]
-
     def q15(self, shift: int | None = None) -> TreeEnsembleQ15:
         return quantize_trees(self, shift)
 
@@ -260,20 +266,8 @@ class TreeEnsembleQ15(_TreeShape, FieldTables):
         label, score = _finish(scores, self.decision_threshold_q)
         return label, score.astype(np.int32)
 
-    def reference(self, X32: np.ndarray, first_tree: int = 0,
-                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
-        """Predictions (score in int32 units of 2**-shift, cost = cost units * cost_unit) and status."""
-        X32 = np.asarray(X32, dtype=np.float32)
-        state = ReadState.start(X32.shape[0], self.n_features)
-        scores = self.start_scores(X32.shape[0])
-        self.accumulate_into(X32, state, scores, first_tree, end_tree)
-        label, score = self.finish(scores)
-        return Predictions(label=label, score=score, n_read=state.n_read,
-                           cost=state.cost_q.astype(np.float64) * self.cost_unit,
-                           stage=np.zeros(len(label), np.uint32)), state.status
-
-    def predict_reference(self, X: Any) -> Predictions:
-        return self.reference(check_inputs(X, self.n_features))[0]
+    def read_cost(self, state: ReadState) -> np.ndarray:
+        return state.cost_q.astype(np.float64) * self.cost_unit
 
 
 def _accumulate(m: TreeEnsemble | TreeEnsembleQ15, X32: np.ndarray, state: ReadState, scores: np.ndarray,
