@@ -56,6 +56,12 @@ class Task:
             **({"feature_plan": self.data.plan.to_meta()} if self.data.plan is not None else {}),
         }
 
+    def model_file(self, kind: str, tables: Any, record: dict[str, Any]) -> ModelFile:
+        """The model file of ``tables`` trained on this task: its meta with the training ``record``."""
+        meta = self.meta()
+        meta["training"] = record
+        return ModelFile(kind=kind, tables=tables, meta=meta)
+
 
 def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0,
             features: str | None = None) -> Task:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -40,6 +40,35 @@ def table_fields(data: Any, names: Sequence[str], what: str) -> dict[str, Any]:
     missing = [n for n in names if n not in data]
     require(not missing, f"{what} miss fields: {', '.join(missing)}")
     return {n: data[n] for n in names}
+
+
+def set_arrays(obj: Any, spec: Sequence[tuple[str, str]], optional: Sequence[tuple[str, str]] = ()) -> None:
+    """Coerce the (frozen dataclass) fields ``name`` of ``obj`` to 1-D arrays of ``dtype`` (as_array), then
+    the ``optional`` ones that are not None."""
+    for name, dtype in (*spec, *((n, dt) for n, dt in optional if getattr(obj, n) is not None)):
+        object.__setattr__(obj, name, as_array(getattr(obj, name), dtype, name))
+
+
+class FieldTables:
+    """Tables whose model-file map is their fields ``FIELDS`` (``WHAT`` names them in messages)."""
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    WHAT: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**table_fields(data, cls.FIELDS, cls.WHAT))
+
+
+def kind_tables(tables: Any, record: type, kind: str, numeric: str | None = None) -> Any:
+    """``tables`` (a ``record``, the float32 tables of ``kind``; ModelFormatError otherwise), or with
+    ``numeric`` = "q15" their fixed-point form (``record.q15()``)."""
+    if not isinstance(tables, record):
+        raise ModelFormatError(f"expected {kind} tables")
+    return tables.q15() if numeric == "q15" else tables
 
 
 def check_inputs(X: Any, n_features: int) -> np.ndarray:

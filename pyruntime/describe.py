@@ -21,17 +21,19 @@ def features_with_costs(indices: Iterable[int], costs: np.ndarray | None, names:
 
 def tree_depths(feature: np.ndarray, left: np.ndarray, right: np.ndarray, roots: np.ndarray) -> list[int]:
     """Depth (decisions on the longest root-to-leaf path) of every tree; leaves have feature < 0."""
-    depths = []
-    for root in roots.tolist():
-        best, stack = 0, [(int(root), 0)]
-        while stack:
-            node, d = stack.pop()
-            if feature[node] < 0:
-                best = max(best, d)
-            else:
-                stack += [(int(left[node]), d + 1), (int(right[node]), d + 1)]
-        depths.append(best)
-    return depths
+    return [tree_depth(feature, left, right, int(root)) for root in roots.tolist()]
+
+
+def tree_depth(feature: np.ndarray, left: np.ndarray, right: np.ndarray, root: int) -> int:
+    """Depth of the tree at ``root`` (decisions on its longest root-to-leaf path)."""
+    depth, stack = 0, [(root, 0)]
+    while stack:
+        node, d = stack.pop()
+        if feature[node] < 0:
+            depth = max(depth, d)
+        else:
+            stack += [(int(left[node]), d + 1), (int(right[node]), d + 1)]
+    return depth
 
 
 def tree_summary(trees: Any, names: Sequence[str]) -> dict[str, Any]:

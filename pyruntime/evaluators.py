@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pyruntime.format import ModelFile
+from pyruntime.format import ModelFile, register_kind
 from pyruntime.result import Predictions
 
 
@@ -27,6 +27,25 @@ def register_evaluators(kind: str, c: Callable[[Any, str], Any],
                         reference: Callable[[Any, str], Evaluator]) -> None:
     C_FACTORIES[kind] = c
     REFERENCE_FACTORIES[kind] = reference
+
+
+class TablesReference:
+    """The numpy reference evaluator of a kind's float32 or q15 tables (each with ``predict_reference``)."""
+
+    def __init__(self, impl: Any) -> None:
+        self.impl = impl
+
+    def predict(self, X: Any) -> Predictions:
+        return self.impl.predict_reference(X)
+
+
+def register_numeric_kind(kind: str, record: type, for_numeric: Callable[[Any, str], Any],
+                          c_class: Callable[[Any], Any]) -> None:
+    """Register a kind whose tables ``record`` reads from the model file and whose ``for_numeric(tables,
+    numeric)`` gives the float32 or q15 tables that both ``c_class`` (the C evaluator) and the reference take."""
+    register_kind(kind, record)
+    register_evaluators(kind, lambda tables, numeric: c_class(for_numeric(tables, numeric)),
+                        lambda tables, numeric: TablesReference(for_numeric(tables, numeric)))
 
 
 def c_evaluator(model: ModelFile, numeric: str = "float32") -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require, table_fields
+from pyruntime.arrays import FieldTables, check_inputs, require, set_arrays
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, float_to_fixed, pick_shift, to_fixed
@@ -38,8 +38,11 @@ def _f32(v: Any) -> float:
 # -- float32 scorer ----------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class LinearScorer:
+class LinearScorer(FieldTables):
     """acc = bias + sum_k weight[k] * x[feature[k]] (float32, stored order); label 1 iff acc > threshold."""
+
+    FIELDS = ("n_features", "feature", "weight", "bias", "decision_threshold", "costs")
+    WHAT = "linear tables"
 
     n_features: int
     feature: np.ndarray  # int32 [nnz]
@@ -49,13 +52,10 @@ class LinearScorer:
     costs: np.ndarray | None = None  # float32 [n_features]; None = cost 1 each
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "feature", as_array(self.feature, "i4", "feature"))
-        set_(self, "weight", as_array(self.weight, "f4", "weight"))
-        set_(self, "bias", _f32(self.bias))
-        set_(self, "decision_threshold", _f32(self.decision_threshold))
-        if self.costs is not None:
-            set_(self, "costs", as_array(self.costs, "f4", "costs"))
+        set_arrays(self, (("feature", "i4"), ("weight", "f4")))
+        object.__setattr__(self, "bias", _f32(self.bias))
+        object.__setattr__(self, "decision_threshold", _f32(self.decision_threshold))
+        set_arrays(self, (), (("costs", "f4"),))
         self.validate()
 
     @property
@@ -72,14 +72,6 @@ class LinearScorer:
         require(bool(np.isfinite(self.bias) and np.isfinite(self.decision_threshold)),
                 "bias and decision_threshold must be finite")
         check_costs(self.costs, self.n_features)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n_features": self.n_features, "feature": self.feature, "weight": self.weight,
-                "bias": self.bias, "decision_threshold": self.decision_threshold, "costs": self.costs}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LinearScorer:
-        return cls(**table_fields(data, _F32_FIELDS, "linear tables"))
 
     # -- reference evaluation --
     def score_into(self, X32: np.ndarray, state: ReadState, acc: np.ndarray,
@@ -112,8 +104,12 @@ class LinearScorer:
 # -- fixed-point scorer ----------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class LinearScorerQ15:
+class LinearScorerQ15(FieldTables):
     """Integer-only linear scorer (see the module docstring for the exact arithmetic)."""
+
+    FIELDS = ("n_features", "feature", "weight_q", "bias_q", "decision_threshold_q", "in_shift", "w_shift", "costs",
+              "cost_unit")
+    WHAT = "linear tables"
 
     n_features: int
     feature: np.ndarray  # int32 [nnz]
@@ -126,11 +122,7 @@ class LinearScorerQ15:
     cost_unit: float = 1.0
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "feature", as_array(self.feature, "i4", "feature"))
-        set_(self, "weight_q", as_array(self.weight_q, "i2", "weight_q"))
-        if self.costs is not None:
-            set_(self, "costs", as_array(self.costs, "u2", "costs"))
+        set_arrays(self, (("feature", "i4"), ("weight_q", "i2")), (("costs", "u2"),))
         self.validate()
 
     @property
@@ -148,13 +140,6 @@ class LinearScorerQ15:
                 "bias_q and decision_threshold_q must fit int32")
         require(0 <= self.in_shift <= MAX_SHIFT and 0 <= self.w_shift <= MAX_SHIFT, "shifts must be in 0..30")
         check_q15_costs(self.costs, self.n_features, self.cost_unit)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _Q15_FIELDS}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LinearScorerQ15:
-        return cls(**table_fields(data, _Q15_FIELDS, "linear tables"))
 
     def score_into(self, X32: np.ndarray, state: ReadState, acc: np.ndarray,
                    rows: np.ndarray | None = None) -> None:
@@ -183,9 +168,6 @@ class LinearScorerQ15:
         return self.reference(check_inputs(X, self.n_features))[0]
 
 
-_F32_FIELDS = ("n_features", "feature", "weight", "bias", "decision_threshold", "costs")
-_Q15_FIELDS = ("n_features", "feature", "weight_q", "bias_q", "decision_threshold_q", "in_shift", "w_shift",
-               "costs", "cost_unit")
 
 
 def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None) -> LinearScorerQ15:

@@ -138,9 +138,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
     record.update({"lambda_chosen": float(model.lam), "nodes": tables.n_nodes,
                    "features_used": np.unique(tables.feature).tolist()})
     record.update(rep)
-    meta = task.meta()
-    meta["training"] = record
-    return ModelFile(kind=kind, tables=tables, meta=meta)
+    return task.model_file(kind, tables, record)
 
 
 def _absmax(X: np.ndarray) -> float:

@@ -32,6 +32,7 @@ the costs; the scale is that of the mean squared loss per unit of the reached sh
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -384,6 +385,23 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         y01 = yidx  # two classes: the paper's binary tree, exactly as before K classes
         self._check_params(X.shape[1])
         ys = 2.0 * y01 - 1.0
+        Z = self._fit_inputs(X, ys)
+        G = self._group_matrix(Z.shape[1])
+        Zva = yva = None
+        if eval_set is not None:
+            Zva = self._eval_inputs(eval_set)
+            yva = (np.asarray(eval_set[1]) == self.classes_[1]).astype(np.int64)
+
+        def start(rng: np.random.Generator | None) -> tuple[float, np.ndarray]:
+            self._fit_start(Z, ys, G, Zva, yva, rng)
+            Zs, ysel = (Z, ys > 0) if Zva is None else (Zva, yva)
+            node, score = self._route(Zs)
+            return float(np.mean((score > 0) == ysel)), node
+
+        return self._best_start(start, _START_STATE, eval_set)
+
+    def _fit_inputs(self, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """The training rows' standardized phi(x) (feature costs, phi, mu_ and sd_ fitted on the way)."""
         c = cost_vector(self.costs, X.shape[1])
         self.feature_costs_ = c
         self._fit_phi(X, ys, c)
@@ -391,26 +409,27 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         self.mu_ = Phi.mean(axis=0)
         sd = Phi.std(axis=0)
         self.sd_ = np.where(sd > 1e-12, sd, 1.0)
-        Z = self._standardize(Phi)
-        d = Z.shape[1]
-        G = self._group_matrix(d)
-        Zva = yva = None
-        if eval_set is not None:
-            Zva = self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
-            yva = (np.asarray(eval_set[1]) == self.classes_[1]).astype(np.int64)
+        return self._standardize(Phi)
+
+    def _eval_inputs(self, eval_set: tuple[Any, Any]) -> np.ndarray:
+        """The validation rows' standardized phi(x)."""
+        return self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
+
+    def _best_start(self, start: Callable[[np.random.Generator | None], tuple[float, np.ndarray]],
+                    state: tuple[str, ...], eval_set: tuple[Any, Any] | None) -> CSTCClassifier:
+        """Run ``n_starts`` starts (the first without symmetry breaking); ``start`` fits one and returns its
+        accuracy and every scored row's leaf. Keeps the ``state`` attributes of the most accurate start (to
+        0.1 point), then the cheapest."""
         rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
         best: tuple[tuple[float, float], dict[str, Any]] | None = None
         self.start_scores_: list[tuple[float, float]] = []
-        for start in range(int(self.n_starts)):
-            self._fit_start(Z, ys, G, Zva, yva, None if start == 0 else rng)
-            Zs, ysel = (Z, ys > 0) if Zva is None else (Zva, yva)
-            node, score = self._route(Zs)
-            acc = float(np.mean((score > 0) == ysel))
+        for n in range(int(self.n_starts)):
+            acc, node = start(None if n == 0 else rng)
             cost = float(np.mean(self._path_costs()[node]))
             self.start_scores_.append((acc, cost))
             key = (round(acc, 3), -cost)  # the most accurate on validation (to 0.1 point), then the cheapest
             if best is None or key > best[0]:
-                best = (key, {name: copy.deepcopy(getattr(self, name)) for name in _START_STATE})
+                best = (key, {name: copy.deepcopy(getattr(self, name)) for name in state})
         assert best is not None
         for name, value in best[1].items():
             setattr(self, name, value)
@@ -425,30 +444,41 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                    yva: np.ndarray | None, rng: np.random.Generator | None) -> None:
         """One start: initialization (the paper's, or symmetry-breaking with ``rng``), block coordinate
         descent, the hard tree (fine-tuning, pruning on the validation rows)."""
-        self.tree_ = _Tree(int(self.depth))
-        N, d = self.tree_.n_nodes, Z.shape[1]
-        self.beta_ = np.zeros((N, d))
-        self.bias_ = np.zeros(N)
-        self.theta_ = np.zeros(N)
-        # 3.4.2: top-down initialization, each node as if it were a leaf; a symmetry-breaking start (rng)
-        # routes each internal node instead on one random column (cheaper groups likelier), split at the
-        # weighted median of the inputs reaching it
-        for k in range(N):
-            saved = self.tree_
-            self.tree_ = _CutTree(saved, k)
-            if rng is not None and not saved.is_leaf(k):
-                a = self._probs(Z @ self.beta_.T + self.bias_)[:, k]
-                self._random_routing(k, Z, rng)
-            else:
-                a = self._optimize_node(k, Z, ys, G, init=True)
-            self.tree_ = saved
-            if not saved.is_leaf(k) and a is not None:
-                self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
+        N = self._new_tree(Z.shape[1])
+        self._init_nodes(Z, rng, lambda k, leaf: self._optimize_node(k, Z, ys, G, init=True))
         self._descend(lambda: self.objective(Z, ys), lambda k: self._optimize_node(k, Z, ys, G))
         if self.fine_tune:
             self._fine_tune(Z, ys, [k for k in range(N) if self.upper_[k] < 0])
         if self.prune and Zva is not None and yva is not None:
             self._prune(Z, ys, Zva, yva)
+
+    def _new_tree(self, d: int) -> int:
+        """A fresh full tree of ``depth`` levels with zero routers over d columns; returns its node count."""
+        self.tree_ = _Tree(int(self.depth))
+        N = self.tree_.n_nodes
+        self.beta_ = np.zeros((N, d))
+        self.bias_ = np.zeros(N)
+        self.theta_ = np.zeros(N)
+        return N
+
+    def _init_nodes(self, Z: np.ndarray, rng: np.random.Generator | None,
+                    init_node: Callable[[int, bool], np.ndarray | None]) -> None:
+        """3.4.2: top-down initialization, each node k as if it were a leaf (``init_node(k, is_leaf)`` fits it
+        on the tree cut below k and returns the weights of the inputs reaching it); a symmetry-breaking start
+        (rng) routes each internal node instead on one random column (cheaper groups likelier). An internal
+        node splits at the weighted median of the inputs reaching it."""
+        for k in range(self.tree_.n_nodes):
+            saved = self.tree_
+            leaf = saved.is_leaf(k)
+            self.tree_ = _CutTree(saved, k)
+            if rng is not None and not leaf:
+                a = self._probs(Z @ self.beta_.T + self.bias_)[:, k]
+                self._random_routing(k, Z, rng)
+            else:
+                a = init_node(k, leaf)
+            self.tree_ = saved
+            if not leaf and a is not None:
+                self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
 
     def _descend(self, objective: Any, optimize: Any) -> None:
         """3.4: block coordinate descent in level order (Algorithm 1) until the objective settles, then the
@@ -524,6 +554,26 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     def _prune(self, Z: np.ndarray, ys: np.ndarray, Zva: np.ndarray, yva: np.ndarray) -> None:
         """3.6.1: bottom-up, turn a node whose children are leaves into a leaf when validation
         accuracy does not drop."""
+
+        def to_leaf(k: int, up: int, lo: int) -> bool:
+            before = float(np.mean((self._route(Zva)[1] > 0) == yva))
+            saved = (self.beta_[k].copy(), self.bias_[k])
+            self.upper_[k] = self.lower_[k] = -1
+            if self.fine_tune:
+                self._fine_tune(Z, ys, [k])
+            after = float(np.mean((self._route(Zva)[1] > 0) == yva))
+            if after >= before:
+                return True
+            self.upper_[k], self.lower_[k] = up, lo
+            self.beta_[k], self.bias_[k] = saved
+            return False
+
+        self._prune_nodes(to_leaf)
+
+    def _prune_nodes(self, to_leaf: Callable[[int, int, int], bool]) -> None:
+        """3.6.1's sweep: bottom-up until nothing changes, every node k whose two children (up, lo) are
+        leaves goes to ``to_leaf(k, up, lo)``, which makes it a leaf or restores it (returns whether it kept
+        the leaf)."""
         changed = True
         while changed:
             changed = False
@@ -531,17 +581,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                 up, lo = self.upper_[k], self.lower_[k]
                 if up < 0 or self.upper_[up] >= 0 or self.upper_[lo] >= 0:
                     continue
-                before = float(np.mean((self._route(Zva)[1] > 0) == yva))
-                saved = (self.beta_[k].copy(), self.bias_[k])
-                self.upper_[k] = self.lower_[k] = -1
-                if self.fine_tune:
-                    self._fine_tune(Z, ys, [k])
-                after = float(np.mean((self._route(Zva)[1] > 0) == yva))
-                if after >= before:
+                if to_leaf(k, up, lo):
                     changed = True
-                else:
-                    self.upper_[k], self.lower_[k] = up, lo
-                    self.beta_[k], self.bias_[k] = saved
 
     def _reachable(self) -> list[int]:
         out, queue = [], [0]
@@ -561,45 +602,24 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_k(self, X: np.ndarray, yidx: np.ndarray, eval_set: tuple[Any, Any] | None) -> CSTCClassifier:
         self._check_params(X.shape[1])
-        K = self.n_classes_
-        Y = 2.0 * np.eye(K)[yidx] - 1.0
-        c = cost_vector(self.costs, X.shape[1])
-        self.feature_costs_ = c
         if self.phi != "raw":
             raise ValueError("phi = 'trees' is binary only; K-class CSTC trees take phi = 'raw'")
-        self._fit_phi(X, Y[:, 0], c)
-        Phi = self._phi(X)
-        self.mu_ = Phi.mean(axis=0)
-        sd = Phi.std(axis=0)
-        self.sd_ = np.where(sd > 1e-12, sd, 1.0)
-        Z = self._standardize(Phi)
+        K = self.n_classes_
+        Y = 2.0 * np.eye(K)[yidx] - 1.0
+        Z = self._fit_inputs(X, Y[:, 0])
         G = self._group_matrix(Z.shape[1])
         Zva = yva = None
         if eval_set is not None:
-            Zva = self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
+            Zva = self._eval_inputs(eval_set)
             yva = encode_classes(self, eval_set[1], "eval_set")
-        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
-        best: tuple[tuple[float, float], dict[str, Any]] | None = None
-        self.start_scores_ = []
-        for start in range(int(self.n_starts)):
-            self._fit_start_k(Z, Y, G, Zva, yva, None if start == 0 else rng)
+
+        def start(rng: np.random.Generator | None) -> tuple[float, np.ndarray]:
+            self._fit_start_k(Z, Y, G, Zva, yva, rng)
             Zs, ysel = (Z, yidx) if Zva is None else (Zva, yva)
             node, lab = self._route_k(Zs)
-            acc = float(np.mean(lab == ysel))
-            cost = float(np.mean(self._path_costs()[node]))
-            self.start_scores_.append((acc, cost))
-            key = (round(acc, 3), -cost)
-            if best is None or key > best[0]:
-                best = (key, {name: copy.deepcopy(getattr(self, name)) for name in _START_STATE_K})
-        assert best is not None
-        for name, value in best[1].items():
-            setattr(self, name, value)
-        self.start_chosen_ = [(round(a, 3), -c) for a, c in self.start_scores_].index(best[0])
-        self.n_iter_ = len(self.objective_path_) - 1
-        if eval_set is not None:
-            self.validation_accuracy_ = float(np.mean(self.predict(np.asarray(eval_set[0], dtype=np.float64))
-                                                      == np.asarray(eval_set[1])))
-        return self
+            return float(np.mean(lab == ysel)), node
+
+        return self._best_start(start, _START_STATE_K, eval_set)
 
     def _leaf_sq_k(self, k: int) -> np.ndarray:
         """Per group: sum over leaf k's K scorers of the squared weights."""
@@ -684,38 +704,27 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     def _fit_start_k(self, Z: np.ndarray, Y: np.ndarray, G: np.ndarray, Zva: np.ndarray | None,
                      yva: np.ndarray | None, rng: np.random.Generator | None) -> None:
         """One start of the K-class tree (as _fit_start)."""
-        self.tree_ = _Tree(int(self.depth))
-        N, d, K = self.tree_.n_nodes, Z.shape[1], Y.shape[1]
-        self.beta_ = np.zeros((N, d))
-        self.bias_ = np.zeros(N)
-        self.theta_ = np.zeros(N)
+        N, d, K = self._new_tree(Z.shape[1]), Z.shape[1], Y.shape[1]
         self.leaf_coef_ = np.zeros((N, K, d))
         self.leaf_bias_ = np.zeros((N, K))
-        # top-down initialization: each node fitted as a K-class leaf; an internal node then routes on its most
-        # spread class score (a random column on the symmetry-breaking starts), split at the weighted median
-        for k in range(N):
-            saved = self.tree_
-            self.tree_ = _CutTree(saved, k)
-            if rng is not None and not saved.is_leaf(k):
-                a = self._probs(Z @ self.beta_.T + self.bias_)[:, k]
-                self._random_routing(k, Z, rng)
-            else:
-                a = self._optimize_node_k(k, Z, Y, G)
-                if not saved.is_leaf(k):
-                    Sk = Z @ self.leaf_coef_[k].T + self.leaf_bias_[k]
-                    w = a / max(float(a.sum()), 1e-12)
-                    var = (w[:, None] * (Sk - w @ Sk) ** 2).sum(axis=0)
-                    c = int(np.argmax(var))
-                    self.beta_[k], self.bias_[k] = self.leaf_coef_[k, c], self.leaf_bias_[k, c]
-                    self.leaf_coef_[k], self.leaf_bias_[k] = 0.0, 0.0
-            self.tree_ = saved
-            if not saved.is_leaf(k):
-                self.theta_[k] = _weighted_median(Z @ self.beta_[k] + self.bias_[k], a)
+        self._init_nodes(Z, rng, lambda k, leaf: self._init_node_k(k, leaf, Z, Y, G))
         self._descend(lambda: self._objective_k(Z, Y), lambda k: self._optimize_node_k(k, Z, Y, G))
         if self.fine_tune:
             self._fine_tune_k(Z, Y, [k for k in range(N) if self.upper_[k] < 0])
         if self.prune and Zva is not None and yva is not None:
             self._prune_k(Z, Y, Zva, yva)
+
+    def _init_node_k(self, k: int, leaf: bool, Z: np.ndarray, Y: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """Node k fitted as a K-class leaf; an internal node then routes on its most spread class score."""
+        a = self._optimize_node_k(k, Z, Y, G)
+        if not leaf:
+            Sk = Z @ self.leaf_coef_[k].T + self.leaf_bias_[k]
+            w = a / max(float(a.sum()), 1e-12)
+            var = (w[:, None] * (Sk - w @ Sk) ** 2).sum(axis=0)
+            c = int(np.argmax(var))
+            self.beta_[k], self.bias_[k] = self.leaf_coef_[k, c], self.leaf_bias_[k, c]
+            self.leaf_coef_[k], self.leaf_bias_[k] = 0.0, 0.0
+        return a
 
     def _route_k(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Leaf reached and class index (largest leaf score, the first on ties) of every row."""
@@ -751,33 +760,30 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     def _prune_k(self, Z: np.ndarray, Y: np.ndarray, Zva: np.ndarray, yva: np.ndarray) -> None:
         """3.6.1 for K classes: a node whose children are leaves becomes a K-class leaf on its router's
         features (alone, or with one child's) when validation accuracy does not drop."""
-        changed = True
-        while changed:
-            changed = False
-            for k in range(self.tree_.n_nodes - 1, -1, -1):
-                up, lo = self.upper_[k], self.lower_[k]
-                if up < 0 or self.upper_[up] >= 0 or self.upper_[lo] >= 0:
-                    continue
-                before = float(np.mean(self._route_k(Zva)[1] == yva))
-                saved = (self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy())
-                own = self.beta_[k] != 0
-                options = [own, own | np.any(self.leaf_coef_[up] != 0, axis=0),
-                           own | np.any(self.leaf_coef_[lo] != 0, axis=0)]
-                self.upper_[k] = self.lower_[k] = -1
-                best: tuple[float, int, np.ndarray, np.ndarray] | None = None
-                for sup in options:
-                    self.leaf_coef_[k] = np.where(sup, 1.0, 0.0)[None, :] * np.ones_like(self.leaf_coef_[k])
-                    self._fine_tune_k(Z, Y, [k], {k: sup})
-                    acc = float(np.mean(self._route_k(Zva)[1] == yva))
-                    if best is None or (acc, -int(sup.sum())) > (best[0], -best[1]):
-                        best = (acc, int(sup.sum()), self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy())
-                assert best is not None
-                if best[0] >= before:
-                    self.leaf_coef_[k], self.leaf_bias_[k] = best[2], best[3]
-                    changed = True
-                else:
-                    self.upper_[k], self.lower_[k] = up, lo
-                    self.leaf_coef_[k], self.leaf_bias_[k] = saved
+
+        def to_leaf(k: int, up: int, lo: int) -> bool:
+            before = float(np.mean(self._route_k(Zva)[1] == yva))
+            saved = (self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy())
+            own = self.beta_[k] != 0
+            options = [own, own | np.any(self.leaf_coef_[up] != 0, axis=0),
+                       own | np.any(self.leaf_coef_[lo] != 0, axis=0)]
+            self.upper_[k] = self.lower_[k] = -1
+            best: tuple[float, int, np.ndarray, np.ndarray] | None = None
+            for sup in options:
+                self.leaf_coef_[k] = np.where(sup, 1.0, 0.0)[None, :] * np.ones_like(self.leaf_coef_[k])
+                self._fine_tune_k(Z, Y, [k], {k: sup})
+                acc = float(np.mean(self._route_k(Zva)[1] == yva))
+                if best is None or (acc, -int(sup.sum())) > (best[0], -best[1]):
+                    best = (acc, int(sup.sum()), self.leaf_coef_[k].copy(), self.leaf_bias_[k].copy())
+            assert best is not None
+            if best[0] >= before:
+                self.leaf_coef_[k], self.leaf_bias_[k] = best[2], best[3]
+                return True
+            self.upper_[k], self.lower_[k] = up, lo
+            self.leaf_coef_[k], self.leaf_bias_[k] = saved
+            return False
+
+        self._prune_nodes(to_leaf)
 
     # ---------------------------------------------------------- predict ----
     @property

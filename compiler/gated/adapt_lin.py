@@ -323,14 +323,8 @@ class AdaptLinClassifier(GatedLinearBase):
         self.q_, self.beta_ = q, beta
         self.coef_std_, self.intercept_std_ = W, b
 
-        g_raw, g0_raw = std.to_raw(W[:, 0], b[0])
+        self._set_gate(Xa, std, W, b, q)
         h_raw, h0_raw = std.to_raw(W[:, 1], b[1])
-        # exported gate score is -g(x): "easy" (answer with f1) iff -g(x) > 0
-        self.gate_ = SparseLinear.from_dense(-g_raw, -g0_raw, 0.0)
-        if self.gate_rule == "quantile":
-            self.gate_ = dataclasses.replace(self.gate_, threshold=quantile_threshold(self.gate_.score(Xa),
-                                                                                       float(q.mean())))
-        self.train_route_fraction_ = float(np.mean(~self.gate_.decide(Xa)))
         self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
         self.classes_ = classes
         self.n_features_in_ = d
@@ -348,16 +342,21 @@ class AdaptLinClassifier(GatedLinearBase):
         W, b, q = adapt_lin_k(Xs, yidx, K, neg_log_p0, float(self.gamma) * costs, float(self.p_full),
                               float(self.l2), int(self.n_iter), int(self.inner_iter))
         self.q_, self.coef_std_, self.intercept_std_, self.n_iter_ = q, W, b, int(self.n_iter)
+        self._set_gate(Xa, std, W, b, q)
+        self.f1_k_ = scorers_k(std, W[:, 1:], b[1:])
+        self.f1_ = self.f1_k_[0]
+        self.n_features_in_, self.costs_, self.f0_ = Xa.shape[1], costs, f0
+        return self
+
+    def _set_gate(self, Xa: np.ndarray, std: _Standardizer, W: np.ndarray, b: np.ndarray, q: np.ndarray) -> None:
+        """The exported gate from the standardized scorer 0 (W[:, 0], b[0]): its score is -g(x), "easy" (answer
+        with f1) iff -g(x) > 0 (or above the quantile of the routed share q with gate_rule "quantile")."""
         g_raw, g0_raw = std.to_raw(W[:, 0], b[0])
         self.gate_ = SparseLinear.from_dense(-g_raw, -g0_raw, 0.0)
         if self.gate_rule == "quantile":
             self.gate_ = dataclasses.replace(self.gate_, threshold=quantile_threshold(self.gate_.score(Xa),
                                                                                        float(q.mean())))
         self.train_route_fraction_ = float(np.mean(~self.gate_.decide(Xa)))
-        self.f1_k_ = scorers_k(std, W[:, 1:], b[1:])
-        self.f1_ = self.f1_k_[0]
-        self.n_features_in_, self.costs_, self.f0_ = Xa.shape[1], costs, f0
-        return self
 
     # -- the alternation ---------------------------------------------------------------------
 

@@ -259,9 +259,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     record.update(check_not_trivial(kind, fitter.yva, p.label, p.n_read, opts,
                                     "lower --gamma or raise --pfull (or use --sweep)",
                                     ("f0", float(hpc["hpc_validation_accuracy"]))))
-    meta = task.meta()
-    meta["training"] = record
-    return ModelFile(kind="gated", tables=tables, meta=meta)
+    return task.model_file("gated", tables, record)
 
 
 # --------------------------------------------------------------- eval extras ----

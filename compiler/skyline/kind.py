@@ -193,9 +193,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                    "validation_mean_features": float(np.mean(val.n_read))})
     click.echo(f"skyline ({clf.method_}, base {base}): {tables.n_models} models over {tables.index.n_ranges} size "
                f"range(s); trained {clf.expanded_nodes_} of 2^{d} feature sets", err=True)
-    meta = task.meta()
-    meta["training"] = record
-    return ModelFile(kind=kind, tables=tables, meta=meta)
+    return task.model_file(kind, tables, record)
 
 
 # -- evaluation -----------------------------------------------------------------------------

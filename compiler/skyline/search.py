@@ -195,20 +195,22 @@ class SearchResult:
 
 
 # -- sum over subsets / supersets ----------------------------------------------------
-def _max_over_subsets(v: np.ndarray, d: int) -> np.ndarray:
+def _over_bits(v: np.ndarray, d: int, op: np.ufunc, into: int) -> np.ndarray:
+    """v (indexed by d-bit feature sets) folded with ``op`` across every bit: each set with the bit
+    ``into`` (1: from the set without it, so over subsets; 0: from the set with it, over supersets)."""
     out = v.copy()
     for j in range(d):
         w = out.reshape(-1, 2, 1 << j)
-        np.maximum(w[:, 1, :], w[:, 0, :], out=w[:, 1, :])
+        op(w[:, into, :], w[:, 1 - into, :], out=w[:, into, :])
     return out
+
+
+def _max_over_subsets(v: np.ndarray, d: int) -> np.ndarray:
+    return _over_bits(v, d, np.maximum, 1)
 
 
 def _min_over_supersets(v: np.ndarray, d: int) -> np.ndarray:
-    out = v.copy()
-    for j in range(d):
-        w = out.reshape(-1, 2, 1 << j)
-        np.minimum(w[:, 0, :], w[:, 1, :], out=w[:, 0, :])
-    return out
+    return _over_bits(v, d, np.minimum, 0)
 
 
 def _popcounts(d: int) -> np.ndarray:

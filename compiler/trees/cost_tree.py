@@ -72,48 +72,42 @@ def ensemble_to_ir(
     }
 
 
+def _walk(ir: dict, X32: np.ndarray, root: int, read: np.ndarray | None = None) -> np.ndarray:
+    """Leaf node (absolute index) every row of X32 reaches in the tree at ``root``; with ``read`` (bool n x d),
+    marks there the features each row reads on its way."""
+    feature, threshold = ir["feature"], ir["threshold"]
+    left, right = ir["left"], ir["right"]
+    rows = np.arange(X32.shape[0])
+    node = np.full(X32.shape[0], int(root), dtype=np.int64)
+    while True:
+        f = feature[node]
+        inner = f >= 0
+        if not inner.any():
+            break
+        r, nd, fi = rows[inner], node[inner], f[inner]
+        if read is not None:
+            read[r, fi] = True
+        go_left = X32[r, fi] <= threshold[nd]
+        node[inner] = np.where(go_left, left[nd], right[nd])
+    return node
+
+
 def ir_leaves(ir: dict, X: np.ndarray) -> np.ndarray:
     """Leaf node (absolute index) reached by every row in every tree: int64 (n, T)."""
     X32 = as_float32_matrix(X)
-    feature, threshold = ir["feature"], ir["threshold"]
-    left, right = ir["left"], ir["right"]
-    n = X32.shape[0]
-    rows = np.arange(n)
-    out = np.empty((n, ir["roots"].size), dtype=np.int64)
+    out = np.empty((X32.shape[0], ir["roots"].size), dtype=np.int64)
     for t, root in enumerate(ir["roots"]):
-        node = np.full(n, int(root), dtype=np.int64)
-        while True:
-            f = feature[node]
-            inner = f >= 0
-            if not inner.any():
-                break
-            r, nd = rows[inner], node[inner]
-            go_left = X32[r, f[inner]] <= threshold[nd]
-            node[inner] = np.where(go_left, left[nd], right[nd])
-        out[:, t] = node
+        out[:, t] = _walk(ir, X32, root)
     return out
 
 
 def ir_tree_features(ir: dict, X: np.ndarray) -> list[np.ndarray]:
     """For every tree, a bool (n, d) matrix of the features each row reads in it."""
     X32 = as_float32_matrix(X)
-    feature, threshold = ir["feature"], ir["threshold"]
-    left, right = ir["left"], ir["right"]
-    n, d = X32.shape
-    rows = np.arange(n)
     result = []
     for root in ir["roots"]:
-        read = np.zeros((n, d), dtype=bool)
-        node = np.full(n, int(root), dtype=np.int64)
-        while True:
-            f = feature[node]
-            inner = f >= 0
-            if not inner.any():
-                break
-            r, nd, fi = rows[inner], node[inner], f[inner]
-            read[r, fi] = True
-            go_left = X32[r, fi] <= threshold[nd]
-            node[inner] = np.where(go_left, left[nd], right[nd])
+        read = np.zeros(X32.shape, dtype=bool)
+        _walk(ir, X32, root, read)
         result.append(read)
     return result
 

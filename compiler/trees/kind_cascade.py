@@ -109,9 +109,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     pred = tables.predict_reference(Xva)
     record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
                                     "lower --lambda or raise --trees", reference))
-    meta = task.meta()
-    meta["training"] = record
-    return ModelFile(kind=kind, tables=tables, meta=meta)
+    return task.model_file(kind, tables, record)
 
 
 def tree_code_hints(tables: TreeCascade, Xtr: np.ndarray) -> dict[str, Any]:

@@ -307,9 +307,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     pred = tables.predict_reference(Xva)
     record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
                                     "lower --lambda (or use --sweep), or raise --trees", ref))
-    meta = task.meta()
-    meta["training"] = record
-    return ModelFile(kind=kind, tables=tables, meta=meta)
+    return task.model_file(kind, tables, record)
 
 
 register_emitter("miser", cascade_tables)

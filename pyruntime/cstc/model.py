@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require, table_fields
+from pyruntime.arrays import check_inputs, kind_tables, require, set_arrays, table_fields
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import feature_name, features_with_costs
-from pyruntime.errors import FM_OK, ModelFormatError
+from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import INT32_MAX, MAX_SHIFT, pick_shift, to_fixed
 from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
@@ -103,16 +103,11 @@ class CSTCModel:
     class_first: np.ndarray | None = None  # uint32 [n_nodes] (K >= 3): a leaf's first class scorer
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        for name, dt in (("term_start", "u4"), ("feature", "i4"), ("weight", "f4"), ("bias", "f4"),
-                         ("threshold", "f4"), ("upper", "i4"), ("lower", "i4")):
-            set_(self, name, as_array(getattr(self, name), dt, name))
-        if self.costs is not None:
-            set_(self, "costs", as_array(self.costs, "f4", "costs"))
-        if self.class_first is not None:
-            set_(self, "class_first", as_array(self.class_first, "u4", "class_first"))
+        set_arrays(self, (("term_start", "u4"), ("feature", "i4"), ("weight", "f4"), ("bias", "f4"),
+                          ("threshold", "f4"), ("upper", "i4"), ("lower", "i4")),
+                   (("costs", "f4"), ("class_first", "u4")))
         require(isinstance(self.input_absmax, (int, float)), "input_absmax must be a number")
-        set_(self, "input_absmax", float(self.input_absmax))
+        object.__setattr__(self, "input_absmax", float(self.input_absmax))
         self.validate()
 
     @property
@@ -264,14 +259,9 @@ class CSTCModelQ15:
     class_first: np.ndarray | None = None  # uint32 [n_nodes] (K >= 3); a leaf's class scorers use its w_shift
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        for name, dt in (("term_start", "u4"), ("feature", "i4"), ("weight_q", "i2"), ("bias_q", "i4"),
-                         ("threshold_q", "i4"), ("w_shift", "u1"), ("upper", "i4"), ("lower", "i4")):
-            set_(self, name, as_array(getattr(self, name), dt, name))
-        if self.costs is not None:
-            set_(self, "costs", as_array(self.costs, "u2", "costs"))
-        if self.class_first is not None:
-            set_(self, "class_first", as_array(self.class_first, "u4", "class_first"))
+        set_arrays(self, (("term_start", "u4"), ("feature", "i4"), ("weight_q", "i2"), ("bias_q", "i4"),
+                          ("threshold_q", "i4"), ("w_shift", "u1"), ("upper", "i4"), ("lower", "i4")),
+                   (("costs", "u2"), ("class_first", "u4")))
         n = int(self.upper.shape[0])
         ns = int(self.bias_q.shape[0])
         require(ns >= n, "bias_q needs one entry per node and class scorer")
@@ -415,12 +405,5 @@ class CCSTC(CEvaluator):
         return cstc_struct(self.ffi, self.model, self._keep)
 
 
-def as_cstc(tables: Any) -> CSTCModel:
-    if not isinstance(tables, CSTCModel):
-        raise ModelFormatError("expected cstc tables")
-    return tables
-
-
 def for_numeric(tables: Any, numeric: str) -> CSTCModel | CSTCModelQ15:
-    m = as_cstc(tables)
-    return m.q15() if numeric == "q15" else m
+    return kind_tables(tables, CSTCModel, "cstc", numeric)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require, table_fields
+from pyruntime.arrays import as_array, check_inputs, kind_tables, require, table_fields
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
@@ -347,15 +347,8 @@ class CGated(CEvaluator):
         return _max_outputs(self.model)
 
 
-def as_gated(tables: Any) -> GatedModel:
-    if not isinstance(tables, GatedModel):
-        raise ModelFormatError("expected gated tables")
-    return tables
-
-
 def for_numeric(tables: Any, numeric: str) -> GatedModel | GatedModelQ15:
-    m = as_gated(tables)
-    return m.q15() if numeric == "q15" else m
+    return kind_tables(tables, GatedModel, "gated", numeric)
 
 
 # -- deferred inputs -------------------------------------------------------------------

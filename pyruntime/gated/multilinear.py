@@ -10,6 +10,7 @@ every scorer has the same input and weight shifts, so the scores compare in one 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,13 @@ class _Scorers:
     """What both K-linear forms answer from their scorers."""
 
     scorers: tuple[Any, ...]
+
+    def _check_scorers(self, form: type, form_message: str, shared: Callable[[Any], Any], shared_message: str) -> None:
+        """Keep the scorers as a tuple of two or more ``form`` scorers that agree in ``shared``."""
+        object.__setattr__(self, "scorers", tuple(self.scorers))
+        require(len(self.scorers) >= 2, "a K-linear part needs at least two scorers")
+        require(all(isinstance(s, form) for s in self.scorers), form_message)
+        require(len({shared(s) for s in self.scorers}) == 1, shared_message)
 
     @property
     def n_features(self) -> int:
@@ -55,10 +63,8 @@ class MultiLinear(_Scorers):
     scorers: tuple[LinearScorer, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scorers", tuple(self.scorers))
-        require(len(self.scorers) >= 2, "a K-linear part needs at least two scorers")
-        require(all(isinstance(s, LinearScorer) for s in self.scorers), "K-linear scorers must be linear")
-        require(len({s.n_features for s in self.scorers}) == 1, "K-linear scorers differ in n_features")
+        self._check_scorers(LinearScorer, "K-linear scorers must be linear", lambda s: s.n_features,
+                            "K-linear scorers differ in n_features")
 
 
     def with_costs(self, costs: np.ndarray | None) -> MultiLinear:
@@ -86,11 +92,9 @@ class MultiLinearQ15(_Scorers):
     scorers: tuple[LinearScorerQ15, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scorers", tuple(self.scorers))
-        require(len(self.scorers) >= 2, "a K-linear part needs at least two scorers")
-        require(all(isinstance(s, LinearScorerQ15) for s in self.scorers), "K-linear scorers must be q15 linear")
-        require(len({(s.n_features, s.in_shift, s.w_shift) for s in self.scorers}) == 1,
-                "K-linear q15 scorers differ in n_features or shifts")
+        self._check_scorers(LinearScorerQ15, "K-linear scorers must be q15 linear",
+                            lambda s: (s.n_features, s.in_shift, s.w_shift),
+                            "K-linear q15 scorers differ in n_features or shifts")
 
 
     @property

@@ -26,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, require, table_fields
+from pyruntime.arrays import as_array, check_inputs, kind_tables, require, table_fields
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import tree_summary
-from pyruntime.errors import ModelFormatError
 from pyruntime.fixedpoint import INT32_MAX, to_fixed
 from pyruntime.memo import ReadState
 from pyruntime.result import Predictions
@@ -284,14 +283,11 @@ class CCascade(CEvaluator):
 
 
 def as_cascade(tables: Any) -> TreeCascade:
-    if not isinstance(tables, TreeCascade):
-        raise ModelFormatError("expected cascade tables")
-    return tables
+    return kind_tables(tables, TreeCascade, "cascade")
 
 
 def for_numeric(tables: Any, numeric: str) -> TreeCascade | TreeCascadeQ15:
-    m = as_cascade(tables)
-    return m.q15() if numeric == "q15" else m
+    return kind_tables(tables, TreeCascade, "cascade", numeric)
 
 
 __all__ = ["CCascade", "TreeCascade", "TreeCascadeQ15", "cascade_struct", "for_numeric"]

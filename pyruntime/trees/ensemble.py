@@ -33,18 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, float_keys, require, table_fields
+from pyruntime.arrays import FieldTables, check_inputs, float_keys, require, set_arrays
 from pyruntime.cbind import CEvaluator, c_ptr
+from pyruntime.describe import tree_depth
 from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, pick_shift, to_fixed
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
 _STRUCTURE = ("n_features", "n_outputs", "feature", "left", "right", "roots", "tree_output")
-_F32_FIELDS = ("n_features", "n_outputs", "feature", "threshold", "left", "right", "value", "roots",
-               "tree_output", "base_score", "decision_threshold", "costs")
-_Q15_FIELDS = ("n_features", "n_outputs", "feature", "threshold_key", "left", "right", "value_q", "roots",
-               "tree_output", "base_q", "decision_threshold_q", "shift", "costs", "cost_unit")
 
 
 def check_structure(n_features: Any, n_outputs: Any, feature: np.ndarray, left: np.ndarray, right: np.ndarray,
@@ -75,13 +72,9 @@ def float32_floor(values: Any) -> np.ndarray:
     return np.where(t32.astype(np.float64) > v, down, t32).astype(np.float32)
 
 
-def _set_arrays(obj: Any, spec: Sequence[tuple[str, str]]) -> None:
-    for name, dtype in spec:
-        object.__setattr__(obj, name, as_array(getattr(obj, name), dtype, name))
-
-
 class _TreeShape:
-    """Sizes and structure checks the float32 and q15 tables share."""
+    """What the float32 and q15 tables share: sizes, the structure check and the reference walk (each form
+    gives coerce, check_tables, start_scores, accumulate_into, finish and, for q15, read_cost)."""
 
     n_features: int
     n_outputs: int
@@ -99,14 +92,54 @@ class _TreeShape:
     def n_trees(self) -> int:
         return int(self.roots.shape[0])
 
+    def __post_init__(self) -> None:
+        self.coerce()
+        self.validate()
+
+    def coerce(self) -> None:
+        """The fields as arrays of their C types (a subclass's own tables)."""
+        raise NotImplementedError
+
+    def validate(self) -> None:
+        """Raise ModelFormatError unless the tables pass the checks of fm_trees_check (fm_trees_q15_check)."""
+        self.check_structure()
+        self.check_tables(self.n_nodes)
+
+    def check_tables(self, n: int) -> None:
+        """The checks of a subclass's own tables (n nodes)."""
+        raise NotImplementedError
+
+    def reference(self, X32: np.ndarray, first_tree: int = 0,
+                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
+        """Predictions and per-row status over a float32 matrix that may hold NaN/inf (q15: score in int32
+        units of 2**-shift, cost = cost units * cost_unit)."""
+        X32 = np.asarray(X32, dtype=np.float32)
+        state = ReadState.start(X32.shape[0], self.n_features)
+        scores = self.start_scores(X32.shape[0])
+        self.accumulate_into(X32, state, scores, first_tree, end_tree)
+        label, score = self.finish(scores)
+        return Predictions(label=label, score=score, n_read=state.n_read, cost=self.read_cost(state),
+                           stage=np.zeros(len(label), np.uint32)), state.status
+
+    def predict_reference(self, X: Any) -> Predictions:
+        return self.reference(check_inputs(X, self.n_features))[0]
+
+    def read_cost(self, state: ReadState) -> np.ndarray:
+        """The cost each row paid (float32 tables: the memo's float cost)."""
+        return state.cost
+
     def check_structure(self) -> None:
         check_structure(self.n_features, self.n_outputs, self.feature, self.left, self.right, self.roots,
                         self.tree_output)
 
 
 @dataclass(frozen=True, eq=False)
-class TreeEnsemble(_TreeShape):
+class TreeEnsemble(_TreeShape, FieldTables):
     """Float32 node tables of a tree ensemble (see the module docstring)."""
+
+    FIELDS = ("n_features", "n_outputs", "feature", "threshold", "left", "right", "value", "roots", "tree_output",
+              "base_score", "decision_threshold", "costs")
+    WHAT = "tree tables"
 
     n_features: int
     n_outputs: int
@@ -121,18 +154,13 @@ class TreeEnsemble(_TreeShape):
     decision_threshold: float = 0.0
     costs: np.ndarray | None = None  # float32 [n_features]; None = cost 1 each
 
-    def __post_init__(self) -> None:
-        _set_arrays(self, (("feature", "i4"), ("threshold", "f4"), ("left", "i4"), ("right", "i4"),
-                           ("value", "f4"), ("roots", "i4"), ("tree_output", "i4"), ("base_score", "f4")))
+    def coerce(self) -> None:
+        set_arrays(self, (("feature", "i4"), ("threshold", "f4"), ("left", "i4"), ("right", "i4"),
+                          ("value", "f4"), ("roots", "i4"), ("tree_output", "i4"), ("base_score", "f4")))
         object.__setattr__(self, "decision_threshold", float(np.float32(self.decision_threshold)))
-        if self.costs is not None:
-            _set_arrays(self, (("costs", "f4"),))
-        self.validate()
+        set_arrays(self, (), (("costs", "f4"),))
 
-    def validate(self) -> None:
-        """Raise ModelFormatError unless the tables pass the checks of fm_trees_check."""
-        self.check_structure()
-        n = self.n_nodes
+    def check_tables(self, n: int) -> None:
         require(self.threshold.shape == (n,) and self.value.shape == (n,), "threshold/value length differs")
         require(self.base_score.shape == (self.n_outputs,), "base_score must have n_outputs entries")
         require(bool(np.all(np.isfinite(self.threshold)) and np.all(np.isfinite(self.value))),
@@ -140,13 +168,6 @@ class TreeEnsemble(_TreeShape):
         require(bool(np.all(np.isfinite(self.base_score)) and np.isfinite(self.decision_threshold)),
                 "base_score and decision_threshold must be finite")
         check_costs(self.costs, self.n_features)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _F32_FIELDS}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TreeEnsemble:
-        return cls(**table_fields(data, _F32_FIELDS, "tree tables"))
 
     @classmethod
     def from_trees(cls, n_features: int, trees: Sequence[dict[str, Any]], base_score: Any,
@@ -190,27 +211,17 @@ class TreeEnsemble(_TreeShape):
         """(label, score) of every row (fm_trees_finish)."""
         return _finish(scores, np.float32(self.decision_threshold))
 
-    def reference(self, X32: np.ndarray, first_tree: int = 0,
-                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
-        """Predictions and per-row status over a float32 matrix that may hold NaN/inf."""
-        X32 = np.asarray(X32, dtype=np.float32)
-        state = ReadState.start(X32.shape[0], self.n_features)
-        scores = self.start_scores(X32.shape[0])
-        self.accumulate_into(X32, state, scores, first_tree, end_tree)
-        label, score = self.finish(scores)
-        return Predictions(label=label, score=score, n_read=state.n_read, cost=state.cost,
-                           stage=np.zeros(len(label), np.uint32)), state.status
-
-    def predict_reference(self, X: Any) -> Predictions:
-        return self.reference(check_inputs(X, self.n_features))[0]
-
     def q15(self, shift: int | None = None) -> TreeEnsembleQ15:
         return quantize_trees(self, shift)
 
 
 @dataclass(frozen=True, eq=False)
-class TreeEnsembleQ15(_TreeShape):
+class TreeEnsembleQ15(_TreeShape, FieldTables):
     """Fixed-point tables of a tree ensemble (integer operations only on the device)."""
+
+    FIELDS = ("n_features", "n_outputs", "feature", "threshold_key", "left", "right", "value_q", "roots",
+              "tree_output", "base_q", "decision_threshold_q", "shift", "costs", "cost_unit")
+    WHAT = "tree tables"
 
     n_features: int
     n_outputs: int
@@ -227,16 +238,12 @@ class TreeEnsembleQ15(_TreeShape):
     costs: np.ndarray | None = None  # uint16 cost units; None = 1 each
     cost_unit: float = 1.0
 
-    def __post_init__(self) -> None:
-        _set_arrays(self, (("feature", "i4"), ("threshold_key", "i4"), ("left", "i4"), ("right", "i4"),
-                           ("value_q", "i2"), ("roots", "i4"), ("tree_output", "i4"), ("base_q", "i4")))
-        if self.costs is not None:
-            _set_arrays(self, (("costs", "u2"),))
-        self.validate()
+    def coerce(self) -> None:
+        set_arrays(self, (("feature", "i4"), ("threshold_key", "i4"), ("left", "i4"), ("right", "i4"),
+                          ("value_q", "i2"), ("roots", "i4"), ("tree_output", "i4"), ("base_q", "i4")),
+                   (("costs", "u2"),))
 
-    def validate(self) -> None:
-        self.check_structure()
-        n = self.n_nodes
+    def check_tables(self, n: int) -> None:
         require(self.threshold_key.shape == (n,) and self.value_q.shape == (n,), "key/value length differs")
         require(self.base_q.shape == (self.n_outputs,), "base_q must have n_outputs entries")
         t = self.decision_threshold_q
@@ -246,13 +253,6 @@ class TreeEnsembleQ15(_TreeShape):
         require(bool(np.all((self.threshold_key[inner].astype(np.int64) & 0xFFFF) == 0xFFFF)),
                 "q15 threshold keys must be 16-bit keys (65536 * k + 65535); re-quantize the model")
         check_q15_costs(self.costs, self.n_features, self.cost_unit)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _Q15_FIELDS}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TreeEnsembleQ15:
-        return cls(**table_fields(data, _Q15_FIELDS, "tree tables"))
 
     def start_scores(self, rows: int) -> np.ndarray:
         return np.tile(self.base_q.astype(np.int64), (rows, 1))
@@ -266,20 +266,8 @@ class TreeEnsembleQ15(_TreeShape):
         label, score = _finish(scores, self.decision_threshold_q)
         return label, score.astype(np.int32)
 
-    def reference(self, X32: np.ndarray, first_tree: int = 0,
-                  end_tree: int | None = None) -> tuple[Predictions, np.ndarray]:
-        """Predictions (score in int32 units of 2**-shift, cost = cost units * cost_unit) and status."""
-        X32 = np.asarray(X32, dtype=np.float32)
-        state = ReadState.start(X32.shape[0], self.n_features)
-        scores = self.start_scores(X32.shape[0])
-        self.accumulate_into(X32, state, scores, first_tree, end_tree)
-        label, score = self.finish(scores)
-        return Predictions(label=label, score=score, n_read=state.n_read,
-                           cost=state.cost_q.astype(np.float64) * self.cost_unit,
-                           stage=np.zeros(len(label), np.uint32)), state.status
-
-    def predict_reference(self, X: Any) -> Predictions:
-        return self.reference(check_inputs(X, self.n_features))[0]
+    def read_cost(self, state: ReadState) -> np.ndarray:
+        return state.cost_q.astype(np.float64) * self.cost_unit
 
 
 def _accumulate(m: TreeEnsemble | TreeEnsembleQ15, X32: np.ndarray, state: ReadState, scores: np.ndarray,
@@ -360,17 +348,6 @@ def quantize_trees(m: TreeEnsemble, shift: int | None = None) -> TreeEnsembleQ15
 _MAX_IMPLICIT_DEPTH = 20
 
 
-def _tree_depth(feature: np.ndarray, left: np.ndarray, right: np.ndarray, root: int) -> int:
-    depth, stack = 0, [(root, 0)]
-    while stack:
-        n, d = stack.pop()
-        if feature[n] < 0:
-            depth = max(depth, d)
-        else:
-            stack += [(int(left[n]), d + 1), (int(right[n]), d + 1)]
-    return depth
-
-
 def _implicit_tree(feature: np.ndarray, thr: np.ndarray, left: np.ndarray, right: np.ndarray, val: np.ndarray,
                    root: int, depth: int) -> tuple[list[int], list[Any], list[Any]]:
     """Heap-ordered complete tree of the given depth; shallow leaves become dummy nodes that repeat
@@ -448,7 +425,7 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
     else:
         thr = np.asarray(tables["threshold"], np.float32)
         val = np.asarray(tables["value"], np.float32)
-    depths = [_tree_depth(feature, left, right, int(r)) for r in roots]
+    depths = [tree_depth(feature, left, right, int(r)) for r in roots]
     explicit = [_explicit_tree(feature, thr, left, right, val, int(r)) for r in roots]
     node_b, leaf_b = (4, 2) if q else (6, 4)
     n_exp = sum(len(e[0]) for e in explicit)

@@ -3,9 +3,7 @@ shares the cascade IR, reference evaluator and C runtime (fm_cascade.c)."""
 
 from __future__ import annotations
 
-from pyruntime.evaluators import register_evaluators
-from pyruntime.format import register_kind
-from pyruntime.trees.kind_cascade import CascadeReference, TreeCascade, cascade_c
+from pyruntime.evaluators import register_numeric_kind
+from pyruntime.trees.cascade import CCascade, TreeCascade, for_numeric
 
-register_kind("miser", TreeCascade)
-register_evaluators("miser", cascade_c, CascadeReference)
+register_numeric_kind("miser", TreeCascade, for_numeric, CCascade)
