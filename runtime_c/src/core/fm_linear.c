@@ -106,88 +106,18 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *me
     return FM_OK;
 }
 
-int fm_linear_predict(const fm_linear *m, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    float acc;
-    int rc;
-    if (m == NULL || memo == NULL || out == NULL) {
-        return FM_E_ARG;
-    }
-    fm_memo_start(memo, out);
-    acc = m->bias;
-    rc = fm_linear_score(m, in, memo, &acc, out);
-    if (rc != FM_OK) {
-        return rc;
-    }
-    out->score = acc;
-    out->label = (acc > m->decision_threshold) ? 1 : 0;
-    return FM_OK;
-}
+#define L_T fm_linear
+#define L_ROW linear_row
+#define L_ACC float
+#define L_BIAS bias
+#define L_SCORE score
+#define L_THR decision_threshold
+#include "fm_linear_impl.h"
 
-int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    int32_t acc;
-    int rc;
-    if (m == NULL || memo == NULL || out == NULL) {
-        return FM_E_ARG;
-    }
-    fm_memo_start(memo, out);
-    acc = m->bias_q;
-    rc = fm_linear_q15_score(m, in, memo, &acc, out);
-    if (rc != FM_OK) {
-        return rc;
-    }
-    out->score_q = acc;
-    out->label = (acc > m->decision_threshold_q) ? 1 : 0;
-    return FM_OK;
-}
-
-static int linear_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
-{
-    fm_vector v;
-    const fm_reader r = fm_vector_reader(&v, x, ((const fm_linear *)m)->n_features);
-    (void)i;
-    return fm_linear_predict((const fm_linear *)m, &r, (fm_memo *)memo, out);
-}
-
-int fm_linear_predict_batch(const fm_linear *m, const float *X, uint32_t rows, uint32_t cols, fm_memo *memo,
-                            fm_result *out, uint32_t *n_done)
-{
-    const int ok = m != NULL && memo != NULL && cols == m->n_features;
-    return fm_batch_rows(ok, linear_row, m, X, rows, cols, memo, out, n_done);
-}
-
-static int linear_q15_row(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
-{
-    fm_vector v;
-    const fm_reader r = fm_vector_reader(&v, x, ((const fm_linear_q15 *)m)->n_features);
-    (void)i;
-    return fm_linear_q15_predict((const fm_linear_q15 *)m, &r, (fm_memo *)memo, out);
-}
-
-int fm_linear_q15_predict_batch(const fm_linear_q15 *m, const float *X, uint32_t rows, uint32_t cols,
-                                fm_memo *memo, fm_result *out, uint32_t *n_done)
-{
-    const int ok = m != NULL && memo != NULL && cols == m->n_features;
-    return fm_batch_rows(ok, linear_q15_row, m, X, rows, cols, memo, out, n_done);
-}
-
-size_t fm_linear_scratch_size(const fm_linear *m)
-{
-    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
-}
-
-size_t fm_linear_q15_scratch_size(const fm_linear_q15 *m)
-{
-    return m == NULL ? 0u : fm_scratch_size(m->n_features, 0u, 0);
-}
-
-int fm_linear_scratch_init(const fm_linear *m, void *buf, size_t size, fm_memo *memo)
-{
-    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
-}
-
-int fm_linear_q15_scratch_init(const fm_linear_q15 *m, void *buf, size_t size, fm_memo *memo)
-{
-    return m == NULL ? FM_E_ARG : fm_scratch_split(buf, size, m->n_features, 0u, 0, memo, NULL);
-}
+#define L_T fm_linear_q15
+#define L_ROW linear_q15_row
+#define L_ACC int32_t
+#define L_BIAS bias_q
+#define L_SCORE score_q
+#define L_THR decision_threshold_q
+#include "fm_linear_impl.h"
