@@ -104,45 +104,48 @@ static inline uint32_t fz_trees_depth(fz_in *in)
     return b < 64u ? (uint32_t)(b & 7u) : 0u;
 }
 
-static inline void fz_trees(fz_in *in, fz_trees_arrays *a, fm_trees *m, uint32_t nf, const float *costs)
+/* The last fields of a tree model: float32 the decision threshold, depth and exact_costs (0, 1: checked
+ * against the costs, or invalid); q15 the decision threshold, the leaf shift and depth. */
+static inline void fz_trees_f32_tail(fz_in *in, fm_trees *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
-    fz_floats(in, a->threshold, m->n_nodes);
-    fz_floats(in, a->leaf, m->n_nodes + m->n_trees);
-    fz_floats(in, a->base_score, m->n_outputs);
-    m->node_end = a->node_end;
-    m->feature = a->feature;
-    m->threshold = a->threshold;
-    m->leaf = a->leaf;
-    m->tree_output = a->tree_output;
-    m->base_score = a->base_score;
-    m->costs = costs;
     m->decision_threshold = fz_float(in, fz_byte(in));
     m->depth = fz_trees_depth(in);
-    m->exact_costs = fz_byte(in) & 3u; /* 0, 1 (checked against the costs) or invalid */
+    m->exact_costs = fz_byte(in) & 3u;
 }
 
-static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, uint32_t nf, const uint16_t *costs)
+static inline void fz_trees_q15_tail(fz_in *in, fm_trees_q15 *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
-    fz_u16s(in, a->threshold_q, m->n_nodes);
-    fz_i16s(in, a->leaf_q, m->n_nodes + m->n_trees);
-    fz_i32s(in, a->base_q, m->n_outputs);
-    m->node_end = a->node_end;
-    m->feature = a->feature;
-    m->threshold_q = a->threshold_q;
-    m->leaf_q = a->leaf_q;
-    m->tree_output = a->tree_output;
-    m->base_q = a->base_q;
-    m->costs = costs;
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->shift = fz_byte(in);
     m->depth = fz_trees_depth(in);
 }
+
+/* NAME(in, a, m, nf, costs): builds tree model m (struct T, costs of type TC): the common tables, the
+ * thresholds a->thr_ by FT (field THR), the leaves a->leaf_ by FL (LEAF), the base scores a->base_ by FB
+ * (BASE), then TAIL(in, m). */
+#define FZ_TREES_BUILDER(NAME, T, TC, FT, thr_, THR, FL, leaf_, LEAF, FB, base_, BASE, TAIL)                    \
+    static inline void NAME(fz_in *in, fz_trees_arrays *a, T *m, uint32_t nf, const TC *costs)               \
+    {                                                                                                         \
+        memset(m, 0, sizeof *m);                                                                              \
+        m->n_features = nf;                                                                                   \
+        m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);                           \
+        FT(in, a->thr_, m->n_nodes);                                                                          \
+        FL(in, a->leaf_, m->n_nodes + m->n_trees);                                                            \
+        FB(in, a->base_, m->n_outputs);                                                                       \
+        m->node_end = a->node_end;                                                                            \
+        m->feature = a->feature;                                                                              \
+        m->THR = a->thr_;                                                                                     \
+        m->LEAF = a->leaf_;                                                                                   \
+        m->tree_output = a->tree_output;                                                                      \
+        m->BASE = a->base_;                                                                                   \
+        m->costs = costs;                                                                                     \
+        TAIL(in, m);                                                                                          \
+    }
+
+FZ_TREES_BUILDER(fz_trees, fm_trees, float, fz_floats, threshold, threshold, fz_floats, leaf, leaf, fz_floats,
+                 base_score, base_score, fz_trees_f32_tail)
+FZ_TREES_BUILDER(fz_trees_q15, fm_trees_q15, uint16_t, fz_u16s, threshold_q, threshold_q, fz_i16s, leaf_q, leaf_q,
+                 fz_i32s, base_q, base_q, fz_trees_q15_tail)
 
 #define FZ_NB_MAX_USED 6u
 #define FZ_NB_MAX_EDGES 4u
