@@ -54,36 +54,40 @@ typedef struct {
 #define FZ_TREE_NULLS(nulls) (nulls)
 #endif
 
-static inline void fz_linear(fz_in *in, fz_linear_arrays *a, fm_linear *m, uint32_t nf, const float *costs)
+/* The scalars of a linear model: float32 bias and decision threshold; q15 the same, then its input and weight
+ * shifts. */
+static inline void fz_linear_f32_tail(fz_in *in, fm_linear *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->nnz = fz_dim(in, FZ_MAX_NNZ);
-    fz_i32s(in, a->feature, m->nnz);
-    fz_floats(in, a->weight, m->nnz);
-    m->feature = a->feature;
-    m->weight = a->weight;
     m->bias = fz_float(in, fz_byte(in));
     m->decision_threshold = fz_float(in, fz_byte(in));
-    m->costs = costs;
 }
 
-static inline void fz_linear_q15(fz_in *in, fz_linear_arrays *a, fm_linear_q15 *m, uint32_t nf,
-                                 const uint16_t *costs)
+static inline void fz_linear_q15_tail(fz_in *in, fm_linear_q15 *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->nnz = fz_dim(in, FZ_MAX_NNZ);
-    fz_i32s(in, a->feature, m->nnz);
-    fz_i16s(in, a->weight_q, m->nnz);
-    m->feature = a->feature;
-    m->weight_q = a->weight_q;
     m->bias_q = (int32_t)fz_u32raw(in);
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->in_shift = fz_byte(in);
     m->w_shift = fz_byte(in);
-    m->costs = costs;
 }
+
+/* NAME(in, a, m, nf, costs): builds linear model m (struct T, costs of type TC): its terms (the weights
+ * a->w_ by FW, field W), then TAIL(in, m). */
+#define FZ_LINEAR_BUILDER(NAME, T, TC, FW, w_, W, TAIL)                                        \
+    static inline void NAME(fz_in *in, fz_linear_arrays *a, T *m, uint32_t nf, const TC *costs) \
+    {                                                                                           \
+        memset(m, 0, sizeof *m);                                                                \
+        m->n_features = nf;                                                                     \
+        m->nnz = fz_dim(in, FZ_MAX_NNZ);                                                        \
+        fz_i32s(in, a->feature, m->nnz);                                                        \
+        FW(in, a->w_, m->nnz);                                                                  \
+        m->feature = a->feature;                                                                \
+        m->W = a->w_;                                                                           \
+        TAIL(in, m);                                                                            \
+        m->costs = costs;                                                                       \
+    }
+
+FZ_LINEAR_BUILDER(fz_linear, fm_linear, float, fz_floats, weight, weight, fz_linear_f32_tail)
+FZ_LINEAR_BUILDER(fz_linear_q15, fm_linear_q15, uint16_t, fz_i16s, weight_q, weight_q, fz_linear_q15_tail)
 
 static inline const uint32_t *fz_trees_common(fz_in *in, fz_trees_arrays *a, uint32_t *n_outputs, uint32_t *n_nodes,
                                               uint32_t *n_trees)
