@@ -54,36 +54,40 @@ typedef struct {
 #define FZ_TREE_NULLS(nulls) (nulls)
 #endif
 
-static inline void fz_linear(fz_in *in, fz_linear_arrays *a, fm_linear *m, uint32_t nf, const float *costs)
+/* The scalars of a linear model: float32 bias and decision threshold; q15 the same, then its input and weight
+ * shifts. */
+static inline void fz_linear_f32_tail(fz_in *in, fm_linear *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->nnz = fz_dim(in, FZ_MAX_NNZ);
-    fz_i32s(in, a->feature, m->nnz);
-    fz_floats(in, a->weight, m->nnz);
-    m->feature = a->feature;
-    m->weight = a->weight;
     m->bias = fz_float(in, fz_byte(in));
     m->decision_threshold = fz_float(in, fz_byte(in));
-    m->costs = costs;
 }
 
-static inline void fz_linear_q15(fz_in *in, fz_linear_arrays *a, fm_linear_q15 *m, uint32_t nf,
-                                 const uint16_t *costs)
+static inline void fz_linear_q15_tail(fz_in *in, fm_linear_q15 *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->nnz = fz_dim(in, FZ_MAX_NNZ);
-    fz_i32s(in, a->feature, m->nnz);
-    fz_i16s(in, a->weight_q, m->nnz);
-    m->feature = a->feature;
-    m->weight_q = a->weight_q;
     m->bias_q = (int32_t)fz_u32raw(in);
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->in_shift = fz_byte(in);
     m->w_shift = fz_byte(in);
-    m->costs = costs;
 }
+
+/* NAME(in, a, m, nf, costs): builds linear model m (struct T, costs of type TC): its terms (the weights
+ * a->w_ by FW, field W), then TAIL(in, m). */
+#define FZ_LINEAR_BUILDER(NAME, T, TC, FW, w_, W, TAIL)                                        \
+    static inline void NAME(fz_in *in, fz_linear_arrays *a, T *m, uint32_t nf, const TC *costs) \
+    {                                                                                           \
+        memset(m, 0, sizeof *m);                                                                \
+        m->n_features = nf;                                                                     \
+        m->nnz = fz_dim(in, FZ_MAX_NNZ);                                                        \
+        fz_i32s(in, a->feature, m->nnz);                                                        \
+        FW(in, a->w_, m->nnz);                                                                  \
+        m->feature = a->feature;                                                                \
+        m->W = a->w_;                                                                           \
+        TAIL(in, m);                                                                            \
+        m->costs = costs;                                                                       \
+    }
+
+FZ_LINEAR_BUILDER(fz_linear, fm_linear, float, fz_floats, weight, weight, fz_linear_f32_tail)
+FZ_LINEAR_BUILDER(fz_linear_q15, fm_linear_q15, uint16_t, fz_i16s, weight_q, weight_q, fz_linear_q15_tail)
 
 static inline const uint32_t *fz_trees_common(fz_in *in, fz_trees_arrays *a, uint32_t *n_outputs, uint32_t *n_nodes,
                                               uint32_t *n_trees)
@@ -104,45 +108,48 @@ static inline uint32_t fz_trees_depth(fz_in *in)
     return b < 64u ? (uint32_t)(b & 7u) : 0u;
 }
 
-static inline void fz_trees(fz_in *in, fz_trees_arrays *a, fm_trees *m, uint32_t nf, const float *costs)
+/* The last fields of a tree model: float32 the decision threshold, depth and exact_costs (0, 1: checked
+ * against the costs, or invalid); q15 the decision threshold, the leaf shift and depth. */
+static inline void fz_trees_f32_tail(fz_in *in, fm_trees *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
-    fz_floats(in, a->threshold, m->n_nodes);
-    fz_floats(in, a->leaf, m->n_nodes + m->n_trees);
-    fz_floats(in, a->base_score, m->n_outputs);
-    m->node_end = a->node_end;
-    m->feature = a->feature;
-    m->threshold = a->threshold;
-    m->leaf = a->leaf;
-    m->tree_output = a->tree_output;
-    m->base_score = a->base_score;
-    m->costs = costs;
     m->decision_threshold = fz_float(in, fz_byte(in));
     m->depth = fz_trees_depth(in);
-    m->exact_costs = fz_byte(in) & 3u; /* 0, 1 (checked against the costs) or invalid */
+    m->exact_costs = fz_byte(in) & 3u;
 }
 
-static inline void fz_trees_q15(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m, uint32_t nf, const uint16_t *costs)
+static inline void fz_trees_q15_tail(fz_in *in, fm_trees_q15 *m)
 {
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);
-    fz_u16s(in, a->threshold_q, m->n_nodes);
-    fz_i16s(in, a->leaf_q, m->n_nodes + m->n_trees);
-    fz_i32s(in, a->base_q, m->n_outputs);
-    m->node_end = a->node_end;
-    m->feature = a->feature;
-    m->threshold_q = a->threshold_q;
-    m->leaf_q = a->leaf_q;
-    m->tree_output = a->tree_output;
-    m->base_q = a->base_q;
-    m->costs = costs;
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->shift = fz_byte(in);
     m->depth = fz_trees_depth(in);
 }
+
+/* NAME(in, a, m, nf, costs): builds tree model m (struct T, costs of type TC): the common tables, the
+ * thresholds a->thr_ by FT (field THR), the leaves a->leaf_ by FL (LEAF), the base scores a->base_ by FB
+ * (BASE), then TAIL(in, m). */
+#define FZ_TREES_BUILDER(NAME, T, TC, FT, thr_, THR, FL, leaf_, LEAF, FB, base_, BASE, TAIL)                    \
+    static inline void NAME(fz_in *in, fz_trees_arrays *a, T *m, uint32_t nf, const TC *costs)               \
+    {                                                                                                         \
+        memset(m, 0, sizeof *m);                                                                              \
+        m->n_features = nf;                                                                                   \
+        m->child = fz_trees_common(in, a, &m->n_outputs, &m->n_nodes, &m->n_trees);                           \
+        FT(in, a->thr_, m->n_nodes);                                                                          \
+        FL(in, a->leaf_, m->n_nodes + m->n_trees);                                                            \
+        FB(in, a->base_, m->n_outputs);                                                                       \
+        m->node_end = a->node_end;                                                                            \
+        m->feature = a->feature;                                                                              \
+        m->THR = a->thr_;                                                                                     \
+        m->LEAF = a->leaf_;                                                                                   \
+        m->tree_output = a->tree_output;                                                                      \
+        m->BASE = a->base_;                                                                                   \
+        m->costs = costs;                                                                                     \
+        TAIL(in, m);                                                                                          \
+    }
+
+FZ_TREES_BUILDER(fz_trees, fm_trees, float, fz_floats, threshold, threshold, fz_floats, leaf, leaf, fz_floats,
+                 base_score, base_score, fz_trees_f32_tail)
+FZ_TREES_BUILDER(fz_trees_q15, fm_trees_q15, uint16_t, fz_u16s, threshold_q, threshold_q, fz_i16s, leaf_q, leaf_q,
+                 fz_i32s, base_q, base_q, fz_trees_q15_tail)
 
 #define FZ_NB_MAX_USED 6u
 #define FZ_NB_MAX_EDGES 4u
@@ -170,73 +177,53 @@ static inline void fz_nb_dims(fz_in *in, fz_nb_arrays *a, uint32_t *used, uint32
     fz_u32s(in, a->stop_at, *ns);
 }
 
-static inline void fz_nb(fz_in *in, fz_nb_arrays *a, fm_nb *m, uint32_t nf)
-{
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    fz_nb_dims(in, a, &m->n_used, &m->n_edges, &m->n_stops);
-    fz_floats(in, a->edges, m->n_used * m->n_edges);
-    fz_floats(in, a->d, m->n_used * (m->n_edges + 2u));
-    fz_floats(in, a->stop_hi, m->n_stops);
-    fz_floats(in, a->stop_lo, m->n_stops);
-    m->order = a->order;
-    m->edges = a->edges;
-    m->d = a->d;
-    m->d0 = fz_float(in, fz_byte(in));
-    m->threshold = fz_float(in, fz_byte(in));
-    m->stop_at = a->stop_at;
-    m->stop_hi = a->stop_hi;
-    m->stop_lo = a->stop_lo;
-    m->costs = FZ_OPTIONAL(in, fz_floats, a->costs, nf);
-    if (m->n_edges == 2u && (fz_byte(in) & 1u)) { /* the record layout over the same tables */
-        uint32_t i;
-        for (i = 0; i < m->n_used; ++i) {
-            a->pos[i].feature = a->order[i];
-            memcpy(a->pos[i].edge, a->edges + 2u * i, sizeof a->pos[i].edge);
-            memcpy(a->pos[i].d, a->d + 4u * i, sizeof a->pos[i].d);
-        }
-        m->pos = a->pos;
-        m->order = NULL;
-        m->edges = NULL;
-        m->d = NULL;
-        m->costs = NULL;
-        m->cum_cost = FZ_OPTIONAL(in, fz_floats, a->cum, m->n_used + 1u);
-    }
-}
+/* Scalars of the fuzz input: a float32 from a selector byte (fz_float), a q15 one from a raw 32-bit word. */
+#define fz_f32_scalar(in) fz_float(in, fz_byte(in))
+#define fz_q15_scalar(in) ((int32_t)fz_u32raw(in))
 
-static inline void fz_nb_q15(fz_in *in, fz_nb_arrays *a, fm_nb_q15 *m, uint32_t nf)
-{
-    memset(m, 0, sizeof *m);
-    m->n_features = nf;
-    fz_nb_dims(in, a, &m->n_used, &m->n_edges, &m->n_stops);
-    fz_i32s(in, a->edge_keys, m->n_used * m->n_edges);
-    fz_i16s(in, a->d_q, m->n_used * (m->n_edges + 2u));
-    fz_i32s(in, a->stop_hi_q, m->n_stops);
-    fz_i32s(in, a->stop_lo_q, m->n_stops);
-    m->order = a->order;
-    m->edge_keys = a->edge_keys;
-    m->d = a->d_q;
-    m->d0 = (int32_t)fz_u32raw(in);
-    m->threshold = (int32_t)fz_u32raw(in);
-    m->stop_at = a->stop_at;
-    m->stop_hi = a->stop_hi_q;
-    m->stop_lo = a->stop_lo_q;
-    m->costs = FZ_OPTIONAL(in, fz_u16s, a->costs_q, nf);
-    if (m->n_edges == 2u && (fz_byte(in) & 1u)) { /* the record layout over the same tables */
-        uint32_t i;
-        for (i = 0; i < m->n_used; ++i) {
-            a->pos_q[i].feature = a->order[i];
-            memcpy(a->pos_q[i].edge, a->edge_keys + 2u * i, sizeof a->pos_q[i].edge);
-            memcpy(a->pos_q[i].d, a->d_q + 4u * i, sizeof a->pos_q[i].d);
-        }
-        m->pos = a->pos_q;
-        m->order = NULL;
-        m->edge_keys = NULL;
-        m->d = NULL;
-        m->costs = NULL;
-        m->cum_cost = FZ_OPTIONAL(in, fz_u32s, a->cum_q, m->n_used + 1u);
+/* NAME(in, a, m, nf): builds NB model m (struct T) from the input. The tables of a it fills and the readers of
+ * their elements: EDGES (field of T: edges / edge_keys) from a->edges_ by FE, the d table a->d_ by FD, the stop
+ * bounds a->hi_ / a->lo_ by FS, d0 and threshold by SCALAR, the optional costs a->costs_ by FC; in the record
+ * layout (two edges, a flag byte), records a->pos_ and the optional cumulative costs a->cum_ by FCUM. */
+#define FZ_NB_BUILDER(NAME, T, EDGES, FE, edges_, FD, d_, FS, hi_, lo_, SCALAR, FC, costs_, pos_, FCUM, cum_)  \
+    static inline void NAME(fz_in *in, fz_nb_arrays *a, T *m, uint32_t nf)                                    \
+    {                                                                                                         \
+        memset(m, 0, sizeof *m);                                                                              \
+        m->n_features = nf;                                                                                   \
+        fz_nb_dims(in, a, &m->n_used, &m->n_edges, &m->n_stops);                                              \
+        FE(in, a->edges_, m->n_used * m->n_edges);                                                            \
+        FD(in, a->d_, m->n_used * (m->n_edges + 2u));                                                         \
+        FS(in, a->hi_, m->n_stops);                                                                           \
+        FS(in, a->lo_, m->n_stops);                                                                           \
+        m->order = a->order;                                                                                  \
+        m->EDGES = a->edges_;                                                                                 \
+        m->d = a->d_;                                                                                         \
+        m->d0 = SCALAR(in);                                                                                   \
+        m->threshold = SCALAR(in);                                                                            \
+        m->stop_at = a->stop_at;                                                                              \
+        m->stop_hi = a->hi_;                                                                                  \
+        m->stop_lo = a->lo_;                                                                                  \
+        m->costs = FZ_OPTIONAL(in, FC, a->costs_, nf);                                                        \
+        if (m->n_edges == 2u && (fz_byte(in) & 1u)) { /* the record layout over the same tables */           \
+            uint32_t i;                                                                                       \
+            for (i = 0; i < m->n_used; ++i) {                                                                 \
+                a->pos_[i].feature = a->order[i];                                                             \
+                memcpy(a->pos_[i].edge, a->edges_ + 2u * i, sizeof a->pos_[i].edge);                          \
+                memcpy(a->pos_[i].d, a->d_ + 4u * i, sizeof a->pos_[i].d);                                    \
+            }                                                                                                 \
+            m->pos = a->pos_;                                                                                 \
+            m->order = NULL;                                                                                  \
+            m->EDGES = NULL;                                                                                  \
+            m->d = NULL;                                                                                      \
+            m->costs = NULL;                                                                                  \
+            m->cum_cost = FZ_OPTIONAL(in, FCUM, a->cum_, m->n_used + 1u);                                     \
+        }                                                                                                     \
     }
-}
+
+FZ_NB_BUILDER(fz_nb, fm_nb, edges, fz_floats, edges, fz_floats, d, fz_floats, stop_hi, stop_lo, fz_f32_scalar,
+              fz_floats, costs, pos, fz_floats, cum)
+FZ_NB_BUILDER(fz_nb_q15, fm_nb_q15, edge_keys, fz_i32s, edge_keys, fz_i16s, d_q, fz_i32s, stop_hi_q, stop_lo_q,
+              fz_q15_scalar, fz_u16s, costs_q, pos_q, fz_u32s, cum_q)
 
 /* The adapters of fz_run (fz_harness's signatures) over a family's calls PFX_*, model type T; each harness
  * names its float32 and q15 sets by a suffix SFX (f32, q15). The context the adapters get is the model itself
@@ -332,6 +319,22 @@ typedef struct {
         fz_require(PFX##_scratch_init(m, &buf, size, &memo) == FM_OK);                                  \
         return PFX##_predict_batch(m, X, rows, cols, &memo, out, n_done);                               \
     }
+
+/* The entry point's branch of a harness on an fz_ctx (linear, trees): builds model m (struct T) by
+ * BUILD(&in, &a, &m, nf, costs) with the optional costs read by FC into costs_ and runs the accepted model
+ * through fz_run with the null-each test NULLS(&nulls) (fz_self or FZ_TREE_NULLS) and the labels up to
+ * MAX_LABEL(m). The harness holds the input in, the arrays a, the features nf and the memo. */
+#define fz_one_label(m) 1
+#define FZ_CTX_RUN(T, SFX, PTRS, BUILD, FC, costs_, NULLS, MAX_LABEL)                                    \
+    do {                                                                                                  \
+        T m;                                                                                              \
+        fz_ctx k = {&m, &memo};                                                                           \
+        const fz_nulls nulls = FZ_NULLS(&m, PTRS, check_##SFX, raw_##SFX);                                \
+        BUILD(&in, &a, &m, nf, FZ_OPTIONAL(&in, FC, costs_, nf));                                         \
+        if (check_##SFX(&m) == FM_OK) {                                                                   \
+            fz_run(&in, &k, nf, eager_##SFX, lazy_##SFX, batch_##SFX, NULLS(&nulls), 0, MAX_LABEL(m));    \
+        }                                                                                                 \
+    } while (0)
 
 /* eager_SFX, lazy_SFX and batch_SFX of a family that keeps no memo (nb, nbk) on the bare model:
  * PFX_predict_vec, PFX_predict(m, r, out), PFX_predict_batch(m, X, rows, cols, out, n_done). */

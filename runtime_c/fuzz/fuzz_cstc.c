@@ -31,6 +31,48 @@ static const size_t cstc_q15_ptrs[] = {
 FZ_CHECK_ADAPTER(f32, fm_cstc, fm_cstc)
 FZ_CHECK_ADAPTER(q15, fm_cstc_q15, fm_cstc_q15)
 
+/* The q15 model's shifts, read after its thresholds: one w_shift byte per node into w_shift_, then in_shift. */
+#define fz_no_shifts(m, in, nn, w_shift_) ((void)(m), (void)(nn))
+static void cstc_q15_shifts(fm_cstc_q15 *m, fz_in *in, uint32_t nn, uint8_t *w_shift_)
+{
+    uint32_t i;
+    for (i = 0; i < nn; ++i) {
+        w_shift_[i] = fz_byte(in);
+    }
+    m->w_shift = w_shift_;
+    m->in_shift = fz_byte(in);
+}
+
+/* Builds CSTC m (struct T): the tables of the common part, the weights read by FW into weight_ (field W),
+ * the biases by FB into bias_ (B), the thresholds by FT into thr_ (TH), then SHIFTS (the q15 shifts), the
+ * optional costs by FC into costs_; runs the accepted model through fz_run (suffix SFX: f32 or q15). */
+#define CSTC_RUN(T, SFX, PTRS, FW, weight_, W, FB, bias_, B, FT, thr_, TH, SHIFTS, FC, costs_)           \
+    do {                                                                                                  \
+        T m;                                                                                              \
+        fz_ctx k = {&m, &memo};                                                                           \
+        const fz_nulls nulls = FZ_NULLS(&m, PTRS, check_##SFX, raw_##SFX);                                \
+        FW(&in, weight_, nt);                                                                             \
+        FB(&in, bias_, ns);                                                                               \
+        FT(&in, thr_, nn);                                                                                \
+        SHIFTS(&m, &in, nn, w_shift);                                                                     \
+        m.n_features = nf;                                                                                \
+        m.n_nodes = nn;                                                                                   \
+        m.term_start = term_start;                                                                        \
+        m.feature = feature;                                                                              \
+        m.W = weight_;                                                                                    \
+        m.B = bias_;                                                                                      \
+        m.TH = thr_;                                                                                      \
+        m.upper = upper;                                                                                  \
+        m.lower = lower;                                                                                  \
+        m.costs = FZ_OPTIONAL(&in, FC, costs_, nf);                                                       \
+        m.n_classes = nk;                                                                                 \
+        m.n_class_scorers = ncs;                                                                          \
+        m.class_first = class_first;                                                                      \
+        if (check_##SFX(&m) == FM_OK) {                                                                   \
+            fz_run(&in, &k, nf, eager_##SFX, lazy_##SFX, batch_##SFX, &nulls, 0, max_label);              \
+        }                                                                                                 \
+    } while (0)
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
@@ -68,56 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         class_first[i] = nn + fz_byte(&in) % (ncs + 2u) - (nn > 0u ? 1u : 0u);
     }
     if (!q) {
-        fm_cstc m;
-        fz_ctx k = {&m, &memo};
-        const fz_nulls nulls = FZ_NULLS(&m, cstc_ptrs, check_f32, raw_f32);
-        fz_floats(&in, weight, nt);
-        fz_floats(&in, bias, ns);
-        fz_floats(&in, threshold, nn);
-        m.n_features = nf;
-        m.n_nodes = nn;
-        m.term_start = term_start;
-        m.feature = feature;
-        m.weight = weight;
-        m.bias = bias;
-        m.threshold = threshold;
-        m.upper = upper;
-        m.lower = lower;
-        m.costs = FZ_OPTIONAL(&in, fz_floats, costs, nf);
-        m.n_classes = nk;
-        m.n_class_scorers = ncs;
-        m.class_first = class_first;
-        if (fm_cstc_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_f32, lazy_f32, batch_f32, &nulls, 0, max_label);
-        }
+        CSTC_RUN(fm_cstc, f32, cstc_ptrs, fz_floats, weight, weight, fz_floats, bias, bias, fz_floats, threshold,
+                 threshold, fz_no_shifts, fz_floats, costs);
     } else {
-        fm_cstc_q15 m;
-        fz_ctx k = {&m, &memo};
-        const fz_nulls nulls = FZ_NULLS(&m, cstc_q15_ptrs, check_q15, raw_q15);
-        fz_i16s(&in, weight_q, nt);
-        fz_i32s(&in, bias_q, ns);
-        fz_i32s(&in, threshold_q, nn);
-        for (i = 0; i < nn; ++i) {
-            w_shift[i] = fz_byte(&in);
-        }
-        m.n_features = nf;
-        m.n_nodes = nn;
-        m.term_start = term_start;
-        m.feature = feature;
-        m.weight_q = weight_q;
-        m.bias_q = bias_q;
-        m.threshold_q = threshold_q;
-        m.w_shift = w_shift;
-        m.upper = upper;
-        m.lower = lower;
-        m.in_shift = fz_byte(&in);
-        m.costs = FZ_OPTIONAL(&in, fz_u16s, costs_q, nf);
-        m.n_classes = nk;
-        m.n_class_scorers = ncs;
-        m.class_first = class_first;
-        if (fm_cstc_q15_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_q15, lazy_q15, batch_q15, &nulls, 0, max_label);
-        }
+        CSTC_RUN(fm_cstc_q15, q15, cstc_q15_ptrs, fz_i16s, weight_q, weight_q, fz_i32s, bias_q, bias_q, fz_i32s,
+                 threshold_q, threshold_q, cstc_q15_shifts, fz_u16s, costs_q);
     }
     return 0;
 }

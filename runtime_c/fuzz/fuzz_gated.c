@@ -27,49 +27,45 @@ static const size_t gated_q15_ptrs[] = {PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PT
                                         PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f1),
                                         PART_PTRS(fm_gated_q15, FZ_LINEAR_Q15_PTRS, FZ_TREES_Q15_PTRS, f0)};
 
-/* A part: its type byte (0 linear, 1 trees, 2 remote, 3 K-linear, 4 invalid), then the chosen block;
- * a K-linear part: a count byte (1 + count % FZ_K scorers), then each scorer. */
-static void part_f32(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part *p, uint32_t nf, const float *costs)
+/* A K-linear part's scale flag and its use: q15 reads a byte (most models have one scale: the check refuses
+ * the others) and gives scorer c > 0 the shifts of scorer 0; float32 reads nothing. */
+#define fz_f32_same(in) ((void)(in), 0)
+#define fz_q15_same(in) ((int)(fz_byte(in) & 1u))
+#define fz_f32_same_scale(k, c, same) ((void)(k), (void)(c), (void)(same))
+static void fz_q15_same_scale(fm_linear_q15 *k, uint32_t c, int same)
 {
-    uint32_t c;
-    memset(p, 0, sizeof *p);
-    p->type = fz_byte(in) % 5u;
-    if (p->type == FM_PART_LINEAR) {
-        fz_linear(in, &a->lin[i], &p->linear, nf, costs);
-    } else if (p->type == FM_PART_TREES) {
-        fz_trees(in, &a->trees[i], &p->trees, nf, costs);
-    } else if (p->type == FM_PART_LINEAR_K) {
-        p->n_classes = 1u + fz_byte(in) % FZ_K;
-        for (c = 0u; c < p->n_classes; ++c) {
-            fz_linear(in, &a->klin[i][c], &a->kf[i][c], nf, costs);
-        }
-        p->classes = a->kf[i];
+    if (same && c > 0u) {
+        k[c].in_shift = k[0].in_shift;
+        k[c].w_shift = k[0].w_shift;
     }
 }
 
-static void part_q15(fz_in *in, gated_arrays *a, unsigned i, fm_gated_part_q15 *p, uint32_t nf,
-                     const uint16_t *costs)
-{
-    uint32_t c;
-    memset(p, 0, sizeof *p);
-    p->type = fz_byte(in) % 5u;
-    if (p->type == FM_PART_LINEAR) {
-        fz_linear_q15(in, &a->lin[i], &p->linear, nf, costs);
-    } else if (p->type == FM_PART_TREES) {
-        fz_trees_q15(in, &a->trees[i], &p->trees, nf, costs);
-    } else if (p->type == FM_PART_LINEAR_K) {
-        const int same = fz_byte(in) & 1u; /* most models have one scale: the check refuses the others */
-        p->n_classes = 1u + fz_byte(in) % FZ_K;
-        for (c = 0u; c < p->n_classes; ++c) {
-            fz_linear_q15(in, &a->klin[i][c], &a->kq[i][c], nf, costs);
-            if (same && c > 0u) {
-                a->kq[i][c].in_shift = a->kq[i][0].in_shift;
-                a->kq[i][c].w_shift = a->kq[i][0].w_shift;
-            }
-        }
-        p->classes = a->kq[i];
+/* part_SFX: a part (struct P, costs of type TC): its type byte (0 linear, 1 trees, 2 remote, 3 K-linear,
+ * 4 invalid), then the chosen block (LIN, TREES); a K-linear part: the scale flag (fz_SFX_same), a count byte
+ * (1 + count % FZ_K scorers), then each scorer into a->KS. */
+#define GATED_PART(SFX, P, TC, LIN, TREES, KS)                                                                \
+    static void part_##SFX(fz_in *in, gated_arrays *a, unsigned i, P *p, uint32_t nf, const TC *costs)        \
+    {                                                                                                         \
+        uint32_t c;                                                                                           \
+        memset(p, 0, sizeof *p);                                                                              \
+        p->type = fz_byte(in) % 5u;                                                                           \
+        if (p->type == FM_PART_LINEAR) {                                                                      \
+            LIN(in, &a->lin[i], &p->linear, nf, costs);                                                       \
+        } else if (p->type == FM_PART_TREES) {                                                                \
+            TREES(in, &a->trees[i], &p->trees, nf, costs);                                                    \
+        } else if (p->type == FM_PART_LINEAR_K) {                                                             \
+            const int same = fz_##SFX##_same(in);                                                             \
+            p->n_classes = 1u + fz_byte(in) % FZ_K;                                                           \
+            for (c = 0u; c < p->n_classes; ++c) {                                                             \
+                LIN(in, &a->klin[i][c], &a->KS[i][c], nf, costs);                                             \
+                fz_##SFX##_same_scale(a->KS[i], c, same);                                                     \
+            }                                                                                                 \
+            p->classes = a->KS[i];                                                                            \
+        }                                                                                                     \
     }
-}
+
+GATED_PART(f32, fm_gated_part, float, fz_linear, fz_trees, kf)
+GATED_PART(q15, fm_gated_part_q15, uint16_t, fz_linear_q15, fz_trees_q15, kq)
 
 /* Builds gated model m (struct T; costs of type TC read by FC into buf) part by part (part_SFX) and runs
  * the accepted model through fz_run. */

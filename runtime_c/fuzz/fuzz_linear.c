@@ -1,17 +1,19 @@
 /* libFuzzer harness: sparse linear scorer (fm_linear.h), float32 and q15. */
 #include "fuzz_build.h"
 
-static int eager_f32(const void *c, const float *x, uint32_t n, fm_result *out)
-{
-    const fz_ctx *k = (const fz_ctx *)c;
-    return fm_linear_predict_batch((const fm_linear *)k->m, x, 1u, n, k->memo, out, NULL);
-}
-
-static int eager_q15(const void *c, const float *x, uint32_t n, fm_result *out)
-{
-    const fz_ctx *k = (const fz_ctx *)c;
-    return fm_linear_q15_predict_batch((const fm_linear_q15 *)k->m, x, 1u, n, k->memo, out, NULL);
-}
+/* eager_SFX: one row through PFX_predict_batch on the caller's memo; raw_SFX: the same without a memo on the
+ * bare model (the null-each test's eager call; batch_SFX is FZ_MEMO_ADAPTERS'). */
+#define LINEAR_ROW_ADAPTERS(SFX, PFX, T)                                                 \
+    static int eager_##SFX(const void *c, const float *x, uint32_t n, fm_result *out)    \
+    {                                                                                    \
+        const fz_ctx *k = (const fz_ctx *)c;                                             \
+        return PFX##_predict_batch((const T *)k->m, x, 1u, n, k->memo, out, NULL);       \
+    }                                                                                    \
+    static int raw_##SFX(const void *m, const float *x, uint32_t n, fm_result *out)      \
+    {                                                                                    \
+        const fz_ctx k = {m, NULL};                                                      \
+        return batch_##SFX(&k, x, 1u, n, out, NULL);                                     \
+    }
 
 FZ_MEMO_ADAPTERS(f32, fm_linear, fm_linear)
 FZ_MEMO_ADAPTERS(q15, fm_linear_q15, fm_linear_q15)
@@ -22,17 +24,8 @@ static const size_t linear_q15_ptrs[] = {FZ_LINEAR_Q15_PTRS(fm_linear_q15, )};
 FZ_CHECK_ADAPTER(f32, fm_linear, fm_linear)
 FZ_CHECK_ADAPTER(q15, fm_linear_q15, fm_linear_q15)
 
-static int raw_f32(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    const fz_ctx k = {m, NULL};
-    return batch_f32(&k, x, 1u, n, out, NULL);
-}
-
-static int raw_q15(const void *m, const float *x, uint32_t n, fm_result *out)
-{
-    const fz_ctx k = {m, NULL};
-    return batch_q15(&k, x, 1u, n, out, NULL);
-}
+LINEAR_ROW_ADAPTERS(f32, fm_linear, fm_linear)
+LINEAR_ROW_ADAPTERS(q15, fm_linear_q15, fm_linear_q15)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,21 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t nf = fz_dim(&in, FZ_MAX_FEATURES);
     fm_memo_init(&memo, values, seen, nf);
     if (!q) {
-        fm_linear m;
-        fz_ctx k = {&m, &memo};
-        const fz_nulls nulls = FZ_NULLS(&m, linear_ptrs, check_f32, raw_f32);
-        fz_linear(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_floats, costs, nf));
-        if (fm_linear_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_f32, lazy_f32, batch_f32, &nulls, 0, 1);
-        }
+        FZ_CTX_RUN(fm_linear, f32, linear_ptrs, fz_linear, fz_floats, costs, fz_self, fz_one_label);
     } else {
-        fm_linear_q15 m;
-        fz_ctx k = {&m, &memo};
-        const fz_nulls nulls = FZ_NULLS(&m, linear_q15_ptrs, check_q15, raw_q15);
-        fz_linear_q15(&in, &a, &m, nf, FZ_OPTIONAL(&in, fz_u16s, costs_q, nf));
-        if (fm_linear_q15_check(&m) == FM_OK) {
-            fz_run(&in, &k, nf, eager_q15, lazy_q15, batch_q15, &nulls, 0, 1);
-        }
+        FZ_CTX_RUN(fm_linear_q15, q15, linear_q15_ptrs, fz_linear_q15, fz_u16s, costs_q, fz_self, fz_one_label);
     }
     return 0;
 }
