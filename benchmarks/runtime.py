@@ -52,13 +52,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.emlearn_m import emlearn_cortex_m  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, missing_tools  # noqa: E402
 from benchmarks.nb.callgrind import instructions, runtime_archive  # noqa: E402
 from pyruntime.build_cffi import runtime_include_flags  # noqa: E402
 
 RUNTIME = ROOT / "runtime_c"
-CLI = [sys.executable, "-m", "compiler.cli"]
 
 
 def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
@@ -158,9 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32"))]
         for form, target, numeric in qemu_rows:
             h = tmp / f"{form}_{target}.h"
-            subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--target", target, "--embed", a.data,
-                            "--rows", str(a.qemu_rows), "--form", form], check=True, cwd=ROOT,
-                           stdout=subprocess.DEVNULL)
+            frugalml("export-c", model, "-o", h, "--target", target, "--embed", a.data, "--rows", str(a.qemu_rows),
+                     "--form", form)
             table.append((f"frugalml miser, {form}, {numeric}", f"{target} QEMU", count_cortex_m(h, target),
                           flash_bytes(h, target)))
     py = None if a.no_peer else peers.has("emlearn", create=not a.quick)
@@ -246,8 +245,8 @@ def nb_floor_figure(data: str, work: Path, rows: int) -> tuple[float, float]:
     _, feats = x86_count(export(model, "q15", data, rows, work))
     header = work / "m3" / "model.h"
     header.parent.mkdir()
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--target", "cortex-m3", "--embed", data,
-                    "--rows", str(rows)], check=True, cwd=ROOT, capture_output=True)
+    frugalml("export-c", model, "-o", header, "--target", "cortex-m3", "--embed", data, "--rows", str(rows),
+             echo_stderr=False)
     return count_cortex_m(header, "cortex-m3"), feats
 
 
@@ -284,16 +283,15 @@ def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, w
     """Trains miser --lambda 0 on data (target: --positive or nothing for all classes) into model and counts
     both forms, float32 and q15, on x86."""
     work.mkdir()
-    subprocess.run([*CLI, "train", "miser", data, *target, "--lambda", "0", "--trees", str(a.trees), "--depth",
-                    str(a.depth), "-o", str(model)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    frugalml("train", "miser", data, *target, "--lambda", "0", "--trees", str(a.trees), "--depth", str(a.depth),
+             "-o", model)
     table = []
     for form in ("tables", "code"):
         for numeric in ("float32", "q15"):
             d = work / f"{form}_{numeric}"
             d.mkdir()
-            subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
-                            data, "--rows", str(a.rows), "--form", form], check=True, cwd=ROOT,
-                           stdout=subprocess.DEVNULL)
+            frugalml("export-c", model, "-o", d / "model.h", "--numeric", numeric, "--embed", data, "--rows",
+                     str(a.rows), "--form", form)
             per, nbytes = count_ours(d / "model.h", d, a.rows)
             if form == "code":
                 nbytes = code_bytes(d / "model.h", d / "bytes")
