@@ -61,13 +61,14 @@ from pyruntime.build_cffi import runtime_include_flags  # noqa: E402
 RUNTIME = ROOT / "runtime_c"
 
 
-def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
-    """(instructions per prediction, table bytes) of a generated header with embedded rows."""
+def count_ours(header: Path, out: Path, rows: int, lib_dir: Path | None = None) -> tuple[float, int]:
+    """(instructions per prediction, table bytes) of a generated header with embedded rows; the runtime archive
+    (not an input of the header) is compiled once under lib_dir (default: out's parent) and reused."""
     text = header.read_text()
     fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text).group(1)  # type: ignore[union-attr]
     table = int(re.search(r"_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
     exe = out / "count"
-    lib = runtime_archive(RUNTIME, out.parent)
+    lib = runtime_archive(RUNTIME, lib_dir or out.parent)
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(), f"-I{header.parent}",
                     "-DFM_CODE_FN=__attribute__((noinline, noclone))", str(ROOT / "benchmarks" / "c" / "nb_count.c"),
                     str(lib), "-o", str(exe)], check=True)
@@ -292,7 +293,7 @@ def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, w
             d.mkdir()
             frugalml("export-c", model, "-o", d / "model.h", "--numeric", numeric, "--embed", data, "--rows",
                      str(a.rows), "--form", form)
-            per, nbytes = count_ours(d / "model.h", d, a.rows)
+            per, nbytes = count_ours(d / "model.h", d, a.rows, lib_dir=work.parent)  # one archive for both tables
             if form == "code":
                 nbytes = code_bytes(d / "model.h", d / "bytes")
             table.append((f"{label}, {form}, {numeric}", "x86-64 callgrind", per, nbytes))
