@@ -39,10 +39,8 @@ PI_CROSS = {"digits": "aarch64-linux-gnu-", "letters": "arm-linux-gnueabihf-"}
 
 
 def write_set(d: Path, name: str) -> None:
-    """d/NAME.npz: "letters", 26 generated classes "a" .. "z" (8 features, exact zeros: the NB zero slots), or
-    "digits", the first 900 of scikit-learn's 1797 digits (10 classes; the C and Python outputs must agree, the
-    accuracy does not matter, and half the rows halve the training; the embedded rows, every 37th, are the same
-    24 rows as from the whole set)."""
+    """d/letters.npz for "letters": 26 generated classes "a" .. "z" (8 features, exact zeros: the NB zero slots);
+    "digits" is scikit-learn's (bundled: nothing to write)."""
     if name == "letters":
         rng = np.random.default_rng(26)
         y = np.repeat(np.arange(26), 40)
@@ -50,13 +48,10 @@ def write_set(d: Path, name: str) -> None:
         X = centres[y] + rng.normal(size=(y.size, 8))
         X[rng.random(X.shape) < 0.1] = 0.0  # exact zeros: the NB zero slots
         np.savez(d / "letters.npz", X=X, y=np.array([chr(ord("a") + i) for i in y]))
-    else:
-        digits = load_dataset("sklearn:digits")
-        np.savez(d / "digits.npz", X=digits.X[:900], y=np.asarray(digits.y)[:900])
 
 
 def data_of(work: Path, name: str) -> str:
-    return str(work / f"{name}.npz")
+    return "sklearn:digits" if name == "digits" else str(work / "letters.npz")
 
 
 def model_of(work: Path, kind: str, name: str) -> Path:

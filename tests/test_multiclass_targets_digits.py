@@ -1,4 +1,4 @@
-"""K-class models on the device targets (issue 19), the 10-class set (the first 900 rows of scikit-learn's digits;
+"""K-class models on the device targets (issue 19), the 10-class set (scikit-learn's digits;
 the 26-class set: tests/test_multiclass_targets.py): every kind that trains K classes, in every form the kind
 offers and both numeric types, prints exactly the lines `frugalml predict` prints -- under QEMU on Cortex-M0 (q15)
 and M4F (float32) and Raspberry Pi aarch64. A file of its own so that its builds run beside the 26-class set's on
