@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from nb import callgrind, peer  # noqa: E402
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, missing_tools  # noqa: E402
 
-CLI = [sys.executable, "-m", "compiler.cli"]
 DATASETS = ("keel:magic", "keel:spambase", "sklearn:breast_cancer", "sklearn:digits")
 QUICK_DATA = "sklearn:breast_cancer"
 
@@ -44,14 +44,12 @@ QUICK_DATA = "sklearn:breast_cancer"
 def train(spec: str, kind: str, out: Path, extra: list[str]) -> Path:
     model = out / f"{kind}.msgpack"
     pos = ["--positive", "8"] if spec == "sklearn:digits" else []
-    subprocess.run([*CLI, "train", kind, spec, *pos, *extra, "-o", str(model)], check=True, cwd=ROOT,
-                   capture_output=True)
+    frugalml("train", kind, spec, *pos, *extra, "-o", model, echo_stderr=False)
     return model
 
 
 def budget_of(model: Path) -> int:
-    sys_path = subprocess.run([*CLI, "inspect", str(model), "--json"], check=True, cwd=ROOT, capture_output=True,
-                              text=True).stdout
+    sys_path = frugalml("inspect", model, "--json", echo_stderr=False)
     m = re.search(r'"budget": (\d+)', sys_path)
     if m is None:
         raise RuntimeError(f"no budget in `frugalml inspect {model}`")
@@ -61,8 +59,8 @@ def budget_of(model: Path) -> int:
 def export(model: Path, numeric: str, spec: str, rows: int, out: Path, form: str = "tables") -> Path:
     header = out / f"{model.stem}_{numeric}_{form}" / "model.h"
     header.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--numeric", numeric, "--embed", spec,
-                    "--rows", str(rows), "--form", form], check=True, cwd=ROOT, capture_output=True)
+    frugalml("export-c", model, "-o", header, "--numeric", numeric, "--embed", spec, "--rows", str(rows), "--form",
+             form, echo_stderr=False)
     return header
 
 

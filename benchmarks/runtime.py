@@ -52,22 +52,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.emlearn_m import emlearn_cortex_m  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, missing_tools  # noqa: E402
 from benchmarks.nb.callgrind import instructions, runtime_archive  # noqa: E402
 from pyruntime.build_cffi import runtime_include_flags  # noqa: E402
 
 RUNTIME = ROOT / "runtime_c"
-CLI = [sys.executable, "-m", "compiler.cli"]
 
 
-def count_ours(header: Path, out: Path, rows: int) -> tuple[float, int]:
-    """(instructions per prediction, table bytes) of a generated header with embedded rows."""
+def count_ours(header: Path, out: Path, rows: int, lib_dir: Path | None = None) -> tuple[float, int]:
+    """(instructions per prediction, table bytes) of a generated header with embedded rows; the runtime archive
+    (not an input of the header) is compiled once under lib_dir (default: out's parent) and reused."""
     text = header.read_text()
     fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text).group(1)  # type: ignore[union-attr]
     table = int(re.search(r"_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
     exe = out / "count"
-    lib = runtime_archive(RUNTIME, out.parent)
+    lib = runtime_archive(RUNTIME, lib_dir or out.parent)
     subprocess.run(["cc", "-std=c99", "-O2", "-ffp-contract=off", *runtime_include_flags(), f"-I{header.parent}",
                     "-DFM_CODE_FN=__attribute__((noinline, noclone))", str(ROOT / "benchmarks" / "c" / "nb_count.c"),
                     str(lib), "-o", str(exe)], check=True)
@@ -158,9 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32"))]
         for form, target, numeric in qemu_rows:
             h = tmp / f"{form}_{target}.h"
-            subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--target", target, "--embed", a.data,
-                            "--rows", str(a.qemu_rows), "--form", form], check=True, cwd=ROOT,
-                           stdout=subprocess.DEVNULL)
+            frugalml("export-c", model, "-o", h, "--target", target, "--embed", a.data, "--rows", str(a.qemu_rows),
+                     "--form", form)
             table.append((f"frugalml miser, {form}, {numeric}", f"{target} QEMU", count_cortex_m(h, target),
                           flash_bytes(h, target)))
     py = None if a.no_peer else peers.has("emlearn", create=not a.quick)
@@ -174,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     print("bytes: x86 rows: table bytes, code forms: the compiled prediction (x86-64 -O2 .text + .rodata + .data); "
           "QEMU rows: flash bytes of the whole self-test image")
     print_table(table)
-    nb = None if a.no_nb or a.no_qemu or missing_tools() else nb_floor_figure(a.nb_data, tmp / "nb", a.qemu_rows)
+    nb = None if a.no_nb or a.no_qemu or missing_tools() else nb_floor_figure(a.nb_data, tmp / "nb", a.qemu_rows,
+                                                                               lib_dir=tmp)
     if a.classes_data:
         k_table = x86_rows(tmp / "miser_k.msgpack", a.classes_data, [], a, tmp / "multiclass", "frugalml miser K")
         from compiler.tasks import prepare  # noqa: PLC0415 - imports scikit-learn
@@ -236,18 +237,22 @@ def peer_m3_row(peer: Path, data: str, rows: int) -> tuple[str, str, float, int]
     return ("emlearn 0.23 RandomForest, inline", "cortex-m3 QEMU", per, nbytes)
 
 
-def nb_floor_figure(data: str, work: Path, rows: int) -> tuple[float, float]:
+def nb_floor_figure(data: str, work: Path, rows: int, lib_dir: Path | None = None) -> tuple[float, float]:
     """(Cortex-M3 q15 instructions per prediction, features read per prediction) of nb-static's table form on
-    data (budget from training), as benchmarks/nb_floor.py counts them."""
+    data (budget from training), as benchmarks/nb_floor.py counts them; with lib_dir, the x86 harness links the
+    runtime archive already compiled there (count_ours) instead of compiling the runtime again."""
+    from benchmarks import nb_floor  # noqa: PLC0415
     from benchmarks.nb_floor import export, train, x86_count  # noqa: PLC0415
 
     work.mkdir()
+    if lib_dir is not None:  # nb_floor's harness looks its archive up by (runtime, work): the same file
+        nb_floor.callgrind._ARCHIVES[(RUNTIME.resolve(), work.resolve())] = runtime_archive(RUNTIME, lib_dir)
     model = train(data, "nb-static", work, [])
     _, feats = x86_count(export(model, "q15", data, rows, work))
     header = work / "m3" / "model.h"
     header.parent.mkdir()
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(header), "--target", "cortex-m3", "--embed", data,
-                    "--rows", str(rows)], check=True, cwd=ROOT, capture_output=True)
+    frugalml("export-c", model, "-o", header, "--target", "cortex-m3", "--embed", data, "--rows", str(rows),
+             echo_stderr=False)
     return count_cortex_m(header, "cortex-m3"), feats
 
 
@@ -284,17 +289,16 @@ def x86_rows(model: Path, data: str, target: list[str], a: argparse.Namespace, w
     """Trains miser --lambda 0 on data (target: --positive or nothing for all classes) into model and counts
     both forms, float32 and q15, on x86."""
     work.mkdir()
-    subprocess.run([*CLI, "train", "miser", data, *target, "--lambda", "0", "--trees", str(a.trees), "--depth",
-                    str(a.depth), "-o", str(model)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    frugalml("train", "miser", data, *target, "--lambda", "0", "--trees", str(a.trees), "--depth", str(a.depth),
+             "-o", model)
     table = []
     for form in ("tables", "code"):
         for numeric in ("float32", "q15"):
             d = work / f"{form}_{numeric}"
             d.mkdir()
-            subprocess.run([*CLI, "export-c", str(model), "-o", str(d / "model.h"), "--numeric", numeric, "--embed",
-                            data, "--rows", str(a.rows), "--form", form], check=True, cwd=ROOT,
-                           stdout=subprocess.DEVNULL)
-            per, nbytes = count_ours(d / "model.h", d, a.rows)
+            frugalml("export-c", model, "-o", d / "model.h", "--numeric", numeric, "--embed", data, "--rows",
+                     str(a.rows), "--form", form)
+            per, nbytes = count_ours(d / "model.h", d, a.rows, lib_dir=work.parent)  # one archive for both tables
             if form == "code":
                 nbytes = code_bytes(d / "model.h", d / "bytes")
             table.append((f"{label}, {form}, {numeric}", "x86-64 callgrind", per, nbytes))

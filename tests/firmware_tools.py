@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,11 +37,16 @@ def require_tools(*tools: str) -> None:
 
 
 def frugalml(*args: str | Path) -> str:
-    """Runs the CLI; returns stdout, fails the test with stderr on a non-zero exit."""
-    p = subprocess.run([sys.executable, "-m", "compiler.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=300)
-    assert p.returncode == 0, f"frugalml {' '.join(map(str, args))} failed:\n{p.stderr}"
-    return p.stdout
+    """Runs the CLI in this process (click's runner: the same command, without a fresh interpreter importing
+    numpy, scikit-learn and the runtime per call); returns stdout, fails the test with stderr on a non-zero
+    exit."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from compiler.cli import cli  # noqa: PLC0415 - imports scikit-learn
+
+    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    assert res.exit_code == 0, f"frugalml {' '.join(map(str, args))} failed:\n{res.stderr}"
+    return res.stdout
 
 
 # Compiled runtime objects shared by the builds of one test session: they do not depend on the

@@ -1,137 +1,41 @@
-"""K-class models on the device targets (issue 19): every kind that trains K classes, on a 10-class
-(scikit-learn's digits) and a 26-class (generated, labels "a" .. "z") set, in every form the kind offers
-(tables; code where the model has a code form) and both numeric types: the firmware examples print the
-label text and features read (and cost) of every embedded row, exactly the lines `frugalml predict`
-prints -- under QEMU on Cortex-M0, M3, M4F and M33 and Raspberry Pi aarch64 and armhf, and the Arduino
-sketch compiles (C++) with each model. One build per target per kind and set: the digits run q15 on the
-M0 and float32 on the M4F, the letters q15 on the M3 and float32 on the M33; the Pi runs digits on
-aarch64, letters on armhf."""
+"""K-class models on the device targets (issue 19), the 26-class set (generated, labels "a" .. "z"; the 10-class
+set: tests/test_multiclass_targets_digits.py): every kind that trains K classes, in every form the kind offers
+(tables; code where the model has a code form) and both numeric types: the firmware examples print the label text
+and features read (and cost) of every embedded row, exactly the lines `frugalml predict` prints -- under QEMU on
+Cortex-M3 (q15) and M33 (float32) and Raspberry Pi armhf, and the Arduino sketch compiles (C++) with each model.
+One build per target per kind (tests/multiclass_cases.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from click.testing import CliRunner
-from firmware_tools import CORTEX_M, CORTEX_M_TOOLS, FIRMWARE, PI, PI_TOOLS, make, require_tools
+from multiclass_cases import TRAIN, check_arduino, check_cortex_m, check_raspberry_pi, write_set
 
-from compiler.cli import cli
-from compiler.codegen import code_kinds, render_code_header
-from compiler.header import render_header
-from pyruntime import format as fmt
-from pyruntime.costtext import predict_lines
-from pyruntime.data import load_dataset
-from pyruntime.evaluators import c_evaluator
-
-ROWS = 24
-# K-class kinds and small options (the firmware runs every embedded row)
-TRAIN: dict[str, tuple[str, ...]] = {
-    "nb-static": ("--budget", "20"),
-    "nb-stop": ("--budget", "30"),
-    "miser": ("--trees", "4", "--depth", "3", "--lambda", "0.01"),  # depth 3: the K-output depth-3 walk
-    "cascade": ("--early-exit-every", "2", "--trees", "4", "--depth", "2"),
-    "adapt-gbrt": ("--trees", "4", "--depth", "2", "--hpc", "gbrt", "--hpc-remote"),  # f0 off the device: DEFER
-    "adapt-lin": ("--hpc", "gbrt", "--hpc-remote", "--pfull", "0.3"),  # K linear scorers f1, binary gate
-    "l1-gate": ("--hpc", "gbrt", "--hpc-remote", "--pfull", "0.3"),
-    "skyline": ("--method", "greedy-acc", "--max-sets", "200"),  # K-class NB per feature set; float32 tables
-    "cstc": ("--depth", "2", "--max-iter", "2"),  # binary routers, K class scorers per leaf; tables only
-}
-SETS = ("digits", "letters")
-TARGETS = {("digits", "q15"): ("cortex-m0", "mps2-an385"), ("digits", "float32"): ("cortex-m4f", "mps2-an386"),
-           ("letters", "q15"): ("cortex-m3", "mps2-an385"), ("letters", "float32"): ("cortex-m33", "mps2-an505")}
-PI_CROSS = {"digits": "aarch64-linux-gnu-", "letters": "arm-linux-gnueabihf-"}
+SETS = ("letters",)
 
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("multiclass_targets")
-    rng = np.random.default_rng(26)
-    y = np.repeat(np.arange(26), 40)
-    centres = rng.normal(scale=2.0, size=(26, 8))
-    X = centres[y] + rng.normal(size=(y.size, 8))
-    X[rng.random(X.shape) < 0.1] = 0.0  # exact zeros: the NB zero slots
-    np.savez(d / "letters.npz", X=X, y=np.array([chr(ord("a") + i) for i in y]))
+    for name in SETS:
+        write_set(d, name)
     return d
-
-
-def data_of(work: Path, name: str) -> str:
-    return "sklearn:digits" if name == "digits" else str(work / "letters.npz")
-
-
-def model_of(work: Path, kind: str, name: str) -> Path:
-    path = work / f"{kind}-{name}.msgpack"
-    if not path.exists():
-        res = CliRunner().invoke(cli, ["train", kind, data_of(work, name), "-o", str(path), *TRAIN[kind]],
-                                 catch_exceptions=False, env={"FRUGALML_PROGRESS": "off"})
-        assert res.exit_code == 0, (kind, res.stderr)
-    return path
-
-
-def cases(work: Path, kind: str, name: str) -> list[tuple[str, str]]:
-    """(form, numeric) pairs the model offers: tables, and code for kinds with a code form that takes it."""
-    m = fmt.load(model_of(work, kind, name))
-    assert len(m.classes) == (10 if name == "digits" else 26)
-    out = [("tables", "float32")]
-    try:
-        render_header(m, "q15", "model")
-        out.append(("tables", "q15"))
-    except ValueError as exc:  # skyline: float32 tables only (one line)
-        assert "float32 tables only" in str(exc)
-    if m.kind in code_kinds():
-        try:
-            render_code_header(m, "float32", "model")
-            out += [("code", "float32"), ("code", "q15")]
-        except ValueError as exc:  # K-class NB: tables only so far (one line)
-            assert "--form tables" in str(exc)
-    return out
-
-
-def export(work: Path, kind: str, name: str, form: str, numeric: str, target: str,
-           out: Path) -> tuple[Path, list[str]]:
-    m = fmt.load(model_of(work, kind, name))
-    X = load_dataset(data_of(work, name)).X[::37][:ROWS]
-    header = out / f"model_{form}_{numeric}.h"
-    render = render_code_header if form == "code" else render_header
-    header.write_text(render(m, numeric, "model", X, target))
-    ev = c_evaluator(m, numeric)
-    lines = predict_lines(m.tables, ev.predict(X), numeric == "q15", ev.cost_unit, classes=m.classes)
-    assert len({line.split()[0] for line in lines}) > 2  # several classes answered
-    return header, lines
 
 
 @pytest.mark.parametrize("name", SETS)
 @pytest.mark.parametrize("kind", sorted(TRAIN))
 def test_cortex_m_prints_what_predict_prints(work: Path, tmp_path: Path, kind: str, name: str) -> None:
-    require_tools(*CORTEX_M_TOOLS)
-    for form, numeric in cases(work, kind, name):
-        target, machine = TARGETS[(name, numeric)]
-        header, expected = export(work, kind, name, form, numeric, target, tmp_path)
-        p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}",
-                 f"BUILD={tmp_path / form / numeric}", "run", check=False)
-        assert p.returncode == 0, (form, numeric, p.stderr)
-        assert p.stdout.splitlines() == expected, (form, numeric)
+    check_cortex_m(work, tmp_path, kind, name)
 
 
 @pytest.mark.parametrize("name", SETS)
 @pytest.mark.parametrize("kind", sorted(TRAIN))
 def test_raspberry_pi_prints_what_predict_prints(work: Path, tmp_path: Path, kind: str, name: str) -> None:
-    cross = PI_CROSS[name]
-    require_tools(*PI_TOOLS[cross])
-    for form, numeric in cases(work, kind, name):
-        header, expected = export(work, kind, name, form, numeric, "pi", tmp_path)
-        p = make(PI, f"MODEL={header}", f"CROSS={cross}", f"BUILD={tmp_path / form / numeric}", "run",
-                 check=False)
-        assert p.returncode == 0, (form, numeric, p.stderr)
-        assert p.stdout.splitlines() == expected, (form, numeric)
+    check_raspberry_pi(work, tmp_path, kind, name)
 
 
 @pytest.mark.parametrize("kind", sorted(TRAIN))
 def test_arduino_sketch_compiles_as_cxx(work: Path, tmp_path: Path, kind: str) -> None:
     """Every form and numeric type of the 26-class model in the Arduino sketch (C++, one compile each)."""
-    require_tools("arm-none-eabi-g++")
-    for form, numeric in cases(work, kind, "letters"):
-        header, _ = export(work, kind, "letters", form, numeric, "cortex-m4f", tmp_path)
-        p = make(FIRMWARE / "arduino", f"MODEL={header}", "TARGET=cortex-m4f", f"BUILD={tmp_path / form / numeric}",
-                 "check", check=False)
-        assert p.returncode == 0, (form, numeric, p.stderr)
+    check_arduino(work, tmp_path, kind)

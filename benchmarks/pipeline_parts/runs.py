@@ -5,23 +5,23 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common.cli import frugalml as run_cli
 from pyruntime import format as fmt
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def frugalml(*args: str | Path) -> str:
-    p = subprocess.run([sys.executable, "-m", "compiler.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                       text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"frugalml {' '.join(map(str, args))}: {p.stderr.strip()}")
-    return p.stdout
+    """`frugalml ARGS` (in this process: benchmarks/common/cli.py) and its stdout."""
+    try:
+        return run_cli(*args, echo_stderr=False)
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"frugalml {' '.join(map(str, args))}: {exc.stderr.decode().strip()}") from None
 
 
 @dataclass
