@@ -449,11 +449,12 @@ class TreeGen:
         return not self.q and sum(int((e.feature >= 0).sum()) for e in self.parts) >= COMPACT_NODES
 
     def compact_helpers(self) -> list[str]:
-        """<NAME>_FN_ATTR, the function attribute of a large walk (COMPACT_NODES inner nodes or more):
-        GCC on x86 (not clang, unless FM_PORTABLE; -D<NAME>_COMPACT=0/1 overrides) pads no jump target
-        (-falign-jumps=1 -falign-labels=1; "no-align-jumps" is ignored there: about 4 bytes of nops after each leaf's jump, never executed;
-        digits, 10 classes x 100 rounds x depth 3, float32: 268621 -> 247789 bytes, benchmarks/runtime.py's
-        code_bytes). Other compilers and targets: nothing (Cortex-M's counts and bytes as before)."""
+        """<NAME>_FN_ATTR, the function attribute of a large walk (COMPACT_NODES inner nodes or more): GCC on
+        x86 (not clang, unless FM_PORTABLE; -D<NAME>_COMPACT=0/1 overrides) pads no jump target
+        (-falign-jumps=1 -falign-labels=1; "no-align-jumps" is ignored there), saving about 4 bytes of nops
+        after each leaf's jump, never executed (digits, 10 classes x 100 rounds x depth 3, float32:
+        268621 -> 247789 bytes, benchmarks/runtime.py's code_bytes). Other compilers and targets: nothing
+        (Cortex-M's counts and bytes as before)."""
         if not self.compact():
             return []
         up = self.name.upper()
