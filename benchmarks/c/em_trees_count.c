@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "emlearn_model.h"
+#include "rows_bin.h"
 
 typedef int32_t (*predict_fn)(const int16_t *, int32_t);
 
@@ -19,21 +20,12 @@ int main(int argc, char **argv)
     volatile predict_fn predict = peer_predict; /* keeps the call out of line (callgrind toggle) */
     uint32_t dims[2], i;
     int16_t *X;
-    FILE *fh;
     long reps = argc > 2 ? atol(argv[2]) : 1, r;
     long positive = 0;
-    if (argc < 2 || (fh = fopen(argv[1], "rb")) == NULL) {
+    if (argc < 2 || (X = rows_bin_read(argv[1], sizeof *X, dims)) == NULL) {
         fprintf(stderr, "usage: %s ROWS.bin [reps]\n", argv[0]);
         return 2;
     }
-    if (fread(dims, sizeof dims[0], 2, fh) != 2) {
-        return 2;
-    }
-    X = malloc((size_t)dims[0] * dims[1] * sizeof *X);
-    if (X == NULL || fread(X, sizeof *X, (size_t)dims[0] * dims[1], fh) != (size_t)dims[0] * dims[1]) {
-        return 2;
-    }
-    fclose(fh);
     for (r = 0; r < reps; ++r) {
         for (i = 0; i < dims[0]; ++i) {
             positive += predict(X + (size_t)i * dims[1], (int32_t)dims[1]) > 0;

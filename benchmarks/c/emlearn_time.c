@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "emlearn_model.h"
+#include "rows_bin.h"
 
 typedef int32_t (*predict_fn)(const float *, int32_t);
 
@@ -28,23 +29,14 @@ int main(int argc, char **argv)
     volatile predict_fn predict = peer_predict; /* keeps the call out of line (callgrind toggle) */
     uint32_t dims[2], i;
     float *X;
-    FILE *fh;
     double min_seconds = argc > 2 ? atof(argv[2]) : 0.2, best = 1e30, total = 0.0;
     long reps = 1;
     volatile int32_t sink = 0;
 
-    if (argc < 2 || (fh = fopen(argv[1], "rb")) == NULL) {
+    if (argc < 2 || (X = rows_bin_read(argv[1], sizeof *X, dims)) == NULL) {
         fprintf(stderr, "usage: %s ROWS.bin [min_seconds]\n", argv[0]);
         return 2;
     }
-    if (fread(dims, sizeof dims[0], 2, fh) != 2) {
-        return 2;
-    }
-    X = malloc((size_t)dims[0] * dims[1] * sizeof *X);
-    if (X == NULL || fread(X, sizeof *X, (size_t)dims[0] * dims[1], fh) != (size_t)dims[0] * dims[1]) {
-        return 2;
-    }
-    fclose(fh);
     for (i = 0; i < dims[0]; ++i) {
         printf("%d\n", (int)predict(X + (size_t)i * dims[1], (int32_t)dims[1]));
     }

@@ -97,41 +97,34 @@ static inline int fm_memo_fetch(fm_memo *memo, const fm_reader *r, uint32_t inde
     return FM_OK;
 }
 
-/* Value of feature `index`, read through r on first use with float32
- * accounting (n_read, cost). */
-static inline int fm_memo_get(fm_memo *memo, const fm_reader *r, const float *costs,
-                              uint32_t index, float *value, fm_result *res)
-{
-    int rc;
-    if (index < memo->n && memo->seen[index] == memo->epoch) {
-        *value = memo->values[index];
-        return FM_OK;
+/* FM_MEMO_GET(name, cost_t, ACCOUNT): the value of feature `index`, read through r on first use, ACCOUNT (a
+ * statement over res, costs and index) counting that first read. The two accountings follow. */
+#define FM_MEMO_GET(name, cost_t, ACCOUNT)                                                                   \
+    static inline int name(fm_memo *memo, const fm_reader *r, const cost_t *costs, uint32_t index, float *value, \
+                           fm_result *res)                                                                   \
+    {                                                                                                         \
+        int rc;                                                                                               \
+        if (index < memo->n && memo->seen[index] == memo->epoch) {                                            \
+            *value = memo->values[index];                                                                     \
+            return FM_OK;                                                                                     \
+        }                                                                                                     \
+        rc = fm_memo_fetch(memo, r, index, value);                                                            \
+        if (rc == FM_OK) {                                                                                    \
+            ACCOUNT                                                                                           \
+        }                                                                                                     \
+        return rc;                                                                                            \
     }
-    rc = fm_memo_fetch(memo, r, index, value);
-    if (rc == FM_OK) {
-        res->n_read += 1u;
-        res->cost = res->cost + (costs != NULL ? costs[index] : 1.0f);
-    }
-    return rc;
-}
 
-/* The same with integer accounting (n_read, cost_q saturating). */
-static inline int fm_memo_get_q(fm_memo *memo, const fm_reader *r, const uint16_t *costs,
-                                uint32_t index, float *value, fm_result *res)
-{
-    int rc;
-    if (index < memo->n && memo->seen[index] == memo->epoch) {
-        *value = memo->values[index];
-        return FM_OK;
-    }
-    rc = fm_memo_fetch(memo, r, index, value);
-    if (rc == FM_OK) {
-        uint32_t c = costs != NULL ? (uint32_t)costs[index] : 1u;
-        res->n_read += 1u;
-        res->cost_q = fm_cost_add_sat(res->cost_q, c);
-    }
-    return rc;
-}
+/* fm_memo_get: float32 accounting (n_read, cost). */
+FM_MEMO_GET(fm_memo_get, float,
+            res->n_read += 1u;
+            res->cost = res->cost + (costs != NULL ? costs[index] : 1.0f);)
+
+/* fm_memo_get_q: integer accounting (n_read, cost_q saturating). */
+FM_MEMO_GET(fm_memo_get_q, uint16_t,
+            uint32_t c = costs != NULL ? (uint32_t)costs[index] : 1u;
+            res->n_read += 1u;
+            res->cost_q = fm_cost_add_sat(res->cost_q, c);)
 
 /* Caller scratch in one buffer
  * -----------------------------

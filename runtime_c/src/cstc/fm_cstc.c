@@ -79,18 +79,27 @@ static int structure_ok(uint32_t n_features, uint32_t n_nodes, uint32_t n_scorer
     return 1;
 }
 
+/* The checks' start, float32 and q15: FM_E_ARG for no model, else ns = m's scorer count. */
+#define CSTC_CHECK_START(m, ns)                                                                               \
+    do {                                                                                                      \
+        if ((m) == NULL) {                                                                                    \
+            return FM_E_ARG;                                                                                  \
+        }                                                                                                     \
+        (ns) = n_scorers_of((m)->n_nodes, (m)->n_classes, (m)->n_class_scorers);                              \
+    } while (0)
+
+/* m's node and class structure (both types have the same fields for it). */
+#define CSTC_STRUCTURE_OK(m, ns)                                                                              \
+    structure_ok((m)->n_features, (m)->n_nodes, ns, (m)->term_start, (m)->feature, (m)->upper, (m)->lower,    \
+                 (m)->n_classes, (m)->class_first)
+
 int fm_cstc_check(const fm_cstc *m)
 {
     uint32_t k;
     uint32_t nnz;
     uint32_t ns;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    ns = n_scorers_of(m->n_nodes, m->n_classes, m->n_class_scorers);
-    if (!structure_ok(m->n_features, m->n_nodes, ns, m->term_start, m->feature, m->upper, m->lower, m->n_classes,
-                      m->class_first) ||
-        m->bias == NULL || m->threshold == NULL) {
+    CSTC_CHECK_START(m, ns);
+    if (!CSTC_STRUCTURE_OK(m, ns) || m->bias == NULL || m->threshold == NULL) {
         return FM_E_MODEL;
     }
     nnz = m->term_start[ns];
@@ -114,12 +123,8 @@ int fm_cstc_q15_check(const fm_cstc_q15 *m)
 {
     uint32_t k;
     uint32_t ns;
-    if (m == NULL) {
-        return FM_E_ARG;
-    }
-    ns = n_scorers_of(m->n_nodes, m->n_classes, m->n_class_scorers);
-    if (!structure_ok(m->n_features, m->n_nodes, ns, m->term_start, m->feature, m->upper, m->lower, m->n_classes,
-                      m->class_first) ||
+    CSTC_CHECK_START(m, ns);
+    if (!CSTC_STRUCTURE_OK(m, ns) ||
         m->bias_q == NULL || m->threshold_q == NULL || m->w_shift == NULL || m->in_shift > FM_CSTC_MAX_SHIFT ||
         (m->term_start[ns] > 0u && m->weight_q == NULL)) {
         return FM_E_MODEL;
@@ -132,17 +137,23 @@ int fm_cstc_q15_check(const fm_cstc_q15 *m)
     return FM_OK;
 }
 
+/* Scorer s's terms of model m (its weights field W) in the linear scorer struct `node`. */
+#define CSTC_TERMS(node, m, s, W)                                                                             \
+    do {                                                                                                      \
+        const uint32_t a_ = (m)->term_start[s];                                                               \
+        (node).n_features = (m)->n_features;                                                                  \
+        (node).nnz = (m)->term_start[(s) + 1u] - a_;                                                          \
+        (node).feature = (node).nnz > 0u ? (m)->feature + a_ : NULL;                                          \
+        (node).W = (node).nnz > 0u ? (m)->W + a_ : NULL;                                                      \
+    } while (0)
+
 /* ---- float32 ---------------------------------------------------------- */
 
 /* Scorer s (a node's or a class's) added to *acc, as fm_linear_score. */
 static int score_f32(const fm_cstc *m, uint32_t s, const fm_reader *in, fm_memo *memo, float *acc, fm_result *out)
 {
     fm_linear node;
-    const uint32_t a = m->term_start[s];
-    node.n_features = m->n_features;
-    node.nnz = m->term_start[s + 1u] - a;
-    node.feature = node.nnz > 0u ? m->feature + a : NULL;
-    node.weight = node.nnz > 0u ? m->weight + a : NULL;
+    CSTC_TERMS(node, m, s, weight);
     node.bias = *acc;
     node.decision_threshold = 0.0f;
     node.costs = m->costs;
@@ -156,11 +167,7 @@ static int score_q15(const fm_cstc_q15 *m, uint32_t s, uint32_t k, const fm_read
                      fm_result *out)
 {
     fm_linear_q15 node;
-    const uint32_t a = m->term_start[s];
-    node.n_features = m->n_features;
-    node.nnz = m->term_start[s + 1u] - a;
-    node.feature = node.nnz > 0u ? m->feature + a : NULL;
-    node.weight_q = node.nnz > 0u ? m->weight_q + a : NULL;
+    CSTC_TERMS(node, m, s, weight_q);
     node.bias_q = *acc;
     node.decision_threshold_q = 0;
     node.in_shift = m->in_shift;

@@ -59,11 +59,13 @@ uint32_t fm_feat_min_len(const fm_feat_spec *spec)
     }
 }
 
+/* Group i of a feature's plan: its kind and channel. */
+#define FEAT_GROUP(i, k, ch) (groups[i].kind = (k), groups[i].channel = (uint16_t)(ch))
+
 uint32_t fm_feat_groups(const fm_feat_spec *spec, fm_feat_group groups[FM_FEAT_MAX_GROUPS])
 {
     uint16_t c = spec->channel;
-    groups[0].kind = FM_GROUP_PASS;
-    groups[0].channel = c;
+    FEAT_GROUP(0, FM_GROUP_PASS, c);
     switch (spec->id) {
     case FM_FEAT_MEAN:
     case FM_FEAT_MIN:
@@ -74,31 +76,23 @@ uint32_t fm_feat_groups(const fm_feat_spec *spec, fm_feat_group groups[FM_FEAT_M
     case FM_FEAT_STD:
     case FM_FEAT_CROSSING_RATE:
     case FM_FEAT_AUTOCORR:
-        groups[1].kind = FM_GROUP_CENTERED;
-        groups[1].channel = c;
+        FEAT_GROUP(1, FM_GROUP_CENTERED, c);
         return 2u;
     case FM_FEAT_BAND_ENERGY:
     case FM_FEAT_DOMINANT_FREQ:
     case FM_FEAT_CENTROID:
-        groups[1].kind = FM_GROUP_SPECTRUM;
-        groups[1].channel = c;
+        FEAT_GROUP(1, FM_GROUP_SPECTRUM, c);
         return 2u;
     case FM_FEAT_MAG_MEAN:
     case FM_FEAT_MAG_MAX:
-        groups[1].kind = FM_GROUP_PASS;
-        groups[1].channel = (uint16_t)(c + 1u);
-        groups[2].kind = FM_GROUP_PASS;
-        groups[2].channel = (uint16_t)(c + 2u);
-        groups[3].kind = FM_GROUP_MAGNITUDE;
-        groups[3].channel = c;
+        FEAT_GROUP(1, FM_GROUP_PASS, c + 1u);
+        FEAT_GROUP(2, FM_GROUP_PASS, c + 2u);
+        FEAT_GROUP(3, FM_GROUP_MAGNITUDE, c);
         return 4u;
     case FM_FEAT_CORRELATION:
-        groups[1].kind = FM_GROUP_CENTERED;
-        groups[1].channel = c;
-        groups[2].kind = FM_GROUP_PASS;
-        groups[2].channel = spec->channel2;
-        groups[3].kind = FM_GROUP_CENTERED;
-        groups[3].channel = spec->channel2;
+        FEAT_GROUP(1, FM_GROUP_CENTERED, c);
+        FEAT_GROUP(2, FM_GROUP_PASS, spec->channel2);
+        FEAT_GROUP(3, FM_GROUP_CENTERED, spec->channel2);
         return 4u;
     default:
         return 0u;
@@ -189,41 +183,29 @@ int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t
     return FM_OK;
 }
 
-uint32_t fm_feat_isqrt64(uint64_t v)
-{
-    uint64_t r = 0, bit = (uint64_t)1 << 62;
-    while (bit > v) {
-        bit >>= 2;
+/* The bit-by-bit integer square root (floor) of v, of unsigned type T: fm_feat_isqrt64 and fm_feat_isqrt32 (the
+ * 32-bit one keeps 64-bit arithmetic, library calls on Cortex-M0/M3, out of the q15 kernels). */
+#define FM_FEAT_ISQRT(name, T)                                                                                \
+    uint32_t name(T v)                                                                                        \
+    {                                                                                                         \
+        T r = 0, bit = (T)1 << (sizeof(T) * 8u - 2u);                                                         \
+        while (bit > v) {                                                                                     \
+            bit >>= 2;                                                                                        \
+        }                                                                                                     \
+        while (bit != 0u) {                                                                                   \
+            if (v >= r + bit) {                                                                               \
+                v -= r + bit;                                                                                 \
+                r = (r >> 1) + bit;                                                                           \
+            } else {                                                                                          \
+                r >>= 1;                                                                                      \
+            }                                                                                                 \
+            bit >>= 2;                                                                                        \
+        }                                                                                                     \
+        return (uint32_t)r;                                                                                   \
     }
-    while (bit != 0u) {
-        if (v >= r + bit) {
-            v -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-        bit >>= 2;
-    }
-    return (uint32_t)r;
-}
 
-uint32_t fm_feat_isqrt32(uint32_t v)
-{
-    uint32_t r = 0, bit = 1u << 30;
-    while (bit > v) {
-        bit >>= 2;
-    }
-    while (bit != 0u) {
-        if (v >= r + bit) {
-            v -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-        bit >>= 2;
-    }
-    return r;
-}
+FM_FEAT_ISQRT(fm_feat_isqrt64, uint64_t)
+FM_FEAT_ISQRT(fm_feat_isqrt32, uint32_t)
 
 float fm_feat_sqrtf(float x)
 {
