@@ -40,13 +40,11 @@ def frugalml(*args: str | Path) -> str:
     """Runs the CLI in this process (click's runner: the same command, without a fresh interpreter importing
     numpy, scikit-learn and the runtime per call); returns stdout, fails the test with stderr on a non-zero
     exit."""
-    from click.testing import CliRunner  # noqa: PLC0415
+    from cli_work import run  # noqa: PLC0415 - imports scikit-learn
 
-    from compiler.cli import cli  # noqa: PLC0415 - imports scikit-learn
-
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    assert res.exit_code == 0, f"frugalml {' '.join(map(str, args))} failed:\n{res.stderr}"
-    return res.stdout
+    code, out, err = run(*args)
+    assert code == 0, f"frugalml {' '.join(map(str, args))} failed:\n{err}"
+    return out
 
 
 # Compiled runtime objects shared by the builds of one test session: they do not depend on the
