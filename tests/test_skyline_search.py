@@ -184,3 +184,29 @@ def test_polydom_approx_prunes_more_and_loses_at_most_approx() -> None:
     assert worst_loss <= alpha + 1e-12
     with pytest.raises(ValueError, match="approx"):
         polydom_search(oracle, d, approx=-0.1)
+
+
+def test_small_validation_scores_by_cross_validation_and_refits() -> None:
+    """Fewer validation rows than cv_below: k-fold accuracy over both parts pooled, models refitted on both;
+    else the paper's validation score and models fitted on the training part (SkylineClassifier docstring)."""
+    from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: PLC0415
+
+    from compiler.skyline.classifier import SkylineClassifier  # noqa: PLC0415
+
+    X, y = make_classification(n_samples=120, n_features=4, n_informative=3, n_redundant=0, random_state=0)
+    oracle = AccuracyOracle(GaussianNB(), X[:90], y[:90], X[90:], y[90:], cv=4, random_state=3)
+    folds = StratifiedKFold(n_splits=4, shuffle=True, random_state=3)
+    ref = cross_val_score(GaussianNB(), X[:, [0, 2]], y, cv=folds)  # equal folds of 30 rows: mean = pooled
+    assert oracle(0b101) == pytest.approx(float(np.mean(ref)))
+    assert oracle.fit_model(0b101).class_count_.sum() == 90  # fit_model: the training part only
+
+    cv = SkylineClassifier(method="brute", cv=4, cv_below=200).fit(X[:90], y[:90], eval_set=(X[90:], y[90:]))
+    assert (cv.cv_used_, cv.refit_used_) == (4, True)
+    assert all(m is None or m.class_count_.sum() == 120 for m in cv.models_)
+    same = AccuracyOracle(GaussianNB(), X[:90], y[:90], X[90:], y[90:], cv=4, random_state=0)
+    assert cv.index_.model_acc.tolist() == [same(m) for m in cv.masks_]  # the index keeps the search's scores
+    val = SkylineClassifier(method="brute", cv_below=0).fit(X[:90], y[:90], eval_set=(X[90:], y[90:]))
+    assert (val.cv_used_, val.refit_used_) == (0, False)
+    assert all(m is None or m.class_count_.sum() == 90 for m in val.models_)
+    with pytest.raises(ValueError, match="cv_below"):
+        SkylineClassifier(cv_below=-1).fit(X, y)

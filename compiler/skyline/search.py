@@ -79,15 +79,49 @@ def set_coef(feature_coef: np.ndarray, mask: int) -> np.ndarray:
     return out
 
 
+def cv_folds(y: np.ndarray, k: int, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) row indices of k shuffled folds, stratified when every class has k rows (k <= rows)."""
+    from sklearn.model_selection import KFold, StratifiedKFold  # noqa: PLC0415
+
+    k = min(int(k), len(y))
+    if k < 2:
+        return []
+    strat = np.min(np.unique(y, return_counts=True)[1]) >= k
+    split = (StratifiedKFold if strat else KFold)(n_splits=k, shuffle=True, random_state=random_state)
+    return list(split.split(np.zeros((len(y), 1)), y))
+
+
+def _n_correct(base: object, mask: int, X_tr: np.ndarray, y_tr: np.ndarray, X_te: np.ndarray, y_te: np.ndarray,
+               majority: object = None) -> int:
+    """Rows of (X_te, y_te) a base model fitted on the set's features of (X_tr, y_tr) gets right (the empty
+    set: the majority class of y_tr)."""
+    cols = mask_features(mask)
+    with np.errstate(all="ignore"):  # GaussianNB on all-constant columns: nan scores, not a crash
+        if not cols:
+            if majority is None:
+                values, counts = np.unique(y_tr, return_counts=True)
+                majority = values[int(np.argmax(counts))]
+            pred = np.full(y_te.shape, majority)
+        else:
+            pred = clone(base).fit(X_tr[:, cols], y_tr).predict(X_te[:, cols])
+    return int(np.count_nonzero(pred == y_te))
+
+
 class AccuracyOracle:
     """Validation accuracy of a base model trained on a feature set, cached per mask.
 
     The empty set predicts the most frequent training class. ``n_evaluated``
     counts distinct feature sets trained (the paper's expanded nodes).
+
+    ``cv`` >= 2: the accuracy is instead the ``cv``-fold cross-validated accuracy over the training
+    and validation rows pooled (stratified folds when every class has ``cv`` rows, shuffled with
+    ``random_state``; correct rows over all rows, the empty set predicting each fold's majority
+    class). Steadier than a small validation part (on 36 rows one row is 2.8 points), ``cv`` times
+    the training. ``fit_model`` still fits on the training rows only.
     """
 
     def __init__(self, base: object, X_train: np.ndarray, y_train: np.ndarray, X_val: np.ndarray,
-                 y_val: np.ndarray) -> None:
+                 y_val: np.ndarray, cv: int = 0, random_state: int | None = 0) -> None:
         self.base = base
         self.X_train = np.asarray(X_train)
         self.y_train = np.asarray(y_train)
@@ -96,6 +130,11 @@ class AccuracyOracle:
         self.cache: dict[int, float] = {}
         values, counts = np.unique(self.y_train, return_counts=True)
         self.majority = values[int(np.argmax(counts))]
+        self.folds: list[tuple[np.ndarray, np.ndarray]] = []
+        if int(cv) >= 2:
+            self.X_all = np.concatenate([self.X_train, self.X_val])
+            self.y_all = np.concatenate([self.y_train, self.y_val])
+            self.folds = cv_folds(self.y_all, int(cv), random_state)
 
     @property
     def n_features(self) -> int:
@@ -124,13 +163,12 @@ class AccuracyOracle:
         return acc
 
     def _score(self, mask: int) -> float:
-        with np.errstate(all="ignore"):  # GaussianNB on all-constant columns: nan scores, not a crash
-            model = self.fit_model(mask)
-            if model is None:
-                pred = np.full(self.y_val.shape, self.majority)
-            else:
-                pred = model.predict(self.X_val[:, mask_features(mask)])
-        return float(np.count_nonzero(pred == self.y_val)) / max(len(self.y_val), 1)
+        if self.folds:
+            correct = sum(_n_correct(self.base, mask, self.X_all[tr], self.y_all[tr], self.X_all[te], self.y_all[te])
+                          for tr, te in self.folds)
+            return float(correct) / max(len(self.y_all), 1)
+        return float(_n_correct(self.base, mask, self.X_train, self.y_train, self.X_val, self.y_val,
+                                self.majority)) / max(len(self.y_val), 1)
 
     def evaluate_many(self, masks: list[int], jobs: int | None = None, scheduler: str | None = None) -> list[float]:
         """Accuracies of masks; the ones not cached yet are trained through compiler.parallel.run_map
