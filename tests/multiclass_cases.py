@@ -77,7 +77,7 @@ def cases(work: Path, kind: str, name: str) -> list[tuple[str, str]]:
         try:
             render_code_header(m, "float32", "model")
             out += [("code", "float32"), ("code", "q15")]
-        except ValueError as exc:  # K-class NB: tables only so far (one line)
+        except ValueError as exc:  # gated models with linear parts: tables only (one line)
             assert "--form tables" in str(exc)
     return out
 

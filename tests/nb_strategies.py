@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from pyruntime.nb.model import NBModel
+from pyruntime.nb.multi import NBMultiModel
 
 
 @st.composite
@@ -52,3 +53,26 @@ def inputs_for(draw: st.DrawFn, model: NBModel, rows: int = 40) -> np.ndarray:
         mask = rng.random(X.shape) < 0.15
         X[mask] = rng.choice(model.edges, size=int(mask.sum()))
     return X.astype(np.float32)
+
+
+@st.composite
+def nbk_models(draw: st.DrawFn, max_features: int = 12) -> NBMultiModel:
+    """K-class NB tables (3 to 64 classes) in the same layouts as nb_models, with margin stop points (some never
+    or always taken) and priors that may dwarf the entries (q15 sums that saturate)."""
+    n_classes = draw(st.sampled_from([3, 4, 10, 26, 64]))
+    base = draw(nb_models(max_features=max_features))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scale = draw(st.sampled_from([1e-3, 1.0, 30.0, 3000.0]))
+    rows = int(base.d.shape[0])
+    d = (rng.normal(size=(rows, n_classes)) * scale).astype(np.float32)
+    d[rng.random(d.shape) < 0.05] = -0.0
+    if rows and rng.random() < 0.3:
+        d[rng.integers(0, rows)] = d[0]  # slots adding the same row
+    prior = scale * draw(st.sampled_from([1.0, 1e6]))
+    margins = [np.inf if rng.random() < 0.15 else 0.0 if rng.random() < 0.1 else abs(rng.normal()) * scale
+               for _ in range(base.n_stops)]
+    return NBMultiModel(
+        n_features=base.n_features, n_classes=n_classes, order=base.order, zero_bin=base.zero_bin,
+        edge_start=base.edge_start, edges=base.edges, table_start=base.table_start, d=d,
+        d0=(rng.normal(size=n_classes) * prior).astype(np.float32), stop_at=base.stop_at, stop_margin=margins,
+        costs=base.costs)

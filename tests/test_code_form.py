@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from nb_strategies import nb_models
+from nb_strategies import nb_models, nbk_models
 from random_trees import random_tree as shared_random_tree
 
 from compiler.codegen import (
@@ -340,15 +340,9 @@ def test_gated_models_with_linear_parts_have_no_code_form() -> None:
         render_code_header(ModelFile("gated", m), "float32")
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(model=nb_models(max_features=14), seed=st.integers(0, 2**32 - 1), numeric=st.sampled_from(["float32", "q15"]),
-       hints=st.booleans())
-def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: int, numeric: str,
-                                              hints: bool) -> None:
-    """With and without zero-share code hints (the exact-zero test in front of the search or in the zero's
-    interval, per position), rows with +0, -0, values on the edges and on either side of zero."""
-    need("cc")
-    rng = np.random.default_rng(seed)
+def nb_rows_and_hints(rng: np.random.Generator, model: Any, hints: bool) -> tuple[np.ndarray, dict[str, Any]]:
+    """50 rows for an NB model's code form: values on its edges, +0 and -0; and the model file's meta with random
+    zero-share code hints (the exact-zero test in front of the search or in the zero's interval) or none."""
     X = random_rows(rng, model.n_features, 50, poison=0.0)
     edges = model.edges[rng.integers(0, max(model.edges.size, 1), X.shape)] if model.edges.size else X
     on_edge = rng.random(X.shape) < 0.3
@@ -357,6 +351,22 @@ def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: 
     X[rng.random(X.shape) < 0.05] = -0.0
     meta = {"training": {"code_hints": {"zero_share": rng.choice([0.0, 0.1, 0.5], model.n_used).tolist()}}} \
         if hints else {}
+    return X, meta
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=st.one_of(nb_models(max_features=14), nbk_models(max_features=14)), seed=st.integers(0, 2**32 - 1),
+       numeric=st.sampled_from(["float32", "q15"]), hints=st.booleans())
+def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: int, numeric: str,
+                                              hints: bool) -> None:
+    """Binary and K-class NB (3 to 64 classes; fm_nbk's walk) as code: every field of every row equals the
+    reference, with and without zero-share code hints (the exact-zero test in front of the search or in the
+    zero's interval, per position), rows with +0, -0, values on the edges and on either side of zero."""
+    need("cc")
+    rng = np.random.default_rng(seed)
+    X, meta = nb_rows_and_hints(rng, model, hints)
+    if getattr(model, "n_classes", 2) > 2:
+        meta["classes"] = [f"c{i}" for i in range(model.n_classes)]
     header = tmp_path / "nb.h"
     header.write_text(render_code_header(ModelFile("nb-stop", model, meta), numeric, "model", X))
     ref = model.q15() if numeric == "q15" else model
@@ -369,7 +379,7 @@ def test_random_nb_tables_equal_the_reference(tmp_path: Path, model: Any, seed: 
     X[bad & (rng.random(X.shape) < 0.5)] = np.frombuffer(np.uint32(0xFFC00001).tobytes(), np.float32)[0]
     header.write_text(render_code_header(ModelFile("nb-stop", model, meta), numeric, "model", X))
     tables = tmp_path / "nb_tables.h"
-    tables.write_text(render_header(ModelFile("nb-stop", model), numeric, "model", X))
+    tables.write_text(render_header(ModelFile("nb-stop", model, meta), numeric, "model", X))
     assert run_dump(header, tmp_path) == run_dump(tables, tmp_path, runtime=runtime_objects(str(tmp_path / "rt")))
 
 

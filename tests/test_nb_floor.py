@@ -436,6 +436,32 @@ def test_cortex_m3_q15_k_class_instruction_budget(tmp_path: Path) -> None:
     assert per / feats <= M3_Q15_K_PER_FEATURE, per / feats
 
 
+# The same model as code (export-c --form code, compiler/nb/code.py nbk_code): the K scores stay in registers
+# (GCC keeps all ten on the M3), a class's add is its constant (one or two instructions: most q15 entries need
+# two Thumb-2 immediates), the stop points' leader pass unrolled. Measured 35.79 per feature read on these rows
+# (721.7 a prediction against 2,083.6 for the tables; 33.5 on the CLI's 50 rows); the budget pins it.
+M3_Q15_K_CODE_PER_FEATURE = 36.5
+
+
+@needs_qemu
+def test_cortex_m3_q15_k_class_code_form_instruction_budget(tmp_path: Path) -> None:
+    from benchmarks.common.qemu_count import count_cortex_m
+    from compiler import tasks
+    from compiler.codegen import render_code_header
+    from compiler.nb.kind import train_nb
+
+    task = tasks.prepare("sklearn:digits", None, None, 0)
+    model = train_nb("nb-stop", task, {}, None)
+    rows = task.data.X[task.test][:ROWS]
+    feats = float(np.mean(model.tables.q15().predict_reference(rows).n_read))
+    header = tmp_path / "model.h"
+    header.write_text(render_code_header(model, "q15", "model", rows, "cortex-m3"))
+    per = count_cortex_m(header, "cortex-m3")
+    print(f"digits nb-stop K=10, Cortex-M3 q15 code form: {per:.1f} per prediction, {per / feats:.2f} per feature "
+          "read")
+    assert per / feats <= M3_Q15_K_CODE_PER_FEATURE, per / feats
+
+
 @needs_qemu
 @pytest.mark.parametrize(("n_classes", "target", "machine"), [(7, "cortex-m3", "mps2-an385"),
                                                               (10, "cortex-m4f", "mps2-an386"),

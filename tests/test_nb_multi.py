@@ -143,19 +143,17 @@ def test_binary_model_is_bit_identical_to_before(tmp_path: Path) -> None:
         assert np.asarray(a[key]).tobytes() == np.asarray(b[key]).tobytes(), key
 
 
+@pytest.mark.parametrize("form", ["tables", "code"])
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
-def test_header_tables_print_what_predict_prints(digits: tuple, numeric: str, tmp_path: Path) -> None:
+def test_header_prints_what_predict_prints(digits: tuple, numeric: str, form: str, tmp_path: Path) -> None:
+    """The 10-class model's C header, tables or code (export-c --form code), prints the labels and features read
+    the C runtime answers."""
     est, X, _ = digits
     labels = [f"digit {c}" for c in range(10)]
     m = fmt.ModelFile("nb-stop", est.model_, {"classes": labels})
     rows = X[:40]
-    got = run_with_header(render_header(m, numeric, "model", rows), PRINT_ROWS, tmp_path)
+    render = render_code_header if form == "code" else render_header
+    got = run_with_header(render(m, numeric, "model", rows), PRINT_ROWS, tmp_path)
     pred = c_evaluator(m, numeric).predict(rows)
     assert got == [f"{labels[a]} {b}" for a, b in zip(pred.label, pred.n_read)]
-
-
-def test_code_form_of_a_k_class_model_is_refused_in_one_line(digits: tuple) -> None:
-    m = fmt.ModelFile("nb-stop", digits[0].model_, {"classes": [str(c) for c in range(10)]})
-    with pytest.raises(ValueError, match="two-class naive Bayes only so far; export this 10-class model with "
-                                         "--form tables"):
-        render_code_header(m, "float32", "model")
+    assert 0 < np.mean(pred.stage > 0) < 1  # stop points taken and not taken

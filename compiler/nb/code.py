@@ -13,14 +13,25 @@ Both layouts give the same answers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from compiler.codegen import INT32_MAX, CodeBody, bits_expr, le_key, nonfinite_test, register_code_form, sat_helper
+from compiler.codegen import (
+    INT32_MAX,
+    CodeBody,
+    bits_expr,
+    c_function,
+    le_key,
+    nonfinite_test,
+    register_code_form,
+    sat_helper,
+)
 from compiler.header import c_float, c_int
 from pyruntime.arrays import float_keys
 from pyruntime.nb.model import NBModel, _cum_costs
+from pyruntime.nb.multi import NBMultiModel
 
 # Share of zeros at or above which the exact-zero test goes in front of the search: with 2 edges and
 # the mean-std bins (about 16/68/16 % of the non-zero values per interval) the test in the zero's leaf
@@ -28,10 +39,71 @@ from pyruntime.nb.model import NBModel, _cum_costs
 ZERO_FIRST_SHARE = 0.25
 
 
+def same_entries(a: Any, b: Any) -> bool:
+    """Whether two slots add the same bits (an entry, or a row of K class entries): +0 and -0 differ."""
+    return bool(np.asarray(a).tobytes() == np.asarray(b).tobytes())
+
+
+def slot_search(bits: str, e_keys: list[int], row: np.ndarray, add: Callable[[Any], list[str]], lo: int, hi: int,
+                out: list[str], ind: str, zero_at: int) -> None:
+    """The compares of one position: c = number of edges < x is in [lo, hi]: add(row[1 + c]) (row[s]: slot s's
+    entry, or its K class entries). A NaN or infinite x compares as beyond every (finite) edge (le_key: -inf
+    and negative NaNs below, +inf and positive NaNs above), so only the first and the last interval's leaves
+    test it, each for its own side, and fail at once. zero_at: the interval whose leaf tests for an exact
+    zero first (adding row[0]), -1 for none."""
+    vals = row[1 + lo:2 + hi]
+    if lo == hi or all(same_entries(v, vals[0]) for v in vals):
+        leaf = []
+        if lo == 0 and hi == len(e_keys):
+            test = nonfinite_test(bits)
+        elif lo == 0:
+            test = f"(uint32_t){bits} >= 0xff800000u"  # -inf or a NaN with the sign bit
+        elif hi == len(e_keys):
+            test = f"{bits} > 0x7f7fffff"  # +inf or a NaN without it
+        else:
+            test = ""
+        if test:
+            leaf += [f"if ({test}) {{", "    return FM_E_VALUE;", "}"]
+        leaf += add(row[1 + lo])
+        if lo <= zero_at <= hi and not same_entries(row[0], row[1 + lo]):
+            out += [ind + f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{",
+                    *(ind + "    " + line for line in add(row[0])),
+                    ind + "} else {", *(ind + "    " + line for line in leaf), ind + "}"]
+        else:
+            out += [ind + line for line in leaf]
+        return
+    mid = (lo + hi) // 2
+    out.append(ind + f"if ({le_key(bits, e_keys[mid])}) {{")
+    slot_search(bits, e_keys, row, add, lo, mid, out, ind + "    ", zero_at)
+    out.append(ind + "} else {")
+    slot_search(bits, e_keys, row, add, mid + 1, hi, out, ind + "    ", zero_at)
+    out.append(ind + "}")
+
+
+def position_lines(m: NBModel | NBMultiModel, p: int, name: str, row: np.ndarray, add: Callable[[Any], list[str]],
+                   zero_share: list[float] | None) -> list[str]:
+    """Position p's code: the exact-zero test in front of the search when the position has a zero slot of its own
+    and its zeros are common (or no hints), else in the zero's interval; then the search (slot_search)."""
+    j = int(m.order[p])
+    e_keys = [int(v) for v in float_keys(m.edges[int(m.edge_start[p]):int(m.edge_start[p + 1])])]
+    bits = bits_expr(name, j)
+    out = [f"/* position {p}: feature {j} */"]
+    zero_test = bool(m.zero_bin[p]) and not all(same_entries(r, row[0]) for r in row)
+    if zero_test and (zero_share is None or zero_share[p] >= ZERO_FIRST_SHARE):
+        out += [f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{", *("    " + line for line in add(row[0])), "} else {"]
+        slot_search(bits, e_keys, row, add, 0, len(e_keys), out, "    ", -1)
+        out.append("}")
+    else:
+        # +0 and -0 compare into the interval with every edge < 0 below it (le_key: x <= edge for every edge >= 0,
+        # for either zero)
+        zero_at = int(np.count_nonzero(np.asarray(e_keys) < 0)) if zero_test else -1
+        slot_search(bits, e_keys, row, add, 0, len(e_keys), out, "", zero_at)
+    return out
+
+
 def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None = None) -> CodeBody:
-    if not isinstance(tables, NBModel):
-        raise ValueError("--form code is available for two-class naive Bayes only so far; export this "
-                         f"{tables.n_classes}-class model with --form tables")
+    if isinstance(tables, NBMultiModel):
+        return nbk_code(tables, numeric, name, zero_share)
     m: NBModel = tables
     if zero_share is not None and len(zero_share) != m.n_used:
         raise ValueError(f"code hint zero_share has {len(zero_share)} values, the model reads {m.n_used} positions")
@@ -62,44 +134,14 @@ def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None
             return f"a = {name}_sat(a, {c_int(int(v))});" if saturate else f"a += {c_int(int(v))};"
         return f"a = a + {c_float(float(v))};"
 
+    def add_row(v: Any) -> list[str]:
+        return [add(v)]
+
     def cost_at(p: int) -> tuple[str, str]:
         """(cost, cost_q) C expressions after reading p features."""
         if q:
             return "0.0f", f"{p if cum is None else int(cum[p])}u"
         return c_float(float(p) if cum is None else float(cum[p])), "0u"
-
-    def search(bits: str, e_keys: list[int], row: np.ndarray, lo: int, hi: int, out: list[str], ind: str,
-               zero_at: int) -> None:
-        """c = number of edges < x is in [lo, hi]: add row[1 + c]. A NaN or infinite x compares as beyond
-        every (finite) edge (le_key: -inf and negative NaNs below, +inf and positive NaNs above), so
-        only the first and the last interval's leaves test it, each for its own side, and fail at once.
-        zero_at: the interval whose leaf tests for an exact zero first (adding row[0]), -1 for none."""
-        vals = row[1 + lo:2 + hi]
-        if lo == hi or bool(np.all(vals == vals[0])):
-            leaf = []
-            if lo == 0 and hi == len(e_keys):
-                test = nonfinite_test(bits)
-            elif lo == 0:
-                test = f"(uint32_t){bits} >= 0xff800000u"  # -inf or a NaN with the sign bit
-            elif hi == len(e_keys):
-                test = f"{bits} > 0x7f7fffff"  # +inf or a NaN without it
-            else:
-                test = ""
-            if test:
-                leaf += [f"if ({test}) {{", "    return FM_E_VALUE;", "}"]
-            leaf.append(add(row[1 + lo]))
-            if lo <= zero_at <= hi and row[0] != row[1 + lo]:
-                out += [ind + f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{", ind + "    " + add(row[0]),
-                        ind + "} else {", *(ind + "    " + line for line in leaf), ind + "}"]
-            else:
-                out += [ind + line for line in leaf]
-            return
-        mid = (lo + hi) // 2
-        out.append(ind + f"if ({le_key(bits, e_keys[mid])}) {{")
-        search(bits, e_keys, row, lo, mid, out, ind + "    ", zero_at)
-        out.append(ind + "} else {")
-        search(bits, e_keys, row, mid + 1, hi, out, ind + "    ", zero_at)
-        out.append(ind + "}")
 
     def exit_lines(label: str, stage: int, p: int) -> list[str]:
         cost, cost_q = cost_at(p)
@@ -111,24 +153,7 @@ def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None
                     f"if (x == NULL || out == NULL || n != {int(m.n_features)}u) {{", "    return FM_E_ARG;", "}"]
     stops = {int(s): i for i, s in enumerate(m.stop_at)}
     for p in range(k):
-        j = int(m.order[p])
-        ne = int(m.edge_start[p + 1] - m.edge_start[p])
-        e_keys = [int(v) for v in float_keys(m.edges[int(m.edge_start[p]):int(m.edge_start[p + 1])])]
-        row = entries[p]
-        bits = bits_expr(name, j)
-        L.append(f"/* position {p}: feature {j} */")
-        zero_test = bool(m.zero_bin[p]) and not bool(np.all(row == row[0]))
-        if zero_test and (zero_share is None or zero_share[p] >= ZERO_FIRST_SHARE):
-            L.append(f"if (((uint32_t){bits} & 0x7fffffffu) == 0u) {{")
-            L.append("    " + add(row[0]))
-            L.append("} else {")
-            search(bits, e_keys, row, 0, ne, L, "    ", -1)
-            L.append("}")
-        else:
-            # +0 and -0 compare into the interval with every edge < 0 below it (le_key: x <= edge for
-            # every edge >= 0, for either zero)
-            zero_at = int(np.count_nonzero(np.asarray(e_keys) < 0)) if zero_test else -1
-            search(bits, e_keys, row, 0, ne, L, "", zero_at)
+        L += position_lines(m, p, name, entries[p], add_row, zero_share)
         if p + 1 in stops:
             s = stops[p + 1]
             for bound, label, never, op in ((hi_b[s], "1", _never_hi(hi_b[s], q), ">"),
@@ -151,3 +176,88 @@ def _never_lo(v: Any, q: bool) -> bool:
 
 
 register_code_form(("nb-static", "nb-stop"), nb_code)
+
+
+def nbk_code(m: NBMultiModel, numeric: str, name: str, zero_share: list[float] | None = None) -> CodeBody:
+    """The K-class NB (fm_nbk) as code: the K class scores in a local array, each position's compares (the
+    binary form's search) ending in a leaf that adds its slot's K constants; at a stop point the leader (the
+    first class of largest score) and its margin over the runner-up (NAME_lead, as fm_nbk's), compared with
+    the stop point's margin; q15: int32 sums of the int16 entries (saturating only when some class's sum could
+    leave int32), the margin in int64."""
+    if zero_share is not None and len(zero_share) != m.n_used:
+        raise ValueError(f"code hint zero_share has {len(zero_share)} values, the model reads {m.n_used} positions")
+    q = numeric == "q15"
+    k, n_classes = m.n_used, m.n_classes
+    if q:
+        qm = m.q15()
+        n_edges, _, d = m.strided(qm.d)
+        entries: np.ndarray = d.astype(np.int64).reshape(k, n_edges + 2, n_classes)
+        d0: list[Any] = [int(v) for v in qm.d0]
+        margins: list[Any] = [int(v) for v in qm.stop_margin]
+        cum = _cum_costs(qm.costs, m.order, np.int64)
+        bound = np.abs(np.asarray(d0, np.int64)) + (np.abs(entries).max(axis=1).sum(axis=0) if k else 0)
+        saturate = bool(np.any(bound > INT32_MAX))
+    else:
+        n_edges, _, d = m.strided()
+        entries = d.reshape(k, n_edges + 2, n_classes)
+        d0 = [float(v) for v in m.d0]
+        margins = [float(v) for v in m.stop_margin]
+        cum = _cum_costs(m.costs, m.order, np.float32)
+        saturate = False
+    score_t, margin_t = ("int32_t", "int64_t") if q else ("float", "float")
+    neg_zero = np.float32(-0.0).tobytes()
+
+    def add_row(row: Any) -> list[str]:
+        """s[c] += the slot's entry of class c, for every class (an integer 0 or a float -0 adds nothing)."""
+        out = []
+        for c, v in enumerate(row):
+            if q:
+                if int(v) != 0:
+                    out.append(f"s[{c}] = {name}_sat(s[{c}], {c_int(int(v))});" if saturate else
+                               f"s[{c}] += {c_int(int(v))};")
+            elif np.float32(v).tobytes() != neg_zero:
+                out.append(f"s[{c}] = s[{c}] + {c_float(float(v))};")
+        return out
+
+    def exit_lines(stage: int, p: int) -> list[str]:
+        cost = "0.0f" if q else c_float(float(p) if cum is None else float(cum[p]))
+        cost_q = f"{p if cum is None else int(cum[p])}u" if q else "0u"
+        return ["out->label = (int32_t)lead;", f"out->stage = {stage}u;",
+                f"out->score = {'0.0f' if q else 's[lead]'};", f"out->score_q = {'s[lead]' if q else '0'};",
+                f"out->n_read = {p}u;", f"out->cost = {cost};", f"out->cost_q = {cost_q};", "return FM_OK;"]
+
+    init = ", ".join(c_int(v) if q else c_float(v) for v in d0)
+    L: list[str] = [f"{score_t} s[{n_classes}] = {{{init}}};", f"{margin_t} margin;", "uint32_t lead;",
+                    f"if (x == NULL || out == NULL || n != {int(m.n_features)}u) {{", "    return FM_E_ARG;", "}"]
+    stops = {int(s): i for i, s in enumerate(m.stop_at)}
+    for p in range(k):
+        L += position_lines(m, p, name, entries[p], add_row, zero_share)
+        if p + 1 in stops and not (not q and bool(np.isposinf(margins[stops[p + 1]]))):
+            t = stops[p + 1]
+            L += [f"lead = {name}_lead(s, &margin);",
+                  f"if (margin > {c_int(margins[t]) if q else c_float(margins[t])}) {{",
+                  *("    " + line for line in exit_lines(t + 1, p + 1)), "}"]
+    L += [f"lead = {name}_lead(s, &margin);", "(void)margin;", *exit_lines(0, k)]
+    lead = c_function(f"static inline uint32_t {name}_lead(const {score_t} *s, {margin_t} *margin)",
+                      *lead_lines(n_classes, q))
+    return CodeBody(lines=L, helpers=(sat_helper(name) if saturate else []) + lead)
+
+
+def lead_lines(n_classes: int, q: bool) -> list[str]:
+    """The body of NAME_lead, unrolled over the K classes: the leader (first class of largest score) and its margin
+    over the largest other class. q15: one pass (best and second, each class tested once against second: most
+    fail there), exact for integers; float32: fm_nbk's two passes as they are (equal even with a NaN score)."""
+    if q:
+        body = ["int32_t best = s[0], second = INT32_MIN;", "uint32_t lead = 0u;"]
+        for c in range(1, n_classes):
+            body += [f"if (s[{c}] > second) {{", f"    if (s[{c}] > best) {{",
+                     "        second = best;", f"        best = s[{c}];", f"        lead = {c}u;", "    } else {",
+                     f"        second = s[{c}];", "    }", "}"]
+        return [*body, "*margin = (int64_t)best - (int64_t)second;", "return lead;"]
+    body = ["float best = s[0], second;", "uint32_t lead = 0u;"]
+    body += [line for c in range(1, n_classes)
+             for line in (f"if (s[{c}] > best) {{", f"    best = s[{c}];", f"    lead = {c}u;", "}")]
+    body.append("second = lead == 0u ? s[1] : s[0];")
+    body += [line for c in range(1, n_classes)
+             for line in (f"if (lead != {c}u && s[{c}] > second) {{", f"    second = s[{c}];", "}")]
+    return [*body, "*margin = best - second;", "return lead;"]
