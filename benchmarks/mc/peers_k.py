@@ -60,10 +60,11 @@ def emlearn_c(header: Path, rows: Path, feature_t: str, include: str, work: Path
     return labels, {"x86": n / max(labels.size, 1)}
 
 
-def frugalml_c(task: Any, kind: str, opts: dict[str, Any], name: str, work: Path, count: bool, qemu: bool) -> Row:
+def frugalml_c(task: Any, kind: str, opts: dict[str, Any], name: str, work: Path, count: bool, qemu: bool,
+               form: str = "tables") -> Row:
     """The row of a frugalml model trained on the split: accuracy, macro-F1 and features read of the C runtime
-    (float32) on the test rows, x86 instructions per prediction and table bytes of its float32 tables header,
-    and the Cortex-M counts (on the first 40 test rows)."""
+    (float32) on the test rows, x86 instructions per prediction and table bytes of its float32 header in FORM
+    (tables, or code: 0 table bytes), and the Cortex-M counts (on the first 40 test rows)."""
     work.mkdir(parents=True, exist_ok=True)
     m = load_kind_modules()[kind].train(kind, task, opts, None)
     pred = c_evaluator(m, "float32").predict(task.data.X[task.test])
@@ -76,15 +77,15 @@ def frugalml_c(task: Any, kind: str, opts: dict[str, Any], name: str, work: Path
     np.savez(rows, X=task.data.X[task.test], y=task.y[task.test])
     n = int(task.test.size)
     h = work / "model.h"  # the name nb_count.c includes
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--embed", str(rows), "--rows", str(n)], check=True,
-                   cwd=ROOT, capture_output=True)
+    subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--form", form, "--embed", str(rows), "--rows", str(n)],
+                   check=True, cwd=ROOT, capture_output=True)
     out["x86"], out["bytes"] = count_ours(h, work, n)
     if qemu:
         for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32")):
             ht = work / f"{target}.h"
             subprocess.run([*CLI, "export-c", str(model), "-o", str(ht), "--target", target, "--numeric", numeric,
-                            "--embed", str(rows), "--rows", str(min(n, QEMU_ROWS))], check=True, cwd=ROOT,
-                           capture_output=True)
+                            "--form", form, "--embed", str(rows), "--rows", str(min(n, QEMU_ROWS))], check=True,
+                           cwd=ROOT, capture_output=True)
             out[target] = count_cortex_m(ht, target)
     return out
 
@@ -105,6 +106,8 @@ def peer_table(task: Any, seed: int, trees: int, quick: bool) -> list[Row]:
         work = Path(tmp)
         rows.append(frugalml_c(task, "nb-stop", {}, "frugalml nb-stop (validation budget)", work / "nb", count,
                                qemu))
+        rows.append(frugalml_c(task, "nb-stop", {}, "frugalml nb-stop, code form", work / "nb_code", count, qemu,
+                               form="code"))
         rows.append(frugalml_c(task, "miser", {"lambda": 0.0, "trees": trees}, f"frugalml miser lambda=0, {trees} x K",
                                work / "miser", count, qemu))
         gb = GradientBoostingClassifier(n_estimators=trees, max_depth=3, learning_rate=0.1, random_state=seed)
