@@ -14,7 +14,25 @@ LOSSES = ("squared", "logistic", "multiclass-log")
 
 DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 SWEEP_TOLERANCE = 0.01
+# a --sweep whose validation part has fewer rows than CV_BELOW (one row is more than half a point) judges its grid
+# by CV_FOLDS-fold cross-validation on the train and validation parts pooled (skyline's cv / cv_below, the same rule)
+CV_BELOW = 200
+CV_FOLDS = 5
 TREE_FRACTIONS = (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1)  # --sweep-trees: shares of the iterations
+
+
+def auto_folds(n_validation: int, y_pooled: object, folds: int | None) -> int:
+    """The folds a --sweep judges its grid by (0: the validation part alone). ``folds`` as given (--folds K;
+    1 means the validation part whatever its size); None: CV_FOLDS when the validation part has fewer than
+    CV_BELOW rows and every class has CV_FOLDS rows in ``y_pooled`` (the train and validation labels), else 0."""
+    import numpy as np  # noqa: PLC0415
+
+    if folds is not None:
+        return int(folds) if int(folds) >= 2 else 0
+    if n_validation >= CV_BELOW:
+        return 0
+    counts = np.unique(np.asarray(y_pooled), return_counts=True)[1]
+    return CV_FOLDS if counts.size and int(counts.min()) >= CV_FOLDS else 0
 
 MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0, "charge": "model"}
 CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,

@@ -94,7 +94,7 @@ def test_c_and_reference_agree_on_cli_models(work: Path, numeric: str) -> None:
 def test_sweep_keeps_cheapest_within_tolerance_and_prints_curve(work: Path) -> None:
     code, _, err = run("train", "miser", work / "data.npz", "--costs", work / "costs.csv", "-o",
                        work / "sweep.msgpack", "--sweep", "--trees", 20, "--lambda-grid", "0.1,1,10,100",
-                       "--tolerance", "0.02")
+                       "--tolerance", "0.02", "--folds", 1)
     assert code == 0, err
     assert "<- kept" in err and "val cost" in err
     model = fmt.load(work / "sweep.msgpack")
@@ -129,9 +129,36 @@ def test_sweep_folds_judges_lambda_by_cross_validation_and_refits_on_both_parts(
     assert tr["sweep_tolerance"] == 0.02
 
 
+def test_small_validation_part_sweeps_by_five_folds_without_the_option(work: Path) -> None:
+    """900 rows: a 180-row validation part (< 200) is judged by 5-fold CV on both parts pooled, then refitted."""
+    model = train(work, "auto.msgpack", "--sweep", "--trees", 20, "--lambda-grid", "1,100", "--tolerance", "0.02")
+    tr = model.meta["training"]
+    assert tr["sweep_folds"] == 5
+    assert all("cv_accuracy" in p for p in tr["sweep_curve"])
+    kept = next(p for p in tr["sweep_curve"] if p.get("kept"))
+    assert tr["lambda_chosen"] == kept["lambda"] and tr["trees_chosen"] == max(1, round(kept["iterations"]))
+    same = train(work, "five.msgpack", "--sweep", "--trees", 20, "--lambda-grid", "1,100", "--tolerance", "0.02",
+                 "--folds", 5)
+    assert same.meta["training"]["sweep_curve"] == tr["sweep_curve"]
+    one = train(work, "one.msgpack", "--sweep", "--trees", 20, "--lambda-grid", "1,100", "--tolerance", "0.02",
+                "--folds", 1)
+    assert one.meta["training"]["sweep_folds"] == 0
+    assert all("validation_accuracy" in p for p in one.meta["training"]["sweep_curve"])
+
+
+def test_auto_folds_rule() -> None:
+    from compiler.options import CV_BELOW, CV_FOLDS, auto_folds  # noqa: PLC0415
+
+    y = np.repeat([0, 1, 2], 10)
+    assert auto_folds(CV_BELOW - 1, y, None) == CV_FOLDS  # small validation part: cross-validation
+    assert auto_folds(CV_BELOW, y, None) == 0  # large enough: the validation part
+    assert auto_folds(10, np.r_[y, 3, 3, 3, 3], None) == 0  # a class with fewer rows than folds: validation
+    assert auto_folds(10, y, 1) == 0 and auto_folds(1000, y, 3) == 3  # --folds as given
+
+
 def test_sweep_trees_keeps_the_cheapest_lambda_and_share_of_its_trees(work: Path) -> None:
     model = train(work, "st.msgpack", "--sweep", "--sweep-trees", "--trees", 40, "--tree-cost", 2,
-                  "--lambda-grid", "1,100", "--tolerance", "0.02")
+                  "--lambda-grid", "1,100", "--tolerance", "0.02", "--folds", 1)
     tr = model.meta["training"]
     curve = tr["sweep_curve"]
     assert curve[0]["lambda"] == 0.0 and curve[0]["fraction"] == 1.0  # the reference: lambda 0, every iteration
@@ -181,7 +208,7 @@ def test_refine_between_known_answers() -> None:
 
 def test_sweep_refine_adds_lambdas_next_to_the_kept_one(work: Path) -> None:
     model = train(work, "refine.msgpack", "--sweep", "--refine", 2, "--trees", 20, "--lambda-grid", "1,100",
-                  "--tolerance", "0.02")
+                  "--tolerance", "0.02", "--folds", 1)
     tr = model.meta["training"]
     lams = [p["lambda"] for p in tr["sweep_curve"]]
     assert lams == sorted(lams) and lams[0] == 0.0 and {1.0, 100.0} <= set(lams)
@@ -247,7 +274,7 @@ def test_one_se_tolerance_known_answers() -> None:
     ("--sweep-trees",),
     ("--refine", "2"),
     ("--charge", "lazy"),
-    ("--sweep", "--folds", "1"),
+    ("--sweep", "--folds", "0"),
     ("--sweep", "--folds", "1000"),
 ])
 def test_bad_options_are_one_line_errors(work: Path, args: tuple[str, ...]) -> None:
