@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 
 from compiler.costs import FeatureCosts
+from compiler.options import CV_BELOW, CV_FOLDS
 from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
 from compiler.skyline.search import (
@@ -117,7 +118,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
                  validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
                  n_jobs: int | None = None, scheduler: str | None = None, approx: float = 0.0,
-                 cv: int = 5, cv_below: int = 200, refit: bool | None = None):
+                 cv: int = CV_FOLDS, cv_below: int = CV_BELOW, refit: bool | None = None):
         self.base = base
         self.method = method
         self.epsilon = epsilon
