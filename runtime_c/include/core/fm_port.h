@@ -159,59 +159,44 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 #define FM_I16(v) ((int32_t)(int16_t)(v))
 #endif
 
-/* FM_NBK_PAIRS: 1 where two int16 entries load as one little-endian 32-bit word (a 4-byte memcpy from a
- * 2-byte aligned address is one load: unaligned access allowed), for the K-class NB q15 adds (fm_nb.c
- * nbk_q15_add); 0 (one entry at a time) elsewhere and under FM_PORTABLE. Same sums either way. */
-#if defined(FM_PORT_GNU) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&     \
-    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
-#define FM_NBK_PAIRS 1
-#else
-#define FM_NBK_PAIRS 0
-#endif
-
-/* Cortex-M Thumb-2 with unaligned loads: FM_NBK_ADD(s, e, k), the K-class NB q15 adds s[c] += e[c] for
- * c < k (fm_nb.c nbk_q15_add), s 4-byte aligned, e 2-byte aligned, k >= 2. Per group of four classes: two
- * ldr of entry pairs, one ldm and one stm of four scores, the high halves added with asr #16 and the low
- * ones after sxth: 12 instructions, 3 a class; then a pair (k & 2) and a single class (k & 1). */
-#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && \
-    defined(__ARM_FEATURE_UNALIGNED)
-#define FM_NBK_ADD(s, e, k)                                                                                     \
+/* Cortex-M Thumb-2: FM_NBK_ADD(acc, e, nw), the K-class NB q15 adds of packed words acc[j] += e[j] for
+ * j < nw (fm_nb.c nbk_q15_add; uint32, two class lanes a word), acc and e 4-byte aligned, nw >= 1. Per group
+ * of four words (eight classes): one ldm of the entries, one ldm and one stm of the sums, four adds: 9 with
+ * the loop; then a pair (nw & 2: 5) and a single word (nw & 1: 4). */
+#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define FM_NBK_ADD(acc, e, nw)                                                                                  \
     do {                                                                                                        \
-        int32_t *s_ = (s);                                                                                      \
-        const int16_t *e_ = (e);                                                                                \
-        uint32_t n_ = (k);                                                                                      \
+        uint32_t *a_ = (acc);                                                                                   \
+        const uint32_t *e_ = (e);                                                                               \
+        uint32_t n_ = (nw);                                                                                     \
         __asm__ volatile("lsrs r4, %[cnt], #2\n\t"                                                             \
                          "beq 2f\n"                                                                             \
-                         "1:\tldr r5, [%[ep]], #4\n\t"                                                         \
-                         "ldr r10, [%[ep]], #4\n\t"                                                            \
-                         "ldm %[sp], {r6, r8, r9, r12}\n\t"                                                    \
-                         "add r8, r8, r5, asr #16\n\t"                                                         \
-                         "sxth r5, r5\n\t"                                                                     \
-                         "add r6, r6, r5\n\t"                                                                  \
-                         "add r12, r12, r10, asr #16\n\t"                                                      \
-                         "sxth r10, r10\n\t"                                                                   \
-                         "add r9, r9, r10\n\t"                                                                 \
-                         "stmia %[sp]!, {r6, r8, r9, r12}\n\t"                                                 \
-                         "subs r4, r4, #1\n\t"                                                                 \
+                         "1:\tldmia %[ep]!, {r5, r6, r8, r9}\n\t"                                               \
+                         "ldm %[ap], {r10, r11, r12, lr}\n\t"                                                   \
+                         "add r10, r10, r5\n\t"                                                                 \
+                         "add r11, r11, r6\n\t"                                                                 \
+                         "add r12, r12, r8\n\t"                                                                 \
+                         "add lr, lr, r9\n\t"                                                                   \
+                         "stmia %[ap]!, {r10, r11, r12, lr}\n\t"                                                \
+                         "subs r4, r4, #1\n\t"                                                                  \
                          "bne 1b\n"                                                                             \
                          "2:\tlsls r4, %[cnt], #31\n\t"                                                        \
                          "bcc 3f\n\t"                                                                          \
-                         "ldr r5, [%[ep]], #4\n\t"                                                             \
-                         "ldm %[sp], {r6, r8}\n\t"                                                             \
-                         "add r8, r8, r5, asr #16\n\t"                                                         \
-                         "sxth r5, r5\n\t"                                                                     \
-                         "add r6, r6, r5\n\t"                                                                  \
-                         "stmia %[sp]!, {r6, r8}\n"                                                             \
+                         "ldmia %[ep]!, {r5, r6}\n\t"                                                           \
+                         "ldm %[ap], {r10, r11}\n\t"                                                            \
+                         "add r10, r10, r5\n\t"                                                                 \
+                         "add r11, r11, r6\n\t"                                                                 \
+                         "stmia %[ap]!, {r10, r11}\n"                                                           \
                          "3:\tcmp r4, #0\n\t"                                                                 \
                          "beq 4f\n\t"                                                                          \
-                         "ldrsh r5, [%[ep]]\n\t"                                                               \
-                         "ldr r6, [%[sp]]\n\t"                                                                 \
-                         "add r6, r6, r5\n\t"                                                                  \
-                         "str r6, [%[sp]]\n"                                                                    \
+                         "ldr r5, [%[ep]]\n\t"                                                                 \
+                         "ldr r10, [%[ap]]\n\t"                                                                \
+                         "add r10, r10, r5\n\t"                                                                 \
+                         "str r10, [%[ap]]\n"                                                                  \
                          "4:\n"                                                                                 \
-                         : [sp] "+r"(s_), [ep] "+r"(e_)                                                          \
+                         : [ap] "+r"(a_), [ep] "+r"(e_)                                                          \
                          : [cnt] "r"(n_)                                                                         \
-                         : "r4", "r5", "r6", "r8", "r9", "r10", "r12", "cc", "memory");                          \
+                         : "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");            \
     } while (0)
 #endif
 

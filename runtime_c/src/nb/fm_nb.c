@@ -738,13 +738,44 @@ int fm_nbk_check(const fm_nbk *m)
     return FM_OK;
 }
 
+/* Lane c of a packed row (fm_nbk_q15): class 2j in the low half of word j, sign-extended; class 2j + 1 the
+ * high half of w - lo, i.e. of w + 0x8000 (lo + 0x8000 is 0 .. 0xffff), sign-extended. */
+static inline int32_t nbk_lane(const uint32_t *w, uint32_t c)
+{
+    const uint32_t v = w[c >> 1];
+    return (c & 1u) != 0u ? nb_lo16((v + 0x8000u) >> 16) : nb_lo16(v);
+}
+
+static inline uint32_t nbk_abs16(int32_t v)
+{
+    return (uint32_t)(v < 0 ? -v : v);
+}
+
 int fm_nbk_q15_check(const fm_nbk_q15 *m)
 {
-    uint32_t i;
+    uint32_t i, c, slot;
+    size_t nw, stride;
     int rc;
     NBK_CHECK_START(m, m->edge_keys, rc);
     for (i = 0; i < m->n_used * m->n_edges; ++i) {
         if (i % m->n_edges != 0 && m->edge_keys[i] < m->edge_keys[i - 1]) {
+            return FM_E_MODEL;
+        }
+    }
+    /* no class's partial sum can leave its int16 lane: |prior| + the largest |entry| of each position */
+    nw = (m->n_classes + 1u) / 2u;
+    stride = (size_t)(m->n_edges + 2u) * nw;
+    for (c = 0; c < m->n_classes; ++c) {
+        uint32_t total = nbk_abs16(nbk_lane(m->d0, c));
+        for (i = 0; i < m->n_used && total <= 32767u; ++i) {
+            uint32_t peak = 0;
+            for (slot = 0; slot < m->n_edges + 2u; ++slot) {
+                const uint32_t a = nbk_abs16(nbk_lane(m->d + stride * i + nw * slot, c));
+                peak = a > peak ? a : peak;
+            }
+            total += peak;
+        }
+        if (total > 32767u) {
             return FM_E_MODEL;
         }
     }
@@ -844,34 +875,30 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
     return FM_OK;
 }
 
-/* s[c] += e[c] for c < k (plain int32 adds). Where FM_NBK_PAIRS (fm_port.h), two int16 entries come
- * in one 32-bit load: the low half sign-extended (FM_I16), the high half by an arithmetic shift. */
-static inline void nbk_q15_add(int32_t *s, const int16_t *e, uint32_t k)
+/* acc[j] += e[j] for the nw packed words of a row (uint32: both lanes of a word at once). */
+static inline void nbk_q15_add(uint32_t *acc, const uint32_t *e, uint32_t nw)
 {
-    uint32_t c = 0;
+    uint32_t j = 0;
 #if defined(FM_NBK_ADD)
-    FM_NBK_ADD(s, e, k);
-    c = k;
-#elif FM_NBK_PAIRS
-    for (; c + 4u <= k; c += 4u) {
-        uint32_t w0, w1;
-        memcpy(&w0, e + c, sizeof w0);
-        memcpy(&w1, e + c + 2, sizeof w1);
-        s[c] += FM_I16(w0);
-        s[c + 1u] += (int32_t)w0 >> 16;
-        s[c + 2u] += FM_I16(w1);
-        s[c + 3u] += (int32_t)w1 >> 16;
-    }
-    if (c + 2u <= k) {
-        uint32_t w0;
-        memcpy(&w0, e + c, sizeof w0);
-        s[c] += FM_I16(w0);
-        s[c + 1u] += (int32_t)w0 >> 16;
-        c += 2u;
-    }
+    FM_NBK_ADD(acc, e, nw);
+    j = nw;
 #endif
-    for (; c < k; ++c) {
-        s[c] += e[c];
+    for (; j < nw; ++j) {
+        acc[j] += e[j];
+    }
+}
+
+/* The k class scores of the packed sums acc (fm_nbk_q15's lanes). */
+static inline void nbk_q15_decode(const uint32_t *acc, uint32_t k, int32_t *s)
+{
+    uint32_t c;
+    for (c = 0; c + 2u <= k; c += 2u) {
+        const uint32_t w = acc[c >> 1];
+        s[c] = nb_lo16(w);
+        s[c + 1u] = nb_lo16((w + 0x8000u) >> 16);
+    }
+    if (c < k) {
+        s[c] = nb_lo16(acc[c >> 1]);
     }
 }
 
@@ -926,54 +953,41 @@ static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t
 
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
+    uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
     int32_t s[FM_VEC_MAX_OUTPUTS];
     int64_t margin = 0;
-    const uint32_t k = m->n_classes, ne = m->n_edges;
-    const size_t row_step = (size_t)(ne + 2u) * k;
-    const int16_t *row = m->d;
+    const uint32_t k = m->n_classes, ne = m->n_edges, nw = (k + 1u) / 2u;
+    const size_t row_step = (size_t)(ne + 2u) * nw;
+    const uint32_t *row = m->d;
     const int32_t *ek = m->edge_keys;
-    uint32_t i = 0, p, c, lead = 0, stage = 0, cost;
-    int plain = 1;
+    uint32_t i = 0, p, j, lead = 0, stage = 0, cost;
 
     if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
-    for (c = 0; c < k; ++c) {
-        s[c] = m->d0[c];
-        plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
+    for (j = 0; j < nw; ++j) {
+        acc[j] = m->d0[j];
     }
-    /* plain int32 adds equal the saturating ones when no sum can leave int32 */
-#define NBK_Q15_ADD(p, bits, SUM, NE)                                                                  \
+    /* plain 32-bit adds of packed words: no lane can overflow (fm_nbk_q15_check) */
+#define NBK_Q15_ADD(p, bits, NE)                                                                       \
     do {                                                                                               \
-        SUM(row + (size_t)nbk_slot_q15(ek, (NE), bits) * k);                                           \
+        nbk_q15_add(acc, row + (size_t)nbk_slot_q15(ek, (NE), bits) * nw, nw);                        \
         (void)(p);                                                                                     \
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
     } while (0)
-#define NBK_Q15_PLAIN(e) nbk_q15_add(s, (e), k)
-#define NBK_Q15_SAT(e)                                \
-    for (c = 0; c < k; ++c) {                         \
-        s[c] = fm_add_sat32(s[c], (e)[c]);            \
-    }
-#define NBK_Q15_ADD_PLAIN2(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, 2u)
-#define NBK_Q15_ADD_PLAIN(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, ne)
-#define NBK_Q15_ADD_SAT(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_SAT, ne)
-#define NBK_Q15_LEAD() (margin = nbk_q15_top2(s, k, &lead))
-    /* three walks: the plain ones have no per-feature test and fewer live values; two edges a position
-     * (the default layout) is searched with the count known */
-    if (plain && ne == 2u) {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN2, NBK_Q15_LEAD);
-    } else if (plain) {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN, NBK_Q15_LEAD);
+#define NBK_Q15_ADD2(p, bits) NBK_Q15_ADD(p, bits, 2u)
+#define NBK_Q15_ADDN(p, bits) NBK_Q15_ADD(p, bits, ne)
+#define NBK_Q15_LEAD() (nbk_q15_decode(acc, k, s), margin = nbk_q15_top2(s, k, &lead))
+    /* two edges a position (the default layout) is searched with the count known */
+    if (ne == 2u) {
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD2, NBK_Q15_LEAD);
     } else {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_SAT, NBK_Q15_LEAD);
+        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADDN, NBK_Q15_LEAD);
     }
 #undef NBK_Q15_ADD
-#undef NBK_Q15_PLAIN
-#undef NBK_Q15_SAT
-#undef NBK_Q15_ADD_PLAIN2
-#undef NBK_Q15_ADD_PLAIN
-#undef NBK_Q15_ADD_SAT
+#undef NBK_Q15_ADD2
+#undef NBK_Q15_ADDN
 #undef NBK_Q15_LEAD
     cost = i; /* positions 0..i-1 read: their costs, or 1 each */
     if (m->costs != NULL) {
