@@ -159,3 +159,22 @@ def test_code_form_of_a_k_class_model_is_refused_in_one_line(digits: tuple) -> N
     with pytest.raises(ValueError, match="two-class naive Bayes only so far; export this 10-class model with "
                                          "--form tables"):
         render_code_header(m, "float32", "model")
+
+
+def test_packed_q15_accuracy_within_a_point_of_float32(digits: tuple) -> None:
+    """The packed K-class q15 format (centred int16 lanes, two classes a word, every class's partial sums in
+    int16) answers within 1 point of float32 on digits: the CLI's nb-stop (test part) and the fixture's."""
+    from compiler import tasks
+    from compiler.nb.kind import train_nb
+    from pyruntime.nb.multi import lane_bound, unpack_lanes
+
+    task = tasks.prepare("sklearn:digits", None, None, 0)
+    cli: NBMultiModel = train_nb("nb-stop", task, {}, None).tables
+    est, X, y = digits
+    for m, rows, truth in ((cli, task.data.X[task.test], task.y[task.test]), (est.model_, X, y)):
+        q = m.q15()
+        assert lane_bound(q.d, q.d0, m.table_start) <= 32767
+        np.testing.assert_array_equal(unpack_lanes(q.words, m.n_classes), q.d)
+        acc_f = float(np.mean(m.predict_reference(rows).label == truth))
+        acc_q = float(np.mean(q.predict_reference(rows).label == truth))
+        assert abs(acc_q - acc_f) <= 0.01, (acc_f, acc_q)

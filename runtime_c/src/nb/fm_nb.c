@@ -888,49 +888,37 @@ static inline void nbk_q15_add(uint32_t *acc, const uint32_t *e, uint32_t nw)
     }
 }
 
-/* The k class scores of the packed sums acc (fm_nbk_q15's lanes). */
-static inline void nbk_q15_decode(const uint32_t *acc, uint32_t k, int32_t *s)
+/* The leader (first class of largest score) of the k >= 2 packed class sums acc in *lead, and its margin
+ * over the best other class (NBK_LEADER's, in one pass over the lanes as they are decoded). */
+static inline int32_t nbk_q15_top2(const uint32_t *acc, uint32_t k, uint32_t *lead)
 {
-    uint32_t c;
-    for (c = 0; c + 2u <= k; c += 2u) {
-        const uint32_t w = acc[c >> 1];
-        s[c] = nb_lo16(w);
-        s[c + 1u] = nb_lo16((w + 0x8000u) >> 16);
-    }
-    if (c < k) {
-        s[c] = nb_lo16(acc[c >> 1]);
-    }
-}
-
-/* The leader (first class of largest score) of s[0 .. k-1], k >= 2, in *lead, and its margin over the
- * best other class (NBK_LEADER's, in one pass). */
-static inline int64_t nbk_q15_top2(const int32_t *s, uint32_t k, uint32_t *lead)
-{
-    const int32_t *p, *lp = s, *const end = s + k;
-    int32_t best = s[0], second = INT32_MIN;
-#define NBK_TOP2_STEP(q)                                                      \
+    uint32_t c, lc = 0;
+    int32_t best = nb_lo16(acc[0]), second = INT32_MIN;
+#define NBK_TOP2_STEP(v, cc)                                                  \
     do {                                                                      \
-        const int32_t v_ = *(q);                                              \
+        const int32_t v_ = (v);                                               \
         if (v_ > second) { /* second <= best: most classes fail this one test */ \
             if (v_ > best) {                                                  \
                 second = best;                                                \
                 best = v_;                                                    \
-                lp = (q);                                                     \
+                lc = (cc);                                                    \
             } else {                                                          \
                 second = v_;                                                  \
             }                                                                 \
         }                                                                     \
     } while (0)
-    for (p = s + 1; p + 2 <= end; p += 2) {
-        NBK_TOP2_STEP(p);
-        NBK_TOP2_STEP(p + 1);
+    NBK_TOP2_STEP(nb_lo16((acc[0] + 0x8000u) >> 16), 1u);
+    for (c = 2; c + 2u <= k; c += 2u) {
+        const uint32_t w = acc[c >> 1];
+        NBK_TOP2_STEP(nb_lo16(w), c);
+        NBK_TOP2_STEP(nb_lo16((w + 0x8000u) >> 16), c + 1u);
     }
-    if (p != end) {
-        NBK_TOP2_STEP(p);
+    if (c < k) {
+        NBK_TOP2_STEP(nb_lo16(acc[c >> 1]), c);
     }
 #undef NBK_TOP2_STEP
-    *lead = (uint32_t)(lp - s);
-    return (int64_t)best - (int64_t)second;
+    *lead = lc;
+    return best - second;
 }
 
 /* nb_slot_q15 for the K-class walk: +0 (key 0) to slot 0 by one branch, the edges two at a time. */
@@ -954,8 +942,7 @@ static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
     uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
-    int32_t s[FM_VEC_MAX_OUTPUTS];
-    int64_t margin = 0;
+    int32_t margin = 0;
     const uint32_t k = m->n_classes, ne = m->n_edges, nw = (k + 1u) / 2u;
     const size_t row_step = (size_t)(ne + 2u) * nw;
     const uint32_t *row = m->d;
@@ -978,7 +965,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     } while (0)
 #define NBK_Q15_ADD2(p, bits) NBK_Q15_ADD(p, bits, 2u)
 #define NBK_Q15_ADDN(p, bits) NBK_Q15_ADD(p, bits, ne)
-#define NBK_Q15_LEAD() (nbk_q15_decode(acc, k, s), margin = nbk_q15_top2(s, k, &lead))
+#define NBK_Q15_LEAD() (margin = nbk_q15_top2(acc, k, &lead))
     /* two edges a position (the default layout) is searched with the count known */
     if (ne == 2u) {
         NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD2, NBK_Q15_LEAD);
@@ -997,7 +984,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     }
     nb_answer(out, (int32_t)lead, stage, i);
     out->score = 0.0f;
-    out->score_q = s[lead];
+    out->score_q = nbk_lane(acc, lead);
     out->cost = 0.0f;
     out->cost_q = cost;
     return FM_OK;
