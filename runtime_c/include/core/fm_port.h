@@ -160,43 +160,35 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 #endif
 
 /* Cortex-M Thumb-2: FM_NBK_ADD(acc, e, nw), the K-class NB q15 adds of packed words acc[j] += e[j] for
- * j < nw (fm_nb.c nbk_q15_add; uint32, two class lanes a word), acc and e 4-byte aligned, nw >= 1. Per group
- * of four words (eight classes): one ldm of the entries, one ldm and one stm of the sums, four adds: 9 with
- * the loop; then a pair (nw & 2: 5) and a single word (nw & 1: 4). */
+ * j < nw (fm_nb.c nbk_q15_add; uint32, two class lanes a word), acc and e 4-byte aligned, nw >= 1. Per pair
+ * of words (four classes): one ldm of the entries, one ldm and one stm of the sums, two adds, the loop: 7;
+ * then a single word (nw & 1: 4). Four scratch registers, so the walk around it keeps its own. */
 #if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #define FM_NBK_ADD(acc, e, nw)                                                                                  \
     do {                                                                                                        \
         uint32_t *a_ = (acc);                                                                                   \
         const uint32_t *e_ = (e);                                                                               \
-        uint32_t n_ = (nw);                                                                                     \
-        __asm__ volatile("lsrs r4, %[cnt], #2\n\t"                                                             \
+        const uint32_t c_ = (nw);                                                                               \
+        uint32_t n_ = c_;                                                                                       \
+        __asm__ volatile("lsrs %[n], %[n], #1\n\t"                                                             \
                          "beq 2f\n"                                                                             \
-                         "1:\tldmia %[ep]!, {r5, r6, r8, r9}\n\t"                                               \
-                         "ldm %[ap], {r10, r11, r12, lr}\n\t"                                                   \
-                         "add r10, r10, r5\n\t"                                                                 \
-                         "add r11, r11, r6\n\t"                                                                 \
-                         "add r12, r12, r8\n\t"                                                                 \
-                         "add lr, lr, r9\n\t"                                                                   \
-                         "stmia %[ap]!, {r10, r11, r12, lr}\n\t"                                                \
-                         "subs r4, r4, #1\n\t"                                                                  \
+                         "1:\tldmia %[ep]!, {r4, r5}\n\t"                                                       \
+                         "ldm %[ap], {r6, r8}\n\t"                                                              \
+                         "add r6, r6, r4\n\t"                                                                   \
+                         "add r8, r8, r5\n\t"                                                                   \
+                         "stmia %[ap]!, {r6, r8}\n\t"                                                           \
+                         "subs %[n], %[n], #1\n\t"                                                              \
                          "bne 1b\n"                                                                             \
-                         "2:\tlsls r4, %[cnt], #31\n\t"                                                        \
-                         "bcc 3f\n\t"                                                                          \
-                         "ldmia %[ep]!, {r5, r6}\n\t"                                                           \
-                         "ldm %[ap], {r10, r11}\n\t"                                                            \
-                         "add r10, r10, r5\n\t"                                                                 \
-                         "add r11, r11, r6\n\t"                                                                 \
-                         "stmia %[ap]!, {r10, r11}\n"                                                           \
-                         "3:\tcmp r4, #0\n\t"                                                                 \
-                         "beq 4f\n\t"                                                                          \
-                         "ldr r5, [%[ep]]\n\t"                                                                 \
-                         "ldr r10, [%[ap]]\n\t"                                                                \
-                         "add r10, r10, r5\n\t"                                                                 \
-                         "str r10, [%[ap]]\n"                                                                  \
-                         "4:\n"                                                                                 \
-                         : [ap] "+r"(a_), [ep] "+r"(e_)                                                          \
-                         : [cnt] "r"(n_)                                                                         \
-                         : "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");            \
+                         "2:\ttst %[cnt], #1\n\t"                                                              \
+                         "beq 3f\n\t"                                                                          \
+                         "ldr r4, [%[ep]]\n\t"                                                                 \
+                         "ldr r6, [%[ap]]\n\t"                                                                 \
+                         "add r6, r6, r4\n\t"                                                                   \
+                         "str r6, [%[ap]]\n"                                                                   \
+                         "3:\n"                                                                                 \
+                         : [ap] "+&r"(a_), [ep] "+&r"(e_), [n] "+&r"(n_)                                         \
+                         : [cnt] "r"(c_)                                                                         \
+                         : "r4", "r5", "r6", "r8", "cc", "memory");                                             \
     } while (0)
 #endif
 

@@ -939,6 +939,25 @@ static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t
     return cnt;
 }
 
+/* The answer of a K-class q15 walk that read positions 0..n-1 and stopped at stage (0: the end). */
+static int nbk_q15_answer(const fm_nbk_q15 *m, const uint32_t *acc, uint32_t lead, uint32_t stage, uint32_t n,
+                          fm_result *out)
+{
+    uint32_t p, cost = n; /* positions 0..n-1 read: their costs, or 1 each */
+    if (m->costs != NULL) {
+        for (cost = 0, p = 0; p < n; ++p) {
+            cost += m->costs[m->order[p]];
+        }
+    }
+    nb_answer(out, (int32_t)lead, stage, n);
+    out->score = 0.0f;
+    out->score_q = nbk_lane(acc, lead);
+    out->cost = 0.0f;
+    out->cost_q = cost;
+    return FM_OK;
+}
+
+/* The lazy walk (and the eager one of any edge count): positions one by one through nbk_read. */
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
     uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
@@ -947,7 +966,7 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     const size_t row_step = (size_t)(ne + 2u) * nw;
     const uint32_t *row = m->d;
     const int32_t *ek = m->edge_keys;
-    uint32_t i = 0, p, j, lead = 0, stage = 0, cost;
+    uint32_t i = 0, j, lead = 0, stage = 0;
 
     if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
@@ -956,38 +975,73 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
         acc[j] = m->d0[j];
     }
     /* plain 32-bit adds of packed words: no lane can overflow (fm_nbk_q15_check) */
-#define NBK_Q15_ADD(p, bits, NE)                                                                       \
+#define NBK_Q15_ADD(p, bits)                                                                           \
     do {                                                                                               \
-        nbk_q15_add(acc, row + (size_t)nbk_slot_q15(ek, (NE), bits) * nw, nw);                        \
+        nbk_q15_add(acc, row + (size_t)nbk_slot_q15(ek, ne, bits) * nw, nw);                          \
         (void)(p);                                                                                     \
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
     } while (0)
-#define NBK_Q15_ADD2(p, bits) NBK_Q15_ADD(p, bits, 2u)
-#define NBK_Q15_ADDN(p, bits) NBK_Q15_ADD(p, bits, ne)
 #define NBK_Q15_LEAD() (margin = nbk_q15_top2(acc, k, &lead))
-    /* two edges a position (the default layout) is searched with the count known */
-    if (ne == 2u) {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD2, NBK_Q15_LEAD);
-    } else {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADDN, NBK_Q15_LEAD);
-    }
+    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
 #undef NBK_Q15_ADD
-#undef NBK_Q15_ADD2
-#undef NBK_Q15_ADDN
 #undef NBK_Q15_LEAD
-    cost = i; /* positions 0..i-1 read: their costs, or 1 each */
-    if (m->costs != NULL) {
-        for (cost = 0, p = 0; p < i; ++p) {
-            cost += m->costs[m->order[p]];
+    return nbk_q15_answer(m, acc, lead, stage, i, out);
+}
+
+/* The eager walk of the default layout (two edges a position): a segment (up to the next stop point or
+ * the end) is one tight loop, the slot found with the edge count known; a non-finite value read sets the
+ * top bit of bad ((exponent bits) + 2^23), tested once a segment, before its stop test: the same values
+ * are read, so the answer and the error are nbk_q15_run's. */
+static int nbk_q15_vec2(const fm_nbk_q15 *m, const float *x, fm_result *out)
+{
+    uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
+    const uint32_t k = m->n_classes, nw = (k + 1u) / 2u, n_stops = m->n_stops;
+    const size_t row_step = 4u * (size_t)nw;
+    const uint32_t *const order = m->order, *row = m->d;
+    const int32_t *ek = m->edge_keys;
+    uint32_t i = 0, j, t = 0, lead = 0, stage = 0, bad = 0;
+
+    if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    for (j = 0; j < nw; ++j) {
+        acc[j] = m->d0[j];
+    }
+    for (;;) {
+        const uint32_t next = t < n_stops ? m->stop_at[t] : m->n_used;
+        int32_t margin;
+        for (; i != next; ++i) {
+            const uint32_t bits = fm_float_bits(x[order[i]]);
+            const int32_t key = fm_key_bits(bits);
+            uint32_t slot = 0;
+            bad |= (bits & 0x7f800000u) + 0x00800000u;
+            if (key != 0) {
+                slot = 1u + (uint32_t)(ek[0] < key) + (uint32_t)(ek[1] < key);
+            }
+            nbk_q15_add(acc, row + slot * nw, nw); /* no lane can overflow (fm_nbk_q15_check) */
+            ek += 2;
+            row += row_step;
+        }
+        if ((bad & 0x80000000u) != 0u) {
+            return FM_E_VALUE;
+        }
+        margin = nbk_q15_top2(acc, k, &lead);
+        if (t == n_stops) {
+            break;
+        }
+        if (margin > m->stop_margin[t++]) {
+            stage = t;
+            break;
         }
     }
-    nb_answer(out, (int32_t)lead, stage, i);
-    out->score = 0.0f;
-    out->score_q = nbk_lane(acc, lead);
-    out->cost = 0.0f;
-    out->cost_q = cost;
-    return FM_OK;
+    return nbk_q15_answer(m, acc, lead, stage, i, out);
+}
+
+/* The q15 walk of a call: the two-edge eager walk, or the general one. */
+static int nbk_q15_call(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
+{
+    return x != NULL && m->n_edges == 2u ? nbk_q15_vec2(m, x, out) : nbk_q15_run(m, in, x, out);
 }
 
 /* The public calls of one numeric type: lazy, eager (a vector reader) and batch. */
@@ -1024,4 +1078,4 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     }
 
 NBK_API(fm_nbk, fm_nbk, nbk_f32_run)
-NBK_API(fm_nbk_q15, fm_nbk_q15, nbk_q15_run)
+NBK_API(fm_nbk_q15, fm_nbk_q15, nbk_q15_call)
