@@ -178,3 +178,12 @@ def test_packed_q15_accuracy_within_a_point_of_float32(digits: tuple) -> None:
         acc_f = float(np.mean(m.predict_reference(rows).label == truth))
         acc_q = float(np.mean(q.predict_reference(rows).label == truth))
         assert abs(acc_q - acc_f) <= 0.01, (acc_f, acc_q)
+
+
+def test_q15_header_guards_the_packed_format(digits: tuple) -> None:
+    """A K-class q15 header needs an fm_nb.h with the packed format (one #error line otherwise); float32
+    headers do not test it."""
+    m = fmt.ModelFile("nb-stop", digits[0].model_, {"classes": [str(c) for c in range(10)]})
+    q15, f32 = render_header(m, "q15", "model"), render_header(m, "float32", "model")
+    assert "#ifndef FM_NBK_Q15_PACKED\n#error \"model: K-class q15 tables in the packed format" in q15
+    assert "static const uint32_t model_d[" in q15 and "FM_NBK_Q15_PACKED" not in f32
