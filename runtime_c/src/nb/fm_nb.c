@@ -894,6 +894,7 @@ static inline int32_t nbk_q15_top2(const uint32_t *acc, uint32_t k, uint32_t *le
 {
     uint32_t c, lc = 0;
     int32_t best = nb_lo16(acc[0]), second = INT32_MIN;
+    const uint32_t *w = acc + 1, *const pairs_end = acc + k / 2u;
 #define NBK_TOP2_STEP(v, cc)                                                  \
     do {                                                                      \
         const int32_t v_ = (v);                                               \
@@ -908,13 +909,12 @@ static inline int32_t nbk_q15_top2(const uint32_t *acc, uint32_t k, uint32_t *le
         }                                                                     \
     } while (0)
     NBK_TOP2_STEP(nb_lo16((acc[0] + 0x8000u) >> 16), 1u);
-    for (c = 2; c + 2u <= k; c += 2u) {
-        const uint32_t w = acc[c >> 1];
-        NBK_TOP2_STEP(nb_lo16(w), c);
-        NBK_TOP2_STEP(nb_lo16((w + 0x8000u) >> 16), c + 1u);
+    for (c = 2; w != pairs_end; ++w, c += 2u) { /* words 1 .. k/2 - 1 hold two classes */
+        NBK_TOP2_STEP(nb_lo16(*w), c);
+        NBK_TOP2_STEP(nb_lo16((*w + 0x8000u) >> 16), c + 1u);
     }
-    if (c < k) {
-        NBK_TOP2_STEP(nb_lo16(acc[c >> 1]), c);
+    if ((k & 1u) != 0u) {
+        NBK_TOP2_STEP(nb_lo16(*w), c);
     }
 #undef NBK_TOP2_STEP
     *lead = lc;
