@@ -192,6 +192,61 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
     } while (0)
 #endif
 
+/* Cortex-M Thumb-2: FM_NBK_SEG(o, ek, row, x, ctx), the K-class NB q15 two-edge walk over one segment
+ * (fm_nb.c nbk_q15_vec2): for each position from o (order pointer) to ctx->end (o != end on entry), the
+ * value's bits x[*o], a NaN or infinite one ending the walk with o = NULL, its key (fm_key_bits), the slot
+ * (+0 and -0: 0, else 1 + the edges ek[0], ek[1] below the key, signed), then the nw = ctx->nwb / 4 packed
+ * words of that slot's row added to ctx->acc (the odd word first, then pairs by ldm / stm); ek advances 2,
+ * row 4 * nw words a position. The walk's state stays in registers: 46 instructions a position at nw = 5. */
+#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define FM_NBK_SEG(o, ek, row, x, ctx)                                                                        \
+    __asm__ volatile("1:\tldr r4, [%[op]], #4\n\t"                                                           \
+                     "ldr r4, [%[xp], r4, lsl #2]\n\t"                                                      \
+                     "and r5, r4, #0x7f800000\n\t"                                                           \
+                     "cmp r5, #0x7f800000\n\t"                                                               \
+                     "beq 9f\n\t"                                                                           \
+                     "cmp r4, #0\n\t"                                                                       \
+                     "itt lt\n\t"                                                                           \
+                     "biclt r4, r4, #0x80000000\n\t"                                                         \
+                     "neglt r4, r4\n\t"                                                                     \
+                     "ldmia %[ep]!, {r5, r6}\n\t"                                                           \
+                     "ldr r11, [%[cp], #8]\n\t"                                                             \
+                     "mov r9, %[rp]\n\t"                                                                    \
+                     "cbz r4, 2f\n\t"                                                                       \
+                     "add r9, r9, r11\n\t"                                                                  \
+                     "cmp r5, r4\n\t"                                                                       \
+                     "it lt\n\t"                                                                            \
+                     "addlt r9, r9, r11\n\t"                                                                \
+                     "cmp r6, r4\n\t"                                                                       \
+                     "it lt\n\t"                                                                            \
+                     "addlt r9, r9, r11\n"                                                                   \
+                     "2:\tadd %[rp], %[rp], r11, lsl #2\n\t"                                                 \
+                     "ldr r10, [%[cp], #4]\n\t"                                                             \
+                     "lsrs r11, r11, #3\n\t"                                                                \
+                     "bcc 3f\n\t"                                                                           \
+                     "ldr r4, [r9], #4\n\t"                                                                 \
+                     "ldr r5, [r10]\n\t"                                                                    \
+                     "add r5, r5, r4\n\t"                                                                   \
+                     "str r5, [r10], #4\n"                                                                   \
+                     "3:\tbeq 5f\n"                                                                          \
+                     "4:\tldmia r9!, {r4, r5}\n\t"                                                           \
+                     "ldm r10, {r6, r8}\n\t"                                                                \
+                     "add r6, r6, r4\n\t"                                                                   \
+                     "add r8, r8, r5\n\t"                                                                   \
+                     "stmia r10!, {r6, r8}\n\t"                                                             \
+                     "subs r11, r11, #1\n\t"                                                                \
+                     "bne 4b\n"                                                                              \
+                     "5:\tldr r4, [%[cp]]\n\t"                                                              \
+                     "cmp %[op], r4\n\t"                                                                    \
+                     "bne 1b\n\t"                                                                           \
+                     "b 8f\n"                                                                                \
+                     "9:\tmov %[op], #0\n"                                                                   \
+                     "8:\n"                                                                                  \
+                     : [op] "+r"(o), [ep] "+r"(ek), [rp] "+r"(row)                                            \
+                     : [xp] "r"(x), [cp] "r"(ctx)                                                             \
+                     : "r4", "r5", "r6", "r8", "r9", "r10", "r11", "cc", "memory")
+#endif
+
 /* Cortex-M (Thumb-2, M profile): the NB q15 step loop, nb_q15_hot_run's contract (fm_nb.c). One ldm loads a
  * step (feature, above[0], above[1], d12, d30, key into r4-r6, r8-r10; r7 stays free for a frame pointer),
  * the value's bits replace the feature, and the raw bits are compared unsigned: below above[1] and at or

@@ -993,6 +993,13 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
  * the end) is one tight loop, the slot found with the edge count known; a non-finite value read sets the
  * top bit of bad ((exponent bits) + 2^23), tested once a segment, before its stop test: the same values
  * are read, so the answer and the error are nbk_q15_run's. */
+/* What FM_NBK_SEG reads from memory: the segment's end in the order, the sums, the bytes of a slot's row. */
+typedef struct {
+    const uint32_t *end;
+    uint32_t *acc;
+    uint32_t nwb;
+} nbk_seg;
+
 static int nbk_q15_vec2(const fm_nbk_q15 *m, const float *x, fm_result *out)
 {
     uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
@@ -1011,6 +1018,18 @@ static int nbk_q15_vec2(const fm_nbk_q15 *m, const float *x, fm_result *out)
     for (;;) {
         const uint32_t next = t < n_stops ? m->stop_at[t] : m->n_used;
         int32_t margin;
+#if defined(FM_NBK_SEG)
+        if (i != next) {
+            const nbk_seg ctx = {order + next, acc, 4u * nw};
+            const uint32_t *o = order + i;
+            FM_NBK_SEG(o, ek, row, x, &ctx);
+            if (o == NULL) {
+                return FM_E_VALUE;
+            }
+            i = next;
+        }
+        (void)row_step;
+#else
         for (; i != next; ++i) {
             const uint32_t bits = fm_float_bits(x[order[i]]);
             const int32_t key = fm_key_bits(bits);
@@ -1023,6 +1042,7 @@ static int nbk_q15_vec2(const fm_nbk_q15 *m, const float *x, fm_result *out)
             ek += 2;
             row += row_step;
         }
+#endif
         if ((bad & 0x80000000u) != 0u) {
             return FM_E_VALUE;
         }
