@@ -103,6 +103,7 @@ class CTables:
     vec_bounds: tuple[int, int] | None = None
     # (n_features, score outputs) the *_predict_vec call checks against FM_VEC_MAX_FEATURES / _OUTPUTS;
     # None when FM_PREDICT_VEC has no stack bound for this model
+    preamble: str | None = None  # C lines before the arrays (e.g. a runtime format test with its #error)
 
     @property
     def table_bytes(self) -> int:
@@ -363,6 +364,8 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
                 f'#error "{name}: {nf} features / {no} outputs exceed the FM_PREDICT_VEC stack bounds: compile the '
                 f'runtime and this file with -DFM_VEC_MAX_FEATURES={max(nf, VEC_MAX_FEATURES)} '
                 f'-DFM_VEC_MAX_OUTPUTS={max(no, VEC_MAX_OUTPUTS)}"', "#endif", ""]
+    if t.preamble is not None:
+        out += [t.preamble, ""]
     for a in t.arrays:
         out += [f"static const {a.ctype} {a.name}[{max(a.values.size, 1)}] = {{", _fmt(a), "};"]
     for arr_name, ctype, elems in t.struct_arrays:

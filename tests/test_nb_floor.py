@@ -412,9 +412,14 @@ def test_q15_step_stream_on_cortex_m_at_the_bit_edges(tmp_path: Path, target: st
 # the self-test's row loop; 20.17 features read a row) 162.3 before the r10-nbk round (generic walk: 3,273.7 a
 # prediction), 121.0 with FM_NBK_ADD (3 instructions a class), the one-test runner-up pass and the +0 branch /
 # two-edge slot search, 117.9 with the plain walk apart from the saturating one, 104.9 with a walk for two
-# edges a position (the count known), 103.3 with the runner-up pass two classes a turn. Still far above
-# 2K + 8 = 28: what is left is in docs/benchmarks.md (Round 10, K-class). The budget pins today's walk.
-M3_Q15_K_PER_FEATURE = 105.0
+# edges a position (the count known), 103.3 with the runner-up pass two classes a turn. Round 12 (r12-nbk, the
+# packed K-class q15 format: two classes a 32-bit word): 95.5 with the packed adds, 82.7 with the runner-up pass
+# on the lanes as they decode, 81.8 (1,650.0 a prediction) with the eager two-edge walk (a segment a loop, the
+# finiteness flag tested a segment) and FM_NBK_ADD on word pairs (four scratch registers: fewer spills), 80.2
+# with the runner-up pass walking the words by pointer, 72.0 (1,451.0 a prediction) with FM_NBK_SEG (the
+# two-edge segment in Thumb-2 assembly: the walk's state in registers, no spills). Still far above 2K + 8 = 28:
+# what is left is in docs/benchmarks.md (issue 19, r12-nbk). The budget pins today's walk.
+M3_Q15_K_PER_FEATURE = 73.5
 
 
 @needs_qemu
@@ -490,3 +495,42 @@ def test_k_class_q15_adds_on_cortex_m_equal_the_reference(tmp_path: Path, n_clas
              "run", check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == expected_lines(model, "q15", rows)
+
+
+@needs_qemu
+def test_k_class_q15_segment_walk_on_cortex_m3_signs_zeros_and_non_finite(tmp_path: Path) -> None:
+    """FM_NBK_SEG (the Thumb-2 two-edge segment walk) on data with negative values and negative edges (digits
+    minus 8), +0 and -0, NaN and infinities among the features not read (no error) and a NaN read (the
+    firmware's error line for that row): the lines before it are the reference's."""
+    from firmware_tools import CORTEX_M, expected_lines, make
+    from sklearn.datasets import load_digits
+
+    from compiler import tasks
+    from compiler.header import render_header
+    from compiler.nb.kind import train_nb
+
+    X, y = load_digits(return_X_y=True)
+    np.savez(tmp_path / "d.npz", X=(X - 8.0).astype(np.float32), y=y)
+    task = tasks.prepare(str(tmp_path / "d.npz"), None, None, 0)
+    model = train_nb("nb-stop", task, {}, None)
+    m = model.tables
+    assert m.n_classes == 10 and float(np.min(m.edges)) < 0
+    rows = task.data.X[task.test][:30].copy()
+    rows[rows == 0] = np.float32(-0.0)
+    rows[::3][rows[::3] == -0.0] = np.float32(0.0)
+    clean = rows.copy()  # the reference refuses non-finite inputs even where they are not read
+    ref = model.tables.q15().predict_reference(rows)
+    early = np.flatnonzero(ref.n_read[:20] < m.n_used)
+    assert early.size >= 3
+    for r, v in zip(early[:3], (np.nan, -np.inf, np.inf)):  # past where these rows stop: never read
+        rows[r, m.order[int(ref.n_read[r])]] = v
+    rows[early[0], m.order[-1]] = -np.inf
+    bad = 20
+    rows[bad, m.order[3]] = np.nan
+    header = tmp_path / "model.h"
+    header.write_text(render_header(model, "q15", "model", rows, "cortex-m3"))
+    p = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m3", "MACHINE=mps2-an385", f"BUILD={tmp_path / 'b'}",
+             "run", check=False)
+    lines = p.stdout.splitlines()
+    assert lines[:bad] == expected_lines(model, "q15", clean[:bad])
+    assert lines[bad].startswith(f"error {bad} ") and p.returncode != 0, (lines[bad:], p.stderr)

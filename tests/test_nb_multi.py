@@ -157,3 +157,31 @@ def test_header_prints_what_predict_prints(digits: tuple, numeric: str, form: st
     pred = c_evaluator(m, numeric).predict(rows)
     assert got == [f"{labels[a]} {b}" for a, b in zip(pred.label, pred.n_read)]
     assert 0 < np.mean(pred.stage > 0) < 1  # stop points taken and not taken
+
+
+def test_packed_q15_accuracy_within_a_point_of_float32(digits: tuple) -> None:
+    """The packed K-class q15 format (centred int16 lanes, two classes a word, every class's partial sums in
+    int16) answers within 1 point of float32 on digits: the CLI's nb-stop (test part) and the fixture's."""
+    from compiler import tasks
+    from compiler.nb.kind import train_nb
+    from pyruntime.nb.multi import lane_bound, unpack_lanes
+
+    task = tasks.prepare("sklearn:digits", None, None, 0)
+    cli: NBMultiModel = train_nb("nb-stop", task, {}, None).tables
+    est, X, y = digits
+    for m, rows, truth in ((cli, task.data.X[task.test], task.y[task.test]), (est.model_, X, y)):
+        q = m.q15()
+        assert lane_bound(q.d, q.d0, m.table_start) <= 32767
+        np.testing.assert_array_equal(unpack_lanes(q.words, m.n_classes), q.d)
+        acc_f = float(np.mean(m.predict_reference(rows).label == truth))
+        acc_q = float(np.mean(q.predict_reference(rows).label == truth))
+        assert abs(acc_q - acc_f) <= 0.01, (acc_f, acc_q)
+
+
+def test_q15_header_guards_the_packed_format(digits: tuple) -> None:
+    """A K-class q15 header needs an fm_nb.h with the packed format (one #error line otherwise); float32
+    headers do not test it."""
+    m = fmt.ModelFile("nb-stop", digits[0].model_, {"classes": [str(c) for c in range(10)]})
+    q15, f32 = render_header(m, "q15", "model"), render_header(m, "float32", "model")
+    assert "#ifndef FM_NBK_Q15_PACKED\n#error \"model: K-class q15 tables in the packed format" in q15
+    assert "static const uint32_t model_d[" in q15 and "FM_NBK_Q15_PACKED" not in f32

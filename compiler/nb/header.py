@@ -18,17 +18,22 @@ from pyruntime.nb.records import hot_steps, pos_records
 
 
 def nbk_tables(m: NBMultiModel, numeric: str, p: str) -> CTables:
-    """fm_nbk / fm_nbk_q15 tables of a K-class model (fixed-stride layout, class index fastest)."""
-    n_edges, edges, d = m.strided(None if numeric == "float32" else m.q15().d)
+    """fm_nbk / fm_nbk_q15 tables of a K-class model (fixed-stride layout, class index fastest; q15: the
+    packed lane words, FM_NBK_Q15_PACKED)."""
     if numeric == "float32":
+        n_edges, edges, d = m.strided()
         arrays = [CArray(f"{p}_edges", "float", edges), CArray(f"{p}_d", "float", d.ravel()),
                   CArray(f"{p}_d0", "float", m.d0), CArray(f"{p}_stop_margin", "float", m.stop_margin)]
         costs, cost_type, struct, edge_field = m.costs, "float", "fm_nbk", "edges"
+        guard = None
     else:
         q = m.q15()
-        arrays = [CArray(f"{p}_edges", "int32_t", float_keys(edges)), CArray(f"{p}_d", "int16_t", d.ravel()),
-                  CArray(f"{p}_d0", "int32_t", q.d0), CArray(f"{p}_stop_margin", "int32_t", q.stop_margin)]
+        n_edges, edges, d = m.strided(q.words)
+        arrays = [CArray(f"{p}_edges", "int32_t", float_keys(edges)), CArray(f"{p}_d", "uint32_t", d.ravel()),
+                  CArray(f"{p}_d0", "uint32_t", q.d0_words), CArray(f"{p}_stop_margin", "int32_t", q.stop_margin)]
         costs, cost_type, struct, edge_field = q.costs, "uint16_t", "fm_nbk_q15", "edge_keys"
+        guard = (f"#ifndef FM_NBK_Q15_PACKED\n#error \"{p}: K-class q15 tables in the packed format "
+                 f"(FM_NBK_Q15_PACKED 1); this fm_nb.h is older: update runtime_c\"\n#endif")
     arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_stop_at", "uint32_t", m.stop_at)]
     if costs is not None:
         arrays.append(CArray(f"{p}_costs", cost_type, costs))
@@ -37,7 +42,7 @@ def nbk_tables(m: NBMultiModel, numeric: str, p: str) -> CTables:
               "d0": f"{p}_d0", "n_stops": f"{m.n_stops}u", "stop_at": f"{p}_stop_at",
               "stop_margin": f"{p}_stop_margin", "costs": f"{p}_costs" if costs is not None else "NULL"}
     return CTables(arrays=arrays, struct_type=struct, fields=fields, predict_vec=f"{struct}_predict_vec",
-                   header="fm_nb.h", vec_bounds=(0, m.n_classes))
+                   header="fm_nb.h", vec_bounds=(0, m.n_classes), preamble=guard)
 
 
 def nb_tables(m: NBModel | NBMultiModel, numeric: str, p: str) -> CTables:

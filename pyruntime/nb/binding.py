@@ -116,11 +116,11 @@ class CNaiveBayesK(CNaiveBayes):
             s.costs = ptr("const float *", model.costs)
         else:
             q = self.q15 = model.q15()
-            n_edges, edges, d = model.strided(q.d)
+            n_edges, edges, d = model.strided(q.words)
             s = ffi.new("fm_nbk_q15 *")
             s.edge_keys = ptr("const int32_t *", float_keys(edges))
-            s.d = ptr("const int16_t *", d.ravel())
-            s.d0 = ptr("const int32_t *", q.d0)
+            s.d = ptr("const uint32_t *", d.ravel())
+            s.d0 = ptr("const uint32_t *", q.d0_words)
             s.stop_margin = ptr("const int32_t *", q.stop_margin)
             s.costs = ptr("const uint16_t *", q.costs)
         s.n_features, s.n_used, s.n_classes, s.n_stops = model.n_features, model.n_used, model.n_classes, \

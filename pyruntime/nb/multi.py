@@ -22,7 +22,7 @@ from pyruntime.nb.model import (
     _q,
     bin_index,
     coerce_layout,
-    q15_entries,
+    q15_costs,
     read_costs,
     strided_layout,
     validate_layout,
@@ -112,11 +112,12 @@ class NBMultiModel(NBLayout):
         return out
 
     def strided(self, d: np.ndarray | None = None) -> tuple[int, np.ndarray, np.ndarray]:
-        """fm_nbk's fixed-stride layout: (n_edges, edges [k*n_edges], entries [k*(n_edges+2), K]) with the
-        binary layout's slots (slot 0 an exact zero, 1 + c for c edges below the value)."""
+        """fm_nbk's fixed-stride layout: (n_edges, edges [k*n_edges], entries [k*(n_edges+2), K], or of the
+        columns of d: fm_nbk_q15's packed words) with the binary layout's slots (slot 0 an exact zero, 1 + c
+        for c edges below the value)."""
         ne, edges, out = strided_layout(self, self.d if d is None else d)
         k = self.n_used
-        return ne, edges.ravel(), out.reshape(k * (ne + 2), self.n_classes)
+        return ne, edges.ravel(), out.reshape(k * (ne + 2), out.shape[-1])
 
     def q15(self) -> NBMultiQ15:
         return quantize_multi_q15(self)
@@ -124,25 +125,91 @@ class NBMultiModel(NBLayout):
 
 @dataclass
 class NBMultiQ15:
-    """Fixed-point K-class tables: int16 entries scaled by 2**shift, int32 priors and margins."""
+    """Packed fixed-point K-class tables (fm_nbk_q15): per (position, bin) the class log-likelihoods minus
+    their mean over the classes, and the priors minus theirs, scaled by 2**shift and rounded to int16 lanes
+    so small that no class's partial sum leaves int16 (``lane_bound`` <= 32767); int32 margins. Each row of
+    K lanes is stored as ceil(K/2) 32-bit words w = hi * 65536 + lo (class 2j in lo, 2j + 1 in hi; mod 2**32,
+    an odd K's last hi lane 0), so plain 32-bit adds sum two classes at once, exactly."""
 
     base: NBMultiModel
     shift: int
-    d: np.ndarray  # int16 [rows, K]
-    d0: np.ndarray  # int32 [K]
+    d: np.ndarray  # int16 [rows, K] lanes
+    d0: np.ndarray  # int32 [K] lanes (int16 range)
     stop_margin: np.ndarray  # int32
     edge_keys: np.ndarray  # int32
     costs: np.ndarray | None  # uint16 integer units
     cost_unit: float
 
+    @property
+    def words(self) -> np.ndarray:
+        """The packed rows: uint32 [rows, ceil(K/2)]."""
+        return pack_lanes(self.d)
+
+    @property
+    def d0_words(self) -> np.ndarray:
+        """The packed priors: uint32 [ceil(K/2)]."""
+        return pack_lanes(self.d0[None, :])[0]
+
     def predict_reference(self, X: Any) -> Predictions:
+        """fm_nbk_q15's arithmetic: uint32 sums (mod 2**32) of the packed words in reading order, the
+        lanes decoded at each stop point and at the end."""
         m = self.base
         X32 = check_inputs(X, m.n_features)
-        entries = self.d.astype(np.int64)[m.table_start[:-1].astype(np.int64)[None, :] + bin_index(m, X32)]
-        p = run_margin_stops(entries, self.d0.astype(np.int64), m.stop_at, self.stop_margin,
-                             _cum_costs(self.costs, m.order, np.int64), saturate=True)
-        p.cost = p.cost.astype(np.float64) * self.cost_unit
-        return p
+        rows = X32.shape[0]
+        k = m.n_classes
+        words = self.words[m.table_start[:-1].astype(np.int64)[None, :] + bin_index(m, X32)]  # [rows, used, W]
+        acc = np.broadcast_to(self.d0_words, (rows, self.d0_words.shape[0])).astype(np.uint32)
+        label = np.zeros(rows, dtype=np.int32)
+        n_read = np.full(rows, m.n_used, dtype=np.uint32)
+        stage = np.zeros(rows, dtype=np.uint32)
+        final = np.zeros(rows, dtype=np.int32)
+        running = np.ones(rows, dtype=bool)
+        pos = 0
+        for t, upto in enumerate([*(int(a) for a in m.stop_at), m.n_used]):
+            for i in range(pos, upto):
+                acc = acc + words[:, i]  # uint32: wraps mod 2**32 as the C adds
+            pos = upto
+            score = unpack_lanes(acc, k)
+            lead, margin = leader_margin(score)
+            last = t == m.n_stops
+            done = running.copy() if last else running & (margin > self.stop_margin[t])
+            label[done] = lead[done]
+            n_read[done] = upto
+            stage[done] = 0 if last else t + 1
+            final[done] = score[np.flatnonzero(done), lead[done]]
+            running &= ~done
+        cost = read_costs(n_read, _cum_costs(self.costs, m.order, np.int64))
+        return Predictions(label=label, score=final, n_read=n_read, cost=cost.astype(np.float64) * self.cost_unit,
+                           stage=stage)
+
+
+def pack_lanes(lanes: np.ndarray) -> np.ndarray:
+    """Rows of K int16 lanes as ceil(K/2) uint32 words w = hi * 65536 + lo (mod 2**32; odd K: hi 0)."""
+    rows, k = lanes.shape
+    a = np.zeros((rows, 2 * ((k + 1) // 2)), dtype=np.int64)
+    a[:, :k] = lanes
+    return ((a[:, 1::2] * 65536 + a[:, 0::2]) % (1 << 32)).astype(np.uint32)
+
+
+def unpack_lanes(words: np.ndarray, k: int) -> np.ndarray:
+    """The K int16 lanes of packed words [..., ceil(K/2)] as int32 [..., K] (lo = the low half
+    sign-extended, hi = the high half of w - lo, sign-extended)."""
+    w = words.astype(np.uint32)
+    lo = (w & np.uint32(0xFFFF)).astype(np.uint16).view(np.int16).astype(np.int32)
+    hi = ((w - lo.astype(np.uint32)) >> np.uint32(16)).astype(np.uint16).view(np.int16).astype(np.int32)
+    out = np.empty((*w.shape[:-1], 2 * w.shape[-1]), dtype=np.int32)
+    out[..., 0::2], out[..., 1::2] = lo, hi
+    return out[..., :k]
+
+
+def lane_bound(d: np.ndarray, d0: np.ndarray, table_start: np.ndarray) -> int:
+    """The largest |partial sum| a class lane can reach: max over classes of |d0[c]| plus, over the
+    positions, the largest |entry| of the position's rows (fm_nbk_q15_check wants <= 32767)."""
+    a = np.abs(d.astype(np.int64))
+    total = np.abs(d0.astype(np.int64))
+    for i in range(table_start.shape[0] - 1):
+        total = total + a[int(table_start[i]):int(table_start[i + 1])].max(axis=0, initial=0)
+    return int(total.max(initial=0))
 
 
 def leader_margin(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -179,10 +246,33 @@ def run_margin_stops(entries: np.ndarray, d0: np.ndarray, stop_at: np.ndarray, s
 
 
 def quantize_multi_q15(m: NBMultiModel) -> NBMultiQ15:
-    """int16 entries with the largest power-of-two scale that fits (the binary quantizer's rule)."""
-    shift, scale, d, costs, unit = q15_entries(m.d, m.costs)
+    """Packed q15 lanes: entries and priors minus their mean over the classes (a per-bin constant changes no
+    class ranking, margin or stop), with the largest power-of-two scale (shift <= 24) under which every
+    class's partial sums stay in int16 (lane_bound <= 32767)."""
+    d = m.d.astype(np.float64)
+    d = d - d.mean(axis=1, keepdims=True)
+    d0 = m.d0.astype(np.float64)
+    d0 = d0 - d0.mean()
+    peak = lane_bound_float(d, d0, m.table_start)
+    shift = 24 if peak <= 0 else min(24, int(np.floor(np.log2(32767.0 / peak))))
+    while True:
+        scale = 2.0**shift
+        lanes, prior = np.round(d * scale), np.round(d0 * scale)
+        if shift <= -60 or lane_bound(lanes, prior, m.table_start) <= 32767:
+            break
+        shift -= 1
+    costs, unit = q15_costs(m.costs)
     return NBMultiQ15(
-        base=m, shift=shift, d=d, d0=np.array([_q(v, scale) for v in m.d0], dtype=np.int32),
+        base=m, shift=shift, d=lanes.astype(np.int16), d0=prior.astype(np.int32),
         stop_margin=np.array([_q(v, scale) for v in m.stop_margin], dtype=np.int32),
         edge_keys=float_keys(m.edges), costs=costs, cost_unit=unit,
     )
+
+
+def lane_bound_float(d: np.ndarray, d0: np.ndarray, table_start: np.ndarray) -> float:
+    """lane_bound of unscaled (float) lanes."""
+    a = np.abs(d)
+    total = np.abs(d0)
+    for i in range(table_start.shape[0] - 1):
+        total = total + a[int(table_start[i]):int(table_start[i + 1])].max(axis=0, initial=0.0)
+    return float(total.max(initial=0.0))

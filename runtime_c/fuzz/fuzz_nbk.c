@@ -8,12 +8,14 @@
  * 0, 1, FM_VEC_MAX_OUTPUTS - 1, FM_VEC_MAX_OUTPUTS, FM_VEC_MAX_OUTPUTS + 1, UINT32_MAX), n_used (0..6),
  * n_edges (0..4, or 0xffff / 0x10000 with n_used 0), n_stops (0..4), then the tables in struct order.
  * Every table is its own heap block of exactly its element count (ASan sees a read one past it);
- * a K the check must refuse gets empty class tables.
+ * a K the check must refuse gets empty class tables. q15 class tables are packed words, (K + 1) / 2 a row;
+ * unless flag bit 5 is set, each word's two int16 lanes are cut to 13 bits (arithmetic shift by 3), so
+ * that most models pass the lane-bound check (7 terms of at most 4096 stay under 32768).
  *
  * Accepted tables go through fz_run (eager = lazy, failing reader, batch, null-each); every eager
  * prediction is also compared, field by field and bit for bit, with the reference walk below (an
- * independent restatement of fm_nb.h's K-class rule: float32 sums in reading order, q15 sums
- * saturated in 64 bits, the first largest class leads, stop when its margin exceeds the stop's).
+ * independent restatement of fm_nb.h's K-class rule: float32 sums in reading order, q15 sums of the
+ * decoded lanes in 64 bits, the first largest class leads, stop when its margin exceeds the stop's).
  */
 #include "fuzz_build.h"
 
@@ -65,6 +67,32 @@ static uint32_t fz_nbk_classes(fz_in *in)
 static size_t fz_nbk_entries(uint32_t k, size_t per_class)
 {
     return k <= FM_VEC_MAX_OUTPUTS + 1u ? per_class * k : 0u;
+}
+
+/* Packed q15 class-table words: (K + 1) / 2 a row. */
+static size_t fz_nbk_words(uint32_t k, size_t rows)
+{
+    return k <= FM_VEC_MAX_OUTPUTS + 1u ? rows * ((k + 1u) / 2u) : 0u;
+}
+
+/* Lane c of packed words w, restated: the low half as a signed 16-bit value, the high half of w minus it. */
+static int64_t fz_lane(const uint32_t *w, uint32_t c)
+{
+    const uint32_t v = w[c / 2u];
+    const int64_t lo = (int64_t)(v & 0xffffu) - ((v & 0x8000u) != 0u ? 65536 : 0);
+    const uint32_t h = ((v - (uint32_t)lo) >> 16) & 0xffffu;
+    return (c % 2u) == 0u ? lo : (int64_t)h - ((h & 0x8000u) != 0u ? 65536 : 0);
+}
+
+/* Words from the input; unless raw, both lanes of each cut to 13 bits (the packed form of lo >> 3, hi >> 3). */
+static void fz_lane_words(fz_in *in, uint32_t *w, size_t n, int raw)
+{
+    size_t i;
+    fz_u32s(in, w, n);
+    for (i = 0; !raw && i < n; ++i) {
+        const int64_t lo = fz_lane(&w[i], 0u) / 8, hi = fz_lane(&w[i], 1u) / 8;
+        w[i] = (uint32_t)hi * 65536u + (uint32_t)lo;
+    }
 }
 
 /* The dimensions and reading order / stop points shared by both numeric types. */
@@ -163,15 +191,15 @@ static void fz_nbk_shape_read(fz_in *in, fz_pool *pool, fz_nbk_shape *s)
         }                                                 \
     } while (0)
 
-/* The walk of both types over scores s (initialised from d0): positions in reading order, the
- * slot of each value (0 for zero, else 1 + the edges EDGES below KEY(v)), entries added then CLAMP'd,
+/* The walk of both types over scores s (initialised from PRIOR(m, c)): positions in reading order, the
+ * slot of each value (0 for zero, else 1 + the edges EDGES below KEY(v)), entries ENTRY(m, row, c) added,
  * COST_1 per feature without a cost table; the leader decided at every stop point and at the end. */
-#define FZ_REF_WALK(m, x, s, out, EDGES, KEY, CLAMP, cost, COST_1)                                   \
+#define FZ_REF_WALK(m, x, s, out, EDGES, KEY, ENTRY, PRIOR, cost, COST_1)                            \
     do {                                                                                              \
         uint32_t i_ = 0, t_ = 0, c_, lead_ = 0;                                                       \
         memset((out), 0, sizeof *(out));                                                              \
         for (c_ = 0; c_ < (m)->n_classes; ++c_) {                                                     \
-            (s)[c_] = (m)->d0[c_];                                                                    \
+            (s)[c_] = PRIOR((m), c_);                                                                 \
         }                                                                                             \
         for (;;) {                                                                                    \
             const uint32_t next_ = t_ < (m)->n_stops ? (m)->stop_at[t_] : (m)->n_used;                \
@@ -187,8 +215,7 @@ static void fz_nbk_shape_read(fz_in *in, fz_pool *pool, fz_nbk_shape *s)
                     }                                                                                 \
                 }                                                                                     \
                 for (c_ = 0; c_ < (m)->n_classes; ++c_) {                                             \
-                    (s)[c_] += (m)->d[((size_t)i_ * ((m)->n_edges + 2u) + slot_) * (m)->n_classes + c_]; \
-                    (s)[c_] = CLAMP((s)[c_]);                                                         \
+                    (s)[c_] += ENTRY((m), (size_t)i_ * ((m)->n_edges + 2u) + slot_, c_);              \
                 }                                                                                     \
                 (cost) += (m)->costs != NULL ? (m)->costs[(m)->order[i_]] : (COST_1);                 \
             }                                                                                         \
@@ -208,13 +235,15 @@ static void fz_nbk_shape_read(fz_in *in, fz_pool *pool, fz_nbk_shape *s)
 
 #define FZ_KEY_F32(v) (v)
 #define FZ_KEY_Q15(v) fm_key_bits(fm_float_bits(v))
-#define FZ_NO_CLAMP(v) (v)
-#define FZ_CLAMP32(v) ((v) > INT32_MAX ? INT32_MAX : (v) < INT32_MIN ? INT32_MIN : (v))
+#define FZ_ENTRY_F32(m, row, c) (m)->d[(row) * (m)->n_classes + (c)]
+#define FZ_PRIOR_F32(m, c) (m)->d0[(c)]
+#define FZ_ENTRY_Q15(m, row, c) fz_lane((m)->d + (row) * (((m)->n_classes + 1u) / 2u), (c))
+#define FZ_PRIOR_Q15(m, c) fz_lane((m)->d0, (c))
 
 static int ref_f32(const fm_nbk *m, const float *x, fm_result *out)
 {
     float s[FM_VEC_MAX_OUTPUTS], second = 0.0f, cost = 0.0f, best;
-    FZ_REF_WALK(m, x, s, out, edges, FZ_KEY_F32, FZ_NO_CLAMP, cost, 1.0f);
+    FZ_REF_WALK(m, x, s, out, edges, FZ_KEY_F32, FZ_ENTRY_F32, FZ_PRIOR_F32, cost, 1.0f);
     out->score = best;
     out->cost = cost;
     return FM_OK;
@@ -224,7 +253,7 @@ static int ref_q15(const fm_nbk_q15 *m, const float *x, fm_result *out)
 {
     int64_t s[FM_VEC_MAX_OUTPUTS], second = 0, best;
     uint32_t cost = 0;
-    FZ_REF_WALK(m, x, s, out, edge_keys, FZ_KEY_Q15, FZ_CLAMP32, cost, 1u);
+    FZ_REF_WALK(m, x, s, out, edge_keys, FZ_KEY_Q15, FZ_ENTRY_Q15, FZ_PRIOR_Q15, cost, 1u);
     out->score_q = (int32_t)best;
     out->cost_q = cost;
     return FM_OK;
@@ -261,17 +290,18 @@ FZ_EAGER_REF(f32, fm_nbk)
 FZ_EAGER_REF(q15, fm_nbk_q15)
 
 /* Builds model m (struct MODEL; TE/TD/TS/TC: the element types of its edge, class, margin and cost tables,
- * filled by FE/FD/FS/FC; EDGES: the edge field) from shape s and the input, and runs the accepted
- * model through fz_run with the reference check. */
-#define FZ_NBK_RUN(MODEL, EDGES, TE, FE, TD, FD, TS, FS, TC, FC, CHECK, EAGER, EAGER_REF, LAZY, BATCH, PTRS) \
+ * filled by FE/FD/FS/FC, TP of its priors; COUNT(k, rows): the class-table elements; EDGES: the edge field)
+ * from shape s and the input, and runs the accepted model through fz_run with the reference check. */
+#define FZ_NBK_RUN(MODEL, EDGES, TE, FE, TD, FD, TP, TS, FS, TC, FC, COUNT, CHECK, EAGER, EAGER_REF, LAZY, BATCH, \
+                   PTRS)                                                                                  \
     do {                                                                                                  \
         MODEL m;                                                                                          \
         const fz_nulls nulls = FZ_NULLS(&m, PTRS, CHECK, EAGER);                                          \
-        const uint32_t n_d = (uint32_t)fz_nbk_entries(s->k, (size_t)s->used * (s->ne + 2u));              \
-        const uint32_t n_d0 = (uint32_t)fz_nbk_entries(s->k, 1u);                                         \
+        const uint32_t n_d = (uint32_t)COUNT(s->k, (size_t)s->used * (s->ne + 2u));                       \
+        const uint32_t n_d0 = (uint32_t)COUNT(s->k, 1u);                                                  \
         TE *edges = fz_alloc(pool, (size_t)s->used * s->ne, sizeof(TE));                                  \
         TD *d = fz_alloc(pool, n_d, sizeof(TD));                                                          \
-        TS *d0 = fz_alloc(pool, n_d0, sizeof(TS));                                                        \
+        TP *d0 = fz_alloc(pool, n_d0, sizeof(TP));                                                        \
         TS *margin = fz_alloc(pool, s->ns, sizeof(TS));                                                   \
         TC *costs = fz_alloc(pool, s->nf, sizeof(TC));                                                    \
         const uint8_t mask = (s->flags & 16u) ? fz_byte(in) : 0u;                                         \
@@ -280,7 +310,7 @@ FZ_EAGER_REF(q15, fm_nbk_q15)
             FZ_SORT_ROWS(TE, edges, s->used, s->ne);                                                      \
         }                                                                                                 \
         FD(in, d, n_d);                                                                                   \
-        FS(in, d0, n_d0);                                                                                 \
+        FD(in, d0, n_d0);                                                                                 \
         FS(in, margin, s->ns);                                                                            \
         memset(&m, 0, sizeof m);                                                                          \
         m.n_features = s->nf;                                                                             \
@@ -302,14 +332,16 @@ FZ_EAGER_REF(q15, fm_nbk_q15)
 
 static void run_f32(fz_in *in, fz_pool *pool, const fz_nbk_shape *s)
 {
-    FZ_NBK_RUN(fm_nbk, edges, float, fz_floats, float, fz_floats, float, fz_floats, float, fz_floats, check_f32,
-               eager_f32, eager_ref_f32, lazy_f32, batch_f32, nbk_ptrs);
+    FZ_NBK_RUN(fm_nbk, edges, float, fz_floats, float, fz_floats, float, float, fz_floats, float, fz_floats,
+               fz_nbk_entries, check_f32, eager_f32, eager_ref_f32, lazy_f32, batch_f32, nbk_ptrs);
 }
 
 static void run_q15(fz_in *in, fz_pool *pool, const fz_nbk_shape *s)
 {
-    FZ_NBK_RUN(fm_nbk_q15, edge_keys, int32_t, fz_i32s, int16_t, fz_i16s, int32_t, fz_i32s, uint16_t, fz_u16s,
-               check_q15, eager_q15, eager_ref_q15, lazy_q15, batch_q15, nbk_q15_ptrs);
+#define FZ_Q15_WORDS(in, w, n) fz_lane_words((in), (w), (n), (s->flags & 32u) != 0u)
+    FZ_NBK_RUN(fm_nbk_q15, edge_keys, int32_t, fz_i32s, uint32_t, FZ_Q15_WORDS, uint32_t, int32_t, fz_i32s, uint16_t,
+               fz_u16s, fz_nbk_words, check_q15, eager_q15, eager_ref_q15, lazy_q15, batch_q15, nbk_q15_ptrs);
+#undef FZ_Q15_WORDS
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

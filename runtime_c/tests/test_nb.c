@@ -182,8 +182,9 @@ static void test_nbk_no_edges(void)
     static const float k_d[12] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.5f, 0.0f, 0.25f, 0.0f, -1.0f, 1.0f, 0.0f};
     static const float k_d0[3] = {0.0f, 0.0f, 0.25f};
     static const int32_t no_key[1] = {0};
-    static const int16_t k_dq[12] = {0, 0, 0, 4, 0, 2, 0, 1, 0, -4, 4, 0};
-    static const int32_t k_d0q[3] = {0, 0, 1};
+    /* q15: the lanes {0, 0, 0}, {4, 0, 2}, {0, 1, 0}, {-4, 4, 0} and priors {0, 0, 1} packed two a word */
+    static const uint32_t k_dq[8] = {0u, 0u, 4u, 2u, 0x10000u, 0u, 0x3fffcu, 0u};
+    static const uint32_t k_d0q[2] = {0u, 1u};
     static const float x[2] = {0.0f, 2.0f};
     fm_nbk m = {2u, 2u, 3u, 0u, k_order, no_edge, k_d, k_d0, 0u, NULL, NULL, NULL};
     fm_nbk_q15 mq = {2u, 2u, 3u, 0u, k_order, no_key, k_dq, k_d0q, 0u, NULL, NULL, NULL};
@@ -204,6 +205,35 @@ static void test_nbk_no_edges(void)
     CHECK(fm_nbk_predict_vec(&m, x, 2, &r) == FM_OK && r.label == 2 && r.n_read == 0);
 }
 
+/* The word of two q15 lanes: hi * 65536 + lo, mod 2^32. */
+static uint32_t nbk_pack(int32_t lo, int32_t hi)
+{
+    return (uint32_t)hi * 65536u + (uint32_t)lo;
+}
+
+/* Packed K-class q15 lanes at the int16 edge: sums that reach +-32767 in both lanes decode exactly, and a
+ * model whose lane bound is 32768 is refused. */
+static void test_nbk_q15_lane_edges(void)
+{
+    static const uint32_t order[1] = {0};
+    static const int32_t no_key[1] = {0};
+    const uint32_t d[2] = {nbk_pack(-20000, 30000), nbk_pack(20000, -30000)};
+    uint32_t d0[1];
+    const float x0[1] = {0.0f}, x1[1] = {-3.5f};
+    fm_nbk_q15 m = {1u, 1u, 2u, 0u, order, no_key, d, d0, 0u, NULL, NULL, NULL};
+    fm_result r;
+    d0[0] = nbk_pack(-12767, 2767);
+    CHECK(fm_nbk_q15_check(&m) == FM_OK);
+    CHECK(fm_nbk_q15_predict_vec(&m, x1, 1, &r) == FM_OK && r.label == 0 && r.score_q == 7233);
+    CHECK(fm_nbk_q15_predict_vec(&m, x0, 1, &r) == FM_OK && r.label == 1 && r.score_q == 32767);
+    d0[0] = nbk_pack(-12767, -2767);
+    CHECK(fm_nbk_q15_predict_vec(&m, x0, 1, &r) == FM_OK && r.label == 1 && r.score_q == 27233);
+    d0[0] = nbk_pack(-12768, 2767);
+    CHECK(fm_nbk_q15_check(&m) == FM_E_MODEL);
+    d0[0] = nbk_pack(-12767, 2768);
+    CHECK(fm_nbk_q15_check(&m) == FM_E_MODEL);
+}
+
 int main(void)
 {
     test_known_answers();
@@ -212,5 +242,6 @@ int main(void)
     test_checks();
     test_q15_saturation();
     test_nbk_no_edges();
+    test_nbk_q15_lane_edges();
     return fm_check_done("test_nb");
 }

@@ -159,60 +159,92 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 #define FM_I16(v) ((int32_t)(int16_t)(v))
 #endif
 
-/* FM_NBK_PAIRS: 1 where two int16 entries load as one little-endian 32-bit word (a 4-byte memcpy from a
- * 2-byte aligned address is one load: unaligned access allowed), for the K-class NB q15 adds (fm_nb.c
- * nbk_q15_add); 0 (one entry at a time) elsewhere and under FM_PORTABLE. Same sums either way. */
-#if defined(FM_PORT_GNU) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&     \
-    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
-#define FM_NBK_PAIRS 1
-#else
-#define FM_NBK_PAIRS 0
+/* Cortex-M Thumb-2: FM_NBK_ADD(acc, e, nw), the K-class NB q15 adds of packed words acc[j] += e[j] for
+ * j < nw (fm_nb.c nbk_q15_add; uint32, two class lanes a word), acc and e 4-byte aligned, nw >= 1. Per pair
+ * of words (four classes): one ldm of the entries, one ldm and one stm of the sums, two adds, the loop: 7;
+ * then a single word (nw & 1: 4). Four scratch registers, so the walk around it keeps its own. */
+#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define FM_NBK_ADD(acc, e, nw)                                                                                  \
+    do {                                                                                                        \
+        uint32_t *a_ = (acc);                                                                                   \
+        const uint32_t *e_ = (e);                                                                               \
+        const uint32_t c_ = (nw);                                                                               \
+        uint32_t n_ = c_;                                                                                       \
+        __asm__ volatile("lsrs %[n], %[n], #1\n\t"                                                             \
+                         "beq 2f\n"                                                                             \
+                         "1:\tldmia %[ep]!, {r4, r5}\n\t"                                                       \
+                         "ldm %[ap], {r6, r8}\n\t"                                                              \
+                         "add r6, r6, r4\n\t"                                                                   \
+                         "add r8, r8, r5\n\t"                                                                   \
+                         "stmia %[ap]!, {r6, r8}\n\t"                                                           \
+                         "subs %[n], %[n], #1\n\t"                                                              \
+                         "bne 1b\n"                                                                             \
+                         "2:\ttst %[cnt], #1\n\t"                                                              \
+                         "beq 3f\n\t"                                                                          \
+                         "ldr r4, [%[ep]]\n\t"                                                                 \
+                         "ldr r6, [%[ap]]\n\t"                                                                 \
+                         "add r6, r6, r4\n\t"                                                                   \
+                         "str r6, [%[ap]]\n"                                                                   \
+                         "3:\n"                                                                                 \
+                         : [ap] "+&r"(a_), [ep] "+&r"(e_), [n] "+&r"(n_)                                         \
+                         : [cnt] "r"(c_)                                                                         \
+                         : "r4", "r5", "r6", "r8", "cc", "memory");                                             \
+    } while (0)
 #endif
 
-/* Cortex-M Thumb-2 with unaligned loads: FM_NBK_ADD(s, e, k), the K-class NB q15 adds s[c] += e[c] for
- * c < k (fm_nb.c nbk_q15_add), s 4-byte aligned, e 2-byte aligned, k >= 2. Per group of four classes: two
- * ldr of entry pairs, one ldm and one stm of four scores, the high halves added with asr #16 and the low
- * ones after sxth: 12 instructions, 3 a class; then a pair (k & 2) and a single class (k & 1). */
-#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && \
-    defined(__ARM_FEATURE_UNALIGNED)
-#define FM_NBK_ADD(s, e, k)                                                                                     \
-    do {                                                                                                        \
-        int32_t *s_ = (s);                                                                                      \
-        const int16_t *e_ = (e);                                                                                \
-        uint32_t n_ = (k);                                                                                      \
-        __asm__ volatile("lsrs r4, %[cnt], #2\n\t"                                                             \
-                         "beq 2f\n"                                                                             \
-                         "1:\tldr r5, [%[ep]], #4\n\t"                                                         \
-                         "ldr r10, [%[ep]], #4\n\t"                                                            \
-                         "ldm %[sp], {r6, r8, r9, r12}\n\t"                                                    \
-                         "add r8, r8, r5, asr #16\n\t"                                                         \
-                         "sxth r5, r5\n\t"                                                                     \
-                         "add r6, r6, r5\n\t"                                                                  \
-                         "add r12, r12, r10, asr #16\n\t"                                                      \
-                         "sxth r10, r10\n\t"                                                                   \
-                         "add r9, r9, r10\n\t"                                                                 \
-                         "stmia %[sp]!, {r6, r8, r9, r12}\n\t"                                                 \
-                         "subs r4, r4, #1\n\t"                                                                 \
-                         "bne 1b\n"                                                                             \
-                         "2:\tlsls r4, %[cnt], #31\n\t"                                                        \
-                         "bcc 3f\n\t"                                                                          \
-                         "ldr r5, [%[ep]], #4\n\t"                                                             \
-                         "ldm %[sp], {r6, r8}\n\t"                                                             \
-                         "add r8, r8, r5, asr #16\n\t"                                                         \
-                         "sxth r5, r5\n\t"                                                                     \
-                         "add r6, r6, r5\n\t"                                                                  \
-                         "stmia %[sp]!, {r6, r8}\n"                                                             \
-                         "3:\tcmp r4, #0\n\t"                                                                 \
-                         "beq 4f\n\t"                                                                          \
-                         "ldrsh r5, [%[ep]]\n\t"                                                               \
-                         "ldr r6, [%[sp]]\n\t"                                                                 \
-                         "add r6, r6, r5\n\t"                                                                  \
-                         "str r6, [%[sp]]\n"                                                                    \
-                         "4:\n"                                                                                 \
-                         : [sp] "+r"(s_), [ep] "+r"(e_)                                                          \
-                         : [cnt] "r"(n_)                                                                         \
-                         : "r4", "r5", "r6", "r8", "r9", "r10", "r12", "cc", "memory");                          \
-    } while (0)
+/* Cortex-M Thumb-2: FM_NBK_SEG(o, ek, row, x, ctx), the K-class NB q15 two-edge walk over one segment
+ * (fm_nb.c nbk_q15_vec2): for each position from o (order pointer) to ctx->end (o != end on entry), the
+ * value's bits x[*o], a NaN or infinite one ending the walk with o = NULL, its key (fm_key_bits), the slot
+ * (+0 and -0: 0, else 1 + the edges ek[0], ek[1] below the key, signed), then the nw = ctx->nwb / 4 packed
+ * words of that slot's row added to ctx->acc (the odd word first, then pairs by ldm / stm); ek advances 2,
+ * row 4 * nw words a position. The walk's state stays in registers: 46 instructions a position at nw = 5. */
+#if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define FM_NBK_SEG(o, ek, row, x, ctx)                                                                        \
+    __asm__ volatile("1:\tldr r4, [%[op]], #4\n\t"                                                           \
+                     "ldr r4, [%[xp], r4, lsl #2]\n\t"                                                      \
+                     "and r5, r4, #0x7f800000\n\t"                                                           \
+                     "cmp r5, #0x7f800000\n\t"                                                               \
+                     "beq 9f\n\t"                                                                           \
+                     "cmp r4, #0\n\t"                                                                       \
+                     "itt lt\n\t"                                                                           \
+                     "biclt r4, r4, #0x80000000\n\t"                                                         \
+                     "neglt r4, r4\n\t"                                                                     \
+                     "ldmia %[ep]!, {r5, r6}\n\t"                                                           \
+                     "ldr r11, [%[cp], #8]\n\t"                                                             \
+                     "mov r9, %[rp]\n\t"                                                                    \
+                     "cbz r4, 2f\n\t"                                                                       \
+                     "add r9, r9, r11\n\t"                                                                  \
+                     "cmp r5, r4\n\t"                                                                       \
+                     "it lt\n\t"                                                                            \
+                     "addlt r9, r9, r11\n\t"                                                                \
+                     "cmp r6, r4\n\t"                                                                       \
+                     "it lt\n\t"                                                                            \
+                     "addlt r9, r9, r11\n"                                                                   \
+                     "2:\tadd %[rp], %[rp], r11, lsl #2\n\t"                                                 \
+                     "ldr r10, [%[cp], #4]\n\t"                                                             \
+                     "lsrs r11, r11, #3\n\t"                                                                \
+                     "bcc 3f\n\t"                                                                           \
+                     "ldr r4, [r9], #4\n\t"                                                                 \
+                     "ldr r5, [r10]\n\t"                                                                    \
+                     "add r5, r5, r4\n\t"                                                                   \
+                     "str r5, [r10], #4\n"                                                                   \
+                     "3:\tbeq 5f\n"                                                                          \
+                     "4:\tldmia r9!, {r4, r5}\n\t"                                                           \
+                     "ldm r10, {r6, r8}\n\t"                                                                \
+                     "add r6, r6, r4\n\t"                                                                   \
+                     "add r8, r8, r5\n\t"                                                                   \
+                     "stmia r10!, {r6, r8}\n\t"                                                             \
+                     "subs r11, r11, #1\n\t"                                                                \
+                     "bne 4b\n"                                                                              \
+                     "5:\tldr r4, [%[cp]]\n\t"                                                              \
+                     "cmp %[op], r4\n\t"                                                                    \
+                     "bne 1b\n\t"                                                                           \
+                     "b 8f\n"                                                                                \
+                     "9:\tmov %[op], #0\n"                                                                   \
+                     "8:\n"                                                                                  \
+                     : [op] "+r"(o), [ep] "+r"(ek), [rp] "+r"(row)                                            \
+                     : [xp] "r"(x), [cp] "r"(ctx)                                                             \
+                     : "r4", "r5", "r6", "r8", "r9", "r10", "r11", "cc", "memory")
 #endif
 
 /* Cortex-M (Thumb-2, M profile): the NB q15 step loop, nb_q15_hot_run's contract (fm_nb.c). One ldm loads a

@@ -174,14 +174,28 @@ int fm_nb_q15_check(const fm_nb_q15 *m);
  * d[((n_edges + 2) * i + slot) * n_classes + c]), and d0[c] = l(c).
  *
  * Per input: s[c] = d0[c]; for i = 0 .. n_used-1: s[c] += entry of position
- * i's slot for class c, summed in reading order (float32; q15: saturating
- * int32 sums of int16 entries). After stop_at[t] features: with the leader
- * L (the first class of largest s) and the runner-up's score R (the largest
- * s of the other classes), answer L if s[L] - R > stop_margin[t] (float32
- * subtraction; q15: exact, in 64 bits). At the end: answer L. The result's
- * score (score_q) is s[L]; stage is t + 1 for a stop point, 0 at the end.
- * n_classes <= FM_VEC_MAX_OUTPUTS (the class scores live on the stack).
+ * i's slot for class c, summed in reading order. After stop_at[t] features:
+ * with the leader L (the first class of largest s) and the runner-up's score
+ * R (the largest s of the other classes), answer L if s[L] - R >
+ * stop_margin[t] (float32 subtraction; q15: exact). At the end: answer L.
+ * The result's score (score_q) is s[L]; stage is t + 1 for a stop point, 0
+ * at the end. n_classes <= FM_VEC_MAX_OUTPUTS (the class scores live on the
+ * stack).
+ *
+ * q15 (packed lanes, FM_NBK_Q15_PACKED): every entry and prior is an int16
+ * lane, the compiler's centred, scaled log-likelihoods (minus their mean over
+ * the classes: rankings, margins and stops unchanged). A row of K lanes is
+ * W = (K + 1) / 2 32-bit words w = hi * 65536 + lo (mod 2^32; class 2j in lo,
+ * 2j + 1 in hi; an odd K's last hi lane is ignored): d[((n_edges + 2) * i +
+ * slot) * W + j], d0[j]. The walk adds whole words (uint32, mod 2^32), which
+ * sums both lanes exactly while no class's partial sum leaves int16; the
+ * check refuses a model where one could (for some class c, |d0 lane c| plus
+ * the sum over positions of the largest |lane c| of the position's slots
+ * > 32767). A lane is decoded as lo = the low half sign-extended, hi = the
+ * high half of w - lo sign-extended; s[c] are those int32 values.
  */
+#define FM_NBK_Q15_PACKED 1
+
 typedef struct {
     uint32_t n_features;
     uint32_t n_used;
@@ -204,8 +218,8 @@ typedef struct {
     uint32_t n_edges;
     const uint32_t *order;
     const int32_t *edge_keys;     /* fm_key_bits() of the float32 edges */
-    const int16_t *d;             /* round(l(x|c) * 2^shift) */
-    const int32_t *d0;            /* [n_classes] */
+    const uint32_t *d;            /* [n_used * (n_edges + 2) * W] packed lane pairs, W = (n_classes + 1) / 2 */
+    const uint32_t *d0;           /* [W] packed priors */
     uint32_t n_stops;
     const uint32_t *stop_at;
     const int32_t *stop_margin;
@@ -223,7 +237,7 @@ int fm_nbk_q15_predict_batch(const fm_nbk_q15 *m, const float *in, uint32_t rows
 /* FM_OK or FM_E_MODEL: 2 <= n_classes <= FM_VEC_MAX_OUTPUTS, every feature
  * index in range and read once, edges sorted and not NaN, stops increasing
  * inside the order, entries, priors and costs finite (costs >= 0), margins
- * not NaN. */
+ * not NaN; q15: no class lane can leave int16 (see above). */
 int fm_nbk_check(const fm_nbk *m);
 int fm_nbk_q15_check(const fm_nbk_q15 *m);
 

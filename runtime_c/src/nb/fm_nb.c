@@ -738,13 +738,44 @@ int fm_nbk_check(const fm_nbk *m)
     return FM_OK;
 }
 
+/* Lane c of a packed row (fm_nbk_q15): class 2j in the low half of word j, sign-extended; class 2j + 1 the
+ * high half of w - lo, i.e. of w + 0x8000 (lo + 0x8000 is 0 .. 0xffff), sign-extended. */
+static inline int32_t nbk_lane(const uint32_t *w, uint32_t c)
+{
+    const uint32_t v = w[c >> 1];
+    return (c & 1u) != 0u ? nb_lo16((v + 0x8000u) >> 16) : nb_lo16(v);
+}
+
+static inline uint32_t nbk_abs16(int32_t v)
+{
+    return (uint32_t)(v < 0 ? -v : v);
+}
+
 int fm_nbk_q15_check(const fm_nbk_q15 *m)
 {
-    uint32_t i;
+    uint32_t i, c, slot;
+    size_t nw, stride;
     int rc;
     NBK_CHECK_START(m, m->edge_keys, rc);
     for (i = 0; i < m->n_used * m->n_edges; ++i) {
         if (i % m->n_edges != 0 && m->edge_keys[i] < m->edge_keys[i - 1]) {
+            return FM_E_MODEL;
+        }
+    }
+    /* no class's partial sum can leave its int16 lane: |prior| + the largest |entry| of each position */
+    nw = (m->n_classes + 1u) / 2u;
+    stride = (size_t)(m->n_edges + 2u) * nw;
+    for (c = 0; c < m->n_classes; ++c) {
+        uint32_t total = nbk_abs16(nbk_lane(m->d0, c));
+        for (i = 0; i < m->n_used && total <= 32767u; ++i) {
+            uint32_t peak = 0;
+            for (slot = 0; slot < m->n_edges + 2u; ++slot) {
+                const uint32_t a = nbk_abs16(nbk_lane(m->d + stride * i + nw * slot, c));
+                peak = a > peak ? a : peak;
+            }
+            total += peak;
+        }
+        if (total > 32767u) {
             return FM_E_MODEL;
         }
     }
@@ -844,66 +875,50 @@ static int nbk_f32_run(const fm_nbk *m, const fm_reader *in, const float *x, fm_
     return FM_OK;
 }
 
-/* s[c] += e[c] for c < k (plain int32 adds). Where FM_NBK_PAIRS (fm_port.h), two int16 entries come
- * in one 32-bit load: the low half sign-extended (FM_I16), the high half by an arithmetic shift. */
-static inline void nbk_q15_add(int32_t *s, const int16_t *e, uint32_t k)
+/* acc[j] += e[j] for the nw packed words of a row (uint32: both lanes of a word at once). */
+static inline void nbk_q15_add(uint32_t *acc, const uint32_t *e, uint32_t nw)
 {
-    uint32_t c = 0;
+    uint32_t j = 0;
 #if defined(FM_NBK_ADD)
-    FM_NBK_ADD(s, e, k);
-    c = k;
-#elif FM_NBK_PAIRS
-    for (; c + 4u <= k; c += 4u) {
-        uint32_t w0, w1;
-        memcpy(&w0, e + c, sizeof w0);
-        memcpy(&w1, e + c + 2, sizeof w1);
-        s[c] += FM_I16(w0);
-        s[c + 1u] += (int32_t)w0 >> 16;
-        s[c + 2u] += FM_I16(w1);
-        s[c + 3u] += (int32_t)w1 >> 16;
-    }
-    if (c + 2u <= k) {
-        uint32_t w0;
-        memcpy(&w0, e + c, sizeof w0);
-        s[c] += FM_I16(w0);
-        s[c + 1u] += (int32_t)w0 >> 16;
-        c += 2u;
-    }
+    FM_NBK_ADD(acc, e, nw);
+    j = nw;
 #endif
-    for (; c < k; ++c) {
-        s[c] += e[c];
+    for (; j < nw; ++j) {
+        acc[j] += e[j];
     }
 }
 
-/* The leader (first class of largest score) of s[0 .. k-1], k >= 2, in *lead, and its margin over the
- * best other class (NBK_LEADER's, in one pass). */
-static inline int64_t nbk_q15_top2(const int32_t *s, uint32_t k, uint32_t *lead)
+/* The leader (first class of largest score) of the k >= 2 packed class sums acc in *lead, and its margin
+ * over the best other class (NBK_LEADER's, in one pass over the lanes as they are decoded). */
+static inline int32_t nbk_q15_top2(const uint32_t *acc, uint32_t k, uint32_t *lead)
 {
-    const int32_t *p, *lp = s, *const end = s + k;
-    int32_t best = s[0], second = INT32_MIN;
-#define NBK_TOP2_STEP(q)                                                      \
+    uint32_t c, lc = 0;
+    int32_t best = nb_lo16(acc[0]), second = INT32_MIN;
+    const uint32_t *w = acc + 1, *const pairs_end = acc + k / 2u;
+#define NBK_TOP2_STEP(v, cc)                                                  \
     do {                                                                      \
-        const int32_t v_ = *(q);                                              \
+        const int32_t v_ = (v);                                               \
         if (v_ > second) { /* second <= best: most classes fail this one test */ \
             if (v_ > best) {                                                  \
                 second = best;                                                \
                 best = v_;                                                    \
-                lp = (q);                                                     \
+                lc = (cc);                                                    \
             } else {                                                          \
                 second = v_;                                                  \
             }                                                                 \
         }                                                                     \
     } while (0)
-    for (p = s + 1; p + 2 <= end; p += 2) {
-        NBK_TOP2_STEP(p);
-        NBK_TOP2_STEP(p + 1);
+    NBK_TOP2_STEP(nb_lo16((acc[0] + 0x8000u) >> 16), 1u);
+    for (c = 2; w != pairs_end; ++w, c += 2u) { /* words 1 .. k/2 - 1 hold two classes */
+        NBK_TOP2_STEP(nb_lo16(*w), c);
+        NBK_TOP2_STEP(nb_lo16((*w + 0x8000u) >> 16), c + 1u);
     }
-    if (p != end) {
-        NBK_TOP2_STEP(p);
+    if ((k & 1u) != 0u) {
+        NBK_TOP2_STEP(nb_lo16(*w), c);
     }
 #undef NBK_TOP2_STEP
-    *lead = (uint32_t)(lp - s);
-    return (int64_t)best - (int64_t)second;
+    *lead = lc;
+    return best - second;
 }
 
 /* nb_slot_q15 for the K-class walk: +0 (key 0) to slot 0 by one branch, the edges two at a time. */
@@ -924,69 +939,129 @@ static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t
     return cnt;
 }
 
+/* The answer of a K-class q15 walk that read positions 0..n-1 and stopped at stage (0: the end). */
+static int nbk_q15_answer(const fm_nbk_q15 *m, const uint32_t *acc, uint32_t lead, uint32_t stage, uint32_t n,
+                          fm_result *out)
+{
+    uint32_t p, cost = n; /* positions 0..n-1 read: their costs, or 1 each */
+    if (m->costs != NULL) {
+        for (cost = 0, p = 0; p < n; ++p) {
+            cost += m->costs[m->order[p]];
+        }
+    }
+    nb_answer(out, (int32_t)lead, stage, n);
+    out->score = 0.0f;
+    out->score_q = nbk_lane(acc, lead);
+    out->cost = 0.0f;
+    out->cost_q = cost;
+    return FM_OK;
+}
+
+/* The lazy walk (and the eager one of any edge count): positions one by one through nbk_read. */
 static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
 {
-    int32_t s[FM_VEC_MAX_OUTPUTS];
-    int64_t margin = 0;
-    const uint32_t k = m->n_classes, ne = m->n_edges;
-    const size_t row_step = (size_t)(ne + 2u) * k;
-    const int16_t *row = m->d;
+    uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
+    int32_t margin = 0;
+    const uint32_t k = m->n_classes, ne = m->n_edges, nw = (k + 1u) / 2u;
+    const size_t row_step = (size_t)(ne + 2u) * nw;
+    const uint32_t *row = m->d;
     const int32_t *ek = m->edge_keys;
-    uint32_t i = 0, p, c, lead = 0, stage = 0, cost;
-    int plain = 1;
+    uint32_t i = 0, j, lead = 0, stage = 0;
 
     if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
         return FM_E_ARG;
     }
-    for (c = 0; c < k; ++c) {
-        s[c] = m->d0[c];
-        plain = plain && nb_q15_cannot_saturate(m->d0[c], m->n_used);
+    for (j = 0; j < nw; ++j) {
+        acc[j] = m->d0[j];
     }
-    /* plain int32 adds equal the saturating ones when no sum can leave int32 */
-#define NBK_Q15_ADD(p, bits, SUM, NE)                                                                  \
+    /* plain 32-bit adds of packed words: no lane can overflow (fm_nbk_q15_check) */
+#define NBK_Q15_ADD(p, bits)                                                                           \
     do {                                                                                               \
-        SUM(row + (size_t)nbk_slot_q15(ek, (NE), bits) * k);                                           \
+        nbk_q15_add(acc, row + (size_t)nbk_slot_q15(ek, ne, bits) * nw, nw);                          \
         (void)(p);                                                                                     \
         row += row_step;                                                                               \
         ek += ne;                                                                                      \
     } while (0)
-#define NBK_Q15_PLAIN(e) nbk_q15_add(s, (e), k)
-#define NBK_Q15_SAT(e)                                \
-    for (c = 0; c < k; ++c) {                         \
-        s[c] = fm_add_sat32(s[c], (e)[c]);            \
-    }
-#define NBK_Q15_ADD_PLAIN2(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, 2u)
-#define NBK_Q15_ADD_PLAIN(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_PLAIN, ne)
-#define NBK_Q15_ADD_SAT(p, bits) NBK_Q15_ADD(p, bits, NBK_Q15_SAT, ne)
-#define NBK_Q15_LEAD() (margin = nbk_q15_top2(s, k, &lead))
-    /* three walks: the plain ones have no per-feature test and fewer live values; two edges a position
-     * (the default layout) is searched with the count known */
-    if (plain && ne == 2u) {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN2, NBK_Q15_LEAD);
-    } else if (plain) {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_PLAIN, NBK_Q15_LEAD);
-    } else {
-        NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD_SAT, NBK_Q15_LEAD);
-    }
+#define NBK_Q15_LEAD() (margin = nbk_q15_top2(acc, k, &lead))
+    NBK_WALK(m, in, x, i, lead, margin, stage, NBK_Q15_ADD, NBK_Q15_LEAD);
 #undef NBK_Q15_ADD
-#undef NBK_Q15_PLAIN
-#undef NBK_Q15_SAT
-#undef NBK_Q15_ADD_PLAIN2
-#undef NBK_Q15_ADD_PLAIN
-#undef NBK_Q15_ADD_SAT
 #undef NBK_Q15_LEAD
-    cost = i; /* positions 0..i-1 read: their costs, or 1 each */
-    if (m->costs != NULL) {
-        for (cost = 0, p = 0; p < i; ++p) {
-            cost += m->costs[m->order[p]];
+    return nbk_q15_answer(m, acc, lead, stage, i, out);
+}
+
+/* The eager walk of the default layout (two edges a position): a segment (up to the next stop point or
+ * the end) is one tight loop, the slot found with the edge count known; a non-finite value read sets the
+ * top bit of bad ((exponent bits) + 2^23), tested once a segment, before its stop test: the same values
+ * are read, so the answer and the error are nbk_q15_run's. */
+/* What FM_NBK_SEG reads from memory: the segment's end in the order, the sums, the bytes of a slot's row. */
+typedef struct {
+    const uint32_t *end;
+    uint32_t *acc;
+    uint32_t nwb;
+} nbk_seg;
+
+static int nbk_q15_vec2(const fm_nbk_q15 *m, const float *x, fm_result *out)
+{
+    uint32_t acc[(FM_VEC_MAX_OUTPUTS + 1) / 2];
+    const uint32_t k = m->n_classes, nw = (k + 1u) / 2u, n_stops = m->n_stops;
+    const size_t row_step = 4u * (size_t)nw;
+    const uint32_t *const order = m->order, *row = m->d;
+    const int32_t *ek = m->edge_keys;
+    uint32_t i = 0, j, t = 0, lead = 0, stage = 0, bad = 0;
+
+    if (k < 2u || k > FM_VEC_MAX_OUTPUTS) {
+        return FM_E_ARG;
+    }
+    for (j = 0; j < nw; ++j) {
+        acc[j] = m->d0[j];
+    }
+    for (;;) {
+        const uint32_t next = t < n_stops ? m->stop_at[t] : m->n_used;
+        int32_t margin;
+#if defined(FM_NBK_SEG)
+        if (i != next) {
+            const nbk_seg ctx = {order + next, acc, 4u * nw};
+            const uint32_t *o = order + i;
+            FM_NBK_SEG(o, ek, row, x, &ctx);
+            if (o == NULL) {
+                return FM_E_VALUE;
+            }
+            i = next;
+        }
+        (void)row_step;
+#else
+        for (; i != next; ++i) {
+            const uint32_t bits = fm_float_bits(x[order[i]]);
+            const int32_t key = fm_key_bits(bits);
+            uint32_t slot = 0;
+            bad |= (bits & 0x7f800000u) + 0x00800000u;
+            if (key != 0) {
+                slot = 1u + (uint32_t)(ek[0] < key) + (uint32_t)(ek[1] < key);
+            }
+            nbk_q15_add(acc, row + slot * nw, nw); /* no lane can overflow (fm_nbk_q15_check) */
+            ek += 2;
+            row += row_step;
+        }
+#endif
+        if ((bad & 0x80000000u) != 0u) {
+            return FM_E_VALUE;
+        }
+        margin = nbk_q15_top2(acc, k, &lead);
+        if (t == n_stops) {
+            break;
+        }
+        if (margin > m->stop_margin[t++]) {
+            stage = t;
+            break;
         }
     }
-    nb_answer(out, (int32_t)lead, stage, i);
-    out->score = 0.0f;
-    out->score_q = s[lead];
-    out->cost = 0.0f;
-    out->cost_q = cost;
-    return FM_OK;
+    return nbk_q15_answer(m, acc, lead, stage, i, out);
+}
+
+/* The q15 walk of a call: the two-edge eager walk, or the general one. */
+static int nbk_q15_call(const fm_nbk_q15 *m, const fm_reader *in, const float *x, fm_result *out)
+{
+    return x != NULL && m->n_edges == 2u ? nbk_q15_vec2(m, x, out) : nbk_q15_run(m, in, x, out);
 }
 
 /* The public calls of one numeric type: lazy, eager (a vector reader) and batch. */
@@ -1023,4 +1098,4 @@ static int nbk_q15_run(const fm_nbk_q15 *m, const fm_reader *in, const float *x,
     }
 
 NBK_API(fm_nbk, fm_nbk, nbk_f32_run)
-NBK_API(fm_nbk_q15, fm_nbk_q15, nbk_q15_run)
+NBK_API(fm_nbk_q15, fm_nbk_q15, nbk_q15_call)
