@@ -147,7 +147,9 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
                 read |= per_tree[t]
             read_at_exit[stage == s] = read[stage == s]
             start = end
-        cost = read_at_exit @ self.costs_ + self.tree_eval_cost * trees
+        groups = getattr(self, "groups_", None)
+        feat = read_at_exit @ self.costs_ if groups is None else groups.cost_of_rows(read_at_exit)
+        cost = feat + self.tree_eval_cost * trees
         return {
             "label": self.classes_[label_idx],
             "score": scores[:, 0] if scores.shape[1] == 1 else scores,
@@ -217,6 +219,7 @@ class EarlyExitEnsemble(ExitingEnsemble):
         self.classes_ = self.model.classes_
         self.ir_ = self.model.to_tree_ensemble()
         self.costs_ = self.model.costs_
+        self.groups_ = self.model.groups_  # feature groups: each charged once per prediction
         self.tree_eval_cost = self.model.tree_eval_cost
         self.n_features_in_ = self.model.n_features_in_
         K = int(self.ir_["n_outputs"])

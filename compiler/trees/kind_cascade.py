@@ -74,7 +74,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         base = GreedyMiserClassifier(
             lam=float(opts.get("lambda", d["early_exit_lambda"])), n_trees=int(opts.get("trees", d["trees"])),
             max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])),
-            loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"), costs=c,
+            loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"),
+            costs=costs if costs is not None and costs.has_groups else c,  # groups: each charged once in the gain
             tree_eval_cost=tree_cost, random_state=task.split.seed,
         ).fit(Xtr, ytr, eval_set=(Xva, yva))
         est: Any = EarlyExitEnsemble(base, every=int(every),
