@@ -44,15 +44,44 @@ LAMBDA_GRID = "0.0003,0.001,0.003,0.01,0.03,0.1,0.3,1"  # lambda 0.01 already re
 SEEDS = [0, 1, 2, 3, 4]
 
 
+CASCADE_GRID = LAMBDA_GRID + ",3,10,30"  # and the miser's default grid's top: the cascade's cost still fell at 1
+CASCADE_TREES = 100  # boosting iterations of the cascade's ensemble (its default), fitted without early stopping
+CASCADE_EVERY = 1  # an exit test after every iteration (K trees)
+
+
+def all_features_args(kind: str, n_features: int) -> list[str]:
+    """The same kind over all features: miser and cascade at lambda 0 (the cascade with one stage, no exit: its
+    exit test every --trees iterations), nb-stop with a budget of every feature."""
+    if kind == "miser":
+        return [kind, "--lambda", "0"]
+    if kind == "cascade":
+        return [kind, "--early-exit-every", str(CASCADE_TREES), "--trees", str(CASCADE_TREES), "--exit-folds", "5",
+                "--lambda", "0"]
+    return [kind, "--budget", str(n_features)]
+
+
 def budgeted_args(kind: str, costs: Path, quick: bool, tree_cost: float) -> list[str]:
     """The budgeted model's train options: miser's lambda and share of its iterations by 5-fold cross-validation
-    (the sweep's rule), each tree walked charged ``tree_cost`` (the all-features model's walk per tree, counted on
-    the target) on top of the features' extraction."""
+    (the sweep's rule); the cascade's lambda and exits by the same rule (each lambda's cascade, exits learned on the
+    folds' out-of-fold scores, judged by its out-of-fold accuracy and mean cost); each tree walked charged
+    ``tree_cost`` (the all-features model's walk per tree, counted on the target) on top of the features'
+    extraction."""
+    folds, grid = ("3", "0.01") if quick else ("5", LAMBDA_GRID)
+    if kind == "cascade":
+        return [kind, "--costs", str(costs), "--early-exit-every", str(CASCADE_EVERY), "--trees", str(CASCADE_TREES),
+                "--exit-folds", folds, "--exit-lambdas", "0.01" if quick else CASCADE_GRID,
+                "--tree-cost", f"{tree_cost:.1f}"]
     if kind != "miser":
         return [kind, "--costs", str(costs)]
-    folds, grid = ("3", "0.01") if quick else ("5", LAMBDA_GRID)
     return [kind, "--costs", str(costs), "--sweep", "--folds", folds, "--one-se", "--lambda-grid", grid,
             "--sweep-trees", "--tree-cost", f"{tree_cost:.1f}"]
+
+
+def budgeted_name(kind: str) -> str:
+    return f"{kind}, budgeted (M4F costs{BUDGETED_NOTE.get(kind, '')})"
+
+
+BUDGETED_NOTE = {"miser": ", lambda and trees by CV", "cascade": ", lambda and exits by CV"}
 
 
 def measure(data: str, windows: str, channels: int, length: int, n_features: int, quick: bool
@@ -61,7 +90,7 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
     profiled on TARGET at the windows' length."""
     seeds = SEEDS[:1] if quick else SEEDS
     rows = 2 if quick else 20
-    kinds = ["miser"] if quick else ["miser", "nb-stop"]
+    kinds = ["miser"] if quick else ["miser", "cascade", "nb-stop"]
     with tempfile.TemporaryDirectory(prefix="fm_pipeline_") as tmp:
         work = Path(tmp)
         costs = work / "m4f.csv"
@@ -69,12 +98,11 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
                  "--windows", "1" if quick else "3", "-o", costs)
         table: list[Row] = []
         for kind in kinds:
-            full = model_row(f"{kind}, all features", [kind, "--lambda", "0"] if kind == "miser" else
-                             [kind, "--budget", str(n_features)], data, windows, seeds, work, TARGET, rows, costs)
+            full = model_row(f"{kind}, all features", all_features_args(kind, n_features), data, windows, seeds,
+                             work, TARGET, rows, costs)
             table.append(full)
-            name = f"{kind}, budgeted (M4F costs{', lambda and trees by CV' if kind == 'miser' else ''})"
-            table.append(model_row(name, budgeted_args(kind, costs, quick, full.per_tree), data, windows, seeds, work,
-                                   TARGET, rows, costs))
+            table.append(model_row(budgeted_name(kind), budgeted_args(kind, costs, quick, full.per_tree), data,
+                                   windows, seeds, work, TARGET, rows, costs))
         forest = forest_accuracy(data, seeds, 10, 8)
     return table, forest
 

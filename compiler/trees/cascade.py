@@ -15,6 +15,8 @@ ensemble's and it agrees with it on >= ``min_agreement``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -213,6 +215,52 @@ class EarlyExitEnsemble(ExitingEnsemble):
     def fit(self, X_val: np.ndarray, y_val: np.ndarray) -> EarlyExitEnsemble:
         """Learn the exit thresholds on validation data (the model is already trained): the rows
         given here are the validation rows (the miser model was fitted with its own eval_set)."""
+        self._set_model()
+        yva = np.searchsorted(self.classes_, np.asarray(y_val))
+        self._learn_exits(as_float32_matrix(X_val), yva)
+        return self
+
+    def fit_folds(self, X: np.ndarray, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
+                  fold_model: Callable[[np.ndarray, np.ndarray], GreedyMiserClassifier]) -> EarlyExitEnsemble:
+        """Learn the exit thresholds by cross-validation instead (``self.model`` was refitted on every row of
+        X): ``fold_model(X_tr, y_tr)`` fits the same ensemble (lambda, iterations, shape) on a fold's other rows;
+        the thresholds are learned, with the rule of :meth:`fit`, on the out-of-fold partial scores of every row
+        at this ensemble's stage boundaries, the full decision being the fold model's whole ensemble. Records
+        ``cv_`` figures of the cascade on those rows (accuracy, agreement with the full fold models, mean cost,
+        features, trees; the exits were learned on them, so they are not a held-out estimate)."""
+        self._set_model()
+        X32 = as_float32_matrix(X)
+        y_idx = np.searchsorted(self.classes_, np.asarray(y))
+        S, K = len(self.stage_end_), int(self.ir_["n_outputs"])
+        staged = np.zeros((S, len(y_idx), K), dtype=np.float32)
+        read_at = np.zeros((S, *X32.shape), dtype=bool)  # features read by the end of each stage
+        for tr, te in folds:
+            ir = fold_model(X32[tr], np.asarray(y)[tr]).to_tree_ensemble()
+            if int(ir["roots"].size) != int(self.stage_end_[-1]):
+                raise ValueError(f"a fold model has {ir['roots'].size} trees, the ensemble {self.stage_end_[-1]}")
+            staged[:, te] = ir_staged_scores(ir, X32[te], list(self.stage_end_))
+            read = np.zeros((te.size, X32.shape[1]), dtype=bool)
+            for s, in_stage in enumerate(_stage_reads(ir, X32[te], self.stage_end_)):
+                read |= in_stage
+                read_at[s, te] = read
+        full = decide(staged[-1], self.ir_["decision_threshold"])
+        w = balanced_weights(y_idx, self.classes_.size)
+        self.upper_, self.lower_ = learn_exit_thresholds(list(staged), full, y_idx, w, self.min_agreement)
+        stage = self._exit_stage(staged)
+        rows = np.arange(len(y_idx))
+        label = decide(staged[stage, rows], self.ir_["decision_threshold"])
+        read = read_at[stage, rows]
+        feat = read @ self.costs_ if self.groups_ is None else self.groups_.cost_of_rows(read)
+        trees = self.stage_end_[stage]
+        self.cv_ = {"cv_accuracy": float(np.mean(label == y_idx)), "cv_full_accuracy": float(np.mean(full == y_idx)),
+                    "cv_agreement": float(np.mean(label == full)),
+                    "cv_cost": float(np.mean(feat + self.tree_eval_cost * trees)),
+                    "cv_features": float(np.mean(read.sum(axis=1))), "cv_trees": float(np.mean(trees)),
+                    "cv_exit_histogram": np.bincount(stage, minlength=S).tolist()}
+        return self
+
+    def _set_model(self) -> None:
+        """Everything but the exits from the fitted miser model: classes, tables, costs, stage boundaries."""
         check_is_fitted(self.model, "ir_")
         if int(self.every) < 1:
             raise ValueError("every must be >= 1")
@@ -227,6 +275,16 @@ class EarlyExitEnsemble(ExitingEnsemble):
         step = int(self.every) * K  # stage boundaries fall on whole boosting iterations
         ends = list(range(step, T, step)) + [T]
         self.stage_end_ = np.asarray(ends, dtype=np.int64)
-        yva = np.searchsorted(self.classes_, np.asarray(y_val))
-        self._learn_exits(as_float32_matrix(X_val), yva)
-        return self
+
+
+def _stage_reads(ir: dict, X: np.ndarray, stage_end: np.ndarray) -> list[np.ndarray]:
+    """Per stage, the bool (n, d) features its trees read on each row of X."""
+    per_tree = ir_tree_features(ir, X)
+    out, start = [], 0
+    for end in stage_end:
+        read = np.zeros(X.shape, dtype=bool)
+        for t in range(start, int(end)):
+            read |= per_tree[t]
+        out.append(read)
+        start = int(end)
+    return out
