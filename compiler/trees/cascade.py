@@ -113,7 +113,11 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 
     tree_eval_cost: float
 
-    def _exit_stage(self, stage_scores: np.ndarray) -> np.ndarray:
+    def _exit_stage(self, stage_scores: np.ndarray, exits: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> np.ndarray:
+        """Exit stage of every row of ``stage_scores`` (S, n, K) under this cascade's thresholds (or ``exits``:
+        upper, lower)."""
+        upper, lower = (self.upper_, self.lower_) if exits is None else exits
         S = len(self.stage_end_)
         n = stage_scores.shape[1]
         stage = np.full(n, S - 1, dtype=np.int64)
@@ -121,9 +125,9 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
         for s in range(S - 1):
             sc = stage_scores[s]
             if sc.shape[1] == 1:
-                out = (sc[:, 0] > self.upper_[s]) | (sc[:, 0] < self.lower_[s])
+                out = (sc[:, 0] > upper[s]) | (sc[:, 0] < lower[s])
             else:
-                out = margin(sc) > self.upper_[s]
+                out = margin(sc) > upper[s]
             now = open_ & out
             stage[now] = s
             open_ &= ~now
@@ -226,8 +230,9 @@ class EarlyExitEnsemble(ExitingEnsemble):
         X): ``fold_model(X_tr, y_tr)`` fits the same ensemble (lambda, iterations, shape) on a fold's other rows;
         the thresholds are learned, with the rule of :meth:`fit`, on the out-of-fold partial scores of every row
         at this ensemble's stage boundaries, the full decision being the fold model's whole ensemble. Records
-        ``cv_`` figures of the cascade on those rows (accuracy, agreement with the full fold models, mean cost,
-        features, trees; the exits were learned on them, so they are not a held-out estimate)."""
+        ``cv_`` figures of the cascade held out twice: each fold's rows scored by a model fitted without them and
+        exiting by thresholds learned on the other folds' rows alone (accuracy, agreement with the full fold
+        models, mean cost, features, trees, exit histogram)."""
         self._set_model()
         X32 = as_float32_matrix(X)
         y_idx = np.searchsorted(self.classes_, np.asarray(y))
@@ -244,9 +249,15 @@ class EarlyExitEnsemble(ExitingEnsemble):
                 read |= in_stage
                 read_at[s, te] = read
         full = decide(staged[-1], self.ir_["decision_threshold"])
-        w = balanced_weights(y_idx, self.classes_.size)
-        self.upper_, self.lower_ = learn_exit_thresholds(list(staged), full, y_idx, w, self.min_agreement)
-        stage = self._exit_stage(staged)
+        n_classes = self.classes_.size
+        self.upper_, self.lower_ = learn_exit_thresholds(list(staged), full, y_idx, balanced_weights(y_idx, n_classes),
+                                                         self.min_agreement)
+        # held out: each fold's rows exit by thresholds learned on the other folds' out-of-fold scores
+        stage = np.zeros(len(y_idx), dtype=np.int64)
+        for tr, te in folds:
+            exits = learn_exit_thresholds(list(staged[:, tr]), full[tr], y_idx[tr],
+                                          balanced_weights(y_idx[tr], n_classes), self.min_agreement)
+            stage[te] = self._exit_stage(staged[:, te], exits)
         rows = np.arange(len(y_idx))
         label = decide(staged[stage, rows], self.ir_["decision_threshold"])
         read = read_at[stage, rows]

@@ -91,45 +91,61 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
             except ValueError as exc:
                 raise click.UsageError(str(exc).replace("--folds", "--exit-folds")) from None
 
-            def cascade(lam: float) -> EarlyExitEnsemble:
-                def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
-                    return base(lam).set_params(validation_fraction=0.0).fit(Xf, yf)
+            fits: dict[tuple[float, bytes], GreedyMiserClassifier] = {}  # one fit per lambda and rows, any N
 
-                return EarlyExitEnsemble(fold_model(X, y), every=int(every), min_agreement=agreement).fit_folds(
+            def cascade(lam: float, n: int) -> EarlyExitEnsemble:
+                def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
+                    key = (lam, Xf.tobytes())
+                    if key not in fits:
+                        fits[key] = base(lam).set_params(validation_fraction=0.0).fit(Xf, yf)
+                    return fits[key]
+
+                return EarlyExitEnsemble(fold_model(X, y), every=n, min_agreement=agreement).fit_folds(
                     X, y, folds, fold_model)
 
-            if "exit_lambdas" in opts:
-                if "lambda" in opts:
+            if "exit_lambdas" in opts or "exit_every_grid" in opts:
+                if "exit_lambdas" in opts and "lambda" in opts:
                     raise click.UsageError("--lambda does not apply with --exit-lambdas")
-                grid = sorted({0.0, *parse_floats(opts["exit_lambdas"], "--exit-lambdas")})
-                fitted = {lam: cascade(lam) for lam in grid}
-                curve = [{"lambda": lam, **e.cv_} for lam, e in fitted.items()]
-                tol = one_se(curve[0]["cv_accuracy"], y.size)
-                kept = min((p for p in curve if p["cv_accuracy"] >= curve[0]["cv_accuracy"] - tol - 1e-12),
-                           key=lambda p: (p["cv_cost"], -p["cv_accuracy"]))
+                grid = sorted({0.0, *parse_floats(opts["exit_lambdas"], "--exit-lambdas")}) \
+                    if "exit_lambdas" in opts else [lam0]
+                everys = [int(every)]
+                if "exit_every_grid" in opts:
+                    everys = sorted({int(v) for v in parse_floats(opts["exit_every_grid"], "--exit-every-grid")})
+                    if min(everys) < 1 or any(float(v) != int(v) for v in
+                                              parse_floats(opts["exit_every_grid"], "--exit-every-grid")):
+                        raise click.UsageError("--exit-every-grid takes whole numbers of iterations >= 1")
+                fitted = {(lam, n): cascade(lam, n) for lam in grid for n in everys}
+                curve = [{"lambda": lam, "every": n, **e.cv_} for (lam, n), e in fitted.items()]
+                ref = curve[0]["cv_full_accuracy"]  # the first lambda's whole ensembles, no exit
+                tol = one_se(ref, y.size)
+                ok = [p for p in curve if p["cv_accuracy"] >= ref - tol - 1e-12]
+                kept = min(ok, key=lambda p: (p["cv_cost"], -p["cv_accuracy"])) if ok else \
+                    max(curve, key=lambda p: (p["cv_accuracy"], -p["cv_cost"]))
                 record.update({"exit_lambda_curve": curve, "exit_lambda_tolerance": tol,
-                               "lambda_chosen": kept["lambda"]})
+                               "lambda_chosen": kept["lambda"], "early_exit_every_chosen": kept["every"]})
                 for p in curve:
-                    click.echo(f"cascade lambda={p['lambda']:g}: out-of-fold accuracy {p['cv_accuracy']:.4f}, mean "
-                               f"cost {p['cv_cost']:.2f}{'  <- kept' if p is kept else ''}", err=True)
-                est: Any = fitted[kept["lambda"]]
+                    mark = "  <- kept" if p is kept else ""
+                    click.echo(f"cascade lambda={p['lambda']:g} every {p['every']}: held-out accuracy "
+                               f"{p['cv_accuracy']:.4f}, mean cost {p['cv_cost']:.2f}{mark}", err=True)
+                est: Any = fitted[(kept["lambda"], kept["every"])]
             else:
-                est = cascade(lam0)
+                est = cascade(lam0, int(every))
             record.update(est.cv_)
-            click.echo(f"cascade: exits by {len(folds)}-fold cross-validation: out-of-fold accuracy "
+            click.echo(f"cascade: exits by {len(folds)}-fold cross-validation: held-out accuracy "
                        f"{est.cv_['cv_accuracy']:.4f} (full ensembles {est.cv_['cv_full_accuracy']:.4f}), mean cost "
                        f"{est.cv_['cv_cost']:.2f}, {est.cv_['cv_features']:.2f} features, exits "
                        f"{est.cv_['cv_exit_histogram']}", err=True)
         else:
-            if "exit_lambdas" in opts:
-                raise click.UsageError("--exit-lambdas needs --exit-folds")
+            for name in ("exit_lambdas", "exit_every_grid"):
+                if name in opts:
+                    raise click.UsageError(f"--{name.replace('_', '-')} needs --exit-folds")
             est = EarlyExitEnsemble(base().fit(Xtr, ytr, eval_set=(Xva, yva)), every=int(every),
                                     min_agreement=agreement).fit(Xva, yva)
         record["method"] = "early-exit"
         record["trees_chosen"] = int(est.stage_end_[-1])
         reference = None
     else:
-        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas"):
+        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas", "exit_every_grid"):
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
                                        "(CSCC uses the paper's squared loss)")

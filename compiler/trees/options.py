@@ -68,10 +68,14 @@ CASCADE_OPTIONS = [
                       "parts with exactly --trees iterations (no early stopping). For small sets, where one "
                       "validation row is several points [cascade]."),
     click.Option(["--exit-lambdas"], default=None,
-                 help="With --exit-folds: comma-separated lambdas (0 is always added), each cascade judged by the "
-                      "same folds (out-of-fold accuracy and mean cost with its exits); keeps the cheapest within one "
-                      "standard error (at least 0.01) of lambda 0's out-of-fold accuracy, the rule of miser --sweep "
+                 help="With --exit-folds: comma-separated lambdas (0 is always added), each cascade judged held out "
+                      "on the same folds (each fold's rows scored by a fold ensemble fitted without them, exiting by "
+                      "thresholds learned on the other folds' rows); keeps the cheapest within one standard error "
+                      "(at least 0.01) of lambda 0's whole ensembles' out-of-fold accuracy, the rule of miser --sweep "
                       "--folds K --one-se [cascade]."),
+    click.Option(["--exit-every-grid"], default=None,
+                 help="With --exit-folds: comma-separated N of --early-exit-every judged with each lambda in the "
+                      "same way (the ensembles are fitted once per lambda) [cascade]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
