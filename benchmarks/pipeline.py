@@ -12,8 +12,16 @@ needs no test set (`train miser --sweep --folds 5 --one-se --sweep-trees --tree-
 the train and validation parts pooled, the cheapest (lambda of LAMBDA_GRID, share of its early-stopped iterations)
 whose cross-validated accuracy is within one standard error (at least 1 point) of lambda 0's, refitted on both parts;
 the cost is the features' extraction (the M4F costs CSV) plus C per tree walked, C the all-features miser's own walk
-per tree counted on the M4F (`frugalml bench`'s model_instructions / its trees, mean over the seeds); nb-stop's
-budget is its default (best static validation accuracy). Accuracy,
+per tree counted on the M4F (`frugalml bench`'s model_instructions / its trees, mean over the seeds). The cascade
+is the early-exit one (`train cascade --early-exit-every N --trees 100 --exit-folds 5`: one miser ensemble of
+depth-3 trees, 100 iterations, an exit test on the top-2 class margin every N iterations): budgeted, its exits are
+learned on the out-of-fold partial scores of 5 folds of the train and validation parts pooled, and its lambda
+(`--exit-lambdas`: LAMBDA_GRID and 3, 10, 30) and N (`--exit-every-grid 1,2,5,10`) are the cheapest pair whose
+held-out accuracy (each fold's rows exiting by thresholds learned on the other folds') is within one standard
+error of lambda 0's whole ensembles' out-of-fold accuracy (the miser sweep's rule), trees priced like the miser's
+(C of the all-features cascade);
+"cascade, all features" is the same ensemble at lambda 0 with one stage (an exit test every 100 iterations:
+none). nb-stop's budget is its default (best static validation accuracy). Accuracy,
 features read and instructions are means over the split seeds' models. The random forest over all features (the
 model emlearn converts) needs every feature of every window: its pipeline costs at least the eager extraction (its
 own tree walk not counted here).
@@ -44,15 +52,44 @@ LAMBDA_GRID = "0.0003,0.001,0.003,0.01,0.03,0.1,0.3,1"  # lambda 0.01 already re
 SEEDS = [0, 1, 2, 3, 4]
 
 
+CASCADE_GRID = LAMBDA_GRID + ",3,10,30"  # and the miser's default grid's top: the cascade's cost still fell at 1
+CASCADE_TREES = 100  # boosting iterations of the cascade's ensemble (its default), fitted without early stopping
+CASCADE_EVERY = "1,2,5,10"  # an exit test every N iterations (K trees each), N chosen with lambda
+
+
+def all_features_args(kind: str, n_features: int) -> list[str]:
+    """The same kind over all features: miser and cascade at lambda 0 (the cascade with one stage, no exit: its
+    exit test every --trees iterations), nb-stop with a budget of every feature."""
+    if kind == "miser":
+        return [kind, "--lambda", "0"]
+    if kind == "cascade":
+        return [kind, "--early-exit-every", str(CASCADE_TREES), "--trees", str(CASCADE_TREES), "--exit-folds", "5",
+                "--lambda", "0"]
+    return [kind, "--budget", str(n_features)]
+
+
 def budgeted_args(kind: str, costs: Path, quick: bool, tree_cost: float) -> list[str]:
     """The budgeted model's train options: miser's lambda and share of its iterations by 5-fold cross-validation
-    (the sweep's rule), each tree walked charged ``tree_cost`` (the all-features model's walk per tree, counted on
-    the target) on top of the features' extraction."""
+    (the sweep's rule); the cascade's lambda and exits by the same rule (each lambda's cascade, exits learned on the
+    folds' out-of-fold scores, judged by its out-of-fold accuracy and mean cost); each tree walked charged
+    ``tree_cost`` (the all-features model's walk per tree, counted on the target) on top of the features'
+    extraction."""
+    folds, grid = ("3", "0.01") if quick else ("5", LAMBDA_GRID)
+    if kind == "cascade":
+        return [kind, "--costs", str(costs), "--early-exit-every", "1", "--trees", str(CASCADE_TREES),
+                "--exit-folds", folds, "--exit-lambdas", "0.01" if quick else CASCADE_GRID,
+                "--exit-every-grid", CASCADE_EVERY, "--tree-cost", f"{tree_cost:.1f}"]
     if kind != "miser":
         return [kind, "--costs", str(costs)]
-    folds, grid = ("3", "0.01") if quick else ("5", LAMBDA_GRID)
     return [kind, "--costs", str(costs), "--sweep", "--folds", folds, "--one-se", "--lambda-grid", grid,
             "--sweep-trees", "--tree-cost", f"{tree_cost:.1f}"]
+
+
+def budgeted_name(kind: str) -> str:
+    return f"{kind}, budgeted (M4F costs{BUDGETED_NOTE.get(kind, '')})"
+
+
+BUDGETED_NOTE = {"miser": ", lambda and trees by CV", "cascade": ", lambda, exits and N by CV"}
 
 
 def measure(data: str, windows: str, channels: int, length: int, n_features: int, quick: bool
@@ -61,7 +98,7 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
     profiled on TARGET at the windows' length."""
     seeds = SEEDS[:1] if quick else SEEDS
     rows = 2 if quick else 20
-    kinds = ["miser"] if quick else ["miser", "nb-stop"]
+    kinds = ["miser"] if quick else ["miser", "cascade", "nb-stop"]
     with tempfile.TemporaryDirectory(prefix="fm_pipeline_") as tmp:
         work = Path(tmp)
         costs = work / "m4f.csv"
@@ -69,12 +106,11 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
                  "--windows", "1" if quick else "3", "-o", costs)
         table: list[Row] = []
         for kind in kinds:
-            full = model_row(f"{kind}, all features", [kind, "--lambda", "0"] if kind == "miser" else
-                             [kind, "--budget", str(n_features)], data, windows, seeds, work, TARGET, rows, costs)
+            full = model_row(f"{kind}, all features", all_features_args(kind, n_features), data, windows, seeds,
+                             work, TARGET, rows, costs)
             table.append(full)
-            name = f"{kind}, budgeted (M4F costs{', lambda and trees by CV' if kind == 'miser' else ''})"
-            table.append(model_row(name, budgeted_args(kind, costs, quick, full.per_tree), data, windows, seeds, work,
-                                   TARGET, rows, costs))
+            table.append(model_row(budgeted_name(kind), budgeted_args(kind, costs, quick, full.per_tree), data,
+                                   windows, seeds, work, TARGET, rows, costs))
         forest = forest_accuracy(data, seeds, 10, 8)
     return table, forest
 

@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/pipeline_unseen.py [--quick] [--write-docs]
 
-benchmarks/pipeline.py's table (the same models, options, forest and counting on Cortex-M4F under QEMU) on windows
+benchmarks/pipeline.py's table (the same models -- miser, cascade, nb-stop --, options, forest and counting on
+Cortex-M4F under QEMU) on windows
 that benchmarks/pipeline_parts/synth_activity.py generates (seed 20, fixed before any model was run on it): 4
 activities (rest, walk, run, stairs) of a 3-axis accelerometer, 3 channels x 128 samples, 40 windows per class,
 the default feature plan for 3 channels, costs profiled on the M4F at 128 samples. Issue 20 asks for the same as

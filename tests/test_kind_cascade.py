@@ -221,6 +221,67 @@ def test_early_exit_baseline(work: Path) -> None:
     assert code == 2 and err.strip().splitlines()[-1].startswith("error: ")
 
 
+def test_early_exit_exits_by_folds(work: Path) -> None:
+    """--exit-folds: the ensemble fitted on train and validation pooled with exactly --trees iterations, its exits
+    learned on the folds' out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the
+    reference; --exit-lambdas (and --exit-every-grid) keep the cheapest lambda (and N) whose held-out accuracy is
+    within one standard error of lambda 0's whole ensembles' out-of-fold accuracy."""
+    from compiler.trees.kind_cascade import one_se
+    from compiler.trees.kind_miser import cv_folds
+
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "f.msgpack",
+                       "--early-exit-every", 2, "--trees", 12, "--lambda", 0.3, "--exit-folds", 3)
+    assert code == 0, err
+    model = fmt.load(work / "f.msgpack")
+    task = tasks.prepare(str(work / "data.npz"))
+    X = task.data.X.astype(np.float32)
+    pool = np.concatenate([task.train, task.validation])
+
+    def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
+        return GreedyMiserClassifier(lam=0.3, n_trees=12, max_depth=3, loss="logistic", validation_fraction=0.0,
+                                     costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0).fit(Xf, yf)
+
+    ee = EarlyExitEnsemble(fold_model(X[pool], task.y[pool]), every=2).fit_folds(
+        X[pool], task.y[pool], cv_folds(task.y[pool], 3, 0), fold_model)
+    assert model.tables.stage_end[-1] == 12 and np.all(np.diff(model.tables.stage_end) == 2)
+    np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
+    meta = model.meta["training"]
+    assert (meta["cv_accuracy"], meta["cv_cost"]) == (ee.cv_["cv_accuracy"], ee.cv_["cv_cost"])
+    assert sum(meta["cv_exit_histogram"]) == pool.size and meta["trees_chosen"] == 12
+    d = ee.predict_detailed(X)
+    for numeric in ("float32", "q15"):
+        p = c_evaluator(model, numeric).predict(X)
+        r = reference_evaluator(model, numeric).predict(X)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
+    p = c_evaluator(model).predict(X)
+    np.testing.assert_array_equal(p.label, d["label"])
+    np.testing.assert_array_equal(p.stage, d["exit_stage"])
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "g.msgpack",
+                       "--early-exit-every", 2, "--trees", 12, "--exit-folds", 3, "--exit-lambdas", "0.3,3",
+                       "--exit-every-grid", "1,4")
+    assert code == 0, err
+    model = fmt.load(work / "g.msgpack")
+    meta = model.meta["training"]
+    curve = meta["exit_lambda_curve"]
+    assert [(c["lambda"], c["every"]) for c in curve] == [(lam, n) for lam in (0.0, 0.3, 3.0) for n in (1, 4)]
+    ref = curve[0]["cv_full_accuracy"]
+    assert meta["exit_lambda_tolerance"] == one_se(ref, pool.size)
+    ok = [c for c in curve if c["cv_accuracy"] >= ref - meta["exit_lambda_tolerance"] - 1e-12]
+    kept = min(ok, key=lambda c: (c["cv_cost"], -c["cv_accuracy"]))
+    assert (meta["lambda_chosen"], meta["early_exit_every_chosen"]) == (kept["lambda"], kept["every"])
+    assert np.all(np.diff(model.tables.stage_end) == kept["every"]) and meta["cv_cost"] == kept["cv_cost"]
+    assert "cascade lambda=" in err
+    for bad in (["--exit-folds", 3, "--stages", 2], ["--early-exit-every", 2, "--exit-lambdas", "1"],
+                ["--early-exit-every", 2, "--exit-folds", 3, "--exit-lambdas", "1", "--lambda", 1],
+                ["--early-exit-every", 2, "--exit-every-grid", "1,2"],
+                ["--early-exit-every", 2, "--exit-folds", 3, "--exit-every-grid", "0,2"],
+                ["--early-exit-every", 2, "--exit-folds", 1000]):
+        code, _, err = run("train", "cascade", work / "data.npz", "-o", work / "bad.msgpack", *bad)
+        assert code == 2 and err.strip().splitlines()[-1].startswith("error: "), (bad, err)
+        assert not (work / "bad.msgpack").exists()
+
+
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("kind", ["cascade", "miser"])
 def test_generated_header_compiles_clean_and_agrees(work: Path, tmp_path: Path, kind: str, numeric: str) -> None:

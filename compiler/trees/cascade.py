@@ -15,6 +15,8 @@ ensemble's and it agrees with it on >= ``min_agreement``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -111,7 +113,11 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 
     tree_eval_cost: float
 
-    def _exit_stage(self, stage_scores: np.ndarray) -> np.ndarray:
+    def _exit_stage(self, stage_scores: np.ndarray, exits: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> np.ndarray:
+        """Exit stage of every row of ``stage_scores`` (S, n, K) under this cascade's thresholds (or ``exits``:
+        upper, lower)."""
+        upper, lower = (self.upper_, self.lower_) if exits is None else exits
         S = len(self.stage_end_)
         n = stage_scores.shape[1]
         stage = np.full(n, S - 1, dtype=np.int64)
@@ -119,9 +125,9 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
         for s in range(S - 1):
             sc = stage_scores[s]
             if sc.shape[1] == 1:
-                out = (sc[:, 0] > self.upper_[s]) | (sc[:, 0] < self.lower_[s])
+                out = (sc[:, 0] > upper[s]) | (sc[:, 0] < lower[s])
             else:
-                out = margin(sc) > self.upper_[s]
+                out = margin(sc) > upper[s]
             now = open_ & out
             stage[now] = s
             open_ &= ~now
@@ -147,7 +153,9 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
                 read |= per_tree[t]
             read_at_exit[stage == s] = read[stage == s]
             start = end
-        cost = read_at_exit @ self.costs_ + self.tree_eval_cost * trees
+        groups = getattr(self, "groups_", None)
+        feat = read_at_exit @ self.costs_ if groups is None else groups.cost_of_rows(read_at_exit)
+        cost = feat + self.tree_eval_cost * trees
         return {
             "label": self.classes_[label_idx],
             "score": scores[:, 0] if scores.shape[1] == 1 else scores,
@@ -211,12 +219,66 @@ class EarlyExitEnsemble(ExitingEnsemble):
     def fit(self, X_val: np.ndarray, y_val: np.ndarray) -> EarlyExitEnsemble:
         """Learn the exit thresholds on validation data (the model is already trained): the rows
         given here are the validation rows (the miser model was fitted with its own eval_set)."""
+        self._set_model()
+        yva = np.searchsorted(self.classes_, np.asarray(y_val))
+        self._learn_exits(as_float32_matrix(X_val), yva)
+        return self
+
+    def fit_folds(self, X: np.ndarray, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
+                  fold_model: Callable[[np.ndarray, np.ndarray], GreedyMiserClassifier]) -> EarlyExitEnsemble:
+        """Learn the exit thresholds by cross-validation instead (``self.model`` was refitted on every row of
+        X): ``fold_model(X_tr, y_tr)`` fits the same ensemble (lambda, iterations, shape) on a fold's other rows;
+        the thresholds are learned, with the rule of :meth:`fit`, on the out-of-fold partial scores of every row
+        at this ensemble's stage boundaries, the full decision being the fold model's whole ensemble. Records
+        ``cv_`` figures of the cascade held out twice: each fold's rows scored by a model fitted without them and
+        exiting by thresholds learned on the other folds' rows alone (accuracy, agreement with the full fold
+        models, mean cost, features, trees, exit histogram)."""
+        self._set_model()
+        X32 = as_float32_matrix(X)
+        y_idx = np.searchsorted(self.classes_, np.asarray(y))
+        S, K = len(self.stage_end_), int(self.ir_["n_outputs"])
+        staged = np.zeros((S, len(y_idx), K), dtype=np.float32)
+        read_at = np.zeros((S, *X32.shape), dtype=bool)  # features read by the end of each stage
+        for tr, te in folds:
+            ir = fold_model(X32[tr], np.asarray(y)[tr]).to_tree_ensemble()
+            if int(ir["roots"].size) != int(self.stage_end_[-1]):
+                raise ValueError(f"a fold model has {ir['roots'].size} trees, the ensemble {self.stage_end_[-1]}")
+            staged[:, te] = ir_staged_scores(ir, X32[te], list(self.stage_end_))
+            read = np.zeros((te.size, X32.shape[1]), dtype=bool)
+            for s, in_stage in enumerate(_stage_reads(ir, X32[te], self.stage_end_)):
+                read |= in_stage
+                read_at[s, te] = read
+        full = decide(staged[-1], self.ir_["decision_threshold"])
+        n_classes = self.classes_.size
+        self.upper_, self.lower_ = learn_exit_thresholds(list(staged), full, y_idx, balanced_weights(y_idx, n_classes),
+                                                         self.min_agreement)
+        # held out: each fold's rows exit by thresholds learned on the other folds' out-of-fold scores
+        stage = np.zeros(len(y_idx), dtype=np.int64)
+        for tr, te in folds:
+            exits = learn_exit_thresholds(list(staged[:, tr]), full[tr], y_idx[tr],
+                                          balanced_weights(y_idx[tr], n_classes), self.min_agreement)
+            stage[te] = self._exit_stage(staged[:, te], exits)
+        rows = np.arange(len(y_idx))
+        label = decide(staged[stage, rows], self.ir_["decision_threshold"])
+        read = read_at[stage, rows]
+        feat = read @ self.costs_ if self.groups_ is None else self.groups_.cost_of_rows(read)
+        trees = self.stage_end_[stage]
+        self.cv_ = {"cv_accuracy": float(np.mean(label == y_idx)), "cv_full_accuracy": float(np.mean(full == y_idx)),
+                    "cv_agreement": float(np.mean(label == full)),
+                    "cv_cost": float(np.mean(feat + self.tree_eval_cost * trees)),
+                    "cv_features": float(np.mean(read.sum(axis=1))), "cv_trees": float(np.mean(trees)),
+                    "cv_exit_histogram": np.bincount(stage, minlength=S).tolist()}
+        return self
+
+    def _set_model(self) -> None:
+        """Everything but the exits from the fitted miser model: classes, tables, costs, stage boundaries."""
         check_is_fitted(self.model, "ir_")
         if int(self.every) < 1:
             raise ValueError("every must be >= 1")
         self.classes_ = self.model.classes_
         self.ir_ = self.model.to_tree_ensemble()
         self.costs_ = self.model.costs_
+        self.groups_ = self.model.groups_  # feature groups: each charged once per prediction
         self.tree_eval_cost = self.model.tree_eval_cost
         self.n_features_in_ = self.model.n_features_in_
         K = int(self.ir_["n_outputs"])
@@ -224,6 +286,16 @@ class EarlyExitEnsemble(ExitingEnsemble):
         step = int(self.every) * K  # stage boundaries fall on whole boosting iterations
         ends = list(range(step, T, step)) + [T]
         self.stage_end_ = np.asarray(ends, dtype=np.int64)
-        yva = np.searchsorted(self.classes_, np.asarray(y_val))
-        self._learn_exits(as_float32_matrix(X_val), yva)
-        return self
+
+
+def _stage_reads(ir: dict, X: np.ndarray, stage_end: np.ndarray) -> list[np.ndarray]:
+    """Per stage, the bool (n, d) features its trees read on each row of X."""
+    per_tree = ir_tree_features(ir, X)
+    out, start = [], 0
+    for end in stage_end:
+        read = np.zeros(X.shape, dtype=bool)
+        for t in range(start, int(end)):
+            read |= per_tree[t]
+        out.append(read)
+        start = int(end)
+    return out

@@ -71,18 +71,81 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         for bad in ("stages", "pool_lambdas", "rho"):
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} does not apply with --early-exit-every")
-        base = GreedyMiserClassifier(
-            lam=float(opts.get("lambda", d["early_exit_lambda"])), n_trees=int(opts.get("trees", d["trees"])),
-            max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])),
-            loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"), costs=c,
-            tree_eval_cost=tree_cost, random_state=task.split.seed,
-        ).fit(Xtr, ytr, eval_set=(Xva, yva))
-        est: Any = EarlyExitEnsemble(base, every=int(every),
-                                     min_agreement=float(opts.get("min_agreement", d["min_agreement"]))).fit(Xva, yva)
+        lam0 = float(opts.get("lambda", d["early_exit_lambda"]))
+
+        def base(lam: float = lam0) -> GreedyMiserClassifier:
+            return GreedyMiserClassifier(
+                lam=lam, n_trees=int(opts.get("trees", d["trees"])),
+                max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])),
+                loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"),
+                costs=costs if costs is not None and costs.has_groups else c,  # groups: each charged once
+                tree_eval_cost=tree_cost, random_state=task.split.seed)
+
+        agreement = float(opts.get("min_agreement", d["min_agreement"]))
+        if opts.get("exit_folds"):
+            from compiler.trees.kind_miser import cv_folds  # noqa: PLC0415 - kind_miser imports this module
+
+            X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
+            try:
+                folds = cv_folds(y, int(opts["exit_folds"]), task.split.seed)
+            except ValueError as exc:
+                raise click.UsageError(str(exc).replace("--folds", "--exit-folds")) from None
+
+            fits: dict[tuple[float, bytes], GreedyMiserClassifier] = {}  # one fit per lambda and rows, any N
+
+            def cascade(lam: float, n: int) -> EarlyExitEnsemble:
+                def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
+                    key = (lam, Xf.tobytes())
+                    if key not in fits:
+                        fits[key] = base(lam).set_params(validation_fraction=0.0).fit(Xf, yf)
+                    return fits[key]
+
+                return EarlyExitEnsemble(fold_model(X, y), every=n, min_agreement=agreement).fit_folds(
+                    X, y, folds, fold_model)
+
+            if "exit_lambdas" in opts or "exit_every_grid" in opts:
+                if "exit_lambdas" in opts and "lambda" in opts:
+                    raise click.UsageError("--lambda does not apply with --exit-lambdas")
+                grid = sorted({0.0, *parse_floats(opts["exit_lambdas"], "--exit-lambdas")}) \
+                    if "exit_lambdas" in opts else [lam0]
+                everys = [int(every)]
+                if "exit_every_grid" in opts:
+                    everys = sorted({int(v) for v in parse_floats(opts["exit_every_grid"], "--exit-every-grid")})
+                    if min(everys) < 1 or any(float(v) != int(v) for v in
+                                              parse_floats(opts["exit_every_grid"], "--exit-every-grid")):
+                        raise click.UsageError("--exit-every-grid takes whole numbers of iterations >= 1")
+                fitted = {(lam, n): cascade(lam, n) for lam in grid for n in everys}
+                curve = [{"lambda": lam, "every": n, **e.cv_} for (lam, n), e in fitted.items()]
+                ref = curve[0]["cv_full_accuracy"]  # the first lambda's whole ensembles, no exit
+                tol = one_se(ref, y.size)
+                ok = [p for p in curve if p["cv_accuracy"] >= ref - tol - 1e-12]
+                kept = min(ok, key=lambda p: (p["cv_cost"], -p["cv_accuracy"])) if ok else \
+                    max(curve, key=lambda p: (p["cv_accuracy"], -p["cv_cost"]))
+                record.update({"exit_lambda_curve": curve, "exit_lambda_tolerance": tol,
+                               "lambda_chosen": kept["lambda"], "early_exit_every_chosen": kept["every"]})
+                for p in curve:
+                    mark = "  <- kept" if p is kept else ""
+                    click.echo(f"cascade lambda={p['lambda']:g} every {p['every']}: held-out accuracy "
+                               f"{p['cv_accuracy']:.4f}, mean cost {p['cv_cost']:.2f}{mark}", err=True)
+                est: Any = fitted[(kept["lambda"], kept["every"])]
+            else:
+                est = cascade(lam0, int(every))
+            record.update(est.cv_)
+            click.echo(f"cascade: exits by {len(folds)}-fold cross-validation: held-out accuracy "
+                       f"{est.cv_['cv_accuracy']:.4f} (full ensembles {est.cv_['cv_full_accuracy']:.4f}), mean cost "
+                       f"{est.cv_['cv_cost']:.2f}, {est.cv_['cv_features']:.2f} features, exits "
+                       f"{est.cv_['cv_exit_histogram']}", err=True)
+        else:
+            for name in ("exit_lambdas", "exit_every_grid"):
+                if name in opts:
+                    raise click.UsageError(f"--{name.replace('_', '-')} needs --exit-folds")
+            est = EarlyExitEnsemble(base().fit(Xtr, ytr, eval_set=(Xva, yva)), every=int(every),
+                                    min_agreement=agreement).fit(Xva, yva)
         record["method"] = "early-exit"
+        record["trees_chosen"] = int(est.stage_end_[-1])
         reference = None
     else:
-        for bad in ("min_agreement", "loss"):
+        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas", "exit_every_grid"):
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
                                        "(CSCC uses the paper's squared loss)")
@@ -119,6 +182,13 @@ def tree_code_hints(tables: TreeCascade, Xtr: np.ndarray) -> dict[str, Any]:
 
 
 FRONTIER_TOLERANCE = 0.01  # miser --sweep's default rule
+
+
+def one_se(accuracy: float, n: int) -> float:
+    """miser --sweep --one-se's tolerance: one standard error sqrt(p (1 - p) / n) of an accuracy over n rows,
+    p = (correct + 1) / (n + 2), at least FRONTIER_TOLERANCE."""
+    p = (accuracy * n + 1) / (n + 2)
+    return max(FRONTIER_TOLERANCE, float(np.sqrt(p * (1 - p) / n)))
 
 
 def frontier_choice(task: Any, cscc_ir: dict, costs: np.ndarray, tree_opts: dict[str, Any], tree_cost: float,

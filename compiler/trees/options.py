@@ -64,6 +64,21 @@ CASCADE_OPTIONS = [
     click.Option(["--early-exit-every"], type=click.IntRange(min=1), default=None,
                  help="Baseline instead of CSCC: one miser ensemble with an exit test every N iterations, exits "
                       "learned on validation on both sides [cascade]."),
+    click.Option(["--exit-folds"], type=click.IntRange(min=2), default=None,
+                 help="With --early-exit-every: learn the exits by stratified K-fold cross-validation on the train "
+                      "and validation parts pooled (the out-of-fold partial scores of fold ensembles with the same "
+                      "--lambda and --trees) instead of on the validation part alone, and fit the ensemble on both "
+                      "parts with exactly --trees iterations (no early stopping). For small sets, where one "
+                      "validation row is several points [cascade]."),
+    click.Option(["--exit-lambdas"], default=None,
+                 help="With --exit-folds: comma-separated lambdas (0 is always added), each cascade judged held out "
+                      "on the same folds (each fold's rows scored by a fold ensemble fitted without them, exiting by "
+                      "thresholds learned on the other folds' rows); keeps the cheapest within one standard error "
+                      "(at least 0.01) of lambda 0's whole ensembles' out-of-fold accuracy, the rule of miser --sweep "
+                      "--folds K --one-se [cascade]."),
+    click.Option(["--exit-every-grid"], default=None,
+                 help="With --exit-folds: comma-separated N of --early-exit-every judged with each lambda in the "
+                      "same way (the ensembles are fitted once per lambda) [cascade]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
