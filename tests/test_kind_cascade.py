@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -82,8 +83,23 @@ def random_cascade(seed: int) -> tuple[TreeCascade, np.ndarray]:
 FIELDS = ("label", "score", "n_read", "cost", "stage")
 
 
+def c_equals_reference_and_estimator(model: Any, X: np.ndarray, detailed: dict[str, Any]) -> Any:
+    """The C runtime answers every field as the reference in both numeric types, and the estimator's labels and
+    exit stages (float32); returns the float32 C predictions."""
+    for numeric in ("float32", "q15"):
+        p = c_evaluator(model, numeric).predict(X)
+        r = reference_evaluator(model, numeric).predict(X)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
+    p = c_evaluator(model).predict(X)
+    np.testing.assert_array_equal(p.label, detailed["label"])
+    np.testing.assert_array_equal(p.stage, detailed["exit_stage"])
+    return p
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
+
 def test_c_and_reference_agree_on_random_cascades(seed: int) -> None:
     m, X = random_cascade(seed)
     for tables in (m, m.q15()):
@@ -169,14 +185,7 @@ def test_cli_cascade_matches_the_estimator(work: Path) -> None:
     est.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
     np.testing.assert_array_equal(model.tables.stage_end, est.stage_end_)
     d = est.predict_detailed(X)
-    for numeric in ("float32", "q15"):
-        p = c_evaluator(model, numeric).predict(X)
-        r = reference_evaluator(model, numeric).predict(X)
-        for f in FIELDS:
-            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
-    p = c_evaluator(model).predict(X)
-    np.testing.assert_array_equal(p.label, d["label"])
-    np.testing.assert_array_equal(p.stage, d["exit_stage"])
+    p = c_equals_reference_and_estimator(model, X, d)
     np.testing.assert_array_equal(p.score, d["score"])
     np.testing.assert_array_equal(p.n_read, d["features_read"])
     np.testing.assert_allclose(p.cost, d["cost"], rtol=1e-6)
@@ -248,15 +257,7 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     meta = model.meta["training"]
     assert (meta["cv_accuracy"], meta["cv_cost"]) == (ee.cv_["cv_accuracy"], ee.cv_["cv_cost"])
     assert sum(meta["cv_exit_histogram"]) == pool.size and meta["trees_chosen"] == 12
-    d = ee.predict_detailed(X)
-    for numeric in ("float32", "q15"):
-        p = c_evaluator(model, numeric).predict(X)
-        r = reference_evaluator(model, numeric).predict(X)
-        for f in FIELDS:
-            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
-    p = c_evaluator(model).predict(X)
-    np.testing.assert_array_equal(p.label, d["label"])
-    np.testing.assert_array_equal(p.stage, d["exit_stage"])
+    c_equals_reference_and_estimator(model, X, ee.predict_detailed(X))
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "g.msgpack",
                        "--early-exit-every", 2, "--trees", 12, "--exit-folds", 3, "--exit-lambdas", "0.3,3",
                        "--exit-every-grid", "1,4")
