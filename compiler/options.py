@@ -34,6 +34,20 @@ def auto_folds(n_validation: int, y_pooled: object, folds: int | None) -> int:
     counts = np.unique(np.asarray(y_pooled), return_counts=True)[1]
     return CV_FOLDS if counts.size and int(counts.min()) >= CV_FOLDS else 0
 
+def stratified_folds(y: object, k: int, seed: int) -> list[tuple[object, object]]:
+    """Stratified K folds (train, test index arrays) of the pooled rows, shuffled by the split's seed; every class
+    needs K rows (a one-line error names the class)."""
+    import numpy as np  # noqa: PLC0415
+    from sklearn.model_selection import StratifiedKFold  # noqa: PLC0415 - scikit-learn only when training
+
+    y = np.asarray(y)
+    labels, counts = np.unique(y, return_counts=True)
+    if counts.min() < k:
+        raise ValueError(f"--folds {k}: class {labels[np.argmin(counts)]!r} has {int(counts.min())} rows in the "
+                         f"train and validation parts, fewer than the folds: lower --folds")
+    return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(y.size), y))
+
+
 MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0, "charge": "model"}
 CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,
                     "pool_lambdas": (0.0, 3.0, 30.0), "rho": 1e-3, "early_exit_lambda": 0.0,

@@ -235,8 +235,8 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     learned on the folds' out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the
     reference; --exit-lambdas (and --exit-every-grid) keep the cheapest lambda (and N) whose held-out accuracy is
     within one standard error of lambda 0's whole ensembles' out-of-fold accuracy."""
+    from compiler.options import stratified_folds
     from compiler.trees.kind_cascade import one_se
-    from compiler.trees.kind_miser import cv_folds
 
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "f.msgpack",
                        "--early-exit-every", 2, "--trees", 12, "--lambda", 0.3, "--exit-folds", 3)
@@ -251,7 +251,7 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
                                      costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0).fit(Xf, yf)
 
     ee = EarlyExitEnsemble(fold_model(X[pool], task.y[pool]), every=2).fit_folds(
-        X[pool], task.y[pool], cv_folds(task.y[pool], 3, 0), fold_model)
+        X[pool], task.y[pool], stratified_folds(task.y[pool], 3, 0), fold_model)
     assert model.tables.stage_end[-1] == 12 and np.all(np.diff(model.tables.stage_end) == 2)
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     meta = model.meta["training"]

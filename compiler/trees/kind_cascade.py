@@ -18,7 +18,7 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.options import CASCADE_DEFAULTS, TREE_OPTIONS
+from compiler.options import CASCADE_DEFAULTS, TREE_OPTIONS, stratified_folds
 from compiler.tasks import (
     check_not_trivial,
     class_weighted_accuracy,
@@ -83,11 +83,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
         if opts.get("exit_folds"):
-            from compiler.trees.kind_miser import cv_folds  # noqa: PLC0415 - kind_miser imports this module
-
             X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
             try:
-                folds = cv_folds(y, int(opts["exit_folds"]), task.split.seed)
+                folds = stratified_folds(y, int(opts["exit_folds"]), task.split.seed)
             except ValueError as exc:
                 raise click.UsageError(str(exc).replace("--folds", "--exit-folds")) from None
 

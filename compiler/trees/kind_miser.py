@@ -36,6 +36,7 @@ from compiler.options import (
     TREE_FRACTIONS,
     TREE_OPTIONS,
     auto_folds,
+    stratified_folds,
 )
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, parse_floats, split
@@ -136,17 +137,6 @@ def truncation(n_iter: int, fraction: float) -> int:
     return max(1, min(n_iter, round(fraction * n_iter)))
 
 
-def cv_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified K folds of the pooled rows (shuffled by the split's seed); every class needs K rows."""
-    from sklearn.model_selection import StratifiedKFold  # noqa: PLC0415 - scikit-learn only when training
-
-    labels, counts = np.unique(y, return_counts=True)
-    if counts.min() < k:
-        raise ValueError(f"--folds {k}: class {labels[np.argmin(counts)]!r} has {int(counts.min())} rows in the "
-                         f"train and validation parts, fewer than the folds: lower --folds")
-    return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(y.size), y))
-
-
 def cheapest_within(curve: list[dict[str, float]], tolerance: float, key: str) -> int:
     """Index of the cheapest curve point whose ``KEY_accuracy`` is within ``tolerance`` of point 0's (lambda = 0);
     ties: the more accurate."""
@@ -217,7 +207,8 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
     opts = {**opts, "folds": folds or None}
     if folds:
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-        judge: Any = _CrossValidateLambda(opts, costs, task.split.seed, X, y, cv_folds(y, int(folds), task.split.seed))
+        parts = stratified_folds(y, int(folds), task.split.seed)
+        judge: Any = _CrossValidateLambda(opts, costs, task.split.seed, X, y, parts)
         desc, key = f"miser lambda sweep, {int(folds)}-fold", "cv"
     else:
         judge = _FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva)
