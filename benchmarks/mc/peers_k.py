@@ -60,33 +60,39 @@ def emlearn_c(header: Path, rows: Path, feature_t: str, include: str, work: Path
     return labels, {"x86": n / max(labels.size, 1)}
 
 
-def frugalml_c(task: Any, kind: str, opts: dict[str, Any], name: str, work: Path, count: bool, qemu: bool,
-               form: str = "tables") -> Row:
-    """The row of a frugalml model trained on the split: accuracy, macro-F1 and features read of the C runtime
-    (float32) on the test rows, x86 instructions per prediction and table bytes of its float32 header in FORM
-    (tables, or code: 0 table bytes), and the Cortex-M counts (on the first 40 test rows)."""
+def frugalml_c(task: Any, kind: str, opts: dict[str, Any], names: dict[str, str], work: Path, count: bool,
+               qemu: bool) -> list[Row]:
+    """The rows of one frugalml model trained once on the split, one per C form in NAMES (form -> row name:
+    tables, or code: 0 table bytes): accuracy, macro-F1 and features read of the C runtime (float32) on the
+    test rows, x86 instructions per prediction and table bytes of its float32 header in that form, and the
+    Cortex-M counts (on the first 40 test rows)."""
     work.mkdir(parents=True, exist_ok=True)
     m = load_kind_modules()[kind].train(kind, task, opts, None)
     pred = c_evaluator(m, "float32").predict(task.data.X[task.test])
-    out = _row(name, task.y[task.test], pred.label, task.n_classes, pred.n_read)
-    if not count:
-        return out
-    model = work / "m.msgpack"
-    fmt.save(m, model)
-    rows = work / "rows.npz"
-    np.savez(rows, X=task.data.X[task.test], y=task.y[task.test])
+    model, rows = work / "m.msgpack", work / "rows.npz"
+    if count:
+        fmt.save(m, model)
+        np.savez(rows, X=task.data.X[task.test], y=task.y[task.test])
     n = int(task.test.size)
-    h = work / "model.h"  # the name nb_count.c includes
-    subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--form", form, "--embed", str(rows), "--rows", str(n)],
-                   check=True, cwd=ROOT, capture_output=True)
-    out["x86"], out["bytes"] = count_ours(h, work, n)
-    if qemu:
-        for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32")):
-            ht = work / f"{target}.h"
-            subprocess.run([*CLI, "export-c", str(model), "-o", str(ht), "--target", target, "--numeric", numeric,
-                            "--form", form, "--embed", str(rows), "--rows", str(min(n, QEMU_ROWS))], check=True,
-                           cwd=ROOT, capture_output=True)
-            out[target] = count_cortex_m(ht, target)
+    out: list[Row] = []
+    for form, name in names.items():
+        row = _row(name, task.y[task.test], pred.label, task.n_classes, pred.n_read)
+        out.append(row)
+        if not count:
+            continue
+        fw = work / form
+        fw.mkdir(exist_ok=True)
+        h = fw / "model.h"  # the name nb_count.c includes
+        subprocess.run([*CLI, "export-c", str(model), "-o", str(h), "--form", form, "--embed", str(rows), "--rows",
+                        str(n)], check=True, cwd=ROOT, capture_output=True)
+        row["x86"], row["bytes"] = count_ours(h, fw, n, work.parent)  # one runtime archive for every row
+        if qemu:
+            for target, numeric in (("cortex-m3", "q15"), ("cortex-m4f", "float32")):
+                ht = fw / f"{target}.h"
+                subprocess.run([*CLI, "export-c", str(model), "-o", str(ht), "--target", target, "--numeric",
+                                numeric, "--form", form, "--embed", str(rows), "--rows", str(min(n, QEMU_ROWS))],
+                               check=True, cwd=ROOT, capture_output=True)
+                row[target] = count_cortex_m(ht, target)
     return out
 
 
@@ -104,12 +110,10 @@ def peer_table(task: Any, seed: int, trees: int, quick: bool) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="fm_mc_peers_") as tmp:
         work = Path(tmp)
-        rows.append(frugalml_c(task, "nb-stop", {}, "frugalml nb-stop (validation budget)", work / "nb", count,
-                               qemu))
-        rows.append(frugalml_c(task, "nb-stop", {}, "frugalml nb-stop, code form", work / "nb_code", count, qemu,
-                               form="code"))
-        rows.append(frugalml_c(task, "miser", {"lambda": 0.0, "trees": trees}, f"frugalml miser lambda=0, {trees} x K",
-                               work / "miser", count, qemu))
+        rows += frugalml_c(task, "nb-stop", {}, {"tables": "frugalml nb-stop (validation budget)",
+                                                 "code": "frugalml nb-stop, code form"}, work / "nb", count, qemu)
+        rows += frugalml_c(task, "miser", {"lambda": 0.0, "trees": trees},
+                           {"tables": f"frugalml miser lambda=0, {trees} x K"}, work / "miser", count, qemu)
         gb = GradientBoostingClassifier(n_estimators=trees, max_depth=3, learning_rate=0.1, random_state=seed)
         gb.fit(task.data.X[task.train], task.y[task.train])
         rows.append(_row(f"sklearn GradientBoosting, {trees} x K, depth 3", y, gb.predict(task.data.X[task.test]), k,
