@@ -190,8 +190,8 @@ def nbk_code(m: NBMultiModel, numeric: str, name: str, zero_share: list[float] |
     binary form's search) ending in a leaf that adds its slot's K constants; at a stop point the leader (the
     first class of largest score) and its margin over the runner-up (NAME_lead, as fm_nbk's), compared with
     the stop point's margin; q15: int32 sums of the int16 entries (saturating only when some class's sum could
-    leave int32), the margin in int64; without saturation the positions between stop points nest in groups
-    (NBK_GROUP), a leaf adding its path's summed rows."""
+    leave int32), the margin in int32 when it fits (else int64); without saturation the positions between stop
+    points nest in groups (NBK_GROUP), a leaf adding its path's summed rows."""
     if zero_share is not None and len(zero_share) != m.n_used:
         raise ValueError(f"code hint zero_share has {len(zero_share)} values, the model reads {m.n_used} positions")
     q = numeric == "q15"
