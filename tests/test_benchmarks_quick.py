@@ -72,3 +72,32 @@ def test_help_names_quick_and_write_docs(script: Path, capsys: pytest.CaptureFix
     out = capsys.readouterr()
     assert exc.value.code in (0, None), out.err
     assert "--quick" in out.out and "--write-docs" in out.out
+
+
+def test_pipeline_kinds_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/pipeline.py --kinds: only the named kinds' rows are measured (in the order given), an unknown kind
+    is a usage error (exit 2) before anything runs."""
+    import argparse
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    from benchmarks import pipeline
+
+    ap = argparse.ArgumentParser()
+    pipeline.add_kinds_argument(ap)
+    assert ap.parse_args(["--kinds", "cascade,nb-stop"]).kinds == ["cascade", "nb-stop"]
+    assert ap.parse_args([]).kinds is None
+    with pytest.raises(SystemExit) as exc:
+        ap.parse_args(["--kinds", "cascade,forest"])
+    assert exc.value.code == 2
+    seen: list[str] = []
+
+    def row(name: str, *args: object) -> pipeline.Row:
+        seen.append(name)
+        return pipeline.Row(name, 1.0, 1.0, 1.0, 1.0, 1.0, trees=4.0, model=8.0)
+
+    monkeypatch.setattr(pipeline, "frugalml", lambda *args: "")
+    monkeypatch.setattr(pipeline, "model_row", row)
+    monkeypatch.setattr(pipeline, "forest_accuracy", lambda *args: 0.5)
+    table, forest = pipeline.measure("data", "windows", 3, 128, 50, False, ["cascade"])
+    assert [r.name for r in table] == seen == ["cascade, all features", pipeline.budgeted_name("cascade")]
+    assert forest == 0.5

@@ -61,6 +61,17 @@ def test_exit_thresholds_never_cut_between_ties() -> None:
     assert up[0] == np.float32(1.0)  # only the 2.0 input can exit; the tied pair cannot be split
 
 
+def test_exit_thresholds_never_exit_tied_best_scores() -> None:
+    # three classes: rows 2 and 3 tie on their two best partial scores (margin 0), and the tie's argmax (class 0)
+    # agrees with the full model by chance; only the rows with a positive margin may exit
+    s0 = np.array([[2.0, 0.0, 0.0], [0.0, 1.5, 0.0], [0.5, 0.5, 0.0], [0.3, 0.3, 0.0]], dtype=np.float32)
+    y = np.array([0, 1, 0, 0])
+    up, lo = learn_exit_thresholds([s0, s0], y.copy(), y, np.ones(4))
+    assert up[0] >= 0 and lo[0] == -np.inf
+    margin = np.array([2.0, 1.5, 0.0, 0.0], dtype=np.float32)
+    np.testing.assert_array_equal(margin > up[0], [True, True, False, False])
+
+
 def test_cscc_report_and_early_reject_only(cancer: dict) -> None:
     c = CsccCascadeClassifier(n_stages=3, n_trees=15, lam=0.3, pool_lambdas=(0.0, 3.0), costs=cancer["costs"],
                               tree_eval_cost=0.5, n_rounds=1)

@@ -273,7 +273,23 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     assert (meta["lambda_chosen"], meta["early_exit_every_chosen"]) == (kept["lambda"], kept["every"])
     assert np.all(np.diff(model.tables.stage_end) == kept["every"]) and meta["cv_cost"] == kept["cv_cost"]
     assert "cascade lambda=" in err
+    # --exit-budget: among the points within the tolerance whose held-out cost is within the share of the eager
+    # cost (every feature, every tree), the most accurate, ties the smallest lambda then the cheapest
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "b.msgpack",
+                       "--early-exit-every", 2, "--trees", 12, "--exit-folds", 3, "--exit-lambdas", "0.3,3",
+                       "--exit-every-grid", "1,4", "--exit-budget", 0.9)
+    assert code == 0, err
+    budgeted = fmt.load(work / "b.msgpack").meta["training"]
+    assert budgeted["exit_lambda_curve"] == curve  # the same held-out curve, another rule
+    assert budgeted["exit_budget_cost"] == pytest.approx(0.9 * (4 * 1.0 + 4 * 100.0))  # tree cost 0 here
+    under = [c for c in ok if c["cv_cost"] <= budgeted["exit_budget_cost"]]
+    assert under
+    best = min(under, key=lambda c: (-c["cv_accuracy"], c["lambda"], c["cv_cost"]))
+    assert (budgeted["lambda_chosen"], budgeted["early_exit_every_chosen"]) == (best["lambda"], best["every"])
     for bad in (["--exit-folds", 3, "--stages", 2], ["--early-exit-every", 2, "--exit-lambdas", "1"],
+                ["--early-exit-every", 2, "--exit-folds", 3, "--exit-budget", 0.5],
+                ["--early-exit-every", 2, "--exit-budget", 0.5, "--exit-lambdas", "1"],
+                ["--early-exit-every", 2, "--exit-folds", 3, "--exit-lambdas", "1", "--exit-budget", 0],
                 ["--early-exit-every", 2, "--exit-folds", 3, "--exit-lambdas", "1", "--lambda", 1],
                 ["--early-exit-every", 2, "--exit-every-grid", "1,2"],
                 ["--early-exit-every", 2, "--exit-folds", 3, "--exit-every-grid", "0,2"],
@@ -281,6 +297,25 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
         code, _, err = run("train", "cascade", work / "data.npz", "-o", work / "bad.msgpack", *bad)
         assert code == 2 and err.strip().splitlines()[-1].startswith("error: "), (bad, err)
         assert not (work / "bad.msgpack").exists()
+
+
+def test_held_out_choice_spends_the_budget_on_accuracy() -> None:
+    """Without a budget the cheapest point within the tolerance; with one, the most accurate point within both
+    (ties: the smallest lambda, then the cheapest); nothing within the budget: the cheapest within the tolerance."""
+    from compiler.trees.kind_cascade import held_out_choice
+
+    def point(lam: float, every: int, acc: float, cost: float) -> dict[str, Any]:
+        return {"lambda": lam, "every": every, "cv_accuracy": acc, "cv_cost": cost, "cv_full_accuracy": 0.96}
+
+    curve = [point(0, 1, 0.95, 300.0), point(0, 4, 0.96, 900.0), point(0.1, 1, 0.95, 200.0),
+             point(1, 1, 0.95, 120.0), point(1, 4, 0.94, 100.0), point(3, 1, 0.90, 50.0)]
+    pick = lambda budget: (lambda p: (p["lambda"], p["every"]))(held_out_choice(curve, 0.02, budget))  # noqa: E731
+    assert pick(None) == (1, 4)  # the cheapest within 0.02 of 0.96; lambda 3 is too inaccurate
+    assert pick(1000.0) == (0, 4)  # everything fits: the most accurate
+    assert pick(400.0) == (0, 1)  # 0.95 three times: the smallest lambda
+    assert pick(250.0) == (0.1, 1)
+    assert pick(60.0) == (1, 4)  # only lambda 3 fits, outside the tolerance: the rule without a budget
+    assert held_out_choice([point(0, 1, 0.5, 10.0), point(1, 1, 0.6, 5.0)], 0.01, None)["lambda"] == 1
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])

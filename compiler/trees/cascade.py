@@ -69,7 +69,8 @@ def learn_exit_thresholds(
 
     ``stage_scores[s]`` is the (n, K) float32 partial score after stage s. For
     K = 1 an input exits positive if score > upper, negative if score < lower;
-    for K > 1 it exits with the argmax if margin > upper (lower is -inf).
+    for K > 1 it exits with the argmax if margin > upper (lower is -inf; upper >= 0: tied best scores
+    never exit).
     """
     S = len(stage_scores)
     upper = np.full(S, F32_INF, dtype=np.float32)
@@ -100,10 +101,13 @@ def learn_exit_thresholds(
         else:
             mg = margin(sc)
             early = np.argmax(sc, axis=1)
-            order = rem[np.argsort(-mg[rem], kind="stable")]
+            # a row whose two best partial scores tie (margin 0) has no early decision (its argmax is the first of
+            # the tied classes, agreeing with the full model by chance): it never exits, so upper stays >= 0
+            pos = rem[mg[rem] > 0]
+            order = pos[np.argsort(-mg[pos], kind="stable")]
             m = _largest_valid_prefix(order, mg, early, full_pred, y_idx, weight, min_agreement)
             if m > 0:
-                upper[s] = mg[order[m]] if m < order.size else np.nextafter(mg[order[-1]], -F32_INF)
+                upper[s] = mg[order[m]] if m < order.size else np.nextafter(mg[order[-1]], np.float32(0))
                 remaining[order[:m]] = False
     return upper, lower
 

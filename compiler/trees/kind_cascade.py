@@ -114,11 +114,12 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                         raise click.UsageError("--exit-every-grid takes whole numbers of iterations >= 1")
                 fitted = {(lam, n): cascade(lam, n) for lam in grid for n in everys}
                 curve = [{"lambda": lam, "every": n, **e.cv_} for (lam, n), e in fitted.items()]
-                ref = curve[0]["cv_full_accuracy"]  # the first lambda's whole ensembles, no exit
-                tol = one_se(ref, y.size)
-                ok = [p for p in curve if p["cv_accuracy"] >= ref - tol - 1e-12]
-                kept = min(ok, key=lambda p: (p["cv_cost"], -p["cv_accuracy"])) if ok else \
-                    max(curve, key=lambda p: (p["cv_accuracy"], -p["cv_cost"]))
+                tol = one_se(curve[0]["cv_full_accuracy"], y.size)  # the first lambda's whole ensembles, no exit
+                budget = None
+                if "exit_budget" in opts:
+                    budget = float(opts["exit_budget"]) * eager_cost(next(iter(fitted.values())))
+                    record["exit_budget_cost"] = budget
+                kept = held_out_choice(curve, tol, budget)
                 record.update({"exit_lambda_curve": curve, "exit_lambda_tolerance": tol,
                                "lambda_chosen": kept["lambda"], "early_exit_every_chosen": kept["every"]})
                 for p in curve:
@@ -127,6 +128,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                f"{p['cv_accuracy']:.4f}, mean cost {p['cv_cost']:.2f}{mark}", err=True)
                 est: Any = fitted[(kept["lambda"], kept["every"])]
             else:
+                if "exit_budget" in opts:
+                    raise click.UsageError("--exit-budget needs --exit-lambdas or --exit-every-grid")
                 est = cascade(lam0, int(every))
             record.update(est.cv_)
             click.echo(f"cascade: exits by {len(folds)}-fold cross-validation: held-out accuracy "
@@ -134,7 +137,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                        f"{est.cv_['cv_cost']:.2f}, {est.cv_['cv_features']:.2f} features, exits "
                        f"{est.cv_['cv_exit_histogram']}", err=True)
         else:
-            for name in ("exit_lambdas", "exit_every_grid"):
+            for name in ("exit_lambdas", "exit_every_grid", "exit_budget"):
                 if name in opts:
                     raise click.UsageError(f"--{name.replace('_', '-')} needs --exit-folds")
             est = EarlyExitEnsemble(base().fit(Xtr, ytr, eval_set=(Xva, yva)), every=int(every),
@@ -143,7 +146,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         record["trees_chosen"] = int(est.stage_end_[-1])
         reference = None
     else:
-        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas", "exit_every_grid"):
+        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
                                        "(CSCC uses the paper's squared loss)")
@@ -180,6 +183,29 @@ def tree_code_hints(tables: TreeCascade, Xtr: np.ndarray) -> dict[str, Any]:
 
 
 FRONTIER_TOLERANCE = 0.01  # miser --sweep's default rule
+
+
+def eager_cost(est: Any) -> float:
+    """The cost of a prediction that reads every feature (each group once) and walks every tree of ``est`` (an
+    exiting ensemble): the eager pipeline in the costs' unit."""
+    every = np.ones((1, int(est.n_features_in_)), dtype=bool)
+    feat = float((every @ est.costs_)[0]) if est.groups_ is None else float(est.groups_.cost_of_rows(every)[0])
+    return feat + float(est.tree_eval_cost) * int(est.stage_end_[-1])
+
+
+def held_out_choice(curve: list[dict[str, Any]], tolerance: float, budget: float | None) -> dict[str, Any]:
+    """The kept point of a cascade's held-out curve (point 0: lambda 0, whose whole ensembles' accuracy is the
+    reference): the cheapest whose held-out accuracy is within ``tolerance`` of the reference; with a ``budget``,
+    among those whose held-out cost is within it, the most accurate (ties: the smallest lambda -- the least bent by
+    the costs --, then the cheapest). None within the tolerance: the most accurate (ties: the cheapest)."""
+    ref = curve[0]["cv_full_accuracy"]
+    ok = [p for p in curve if p["cv_accuracy"] >= ref - tolerance - 1e-12]
+    if not ok:
+        return max(curve, key=lambda p: (p["cv_accuracy"], -p["cv_cost"]))
+    under = [p for p in ok if budget is not None and p["cv_cost"] <= budget]
+    if under:
+        return min(under, key=lambda p: (-p["cv_accuracy"], p["lambda"], p["cv_cost"]))
+    return min(ok, key=lambda p: (p["cv_cost"], -p["cv_accuracy"]))
 
 
 def one_se(accuracy: float, n: int) -> float:

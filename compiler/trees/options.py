@@ -79,6 +79,13 @@ CASCADE_OPTIONS = [
     click.Option(["--exit-every-grid"], default=None,
                  help="With --exit-folds: comma-separated N of --early-exit-every judged with each lambda in the "
                       "same way (the ensembles are fitted once per lambda) [cascade]."),
+    click.Option(["--exit-budget"], type=click.FloatRange(0, 1, min_open=True), default=None,
+                 help="With --exit-lambdas or --exit-every-grid: a share of the eager cost (every feature read, each "
+                      "group once, and every tree walked, in the costs' unit). Among the pairs whose held-out mean "
+                      "cost is within it and whose held-out accuracy is within the tolerance, keep the most accurate "
+                      "held out (ties: the smallest lambda, then the cheapest) instead of the cheapest: a model far "
+                      "under the budget spends it on accuracy. None within the budget: the cheapest within the "
+                      "tolerance [cascade]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
