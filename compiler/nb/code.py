@@ -144,18 +144,6 @@ def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None
     def add_row(v: Any) -> list[str]:
         return [add(v)]
 
-    def cost_at(p: int) -> tuple[str, str]:
-        """(cost, cost_q) C expressions after reading p features."""
-        if q:
-            return "0.0f", f"{p if cum is None else int(cum[p])}u"
-        return c_float(float(p) if cum is None else float(cum[p])), "0u"
-
-    def exit_lines(label: str, stage: int, p: int) -> list[str]:
-        cost, cost_q = cost_at(p)
-        return [f"out->label = {label};", f"out->stage = {stage}u;",
-                f"out->score = {'0.0f' if q else 'a'};", f"out->score_q = {'a' if q else '0'};",
-                f"out->n_read = {p}u;", f"out->cost = {cost};", f"out->cost_q = {cost_q};", "return FM_OK;"]
-
     L: list[str] = [f"{'int32_t' if q else 'float'} a = {fmt(d0)};",
                     f"if (x == NULL || out == NULL || n != {int(m.n_features)}u) {{", "    return FM_E_ARG;", "}"]
     stops = {int(s): i for i, s in enumerate(m.stop_at)}
@@ -168,10 +156,25 @@ def nb_code(tables: Any, numeric: str, name: str, zero_share: list[float] | None
                 if never:
                     continue
                 L.append(f"if (a {op} {fmt(bound)}) {{")
-                L += ["    " + line for line in exit_lines(label, s + 1, p + 1)]
+                L += ["    " + line for line in exit_lines(q, cum, label, "a", s + 1, p + 1)]
                 L.append("}")
-    L += exit_lines(f"a > {fmt(thr)} ? 1 : 0", 0, k)
+    L += exit_lines(q, cum, f"a > {fmt(thr)} ? 1 : 0", "a", 0, k)
     return CodeBody(lines=L, helpers=sat_helper(name) if saturate else [])
+
+
+def exit_lines(q: bool, cum: Any, label: str, score: str, stage: int, p: int) -> list[str]:
+    """An answer after p features read: the fm_result fields (label and score as C expressions; cost in float32,
+    cost_q in q15 integer units, from the cumulative costs ``cum``, None: one per feature) and the return."""
+    if q:
+        cost, cost_q = "0.0f", f"{p if cum is None else int(cum[p])}u"
+    else:
+        cost, cost_q = c_float(float(p) if cum is None else float(cum[p])), "0u"
+    return [f"out->label = {label};", f"out->stage = {stage}u;",
+            f"out->score = {'0.0f' if q else score};", f"out->score_q = {score if q else '0'};",
+            f"out->n_read = {p}u;", f"out->cost = {cost};", f"out->cost_q = {cost_q};", "return FM_OK;"]
+
+
+LEAD = "(int32_t)lead"  # the K-class form's label: the leader's class index
 
 
 def _never_hi(v: Any, q: bool) -> bool:
@@ -230,13 +233,6 @@ def nbk_code(m: NBMultiModel, numeric: str, name: str, zero_share: list[float] |
                 out.append(f"s[{c}] = s[{c}] + {c_float(float(v))};")
         return out
 
-    def exit_lines(stage: int, p: int) -> list[str]:
-        cost = "0.0f" if q else c_float(float(p) if cum is None else float(cum[p]))
-        cost_q = f"{p if cum is None else int(cum[p])}u" if q else "0u"
-        return ["out->label = (int32_t)lead;", f"out->stage = {stage}u;",
-                f"out->score = {'0.0f' if q else 's[lead]'};", f"out->score_q = {'s[lead]' if q else '0'};",
-                f"out->n_read = {p}u;", f"out->cost = {cost};", f"out->cost_q = {cost_q};", "return FM_OK;"]
-
     init = ", ".join(c_int(v) if q else c_float(v) for v in d0)
     L: list[str] = [f"{score_t} s[{n_classes}] = {{{init}}};", f"{margin_t} margin;", "uint32_t lead;",
                     f"if (x == NULL || out == NULL || n != {int(m.n_features)}u) {{", "    return FM_E_ARG;", "}"]
@@ -268,12 +264,12 @@ def nbk_code(m: NBMultiModel, numeric: str, name: str, zero_share: list[float] |
             continue
         L += group_lines(list(range(start, p + 1)), None)
         start, paths = p + 1, 1
-        if p + 1 in stops and not (not q and bool(np.isposinf(margins[stops[p + 1]]))):
+        if p + 1 in stops and not (not q and _never_hi(margins[stops[p + 1]], q)):  # q15: always tested
             t = stops[p + 1]
             L += [f"lead = {name}_lead(s, &margin);",
                   f"if (margin > {c_int(margins[t]) if q else c_float(margins[t])}) {{",
-                  *("    " + line for line in exit_lines(t + 1, p + 1)), "}"]
-    L += [f"lead = {name}_lead(s, &margin);", "(void)margin;", *exit_lines(0, k)]
+                  *("    " + line for line in exit_lines(q, cum, LEAD, "s[lead]", t + 1, p + 1)), "}"]
+    L += [f"lead = {name}_lead(s, &margin);", "(void)margin;", *exit_lines(q, cum, LEAD, "s[lead]", 0, k)]
     lead = c_function(f"static inline uint32_t {name}_lead(const {score_t} *s, {margin_t} *margin)",
                       *lead_lines(n_classes, q, margin_t))
     return CodeBody(lines=L, helpers=(sat_helper(name) if saturate else []) + lead)
