@@ -33,7 +33,7 @@ from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
 from pyruntime.costtext import CostedView, predict_lines
-from pyruntime.data import load_dataset
+from pyruntime.data import load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
 
@@ -218,7 +218,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
     if embed is not None:
-        data = load_dataset(embed, model.meta.get("target_column"), model.meta.get("feature_plan"))
+        data = load_for_model(embed, model.meta)
         if data.X.shape[1] != int(model.tables.n_features):
             raise ValueError(f"{embed} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
         if rows is not None and rows > data.n_rows:
@@ -335,7 +335,7 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
-    ds = load_dataset(data, model.meta.get("target_column"), model.meta.get("feature_plan"))
+    ds = load_for_model(data, model.meta)
     X = ds.X[:rows] if rows else ds.X
     ev = c_evaluator(model, num)
     pred = ev.predict(X)

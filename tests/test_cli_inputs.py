@@ -122,3 +122,51 @@ def test_bad_export_leaves_no_file(work: Path, tmp_path: Path) -> None:
     one_line_error(*run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "wide.csv"),
                    "features")
     assert not (tmp_path / "m.h").exists()
+
+
+def test_predict_takes_rows_without_labels(work: Path, tmp_path: Path) -> None:
+    """A CSV of the model's feature columns only (no label column) or an NPZ without y: predict and
+    --embed run its rows as they run the labelled file's; eval says it needs labels."""
+    lines = (work / "d.csv").read_text().splitlines()[:31]
+    (tmp_path / "x.csv").write_text("".join(line.rsplit(",", 1)[0] + "\n" for line in lines))
+    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
+    assert code == 0, err
+    code, got, err = run("predict", work / "m.msgpack", tmp_path / "x.csv")
+    assert code == 0 and got == want, err
+    X, _ = make_sparse_binary(600, N, seed=5)
+    np.savez(tmp_path / "x.npz", X=X[:30])
+    code, got, err = run("predict", work / "m.msgpack", tmp_path / "x.npz")
+    assert code == 0 and got == want, err
+    code, _, err = run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "x.csv")
+    assert code == 0 and "#define FM_N_ROWS 20u" in (tmp_path / "m.h").read_text(), err
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "x.csv"), "has no labels", "predict")
+    one_line_error(*run("train", "nb-stop", tmp_path / "x.npz", "-o", tmp_path / "t.msgpack"),
+                   "x.npz: an NPZ data set needs arrays 'X' and 'y'")
+    assert not (tmp_path / "t.msgpack").exists()
+
+
+def test_feature_columns_in_another_order_are_matched_by_name(work: Path, tmp_path: Path) -> None:
+    """A CSV naming the model's features in another column order (label first) gives the same answers as
+    the training file: the columns are matched by name, not taken by position."""
+    rows = [line.split(",") for line in (work / "d.csv").read_text().splitlines()]
+    perm = [N, *range(N - 1, -1, -1)]  # label first, then the features reversed
+    (tmp_path / "r.csv").write_text("".join(",".join(r[i] for i in perm) + "\n" for r in rows))
+    for args in (("eval", "--json"), ("predict",)):
+        code, want, err = run(args[0], work / "m.msgpack", work / "d.csv", *args[1:])
+        assert code == 0, err
+        code, got, err = run(args[0], work / "m.msgpack", tmp_path / "r.csv", *args[1:])
+        assert code == 0, err
+        if args[0] == "eval":  # the same rows after reordering: the model's test part
+            want, got = json.loads(want), json.loads(got)
+            assert got["rows"] == "test" and want.pop("ns_per_prediction") and got.pop("ns_per_prediction")
+        assert got == want
+
+
+def test_csv_whose_labels_are_not_the_last_column_names_the_option(tmp_path: Path) -> None:
+    """Labels in a column the default does not pick (not last, not named target/class/label/y): the
+    error names the column taken and the --target-column that fixes it."""
+    X, y = make_sparse_binary(60, 3, seed=2)
+    (tmp_path / "s.csv").write_text("species,a,b,c\n" + "".join(
+        f"{'dog' if t else 'cat'},{x[0]:g},{x[1]:g},{x[2]:g}\n" for x, t in zip(X, y)))
+    one_line_error(*run("train", "nb-static", tmp_path / "s.csv", "-o", tmp_path / "m.msgpack"),
+                   "column 'species' value", "target column is 'c'", "--target-column species")
