@@ -5,6 +5,7 @@ Exit codes: 0 success, 2 bad usage or bad input (one line on stderr).
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import sys
@@ -32,7 +33,7 @@ from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
-from pyruntime.costtext import CostedView, predict_lines
+from pyruntime.costtext import CostedView, predict_fields, predict_lines
 from pyruntime.data import load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
@@ -342,10 +343,10 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     q15 = num == "q15"
     lines = predict_lines(model.tables, pred, q15, ev.cost_unit, classes=model.classes)
     if output:
-        with open(output, "w") as fh:
-            fh.write("label,features_read,cost\n")
-            cost_lines = predict_lines(CostedView(), pred, q15, ev.cost_unit, sep=",", classes=model.classes)
-            fh.write("".join(line + "\n" for line in cost_lines))
+        with open(output, "w", newline="") as fh:  # csv quotes a label holding a comma or a quote
+            out = csv.writer(fh, lineterminator="\n")
+            out.writerow(["label", "features_read", "cost"])
+            out.writerows(predict_fields(CostedView(), pred, q15, ev.cost_unit, classes=model.classes))
         click.echo(f"wrote {len(lines)} predictions to {output}", err=True)
     else:
         click.echo("\n".join(lines))

@@ -51,17 +51,23 @@ def label_texts(labels: object, classes: list[str] | None) -> list[str]:
     return [classes[i] if 0 <= i < len(classes) else "-1" for i in idx]
 
 
-def predict_lines(tables: object, pred: object, q15: bool, cost_unit: float, sep: str = " ",
-                  classes: list[str] | None = None) -> list[str]:
-    """The lines of `frugalml predict` (and of the firmware examples): LABEL FEATURES_READ, plus COST for
-    tables whose class says ``reports_cost`` (every kind but naive Bayes). LABEL is the label text of the
-    class (label_texts), or the class index when classes is None."""
+def predict_fields(tables: object, pred: object, q15: bool, cost_unit: float,
+                   classes: list[str] | None = None) -> list[list[str]]:
+    """The fields of each line of `frugalml predict` (and of the firmware examples): LABEL, FEATURES_READ,
+    plus COST for tables whose class says ``reports_cost`` (every kind but naive Bayes). LABEL is the label
+    text of the class (label_texts), or the class index when classes is None."""
     labels = label_texts(pred.label, classes)  # type: ignore[attr-defined]
-    reads = [int(v) for v in pred.n_read]  # type: ignore[attr-defined]
+    reads = [str(int(v)) for v in pred.n_read]  # type: ignore[attr-defined]
     if not getattr(tables, "reports_cost", True):
-        return [f"{a}{sep}{b}" for a, b in zip(labels, reads)]
+        return [[a, b] for a, b in zip(labels, reads)]
     costs = device_costs(pred.cost, q15, cost_unit)  # type: ignore[attr-defined]
-    return [f"{a}{sep}{b}{sep}{cost_text(c)}" for a, b, c in zip(labels, reads, costs)]
+    return [[a, b, cost_text(c)] for a, b, c in zip(labels, reads, costs)]
+
+
+def predict_lines(tables: object, pred: object, q15: bool, cost_unit: float,
+                  classes: list[str] | None = None) -> list[str]:
+    """The lines of `frugalml predict`: predict_fields joined by one space."""
+    return [" ".join(f) for f in predict_fields(tables, pred, q15, cost_unit, classes)]
 
 
 class CostedView:
