@@ -278,6 +278,8 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     report = tasks.summarize(model, y[idx], pred)
     report.update({"runtime": "c", "numeric": num, "rows": part,
                    "ns_per_prediction": ev.ns_per_prediction(X) if X.shape[0] else 0.0})
+    if num == "q15":
+        report["q15_agreement"] = q15_agreement(model, X, pred)
     metrics = FILE_METRICS.get(model.kind)
     if metrics is not None:
         report.update(metrics(model, X, y[idx], pred, num))
@@ -341,6 +343,8 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
     q15 = num == "q15"
+    if q15:
+        q15_agreement(model, X, pred)
     lines = predict_lines(model.tables, pred, q15, ev.cost_unit, classes=model.classes)
     if output:
         with open(output, "w", newline="") as fh:  # csv quotes a label holding a comma or a quote
@@ -350,6 +354,24 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
         click.echo(f"wrote {len(lines)} predictions to {output}", err=True)
     else:
         click.echo("\n".join(lines))
+
+
+Q15_AGREEMENT_WARN = 0.99
+
+
+def q15_agreement(model: fmt.ModelFile, X: np.ndarray, pred: Any) -> float:
+    """Share of rows where the q15 tables give the float32 tables' label; below 99%, one warning line: features
+    of large magnitude, or with a large offset against their spread (100000 +- 5), lose their resolution in
+    16-bit fixed point, and the device answers something else than the model that was validated."""
+    if X.shape[0] == 0:
+        return 1.0
+    agree = float(np.mean(c_evaluator(model, "float32").predict(X).label == pred.label))
+    if agree < Q15_AGREEMENT_WARN:
+        click.echo(f"warning: the q15 tables give the float32 tables' label on {100 * agree:.1f}% of these rows "
+                   "only: features of large magnitude or with a large offset (e.g. 100000 +- 5) lose their "
+                   "resolution in fixed point; center and scale them before training, or use float32 tables",
+                   err=True)
+    return agree
 
 
 # ---------------------------------------------------------------- inspect ----

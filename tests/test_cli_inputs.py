@@ -170,3 +170,24 @@ def test_csv_whose_labels_are_not_the_last_column_names_the_option(tmp_path: Pat
         f"{'dog' if t else 'cat'},{x[0]:g},{x[1]:g},{x[2]:g}\n" for x, t in zip(X, y)))
     one_line_error(*run("train", "nb-static", tmp_path / "s.csv", "-o", tmp_path / "m.msgpack"),
                    "column 'species' value", "target column is 'c'", "--target-column species")
+
+
+def test_q15_that_loses_the_features_warns(tmp_path: Path) -> None:
+    """Features with a large offset against their spread (100000 +- 2) keep no resolution in q15: eval
+    reports the q15/float32 label agreement and warns when it is low, and predict warns too; the same
+    data centered gives agreeing tables and no warning."""
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 500)
+    X = rng.normal(size=(500, 3)) + 2.0 * y[:, None]
+    for name, offset in (("far", 1e5), ("near", 0.0)):
+        np.savez(tmp_path / f"{name}.npz", X=X + offset, y=y)
+        code, _, err = run("train", "miser", tmp_path / f"{name}.npz", "--trees", 10, "-o", tmp_path / f"{name}.m")
+        assert code == 0, err
+        code, out, err = run("eval", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--json", "--numeric", "q15")
+        assert code == 0, err
+        agree, warned = json.loads(out)["q15_agreement"], "warning: the q15 tables give" in err
+        assert (agree < 0.99 and warned) if name == "far" else (agree >= 0.99 and not warned), (agree, err)
+        code, _, err = run("predict", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--numeric", "q15")
+        assert code == 0 and ("warning: the q15 tables give" in err) == (name == "far"), err
+    code, out, err = run("eval", tmp_path / "far.m", tmp_path / "far.npz", "--json")
+    assert code == 0 and "q15_agreement" not in json.loads(out) and "warning" not in err
