@@ -30,6 +30,7 @@ from compiler.header import (
     render_header,
 )
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
+from compiler.options import OutputFile
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
@@ -144,7 +145,7 @@ TRAIN_DESCRIPTION = (
 )
 TRAIN_COMMON: list[click.Parameter] = [
     click.Argument(["data"]),
-    click.Option(["-o", "--output"], required=True, type=click.Path(dir_okay=False), help="Model file to write."),
+    click.Option(["-o", "--output"], required=True, type=OutputFile(), help="Model file to write."),
     click.Option(["--positive"], default=None, help="Label of the positive class (one-vs-rest for multi-class data)."),
     click.Option(["--target-column"], default=None,
                  help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
@@ -179,7 +180,7 @@ def flash_budget(target: str | None, given: str | None) -> int | None:
 
 @cli.command("export-c")
 @click.argument("model_path", metavar="MODEL")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Header file to write.")
+@click.option("-o", "--output", required=True, type=OutputFile(), help="Header file to write.")
 @click.option("--name", default="model", show_default=True, help="C identifier prefix of the tables.")
 @numeric_options
 @click.option("--flash-budget", "flash_budget_text", default=None, metavar="BYTES",
@@ -251,7 +252,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 @click.option("--budget", type=float, default=None, help="Per-call budget (models with a budget index).")
 @click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (models with a budget index).")
 @click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (models with a budget index).")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", type=OutputFile(), default=None,
               help="PNG of the confusion matrix (with --budget-sweep: of the accuracy-vs-budget curve).")
 @friendly
 def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None,
@@ -321,7 +322,7 @@ def eval_text(report: dict[str, Any]) -> list[str]:
 @click.argument("model_path", metavar="MODEL")
 @click.argument("data")
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Only the first N rows.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=OutputFile(), default=None,
               help="Write CSV (label,features_read,cost) here instead of printing.")
 @numeric_options
 @friendly

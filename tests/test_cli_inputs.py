@@ -191,3 +191,16 @@ def test_q15_that_loses_the_features_warns(tmp_path: Path) -> None:
         assert code == 0 and ("warning: the q15 tables give" in err) == (name == "far"), err
     code, out, err = run("eval", tmp_path / "far.m", tmp_path / "far.npz", "--json")
     assert code == 0 and "q15_agreement" not in json.loads(out) and "warning" not in err
+
+
+def test_output_in_a_missing_folder_is_refused_before_any_work(work: Path, tmp_path: Path) -> None:
+    """-o / --plot in a folder that does not exist: one error naming the folder, at once (train does not
+    train first and then fail on its temporary file)."""
+    gone = tmp_path / "gone"
+    for args in (("train", "nb-stop", work / "d.csv", "-o", gone / "m.msgpack"),
+                 ("export-c", work / "m.msgpack", "-o", gone / "m.h"),
+                 ("predict", work / "m.msgpack", work / "d.csv", "-o", gone / "p.csv"),
+                 ("eval", work / "m.msgpack", work / "d.csv", "--plot", gone / "p.png")):
+        code, out, err = run(*args)
+        one_line_error(code, out, err, f"folder '{gone}' does not exist")
+        assert "training" not in err and not gone.exists()
