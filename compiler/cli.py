@@ -357,11 +357,11 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
         click.echo("\n".join(lines))
 
 
-Q15_AGREEMENT_WARN = 0.99
+Q15_AGREEMENT_WARN = 0.95  # rounding alone moves a few near ties (26 classes: 98%); lost features move many
 
 
 def q15_agreement(model: fmt.ModelFile, X: np.ndarray, pred: Any) -> float:
-    """Share of rows where the q15 tables give the float32 tables' label; below 99%, one warning line: features
+    """Share of rows where the q15 tables give the float32 tables' label; below 95%, one warning line: features
     of large magnitude, or with a large offset against their spread (100000 +- 5), lose their resolution in
     16-bit fixed point, and the device answers something else than the model that was validated."""
     if X.shape[0] == 0:

@@ -186,7 +186,7 @@ def test_q15_that_loses_the_features_warns(tmp_path: Path) -> None:
         code, out, err = run("eval", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--json", "--numeric", "q15")
         assert code == 0, err
         agree, warned = json.loads(out)["q15_agreement"], "warning: the q15 tables give" in err
-        assert (agree < 0.99 and warned) if name == "far" else (agree >= 0.99 and not warned), (agree, err)
+        assert (agree < 0.95 and warned) if name == "far" else (agree >= 0.95 and not warned), (agree, err)
         code, _, err = run("predict", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--numeric", "q15")
         assert code == 0 and ("warning: the q15 tables give" in err) == (name == "far"), err
     code, out, err = run("eval", tmp_path / "far.m", tmp_path / "far.npz", "--json")
