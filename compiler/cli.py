@@ -416,6 +416,8 @@ def _short(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={_short(v)}" for k, v in value.items())
     if isinstance(value, list):
+        if not value:
+            return "none"
         items = [_short(v) for v in value[:10]]
         return ", ".join(items) + (f", ... ({len(value)} in all)" if len(value) > 10 else "")
     return "-" if value is None else str(value)
