@@ -64,7 +64,8 @@ def test_text_says_none_for_an_empty_list(work: Path, tmp_path: Path) -> None:
     assert code == 0, err
     code, out, err = run("inspect", tmp_path / "s.msgpack")
     assert code == 0, err
-    assert [line.strip() for line in out.splitlines() if "stop points:" in line] == ["stop points: none"]
+    lines = [line.strip() for line in out.splitlines()]
+    assert [t for t in lines if t.startswith("stop points:")] == ["stop points: none"]
     assert all(not line.rstrip().endswith(":") for line in out.splitlines()), out
     code, out, err = run("inspect", tmp_path / "s.msgpack", "--json")
     assert code == 0 and json.loads(out)["stop_points"] == [], err
