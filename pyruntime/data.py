@@ -87,8 +87,11 @@ def _is_number(text: str) -> bool:
 
 
 def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = None) -> Dataset:
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte order mark, which would join the first column's name
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        first = fh.readline()
+        fh.seek(0)
+        rows = [r for r in csv.reader(fh, delimiter=_delimiter(first)) if r and any(c.strip() for c in r)]
     if not rows:
         raise DataError(f"{path}: the file is empty")
     header = [h.strip() for h in rows[0]]
@@ -123,8 +126,12 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
             try:
                 X[r - 2, c] = float(v)
             except ValueError:
-                hint = (f" (the target column is {header[ti]!r}, found by default: if {names[c]!r} holds the labels, "
-                        f"give --target-column {names[c]})" if target is None and ti is not None else "")
+                hint = ""
+                if _is_number(v.replace(",", ".")):
+                    hint = " (a decimal comma: write numbers with a decimal point)"
+                elif target is None and ti is not None and _is_number(row[ti]):
+                    hint = (f" (the target column is {header[ti]!r}, found by default: if {names[c]!r} holds the "
+                            f"labels, give --target-column {names[c]})")
                 raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not "
                                 f"numeric{hint}") from None
     if ti is not None and any(lab == "" for lab in y):
@@ -132,6 +139,14 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
     ds = _finish(X, y, names, str(path))
     ds.labelled = ti is not None
     return ds
+
+
+def _delimiter(header: str) -> str:
+    """The CSV's separator: a comma, unless the header has none and has semicolons or tabs (a spreadsheet's export
+    in a locale whose decimal mark is the comma)."""
+    if "," in header:
+        return ","
+    return max(";\t", key=header.count) if any(c in header for c in ";\t") else ","
 
 
 def _only_features(columns: list[str], unlabelled: list[str] | None) -> bool:

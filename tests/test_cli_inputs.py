@@ -204,3 +204,27 @@ def test_output_in_a_missing_folder_is_refused_before_any_work(work: Path, tmp_p
         code, out, err = run(*args)
         one_line_error(code, out, err, f"folder '{gone}' does not exist")
         assert "training" not in err and not gone.exists()
+
+
+@pytest.mark.parametrize("form", ["bom", "semicolon", "tab"])
+def test_spreadsheet_csv_exports_read_as_the_plain_file(work: Path, tmp_path: Path, form: str) -> None:
+    """A spreadsheet's "CSV UTF-8" (byte order mark first) and ';' or tab separated exports give the same
+    model and answers as the plain comma file: the BOM does not join the first column's name (labels first,
+    named by --target-column) and the separator is the header's."""
+    rows = [line.split(",") for line in (work / "d.csv").read_text().splitlines()]
+    rows = [[r[N], *r[:N]] for r in rows]  # labels first: found only by --target-column
+    sep = {"bom": ",", "semicolon": ";", "tab": "\t"}[form]
+    text = "".join(sep.join(r) + "\n" for r in rows)
+    (tmp_path / "s.csv").write_bytes((b"\xef\xbb\xbf" if form == "bom" else b"") + text.encode())
+    code, _, err = run("train", "nb-stop", tmp_path / "s.csv", "--target-column", "label", "-o", tmp_path / "s.m")
+    assert code == 0, err
+    code, info, err = run("inspect", tmp_path / "s.m", "--json")
+    assert code == 0 and json.loads(info)["reading_order"] == json.loads(run("inspect", work / "m.msgpack",
+                                                                              "--json")[1])["reading_order"], err
+    assert run("predict", tmp_path / "s.m", tmp_path / "s.csv")[1] == run("predict", work / "m.msgpack",
+                                                                           work / "d.csv")[1]
+
+
+def test_decimal_commas_are_named(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text("a;b;label\n1,5;2;x\n0,5;1;y\n")
+    one_line_error(*run("train", "nb-stop", tmp_path / "d.csv", "-o", tmp_path / "m"), "value '1,5'", "decimal comma")
