@@ -471,9 +471,12 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
         s = tasks.summarize(model, y[idx], pred)
         table.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
     base = table[0][3]
+    names = [Path(path).name for path in model_paths]
+    if len(set(names)) < len(names):  # the same file name in several folders: the paths as given tell them apart
+        names = list(model_paths)
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
-    for path, acc, feats, ns in table:
-        click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
+    for name, (_, acc, feats, ns) in zip(names, table, strict=True):
+        click.echo(f"{name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
 
 
 class LazyCommand(click.Command):

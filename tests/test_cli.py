@@ -226,3 +226,15 @@ def test_keel_data_set_loads(tmp_path: Path) -> None:
     assert ds.X.shape == (4597, 57) and set(ds.y.tolist()) == {"0", "1"}
     code, _, err = run("train", "nb-static", "keel:nope-not-a-set", "-o", tmp_path / "k.msgpack")
     assert code == 2 and "keel data set 'nope-not-a-set' cannot be loaded" in err
+
+
+def test_bench_tells_models_of_the_same_file_name_apart(work: Path, tmp_path: Path) -> None:
+    """Two models named m.msgpack in different folders: each bench line names its own path."""
+    (tmp_path / "b").mkdir()
+    code, _, err = run("train", "nb-static", work / "mail.csv", "--budget", "10", "-o", tmp_path / "b" / "m.msgpack")
+    assert code == 0, err
+    code, out, err = run("bench", work / "m.msgpack", tmp_path / "b" / "m.msgpack", "--data", work / "mail.csv")
+    assert code == 0, err
+    rows = out.splitlines()[1:]
+    assert [r.split()[0] for r in rows] == [str(work / "m.msgpack"), str(tmp_path / "b" / "m.msgpack")]
+    assert float(rows[0].split()[2]) != float(rows[1].split()[2])  # features read: 40 budget vs 10
