@@ -333,9 +333,10 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     Prints one line per row, exactly as the firmware examples print it:
     LABEL FEATURES_READ for naive Bayes kinds, LABEL FEATURES_READ COST for
     the others. LABEL is the class's label text as in the training data (see
-    `inspect`; -1 = deferred or nothing fits the budget), FEATURES_READ the distinct
-    features read, COST their summed cost (q15: integer cost units times the
-    header's FM_COST_UNIT), rounded to 6 decimals without trailing zeros.
+    `inspect`; -1 = deferred or nothing fits the budget, `none` when a class
+    is named -1), FEATURES_READ the distinct features read, COST their summed
+    cost (q15: integer cost units times the header's FM_COST_UNIT), rounded to
+    6 decimals without trailing zeros.
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)

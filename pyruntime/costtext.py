@@ -42,13 +42,25 @@ def device_costs(cost: np.ndarray, q15: bool, cost_unit: float) -> np.ndarray:
     return (cost_q.astype(np.float32) * np.float32(cost_unit)).astype(np.float32)
 
 
+def no_label_text(classes: list[str]) -> str:
+    """LABEL of a row without a class (deferred, or nothing fits the budget): "-1", or, when a class is named
+    "-1" (libsvm's -1/+1 labels), the first of "none", "none_", ... that names no class."""
+    if "-1" not in classes:
+        return "-1"
+    text = "none"
+    while text in classes:
+        text += "_"
+    return text
+
+
 def label_texts(labels: object, classes: list[str] | None) -> list[str]:
-    """LABEL of `frugalml predict` and of the firmware (FM_LABEL_TEXT): the class's label text, "-1" for an
-    index outside the classes (deferred, or nothing fits the budget); the index itself without classes."""
+    """LABEL of `frugalml predict` and of the firmware (FM_LABEL_TEXT): the class's label text, no_label_text
+    for an index outside the classes (deferred, or nothing fits the budget); the index itself without classes."""
     idx = [int(v) for v in labels]  # type: ignore[attr-defined]
     if classes is None:
         return [str(i) for i in idx]
-    return [classes[i] if 0 <= i < len(classes) else "-1" for i in idx]
+    none = no_label_text(classes)
+    return [classes[i] if 0 <= i < len(classes) else none for i in idx]
 
 
 def predict_fields(tables: object, pred: object, q15: bool, cost_unit: float,
