@@ -91,7 +91,7 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     meta = model.meta
     data = load_for_model(spec, meta)
     if not data.labelled:
-        raise DataError(f"{spec} has no labels (its columns are the model's features): evaluating needs them; "
+        raise DataError(f"{spec} has no labels (no label column, y or @classLabel): evaluating needs them; "
                         "`frugalml predict` runs rows without labels")
     classes = model.classes
     positive = meta.get("positive")

@@ -398,7 +398,9 @@ def load_dataset(spec: str, target: str | None = None, features: str | dict[str,
     if suffix == ".ts":
         from pyruntime.tsdata import read_ts
 
-        return _from_windows(read_ts(path), features)
+        ds = _from_windows(read_ts(path, labels_needed=unlabelled is None), features)
+        ds.labelled = bool(np.all(ds.y != ""))
+        return ds
     if suffix == ".npz":
         return _no_plan(_read_npz(path, features, unlabelled), features)
     return _no_plan(_load_table(path, suffix, spec, target, unlabelled), features)
