@@ -330,6 +330,10 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
             target_name: str | None) -> None:
     """Run the C runtime on every row of DATA as given (no split).
 
+    DATA needs no labels: a CSV of the model's feature columns only, an NPZ
+    without y or a .ts file with @classLabel false will do; the columns of a
+    table are matched to the model's features by name.
+
     Prints one line per row, exactly as the firmware examples print it:
     LABEL FEATURES_READ for naive Bayes kinds, LABEL FEATURES_READ COST for
     the others. LABEL is the class's label text as in the training data (see
