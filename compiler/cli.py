@@ -5,6 +5,7 @@ Exit codes: 0 success, 2 bad usage or bad input (one line on stderr).
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import sys
@@ -29,11 +30,12 @@ from compiler.header import (
     render_header,
 )
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
+from compiler.options import OutputFile
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
-from pyruntime.costtext import CostedView, predict_lines
-from pyruntime.data import load_dataset
+from pyruntime.costtext import CostedView, predict_fields, predict_lines
+from pyruntime.data import load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
 
@@ -143,7 +145,7 @@ TRAIN_DESCRIPTION = (
 )
 TRAIN_COMMON: list[click.Parameter] = [
     click.Argument(["data"]),
-    click.Option(["-o", "--output"], required=True, type=click.Path(dir_okay=False), help="Model file to write."),
+    click.Option(["-o", "--output"], required=True, type=OutputFile(), help="Model file to write."),
     click.Option(["--positive"], default=None, help="Label of the positive class (one-vs-rest for multi-class data)."),
     click.Option(["--target-column"], default=None,
                  help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
@@ -178,7 +180,7 @@ def flash_budget(target: str | None, given: str | None) -> int | None:
 
 @cli.command("export-c")
 @click.argument("model_path", metavar="MODEL")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Header file to write.")
+@click.option("-o", "--output", required=True, type=OutputFile(), help="Header file to write.")
 @click.option("--name", default="model", show_default=True, help="C identifier prefix of the tables.")
 @numeric_options
 @click.option("--flash-budget", "flash_budget_text", default=None, metavar="BYTES",
@@ -218,7 +220,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     if rows is not None and embed is None:
         raise click.UsageError("--rows needs --embed DATA")
     if embed is not None:
-        data = load_dataset(embed, model.meta.get("target_column"), model.meta.get("feature_plan"))
+        data = load_for_model(embed, model.meta)
         if data.X.shape[1] != int(model.tables.n_features):
             raise ValueError(f"{embed} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
         if rows is not None and rows > data.n_rows:
@@ -250,7 +252,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 @click.option("--budget", type=float, default=None, help="Per-call budget (models with a budget index).")
 @click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (models with a budget index).")
 @click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (models with a budget index).")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", type=OutputFile(), default=None,
               help="PNG of the confusion matrix (with --budget-sweep: of the accuracy-vs-budget curve).")
 @friendly
 def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None,
@@ -277,6 +279,8 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     report = tasks.summarize(model, y[idx], pred)
     report.update({"runtime": "c", "numeric": num, "rows": part,
                    "ns_per_prediction": ev.ns_per_prediction(X) if X.shape[0] else 0.0})
+    if num == "q15":
+        report["q15_agreement"] = q15_agreement(model, X, pred)
     metrics = FILE_METRICS.get(model.kind)
     if metrics is not None:
         report.update(metrics(model, X, y[idx], pred, num))
@@ -318,7 +322,7 @@ def eval_text(report: dict[str, Any]) -> list[str]:
 @click.argument("model_path", metavar="MODEL")
 @click.argument("data")
 @click.option("--rows", type=click.IntRange(min=1), default=None, help="Only the first N rows.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=OutputFile(), default=None,
               help="Write CSV (label,features_read,cost) here instead of printing.")
 @numeric_options
 @friendly
@@ -326,29 +330,54 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
             target_name: str | None) -> None:
     """Run the C runtime on every row of DATA as given (no split).
 
+    DATA needs no labels: a CSV of the model's feature columns only, an NPZ
+    without y or a .ts file with @classLabel false will do; the columns of a
+    table are matched to the model's features by name.
+
     Prints one line per row, exactly as the firmware examples print it:
     LABEL FEATURES_READ for naive Bayes kinds, LABEL FEATURES_READ COST for
     the others. LABEL is the class's label text as in the training data (see
-    `inspect`; -1 = deferred or nothing fits the budget), FEATURES_READ the distinct
-    features read, COST their summed cost (q15: integer cost units times the
-    header's FM_COST_UNIT), rounded to 6 decimals without trailing zeros.
+    `inspect`; -1 = deferred or nothing fits the budget, `none` when a class
+    is named -1), FEATURES_READ the distinct features read, COST their summed
+    cost (q15: integer cost units times the header's FM_COST_UNIT), rounded to
+    6 decimals without trailing zeros.
     """
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
-    ds = load_dataset(data, model.meta.get("target_column"), model.meta.get("feature_plan"))
+    ds = load_for_model(data, model.meta)
     X = ds.X[:rows] if rows else ds.X
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
     q15 = num == "q15"
+    if q15:
+        q15_agreement(model, X, pred)
     lines = predict_lines(model.tables, pred, q15, ev.cost_unit, classes=model.classes)
     if output:
-        with open(output, "w") as fh:
-            fh.write("label,features_read,cost\n")
-            cost_lines = predict_lines(CostedView(), pred, q15, ev.cost_unit, sep=",", classes=model.classes)
-            fh.write("".join(line + "\n" for line in cost_lines))
+        with open(output, "w", newline="") as fh:  # csv quotes a label holding a comma or a quote
+            out = csv.writer(fh, lineterminator="\n")
+            out.writerow(["label", "features_read", "cost"])
+            out.writerows(predict_fields(CostedView(), pred, q15, ev.cost_unit, classes=model.classes))
         click.echo(f"wrote {len(lines)} predictions to {output}", err=True)
     else:
         click.echo("\n".join(lines))
+
+
+Q15_AGREEMENT_WARN = 0.95  # rounding alone moves a few near ties (26 classes: 98%); lost features move many
+
+
+def q15_agreement(model: fmt.ModelFile, X: np.ndarray, pred: Any) -> float:
+    """Share of rows where the q15 tables give the float32 tables' label; below 95%, one warning line: features
+    of large magnitude, or with a large offset against their spread (100000 +- 5), lose their resolution in
+    16-bit fixed point, and the device answers something else than the model that was validated."""
+    if X.shape[0] == 0:
+        return 1.0
+    agree = float(np.mean(c_evaluator(model, "float32").predict(X).label == pred.label))
+    if agree < Q15_AGREEMENT_WARN:
+        click.echo(f"warning: the q15 tables give the float32 tables' label on {100 * agree:.1f}% of these rows "
+                   "only: features of large magnitude or with a large offset (e.g. 100000 +- 5) lose their "
+                   "resolution in fixed point; center and scale them before training, or use float32 tables",
+                   err=True)
+    return agree
 
 
 # ---------------------------------------------------------------- inspect ----
@@ -392,6 +421,8 @@ def _short(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={_short(v)}" for k, v in value.items())
     if isinstance(value, list):
+        if not value:
+            return "none"
         items = [_short(v) for v in value[:10]]
         return ", ".join(items) + (f", ... ({len(value)} in all)" if len(value) > 10 else "")
     return "-" if value is None else str(value)
@@ -445,9 +476,12 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
         s = tasks.summarize(model, y[idx], pred)
         table.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
     base = table[0][3]
+    names = [Path(path).name for path in model_paths]
+    if len(set(names)) < len(names):  # the same file name in several folders: the paths as given tell them apart
+        names = list(model_paths)
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
-    for path, acc, feats, ns in table:
-        click.echo(f"{Path(path).name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
+    for name, (_, acc, feats, ns) in zip(names, table, strict=True):
+        click.echo(f"{name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")
 
 
 class LazyCommand(click.Command):

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from compiler.pipeline_header import pipeline_section, window_rows
+from pyruntime.costtext import no_label_text
 from pyruntime.format import ModelFile
 from pyruntime.layout import is_struct, struct_fields, struct_layout
 
@@ -298,16 +299,18 @@ def c_string(text: str) -> str:
 def label_macros(model: ModelFile, name: str) -> list[str]:
     """The class label table: FM_N_CLASSES, NAME_labels[] (the label texts in class-index order) and
     FM_LABEL_TEXT(i), the text of class index i (the runtime's fm_result.label), "-1" for an index
-    outside 0 .. FM_N_CLASSES-1 (deferred, or nothing fits the budget), as `frugalml predict` prints it."""
+    outside 0 .. FM_N_CLASSES-1 (deferred, or nothing fits the budget; "none" when a class is named "-1"),
+    as `frugalml predict` prints it."""
     classes = model.classes
     check_classes(len(classes), "the header's label table")
+    none = no_label_text(classes)
     return [
         f"#define {name.upper()}_N_CLASSES {len(classes)}u",
         f"static const char *const {name}_labels[{len(classes)}] = {{{', '.join(c_string(c) for c in classes)}}};",
         f"#define FM_N_CLASSES {name.upper()}_N_CLASSES",
         f"#define FM_LABELS {name}_labels",
-        f"#define FM_LABEL_TEXT_MAX {max(3, *(len(c.encode()) + 1 for c in classes))}u",
-        "#define FM_LABEL_TEXT(i) ((i) >= 0 && (uint32_t)(i) < FM_N_CLASSES ? FM_LABELS[(i)] : \"-1\")",
+        f"#define FM_LABEL_TEXT_MAX {max(len(c.encode()) + 1 for c in [none, *classes])}u",
+        f"#define FM_LABEL_TEXT(i) ((i) >= 0 && (uint32_t)(i) < FM_N_CLASSES ? FM_LABELS[(i)] : {c_string(none)})",
     ]
 
 

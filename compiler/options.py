@@ -8,6 +8,10 @@ The family-only options (``--leaves``, ``--stages`` ...) are in compiler.trees.o
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 import click
 
 LOSSES = ("squared", "logistic", "multiclass-log")
@@ -92,3 +96,18 @@ SWEEP_OPTIONS = [
                  help=f"Comma-separated lambdas of --sweep (0 is always added) [miser; default "
                       f"{floats_text(DEFAULT_GRID)}]."),
 ]
+
+
+class OutputFile(click.Path):
+    """A file the command writes: refused at once (exit 2, before any training) when its folder is missing,
+    instead of an OSError naming a temporary file after the work is done."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        folder = Path(os.fsdecode(path)).parent
+        if not folder.is_dir():
+            self.fail(f"folder {str(folder)!r} does not exist", param, ctx)
+        return path

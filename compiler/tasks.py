@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from compiler.costs import FeatureCosts, load_costs
-from pyruntime.data import Dataset, Split, encode_labels, label_order, load_dataset
+from pyruntime.data import Dataset, Split, encode_labels, label_order, load_dataset, load_for_model
 from pyruntime.errors import DataError, FrugalmlError
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
@@ -89,7 +89,10 @@ def task_costs(task: Task, costs_path: str | None) -> FeatureCosts | None:
 def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.ndarray, str]:
     """Load DATA for a model: (data, class index of the rows, row indices, 'test' or 'all')."""
     meta = model.meta
-    data = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"))
+    data = load_for_model(spec, meta)
+    if not data.labelled:
+        raise DataError(f"{spec} has no labels (no label column, y or @classLabel): evaluating needs them; "
+                        "`frugalml predict` runs rows without labels")
     classes = model.classes
     positive = meta.get("positive")
     if data.X.shape[1] != int(model.tables.n_features):

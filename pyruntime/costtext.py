@@ -42,26 +42,44 @@ def device_costs(cost: np.ndarray, q15: bool, cost_unit: float) -> np.ndarray:
     return (cost_q.astype(np.float32) * np.float32(cost_unit)).astype(np.float32)
 
 
+def no_label_text(classes: list[str]) -> str:
+    """LABEL of a row without a class (deferred, or nothing fits the budget): "-1", or, when a class is named
+    "-1" (libsvm's -1/+1 labels), the first of "none", "none_", ... that names no class."""
+    if "-1" not in classes:
+        return "-1"
+    text = "none"
+    while text in classes:
+        text += "_"
+    return text
+
+
 def label_texts(labels: object, classes: list[str] | None) -> list[str]:
-    """LABEL of `frugalml predict` and of the firmware (FM_LABEL_TEXT): the class's label text, "-1" for an
-    index outside the classes (deferred, or nothing fits the budget); the index itself without classes."""
+    """LABEL of `frugalml predict` and of the firmware (FM_LABEL_TEXT): the class's label text, no_label_text
+    for an index outside the classes (deferred, or nothing fits the budget); the index itself without classes."""
     idx = [int(v) for v in labels]  # type: ignore[attr-defined]
     if classes is None:
         return [str(i) for i in idx]
-    return [classes[i] if 0 <= i < len(classes) else "-1" for i in idx]
+    none = no_label_text(classes)
+    return [classes[i] if 0 <= i < len(classes) else none for i in idx]
 
 
-def predict_lines(tables: object, pred: object, q15: bool, cost_unit: float, sep: str = " ",
-                  classes: list[str] | None = None) -> list[str]:
-    """The lines of `frugalml predict` (and of the firmware examples): LABEL FEATURES_READ, plus COST for
-    tables whose class says ``reports_cost`` (every kind but naive Bayes). LABEL is the label text of the
-    class (label_texts), or the class index when classes is None."""
+def predict_fields(tables: object, pred: object, q15: bool, cost_unit: float,
+                   classes: list[str] | None = None) -> list[list[str]]:
+    """The fields of each line of `frugalml predict` (and of the firmware examples): LABEL, FEATURES_READ,
+    plus COST for tables whose class says ``reports_cost`` (every kind but naive Bayes). LABEL is the label
+    text of the class (label_texts), or the class index when classes is None."""
     labels = label_texts(pred.label, classes)  # type: ignore[attr-defined]
-    reads = [int(v) for v in pred.n_read]  # type: ignore[attr-defined]
+    reads = [str(int(v)) for v in pred.n_read]  # type: ignore[attr-defined]
     if not getattr(tables, "reports_cost", True):
-        return [f"{a}{sep}{b}" for a, b in zip(labels, reads)]
+        return [[a, b] for a, b in zip(labels, reads)]
     costs = device_costs(pred.cost, q15, cost_unit)  # type: ignore[attr-defined]
-    return [f"{a}{sep}{b}{sep}{cost_text(c)}" for a, b, c in zip(labels, reads, costs)]
+    return [[a, b, cost_text(c)] for a, b, c in zip(labels, reads, costs)]
+
+
+def predict_lines(tables: object, pred: object, q15: bool, cost_unit: float,
+                  classes: list[str] | None = None) -> list[str]:
+    """The lines of `frugalml predict`: predict_fields joined by one space."""
+    return [" ".join(f) for f in predict_fields(tables, pred, q15, cost_unit, classes)]
 
 
 class CostedView:

@@ -36,6 +36,7 @@ class Dataset:
     name: str
     plan: FeaturePlan | None = None  # raw windows: the plan that made the columns
     windows: Any = None  # raw windows (pyruntime.tsdata.Windows) the rows were computed from, in row order
+    labelled: bool = True  # False: the file had no label column (see load_for_model); y is all ""
 
     @property
     def fingerprint(self) -> str:
@@ -85,16 +86,22 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _read_csv(path: Path, target: str | None) -> Dataset:
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = None) -> Dataset:
+    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte order mark, which would join the first column's name
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        first = fh.readline()
+        fh.seek(0)
+        rows = [r for r in csv.reader(fh, delimiter=_delimiter(first)) if r and any(c.strip() for c in r)]
     if not rows:
         raise DataError(f"{path}: the file is empty")
     header = [h.strip() for h in rows[0]]
     if all(_is_number(h) for h in header):
         raise DataError(f"{path}: the first line ({','.join(header[:4])}{',...' if len(header) > 4 else ''}) is data, "
                         "not a header: add a first line naming the columns (e.g. x0,x1,...,target)")
-    if target is not None:
+    ti: int | None
+    if _only_features(header, unlabelled):
+        ti = None
+    elif target is not None:
         if target not in header:
             raise DataError(f"{path}: no target column {target!r} (columns: {', '.join(header[:8])}...)")
         ti = header.index(target)
@@ -102,7 +109,7 @@ def _read_csv(path: Path, target: str | None) -> Dataset:
         lower = [h.lower() for h in header]
         hits = [lower.index(t) for t in TARGET_NAMES if t in lower]
         ti = hits[0] if hits else len(header) - 1
-    if len(header) < 2:
+    if len(header) < 2 and ti is not None:
         raise DataError(f"{path}: needs at least one feature column and a target column")
     data = rows[1:]
     if not data:
@@ -113,16 +120,38 @@ def _read_csv(path: Path, target: str | None) -> Dataset:
     for r, row in enumerate(data, start=2):
         if len(row) != len(header):
             raise DataError(f"{path} line {r}: {len(row)} fields, the header has {len(header)}")
-        y.append(row[ti].strip())
+        y.append("" if ti is None else row[ti].strip())
         vals = [c for i, c in enumerate(row) if i != ti]
         for c, v in enumerate(vals):
             try:
                 X[r - 2, c] = float(v)
             except ValueError:
-                raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not numeric") from None
-    if any(lab == "" for lab in y):
+                hint = ""
+                if _is_number(v.replace(",", ".")):
+                    hint = " (a decimal comma: write numbers with a decimal point)"
+                elif target is None and ti is not None and _is_number(row[ti]):
+                    hint = (f" (the target column is {header[ti]!r}, found by default: if {names[c]!r} holds the "
+                            f"labels, give --target-column {names[c]})")
+                raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not "
+                                f"numeric{hint}") from None
+    if ti is not None and any(lab == "" for lab in y):
         raise DataError(f"{path}: missing target value in column {header[ti]!r}")
-    return _finish(X, y, names, str(path))
+    ds = _finish(X, y, names, str(path))
+    ds.labelled = ti is not None
+    return ds
+
+
+def _delimiter(header: str) -> str:
+    """The CSV's separator: a comma, unless the header has none and has semicolons or tabs (a spreadsheet's export
+    in a locale whose decimal mark is the comma)."""
+    if "," in header:
+        return ","
+    return max(";\t", key=header.count) if any(c in header for c in ";\t") else ","
+
+
+def _only_features(columns: list[str], unlabelled: list[str] | None) -> bool:
+    """True when a table's columns are exactly a model's features (in any order): rows without labels."""
+    return unlabelled is not None and len(columns) == len(unlabelled) and sorted(columns) == sorted(unlabelled)
 
 
 def _read_libsvm(path: Path) -> Dataset:
@@ -218,26 +247,33 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     return _finish(X, y, [names[i] for i in feat], str(path))
 
 
-def _read_npz(path: Path, features: str | dict[str, Any] | None) -> Dataset:
+def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: list[str] | None = None) -> Dataset:
     try:
         with np.load(path, allow_pickle=False) as z:
-            if "X" not in z or "y" not in z:
+            if "X" not in z or ("y" not in z and unlabelled is None):
                 raise DataError(f"{path}: an NPZ data set needs arrays 'X' and 'y'")
-            X, y = z["X"], z["y"]
+            X = z["X"]
+            labelled = "y" in z
+            y = z["y"] if labelled else np.full(len(X), "")
             names = [str(n) for n in z["feature_names"]] if "feature_names" in z else None
+    except DataError:
+        raise
     except (OSError, ValueError) as exc:
         raise DataError(f"{path}: cannot read NPZ ({exc})") from None
     if X.ndim == 3:
         from pyruntime.tsdata import windows_from_array
 
-        return _from_windows(windows_from_array(X, y, str(path)), features)
-    if X.ndim != 2:
-        raise DataError(f"{path}: X must be 2-D, got shape {X.shape}")
-    try:
-        X = X.astype(np.float64)
-    except (TypeError, ValueError):
-        raise DataError(f"{path}: X is not numeric") from None
-    return _finish(X, list(y), names or [f"x{j}" for j in range(X.shape[1])], str(path))
+        ds = _from_windows(windows_from_array(X, y, str(path)), features)
+    else:
+        if X.ndim != 2:
+            raise DataError(f"{path}: X must be 2-D, got shape {X.shape}")
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"{path}: X is not numeric") from None
+        ds = _finish(X, list(y), names or [f"x{j}" for j in range(X.shape[1])], str(path))
+    ds.labelled = labelled
+    return ds
 
 
 def make_sparse_binary(rows: int, features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -331,10 +367,26 @@ def _from_windows(windows: Any, features: str | dict[str, Any] | None) -> Datase
     return ds
 
 
-def load_dataset(spec: str, target: str | None = None, features: str | dict[str, Any] | None = None) -> Dataset:
+def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
+    """DATA for a trained model (its file's meta: target column, feature plan, feature names), for eval, predict
+    and export-c --embed. A table that names every feature of the model in another column order is reordered
+    to the model's (by name, not by position); a CSV whose columns are exactly the model's features, or an NPZ
+    without y, is read as rows without labels (``labelled`` False: fine to predict, not to evaluate)."""
+    names = meta.get("feature_names")
+    ds = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"), unlabelled=names or [])
+    if ds.plan is None and names and ds.feature_names != names and len(set(names)) == len(names) \
+            and _only_features(ds.feature_names, names):
+        ds.X = ds.X[:, [ds.feature_names.index(n) for n in names]]
+        ds.feature_names = list(names)
+    return ds
+
+
+def load_dataset(spec: str, target: str | None = None, features: str | dict[str, Any] | None = None,
+                 unlabelled: list[str] | None = None) -> Dataset:
     """Load DATA: a path (CSV, libsvm/svmlight, ARFF, NPZ, .ts) or a bundled name. Raw windows (.ts, 3-D NPZ,
     uea:NAME) become the columns of a feature plan: ``features`` is a model's plan (its meta dict), a --features
-    SPEC (``default`` or a file of feature names) or None (default); tabular data takes no SPEC."""
+    SPEC (``default`` or a file of feature names) or None (default); tabular data takes no SPEC. ``unlabelled``:
+    a model's feature names; a CSV whose columns are exactly these, or an NPZ without y, has no labels."""
     path = Path(spec)
     if not path.exists() and spec.lower().startswith("uea:"):
         return _bundled_windows(spec, features)
@@ -346,10 +398,12 @@ def load_dataset(spec: str, target: str | None = None, features: str | dict[str,
     if suffix == ".ts":
         from pyruntime.tsdata import read_ts
 
-        return _from_windows(read_ts(path), features)
+        ds = _from_windows(read_ts(path, labels_needed=unlabelled is None), features)
+        ds.labelled = bool(np.all(ds.y != ""))
+        return ds
     if suffix == ".npz":
-        return _no_plan(_read_npz(path, features), features)
-    return _no_plan(_load_table(path, suffix, spec, target), features)
+        return _no_plan(_read_npz(path, features, unlabelled), features)
+    return _no_plan(_load_table(path, suffix, spec, target, unlabelled), features)
 
 
 def _no_plan(ds: Dataset, features: str | dict[str, Any] | None) -> Dataset:
@@ -360,9 +414,9 @@ def _no_plan(ds: Dataset, features: str | dict[str, Any] | None) -> Dataset:
     return ds
 
 
-def _load_table(path: Path, suffix: str, spec: str, target: str | None) -> Dataset:
+def _load_table(path: Path, suffix: str, spec: str, target: str | None, unlabelled: list[str] | None) -> Dataset:
     if suffix == ".csv":
-        return _read_csv(path, target)
+        return _read_csv(path, target, unlabelled)
     if suffix in (".svm", ".libsvm", ".svmlight"):
         return _read_libsvm(path)
     if suffix == ".arff":

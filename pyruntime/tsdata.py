@@ -81,7 +81,9 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
     raise DataError(f"{path}: no @data line (not a .ts file?)")
 
 
-def read_ts(path: Path) -> Windows:
+def read_ts(path: Path, labels_needed: bool = True) -> Windows:
+    """The windows of a UEA/UCR .ts file. With ``labels_needed`` False (predict, --embed), a file with
+    @classLabel false is read too: its lines hold the channels only, every label is ""."""
     try:
         lines = path.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -89,7 +91,8 @@ def read_ts(path: Path) -> Windows:
     head, first = _header(path, lines)
     if head.get("timestamps"):
         raise DataError(f"{path}: @timeStamps true is not supported (give the series without time stamps)")
-    if not head.get("classlabel"):
+    labelled = bool(head.get("classlabel"))
+    if not labelled and labels_needed:
         raise DataError(f"{path}: @classLabel must be true with the class labels (training needs labels)")
     labels = set(head["labels"])  # type: ignore[arg-type]
     dims = head.get("dimensions")
@@ -101,7 +104,7 @@ def read_ts(path: Path) -> Windows:
         if not line or line.startswith("#"):
             continue
         parts = line.split(":")
-        label, chans = parts[-1].strip(), parts[:-1]
+        label, chans = (parts[-1].strip(), parts[:-1]) if labelled else ("", parts)
         where = f"{path} line {i + 1}"
         if not chans:
             raise DataError(f"{where}: expected CHANNEL:...:LABEL")
@@ -109,7 +112,7 @@ def read_ts(path: Path) -> Windows:
             dims = len(chans)
         if len(chans) != dims:
             raise DataError(f"{where}: {len(chans)} channels, the header says @dimensions {dims}")
-        if label not in labels:
+        if labelled and label not in labels:
             raise DataError(f"{where}: label {label!r} is not one of @classLabel ({', '.join(sorted(labels))})")
         if "?" in line:
             raise DataError(f"{where}: missing values ('?') are not supported")

@@ -65,6 +65,30 @@ def test_predict_to_csv(work: Path, tmp_path: Path) -> None:
     assert (tmp_path / "p.csv").read_text().splitlines()[0] == "label,features_read,cost"
 
 
+def test_predict_csv_quotes_labels_with_commas_and_quotes(tmp_path: Path) -> None:
+    """Label texts holding a comma or a quote stay one field of the predict -o CSV (a reader gets back
+    the lines that predict prints)."""
+    import csv
+
+    X, y = make_sparse_binary(400, 12, seed=3)
+    names = ['mail, "spam"', "ham, plain"]
+    with (tmp_path / "q.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([*(f"w{j}" for j in range(12)), "label"])
+        w.writerows([*x, names[int(t)]] for x, t in zip(X, y))
+    code, _, err = run("train", "nb-static", tmp_path / "q.csv", "-o", tmp_path / "q.msgpack")
+    assert code == 0, err
+    code, printed, err = run("predict", tmp_path / "q.msgpack", tmp_path / "q.csv", "--rows", 40)
+    assert code == 0, err
+    code, _, err = run("predict", tmp_path / "q.msgpack", tmp_path / "q.csv", "--rows", 40, "-o", tmp_path / "p.csv")
+    assert code == 0, err
+    with (tmp_path / "p.csv").open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["label", "features_read", "cost"] and len(rows) == 41
+    assert {r[0] for r in rows[1:]} == set(names)
+    assert [f"{r[0]} {r[1]}" for r in rows[1:]] == printed.splitlines()
+
+
 def test_inspect_json(work: Path) -> None:
     code, out, _ = run("inspect", work / "m.msgpack", "--json")
     info = json.loads(out)
@@ -202,3 +226,15 @@ def test_keel_data_set_loads(tmp_path: Path) -> None:
     assert ds.X.shape == (4597, 57) and set(ds.y.tolist()) == {"0", "1"}
     code, _, err = run("train", "nb-static", "keel:nope-not-a-set", "-o", tmp_path / "k.msgpack")
     assert code == 2 and "keel data set 'nope-not-a-set' cannot be loaded" in err
+
+
+def test_bench_tells_models_of_the_same_file_name_apart(work: Path, tmp_path: Path) -> None:
+    """Two models named m.msgpack in different folders: each bench line names its own path."""
+    (tmp_path / "b").mkdir()
+    code, _, err = run("train", "nb-static", work / "mail.csv", "--budget", "10", "-o", tmp_path / "b" / "m.msgpack")
+    assert code == 0, err
+    code, out, err = run("bench", work / "m.msgpack", tmp_path / "b" / "m.msgpack", "--data", work / "mail.csv")
+    assert code == 0, err
+    rows = out.splitlines()[1:]
+    assert [r.split()[0] for r in rows] == [str(work / "m.msgpack"), str(tmp_path / "b" / "m.msgpack")]
+    assert float(rows[0].split()[2]) != float(rows[1].split()[2])  # features read: 40 budget vs 10

@@ -122,3 +122,109 @@ def test_bad_export_leaves_no_file(work: Path, tmp_path: Path) -> None:
     one_line_error(*run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "wide.csv"),
                    "features")
     assert not (tmp_path / "m.h").exists()
+
+
+def test_predict_takes_rows_without_labels(work: Path, tmp_path: Path) -> None:
+    """A CSV of the model's feature columns only (no label column) or an NPZ without y: predict and
+    --embed run its rows as they run the labelled file's; eval says it needs labels."""
+    lines = (work / "d.csv").read_text().splitlines()[:31]
+    (tmp_path / "x.csv").write_text("".join(line.rsplit(",", 1)[0] + "\n" for line in lines))
+    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
+    assert code == 0, err
+    code, got, err = run("predict", work / "m.msgpack", tmp_path / "x.csv")
+    assert code == 0 and got == want, err
+    X, _ = make_sparse_binary(600, N, seed=5)
+    np.savez(tmp_path / "x.npz", X=X[:30])
+    code, got, err = run("predict", work / "m.msgpack", tmp_path / "x.npz")
+    assert code == 0 and got == want, err
+    code, _, err = run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "x.csv")
+    assert code == 0 and "#define FM_N_ROWS 20u" in (tmp_path / "m.h").read_text(), err
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "x.csv"), "has no labels", "predict")
+    one_line_error(*run("train", "nb-stop", tmp_path / "x.npz", "-o", tmp_path / "t.msgpack"),
+                   "x.npz: an NPZ data set needs arrays 'X' and 'y'")
+    assert not (tmp_path / "t.msgpack").exists()
+
+
+def test_feature_columns_in_another_order_are_matched_by_name(work: Path, tmp_path: Path) -> None:
+    """A CSV naming the model's features in another column order (label first) gives the same answers as
+    the training file: the columns are matched by name, not taken by position."""
+    rows = [line.split(",") for line in (work / "d.csv").read_text().splitlines()]
+    perm = [N, *range(N - 1, -1, -1)]  # label first, then the features reversed
+    (tmp_path / "r.csv").write_text("".join(",".join(r[i] for i in perm) + "\n" for r in rows))
+    for args in (("eval", "--json"), ("predict",)):
+        code, want, err = run(args[0], work / "m.msgpack", work / "d.csv", *args[1:])
+        assert code == 0, err
+        code, got, err = run(args[0], work / "m.msgpack", tmp_path / "r.csv", *args[1:])
+        assert code == 0, err
+        if args[0] == "eval":  # the same rows after reordering: the model's test part
+            want, got = json.loads(want), json.loads(got)
+            assert got["rows"] == "test" and want.pop("ns_per_prediction") and got.pop("ns_per_prediction")
+        assert got == want
+
+
+def test_csv_whose_labels_are_not_the_last_column_names_the_option(tmp_path: Path) -> None:
+    """Labels in a column the default does not pick (not last, not named target/class/label/y): the
+    error names the column taken and the --target-column that fixes it."""
+    X, y = make_sparse_binary(60, 3, seed=2)
+    (tmp_path / "s.csv").write_text("species,a,b,c\n" + "".join(
+        f"{'dog' if t else 'cat'},{x[0]:g},{x[1]:g},{x[2]:g}\n" for x, t in zip(X, y)))
+    one_line_error(*run("train", "nb-static", tmp_path / "s.csv", "-o", tmp_path / "m.msgpack"),
+                   "column 'species' value", "target column is 'c'", "--target-column species")
+
+
+def test_q15_that_loses_the_features_warns(tmp_path: Path) -> None:
+    """Features with a large offset against their spread (100000 +- 2) keep no resolution in q15: eval
+    reports the q15/float32 label agreement and warns when it is low, and predict warns too; the same
+    data centered gives agreeing tables and no warning."""
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 500)
+    X = rng.normal(size=(500, 3)) + 2.0 * y[:, None]
+    for name, offset in (("far", 1e5), ("near", 0.0)):
+        np.savez(tmp_path / f"{name}.npz", X=X + offset, y=y)
+        code, _, err = run("train", "miser", tmp_path / f"{name}.npz", "--trees", 10, "-o", tmp_path / f"{name}.m")
+        assert code == 0, err
+        code, out, err = run("eval", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--json", "--numeric", "q15")
+        assert code == 0, err
+        agree, warned = json.loads(out)["q15_agreement"], "warning: the q15 tables give" in err
+        assert (agree < 0.95 and warned) if name == "far" else (agree >= 0.95 and not warned), (agree, err)
+        code, _, err = run("predict", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--numeric", "q15")
+        assert code == 0 and ("warning: the q15 tables give" in err) == (name == "far"), err
+    code, out, err = run("eval", tmp_path / "far.m", tmp_path / "far.npz", "--json")
+    assert code == 0 and "q15_agreement" not in json.loads(out) and "warning" not in err
+
+
+def test_output_in_a_missing_folder_is_refused_before_any_work(work: Path, tmp_path: Path) -> None:
+    """-o / --plot in a folder that does not exist: one error naming the folder, at once (train does not
+    train first and then fail on its temporary file)."""
+    gone = tmp_path / "gone"
+    for args in (("train", "nb-stop", work / "d.csv", "-o", gone / "m.msgpack"),
+                 ("export-c", work / "m.msgpack", "-o", gone / "m.h"),
+                 ("predict", work / "m.msgpack", work / "d.csv", "-o", gone / "p.csv"),
+                 ("eval", work / "m.msgpack", work / "d.csv", "--plot", gone / "p.png")):
+        code, out, err = run(*args)
+        one_line_error(code, out, err, f"folder '{gone}' does not exist")
+        assert "training" not in err and not gone.exists()
+
+
+@pytest.mark.parametrize("form", ["bom", "semicolon", "tab"])
+def test_spreadsheet_csv_exports_read_as_the_plain_file(work: Path, tmp_path: Path, form: str) -> None:
+    """A spreadsheet's "CSV UTF-8" (byte order mark first) and ';' or tab separated exports give the same
+    model and answers as the plain comma file: the BOM does not join the first column's name (labels first,
+    named by --target-column) and the separator is the header's."""
+    rows = [line.split(",") for line in (work / "d.csv").read_text().splitlines()]
+    rows = [[r[N], *r[:N]] for r in rows]  # labels first: found only by --target-column
+    sep = {"bom": ",", "semicolon": ";", "tab": "\t"}[form]
+    text = "".join(sep.join(r) + "\n" for r in rows)
+    (tmp_path / "s.csv").write_bytes((b"\xef\xbb\xbf" if form == "bom" else b"") + text.encode())
+    code, _, err = run("train", "nb-stop", tmp_path / "s.csv", "--target-column", "label", "-o", tmp_path / "s.m")
+    assert code == 0, err
+    code, info, err = run("inspect", tmp_path / "s.m", "--json")
+    assert code == 0 and json.loads(info)["reading_order"] == json.loads(run("inspect", work / "m.msgpack",
+                                                                              "--json")[1])["reading_order"], err
+    assert run("predict", tmp_path / "s.m", tmp_path / "s.csv")[1] == run("predict", work / "m.msgpack",
+                                                                           work / "d.csv")[1]
+
+
+def test_decimal_commas_are_named(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text("a;b;label\n1,5;2;x\n0,5;1;y\n")
+    one_line_error(*run("train", "nb-stop", tmp_path / "d.csv", "-o", tmp_path / "m"), "value '1,5'", "decimal comma")

@@ -58,6 +58,19 @@ def test_nb_shows_budget_order_and_stops(work: Path) -> None:
     assert [f["cost"] for f in info["feature_costs"]] == [COSTS[j] for j in t.order]
 
 
+def test_text_says_none_for_an_empty_list(work: Path, tmp_path: Path) -> None:
+    """A static NB has no stop points: the text says `none` (not an empty value), JSON an empty list."""
+    code, _, err = run("train", "nb-static", work / "data.npz", "-o", tmp_path / "s.msgpack")
+    assert code == 0, err
+    code, out, err = run("inspect", tmp_path / "s.msgpack")
+    assert code == 0, err
+    lines = [line.strip() for line in out.splitlines()]
+    assert [t for t in lines if t.startswith("stop points:")] == ["stop points: none"]
+    assert all(not line.rstrip().endswith(":") for line in out.splitlines()), out
+    code, out, err = run("inspect", tmp_path / "s.msgpack", "--json")
+    assert code == 0 and json.loads(out)["stop_points"] == [], err
+
+
 @pytest.mark.parametrize("kind", ["miser", "cascade"])
 def test_tree_kinds_show_trees_depth_stages_and_features(work: Path, kind: str) -> None:
     info = inspect_json(work, kind)

@@ -309,3 +309,32 @@ def test_pickled_f0(data_dir: Path, tmp_path: Path) -> None:
     est = pickle.loads(pkl.read_bytes())
     agree = np.mean(CGated(t).predict(Xs).label[hard] == est.predict(Xs[hard].astype(np.float32)))
     assert agree >= 0.99
+
+
+def test_deferred_rows_are_not_printed_as_a_class_named_minus_one(tmp_path: Path) -> None:
+    """libsvm's -1/+1 labels with f0 off-device: a deferred row prints "none" (predict and the header's
+    FM_LABEL_TEXT alike), so "-1" stays the class -1 and is never a deferral."""
+    from cli_work import run
+    from host_build import run_with_header
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    (tmp_path / "d.libsvm").write_text("".join(
+        ("+1 " if t else "-1 ") + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(x)) + "\n" for x, t in zip(X, y)))
+    code, _, err = run("train", "adapt-gbrt", tmp_path / "d.libsvm", "--trees", 5, "--hpc-remote",
+                       "-o", tmp_path / "m.msgpack")
+    assert code == 0, err
+    code, out, err = run("predict", tmp_path / "m.msgpack", tmp_path / "d.libsvm", "--rows", 60)
+    assert code == 0, err
+    labels = [line.split()[0] for line in out.splitlines()]
+    pred = c_evaluator(fmt.load(tmp_path / "m.msgpack"), "float32").predict(X[:60])
+    classes = fmt.load(tmp_path / "m.msgpack").classes
+    assert classes == ["-1", "+1"] and (pred.label < 0).any() and (pred.label == 0).any()
+    assert labels == [classes[i] if i >= 0 else "none" for i in pred.label]
+    code, _, err = run("export-c", tmp_path / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "d.libsvm",
+                       "--rows", 60)
+    assert code == 0, err
+    body = ("    for (i = 0; i < FM_N_ROWS; ++i) {\n"
+            "        if (FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r) != FM_OK) return 1;\n"
+            '        printf("%s\\n", FM_LABEL_TEXT(r.label));\n    }\n')
+    assert run_with_header((tmp_path / "m.h").read_text(), body, tmp_path) == labels

@@ -145,3 +145,27 @@ def test_plan_errors_are_one_line(tmp_path: Path) -> None:
         load_dataset(path, features=default_plan(6).to_meta())
     with pytest.raises(DataError, match="feature plan is malformed"):
         FeaturePlan.from_meta({"features": ["c0__mean"]})
+
+
+def test_unlabelled_ts_predicts_as_the_labelled_file(tmp_path: Path) -> None:
+    """A .ts file of windows from the device, @classLabel false (lines of channels only): predict and
+    --embed take it, giving the labelled file's lines; eval says it needs labels; train still refuses it."""
+    from cli_work import run
+
+    test = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TEST.ts"
+    lines = test.read_text().splitlines()
+    at = next(i for i, t in enumerate(lines) if t.lower().startswith("@data"))
+    head = ["@classLabel false" if t.lower().startswith("@classlabel") else t for t in lines[:at + 1]]
+    (tmp_path / "x.ts").write_text("\n".join(head + [t.rsplit(":", 1)[0] for t in lines[at + 1:at + 11]]) + "\n")
+    code, _, err = run("train", "nb-static", "uea:BasicMotions", "-o", tmp_path / "m.msgpack")
+    assert code == 0, err
+    code, want, err = run("predict", tmp_path / "m.msgpack", test, "--rows", 10)
+    assert code == 0, err
+    code, got, err = run("predict", tmp_path / "m.msgpack", tmp_path / "x.ts")
+    assert code == 0 and got == want and len(got.splitlines()) == 10, err
+    code, _, err = run("export-c", tmp_path / "m.msgpack", "-o", tmp_path / "m.h", "--embed", tmp_path / "x.ts")
+    assert code == 0 and "#define FM_N_ROWS 10u" in (tmp_path / "m.h").read_text(), err
+    code, _, err = run("eval", tmp_path / "m.msgpack", tmp_path / "x.ts")
+    assert code == 2 and "has no labels" in err
+    code, _, err = run("train", "nb-static", tmp_path / "x.ts", "-o", tmp_path / "t.msgpack")
+    assert code == 2 and "@classLabel must be true" in err and not (tmp_path / "t.msgpack").exists()

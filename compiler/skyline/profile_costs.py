@@ -25,6 +25,8 @@ import click
 import numpy as np
 from scipy.optimize import nnls
 
+from compiler.options import OutputFile
+
 UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 DEFAULT_SIZES = (100, 300, 1000, 3000, 10000)
 
@@ -159,7 +161,7 @@ def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) ->
               help="With --on: random windows per length (the worst count is kept).")
 @click.option("--at-length", type=click.IntRange(min=1), default=None,
               help="With --on: write the costs at this window length (feature,cost,group) instead of the fit.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Costs CSV to write.")
+@click.option("-o", "--output", type=OutputFile(), required=True, help="Costs CSV to write.")
 def profile_costs_command(features_file: str | None, sizes: str, repeats: int, percentile: float, unit: str,
                           on_target: str | None, channels: int | None, plan_spec: str, lengths: str, numeric: str,
                           n_windows: int, at_length: int | None, output: str) -> None:
