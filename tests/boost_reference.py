@@ -3,6 +3,13 @@
 Written from the definitions, not from the C core: codes by np.searchsorted on the binner's
 thresholds, every split candidate's gain from cumulative sums, depth-wise or leaf-wise growth,
 leaf values -G/(H + l2) times the learning rate in float32, scores accumulated in float32.
+
+Sums are taken in the order the core takes them, so that near-ties between split candidates
+resolve alike whatever the rounding: a node's totals are its histogram's bins added in order,
+and of two children only the smaller one's histogram is counted from its rows, the larger one's
+is the parent's minus it (the histogram subtraction every histogram booster does). Summing the
+same gradients another way (numpy's pairwise ``sum``) moves the last bits, and with them which
+of two equal-looking candidates wins, by the CPU's vector width.
 """
 
 from __future__ import annotations
@@ -17,19 +24,32 @@ def codes_of(binner: Binner, X: np.ndarray) -> np.ndarray:
     return np.column_stack([np.searchsorted(t, X32[:, j], side="left") for j, t in enumerate(binner.thresholds_)])
 
 
+def histogram(codes: np.ndarray, rows: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray) -> np.ndarray:
+    """(d, bins, 3): per feature and bin the sums of g, h and the count of ``rows``, each added in row order."""
+    n_bins = int(n_thr.max()) + 1
+    out = np.zeros((codes.shape[1], n_bins, 3))
+    for j in range(codes.shape[1]):
+        c = codes[rows, j]
+        out[j, :, 0] = np.bincount(c, weights=g[rows], minlength=n_bins)
+        out[j, :, 1] = np.bincount(c, weights=h[rows], minlength=n_bins)
+        out[j, :, 2] = np.bincount(c, minlength=n_bins)
+    return out
+
+
 def best_split(codes: np.ndarray, rows: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, pen: np.ndarray,
-               scale: float, l2: float, mcw: float, msl: int) -> tuple[int, int, float]:
-    """(feature, bin, net gain) of the best valid split of ``rows``; feature -1 if none."""
+               scale: float, l2: float, mcw: float, msl: int, hist: np.ndarray | None = None) -> tuple[int, int, float]:
+    """(feature, bin, net gain) of the best valid split of ``rows`` (whose histogram ``hist`` is, if given);
+    feature -1 if none."""
     best = (-1, -1, -np.inf)
-    G, H = g[rows].sum(), h[rows].sum()
+    hist = histogram(codes, rows, g, h, n_thr) if hist is None else hist
+    G, H = np.cumsum(hist[0, :, 0])[-1], np.cumsum(hist[0, :, 1])[-1]
     for j in range(codes.shape[1]):
         nb = int(n_thr[j])
         if nb == 0:
             continue
-        c = codes[rows, j]
-        gl = np.cumsum(np.bincount(c, weights=g[rows], minlength=nb + 1))[:nb]
-        hl = np.cumsum(np.bincount(c, weights=h[rows], minlength=nb + 1))[:nb]
-        cl = np.cumsum(np.bincount(c, minlength=nb + 1))[:nb]
+        gl = np.cumsum(hist[j, :, 0])[:nb]
+        hl = np.cumsum(hist[j, :, 1])[:nb]
+        cl = np.cumsum(hist[j, :, 2])[:nb]
         gr, hr, cr = G - gl, H - hl, rows.size - cl
         ok = (hl >= mcw) & (hr >= mcw) & (cl >= msl) & (cr >= msl) & (hl + l2 > 0) & (hr + l2 > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -48,14 +68,20 @@ def grow(codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, *, 
     in place): the per-row charge, a node's split on j costs pen[j] times its rows that have not read j over n."""
     used = used.copy()
     node_rows = [np.arange(codes.shape[0])]
+    node_hist = [histogram(codes, node_rows[0], g, h, n_thr)]
     t = {"feature": [-1], "bin": [-1], "left": [-1], "right": [-1], "depth": [0]}
 
     def split(i: int, j: int, b: int) -> list[int]:
         rows = node_rows[i]
         go = codes[rows, j] <= b
         kids = []
-        for part in (rows[go], rows[~go]):
+        left, right = rows[go], rows[~go]
+        left_small = left.size <= right.size
+        small = histogram(codes, left if left_small else right, g, h, n_thr)
+        large = node_hist[i] - small
+        for part, hist in ((left, small), (right, large)) if left_small else ((left, large), (right, small)):
             node_rows.append(part)
+            node_hist.append(hist)
             for key, v in (("feature", -1), ("bin", -1), ("left", -1), ("right", -1), ("depth", t["depth"][i] + 1)):
                 t[key].append(v)
             kids.append(len(node_rows) - 1)
@@ -70,7 +96,7 @@ def grow(codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, *, 
             return (-1, -1, -np.inf)
         rows = node_rows[i]
         p = np.where(used, 0.0, pen) if read is None else pen * (~read[rows]).sum(axis=0) / codes.shape[0]
-        return best_split(codes, rows, g, h, n_thr, p, scale, l2, mcw, msl)
+        return best_split(codes, rows, g, h, n_thr, p, scale, l2, mcw, msl, node_hist[i])
 
     if leaves is None:
         level = [0]
