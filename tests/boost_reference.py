@@ -78,8 +78,8 @@ def grow(codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, *, 
         left, right = rows[go], rows[~go]
         left_small = left.size <= right.size
         small = histogram(codes, left if left_small else right, g, h, n_thr)
-        large = node_hist[i] - small
-        for part, hist in ((left, small), (right, large)) if left_small else ((left, large), (right, small)):
+        hists = (small, node_hist[i] - small) if left_small else (node_hist[i] - small, small)
+        for part, hist in zip((left, right), hists, strict=True):
             node_rows.append(part)
             node_hist.append(hist)
             for key, v in (("feature", -1), ("bin", -1), ("left", -1), ("right", -1), ("depth", t["depth"][i] + 1)):
