@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from compiler import tasks
 from compiler.demo import build_row_runner, run_rows
 from compiler.header import render_header
-from compiler.trees.cascade import EarlyExitEnsemble
+from compiler.trees.cascade import EarlyExitEnsemble, balanced_weights, learn_shared_threshold, margin
 from compiler.trees.cscc import CsccCascadeClassifier
-from compiler.trees.miser import GreedyMiserClassifier
+from compiler.trees.miser import GreedyMiserClassifier, decide
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.trees.cascade import CCascade, TreeCascade
@@ -346,20 +346,69 @@ def test_generated_header_compiles_clean_and_agrees(work: Path, tmp_path: Path, 
 
 
 def test_default_cascade_is_no_costlier_than_the_sweep_frontier(work: Path) -> None:
-    """The defaults keep the cheapest of CSCC and the miser sweep's points within 0.01 of lambda = 0 on validation
-    (issue 22): the written tables are that candidate, and no admissible candidate is cheaper."""
+    """The defaults keep the cheapest of the miser sweep's points, each of them with exits every 1 and every 5
+    iterations, and CSCC, within 0.01 of lambda = 0 on validation (issue 22): the written tables are that
+    candidate, and no admissible candidate is cheaper."""
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "--depth", 2,
                        "-o", work / "default.msgpack")
     assert code == 0, err
     model = fmt.load(work / "default.msgpack")
     tr = model.meta["training"]
     front = tr["frontier"]
-    assert front[0]["model"] == "cscc" and front[1]["model"] == "miser lambda=0" and len(front) == 10
-    ref = front[1]["validation_accuracy"]
+    names = [f["model"] for f in front]
+    assert names[0] == "miser lambda=0" and names[-1] == "cscc" and sum(" exits " not in n for n in names) == 10
+    assert all(n.split(",")[0] in names for n in names if " exits " in n)  # each exiting cascade follows its model
+    ref = front[0]["validation_accuracy"]
     ok = [f for f in front if f["validation_accuracy"] >= ref - 0.01 - 1e-12]
     chosen = next(f for f in front if f["model"] == tr["frontier_choice"])
     assert chosen in ok and chosen["validation_cost"] == min(f["validation_cost"] for f in ok)
     assert tr["validation_mean_cost"] == pytest.approx(chosen["validation_cost"], rel=1e-6)
     assert tr["validation_accuracy"] == pytest.approx(chosen["validation_accuracy"])
     assert f"cascade: kept {tr['frontier_choice']}" in err
-    assert model.tables.n_stages == (3 if tr["frontier_choice"] == "cscc" else 1)
+    every = {"cscc": None, "exits every 1": 1, "exits every 5": 5}
+    n = next((v for k, v in every.items() if tr["frontier_choice"].endswith(k)), 0)
+    assert model.tables.n_stages == (3 if n is None else 1 if n == 0 else -(-tr["trees_chosen"] // n))
+
+
+def shared_threshold_by_brute_force(stage_scores: list[np.ndarray], full: np.ndarray, y: np.ndarray, w: np.ndarray,
+                                    agreement: float) -> float | None:
+    """The smallest t of all the statistic's values whose exits (first stage before the last with |score| or the
+    top-2 margin above t) keep the rule on the exited rows together; None: no t exits a row and keeps it."""
+    binary = stage_scores[0].shape[1] == 1
+    best = None
+    for t in sorted({float(v) for sc in stage_scores[:-1] for v in (np.abs(sc[:, 0]) if binary else margin(sc))}):
+        early, exited = np.zeros(y.size, np.int64), np.zeros(y.size, bool)
+        for sc in stage_scores[:-1]:
+            stat = np.abs(sc[:, 0]) if binary else margin(sc)
+            now = ~exited & (stat > np.float32(t))
+            early[now] = (sc[now, 0] > 0) if binary else np.argmax(sc[now], axis=1)
+            exited |= now
+        if not exited.any():
+            continue
+        e, f, yy, ww = early[exited], full[exited], y[exited], w[exited]
+        if np.sum(ww * (e == yy)) >= np.sum(ww * (f == yy)) - 1e-9 and np.sum(e == f) >= agreement * exited.sum():
+            return t if best is None else min(best, t)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shared_exit_threshold_is_the_smallest_that_keeps_the_rule(seed: int) -> None:
+    """learn_shared_threshold against a brute force over every value of the statistic (few enough rows that its
+    quantile grid holds them all), two and several classes."""
+    rng = np.random.default_rng(seed)
+    n, S, K = int(rng.integers(5, 30)), int(rng.integers(2, 6)), int(rng.choice([1, 1, 3, 4]))
+    steps = rng.normal(size=(S, n, K)).astype(np.float32)
+    stage_scores = list(np.cumsum(steps, axis=0).astype(np.float32))
+    n_classes = 2 if K == 1 else K
+    full = decide(stage_scores[-1])
+    y = np.where(rng.random(n) < 0.8, full, rng.integers(0, n_classes, n))
+    w = balanced_weights(y, n_classes)
+    agreement = float(rng.choice([0.8, 0.9, 1.0]))
+    upper, lower = learn_shared_threshold(stage_scores, full, y, w, agreement)
+    t = shared_threshold_by_brute_force(stage_scores, full, y, w, agreement)
+    assert np.isinf(upper[-1]) and np.isinf(lower[-1])
+    if t is None:
+        assert np.all(np.isinf(upper)) and np.all(np.isinf(lower))
+        return
+    assert np.all(upper[:-1] == np.float32(t))
+    assert np.all(lower[:-1] == (np.float32(-t) if K == 1 else -np.inf))

@@ -96,10 +96,33 @@ def test_gated_k_class_c_header_and_reference_agree(work: Path, tmp_path: Path, 
     assert code == 0 and lines == [" ".join(t.split(" ")[:-1]) for t in text.splitlines()]
 
 
-def test_cascade_cscc_asks_for_early_exits_with_k_classes(work: Path, tmp_path: Path) -> None:
+def test_cascade_cscc_options_are_refused_with_k_classes(work: Path, tmp_path: Path) -> None:
     out = tmp_path / "m.msgpack"
-    assert_refused(run("train", "cascade", work / "iris.csv", "-o", out),
-                   "give --early-exit-every N (exits on the top-2 class margin)", out)
+    assert_refused(run("train", "cascade", work / "iris.csv", "--stages", 3, "-o", out),
+                   "--stages is CSCC's, whose stages reject early for two classes; the target has 3", out)
+
+
+def test_default_cascade_trains_k_classes_without_a_flag(work: Path, tmp_path: Path) -> None:
+    """No flag: the frontier of the miser sweep and its exiting cascades (top-2 margin, one threshold for every
+    stage); the kept model is the cheapest candidate within 0.01 of lambda 0 on validation, and C equals the
+    reference on it."""
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "cascade", work / "iris.csv", "--trees", 20, "-o", out)
+    assert code == 0, err
+    m = fmt.load(out)
+    tr = m.meta["training"]
+    assert tr["method"] == "frontier" and m.tables.trees.n_outputs == 3 and len(m.meta["classes"]) == 3
+    front = tr["frontier"]
+    assert front[0]["model"] == "miser lambda=0" and not any(f["model"] == "cscc" for f in front)
+    ok = [f for f in front if f["validation_accuracy"] >= front[0]["validation_accuracy"] - 0.01 - 1e-12]
+    assert min(f["validation_cost"] for f in ok) == pytest.approx(tr["validation_mean_cost"], rel=1e-6)
+    if "exits" in tr["frontier_choice"]:
+        assert m.tables.exit_rule == "margin" and len(set(m.tables.exit_upper[:-1].tolist())) == 1
+    X = load_iris().data
+    for numeric in ("float32", "q15"):
+        c, ref = c_evaluator(m, numeric).predict(X), reference_evaluator(m, numeric).predict(X)
+        for field in ("label", "n_read", "stage"):
+            np.testing.assert_array_equal(getattr(c, field), getattr(ref, field))
 
 
 def test_labels_are_kept_in_class_index_order() -> None:

@@ -112,6 +112,56 @@ def learn_exit_thresholds(
     return upper, lower
 
 
+SHARED_GRID = 257  # candidate thresholds of learn_shared_threshold: quantiles of the statistic
+
+
+def learn_shared_threshold(
+    stage_scores: list[np.ndarray], full_pred: np.ndarray, y_idx: np.ndarray, weight: np.ndarray,
+    min_agreement: float = 0.9975,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One exit threshold t >= 0 for every stage but the last (Greedy Miser's early-exit baseline, its Figure 3: a
+    row stops once its largest class probability passes one s): for K = 1 a row exits at the first stage whose
+    partial score is above t or below -t (|log-odds| > t, probability past 1 / (1 + e^-t)), for K > 1 at the first
+    stage whose top-2 margin is above t. Of the candidate t (SHARED_GRID quantiles of the |score| or margin the
+    validation rows reach before the last stage), the smallest whose exits keep the rule of
+    :func:`learn_exit_thresholds` on all exited rows together: their early decisions at least as accurate
+    (weighted) as the full model's, and agreeing with it on >= ``min_agreement``. One parameter instead of one or
+    two per stage, so the validation rows are not fitted stage by stage. Returns (upper, lower) as
+    :func:`learn_exit_thresholds`; no valid t: no exit."""
+    S = len(stage_scores)
+    upper = np.full(S, F32_INF, dtype=np.float32)
+    lower = np.full(S, -F32_INF, dtype=np.float32)
+    if S < 2 or len(y_idx) == 0:
+        return upper, lower
+    binary = stage_scores[0].shape[1] == 1
+    # per stage and row: the exit statistic and the early decision
+    stat = np.stack([np.abs(sc[:, 0]) if binary else margin(sc) for sc in stage_scores[:-1]])  # (S-1, n) float32
+    early = np.stack([(sc[:, 0] > 0).astype(np.int64) if binary else np.argmax(sc, axis=1)
+                      for sc in stage_scores[:-1]])
+    # a row exits at the first stage whose statistic is above t: its exit is decided by the running maximum
+    best = np.maximum.accumulate(stat, axis=0)  # (S-1, n): exits by stage s iff best[s] > t
+    ok_t = None
+    grid = np.unique(np.quantile(stat, np.linspace(0.0, 1.0, SHARED_GRID), method="lower")).astype(np.float32)
+    for t in grid[::-1]:  # from the largest t (fewest exits) down; keep the last valid
+        gone = best > t
+        exited = gone[-1]
+        if not exited.any():
+            continue
+        first = np.argmax(gone, axis=0)
+        rows = np.flatnonzero(exited)
+        e = early[first[rows], rows]
+        f, yy, ww = full_pred[rows], y_idx[rows], weight[rows]
+        early_ok, full_ok = float(np.sum(ww * (e == yy))), float(np.sum(ww * (f == yy)))
+        if early_ok < full_ok - 1e-9 * max(1.0, full_ok) or np.sum(e == f) < min_agreement * rows.size:
+            continue
+        ok_t = t
+    if ok_t is not None:
+        upper[:-1] = ok_t
+        if binary:
+            lower[:-1] = -ok_t
+    return upper, lower
+
+
 class ExitingEnsemble(ClassifierMixin, BaseEstimator):
     """Evaluation shared by cascades: needs ir_, stage_end_, upper_, lower_, classes_, costs_."""
 
@@ -207,18 +257,22 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
         stage_scores = ir_staged_scores(self.ir_, X_val, list(self.stage_end_))
         full = decide(stage_scores[-1], self.ir_["decision_threshold"])
         w = balanced_weights(y_val_idx, self.classes_.size)
-        self.upper_, self.lower_ = learn_exit_thresholds(list(stage_scores), full, y_val_idx, w,
-                                                         self.min_agreement)
+        self.upper_, self.lower_ = self._learner()(list(stage_scores), full, y_val_idx, w, self.min_agreement)
+
+    def _learner(self) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+        """How the exit thresholds are learned: per stage, or one shared by every stage (``thresholds``)."""
+        return learn_shared_threshold if getattr(self, "thresholds", "per-stage") == "shared" else learn_exit_thresholds
 
 
 class EarlyExitEnsemble(ExitingEnsemble):
     """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations."""
 
     def __init__(self, model: GreedyMiserClassifier, every: int = 10,
-                 min_agreement: float = CASCADE_DEFAULTS["min_agreement"]) -> None:
+                 min_agreement: float = CASCADE_DEFAULTS["min_agreement"], thresholds: str = "per-stage") -> None:
         self.model = model
         self.every = every
         self.min_agreement = min_agreement
+        self.thresholds = thresholds  # "per-stage" (learn_exit_thresholds) or "shared" (learn_shared_threshold)
 
     def fit(self, X_val: np.ndarray, y_val: np.ndarray) -> EarlyExitEnsemble:
         """Learn the exit thresholds on validation data (the model is already trained): the rows
@@ -254,12 +308,12 @@ class EarlyExitEnsemble(ExitingEnsemble):
                 read_at[s, te] = read
         full = decide(staged[-1], self.ir_["decision_threshold"])
         n_classes = self.classes_.size
-        self.upper_, self.lower_ = learn_exit_thresholds(list(staged), full, y_idx, balanced_weights(y_idx, n_classes),
+        self.upper_, self.lower_ = self._learner()(list(staged), full, y_idx, balanced_weights(y_idx, n_classes),
                                                          self.min_agreement)
         # held out: each fold's rows exit by thresholds learned on the other folds' out-of-fold scores
         stage = np.zeros(len(y_idx), dtype=np.int64)
         for tr, te in folds:
-            exits = learn_exit_thresholds(list(staged[:, tr]), full[tr], y_idx[tr],
+            exits = self._learner()(list(staged[:, tr]), full[tr], y_idx[tr],
                                           balanced_weights(y_idx[tr], n_classes), self.min_agreement)
             stage[te] = self._exit_stage(staged[:, te], exits)
         rows = np.arange(len(y_idx))

@@ -64,9 +64,13 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     tree_cost = float(opts.get("tree_cost", d["tree_cost"]))
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
     every = opts.get("early_exit_every")
-    if every is None and task.n_classes > 2:
-        raise click.UsageError(f"cascade's CSCC stages reject early for two classes, the target has {task.n_classes}: "
-                               "give --early-exit-every N (exits on the top-2 class margin), or --positive LABEL")
+    cscc_given = [k for k in CSCC_ONLY if k in opts]
+    if every is None and task.n_classes > 2 and cscc_given:
+        raise click.UsageError(f"--{cscc_given[0].replace('_', '-')} is CSCC's, whose stages reject early for two "
+                               f"classes; the target has {task.n_classes}: leave it out (the default cascade exits on "
+                               "the top-2 class margin), give --early-exit-every N, or --positive LABEL")
+    if every is None and not cscc_given:
+        return train_frontier(kind, task, opts, costs, tree_cost, record)
     if every is not None:
         for bad in ("stages", "pool_lambdas", "rho"):
             if bad in opts:
@@ -163,9 +167,16 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         record["lambda_chosen"] = float(est.lambda_chosen_)
         record["lambda_curve"] = est.lambda_curve_
         reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
-    ir = est.to_tree_ensemble()
-    if every is None and not any(k in opts for k in ("lambda", "pool_lambdas", "stages", "rho")):
-        ir = frontier_choice(task, ir, c, {k: opts[k] for k in ("depth", "step") if k in opts}, tree_cost, record)
+    return finish(kind, task, opts, est.to_tree_ensemble(), record, reference)
+
+
+CSCC_ONLY = ("lambda", "pool_lambdas", "stages", "rho")  # any of them: CSCC alone, not the default frontier
+
+
+def finish(kind: str, task: Any, opts: dict[str, Any], ir: dict, record: dict[str, Any],
+           reference: tuple[str, float] | None) -> ModelFile:
+    """The model file of a cascade's IR: tables, code hints, validation figures, the trivial-model check."""
+    Xtr, _, Xva, yva = split(task)
     tables = TreeCascade.from_ir(ir)
     record["stage_end"] = tables.stage_end.tolist()
     record["code_hints"] = tree_code_hints(tables, Xtr)
@@ -215,38 +226,72 @@ def one_se(accuracy: float, n: int) -> float:
     return max(FRONTIER_TOLERANCE, float(np.sqrt(p * (1 - p) / n)))
 
 
-def frontier_choice(task: Any, cscc_ir: dict, costs: np.ndarray, tree_opts: dict[str, Any], tree_cost: float,
-                    record: dict[str, Any]) -> dict:
-    """The default cascade (no --lambda, --pool-lambdas, --stages, --rho) against the cost frontier of the miser
-    sweep (same --depth, --step), on validation: the cheapest of the CSCC cascade and every sweep point within
-    FRONTIER_TOLERANCE of the lambda = 0 model's validation accuracy (the sweep's rule); a sweep point is written as
-    a one-stage cascade. Records the candidates and the choice."""
+def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None, tree_cost: float,
+                   record: dict[str, Any]) -> ModelFile:
+    """The default cascade (none of --early-exit-every, --lambda, --pool-lambdas, --stages, --rho): the cheapest on
+    validation, within FRONTIER_TOLERANCE of the miser lambda = 0 model's validation accuracy (the sweep's rule), of
+    - every model of the miser sweep (same --depth, --step, --trees), written as a one-stage cascade,
+    - each of them with an exit test every N iterations (N in EXIT_EVERY_GRID; exits learned on validation with
+      :class:`EarlyExitEnsemble`'s rule, --min-agreement): rows whose partial score (two classes) or top-2 class
+      margin (K classes) is already decided stop reading features,
+    - for two classes, the CSCC cascade (xu2014) with its defaults.
+    Records the candidates (``frontier``) and the choice (``frontier_choice``)."""
     from compiler.options import DEFAULT_GRID  # noqa: PLC0415
+    from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
     from compiler.trees.kind_miser import sweep_curve  # noqa: PLC0415 - kind_miser imports this module
 
+    for bad in ("loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
+        if bad in opts:
+            raise click.UsageError(f"--{bad.replace('_', '-')} applies with --early-exit-every only")
+    d = CASCADE_DEFAULTS
+    c = cost_vector(costs, task.n_features)
     _, _, Xva, yva = split(task)
-    opts = {**tree_opts, "tree_cost": tree_cost}
-    sweep = sweep_curve(task, opts, costs, list(DEFAULT_GRID), FRONTIER_TOLERANCE, with_models=True)
-    curve, models = sweep.curve, sweep.models or []
-    ir = dict(cscc_ir)
-    ir.setdefault("tree_eval_cost", tree_cost)
-    val = validation_report(TreeCascade.from_ir(ir), Xva, yva)
-    cands = [("cscc", val["validation_accuracy"], val["validation_mean_cost"], None)]
-    cands += [(f"miser lambda={p['lambda']:g}", p["validation_accuracy"], p["validation_cost"], m)
-              for p, m in zip(curve, models, strict=True)]
-    ref = curve[0]["validation_accuracy"]
-    ok = [cd for cd in cands if cd[1] >= ref - FRONTIER_TOLERANCE - 1e-12]
-    name, acc, cost, model = min(ok, key=lambda cd: (cd[2], -cd[1]))
-    record["frontier"] = [{"model": n, "validation_accuracy": float(a), "validation_cost": float(co)}
-                          for n, a, co, _ in cands]
+    sweep_opts = {**{k: opts[k] for k in ("depth", "step", "trees") if k in opts}, "tree_cost": tree_cost}
+    sweep = sweep_curve(task, sweep_opts, costs if costs is not None and costs.has_groups else c, list(DEFAULT_GRID),
+                        FRONTIER_TOLERANCE, with_models=True)
+    agreement = float(opts.get("min_agreement", d["min_agreement"]))
+    cands: list[tuple[str, dict, dict[str, Any]]] = []  # (name, IR, validation report)
+
+    def add(name: str, ir: dict) -> None:
+        ir.setdefault("tree_eval_cost", tree_cost)
+        cands.append((name, ir, validation_report(TreeCascade.from_ir(ir), Xva, yva)))
+
+    for p, model in zip(sweep.curve, sweep.models or [], strict=True):
+        add(f"miser lambda={p['lambda']:g}", model.to_tree_ensemble())
+        for n in EXIT_EVERY_GRID:
+            ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=EXIT_THRESHOLDS).fit(Xva, yva)
+            if len(ee.stage_end_) > 1 and (np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any()):
+                add(f"miser lambda={p['lambda']:g}, exits every {n}", ee.to_tree_ensemble())
+    reference = None
+    if task.n_classes == 2:
+        from compiler.trees.cscc import CsccCascadeClassifier  # noqa: PLC0415
+
+        Xtr, ytr, _, _ = split(task)
+        est = CsccCascadeClassifier(
+            n_stages=d["stages"], n_trees=int(opts.get("trees", d["trees"])), lam=None, rho=d["rho"],
+            pool_lambdas=d["pool_lambdas"], max_depth=int(opts.get("depth", d["depth"])),
+            step=float(opts.get("step", d["step"])), costs=c, tree_eval_cost=tree_cost, random_state=task.split.seed,
+        ).fit(Xtr, ytr, eval_set=(Xva, yva))
+        add("cscc", est.to_tree_ensemble())
+        reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
+    ref = cands[0][2]["validation_accuracy"]  # miser lambda = 0, no exits
+    ok = [cd for cd in cands if cd[2]["validation_accuracy"] >= ref - FRONTIER_TOLERANCE - 1e-12]
+    name, ir, val = min(ok, key=lambda cd: (cd[2]["validation_mean_cost"], -cd[2]["validation_accuracy"],
+                                            len(cd[1].get("stage_end", [0]))))
+    record["method"] = "frontier"
+    record["frontier"] = [{"model": n, "validation_accuracy": v["validation_accuracy"],
+                           "validation_cost": v["validation_mean_cost"]} for n, _, v in cands]
     record["frontier_choice"] = name
-    click.echo(f"cascade: kept {name} (validation accuracy {acc:.4f}, cost {cost:.2f}): the cheapest within "
-               f"{FRONTIER_TOLERANCE:g} of miser lambda=0 ({ref:.4f}) among CSCC and the miser sweep", err=True)
-    if model is None:
-        return cscc_ir
-    out = model.to_tree_ensemble()
-    out["tree_eval_cost"] = float(tree_cost)
-    return out
+    record["trees_chosen"] = int(np.asarray(ir["roots"]).size)
+    click.echo(f"cascade: kept {name} (validation accuracy {val['validation_accuracy']:.4f}, cost "
+               f"{val['validation_mean_cost']:.2f}): the cheapest within {FRONTIER_TOLERANCE:g} of miser lambda=0 "
+               f"({ref:.4f}) among {len(cands)} candidates (the miser sweep, each lambda with exits every "
+               f"{'/'.join(map(str, EXIT_EVERY_GRID))} iterations{', CSCC' if task.n_classes == 2 else ''})", err=True)
+    return finish(kind, task, opts, ir, record, reference)
+
+
+EXIT_EVERY_GRID = (1, 5)  # the default cascade's exit tests: every iteration, every fifth
+EXIT_THRESHOLDS = "shared"
 
 
 # --------------------------------------------------------------- eval extras ----
