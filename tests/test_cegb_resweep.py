@@ -1,4 +1,5 @@
-"""benchmarks/cegb.py --resweep: its options parse to train options, and it is refused without --from-json."""
+"""benchmarks/cegb.py --resweep and --recascade: the options parse to train options, and each is refused without
+--from-json."""
 
 from __future__ import annotations
 
@@ -26,3 +27,9 @@ def test_resweep_without_stored_runs_is_a_usage_error() -> None:
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cegb.py"), "--resweep", "refine=2"],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and "--resweep needs --from-json" in res.stderr
+
+
+def test_recascade_without_stored_runs_is_a_usage_error() -> None:
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cegb.py"), "--recascade"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2 and "--recascade needs --from-json" in res.stderr
