@@ -27,10 +27,10 @@ def test_kinds_runs_the_chosen_groups_only(monkeypatch: pytest.MonkeyPatch, caps
     mc = load(monkeypatch)
     assert mc.main(["--quick", "--kinds", "trees", "--no-peers", "--trees", "5"]) == 0
     out = capsys.readouterr().out
-    assert mc.MISER_SWEEP in out and mc.CASCADE_SWEEP in out
+    assert mc.MISER_SWEEP in out and mc.CASCADE_SWEEP in out and mc.CASCADE_DEFAULT in out
     assert mc.NB_ALL not in out and mc.F0 not in out and mc.CSTC0 not in out and mc.SKY0 not in out
     verdicts = [line for line in out.splitlines() if line.startswith(("unbudgeted", "budgeted"))]
-    assert [line.split()[1] for line in verdicts] == ["miser", "miser", "cascade"]
+    assert [line.split()[1] for line in verdicts] == ["miser", "miser", "cascade", "cascade/10"]
 
 
 def test_unknown_group_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
