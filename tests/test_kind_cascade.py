@@ -230,6 +230,32 @@ def test_early_exit_baseline(work: Path) -> None:
     assert code == 2 and err.strip().splitlines()[-1].startswith("error: ")
 
 
+def test_early_exit_with_one_shared_threshold(work: Path) -> None:
+    """--exit-thresholds shared: one threshold for every stage but the last, the estimator's, and the C runtime
+    equal to it; refused for CSCC."""
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
+                       work / "shared.msgpack", "--early-exit-every", 2, "--trees", 20, "--lambda", 0,
+                       "--exit-thresholds", "shared")
+    assert code == 0, err
+    model = fmt.load(work / "shared.msgpack")
+    task = tasks.prepare(str(work / "data.npz"))
+    X = task.data.X.astype(np.float32)
+    base = GreedyMiserClassifier(lam=0.0, n_trees=20, loss="logistic",
+                                 costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
+    base.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
+    ee = EarlyExitEnsemble(base, every=2, thresholds="shared").fit(X[task.validation], task.y[task.validation])
+    up, lo = model.tables.exit_upper[:-1], model.tables.exit_lower[:-1]
+    np.testing.assert_array_equal(up, ee.upper_[:-1])
+    assert np.all(up == up[0]) and np.all(lo == -up[0]) and np.isfinite(up[0])
+    p = c_evaluator(model).predict(X)
+    d = ee.predict_detailed(X)
+    np.testing.assert_array_equal(p.label, d["label"])
+    np.testing.assert_array_equal(p.stage, d["exit_stage"])
+    code, _, err = run("train", "cascade", work / "data.npz", "-o", work / "bad.msgpack", "--stages", 2,
+                       "--exit-thresholds", "shared")
+    assert code == 2 and "--exit-thresholds applies to --early-exit-every only" in err.strip().splitlines()[-1]
+
+
 def test_early_exit_exits_by_folds(work: Path) -> None:
     """--exit-folds: the ensemble fitted on train and validation pooled with exactly --trees iterations, its exits
     learned on the folds' out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the

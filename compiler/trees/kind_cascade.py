@@ -86,6 +86,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 tree_eval_cost=tree_cost, random_state=task.split.seed)
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
+        thresholds = str(opts.get("exit_thresholds") or "per-stage")
         if opts.get("exit_folds"):
             X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
             try:
@@ -102,7 +103,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                         fits[key] = base(lam).set_params(validation_fraction=0.0).fit(Xf, yf)
                     return fits[key]
 
-                return EarlyExitEnsemble(fold_model(X, y), every=n, min_agreement=agreement).fit_folds(
+                return EarlyExitEnsemble(fold_model(X, y), every=n, min_agreement=agreement,
+                                         thresholds=thresholds).fit_folds(
                     X, y, folds, fold_model)
 
             if "exit_lambdas" in opts or "exit_every_grid" in opts:
@@ -145,12 +147,13 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 if name in opts:
                     raise click.UsageError(f"--{name.replace('_', '-')} needs --exit-folds")
             est = EarlyExitEnsemble(base().fit(Xtr, ytr, eval_set=(Xva, yva)), every=int(every),
-                                    min_agreement=agreement).fit(Xva, yva)
+                                    min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
         record["method"] = "early-exit"
         record["trees_chosen"] = int(est.stage_end_[-1])
         reference = None
     else:
-        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
+        for bad in ("min_agreement", "loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget",
+                    "exit_thresholds"):
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
                                        "(CSCC uses the paper's squared loss)")
@@ -250,6 +253,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     sweep = sweep_curve(task, sweep_opts, costs if costs is not None and costs.has_groups else c, list(DEFAULT_GRID),
                         FRONTIER_TOLERANCE, with_models=True)
     agreement = float(opts.get("min_agreement", d["min_agreement"]))
+    thresholds = str(opts.get("exit_thresholds") or EXIT_THRESHOLDS)
     cands: list[tuple[str, dict, dict[str, Any]]] = []  # (name, IR, validation report)
 
     def add(name: str, ir: dict) -> None:
@@ -259,7 +263,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     for p, model in zip(sweep.curve, sweep.models or [], strict=True):
         add(f"miser lambda={p['lambda']:g}", model.to_tree_ensemble())
         for n in EXIT_EVERY_GRID:
-            ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=EXIT_THRESHOLDS).fit(Xva, yva)
+            ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
             if len(ee.stage_end_) > 1 and (np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any()):
                 add(f"miser lambda={p['lambda']:g}, exits every {n}", ee.to_tree_ensemble())
     reference = None
@@ -291,7 +295,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
 
 
 EXIT_EVERY_GRID = (1, 5)  # the default cascade's exit tests: every iteration, every fifth
-EXIT_THRESHOLDS = "shared"
+EXIT_THRESHOLDS = "shared"  # the default cascade's exits: one threshold for every stage (learn_shared_threshold)
 
 
 # --------------------------------------------------------------- eval extras ----

@@ -86,6 +86,12 @@ CASCADE_OPTIONS = [
                       "held out (ties: the smallest lambda, then the cheapest) instead of the cheapest: a model far "
                       "under the budget spends it on accuracy. None within the budget: the cheapest within the "
                       "tolerance [cascade]."),
+    click.Option(["--exit-thresholds"], type=click.Choice(["per-stage", "shared"]), default=None,
+                 help="How the exits are learned: 'per-stage' (each stage's thresholds on its own, the largest exit "
+                      "set that keeps the rule) or 'shared' (one threshold for every stage, Greedy Miser's early-exit "
+                      "baseline: a row exits once its |score| or top-2 margin passes it; fewer parameters fitted to "
+                      "the same rows) [cascade; default per-stage with --early-exit-every, shared for the default "
+                      "frontier]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
