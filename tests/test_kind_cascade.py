@@ -372,17 +372,21 @@ def test_generated_header_compiles_clean_and_agrees(work: Path, tmp_path: Path, 
 
 
 def test_default_cascade_is_no_costlier_than_the_sweep_frontier(work: Path) -> None:
-    """The defaults keep the cheapest of the miser sweep's points, each of them with exits every 1 and every 5
-    iterations, and CSCC, within 0.01 of lambda = 0 on validation (issue 22): the written tables are that
-    candidate, and no admissible candidate is cheaper."""
-    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "--depth", 2,
+    """The defaults keep the cheapest of the miser sweep's points (the grid refined once), each of them with exits
+    every 1 and every 5 iterations, and CSCC, within 0.01 of lambda = 0 on validation (issue 22): the written
+    tables are that candidate, and no admissible candidate is cheaper."""
+    X, y = cheap_noisy_expensive_informative(n=1100)  # 220 validation rows: judged on them (>= 200)
+    np.savez(work / "big.npz", X=X, y=y)
+    code, _, err = run("train", "cascade", work / "big.npz", "--costs", work / "costs.csv", "--depth", 2,
                        "-o", work / "default.msgpack")
     assert code == 0, err
+    assert "cross-validation" not in err
     model = fmt.load(work / "default.msgpack")
     tr = model.meta["training"]
     front = tr["frontier"]
     names = [f["model"] for f in front]
-    assert names[0] == "miser lambda=0" and names[-1] == "cscc" and sum(" exits " not in n for n in names) == 10
+    plain = [n for n in names if " exits " not in n]  # the sweep's 9 lambdas, up to 2 refined, CSCC
+    assert names[0] == "miser lambda=0" and plain[-1] == "cscc" and 10 <= len(plain) <= 12
     assert all(n.split(",")[0] in names for n in names if " exits " in n)  # each exiting cascade follows its model
     ref = front[0]["validation_accuracy"]
     ok = [f for f in front if f["validation_accuracy"] >= ref - 0.01 - 1e-12]

@@ -102,12 +102,16 @@ def test_cascade_cscc_options_are_refused_with_k_classes(work: Path, tmp_path: P
                    "--stages is CSCC's, whose stages reject early for two classes; the target has 3", out)
 
 
-def test_default_cascade_trains_k_classes_without_a_flag(work: Path, tmp_path: Path) -> None:
+def test_default_cascade_trains_k_classes_without_a_flag(tmp_path: Path) -> None:
     """No flag: the frontier of the miser sweep and its exiting cascades (top-2 margin, one threshold for every
     stage); the kept model is the cheapest candidate within 0.01 of lambda 0 on validation, and C equals the
     reference on it."""
+    from sklearn.datasets import make_classification  # noqa: PLC0415
+
+    X, y = make_classification(n_samples=1100, n_features=8, n_informative=5, n_classes=3, random_state=0)
+    np.savez(tmp_path / "k3.npz", X=X, y=y)  # 220 validation rows: the frontier judged on them
     out = tmp_path / "m.msgpack"
-    code, _, err = run("train", "cascade", work / "iris.csv", "--trees", 20, "-o", out)
+    code, _, err = run("train", "cascade", tmp_path / "k3.npz", "--trees", 10, "-o", out)
     assert code == 0, err
     m = fmt.load(out)
     tr = m.meta["training"]
@@ -118,6 +122,28 @@ def test_default_cascade_trains_k_classes_without_a_flag(work: Path, tmp_path: P
     assert min(f["validation_cost"] for f in ok) == pytest.approx(tr["validation_mean_cost"], rel=1e-6)
     if "exits" in tr["frontier_choice"]:
         assert m.tables.exit_rule == "margin" and len(set(m.tables.exit_upper[:-1].tolist())) == 1
+    for numeric in ("float32", "q15"):
+        c, ref = c_evaluator(m, numeric).predict(X[:200]), reference_evaluator(m, numeric).predict(X[:200])
+        for field in ("label", "n_read", "stage"):
+            np.testing.assert_array_equal(getattr(c, field), getattr(ref, field))
+
+
+def test_default_cascade_cross_validates_a_small_validation_part(work: Path, tmp_path: Path) -> None:
+    """Iris (30 validation rows, under 200): the default judges the sweep's lambdas and the exit tests every 1 and 5
+    iterations by 5-fold cross-validation (the held-out rule of --exit-lambdas), one exit threshold for every
+    stage; C equals the reference."""
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "cascade", work / "iris.csv", "--trees", 10, "-o", out)
+    assert code == 0, err
+    assert "(< 200): the frontier's lambdas and exit tests judged by 5-fold cross-validation" in err
+    m = fmt.load(out)
+    tr = m.meta["training"]
+    assert tr["method"] == "early-exit" and tr["exit_thresholds"] == "shared" and tr["exit_folds"] == 5
+    lams = {p["lambda"] for p in tr["exit_lambda_curve"]}
+    assert lams == {0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0}
+    assert {p["every"] for p in tr["exit_lambda_curve"]} == {1, 5} and tr["early_exit_every_chosen"] in (1, 5)
+    if m.tables.n_stages > 1:
+        assert len(set(m.tables.exit_upper[:-1].tolist())) == 1
     X = load_iris().data
     for numeric in ("float32", "q15"):
         c, ref = c_evaluator(m, numeric).predict(X), reference_evaluator(m, numeric).predict(X)

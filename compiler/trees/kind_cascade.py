@@ -18,7 +18,15 @@ import numpy as np
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.options import CASCADE_DEFAULTS, TREE_OPTIONS, stratified_folds
+from compiler.options import (
+    CASCADE_DEFAULTS,
+    CV_BELOW,
+    DEFAULT_GRID,
+    TREE_OPTIONS,
+    auto_folds,
+    floats_text,
+    stratified_folds,
+)
 from compiler.tasks import (
     check_not_trivial,
     class_weighted_accuracy,
@@ -70,7 +78,16 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                f"classes; the target has {task.n_classes}: leave it out (the default cascade exits on "
                                "the top-2 class margin), give --early-exit-every N, or --positive LABEL")
     if every is None and not cscc_given:
-        return train_frontier(kind, task, opts, costs, tree_cost, record)
+        folds = 0 if "exit_folds" in opts else auto_folds(yva.size, np.concatenate([ytr, yva]), None)
+        if not folds:
+            return train_frontier(kind, task, opts, costs, tree_cost, record)
+        # a small validation part (one row is several tenths of a point): the same frontier judged held out
+        click.echo(f"cascade: the validation part has {yva.size} rows (< {CV_BELOW}): the frontier's lambdas and exit "
+                   f"tests judged by {folds}-fold cross-validation on the train and validation parts pooled", err=True)
+        return train_cascade(kind, task, {**opts, "early_exit_every": EXIT_EVERY_GRID[0], "exit_folds": folds,
+                                          "exit_lambdas": floats_text(DEFAULT_GRID),
+                                          "exit_every_grid": ",".join(map(str, EXIT_EVERY_GRID)),
+                                          "exit_thresholds": opts.get("exit_thresholds") or EXIT_THRESHOLDS}, costs)
     if every is not None:
         for bad in ("stages", "pool_lambdas", "rho"):
             if bad in opts:
@@ -233,13 +250,13 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
                    record: dict[str, Any]) -> ModelFile:
     """The default cascade (none of --early-exit-every, --lambda, --pool-lambdas, --stages, --rho): the cheapest on
     validation, within FRONTIER_TOLERANCE of the miser lambda = 0 model's validation accuracy (the sweep's rule), of
-    - every model of the miser sweep (same --depth, --step, --trees), written as a one-stage cascade,
+    - every model of the miser sweep (same --depth, --step, --trees; the default grid refined once,
+      FRONTIER_REFINE), written as a one-stage cascade,
     - each of them with an exit test every N iterations (N in EXIT_EVERY_GRID; exits learned on validation with
       :class:`EarlyExitEnsemble`'s rule, --min-agreement): rows whose partial score (two classes) or top-2 class
       margin (K classes) is already decided stop reading features,
     - for two classes, the CSCC cascade (xu2014) with its defaults.
     Records the candidates (``frontier``) and the choice (``frontier_choice``)."""
-    from compiler.options import DEFAULT_GRID  # noqa: PLC0415
     from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
     from compiler.trees.kind_miser import sweep_curve  # noqa: PLC0415 - kind_miser imports this module
 
@@ -249,7 +266,8 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     d = CASCADE_DEFAULTS
     c = cost_vector(costs, task.n_features)
     _, _, Xva, yva = split(task)
-    sweep_opts = {**{k: opts[k] for k in ("depth", "step", "trees") if k in opts}, "tree_cost": tree_cost}
+    sweep_opts = {**{k: opts[k] for k in ("depth", "step", "trees") if k in opts}, "tree_cost": tree_cost,
+                  "refine": FRONTIER_REFINE}
     sweep = sweep_curve(task, sweep_opts, costs if costs is not None and costs.has_groups else c, list(DEFAULT_GRID),
                         FRONTIER_TOLERANCE, with_models=True)
     agreement = float(opts.get("min_agreement", d["min_agreement"]))
@@ -294,6 +312,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     return finish(kind, task, opts, ir, record, reference)
 
 
+FRONTIER_REFINE = 1  # the sweep refined once (miser --refine 1): two lambdas between the kept one and the next
 EXIT_EVERY_GRID = (1, 5)  # the default cascade's exit tests: every iteration, every fifth
 EXIT_THRESHOLDS = "shared"  # the default cascade's exits: one threshold for every stage (learn_shared_threshold)
 
