@@ -208,17 +208,24 @@ def test_eval_json_reports_cost_trees_and_exits(work: Path) -> None:
     assert rep["accuracy"] > 0.85
 
 
-def test_early_exit_baseline(work: Path) -> None:
+def early_exit_and_estimator(work: Path, name: str, every: int, *extra: Any, **est: Any
+                             ) -> tuple[Any, EarlyExitEnsemble, np.ndarray]:
+    """``train cascade --early-exit-every N --trees 20 --lambda 0 EXTRA`` on the fixture and the estimator trained
+    the same way (EarlyExitEnsemble(**est)): the model file, the estimator, the fixture's rows."""
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
-                       work / "ee.msgpack", "--early-exit-every", 5, "--trees", 20, "--lambda", 0)
+                       work / name, "--early-exit-every", every, "--trees", 20, "--lambda", 0, *extra)
     assert code == 0, err
-    model = fmt.load(work / "ee.msgpack")
     task = tasks.prepare(str(work / "data.npz"))
     X = task.data.X.astype(np.float32)
     base = GreedyMiserClassifier(lam=0.0, n_trees=20, loss="logistic",
                                  costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
     base.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
-    ee = EarlyExitEnsemble(base, every=5).fit(X[task.validation], task.y[task.validation])
+    ee = EarlyExitEnsemble(base, every=every, **est).fit(X[task.validation], task.y[task.validation])
+    return fmt.load(work / name), ee, X
+
+
+def test_early_exit_baseline(work: Path) -> None:
+    model, ee, X = early_exit_and_estimator(work, "ee.msgpack", 5)
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     assert np.all(np.diff(model.tables.stage_end[:-1]) == 5)
     p = c_evaluator(model).predict(X)
@@ -233,17 +240,8 @@ def test_early_exit_baseline(work: Path) -> None:
 def test_early_exit_with_one_shared_threshold(work: Path) -> None:
     """--exit-thresholds shared: one threshold for every stage but the last, the estimator's, and the C runtime
     equal to it; refused for CSCC."""
-    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
-                       work / "shared.msgpack", "--early-exit-every", 2, "--trees", 20, "--lambda", 0,
-                       "--exit-thresholds", "shared")
-    assert code == 0, err
-    model = fmt.load(work / "shared.msgpack")
-    task = tasks.prepare(str(work / "data.npz"))
-    X = task.data.X.astype(np.float32)
-    base = GreedyMiserClassifier(lam=0.0, n_trees=20, loss="logistic",
-                                 costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
-    base.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
-    ee = EarlyExitEnsemble(base, every=2, thresholds="shared").fit(X[task.validation], task.y[task.validation])
+    model, ee, X = early_exit_and_estimator(work, "shared.msgpack", 2, "--exit-thresholds", "shared",
+                                            thresholds="shared")
     up, lo = model.tables.exit_upper[:-1], model.tables.exit_lower[:-1]
     np.testing.assert_array_equal(up, ee.upper_[:-1])
     assert np.all(up == up[0]) and np.all(lo == -up[0]) and np.isfinite(up[0])
