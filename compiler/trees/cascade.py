@@ -140,25 +140,20 @@ def learn_shared_threshold(
                       for sc in stage_scores[:-1]])
     # a row exits at the first stage whose statistic is above t: its exit is decided by the running maximum
     best = np.maximum.accumulate(stat, axis=0)  # (S-1, n): exits by stage s iff best[s] > t
-    ok_t = None
     grid = np.unique(np.quantile(stat, np.linspace(0.0, 1.0, SHARED_GRID), method="lower")).astype(np.float32)
-    for t in grid[::-1]:  # from the largest t (fewest exits) down; keep the last valid
+    for t in grid:  # from the smallest t (most exits) up; the first valid one is kept
         gone = best > t
-        exited = gone[-1]
-        if not exited.any():
-            continue
-        first = np.argmax(gone, axis=0)
-        rows = np.flatnonzero(exited)
-        e = early[first[rows], rows]
+        rows = np.flatnonzero(gone[-1])
+        if rows.size == 0:
+            break  # no row exits at this t nor at any larger one
+        e = early[np.argmax(gone[:, rows], axis=0), rows]
         f, yy, ww = full_pred[rows], y_idx[rows], weight[rows]
         early_ok, full_ok = float(np.sum(ww * (e == yy))), float(np.sum(ww * (f == yy)))
-        if early_ok < full_ok - 1e-9 * max(1.0, full_ok) or np.sum(e == f) < min_agreement * rows.size:
-            continue
-        ok_t = t
-    if ok_t is not None:
-        upper[:-1] = ok_t
-        if binary:
-            lower[:-1] = -ok_t
+        if early_ok >= full_ok - 1e-9 * max(1.0, full_ok) and np.sum(e == f) >= min_agreement * rows.size:
+            upper[:-1] = t
+            if binary:
+                lower[:-1] = -t
+            break
     return upper, lower
 
 
@@ -166,6 +161,7 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
     """Evaluation shared by cascades: needs ir_, stage_end_, upper_, lower_, classes_, costs_."""
 
     tree_eval_cost: float
+    thresholds: str = "per-stage"  # how _learn_exits learns them (EarlyExitEnsemble's parameter)
 
     def _exit_stage(self, stage_scores: np.ndarray, exits: tuple[np.ndarray, np.ndarray] | None = None
                     ) -> np.ndarray:
@@ -261,7 +257,7 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 
     def _learner(self) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
         """How the exit thresholds are learned: per stage, or one shared by every stage (``thresholds``)."""
-        return learn_shared_threshold if getattr(self, "thresholds", "per-stage") == "shared" else learn_exit_thresholds
+        return learn_shared_threshold if self.thresholds == "shared" else learn_exit_thresholds
 
 
 class EarlyExitEnsemble(ExitingEnsemble):
@@ -309,12 +305,12 @@ class EarlyExitEnsemble(ExitingEnsemble):
         full = decide(staged[-1], self.ir_["decision_threshold"])
         n_classes = self.classes_.size
         self.upper_, self.lower_ = self._learner()(list(staged), full, y_idx, balanced_weights(y_idx, n_classes),
-                                                         self.min_agreement)
+                                                   self.min_agreement)
         # held out: each fold's rows exit by thresholds learned on the other folds' out-of-fold scores
         stage = np.zeros(len(y_idx), dtype=np.int64)
         for tr, te in folds:
             exits = self._learner()(list(staged[:, tr]), full[tr], y_idx[tr],
-                                          balanced_weights(y_idx[tr], n_classes), self.min_agreement)
+                                    balanced_weights(y_idx[tr], n_classes), self.min_agreement)
             stage[te] = self._exit_stage(staged[:, te], exits)
         rows = np.arange(len(y_idx))
         label = decide(staged[stage, rows], self.ir_["decision_threshold"])

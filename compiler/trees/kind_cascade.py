@@ -63,7 +63,6 @@ def validation_report(tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> dict
 # ----------------------------------------------------------------- training ----
 def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
-    from compiler.trees.cscc import CsccCascadeClassifier  # noqa: PLC0415
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
 
     c = cost_vector(costs, task.n_features)
@@ -174,14 +173,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
                                        "(CSCC uses the paper's squared loss)")
-        pool = opts.get("pool_lambdas")
-        est = CsccCascadeClassifier(
-            n_stages=int(opts.get("stages", d["stages"])), n_trees=int(opts.get("trees", d["trees"])),
-            lam=float(opts["lambda"]) if "lambda" in opts else None, rho=float(opts.get("rho", d["rho"])),
-            pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else d["pool_lambdas"],
-            max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])), costs=c,
-            tree_eval_cost=tree_cost, random_state=task.split.seed,
-        ).fit(Xtr, ytr, eval_set=(Xva, yva))
+        est = cscc_cascade(task, opts, c, tree_cost)
         record["method"] = "cscc"
         record["validation_objective"] = est.validation_objective_.tolist()
         record["lambda_chosen"] = float(est.lambda_chosen_)
@@ -191,6 +183,23 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 
 
 CSCC_ONLY = ("lambda", "pool_lambdas", "stages", "rho")  # any of them: CSCC alone, not the default frontier
+
+
+def cscc_cascade(task: Any, opts: dict[str, Any], costs: np.ndarray, tree_cost: float) -> Any:
+    """The CSCC cascade of the options (CASCADE_DEFAULTS where not given) fitted on the task's train part, its
+    validation part as eval_set."""
+    from compiler.trees.cscc import CsccCascadeClassifier  # noqa: PLC0415 - scikit-learn only when training
+
+    d = CASCADE_DEFAULTS
+    Xtr, ytr, Xva, yva = split(task)
+    pool = opts.get("pool_lambdas")
+    return CsccCascadeClassifier(
+        n_stages=int(opts.get("stages", d["stages"])), n_trees=int(opts.get("trees", d["trees"])),
+        lam=float(opts["lambda"]) if "lambda" in opts else None, rho=float(opts.get("rho", d["rho"])),
+        pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else d["pool_lambdas"],
+        max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])), costs=costs,
+        tree_eval_cost=tree_cost, random_state=task.split.seed,
+    ).fit(Xtr, ytr, eval_set=(Xva, yva))
 
 
 def finish(kind: str, task: Any, opts: dict[str, Any], ir: dict, record: dict[str, Any],
@@ -282,18 +291,11 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
         add(f"miser lambda={p['lambda']:g}", model.to_tree_ensemble())
         for n in EXIT_EVERY_GRID:
             ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
-            if len(ee.stage_end_) > 1 and (np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any()):
+            if np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any():  # some row may exit
                 add(f"miser lambda={p['lambda']:g}, exits every {n}", ee.to_tree_ensemble())
     reference = None
     if task.n_classes == 2:
-        from compiler.trees.cscc import CsccCascadeClassifier  # noqa: PLC0415
-
-        Xtr, ytr, _, _ = split(task)
-        est = CsccCascadeClassifier(
-            n_stages=d["stages"], n_trees=int(opts.get("trees", d["trees"])), lam=None, rho=d["rho"],
-            pool_lambdas=d["pool_lambdas"], max_depth=int(opts.get("depth", d["depth"])),
-            step=float(opts.get("step", d["step"])), costs=c, tree_eval_cost=tree_cost, random_state=task.split.seed,
-        ).fit(Xtr, ytr, eval_set=(Xva, yva))
+        est = cscc_cascade(task, opts, c, tree_cost)  # none of CSCC_ONLY here: its defaults
         add("cscc", est.to_tree_ensemble())
         reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
     ref = cands[0][2]["validation_accuracy"]  # miser lambda = 0, no exits
