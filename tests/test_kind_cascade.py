@@ -440,3 +440,89 @@ def test_shared_exit_threshold_is_the_smallest_that_keeps_the_rule(seed: int) ->
         return
     assert np.all(upper[:-1] == np.float32(t))
     assert np.all(lower[:-1] == (np.float32(-t) if K == 1 else -np.inf))
+
+
+# ----------------------------------------------------------- cheap-first ----
+def test_cheap_first_start_charges_its_own_lambda_then_the_kept_one() -> None:
+    """GreedyMiserClassifier(first_lam, first_iters): the first iterations are the first_lam model's own trees
+    (the booster is deterministic), the later ones are charged lam; first_iters=0 is the plain model. Known answer:
+    with a prohibitive first_lam and free cheap features, the first trees split on cheap features only and the
+    expensive informative ones come in after them."""
+    X, y = cheap_noisy_expensive_informative(n=600)
+    costs = np.array([0.0] * 4 + [100.0] * 4)
+    params = {"n_trees": 12, "max_depth": 2, "costs": costs, "validation_fraction": 0.0, "n_iter_no_change": None}
+    plain = GreedyMiserClassifier(lam=0.0, **params).fit(X, y)
+    same = GreedyMiserClassifier(lam=0.0, first_lam=50.0, first_iters=0, **params).fit(X, y)
+    np.testing.assert_array_equal(plain.ir_["feature"], same.ir_["feature"])
+    hi = GreedyMiserClassifier(lam=1e6, **params).fit(X, y)
+    both = GreedyMiserClassifier(lam=0.0, first_lam=1e6, first_iters=5, **params).fit(X, y)
+    for a, b in zip(hi.trees_[:5], both.trees_[:5], strict=True):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.value, b.value)
+    first = np.concatenate([t.feature for t in both.trees_[:5]])
+    later = np.concatenate([t.feature for t in both.trees_[5:]])
+    assert set(first[first >= 0]) <= {0, 1, 2, 3} and (later >= 4).any()
+    with pytest.raises(ValueError, match="first_iters"):
+        GreedyMiserClassifier(first_iters=-1).fit(X, y)
+
+
+def test_cheap_first_adds_starts_to_the_frontier(work: Path) -> None:
+    """--cheap-first: the frontier holds the defaults' candidates and, for the three sweep lambdas above the kept
+    one, two cheap-first starts each; the choice is the cheapest admissible, so no costlier on validation than the
+    defaults'; the written tables run in C as in the reference."""
+    X, y = cheap_noisy_expensive_informative(n=1100)
+    np.savez(work / "big_cf.npz", X=X, y=y)
+    out = {}
+    for name, extra in (("plain", []), ("cheap", ["--cheap-first"])):
+        code, _, err = run("train", "cascade", work / "big_cf.npz", "--costs", work / "costs.csv", "--depth", 2,
+                           *extra, "-o", work / f"{name}.msgpack")
+        assert code == 0, err
+        out[name] = fmt.load(work / f"{name}.msgpack")
+    assert "cheap-first starts" in err
+    plain, cheap = (out[k].meta["training"] for k in ("plain", "cheap"))
+    names = [f["model"] for f in cheap["frontier"]]
+    assert [f["model"] for f in plain["frontier"]] == [n for n in names if ", then " not in n]
+    starts = [n for n in names if ", then " in n and " exits " not in n]
+    kept = {float(n.rsplit(" ", 1)[1]) for n in starts}
+    assert len(kept) == 1
+    swept = sorted({float(n.split("=")[1]) for n in names if ", " not in n and n.startswith("miser")})
+    above = [v for v in swept if v > next(iter(kept))][:3]
+    assert sorted({float(n.split("=")[1].split(" ")[0]) for n in starts}) == above
+    assert len(starts) <= 2 * len(above)
+    ref = cheap["frontier"][0]["validation_accuracy"]
+    ok = [f for f in cheap["frontier"] if f["validation_accuracy"] >= ref - 0.01 - 1e-12]
+    chosen = next(f for f in cheap["frontier"] if f["model"] == cheap["frontier_choice"])
+    assert chosen["validation_cost"] == min(f["validation_cost"] for f in ok)
+    assert cheap["validation_mean_cost"] <= plain["validation_mean_cost"] + 1e-9
+    Xf = X.astype(np.float32)
+    for numeric in ("float32", "q15"):
+        p = c_evaluator(out["cheap"], numeric).predict(Xf)
+        r = reference_evaluator(out["cheap"], numeric).predict(Xf)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--early-exit-every", 5], "--early-exit-every trains another cascade"),
+    (["--stages", 2], "--stages trains another cascade"),
+    (["--lambda", 0.3], "--lambda trains another cascade"),
+])
+def test_cheap_first_refused_beside_another_cascade(work: Path, extra: list[Any], says: str) -> None:
+    code, _, err = run("train", "cascade", work / "data.npz", "--cheap-first", *extra, "-o", work / "no.msgpack")
+    assert code == 2 and says in err.strip().splitlines()[-1]
+    assert not (work / "no.msgpack").exists()
+
+
+def test_cheap_first_left_out_on_a_small_validation_part(work: Path) -> None:
+    """900 rows: 180 validation rows, under 200: the frontier is cross-validated, has no cheap-first starts, and
+    says so; the model is the one trained without the flag."""
+    for name, extra in (("cf_small", ["--cheap-first"]), ("small", [])):
+        code, _, err = run("train", "cascade", work / "data.npz", *extra, "-o", work / f"{name}.msgpack")
+        assert code == 0, err
+        assert ("--cheap-first left out" in err) == bool(extra)
+    a, b = (fmt.load(work / f"{n}.msgpack") for n in ("cf_small", "small"))
+    X = np.load(work / "data.npz")["X"].astype(np.float32)
+    pa, pb = reference_evaluator(a).predict(X), reference_evaluator(b).predict(X)
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(pa, f), getattr(pb, f), err_msg=f)
+    assert a.meta["training"]["cv_accuracy"] == b.meta["training"]["cv_accuracy"]

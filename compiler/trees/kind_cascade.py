@@ -76,14 +76,22 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         raise click.UsageError(f"--{cscc_given[0].replace('_', '-')} is CSCC's, whose stages reject early for two "
                                f"classes; the target has {task.n_classes}: leave it out (the default cascade exits on "
                                "the top-2 class margin), give --early-exit-every N, or --positive LABEL")
+    if opts.get("cheap_first") and (every is not None or cscc_given):
+        given = "--early-exit-every" if every is not None else f"--{cscc_given[0].replace('_', '-')}"
+        raise click.UsageError(f"--cheap-first adds candidates to the default frontier; {given} trains another "
+                               "cascade: give one or the other")
     if every is None and not cscc_given:
         folds = 0 if "exit_folds" in opts else auto_folds(yva.size, np.concatenate([ytr, yva]), None)
         if not folds:
             return train_frontier(kind, task, opts, costs, tree_cost, record)
+        if opts.get("cheap_first"):
+            click.echo("cascade: --cheap-first left out: the cross-validated frontier of a small validation part "
+                       "has no cheap-first starts", err=True)
         # a small validation part (one row is several tenths of a point): the same frontier judged held out
         click.echo(f"cascade: the validation part has {yva.size} rows (< {CV_BELOW}): the frontier's lambdas and exit "
                    f"tests judged by {folds}-fold cross-validation on the train and validation parts pooled", err=True)
-        return train_cascade(kind, task, {**opts, "early_exit_every": EXIT_EVERY_GRID[0], "exit_folds": folds,
+        small = {k: v for k, v in opts.items() if k != "cheap_first"}
+        return train_cascade(kind, task, {**small, "early_exit_every": EXIT_EVERY_GRID[0], "exit_folds": folds,
                                           "exit_lambdas": floats_text(DEFAULT_GRID),
                                           "exit_every_grid": ",".join(map(str, EXIT_EVERY_GRID)),
                                           "exit_thresholds": opts.get("exit_thresholds") or EXIT_THRESHOLDS}, costs)
@@ -264,40 +272,13 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     - each of them with an exit test every N iterations (N in EXIT_EVERY_GRID; exits learned on validation with
       :class:`EarlyExitEnsemble`'s rule, --min-agreement): rows whose partial score (two classes) or top-2 class
       margin (K classes) is already decided stop reading features,
-    - for two classes, the CSCC cascade (xu2014) with its defaults.
+    - for two classes, the CSCC cascade (xu2014) with its defaults,
+    - with --cheap-first, cheap-first starts (:func:`cheap_first_lambdas`, CHEAP_FIRST_SHARES), each with exits.
     Records the candidates (``frontier``) and the choice (``frontier_choice``)."""
-    from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
-    from compiler.trees.kind_miser import sweep_curve  # noqa: PLC0415 - kind_miser imports this module
-
     for bad in ("loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
         if bad in opts:
             raise click.UsageError(f"--{bad.replace('_', '-')} applies with --early-exit-every only")
-    d = CASCADE_DEFAULTS
-    c = cost_vector(costs, task.n_features)
-    _, _, Xva, yva = split(task)
-    sweep_opts = {**{k: opts[k] for k in ("depth", "step", "trees") if k in opts}, "tree_cost": tree_cost,
-                  "refine": FRONTIER_REFINE}
-    sweep = sweep_curve(task, sweep_opts, costs if costs is not None and costs.has_groups else c, list(DEFAULT_GRID),
-                        FRONTIER_TOLERANCE, with_models=True)
-    agreement = float(opts.get("min_agreement", d["min_agreement"]))
-    thresholds = str(opts.get("exit_thresholds") or EXIT_THRESHOLDS)
-    cands: list[tuple[str, dict, dict[str, Any]]] = []  # (name, IR, validation report)
-
-    def add(name: str, ir: dict) -> None:
-        ir.setdefault("tree_eval_cost", tree_cost)
-        cands.append((name, ir, validation_report(TreeCascade.from_ir(ir), Xva, yva)))
-
-    for p, model in zip(sweep.curve, sweep.models or [], strict=True):
-        add(f"miser lambda={p['lambda']:g}", model.to_tree_ensemble())
-        for n in EXIT_EVERY_GRID:
-            ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
-            if np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any():  # some row may exit
-                add(f"miser lambda={p['lambda']:g}, exits every {n}", ee.to_tree_ensemble())
-    reference = None
-    if task.n_classes == 2:
-        est = cscc_cascade(task, opts, c, tree_cost)  # none of CSCC_ONLY here: its defaults
-        add("cscc", est.to_tree_ensemble())
-        reference = ("the full ensemble of its trees", float(est.full_validation_accuracy_))
+    cands, reference = frontier_candidates(task, opts, costs, tree_cost, cheap_first=bool(opts.get("cheap_first")))
     ref = cands[0][2]["validation_accuracy"]  # miser lambda = 0, no exits
     ok = [cd for cd in cands if cd[2]["validation_accuracy"] >= ref - FRONTIER_TOLERANCE - 1e-12]
     name, ir, val = min(ok, key=lambda cd: (cd[2]["validation_mean_cost"], -cd[2]["validation_accuracy"],
@@ -307,12 +288,76 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
                            "validation_cost": v["validation_mean_cost"]} for n, _, v in cands]
     record["frontier_choice"] = name
     record["trees_chosen"] = int(np.asarray(ir["roots"]).size)
+    starts = ", cheap-first starts" if opts.get("cheap_first") else ""
     click.echo(f"cascade: kept {name} (validation accuracy {val['validation_accuracy']:.4f}, cost "
                f"{val['validation_mean_cost']:.2f}): the cheapest within {FRONTIER_TOLERANCE:g} of miser lambda=0 "
                f"({ref:.4f}) among {len(cands)} candidates (the miser sweep, each lambda with exits every "
-               f"{'/'.join(map(str, EXIT_EVERY_GRID))} iterations{', CSCC' if task.n_classes == 2 else ''})", err=True)
+               f"{'/'.join(map(str, EXIT_EVERY_GRID))} iterations{starts}"
+               f"{', CSCC' if task.n_classes == 2 else ''})", err=True)
     return finish(kind, task, opts, ir, record, reference)
 
+
+
+Candidate = tuple[str, dict, dict[str, Any]]  # (name, model IR, validation report)
+
+
+def frontier_candidates(task: Any, opts: dict[str, Any], costs: FeatureCosts | None, tree_cost: float,
+                        cheap_first: bool = False) -> tuple[list[Candidate], tuple[str, float] | None]:
+    """The default cascade's candidates (:func:`train_frontier`), miser lambda = 0 without exits first, and the
+    trivial-model check's reference (CSCC's full ensemble, for two classes)."""
+    from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
+    from compiler.trees.kind_miser import miser_estimator, sweep_curve  # noqa: PLC0415 - it imports this module
+
+    d = CASCADE_DEFAULTS
+    c = cost_vector(costs, task.n_features)
+    charged = costs if costs is not None and costs.has_groups else c  # groups: each charged once in the gain
+    Xtr, ytr, Xva, yva = split(task)
+    sweep_opts = {**{k: opts[k] for k in ("depth", "step", "trees") if k in opts}, "tree_cost": tree_cost,
+                  "refine": FRONTIER_REFINE}
+    sweep = sweep_curve(task, sweep_opts, charged, list(DEFAULT_GRID), FRONTIER_TOLERANCE, with_models=True)
+    agreement = float(opts.get("min_agreement", d["min_agreement"]))
+    thresholds = str(opts.get("exit_thresholds") or EXIT_THRESHOLDS)
+    cands: list[Candidate] = []
+
+    def add(name: str, ir: dict) -> None:
+        ir.setdefault("tree_eval_cost", tree_cost)
+        cands.append((name, ir, validation_report(TreeCascade.from_ir(ir), Xva, yva)))
+
+    def add_exits(name: str, model: Any) -> None:
+        add(name, model.to_tree_ensemble())
+        for n in EXIT_EVERY_GRID:
+            ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
+            if np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any():  # some row may exit
+                add(f"{name}, exits every {n}", ee.to_tree_ensemble())
+
+    for p, model in zip(sweep.curve, sweep.models or [], strict=True):
+        add_exits(f"miser lambda={p['lambda']:g}", model)
+    if cheap_first:
+        kept = next(p for p in sweep.curve if p.get("kept"))["lambda"]
+        iters = {float(p["lambda"]): m.n_iter_ for p, m in zip(sweep.curve, sweep.models or [], strict=True)}
+        for hi in cheap_first_lambdas(sweep.curve, kept):
+            for share in CHEAP_FIRST_SHARES:
+                est = miser_estimator(kept, {**sweep_opts, "refine": 0}, charged, task.split.seed)
+                est.set_params(first_lam=hi, first_iters=max(1, round(share * iters[hi])))
+                est.fit(Xtr, ytr, eval_set=(Xva, yva))
+                add_exits(f"miser lambda={hi:g} for {est.first_iters} iterations, then {kept:g}", est)
+    reference = None
+    if task.n_classes == 2:
+        cscc = cscc_cascade(task, opts, c, tree_cost)  # none of CSCC_ONLY here: its defaults
+        add("cscc", cscc.to_tree_ensemble())
+        reference = ("the full ensemble of its trees", float(cscc.full_validation_accuracy_))
+    return cands, reference
+
+
+def cheap_first_lambdas(curve: list[dict[str, Any]], kept: float) -> list[float]:
+    """The lambdas of a cheap-first start: the sweep's CHEAP_FIRST_LAMBDAS next lambdas above the kept one (models
+    cheaper than the kept one, rejected for their accuracy alone)."""
+    above = sorted({float(p["lambda"]) for p in curve if p["lambda"] > kept})
+    return above[:CHEAP_FIRST_LAMBDAS]
+
+
+CHEAP_FIRST_LAMBDAS = 3
+CHEAP_FIRST_SHARES = (0.3, 1.0)  # of the cheap lambda's own early-stopped iterations
 
 FRONTIER_REFINE = 1  # the sweep refined once (miser --refine 1): two lambdas between the kept one and the next
 EXIT_EVERY_GRID = (1, 5)  # the default cascade's exit tests: every iteration, every fifth

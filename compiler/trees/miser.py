@@ -118,6 +118,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         colsample: float = 1.0,
         n_iter_no_change: int | None = 50,
         charge: str = MISER_DEFAULTS["charge"],
+        first_lam: float | None = None,
+        first_iters: int = 0,
     ) -> None:
         self.lam = lam
         self.n_trees = n_trees
@@ -137,6 +139,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.colsample = colsample
         self.n_iter_no_change = n_iter_no_change
         self.charge = charge
+        self.first_lam = first_lam
+        self.first_iters = first_iters
 
     # -- fitting ---------------------------------------------------------
     def _check_params(self) -> None:
@@ -158,6 +162,8 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("tree_eval_cost must be >= 0")
         if self.charge not in CHARGES:
             raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
+        if int(self.first_iters) < 0 or (self.first_lam is not None and not self.first_lam >= 0):
+            raise ValueError("first_iters must be >= 0 and first_lam >= 0 (or None)")
 
     def fit(
         self,
@@ -197,13 +203,15 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
                                l2=self.l2, min_child_weight=self.min_child_weight,
                                subsample=self.subsample, colsample=self.colsample, seed=self.random_state,
                                groups=self.groups_, charge=self.charge)
-        penalty = self.lam * penalty_scale(self.costs_ if self.groups_ is None else self.groups_)
+        scale = penalty_scale(self.costs_ if self.groups_ is None else self.groups_)
+        penalty = self.lam * scale
+        first = (self.lam if self.first_lam is None else self.first_lam) * scale
         K = booster.n_outputs
         val_acc, val_loss = [], []
         Yva = encode_targets(yva, self.loss_, self.classes_.size) if Xva is not None else None
         patience = None if self.n_iter_no_change is None else int(self.n_iter_no_change)
-        for _ in track(range(int(self.n_trees)), "miser boosting", unit="tree"):
-            booster.iterate(penalty)
+        for i in track(range(int(self.n_trees)), "miser boosting", unit="tree"):
+            booster.iterate(first if i < int(self.first_iters) else penalty)
             if Xva is not None:
                 val_acc.append(float(np.mean(decide(booster.F_val) == yva)))
                 val_loss.append(mean_loss(Yva, booster.F_val, self.loss_))

@@ -86,6 +86,13 @@ CASCADE_OPTIONS = [
                       "held out (ties: the smallest lambda, then the cheapest) instead of the cheapest: a model far "
                       "under the budget spends it on accuracy. None within the budget: the cheapest within the "
                       "tolerance [cascade]."),
+    click.Option(["--cheap-first"], is_flag=True, default=None,
+                 help="The default frontier also tries cheap-first starts: for each of the three sweep lambdas "
+                      "above the kept one, a model boosted at that lambda for 30% or 100% of its own early-stopped "
+                      "iterations, then on at the kept lambda (each with exits). Rows the first, cheap trees decide "
+                      "exit having read only their features: lower mean cost, at the risk of choosing on "
+                      "validation an operating point a little less accurate on test [cascade; off by default; "
+                      "not with --early-exit-every or CSCC's options]."),
     click.Option(["--exit-thresholds"], type=click.Choice(["per-stage", "shared"]), default=None,
                  help="How the exits are learned: 'per-stage' (each stage's thresholds on its own, the largest exit "
                       "set that keeps the rule) or 'shared' (one threshold for every stage, Greedy Miser's early-exit "
