@@ -79,14 +79,14 @@ static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c)
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
-    uint32_t n = ctx->nfft, k, t;
+    uint32_t n = ctx->nfft, k, t, r;
     float energy = 0.0f;
     for (k = 0; k < n; ++k) {
         re[k].f = 0.0f;
         im[k].f = 0.0f;
     }
-    for (t = 0; t < ctx->len; ++t) {
-        re[fm_feat_bitrev(t, n)].f = x[t] - ch->mean;
+    for (t = 0, r = 0; t < ctx->len; ++t, r = fm_feat_bitrev_next(r, n)) {
+        re[r].f = x[t] - ch->mean;
     }
     fft_f32(re, im, n);
     for (k = 0; k <= n / 2u; ++k) {

@@ -64,14 +64,16 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
                     uint32_t q15);
 
 /* Bit-reversed index of i over log2(n) bits. */
-static inline uint32_t fm_feat_bitrev(uint32_t i, uint32_t n)
+/* bitrev(i + 1) from r = bitrev(i), n a power of two: one added at the top bit, the carry running downward
+ * (about two steps a call on average, where reversing i afresh takes log2(n); bitrev(n - 1) gives 0). */
+static inline uint32_t fm_feat_bitrev_next(uint32_t r, uint32_t n)
 {
-    uint32_t r = 0;
-    for (n >>= 1; n != 0u; n >>= 1) {
-        r = (r << 1) | (i & 1u);
-        i >>= 1;
+    uint32_t bit = n >> 1;
+    while ((r & bit) != 0u) {
+        r ^= bit;
+        bit >>= 1;
     }
-    return r;
+    return r | bit;
 }
 
 /* Twiddle index k in [0, FM_FEAT_MAX_FFT / 2): cos and sin of 2 pi k / FM_FEAT_MAX_FFT. */

@@ -84,14 +84,14 @@ static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c)
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
-    uint32_t n = ctx->nfft, k, t;
+    uint32_t n = ctx->nfft, k, t, r;
     int64_t energy = 0;
     for (k = 0; k < n; ++k) {
         re[k].i = 0;
         im[k].i = 0;
     }
-    for (t = 0; t < ctx->len; ++t) {
-        re[fm_feat_bitrev(t, n)].i = fm_feat_asr(x[t] - ch->qmean, 2);
+    for (t = 0, r = 0; t < ctx->len; ++t, r = fm_feat_bitrev_next(r, n)) {
+        re[r].i = fm_feat_asr(x[t] - ch->qmean, 2);
     }
     fft_q15(re, im, n);
     for (k = 0; k <= n / 2u; ++k) {
