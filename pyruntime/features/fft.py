@@ -43,10 +43,8 @@ def _load(d: np.ndarray, n: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
     return re, np.zeros((w, n), dtype)
 
 
-def power_f32(d: np.ndarray, n: int) -> np.ndarray:
-    """|FFT|^2 of the centred windows d (W, L) float32 at bins 0..n/2, float32."""
-    f = np.float32
-    re, im = _load(d.astype(f), n, f)
+def _fft_f32(re: np.ndarray, im: np.ndarray, n: int) -> None:
+    """In place: the radix-2 FFT of n points per row of (re, im), input in bit-reversed order (as fft_f32)."""
     size = 2
     while size <= n:
         co, si = _twiddles(size, cos_f32())
@@ -60,8 +58,33 @@ def power_f32(d: np.ndarray, n: int) -> np.ndarray:
         r[..., h:], i[..., h:] = ar - tr, ai - ti
         r[..., :h], i[..., :h] = ar + tr, ai + ti
         size *= 2
-    re, im = re[:, : n // 2 + 1], im[:, : n // 2 + 1]
-    return re * re + im * im
+
+
+def power_f32(d: np.ndarray, n: int) -> np.ndarray:
+    """|FFT|^2 of the centred windows d (W, L) float32 at bins 0..n/2, float32: the real window as a complex one of
+    half the length (even samples real, odd imaginary), its FFT, then the split into the n-point spectrum (the C's
+    spectrum_f32, operation for operation)."""
+    f = np.float32
+    w, length = d.shape
+    h = n // 2
+    padded = np.zeros((w, n), f)
+    padded[:, :length] = d.astype(f)
+    re, im = np.zeros((w, h), f), np.zeros((w, h), f)
+    order = bitrev(h)
+    re[:, order] = padded[:, 0::2]
+    im[:, order] = padded[:, 1::2]
+    _fft_f32(re, im, h)
+    k = np.arange(h + 1)
+    i1, i2 = np.where(k == h, 0, k), np.where(k == 0, 0, h - k)
+    ar, ai, br, bi = re[:, i1], im[:, i1], re[:, i2], im[:, i2]
+    half = f(0.5)
+    er, ei, o_r, oi = half * (ar + br), half * (ai - bi), half * (ai + bi), half * (br - ar)
+    co, si = _twiddles(n, cos_f32())
+    co = np.append(co, -cos_f32()[0]).astype(f)  # k = h: the angle pi
+    si = np.append(si, cos_f32()[QUARTER]).astype(f)
+    xr = er + (co * o_r + si * oi)
+    xi = ei + (co * oi - si * o_r)
+    return xr * xr + xi * xi
 
 
 def power_q15(d: np.ndarray, n: int) -> np.ndarray:

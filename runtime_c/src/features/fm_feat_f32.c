@@ -63,34 +63,52 @@ static void fft_f32(fm_feat_word *re, fm_feat_word *im, uint32_t n)
             co = neg ? -co : co;
             for (a = j; a < n; a += size) {
                 uint32_t b = a + half;
-                float tr = co * re[b].f + si * im[b].f;
-                float ti = co * im[b].f - si * re[b].f;
-                re[b].f = re[a].f - tr;
-                im[b].f = im[a].f - ti;
-                re[a].f = re[a].f + tr;
-                im[a].f = im[a].f + ti;
+                float ar = re[a].f, ai = im[a].f, br = re[b].f, bi = im[b].f; /* loaded once: re, im may alias */
+                float tr = co * br + si * bi;
+                float ti = co * bi - si * br;
+                re[b].f = ar - tr;
+                im[b].f = ai - ti;
+                re[a].f = ar + tr;
+                im[a].f = ai + ti;
             }
         }
     }
 }
 
+/* The power spectrum of a real window by one complex FFT of half the length: z[m] = d[2m] + i d[2m+1] (d the centred
+ * window zero-padded to n), Z = FFT_h(z), h = n / 2; then for k = 0..h, with A = Z[k mod h], B = Z[(h - k) mod h]
+ * and W = exp(-2 pi i k / n) = c - i s: E = (A + conj B) / 2, O = (A - conj B) / (2i), X[k] = E + W O (half the
+ * butterflies of an n-point FFT of the real window; pyruntime/features/fft.py power_f32 in the same order). */
 static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c)
 {
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
-    uint32_t n = ctx->nfft, k, t, r;
+    uint32_t n = ctx->nfft, h = n / 2u, step = FM_FEAT_MAX_FFT / n, k, t, r;
     float energy = 0.0f;
-    for (k = 0; k < n; ++k) {
+    for (k = 0; k < h; ++k) {
         re[k].f = 0.0f;
         im[k].f = 0.0f;
     }
-    for (t = 0, r = 0; t < ctx->len; ++t, r = fm_feat_bitrev_next(r, n)) {
+    for (t = 0, r = 0; t < ctx->len; t += 2u, r = fm_feat_bitrev_next(r, h)) {
         re[r].f = x[t] - ch->mean;
+        if (t + 1u < ctx->len) {
+            im[r].f = x[t + 1u] - ch->mean;
+        }
     }
-    fft_f32(re, im, n);
-    for (k = 0; k <= n / 2u; ++k) {
-        p[k].f = re[k].f * re[k].f + im[k].f * im[k].f;
+    fft_f32(re, im, h);
+    for (k = 0; k <= h; ++k) {
+        uint32_t i1 = k == h ? 0u : k, i2 = k == 0u ? 0u : h - k;
+        float ar = re[i1].f, ai = im[i1].f, br = re[i2].f, bi = im[i2].f;
+        float er = 0.5f * (ar + br), ei = 0.5f * (ai - bi), o_r = 0.5f * (ai + bi), oi = 0.5f * (br - ar);
+        int neg;
+        float co = fm_feat_cos_f32[fm_feat_cos_index(k * step, &neg)];
+        float si = fm_feat_cos_f32[fm_feat_sin_index(k * step)];
+        float xr, xi;
+        co = neg ? -co : co;
+        xr = er + (co * o_r + si * oi);
+        xi = ei + (co * oi - si * o_r);
+        p[k].f = xr * xr + xi * xi;
         if (k > 0u) {
             energy += p[k].f;
         }
