@@ -36,13 +36,6 @@ def _twiddles(size: int, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return co, si
 
 
-def _load(d: np.ndarray, n: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
-    w, length = d.shape
-    re = np.zeros((w, n), dtype)
-    re[:, bitrev(n)[:length]] = d
-    return re, np.zeros((w, n), dtype)
-
-
 def _fft_f32(re: np.ndarray, im: np.ndarray, n: int) -> None:
     """In place: the radix-2 FFT of n points per row of (re, im), input in bit-reversed order (as fft_f32)."""
     size = 2
@@ -88,20 +81,36 @@ def power_f32(d: np.ndarray, n: int) -> np.ndarray:
 
 
 def power_q15(d: np.ndarray, n: int) -> np.ndarray:
-    """The q15 power spectrum (int64) of the centred integer windows d (W, L), input scaled by 1/4."""
-    re, im = _load(d.astype(np.int64) >> 2, n, np.int64)
+    """The q15 power spectrum (int64) of the centred integer windows d (W, L), input scaled by 1/4: the real window
+    as a complex one of half the length, its halving FFT, the split halved once more (the C's spectrum_q15)."""
+    w, length = d.shape
+    h = n // 2
+    padded = np.zeros((w, n), np.int64)
+    padded[:, :length] = d.astype(np.int64) >> 2
+    re, im = np.zeros((w, h), np.int64), np.zeros((w, h), np.int64)
+    order = bitrev(h)
+    re[:, order] = padded[:, 0::2]
+    im[:, order] = padded[:, 1::2]
     size = 2
-    while size <= n:
+    while size <= h:
         co, si = _twiddles(size, cos_q15().astype(np.int64))
-        r = re.reshape(-1, n // size, size)
-        i = im.reshape(-1, n // size, size)
-        h = size // 2
-        br, bi = r[..., h:].copy(), i[..., h:].copy()
+        r = re.reshape(-1, h // size, size)
+        i = im.reshape(-1, h // size, size)
+        half = size // 2
+        br, bi = r[..., half:].copy(), i[..., half:].copy()
         tr = (co * br + si * bi + (1 << 14)) >> 15
         ti = (co * bi - si * br + (1 << 14)) >> 15
-        ar, ai = r[..., :h].copy(), i[..., :h].copy()
-        r[..., :h], i[..., :h] = (ar + tr) >> 1, (ai + ti) >> 1
-        r[..., h:], i[..., h:] = (ar - tr) >> 1, (ai - ti) >> 1
+        ar, ai = r[..., :half].copy(), i[..., :half].copy()
+        r[..., :half], i[..., :half] = (ar + tr) >> 1, (ai + ti) >> 1
+        r[..., half:], i[..., half:] = (ar - tr) >> 1, (ai - ti) >> 1
         size *= 2
-    re, im = re[:, : n // 2 + 1], im[:, : n // 2 + 1]
-    return re * re + im * im
+    k = np.arange(h + 1)
+    i1, i2 = np.where(k == h, 0, k), np.where(k == 0, 0, h - k)
+    ar, ai, br, bi = re[:, i1], im[:, i1], re[:, i2], im[:, i2]
+    er, ei, o_r, oi = (ar + br) >> 1, (ai - bi) >> 1, (ai + bi) >> 1, (br - ar) >> 1
+    co, si = _twiddles(n, cos_q15().astype(np.int64))
+    co = np.append(co, -int(cos_q15()[0]))
+    si = np.append(si, int(cos_q15()[QUARTER]))
+    xr = (er + ((co * o_r + si * oi + (1 << 14)) >> 15)) >> 1
+    xi = (ei + ((co * oi - si * o_r + (1 << 14)) >> 15)) >> 1
+    return xr * xr + xi * xi

@@ -79,23 +79,40 @@ static void fft_q15(fm_feat_word *re, fm_feat_word *im, uint32_t n)
     }
 }
 
+/* As spectrum_f32: the real window packed as a complex one of half the length, its FFT (which halves after each
+ * of its stages: Z / h), then the split X[k] = E + W O, halved once more so that the bins are X / n as an n-point
+ * fft_q15 gives them (|values| <= 2^14 + 1). pyruntime/features/fft.py power_q15 in the same order. */
 static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c)
 {
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
-    uint32_t n = ctx->nfft, k, t, r;
+    uint32_t n = ctx->nfft, h = n / 2u, step = FM_FEAT_MAX_FFT / n, k, t, r;
     int64_t energy = 0;
-    for (k = 0; k < n; ++k) {
+    for (k = 0; k < h; ++k) {
         re[k].i = 0;
         im[k].i = 0;
     }
-    for (t = 0, r = 0; t < ctx->len; ++t, r = fm_feat_bitrev_next(r, n)) {
+    for (t = 0, r = 0; t < ctx->len; t += 2u, r = fm_feat_bitrev_next(r, h)) {
         re[r].i = fm_feat_asr(x[t] - ch->qmean, 2);
+        if (t + 1u < ctx->len) {
+            im[r].i = fm_feat_asr(x[t + 1u] - ch->qmean, 2);
+        }
     }
-    fft_q15(re, im, n);
-    for (k = 0; k <= n / 2u; ++k) {
-        p[k].i = re[k].i * re[k].i + im[k].i * im[k].i;
+    fft_q15(re, im, h);
+    for (k = 0; k <= h; ++k) {
+        uint32_t i1 = k == h ? 0u : k, i2 = k == 0u ? 0u : h - k;
+        int32_t ar = re[i1].i, ai = im[i1].i, br = re[i2].i, bi = im[i2].i;
+        int32_t er = fm_feat_asr(ar + br, 1), ei = fm_feat_asr(ai - bi, 1);
+        int32_t o_r = fm_feat_asr(ai + bi, 1), oi = fm_feat_asr(br - ar, 1);
+        int neg;
+        int32_t co = fm_feat_cos_q15[fm_feat_cos_index(k * step, &neg)];
+        int32_t si = fm_feat_cos_q15[fm_feat_sin_index(k * step)];
+        int32_t xr, xi;
+        co = neg ? -co : co;
+        xr = fm_feat_asr(er + fm_feat_asr(co * o_r + si * oi + (1 << 14), 15), 1);
+        xi = fm_feat_asr(ei + fm_feat_asr(co * oi - si * o_r + (1 << 14), 15), 1);
+        p[k].i = xr * xr + xi * xi;
         if (k > 0u) {
             energy += p[k].i;
         }
