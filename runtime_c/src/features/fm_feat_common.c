@@ -205,7 +205,30 @@ int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t
     }
 
 FM_FEAT_ISQRT(fm_feat_isqrt64, uint64_t)
+
+/* Where the core counts leading zeros and divides in one instruction each (Cortex-M3/M4/M33, AArch64, x86-64), the
+ * 32-bit root by Newton's iteration from above: x0 = 2^ceil(bits / 2) >= sqrt(v), x <- (x + v / x) / 2 falls
+ * monotonically to floor(sqrt(v)) (about five steps, where the bit-by-bit loop takes sixteen); the same answer. */
+#if defined(__GNUC__) && ((defined(__ARM_FEATURE_CLZ) && defined(__ARM_FEATURE_IDIV)) || defined(__aarch64__) ||     \
+                          defined(__x86_64__))
+uint32_t fm_feat_isqrt32(uint32_t v)
+{
+    uint32_t x, y;
+    if (v == 0u) {
+        return 0u;
+    }
+    x = 1u << ((33u - (uint32_t)__builtin_clz(v)) / 2u);
+    for (;;) {
+        y = (x + v / x) >> 1;
+        if (y >= x) {
+            return x;
+        }
+        x = y;
+    }
+}
+#else
 FM_FEAT_ISQRT(fm_feat_isqrt32, uint32_t)
+#endif
 
 /* The FPU's square root where the target has one (Arm VFP with single precision: Cortex-M4F/M33, armhf;
  * AArch64; x86 SSE): IEEE 754 square root is correctly rounded, so it gives the same bits as the digit-by-digit
