@@ -526,3 +526,25 @@ def test_cheap_first_left_out_on_a_small_validation_part(work: Path) -> None:
     for f in FIELDS:
         np.testing.assert_array_equal(getattr(pa, f), getattr(pb, f), err_msg=f)
     assert a.meta["training"]["cv_accuracy"] == b.meta["training"]["cv_accuracy"]
+
+
+def test_exiting_cascades_give_probabilities_that_agree_with_predict() -> None:
+    """predict_proba and decision_function for the cascade kind's estimators (EarlyExitEnsemble over a two-class and
+    a three-class miser model, CSCC): rows sum to 1, the largest probability is predict's class, the scores are
+    predict_detailed's at each row's exit."""
+    X, y = cheap_noisy_expensive_informative(n=500)
+    y3 = np.where(X[:, 5] > 0.8, 2, y)
+    costs = np.array([1.0] * 4 + [100.0] * 4)
+    ests = []
+    for target in (y, y3):
+        m = GreedyMiserClassifier(lam=0.3, n_trees=30, max_depth=2, costs=costs).fit(X[:400], target[:400])
+        ests.append(EarlyExitEnsemble(m, every=3, thresholds="shared").fit(X[400:], target[400:]))
+    ests.append(CsccCascadeClassifier(n_stages=3, n_trees=12, lam=0.3, costs=costs, random_state=0)
+                .fit(X[:300], y[:300], eval_set=(X[300:400], y[300:400])))
+    for est in ests:
+        p = est.predict_proba(X)
+        assert p.shape == (len(X), est.classes_.size)
+        np.testing.assert_allclose(p.sum(axis=1), 1.0)
+        np.testing.assert_array_equal(est.classes_[np.argmax(p, axis=1)], est.predict(X))
+        np.testing.assert_array_equal(est.decision_function(X), est.predict_detailed(X)["score"])
+    assert {e.loss_ for e in ests} == {"logistic", "multiclass-log", "squared"}

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
-from compiler.trees.miser import GreedyMiserClassifier, decide
+from compiler.trees.miser import GreedyMiserClassifier, decide, proba_of_scores
 
 F32_INF = np.float32(np.inf)
 
@@ -161,6 +161,7 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
     """Evaluation shared by cascades: needs ir_, stage_end_, upper_, lower_, classes_, costs_."""
 
     tree_eval_cost: float
+    loss_: str  # the trees' loss, for predict_proba (set when fitted)
     thresholds: str = "per-stage"  # how _learn_exits learns them (EarlyExitEnsemble's parameter)
 
     def _exit_stage(self, stage_scores: np.ndarray, exits: tuple[np.ndarray, np.ndarray] | None = None
@@ -217,6 +218,16 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.predict_detailed(X)["label"]
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """The score at each row's exit: (n,) for two classes, (n, K) otherwise."""
+        return self.predict_detailed(X)["score"]
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities of the scores at each row's exit (:func:`proba_of_scores` with the trees' loss:
+        the miser model's for EarlyExitEnsemble, the squared loss for CSCC); the largest is the predicted class."""
+        s = np.asarray(self.predict_detailed(X)["score"], dtype=np.float64)
+        return proba_of_scores(s.reshape(s.shape[0], -1), self.loss_, self.ir_["decision_threshold"])
 
     def predict_full(self, X: np.ndarray) -> np.ndarray:
         """Labels of the whole ensemble without exits."""
@@ -330,6 +341,7 @@ class EarlyExitEnsemble(ExitingEnsemble):
         if int(self.every) < 1:
             raise ValueError("every must be >= 1")
         self.classes_ = self.model.classes_
+        self.loss_ = self.model.loss_
         self.ir_ = self.model.to_tree_ensemble()
         self.costs_ = self.model.costs_
         self.groups_ = self.model.groups_  # feature groups: each charged once per prediction

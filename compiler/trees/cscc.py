@@ -635,6 +635,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
                                     np.array([-1], np.int32), np.array([float(np.float32(db))])))
             ends.append(len(out))
             prev_w, prev_b = self.coef_[k], float(self.intercept_[k])
+        self.loss_ = "squared"  # the stages' scores regress the -1 / +1 targets (section 5's boosting trick)
         self.ir_ = ensemble_to_ir(out, [0] * len(out), np.array([self.intercept_[0]]), self.n_features_in_,
                                   self.costs_, 0.0)
         self.stage_end_ = np.asarray(ends, dtype=np.int64)

@@ -59,6 +59,21 @@ def decide(scores: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     return np.argmax(scores, axis=1).astype(np.int64)
 
 
+def proba_of_scores(scores: np.ndarray, loss: str, threshold: float = 0.0) -> np.ndarray:
+    """Class probabilities (n, K) of the ensemble scores (n, K outputs): the logistic loss's sigmoid of the score
+    less the decision threshold (two classes), the multi-class log-loss's softmax; the squared loss's targets
+    -1 / +1 clipped to [0, 1] and normalised. The largest probability is the predicted class."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.shape[1] == 1:
+        z = s[:, 0] - float(np.float32(threshold))
+        p1 = _sigmoid(z) if loss == "logistic" else np.clip((z + 1) / 2, 0, 1)
+        return np.column_stack([1 - p1, p1])
+    if loss == "multiclass-log":
+        return _softmax(s)
+    e = np.clip((s + 1) / 2, 0, None) + 1e-12
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def resolve_loss(loss: str, n_classes: int) -> str:
     """``auto``: the logistic loss for two classes, the multi-class log-loss beyond."""
     if loss != "auto":
@@ -262,14 +277,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         X = self._input(X)
-        s = ir_staged_scores(self.ir_, X)[0].astype(np.float64)
-        if s.shape[1] == 1:
-            p1 = _sigmoid(s[:, 0]) if self.loss_ == "logistic" else np.clip((s[:, 0] + 1) / 2, 0, 1)
-            return np.column_stack([1 - p1, p1])
-        if self.loss_ == "multiclass-log":
-            return _softmax(s)
-        e = np.clip((s + 1) / 2, 0, None) + 1e-12
-        return e / e.sum(axis=1, keepdims=True)
+        return proba_of_scores(ir_staged_scores(self.ir_, X)[0], self.loss_)
 
     def features_read(self, X: np.ndarray) -> np.ndarray:
         """Bool (n, d): the distinct features each row reads (lazy evaluation)."""
