@@ -548,3 +548,40 @@ def test_exiting_cascades_give_probabilities_that_agree_with_predict() -> None:
         np.testing.assert_array_equal(est.classes_[np.argmax(p, axis=1)], est.predict(X))
         np.testing.assert_array_equal(est.decision_function(X), est.predict_detailed(X)["score"])
     assert {e.loss_ for e in ests} == {"logistic", "multiclass-log", "squared"}
+
+
+def test_frontier_estimator_is_what_the_cli_trains(work: Path) -> None:
+    """CascadeFrontierClassifier, fitted on the CLI's train part with its validation part as eval_set, gives the
+    model `train cascade` writes (the same IR, candidates and choice); it answers as its kept estimator, with
+    probabilities that sum to 1 and agree with predict; get_params / clone work; bad parameters and one class are
+    refused."""
+    from sklearn.base import clone  # noqa: PLC0415
+
+    from compiler.costs import load_costs  # noqa: PLC0415
+    from compiler.trees.frontier import CascadeFrontierClassifier  # noqa: PLC0415
+
+    X, y = cheap_noisy_expensive_informative(n=1000, seed=7)
+    np.savez(work / "est.npz", X=X, y=y)
+    code, _, err = run("train", "cascade", work / "est.npz", "--costs", work / "costs.csv", "--depth", 2,
+                       "-o", work / "est.msgpack")
+    assert code == 0, err
+    model = fmt.load(work / "est.msgpack")
+    task = tasks.prepare(str(work / "est.npz"))
+    Xf = task.data.X.astype(np.float32)
+    est = CascadeFrontierClassifier(costs=load_costs(work / "costs.csv", task.data.feature_names), max_depth=2,
+                                    random_state=task.split.seed)
+    copy_ = clone(est).get_params()
+    assert copy_.keys() == est.get_params().keys() and copy_["max_depth"] == 2 and copy_["costs"] is not None
+    est.fit(Xf[task.train], task.y[task.train], eval_set=(Xf[task.validation], task.y[task.validation]))
+    tr = model.meta["training"]
+    assert est.frontier_ == tr["frontier"] and est.best_name_ == tr["frontier_choice"]
+    np.testing.assert_array_equal(reference_evaluator(model).predict(Xf).label,
+                                  TreeCascade.from_ir(est.to_tree_ensemble()).predict_reference(Xf).label)
+    np.testing.assert_array_equal(est.predict(Xf), est.best_estimator_.predict(Xf))
+    p = est.predict_proba(Xf)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(est.classes_[np.argmax(p, axis=1)], est.predict(Xf))
+    with pytest.raises(ValueError, match="thresholds"):
+        CascadeFrontierClassifier(thresholds="some").fit(Xf, task.y)
+    with pytest.raises(ValueError, match="two classes"):
+        CascadeFrontierClassifier().fit(Xf[:50], np.zeros(50, np.int64))

@@ -265,99 +265,44 @@ def one_se(accuracy: float, n: int) -> float:
 
 def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None, tree_cost: float,
                    record: dict[str, Any]) -> ModelFile:
-    """The default cascade (none of --early-exit-every, --lambda, --pool-lambdas, --stages, --rho): the cheapest on
-    validation, within FRONTIER_TOLERANCE of the miser lambda = 0 model's validation accuracy (the sweep's rule), of
+    """The default cascade (none of --early-exit-every, --lambda, --pool-lambdas, --stages, --rho):
+    :class:`compiler.trees.frontier.CascadeFrontierClassifier` fitted on the task's train part, its validation part
+    as eval_set -- the cheapest on validation, within FRONTIER_TOLERANCE of the miser lambda = 0 model's validation
+    accuracy (the sweep's rule), of
     - every model of the miser sweep (same --depth, --step, --trees; the default grid refined once,
       FRONTIER_REFINE), written as a one-stage cascade,
     - each of them with an exit test every N iterations (N in EXIT_EVERY_GRID; exits learned on validation with
       :class:`EarlyExitEnsemble`'s rule, --min-agreement): rows whose partial score (two classes) or top-2 class
       margin (K classes) is already decided stop reading features,
     - for two classes, the CSCC cascade (xu2014) with its defaults,
-    - with --cheap-first, cheap-first starts (:func:`cheap_first_lambdas`, CHEAP_FIRST_SHARES), each with exits.
+    - with --cheap-first, cheap-first starts, each with exits.
     Records the candidates (``frontier``) and the choice (``frontier_choice``)."""
+    from compiler.trees.frontier import CascadeFrontierClassifier  # noqa: PLC0415 - it imports this module
+
     for bad in ("loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
         if bad in opts:
             raise click.UsageError(f"--{bad.replace('_', '-')} applies with --early-exit-every only")
-    cands, reference = frontier_candidates(task, opts, costs, tree_cost, cheap_first=bool(opts.get("cheap_first")))
-    ref = cands[0][2]["validation_accuracy"]  # miser lambda = 0, no exits
-    ok = [cd for cd in cands if cd[2]["validation_accuracy"] >= ref - FRONTIER_TOLERANCE - 1e-12]
-    name, ir, val = min(ok, key=lambda cd: (cd[2]["validation_mean_cost"], -cd[2]["validation_accuracy"],
-                                            len(cd[1].get("stage_end", [0]))))
+    Xtr, ytr, Xva, yva = split(task)
+    est = CascadeFrontierClassifier(
+        costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),
+        step=opts.get("step"), thresholds=str(opts.get("exit_thresholds") or EXIT_THRESHOLDS),
+        min_agreement=float(opts.get("min_agreement", CASCADE_DEFAULTS["min_agreement"])),
+        cheap_first=bool(opts.get("cheap_first")), random_state=task.split.seed,
+    ).fit(Xtr, ytr, eval_set=(Xva, yva))
+    name, val = est.best_name_, est.best_validation_
     record["method"] = "frontier"
-    record["frontier"] = [{"model": n, "validation_accuracy": v["validation_accuracy"],
-                           "validation_cost": v["validation_mean_cost"]} for n, _, v in cands]
+    record["frontier"] = est.frontier_
     record["frontier_choice"] = name
-    record["trees_chosen"] = int(np.asarray(ir["roots"]).size)
+    record["trees_chosen"] = int(np.asarray(est.ir_["roots"]).size)
     starts = ", cheap-first starts" if opts.get("cheap_first") else ""
     click.echo(f"cascade: kept {name} (validation accuracy {val['validation_accuracy']:.4f}, cost "
                f"{val['validation_mean_cost']:.2f}): the cheapest within {FRONTIER_TOLERANCE:g} of miser lambda=0 "
-               f"({ref:.4f}) among {len(cands)} candidates (the miser sweep, each lambda with exits every "
-               f"{'/'.join(map(str, EXIT_EVERY_GRID))} iterations{starts}"
+               f"({est.frontier_[0]['validation_accuracy']:.4f}) among {len(est.frontier_)} candidates (the miser "
+               f"sweep, each lambda with exits every {'/'.join(map(str, EXIT_EVERY_GRID))} iterations{starts}"
                f"{', CSCC' if task.n_classes == 2 else ''})", err=True)
-    return finish(kind, task, opts, ir, record, reference)
+    reference = None if est.reference_ is None else ("the full ensemble of its trees", est.reference_)
+    return finish(kind, task, opts, est.to_tree_ensemble(), record, reference)
 
-
-
-Candidate = tuple[str, dict, dict[str, Any]]  # (name, model IR, validation report)
-
-
-def frontier_candidates(task: Any, opts: dict[str, Any], costs: FeatureCosts | None, tree_cost: float,
-                        cheap_first: bool = False) -> tuple[list[Candidate], tuple[str, float] | None]:
-    """The default cascade's candidates (:func:`train_frontier`), miser lambda = 0 without exits first, and the
-    trivial-model check's reference (CSCC's full ensemble, for two classes)."""
-    from compiler.trees.cascade import EarlyExitEnsemble  # noqa: PLC0415 - scikit-learn only when training
-    from compiler.trees.kind_miser import miser_estimator, sweep_curve  # noqa: PLC0415 - it imports this module
-
-    d = CASCADE_DEFAULTS
-    c = cost_vector(costs, task.n_features)
-    charged = costs if costs is not None and costs.has_groups else c  # groups: each charged once in the gain
-    Xtr, ytr, Xva, yva = split(task)
-    sweep_opts = {**{k: opts[k] for k in ("depth", "step", "trees") if k in opts}, "tree_cost": tree_cost,
-                  "refine": FRONTIER_REFINE}
-    sweep = sweep_curve(task, sweep_opts, charged, list(DEFAULT_GRID), FRONTIER_TOLERANCE, with_models=True)
-    agreement = float(opts.get("min_agreement", d["min_agreement"]))
-    thresholds = str(opts.get("exit_thresholds") or EXIT_THRESHOLDS)
-    cands: list[Candidate] = []
-
-    def add(name: str, ir: dict) -> None:
-        ir.setdefault("tree_eval_cost", tree_cost)
-        cands.append((name, ir, validation_report(TreeCascade.from_ir(ir), Xva, yva)))
-
-    def add_exits(name: str, model: Any) -> None:
-        add(name, model.to_tree_ensemble())
-        for n in EXIT_EVERY_GRID:
-            ee = EarlyExitEnsemble(model, every=n, min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
-            if np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any():  # some row may exit
-                add(f"{name}, exits every {n}", ee.to_tree_ensemble())
-
-    for p, model in zip(sweep.curve, sweep.models or [], strict=True):
-        add_exits(f"miser lambda={p['lambda']:g}", model)
-    if cheap_first:
-        kept = next(p for p in sweep.curve if p.get("kept"))["lambda"]
-        iters = {float(p["lambda"]): m.n_iter_ for p, m in zip(sweep.curve, sweep.models or [], strict=True)}
-        for hi in cheap_first_lambdas(sweep.curve, kept):
-            for share in CHEAP_FIRST_SHARES:
-                est = miser_estimator(kept, {**sweep_opts, "refine": 0}, charged, task.split.seed)
-                est.set_params(first_lam=hi, first_iters=max(1, round(share * iters[hi])))
-                est.fit(Xtr, ytr, eval_set=(Xva, yva))
-                add_exits(f"miser lambda={hi:g} for {est.first_iters} iterations, then {kept:g}", est)
-    reference = None
-    if task.n_classes == 2:
-        cscc = cscc_cascade(task, opts, c, tree_cost)  # none of CSCC_ONLY here: its defaults
-        add("cscc", cscc.to_tree_ensemble())
-        reference = ("the full ensemble of its trees", float(cscc.full_validation_accuracy_))
-    return cands, reference
-
-
-def cheap_first_lambdas(curve: list[dict[str, Any]], kept: float) -> list[float]:
-    """The lambdas of a cheap-first start: the sweep's CHEAP_FIRST_LAMBDAS next lambdas above the kept one (models
-    cheaper than the kept one, rejected for their accuracy alone)."""
-    above = sorted({float(p["lambda"]) for p in curve if p["lambda"] > kept})
-    return above[:CHEAP_FIRST_LAMBDAS]
-
-
-CHEAP_FIRST_LAMBDAS = 3
-CHEAP_FIRST_SHARES = (0.3, 1.0)  # of the cheap lambda's own early-stopped iterations
 
 FRONTIER_REFINE = 1  # the sweep refined once (miser --refine 1): two lambdas between the kept one and the next
 EXIT_EVERY_GRID = (1, 5)  # the default cascade's exit tests: every iteration, every fifth

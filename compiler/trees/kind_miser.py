@@ -19,6 +19,7 @@ tie at the top.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -190,60 +191,80 @@ def refine_between(curve: list[dict[str, float]], kept: int, key: str) -> list[f
     return sorted({float(f"{x:.4g}") for x in news} - set(lams))
 
 
-def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, grid: list[float],
-                tolerance: float, with_models: bool = False) -> Sweep:
-    """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler) and keep the cheapest
-    point within the tolerance (:class:`Sweep`); with ``opts["refine"]`` = R, R more rounds each fit two lambdas
-    between the kept one and the next larger (:func:`refine_between`) and keep again. With ``opts["folds"]`` the
-    curve is the K-fold one (``cv_*`` keys) and only the chosen lambda is fitted."""
-    par = from_options(opts)
-    Xtr, ytr, Xva, yva = split(task)
-    lams = sorted({0.0, *grid})
-    given = opts.get("folds")
-    if with_models and ((given is not None and int(given) >= 2) or opts.get("sweep_trees")):
-        raise ValueError("--folds and --sweep-trees keep only the chosen model: no per-lambda models to return")
-    # a small validation part: judged by cross-validation (not when every lambda's model is asked for)
-    folds = auto_folds(yva.size, np.concatenate([ytr, yva]), 1 if with_models and given is None else given)
-    opts = {**opts, "folds": folds or None}
-    if folds:
-        X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-        parts = stratified_folds(y, int(folds), task.split.seed)
-        judge: Any = _CrossValidateLambda(opts, costs, task.split.seed, X, y, parts)
-        desc, key = f"miser lambda sweep, {int(folds)}-fold", "cv"
-    else:
-        judge = _FitLambda(opts, costs, task.split.seed, Xtr, ytr, Xva, yva)
-        desc, key = "miser lambda sweep", "validation"
+def sweep_rounds(judge: Any, lams: list[float], refine: int, par: dict[str, Any], desc: str, key: str,
+                 tolerance_of: Callable[[list[dict[str, float]]], float]
+                 ) -> tuple[list[dict[str, float]], dict[float, GreedyMiserClassifier], int, float]:
+    """The sweep's rounds: every lambda judged (in parallel with ``par``), the cheapest point within the tolerance
+    kept (``tolerance_of(curve)`` after the first round, which holds lambda 0), then up to ``refine`` rounds of two
+    lambdas between it and the next larger (:func:`refine_between`). Returns the curve (the kept point marked
+    ``kept``), the fitted models by lambda (none when the judge cross-validates), the kept index and the
+    tolerance."""
     fitted: dict[float, GreedyMiserClassifier] = {}
     curve: list[dict[str, float]] = []
-    todo = lams
-    for round_ in range(1 + int(opts.get("refine", 0))):
+    todo, tolerance, best = lams, 0.0, 0
+    for round_ in range(1 + refine):
         for lam, out in zip(todo, run_map(judge, todo, **par, desc=desc if round_ == 0 else f"{desc}, refining"),
                             strict=True):
-            if folds:
+            if key == "cv":
                 curve += out
             else:
                 fitted[lam] = out[0]
                 curve += out[1]
         curve.sort(key=lambda p: (p["lambda"], -p["fraction"]))  # lambda 0's whole model stays the reference
         if round_ == 0:  # lambda 0's whole model, the reference of the tolerance, is fitted in the first round
-            tolerance = sweep_tolerance(task, opts, curve, tolerance)
+            tolerance = tolerance_of(curve)
         best = cheapest_within(curve, tolerance, key)
         todo = refine_between(curve, best, key)
-        lams = sorted({*lams, *todo})
         if not todo:
             break
+    curve[best]["kept"] = True
+    return curve, fitted, best, tolerance
+
+
+def sweep_on_split(opts: dict[str, Any], costs: np.ndarray | FeatureCosts, seed: int, Xtr: np.ndarray,
+                   ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray, grid: list[float],
+                   tolerance_of: Callable[[list[dict[str, float]]], float], with_models: bool = False) -> Sweep:
+    """The sweep judged on given train and validation rows (no cross-validation): :func:`sweep_curve`'s path for
+    a validation part, and what the default cascade's frontier (compiler.trees.frontier) starts from."""
+    judge = _FitLambda(opts, costs, seed, Xtr, ytr, Xva, yva)
+    curve, fitted, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", 0)),
+                                                  from_options(opts), "miser lambda sweep", "validation",
+                                                  tolerance_of)
     kept = curve[best]
-    kept["kept"] = True
-    if folds:
-        # refit as the folds fitted: on the pooled rows, their mean number of iterations (no part left to stop on)
-        model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
-                                task.split.seed)
-        return Sweep(model.set_params(validation_fraction=0.0).fit(X, y), curve, tolerance, folds=folds)
     model = fitted[kept["lambda"]]
     if kept["fraction"] != 1.0:
         model = model.truncated(int(kept["iterations"]))
-    models = [fitted[p["lambda"]] for p in curve] if with_models else None
-    return Sweep(model, curve, tolerance, models)
+    return Sweep(model, curve, tolerance, [fitted[p["lambda"]] for p in curve] if with_models else None)
+
+
+def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCosts, grid: list[float],
+                tolerance: float, with_models: bool = False) -> Sweep:
+    """Fit every lambda of the grid (0 first; in parallel with --jobs/--scheduler) and keep the cheapest
+    point within the tolerance (:class:`Sweep`); with ``opts["refine"]`` = R, R more rounds each fit two lambdas
+    between the kept one and the next larger (:func:`refine_between`) and keep again. With ``opts["folds"]`` the
+    curve is the K-fold one (``cv_*`` keys) and only the chosen lambda is fitted."""
+    Xtr, ytr, Xva, yva = split(task)
+    given = opts.get("folds")
+    if with_models and ((given is not None and int(given) >= 2) or opts.get("sweep_trees")):
+        raise ValueError("--folds and --sweep-trees keep only the chosen model: no per-lambda models to return")
+    # a small validation part: judged by cross-validation (not when every lambda's model is asked for)
+    folds = auto_folds(yva.size, np.concatenate([ytr, yva]), 1 if with_models and given is None else given)
+    opts = {**opts, "folds": folds or None}
+    asked = tolerance
+    if not folds:
+        return sweep_on_split(opts, costs, task.split.seed, Xtr, ytr, Xva, yva, grid,
+                              lambda c: sweep_tolerance(task, opts, c, asked), with_models)
+    X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
+    parts = stratified_folds(y, int(folds), task.split.seed)
+    judge = _CrossValidateLambda(opts, costs, task.split.seed, X, y, parts)
+    curve, _, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", 0)),
+                                             from_options(opts), f"miser lambda sweep, {int(folds)}-fold", "cv",
+                                             lambda c: sweep_tolerance(task, opts, c, asked))
+    kept = curve[best]
+    # refit as the folds fitted: on the pooled rows, their mean number of iterations (no part left to stop on)
+    model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
+                            task.split.seed)
+    return Sweep(model.set_params(validation_fraction=0.0).fit(X, y), curve, tolerance, folds=folds)
 
 
 def print_curve(curve: list[dict[str, float]], tolerance: float) -> None:
