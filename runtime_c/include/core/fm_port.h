@@ -35,6 +35,13 @@
  *       (GCC/Clang define the narrowing conversion as modulo: one sign-extending load or move)
  *   FM_NB_HOT_RUN(r, x, acc)                             the q15 step loop (Cortex-M Thumb-2: one ldm per
  *       step, 8 instructions for a middle interval, 9 for the last, 10 for the first and +0)
+ *
+ * Feature primitives (runtime_c/src/features/fm_feat_common.c documents their contracts):
+ *   FM_SQRTF(x)                                          the FPU's square root of a normal positive float
+ *       (Arm VFP single precision: vsqrt.f32; AArch64: fsqrt; x86-64 SSE: sqrtss), correctly rounded
+ *   FM_CLZ32(v)                                          leading zeros of a nonzero uint32, defined only where
+ *       the core also divides in one instruction (Arm with CLZ and IDIV, AArch64, x86-64): the two things
+ *       the Newton integer root needs to beat the bit-by-bit one
  */
 #ifndef FM_PORT_H
 #define FM_PORT_H
@@ -279,6 +286,38 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
                      : [rp] "+r"(r), [a] "+r"(acc)                                                            \
                      : [xp] "r"(x)                                                                            \
                      : "r4", "r5", "r6", "r8", "r9", "r10", "cc", "memory")
+#endif
+
+/* The FPU's square root (IEEE 754: correctly rounded, the same bits as fm_feat_sqrtf's integer routine). */
+#if defined(FM_PORT_GNU) && defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4)
+static inline float fm_port_sqrtf(float x)
+{
+    float r;
+    __asm__("vsqrt.f32 %0, %1" : "=t"(r) : "t"(x));
+    return r;
+}
+#define FM_SQRTF(x) fm_port_sqrtf(x)
+#elif defined(FM_PORT_GNU) && defined(__aarch64__)
+static inline float fm_port_sqrtf(float x)
+{
+    float r;
+    __asm__("fsqrt %s0, %s1" : "=w"(r) : "w"(x));
+    return r;
+}
+#define FM_SQRTF(x) fm_port_sqrtf(x)
+#elif defined(FM_PORT_GNU) && defined(__x86_64__) && defined(__SSE_MATH__)
+static inline float fm_port_sqrtf(float x)
+{
+    float r;
+    __asm__("sqrtss %1, %0" : "=x"(r) : "x"(x));
+    return r;
+}
+#define FM_SQRTF(x) fm_port_sqrtf(x)
+#endif
+
+#if defined(FM_PORT_GNU) &&                                                                                    \
+    ((defined(__ARM_FEATURE_CLZ) && defined(__ARM_FEATURE_IDIV)) || defined(__aarch64__) || defined(__x86_64__))
+#define FM_CLZ32(v) ((uint32_t)__builtin_clz(v))
 #endif
 
 #endif /* FM_PORT_H */

@@ -1,5 +1,6 @@
 /* Feature library: what the float32 and q15 calls share (catalog facts, checks, scratch, square roots). */
 #include "fm_feat_internal.h"
+#include "fm_port.h"
 
 static uint32_t nfft_of(uint32_t len)
 {
@@ -206,18 +207,17 @@ int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t
 
 FM_FEAT_ISQRT(fm_feat_isqrt64, uint64_t)
 
-/* Where the core counts leading zeros and divides in one instruction each (Cortex-M3/M4/M33, AArch64, x86-64), the
- * 32-bit root by Newton's iteration from above: x0 = 2^ceil(bits / 2) >= sqrt(v), x <- (x + v / x) / 2 falls
- * monotonically to floor(sqrt(v)) (about five steps, where the bit-by-bit loop takes sixteen); the same answer. */
-#if defined(__GNUC__) && ((defined(__ARM_FEATURE_CLZ) && defined(__ARM_FEATURE_IDIV)) || defined(__aarch64__) ||     \
-                          defined(__x86_64__))
+/* Where the core counts leading zeros and divides in one instruction each (FM_CLZ32, fm_port.h), the 32-bit root
+ * by Newton's iteration from above: x0 = 2^ceil(bits / 2) >= sqrt(v), x <- (x + v / x) / 2 falls monotonically to
+ * floor(sqrt(v)) (about five steps, where the bit-by-bit loop takes sixteen); the same answer. */
+#ifdef FM_CLZ32
 uint32_t fm_feat_isqrt32(uint32_t v)
 {
     uint32_t x, y;
     if (v == 0u) {
         return 0u;
     }
-    x = 1u << ((33u - (uint32_t)__builtin_clz(v)) / 2u);
+    x = 1u << ((33u - FM_CLZ32(v)) / 2u);
     for (;;) {
         y = (x + v / x) >> 1;
         if (y >= x) {
@@ -230,29 +230,10 @@ uint32_t fm_feat_isqrt32(uint32_t v)
 FM_FEAT_ISQRT(fm_feat_isqrt32, uint32_t)
 #endif
 
-/* The FPU's square root where the target has one (Arm VFP with single precision: Cortex-M4F/M33, armhf;
- * AArch64; x86 SSE): IEEE 754 square root is correctly rounded, so it gives the same bits as the digit-by-digit
- * routine below, in about a tenth of its instructions. Only normal positive inputs take it (the special cases and
- * subnormals stay in C, so flush-to-zero or default-NaN modes cannot change an answer). FM_NO_HW_SQRT forces the
- * C routine everywhere. */
-#if !defined(FM_NO_HW_SQRT) && (defined(__GNUC__) || defined(__clang__)) &&                                    \
-    ((defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4)) || defined(__aarch64__) ||                     \
-     (defined(__x86_64__) && defined(__SSE_MATH__)))
-#define FM_HW_SQRTF 1
-static float hw_sqrtf(float x)
-{
-    float r;
-#if defined(__aarch64__)
-    __asm__("fsqrt %s0, %s1" : "=w"(r) : "w"(x));
-#elif defined(__arm__)
-    __asm__("vsqrt.f32 %0, %1" : "=t"(r) : "t"(x));
-#else
-    __asm__("sqrtss %1, %0" : "=x"(r) : "x"(x));
-#endif
-    return r;
-}
-#endif
-
+/* Correctly rounded float square root. Where the target has an FPU square root (FM_SQRTF, fm_port.h: Arm VFP
+ * single precision, AArch64, x86-64 SSE) normal positive inputs take it: IEEE 754 square root is correctly
+ * rounded, so the bits are those of the digit-by-digit routine below, in about a tenth of its instructions; the
+ * special cases and subnormals stay in C, so flush-to-zero or default-NaN modes cannot change an answer. */
 float fm_feat_sqrtf(float x)
 {
     uint32_t bits = fm_float_bits(x), man, rem, q = 0, s = 0, bit;
@@ -266,9 +247,9 @@ float fm_feat_sqrtf(float x)
         memcpy(&out, &bits, sizeof out);
         return out;
     }
-#ifdef FM_HW_SQRTF
+#ifdef FM_SQRTF
     if ((bits >> 23) != 0u) {
-        return hw_sqrtf(x);
+        return FM_SQRTF(x);
     }
 #endif
     man = bits & 0x7fffffu;
