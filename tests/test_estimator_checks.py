@@ -18,6 +18,7 @@ from compiler.gated.l1_gate import L1GateClassifier
 from compiler.nb.train import NaiveBayesBudget
 from compiler.skyline.classifier import SkylineClassifier
 from compiler.trees.cscc import CsccCascadeClassifier
+from compiler.trees.frontier import CascadeFrontierClassifier
 from compiler.trees.miser import GreedyMiserClassifier
 
 # check name -> why it cannot pass, by estimator class
@@ -50,6 +51,7 @@ ESTIMATORS = [
     SkylineClassifier(max_sets=6),
     GreedyMiserClassifier(n_trees=10),
     CsccCascadeClassifier(n_trees=10, n_rounds=1),
+    CascadeFrontierClassifier(n_trees=10, lambdas=(0.0, 1.0), refine=0),  # the default `train cascade`
     CSTCClassifier(depth=2, max_iter=3),
     AdaptGbrtClassifier(hpc=small_f0(), n_trees=10),
     AdaptLinClassifier(hpc=small_f0(), n_iter=3, inner_iter=50),
