@@ -83,14 +83,22 @@ def random_cascade(seed: int) -> tuple[TreeCascade, np.ndarray]:
 FIELDS = ("label", "score", "n_read", "cost", "stage")
 
 
+def same_fields(a: Any, b: Any) -> None:
+    """Two prediction results agree in every field."""
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+
+
+def c_equals_reference(model: Any, X: np.ndarray) -> None:
+    """The C runtime answers every field as the reference, in both numeric types."""
+    for numeric in ("float32", "q15"):
+        same_fields(c_evaluator(model, numeric).predict(X), reference_evaluator(model, numeric).predict(X))
+
+
 def c_equals_reference_and_estimator(model: Any, X: np.ndarray, detailed: dict[str, Any]) -> Any:
     """The C runtime answers every field as the reference in both numeric types, and the estimator's labels and
     exit stages (float32); returns the float32 C predictions."""
-    for numeric in ("float32", "q15"):
-        p = c_evaluator(model, numeric).predict(X)
-        r = reference_evaluator(model, numeric).predict(X)
-        for f in FIELDS:
-            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
+    c_equals_reference(model, X)
     p = c_evaluator(model).predict(X)
     np.testing.assert_array_equal(p.label, detailed["label"])
     np.testing.assert_array_equal(p.stage, detailed["exit_stage"])
@@ -494,12 +502,7 @@ def test_cheap_first_adds_starts_to_the_frontier(work: Path) -> None:
     chosen = next(f for f in cheap["frontier"] if f["model"] == cheap["frontier_choice"])
     assert chosen["validation_cost"] == min(f["validation_cost"] for f in ok)
     assert cheap["validation_mean_cost"] <= plain["validation_mean_cost"] + 1e-9
-    Xf = X.astype(np.float32)
-    for numeric in ("float32", "q15"):
-        p = c_evaluator(out["cheap"], numeric).predict(Xf)
-        r = reference_evaluator(out["cheap"], numeric).predict(Xf)
-        for f in FIELDS:
-            np.testing.assert_array_equal(getattr(p, f), getattr(r, f), err_msg=f)
+    c_equals_reference(out["cheap"], X.astype(np.float32))
 
 
 @pytest.mark.parametrize("extra, says", [
@@ -522,9 +525,7 @@ def test_cheap_first_left_out_on_a_small_validation_part(work: Path) -> None:
         assert ("--cheap-first left out" in err) == bool(extra)
     a, b = (fmt.load(work / f"{n}.msgpack") for n in ("cf_small", "small"))
     X = np.load(work / "data.npz")["X"].astype(np.float32)
-    pa, pb = reference_evaluator(a).predict(X), reference_evaluator(b).predict(X)
-    for f in FIELDS:
-        np.testing.assert_array_equal(getattr(pa, f), getattr(pb, f), err_msg=f)
+    same_fields(reference_evaluator(a).predict(X), reference_evaluator(b).predict(X))
     assert a.meta["training"]["cv_accuracy"] == b.meta["training"]["cv_accuracy"]
 
 
