@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pyruntime.features.groups import scratch_bound
 from pyruntime.features.plan import FeaturePlan
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ def pipeline_section(meta: dict[str, Any], tables: CTables, name: str) -> list[s
     call, scratch_family = LAZY_CALLS[tables.struct_type]
     n = len(plan.features)
     p = name
-    specs = "\n".join(f"    {{{f.id}u, {f.channel}u, {f.channel2}u, {f.param}u, {f.param2}u}}, /* {f.name} */"
-                      for f in plan.features)
     if scratch_family:
         model_scratch = f"{scratch_family}_scratch_size(&{p})"
         score_t = "int32_t" if tables.struct_type.endswith("_q15") else "float"
@@ -63,7 +62,7 @@ def pipeline_section(meta: dict[str, Any], tables: CTables, name: str) -> list[s
         model_body = f"""    (void)scratch;
     (void)size;
     return {call.format(m=p)};"""
-    specs = "\n".join(f"    {{{f.id}u, {f.channel}u, {f.channel2}u, {f.param}u, {f.param2}u}}, /* {f.name} */"
+    specs = "\n".join(f"    {f.c_init()}, /* {f.name} */"
                       for f in plan.features)
     text = f"""
 /* The extraction plan: column j of the model is feature j of a raw window (fm_window.h). */
@@ -156,10 +155,9 @@ static inline int {p}_predict_window(const float *x, uint32_t n_channels, uint32
 
 
 def scratch_words(plan: FeaturePlan, length: int, n_outputs: int) -> int:
-    """A bound of FM_WINDOW_SCRATCH_SIZE(length) in 8-byte words (the feature context with 160 bytes a channel
-    for its intermediates, the spectra and the FFT's work, the eager values, the memo and scores)."""
-    nfft = 1 << max(1, (length - 1).bit_length())
-    feat = plan.n_channels * 160 + (plan.n_channels * (nfft // 2 + 1) + 2 * nfft) * 4
+    """A bound of FM_WINDOW_SCRATCH_SIZE(length) in 8-byte words (the feature context: its channel records, the
+    spectra and the FFT's work (groups.scratch_bound); the eager values, the memo and scores)."""
+    feat = scratch_bound(plan.n_channels, length)
     model = len(plan.features) * 8 + n_outputs * 4 + 64
     return (feat + len(plan.features) * 4 + model) // 8 + 8
 

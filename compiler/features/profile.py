@@ -33,6 +33,7 @@ import numpy as np
 from compiler.skyline.profile_costs import fit_polynomial
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.features import catalog as cat
+from pyruntime.features.groups import scratch_bound
 from pyruntime.features.plan import FeaturePlan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,8 +87,8 @@ def _probe(group: tuple[int, int]) -> tuple[cat.FeatureSpec, list[cat.FeatureSpe
         return cat.FeatureSpec(0, c), []
     if kind == cat.CENTERED:
         return cat.FeatureSpec(1, c), [cat.FeatureSpec(0, c)]
-    if kind == cat.SPECTRUM:
-        return cat.FeatureSpec(9, c), [cat.FeatureSpec(0, c)]
+    if kind in cat.SPECTRUM_KINDS:
+        return cat.FeatureSpec(9, c, decimate=cat.SPECTRUM_KINDS[kind]), [cat.FeatureSpec(0, c)]
     return cat.FeatureSpec(12, c), [cat.FeatureSpec(0, c + i) for i in range(3)]
 
 
@@ -138,8 +139,7 @@ def write_header(path: Path, plan: FeaturePlan, windows: list[np.ndarray], q15: 
                          f"{len(s.primes)}u}}")
         primes.extend(s.primes)
     longest = max(x.shape[1] for x in windows)
-    nfft = 1 << max(1, (longest - 1).bit_length())
-    scratch = plan.n_channels * 160 + (plan.n_channels * (nfft // 2 + 1) + 2 * nfft) * 4
+    scratch = scratch_bound(plan.n_channels, longest)
     fmt = "{}" if q15 else "0x{:08x}u"
     data = ", ".join(fmt.format(v) for v in samples)
     text = [
@@ -152,7 +152,7 @@ def write_header(path: Path, plan: FeaturePlan, windows: list[np.ndarray], q15: 
         f"static const uint32_t fp_f32_bits[] = {{{'0u' if q15 else data}}};",
         f"static const int16_t fp_q15[] = {{{data if q15 else '0'}}};",
         "static const fm_feat_spec fp_specs[] = {" + ", ".join(
-            f"{{{f.id}u, {f.channel}u, {f.channel2}u, {f.param}u, {f.param2}u}}" for f in specs) + "};",
+            f.c_init() for f in specs) + "};",
         "static const uint16_t fp_steps[][4] = {" + ", ".join(step_rows) + "};",
         "static const uint16_t fp_primes[] = {" + (", ".join(map(str, primes)) or "0") + "};",
     ]

@@ -20,9 +20,28 @@ MAX_CHANNELS = 64
 # status codes of the feature calls (pyruntime/errors.py mirrors frugalml.h)
 OK, E_WINDOW, E_SAMPLE, E_CHANNEL, E_FEATURE, E_VALUE = 0, -6, -7, -8, -9, -3
 
-# group kinds (fm_group_kind)
-PASS, CENTERED, SPECTRUM, MAGNITUDE = 0, 1, 2, 3
-GROUP_NAMES = {PASS: "pass", CENTERED: "centered", SPECTRUM: "spectrum", MAGNITUDE: "magnitude"}
+# group kinds (fm_group_kind): a channel's spectrum at decimation 2, 4, 8 is its own group
+PASS, CENTERED, SPECTRUM, MAGNITUDE, SPECTRUM_D2, SPECTRUM_D4, SPECTRUM_D8 = 0, 1, 2, 3, 4, 5, 6
+GROUP_NAMES = {PASS: "pass", CENTERED: "centered", SPECTRUM: "spectrum", MAGNITUDE: "magnitude",
+               SPECTRUM_D2: "spectrum__decimate_2", SPECTRUM_D4: "spectrum__decimate_4",
+               SPECTRUM_D8: "spectrum__decimate_8"}
+SPECTRAL_IDS = (8, 9, 10)
+# the optional parameter of the spectral features: the spectrum of block means of D samples (0: the window)
+DECIMATIONS = (2, 4, 8)
+
+
+def shift_of(decimate: int) -> int:
+    """log2 of the decimation (0 for none)."""
+    return {0: 0, 2: 1, 4: 2, 8: 3}[decimate]
+
+
+# the decimation of each spectrum group kind
+SPECTRUM_KINDS = {SPECTRUM: 0, SPECTRUM_D2: 2, SPECTRUM_D4: 4, SPECTRUM_D8: 8}
+
+
+def spectrum_kind(decimate: int) -> int:
+    """The group kind of a channel's spectrum at a decimation (fm_feat_spectrum_kind)."""
+    return SPECTRUM if decimate == 0 else SPECTRUM_D2 + shift_of(decimate) - 1
 
 
 @dataclass(frozen=True)
@@ -45,9 +64,12 @@ KINDS = (
     FeatureKind(6, "mean_crossing_rate", (), 1, 2, "sign changes of x - mean per step"),
     FeatureKind(7, "autocorrelation", ("lag",), 1, 2, "sum d[t] d[t+lag] / sum d^2, d = x - mean; lag >= 1"),
     FeatureKind(8, "fft_band_energy", ("band", "bands"), 1, 3,
-                "share of the spectrum's energy in band `band` of `bands` equal bands; 0 <= band < bands <= 512"),
-    FeatureKind(9, "fft_dominant_frequency", (), 1, 3, "bin of largest power / nfft (cycles per sample)"),
-    FeatureKind(10, "fft_centroid", (), 1, 3, "power-weighted mean bin / nfft (cycles per sample)"),
+                "share of the spectrum's energy in band `band` of `bands` equal bands; 0 <= band < bands <= 512"
+                "; optional decimate_D (D = 2, 4, 8): the spectrum of the block means of D samples"),
+    FeatureKind(9, "fft_dominant_frequency", (), 1, 3, "bin of largest power / nfft (cycles per sample)"
+                "; optional decimate_D"),
+    FeatureKind(10, "fft_centroid", (), 1, 3, "power-weighted mean bin / nfft (cycles per sample)"
+                "; optional decimate_D"),
     FeatureKind(11, "magnitude_mean", (), 3, 2, "mean of sqrt(x^2 + y^2 + z^2) over three consecutive channels"),
     FeatureKind(12, "magnitude_maximum", (), 3, 2, "largest sqrt(x^2 + y^2 + z^2)"),
     FeatureKind(13, "correlation", (), 2, 2, "Pearson correlation of two channels"),
@@ -68,6 +90,7 @@ class FeatureSpec:
     channel2: int = 0
     param: int = 0
     param2: int = 0
+    decimate: int = 0  # spectral features: 0 (the window) or 2, 4, 8 (its block means of that many samples)
 
     @property
     def kind(self) -> FeatureKind:
@@ -84,7 +107,14 @@ class FeatureSpec:
             chans = f"c{self.channel}"
         values = (self.param, self.param2)
         params = "".join(f"__{p}_{values[i]}" for i, p in enumerate(k.params))
+        if self.decimate:
+            params += f"__decimate_{self.decimate}"
         return f"{chans}__{k.name}{params}"
+
+    def c_init(self) -> str:
+        """The C initializer of this fm_feat_spec: ``{id, channel, channel2, param, param2, decimate}``."""
+        return (f"{{{self.id}u, {self.channel}u, {self.channel2}u, {self.param}u, {self.param2}u, "
+                f"{self.decimate}u}}")
 
     def channels_read(self) -> tuple[int, ...]:
         k = self.kind
@@ -100,12 +130,13 @@ class FeatureSpec:
             return 1
         if self.id == 7:
             return self.param + 2
+        shift = shift_of(self.decimate) if self.decimate in (0, *DECIMATIONS) else 0
         if self.id == 8:
             p = 2
             while p < 2 * self.param2:
                 p *= 2
-            return p // 2 + 1
-        return 2
+            return (p // 2 + 1) << shift
+        return 2 << shift if self.id in SPECTRAL_IDS else 2
 
     def groups(self) -> tuple[tuple[int, int], ...]:
         """The (group kind, channel) pairs the feature uses, in the order the C runs them (fm_feat_groups)."""
@@ -114,8 +145,8 @@ class FeatureSpec:
             return ((PASS, c),)
         if self.id in (1, 6, 7):
             return ((PASS, c), (CENTERED, c))
-        if self.id in (8, 9, 10):
-            return ((PASS, c), (SPECTRUM, c))
+        if self.id in SPECTRAL_IDS:
+            return ((PASS, c), (spectrum_kind(self.decimate), c))
         if self.id in (11, 12):
             return ((PASS, c), (PASS, c + 1), (PASS, c + 2), (MAGNITUDE, c))
         return ((PASS, c), (CENTERED, c), (PASS, self.channel2), (CENTERED, self.channel2))
@@ -123,6 +154,8 @@ class FeatureSpec:
     def check(self, n_channels: int) -> int:
         """fm_feat_check: OK, E_FEATURE (a bad parameter) or E_CHANNEL."""
         if self.id not in BY_ID or (self.id == 7 and self.param == 0):
+            return E_FEATURE
+        if self.decimate and (self.id not in SPECTRAL_IDS or self.decimate not in DECIMATIONS):
             return E_FEATURE
         if self.id == 8 and (self.param2 == 0 or self.param >= self.param2 or self.param2 > MAX_FFT // 2):
             return E_FEATURE
@@ -152,13 +185,20 @@ def parse_name(text: str) -> FeatureSpec:
     if kind is None:
         raise DataError(f"feature {text!r}: unknown feature {parts[1]!r} (`frugalml features` lists them)")
     given = {}
+    optional = ("decimate",) if kind.id in SPECTRAL_IDS else ()
     for part in parts[2:]:
         key, _, value = part.rpartition("_")
         if not key or not value.isdigit():
             raise DataError(f"feature {text!r}: parameter {part!r} is not NAME_INTEGER (e.g. lag_2)")
+        if key in optional and key not in given:
+            if int(value) not in DECIMATIONS:
+                raise DataError(f"feature {text!r}: decimate is 2, 4 or 8 (leave it out for the window itself)")
+            given[key] = int(value)
+            continue
         if key not in kind.params or key in given:
+            takes = (*kind.params, *(f"{o} (optional)" for o in optional))
             raise DataError(f"feature {text!r}: {kind.name} has no parameter {key!r}"
-                            + (f" (it takes {', '.join(kind.params)})" if kind.params else " (it takes none)"))
+                            + (f" (it takes {', '.join(takes)})" if takes else " (it takes none)"))
         given[key] = int(value)
     missing = [p for p in kind.params if p not in given]
     if missing:
@@ -170,7 +210,8 @@ def parse_name(text: str) -> FeatureSpec:
     values = [given[p] for p in kind.params] + [0, 0]
     if any(c > 0xFFFF for c in chans) or any(v > 0xFFFF for v in values):
         raise DataError(f"feature {text!r}: a channel or parameter over 65535")
-    spec = FeatureSpec(kind.id, chans[0], chans[1] if kind.channels == 2 else 0, values[0], values[1])
+    spec = FeatureSpec(kind.id, chans[0], chans[1] if kind.channels == 2 else 0, values[0], values[1],
+                       given.get("decimate", 0))
     if spec.check(MAX_CHANNELS + 0x10000) == E_FEATURE:
         raise DataError(f"feature {text!r}: bad parameter ({kind.what})")
     return spec

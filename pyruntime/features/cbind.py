@@ -23,7 +23,7 @@ def c_specs(specs: list[FeatureSpec] | tuple[FeatureSpec, ...]):  # noqa: ANN201
     arr = ffi.new("fm_feat_spec[]", max(len(specs), 1))
     for i, f in enumerate(specs):
         arr[i].id, arr[i].channel, arr[i].channel2 = f.id, f.channel, f.channel2
-        arr[i].param, arr[i].param2 = f.param, f.param2
+        arr[i].param, arr[i].param2, arr[i].decimate = f.param, f.param2, f.decimate
     return arr
 
 

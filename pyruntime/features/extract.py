@@ -32,9 +32,11 @@ def extract(windows: Windows, plan: FeaturePlan) -> np.ndarray:
             r, j = bad[0]
             f = plan.features[j]
             st = int(status[r, j])
-            why = (f"needs windows of at least {f.min_len()} samples" + (
-                f" and at most {cat.MAX_FFT}" if f.id in (8, 9, 10) else "") if st == cat.E_WINDOW
-                   else status_message(st))
+            why = status_message(st)
+            if st == cat.E_WINDOW:
+                longest = ((cat.MAX_FFT + 1) << cat.shift_of(f.decimate)) - 1  # an FFT of at most MAX_FFT points
+                why = f"needs windows of at least {f.min_len()} samples" + (
+                    f" and at most {longest}" if f.id in cat.SPECTRAL_IDS else "")
             raise DataError(f"{windows.name}: window {rows[r] + 1} (length {length}): feature {f.name}: {why}")
         out[rows] = values
     return out

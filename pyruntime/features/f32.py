@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from pyruntime.features import catalog as cat
-from pyruntime.features.fft import power_f32
-from pyruntime.features.groups import GroupCache
+from pyruntime.features.fft import block_means_f32, power_f32
+from pyruntime.features.groups import GroupCache, nfft_at
 from pyruntime.features.status import window_status
 
 F32 = np.float32
@@ -51,11 +51,13 @@ class _Window(GroupCache):
             below = b
         return {"ss": ss, "crossings": crossings}
 
-    def _spectrum(self, c: int) -> dict[str, np.ndarray]:
-        d = self.x[:, c, :] - self.group(cat.PASS, c)["mean"][:, None]
-        p = power_f32(d, self.nfft)
+    def _spectrum(self, c: int, shift: int) -> dict[str, np.ndarray]:
+        xs, mean = self.x[:, c, :], self.group(cat.PASS, c)["mean"][:, None]
+        d = xs - mean if shift == 0 else block_means_f32(xs, shift) - mean
+        n = nfft_at(self.len, shift)
+        p = power_f32(d, n)
         energy = np.zeros(self.w, F32)
-        for k in range(1, self.nfft // 2 + 1):
+        for k in range(1, n // 2 + 1):
             energy = energy + p[:, k]
         return {"power": p, "energy": energy}
 
@@ -84,19 +86,20 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _spectral(win: _Window, f: cat.FeatureSpec) -> np.ndarray:
-    g = win.group(cat.SPECTRUM, f.channel)
-    p, energy, half = g["power"], g["energy"], win.nfft // 2
+    """Frequencies in cycles per sample of the window: bin k at decimation shift s is k / (nfft 2^s)."""
+    g, nfft, shift = win.spectrum_of(f)
+    p, energy, half, scale = g["power"], g["energy"], nfft // 2, F32(nfft << shift)
     acc = np.zeros(win.w, F32)
     if f.id == 9:
         best = np.ones(win.w, np.int64)
         rows = np.arange(win.w)
         for k in range(2, half + 1):
             best = np.where(p[:, k] > p[rows, best], k, best)
-        return best.astype(F32) / F32(win.nfft)
+        return best.astype(F32) / scale
     if f.id == 10:
         for k in range(1, half + 1):
             acc = acc + F32(k) * p[:, k]
-        return _ratio(acc, energy) / F32(win.nfft)
+        return _ratio(acc, energy) / scale
     for k in range(1 + f.param * half // f.param2, 1 + (f.param + 1) * half // f.param2):
         acc = acc + p[:, k]
     return _ratio(acc, energy)
@@ -138,7 +141,7 @@ def values(x: np.ndarray, specs: list[cat.FeatureSpec] | tuple[cat.FeatureSpec, 
 def _fill(win: _Window, specs: list[cat.FeatureSpec] | tuple[cat.FeatureSpec, ...], out: np.ndarray,
           status: np.ndarray) -> None:
     for j, f in enumerate(specs):
-        st = window_status(f, win.c, win.len, win.nfft)
+        st = window_status(f, win.c, win.len)
         if st != cat.OK:
             status[:, j] = st
             continue

@@ -20,6 +20,25 @@ def nfft_of(length: int) -> int:
     return max(n, 2)
 
 
+def block_means_f32(x: np.ndarray, shift: int) -> np.ndarray:
+    """The block means of 2^shift samples of float32 windows x (W, L), the last L mod 2^shift samples dropped: each
+    block summed in order, then divided by 2^shift (exact), as block_centred in fm_feat_f32.c."""
+    size = 1 << shift
+    m = x.shape[1] >> shift
+    acc = x[:, 0: m * size: size].astype(np.float32)
+    for j in range(1, size):
+        acc = acc + x[:, j: m * size: size]
+    return acc / np.float32(size)
+
+
+def block_means_q15(x: np.ndarray, shift: int) -> np.ndarray:
+    """The rounded block means (halves up) of 2^shift int16 samples, as block_mean in fm_feat_q15.c (int64)."""
+    size = 1 << shift
+    m = x.shape[1] >> shift
+    s = x[:, : m * size].astype(np.int64).reshape(x.shape[0], m, size).sum(axis=2)
+    return (s + (size >> 1)) >> shift
+
+
 def bitrev(n: int) -> np.ndarray:
     bits = n.bit_length() - 1
     i = np.arange(n)

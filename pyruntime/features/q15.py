@@ -7,7 +7,8 @@ Formats and rounding (round = to nearest, halves away from zero; isqrt = floor s
   mean_crossing_rate = round(crossings * 2^15 / (len - 1)); autocorrelation = round(num * 2^15 / ss);
   correlation = round(num * 2^15 / (isqrt(ss1) * isqrt(ss2))) clamped to +-2^15;
   spectrum of (x - mean) >> 2 (fft.power_q15): band energy = round(band * 2^15 / energy),
-  dominant frequency = k * 2^15 / nfft, centroid = round(sum k P[k] * 2^15 / nfft / energy);
+  dominant frequency = k * 2^15 / nfft, centroid = round(sum k P[k] * 2^15 / nfft / energy); with decimate D the
+  spectrum of (m - mean) >> 2, m the block means of D samples rounded halves up, and nfft read as nfft * D;
   magnitude m = round(sqrt(x^2 + y^2 + z^2)): mean = round(sum m / len), maximum = max m.
 """
 
@@ -16,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from pyruntime.features import catalog as cat
-from pyruntime.features.fft import power_q15
-from pyruntime.features.groups import GroupCache
+from pyruntime.features.fft import block_means_q15, power_q15
+from pyruntime.features.groups import GroupCache, nfft_at
 from pyruntime.features.status import window_status
 
 I64 = np.int64
@@ -66,9 +67,9 @@ class _Window(GroupCache):
         neg = d < 0
         return {"ss": (d * d).sum(axis=1), "crossings": (neg[:, 1:] != neg[:, :-1]).sum(axis=1)}
 
-    def _spectrum(self, c: int) -> dict[str, np.ndarray]:
-        d = self.x[:, c, :] - self.group(cat.PASS, c)["mean"][:, None]
-        p = power_q15(d, self.nfft)
+    def _spectrum(self, c: int, shift: int) -> dict[str, np.ndarray]:
+        xs = self.x[:, c, :] if shift == 0 else block_means_q15(self.x[:, c, :], shift)
+        p = power_q15(xs - self.group(cat.PASS, c)["mean"][:, None], nfft_at(self.len, shift))
         return {"power": p, "energy": p[:, 1:].sum(axis=1)}
 
     def _magnitude(self, c: int) -> dict[str, np.ndarray]:
@@ -83,9 +84,9 @@ class _Window(GroupCache):
 
 
 def _spectral(win: _Window, f: cat.FeatureSpec) -> np.ndarray:
-    g = win.group(cat.SPECTRUM, f.channel)
-    p, energy, half = g["power"], g["energy"], win.nfft // 2
-    lg = win.nfft.bit_length() - 1
+    g, nfft, shift = win.spectrum_of(f)
+    p, energy, half = g["power"], g["energy"], nfft // 2
+    lg = nfft.bit_length() - 1 + shift  # bin k is k / (nfft 2^shift) cycles per sample
     if f.id == 9:
         best = 1 + np.argmax(p[:, 1: half + 1], axis=1)  # the first of equal maxima, as the C's strict >
         return best.astype(I64) << (15 - lg)
@@ -130,7 +131,7 @@ def quantities(x: np.ndarray, specs: list[cat.FeatureSpec] | tuple[cat.FeatureSp
     q = np.zeros((win.w, len(specs)), I64)
     status = np.zeros((win.w, len(specs)), np.int32)
     for j, f in enumerate(specs):
-        st = window_status(f, win.c, win.len, win.nfft)
+        st = window_status(f, win.c, win.len)
         status[:, j] = st
         if st == cat.OK:
             q[:, j] = _value(win, f)

@@ -3,7 +3,8 @@
  *
  * Input (fuzz_common.h encoding): numeric byte (bit 0: q15), channels 1..FZ_FEAT_CHANNELS, length
  * 1..FZ_FEAT_LEN (two bytes), the number of features 1..FZ_FEAT_SPECS and each spec as five bytes
- * (id may be unknown, channels may be out of range, parameters any), then the samples (float32: one
+ * (id may be unknown, channels may be out of range, parameters any; the fifth byte gives the bands and
+ * the decimation, 0, 2, 4, 8 or the invalid 3), then the samples (float32: one
  * mode byte, raw bits so NaN/inf/huge values occur, or small k/8 values; q15: raw int16).
  *
  * Checks: every call returns one of its documented statuses; a value of an OK call is finite; each
@@ -18,8 +19,11 @@
 #define FZ_FEAT_CHANNELS 7u
 #define FZ_FEAT_LEN 300u
 #define FZ_FEAT_SPECS 6u
-/* scratch of the largest window (fm_feat_scratch_size, with room for the channel records) */
-#define FZ_FEAT_WORDS ((FZ_FEAT_CHANNELS * 128u + (FZ_FEAT_CHANNELS * 257u + 1024u) * 4u) / 8u)
+/* scratch of the largest window (fm_feat_scratch_size, with room for the channel records): per channel the
+ * spectra of 300 samples and of their block means of 2, 4, 8 (257 + 129 + 65 + 33 words), then the FFT work */
+#define FZ_FEAT_WORDS ((FZ_FEAT_CHANNELS * 160u + (FZ_FEAT_CHANNELS * 484u + 1024u) * 4u) / 8u)
+/* the decimation of a spec by its fifth byte / 40 (0..6) */
+static const uint16_t DECIMATE[7] = {0u, 2u, 4u, 8u, 3u, 0u, 0u};
 
 static int documented(int rc)
 {
@@ -50,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int q15 = fz_byte(&in) & 1u, any_ok = 0;
     uint32_t n_ch = 1u + fz_dim(&in, FZ_FEAT_CHANNELS - 1u);
     uint32_t len = 1u + ((uint32_t)fz_byte(&in) | (uint32_t)fz_byte(&in) << 8) % FZ_FEAT_LEN;
-    uint32_t n_specs = 1u + fz_dim(&in, FZ_FEAT_SPECS - 1u), i, total = 0;
+    uint32_t n_specs = 1u + fz_dim(&in, FZ_FEAT_SPECS - 1u), i, total = 0, b;
     size_t need = fm_feat_scratch_size(n_ch, len);
     const void *x = q15 ? (const void *)xq : (const void *)xf;
     fz_require(need > 0u && need <= sizeof shared);
@@ -59,7 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         specs[i].channel = (uint16_t)(fz_byte(&in) % 9u);
         specs[i].channel2 = (uint16_t)(fz_byte(&in) % 9u);
         specs[i].param = fz_byte(&in);
-        specs[i].param2 = (uint16_t)(fz_byte(&in) % 40u);
+        b = fz_byte(&in); /* bands and decimation from one byte: the corpus keeps its layout */
+        specs[i].param2 = (uint16_t)(b % 40u);
+        specs[i].decimate = DECIMATE[b / 40u];
     }
     if (q15) {
         fz_i16s(&in, xq, n_ch * len);

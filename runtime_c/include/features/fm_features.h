@@ -41,7 +41,13 @@ extern "C" {
 
 /* Feature ids. Parameters (fm_feat_spec): channel for every feature;
  * AUTOCORR: param = lag (>= 1); BAND_ENERGY: param = band, param2 = bands;
- * MAG_*: channel, channel + 1, channel + 2; CORRELATION: channel, channel2. */
+ * MAG_*: channel, channel + 1, channel + 2; CORRELATION: channel, channel2.
+ * The spectral features (BAND_ENERGY, DOMINANT_FREQ, CENTROID) take
+ * decimate = 0 (the window itself) or D = 2, 4, 8: the spectrum of the
+ * window's block means of D samples (the last len mod D samples dropped),
+ * which sees frequencies below 1 / (2 D) cycles per sample at the window's
+ * resolution for about 1 / D of the FFT's work; frequencies stay in cycles
+ * per sample of the window. */
 typedef enum {
     FM_FEAT_MEAN = 0,          /* sum / len */
     FM_FEAT_STD = 1,           /* sqrt(sum (x - mean)^2 / len) */
@@ -66,7 +72,10 @@ typedef enum {
     FM_GROUP_CENTERED = 1,  /* per channel: sum (x - mean)^2, mean crossings */
     FM_GROUP_SPECTRUM = 2,  /* per channel: power spectrum of x - mean (one FFT) */
     FM_GROUP_MAGNITUDE = 3, /* per first channel of three: sum and max of the magnitude */
-    FM_GROUP_N_KINDS = 4
+    FM_GROUP_SPECTRUM_D2 = 4, /* per channel: power spectrum of the block means of 2 samples, less the mean */
+    FM_GROUP_SPECTRUM_D4 = 5, /* ... of 4 samples */
+    FM_GROUP_SPECTRUM_D8 = 6, /* ... of 8 samples */
+    FM_GROUP_N_KINDS = 7
 } fm_group_kind;
 
 typedef struct {
@@ -83,6 +92,7 @@ typedef struct {
     uint16_t channel2; /* CORRELATION's second channel */
     uint16_t param;    /* AUTOCORR lag, BAND_ENERGY band */
     uint16_t param2;   /* BAND_ENERGY number of bands */
+    uint16_t decimate; /* spectral features: 0 (the window) or 2, 4, 8 (block means of that many samples) */
 } fm_feat_spec;
 
 /* One window's state. Fields are read-only for callers except new_groups. */

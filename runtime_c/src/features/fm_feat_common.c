@@ -14,14 +14,44 @@ static uint32_t nfft_of(uint32_t len)
     return n < 2u ? 2u : n;
 }
 
+uint32_t fm_feat_nfft(uint32_t len, uint32_t shift)
+{
+    return (len >> shift) == 0u ? 0u : nfft_of(len >> shift);
+}
+
+/* Words of the spectra of every shift before `shift` (C channels each) and the largest nfft of all shifts. */
+static size_t power_words(uint32_t n_channels, uint32_t len, uint32_t shift, uint32_t *max_nfft)
+{
+    size_t words = 0u;
+    uint32_t s, most = 0u;
+    for (s = 0; s < FM_FEAT_SHIFTS; ++s) {
+        uint32_t nfft = fm_feat_nfft(len, s);
+        if (s < shift) {
+            words += (size_t)n_channels * (nfft / 2u + 1u);
+        }
+        most = nfft > most ? nfft : most;
+    }
+    *max_nfft = most;
+    return words;
+}
+
+fm_feat_word *fm_feat_power_at(const fm_feat_ctx *ctx, uint32_t shift, uint32_t c)
+{
+    uint32_t most;
+    fm_feat_word *base = (fm_feat_word *)(fm_feat_chans(ctx) + ctx->n_channels);
+    base += power_words(ctx->n_channels, ctx->len, shift, &most);
+    return base + (size_t)c * (fm_feat_nfft(ctx->len, shift) / 2u + 1u);
+}
+
 size_t fm_feat_scratch_size(uint32_t n_channels, uint32_t len)
 {
-    uint32_t nfft = nfft_of(len);
+    uint32_t most;
+    size_t words;
     if (n_channels == 0u || n_channels > FM_FEAT_MAX_CHANNELS || len == 0u || len > FM_FEAT_MAX_LEN) {
         return 0u;
     }
-    return n_channels * sizeof(fm_feat_chan) +
-           ((size_t)n_channels * (nfft / 2u + 1u) + 2u * (size_t)nfft) * sizeof(fm_feat_word);
+    words = power_words(n_channels, len, FM_FEAT_SHIFTS, &most);
+    return n_channels * sizeof(fm_feat_chan) + (words + 2u * (size_t)most) * sizeof(fm_feat_word);
 }
 
 static int is_spectral(uint32_t id)
@@ -44,17 +74,18 @@ uint32_t fm_feat_min_len(const fm_feat_spec *spec)
     case FM_FEAT_STD:
     case FM_FEAT_CROSSING_RATE:
     case FM_FEAT_CORRELATION:
+        return 2u;
     case FM_FEAT_DOMINANT_FREQ:
     case FM_FEAT_CENTROID:
-        return 2u;
+        return 2u << fm_feat_shift(spec); /* two blocks */
     case FM_FEAT_AUTOCORR:
         return (uint32_t)spec->param + 2u;
     case FM_FEAT_BAND_ENERGY:
-        /* nfft / 2 >= bands: nfft >= p, the power of two >= 2 bands, so len > p / 2 */
+        /* nfft / 2 >= bands: nfft >= p, the power of two >= 2 bands, so len >> shift > p / 2 */
         while (p < 2u * (uint32_t)spec->param2) {
             p <<= 1;
         }
-        return p / 2u + 1u;
+        return (p / 2u + 1u) << fm_feat_shift(spec);
     default:
         return 0u;
     }
@@ -82,7 +113,7 @@ uint32_t fm_feat_groups(const fm_feat_spec *spec, fm_feat_group groups[FM_FEAT_M
     case FM_FEAT_BAND_ENERGY:
     case FM_FEAT_DOMINANT_FREQ:
     case FM_FEAT_CENTROID:
-        FEAT_GROUP(1, FM_GROUP_SPECTRUM, c);
+        FEAT_GROUP(1, fm_feat_spectrum_kind(fm_feat_shift(spec)), c);
         return 2u;
     case FM_FEAT_MAG_MEAN:
     case FM_FEAT_MAG_MAX:
@@ -109,6 +140,9 @@ int fm_feat_check(const fm_feat_spec *spec, uint32_t n_channels)
     last = spec->channel;
     if (spec->id == FM_FEAT_AUTOCORR && spec->param == 0u) {
         return FM_E_FEATURE;
+    }
+    if (spec->decimate != 0u && (!is_spectral(spec->id) || fm_feat_shift(spec) == 0u)) {
+        return FM_E_FEATURE; /* decimate is 0, or 2, 4, 8 on a spectral feature */
     }
     if (spec->id == FM_FEAT_BAND_ENERGY &&
         (spec->param2 == 0u || spec->param >= spec->param2 || spec->param2 > FM_FEAT_MAX_FFT / 2u)) {
@@ -142,7 +176,8 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
     if (rc != FM_OK) {
         return rc;
     }
-    if (ctx->len < fm_feat_min_len(spec) || (is_spectral(spec->id) && ctx->nfft == 0u)) {
+    if (ctx->len < fm_feat_min_len(spec) ||
+        (is_spectral(spec->id) && fm_feat_nfft(ctx->len, fm_feat_shift(spec)) == 0u)) {
         return FM_E_WINDOW;
     }
     n = fm_feat_groups(spec, groups);

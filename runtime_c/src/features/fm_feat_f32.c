@@ -57,10 +57,8 @@ static void fft_f32(fm_feat_word *re, fm_feat_word *im, uint32_t n)
     for (size = 2u; size <= n; size <<= 1) {
         uint32_t half = size / 2u, step = FM_FEAT_MAX_FFT / size;
         for (j = 0; j < half; ++j) {
-            int neg;
-            float co = fm_feat_cos_f32[fm_feat_cos_index(j * step, &neg)];
-            float si = fm_feat_cos_f32[fm_feat_sin_index(j * step)];
-            co = neg ? -co : co;
+            float co, si;
+            fm_feat_twiddle_f32(j * step, &co, &si);
             for (a = j; a < n; a += size) {
                 uint32_t b = a + half;
                 float ar = re[a].f, ai = im[a].f, br = re[b].f, bi = im[b].f; /* loaded once: re, im may alias */
@@ -75,25 +73,49 @@ static void fft_f32(fm_feat_word *re, fm_feat_word *im, uint32_t n)
     }
 }
 
-/* The power spectrum of a real window by one complex FFT of half the length: z[m] = d[2m] + i d[2m+1] (d the centred
- * window zero-padded to n), Z = FFT_h(z), h = n / 2; then for k = 0..h, with A = Z[k mod h], B = Z[(h - k) mod h]
- * and W = exp(-2 pi i k / n) = c - i s: E = (A + conj B) / 2, O = (A - conj B) / (2i), X[k] = E + W O (half the
- * butterflies of an n-point FFT of the real window; pyruntime/features/fft.py power_f32 in the same order). */
-static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c)
+/* Block t of a decimated signal less the channel's mean: the mean of x[t 2^s .. t 2^s + 2^s - 1], summed in
+ * order (the division by 2^s is exact). */
+static float block_centred(const float *x, uint32_t t, uint32_t shift, float mean)
+{
+    const float *b = x + ((size_t)t << shift);
+    float s = b[0];
+    uint32_t j;
+    for (j = 1u; j < (1u << shift); ++j) {
+        s += b[j];
+    }
+    return s / (float)(1u << shift) - mean;
+}
+
+/* The power spectrum of a real signal of m samples by one complex FFT of half the length: z[j] = d[2j] + i d[2j+1]
+ * (d the centred signal zero-padded to n), Z = FFT_h(z), h = n / 2; then for k = 0..h, with A = Z[k mod h],
+ * B = Z[(h - k) mod h] and W = exp(-2 pi i k / n) = c - i s: E = (A + conj B) / 2, O = (A - conj B) / (2i),
+ * X[k] = E + W O (half the butterflies of an n-point FFT of the real signal; pyruntime/features/fft.py power_f32
+ * in the same order). The signal is the window (shift 0) or its block means of 2^shift samples. */
+static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
 {
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
-    fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
-    uint32_t n = ctx->nfft, h = n / 2u, step = FM_FEAT_MAX_FFT / n, k, t, r;
+    uint32_t n = fm_feat_nfft(ctx->len, shift), m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
+    fm_feat_word *re = fm_feat_work(ctx), *im = re + n, *p = fm_feat_power_at(ctx, shift, c);
+    uint32_t k, t, r;
     float energy = 0.0f;
     for (k = 0; k < h; ++k) {
         re[k].f = 0.0f;
         im[k].f = 0.0f;
     }
-    for (t = 0, r = 0; t < ctx->len; t += 2u, r = fm_feat_bitrev_next(r, h)) {
-        re[r].f = x[t] - ch->mean;
-        if (t + 1u < ctx->len) {
-            im[r].f = x[t + 1u] - ch->mean;
+    if (shift == 0u) { /* the window itself: no block sums in the loop */
+        for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
+            re[r].f = x[t] - ch->mean;
+            if (t + 1u < m) {
+                im[r].f = x[t + 1u] - ch->mean;
+            }
+        }
+    } else {
+        for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
+            re[r].f = block_centred(x, t, shift, ch->mean);
+            if (t + 1u < m) {
+                im[r].f = block_centred(x, t + 1u, shift, ch->mean);
+            }
         }
     }
     fft_f32(re, im, h);
@@ -101,11 +123,8 @@ static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c)
         uint32_t i1 = k == h ? 0u : k, i2 = k == 0u ? 0u : h - k;
         float ar = re[i1].f, ai = im[i1].f, br = re[i2].f, bi = im[i2].f;
         float er = 0.5f * (ar + br), ei = 0.5f * (ai - bi), o_r = 0.5f * (ai + bi), oi = 0.5f * (br - ar);
-        int neg;
-        float co = fm_feat_cos_f32[fm_feat_cos_index(k * step, &neg)];
-        float si = fm_feat_cos_f32[fm_feat_sin_index(k * step)];
-        float xr, xi;
-        co = neg ? -co : co;
+        float co, si, xr, xi;
+        fm_feat_twiddle_f32(k * step, &co, &si);
         xr = er + (co * o_r + si * oi);
         xi = ei + (co * oi - si * o_r);
         p[k].f = xr * xr + xi * xi;
@@ -113,8 +132,28 @@ static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c)
             energy += p[k].f;
         }
     }
-    ch->energy = energy;
+    ch->energy[shift] = energy;
     return FM_OK;
+}
+
+static int spectrum0_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_f32(ctx, c, 0u);
+}
+
+static int spectrum1_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_f32(ctx, c, 1u);
+}
+
+static int spectrum2_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_f32(ctx, c, 2u);
+}
+
+static int spectrum3_f32(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_f32(ctx, c, 3u);
 }
 
 static int magnitude_f32(fm_feat_ctx *ctx, uint32_t c)
@@ -133,7 +172,8 @@ static int magnitude_f32(fm_feat_ctx *ctx, uint32_t c)
     return FM_OK;
 }
 
-static const fm_feat_group_fn RUN_F32[FM_GROUP_N_KINDS] = {pass_f32, centered_f32, spectrum_f32, magnitude_f32};
+static const fm_feat_group_fn RUN_F32[FM_GROUP_N_KINDS] = {pass_f32,      centered_f32,  spectrum0_f32, magnitude_f32,
+                                                            spectrum1_f32, spectrum2_f32, spectrum3_f32};
 
 int fm_feat_begin(fm_feat_ctx *ctx, const float *x, uint32_t n_channels, uint32_t len, void *scratch,
                   size_t scratch_size)
@@ -152,28 +192,28 @@ static float lagged_f32(const fm_feat_ctx *ctx, uint32_t c1, uint32_t c2, uint32
     return num;
 }
 
+/* Frequencies are in cycles per sample of the window: bin k of a spectrum at shift s is k / (nfft 2^s). */
 static float spectral_f32(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
 {
-    const fm_feat_chan *ch = &fm_feat_chans(ctx)[spec->channel];
-    const fm_feat_word *p = fm_feat_power(ctx, spec->channel);
-    uint32_t half = ctx->nfft / 2u, k, best = 1u;
-    float acc = 0.0f;
+    uint32_t shift = fm_feat_shift(spec), nfft = fm_feat_nfft(ctx->len, shift), half = nfft / 2u, k, best = 1u;
+    const fm_feat_word *p = fm_feat_power_at(ctx, shift, spec->channel);
+    float acc = 0.0f, energy = fm_feat_chans(ctx)[spec->channel].energy[shift], scale = (float)(nfft << shift);
     if (spec->id == FM_FEAT_DOMINANT_FREQ) {
         for (k = 2u; k <= half; ++k) {
             best = p[k].f > p[best].f ? k : best;
         }
-        return (float)best / (float)ctx->nfft;
+        return (float)best / scale;
     }
     if (spec->id == FM_FEAT_CENTROID) {
         for (k = 1u; k <= half; ++k) {
             acc += (float)k * p[k].f;
         }
-        return ch->energy > 0.0f ? acc / ch->energy / (float)ctx->nfft : 0.0f;
+        return energy > 0.0f ? acc / energy / scale : 0.0f;
     }
     for (k = 1u + spec->param * half / spec->param2; k < 1u + (spec->param + 1u) * half / spec->param2; ++k) {
         acc += p[k].f;
     }
-    return ch->energy > 0.0f ? acc / ch->energy : 0.0f;
+    return energy > 0.0f ? acc / energy : 0.0f;
 }
 
 int fm_feat_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value)

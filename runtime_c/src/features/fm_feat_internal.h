@@ -3,8 +3,9 @@
  * layout shared by the float32 and q15 calls, the group bookkeeping, integer
  * helpers and the FFT's twiddle table.
  *
- * Scratch layout for a window of C channels and nfft (0 when spectra are
- * off): fm_feat_chan[C], then power[C][nfft/2 + 1] words, then work[2 * nfft]
+ * Scratch layout for a window of C channels: fm_feat_chan[C], then for each
+ * decimation shift s = 0..3 power[C][nfft_s/2 + 1] words (nfft_s =
+ * fm_feat_nfft(len, s), 0 when that spectrum is off), then work[2 * max nfft_s]
  * words (real and imaginary parts of one FFT). A word is float (float32 calls)
  * or int32 (q15 calls); one context uses one of them.
  */
@@ -18,13 +19,19 @@ typedef union {
     int32_t i;
 } fm_feat_word;
 
-/* A channel's intermediates: float32 fields for fm_feat_*, q-fields for fm_feat_q15_*. */
+/* Decimation shifts: a spectral feature's spectrum is of block means of 2^shift samples (shift 0: the window). */
+#define FM_FEAT_SHIFTS 4u
+
+/* A channel's intermediates: float32 fields for fm_feat_*, q-fields for fm_feat_q15_*; energy of the spectrum at
+ * each shift (bins 1..nfft/2). */
 typedef struct {
-    int64_t qsumsq, qss, qenergy, qmsum;
+    int64_t qsumsq, qss, qmsum;
+    int64_t qenergy[FM_FEAT_SHIFTS];
     uint32_t done; /* bit per fm_group_kind */
     uint32_t crossings;
     int32_t qsum, qmin, qmax, qmean, qmmax;
-    float sum, sumsq, min, max, mean, ss, energy, msum, mmax;
+    float sum, sumsq, min, max, mean, ss, msum, mmax;
+    float energy[FM_FEAT_SHIFTS];
 } fm_feat_chan;
 
 /* The twiddle table: cos(2 pi k / FM_FEAT_MAX_FFT) for k = 0 .. FM_FEAT_MAX_FFT / 4
@@ -38,17 +45,29 @@ static inline fm_feat_chan *fm_feat_chans(const fm_feat_ctx *ctx)
     return (fm_feat_chan *)ctx->scratch;
 }
 
-/* Power spectrum of channel c (nfft / 2 + 1 words). */
-static inline fm_feat_word *fm_feat_power(const fm_feat_ctx *ctx, uint32_t c)
+/* nfft of the spectrum at a shift: the power of two >= len >> shift (at least 2), or 0 when that is over
+ * FM_FEAT_MAX_FFT or the window holds no block. */
+uint32_t fm_feat_nfft(uint32_t len, uint32_t shift);
+
+/* The shift of a spectral feature (0 for decimate 0, 1, 2, 3 for 2, 4, 8) and its spectrum's group kind. */
+static inline uint32_t fm_feat_shift(const fm_feat_spec *spec)
 {
-    fm_feat_word *base = (fm_feat_word *)(fm_feat_chans(ctx) + ctx->n_channels);
-    return base + (size_t)c * (ctx->nfft / 2u + 1u);
+    return spec->decimate == 8u ? 3u : spec->decimate == 4u ? 2u : spec->decimate == 2u ? 1u : 0u;
 }
 
-/* FFT work: real parts at [0, nfft), imaginary parts at [nfft, 2 nfft). */
+static inline uint8_t fm_feat_spectrum_kind(uint32_t shift)
+{
+    return (uint8_t)(shift == 0u ? FM_GROUP_SPECTRUM : FM_GROUP_SPECTRUM_D2 + shift - 1u);
+}
+
+/* Power spectrum of channel c at a shift (fm_feat_nfft(len, shift) / 2 + 1 words); shift FM_FEAT_SHIFTS is the
+ * FFT work area after the last spectra: real parts at [0, nfft), imaginary parts at [nfft, 2 nfft) for the
+ * largest nfft of the shifts. */
+fm_feat_word *fm_feat_power_at(const fm_feat_ctx *ctx, uint32_t shift, uint32_t c);
+
 static inline fm_feat_word *fm_feat_work(const fm_feat_ctx *ctx)
 {
-    return fm_feat_power(ctx, ctx->n_channels);
+    return fm_feat_power_at(ctx, FM_FEAT_SHIFTS, 0u);
 }
 
 /* Common start of a window (both numerics): checks and clears the marks. */
@@ -86,6 +105,23 @@ static inline uint32_t fm_feat_cos_index(uint32_t k, int *negate)
 static inline uint32_t fm_feat_sin_index(uint32_t k)
 {
     return k <= FM_FEAT_QUARTER ? FM_FEAT_QUARTER - k : k - FM_FEAT_QUARTER;
+}
+
+/* cos and sin of 2 pi k / FM_FEAT_MAX_FFT, k in [0, FM_FEAT_MAX_FFT / 2], from the quarter-wave tables. */
+static inline void fm_feat_twiddle_f32(uint32_t k, float *co, float *si)
+{
+    int neg;
+    float c = fm_feat_cos_f32[fm_feat_cos_index(k, &neg)];
+    *co = neg ? -c : c;
+    *si = fm_feat_cos_f32[fm_feat_sin_index(k)];
+}
+
+static inline void fm_feat_twiddle_q15(uint32_t k, int32_t *co, int32_t *si)
+{
+    int neg;
+    int32_t c = fm_feat_cos_q15[fm_feat_cos_index(k, &neg)];
+    *co = neg ? -c : c;
+    *si = fm_feat_cos_q15[fm_feat_sin_index(k)];
 }
 
 /* floor(v / 2^s) for signed v (an arithmetic shift without implementation-defined behaviour). */

@@ -61,10 +61,8 @@ static void fft_q15(fm_feat_word *re, fm_feat_word *im, uint32_t n)
     for (size = 2u; size <= n; size <<= 1) {
         uint32_t half = size / 2u, step = FM_FEAT_MAX_FFT / size;
         for (j = 0; j < half; ++j) {
-            int neg;
-            int32_t co = fm_feat_cos_q15[fm_feat_cos_index(j * step, &neg)];
-            int32_t si = fm_feat_cos_q15[fm_feat_sin_index(j * step)];
-            co = neg ? -co : co;
+            int32_t co, si;
+            fm_feat_twiddle_q15(j * step, &co, &si);
             for (a = j; a < n; a += size) {
                 uint32_t b = a + half;
                 int32_t tr = fm_feat_asr(co * re[b].i + si * im[b].i + (1 << 14), 15);
@@ -79,24 +77,47 @@ static void fft_q15(fm_feat_word *re, fm_feat_word *im, uint32_t n)
     }
 }
 
-/* As spectrum_f32: the real window packed as a complex one of half the length, its FFT (which halves after each
+/* Block t of a decimated signal: round(sum of x[t 2^s .. t 2^s + 2^s - 1] / 2^s), halves up. */
+static int32_t block_mean(const int16_t *x, uint32_t t, uint32_t shift)
+{
+    const int16_t *b = x + ((size_t)t << shift);
+    int32_t s = 0;
+    uint32_t j;
+    for (j = 0; j < (1u << shift); ++j) {
+        s += b[j];
+    }
+    return fm_feat_asr(s + (int32_t)(1u << (shift - 1u)), shift);
+}
+
+/* As spectrum_f32: the real signal packed as a complex one of half the length, its FFT (which halves after each
  * of its stages: Z / h), then the split X[k] = E + W O, halved once more so that the bins are X / n as an n-point
- * fft_q15 gives them (|values| <= 2^14 + 1). pyruntime/features/fft.py power_q15 in the same order. */
-static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c)
+ * fft_q15 gives them (|values| <= 2^14 + 1); the input is (x - mean) / 4, x the window (shift 0) or its rounded
+ * block means. pyruntime/features/fft.py power_q15 in the same order. */
+static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
 {
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
-    fm_feat_word *re = fm_feat_work(ctx), *im = re + ctx->nfft, *p = fm_feat_power(ctx, c);
-    uint32_t n = ctx->nfft, h = n / 2u, step = FM_FEAT_MAX_FFT / n, k, t, r;
+    uint32_t n = fm_feat_nfft(ctx->len, shift), m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
+    fm_feat_word *re = fm_feat_work(ctx), *im = re + n, *p = fm_feat_power_at(ctx, shift, c);
+    uint32_t k, t, r;
     int64_t energy = 0;
     for (k = 0; k < h; ++k) {
         re[k].i = 0;
         im[k].i = 0;
     }
-    for (t = 0, r = 0; t < ctx->len; t += 2u, r = fm_feat_bitrev_next(r, h)) {
-        re[r].i = fm_feat_asr(x[t] - ch->qmean, 2);
-        if (t + 1u < ctx->len) {
-            im[r].i = fm_feat_asr(x[t + 1u] - ch->qmean, 2);
+    if (shift == 0u) {
+        for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
+            re[r].i = fm_feat_asr(x[t] - ch->qmean, 2);
+            if (t + 1u < m) {
+                im[r].i = fm_feat_asr(x[t + 1u] - ch->qmean, 2);
+            }
+        }
+    } else {
+        for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
+            re[r].i = fm_feat_asr(block_mean(x, t, shift) - ch->qmean, 2);
+            if (t + 1u < m) {
+                im[r].i = fm_feat_asr(block_mean(x, t + 1u, shift) - ch->qmean, 2);
+            }
         }
     }
     fft_q15(re, im, h);
@@ -105,11 +126,8 @@ static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c)
         int32_t ar = re[i1].i, ai = im[i1].i, br = re[i2].i, bi = im[i2].i;
         int32_t er = fm_feat_asr(ar + br, 1), ei = fm_feat_asr(ai - bi, 1);
         int32_t o_r = fm_feat_asr(ai + bi, 1), oi = fm_feat_asr(br - ar, 1);
-        int neg;
-        int32_t co = fm_feat_cos_q15[fm_feat_cos_index(k * step, &neg)];
-        int32_t si = fm_feat_cos_q15[fm_feat_sin_index(k * step)];
-        int32_t xr, xi;
-        co = neg ? -co : co;
+        int32_t co, si, xr, xi;
+        fm_feat_twiddle_q15(k * step, &co, &si);
         xr = fm_feat_asr(er + fm_feat_asr(co * o_r + si * oi + (1 << 14), 15), 1);
         xi = fm_feat_asr(ei + fm_feat_asr(co * oi - si * o_r + (1 << 14), 15), 1);
         p[k].i = xr * xr + xi * xi;
@@ -117,8 +135,28 @@ static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c)
             energy += p[k].i;
         }
     }
-    ch->qenergy = energy;
+    ch->qenergy[shift] = energy;
     return FM_OK;
+}
+
+static int spectrum0_q15(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_q15(ctx, c, 0u);
+}
+
+static int spectrum1_q15(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_q15(ctx, c, 1u);
+}
+
+static int spectrum2_q15(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_q15(ctx, c, 2u);
+}
+
+static int spectrum3_q15(fm_feat_ctx *ctx, uint32_t c)
+{
+    return spectrum_q15(ctx, c, 3u);
 }
 
 static int magnitude_q15(fm_feat_ctx *ctx, uint32_t c)
@@ -141,7 +179,8 @@ static int magnitude_q15(fm_feat_ctx *ctx, uint32_t c)
     return FM_OK;
 }
 
-static const fm_feat_group_fn RUN_Q15[FM_GROUP_N_KINDS] = {pass_q15, centered_q15, spectrum_q15, magnitude_q15};
+static const fm_feat_group_fn RUN_Q15[FM_GROUP_N_KINDS] = {pass_q15,      centered_q15,  spectrum0_q15, magnitude_q15,
+                                                            spectrum1_q15, spectrum2_q15, spectrum3_q15};
 
 int fm_feat_q15_begin(fm_feat_ctx *ctx, const int16_t *x, uint32_t n_channels, uint32_t len, void *scratch,
                       size_t scratch_size)
@@ -161,13 +200,14 @@ static int64_t lagged_q15(const fm_feat_ctx *ctx, uint32_t c1, uint32_t c2, uint
     return num;
 }
 
+/* Frequencies in cycles per sample of the window, as spectral_f32: bin k at shift s is k / (nfft 2^s). */
 static int64_t spectral_q15(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
 {
-    const fm_feat_chan *ch = &fm_feat_chans(ctx)[spec->channel];
-    const fm_feat_word *p = fm_feat_power(ctx, spec->channel);
-    uint32_t half = ctx->nfft / 2u, k, best = 1u, lg = 0u;
-    int64_t acc = 0;
-    while ((1u << lg) < ctx->nfft) {
+    uint32_t shift = fm_feat_shift(spec), nfft = fm_feat_nfft(ctx->len, shift), half = nfft / 2u, k, best = 1u;
+    uint32_t lg = shift;
+    const fm_feat_word *p = fm_feat_power_at(ctx, shift, spec->channel);
+    int64_t acc = 0, energy = fm_feat_chans(ctx)[spec->channel].qenergy[shift];
+    while ((1u << (lg - shift)) < nfft) {
         ++lg;
     }
     if (spec->id == FM_FEAT_DOMINANT_FREQ) {
@@ -180,12 +220,12 @@ static int64_t spectral_q15(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
         for (k = 1u; k <= half; ++k) {
             acc += (int64_t)k * p[k].i;
         }
-        return ch->qenergy > 0 ? fm_feat_round_div(acc << (15u - lg), ch->qenergy) : 0;
+        return energy > 0 ? fm_feat_round_div(acc << (15u - lg), energy) : 0;
     }
     for (k = 1u + spec->param * half / spec->param2; k < 1u + (spec->param + 1u) * half / spec->param2; ++k) {
         acc += p[k].i;
     }
-    return ch->qenergy > 0 ? fm_feat_round_div(acc * Q15_ONE, ch->qenergy) : 0;
+    return energy > 0 ? fm_feat_round_div(acc * Q15_ONE, energy) : 0;
 }
 
 int fm_feat_q15_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value)
