@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from pyruntime.errors import DataError
 from pyruntime.features import catalog as cat
 from pyruntime.features import cbind, f32, q15, twiddle
 from pyruntime.features.plan import default_plan
@@ -116,6 +117,48 @@ def test_known_answers_q15() -> None:
     assert _one(xyz, cat.FeatureSpec(12, 0), True) == (0, 13000 / 32768)
 
 
+@pytest.mark.parametrize("q", [False, True])
+def test_spectra_of_block_means_see_the_same_frequency(q: bool) -> None:
+    """A sine of 5 cycles in 128 samples: the spectrum of its block means of D samples (5 cycles in 128 / D blocks)
+    peaks at bin 5 of 128 / D, reported as 5 / 128 cycles per sample for every D; its energy is in the lowest band."""
+    t = np.arange(128)
+    sine = np.sin(2 * np.pi * 5 * t / 128)[None]
+    x = np.round(20000 * sine).astype(np.int16) if q else sine.astype(np.float32)
+    for d in (0, 2, 4, 8):
+        assert _one(x, cat.FeatureSpec(9, 0, decimate=d), q) == (0, 5 / 128), d
+        assert _one(x, cat.FeatureSpec(10, 0, decimate=d), q)[1] == pytest.approx(5 / 128, rel=0.02), d
+    # bins 1..8 of the 16-point spectrum of 8-sample means hold it all; of the full spectrum, band 0 of 8
+    assert _one(x, cat.FeatureSpec(8, 0, param=0, param2=1, decimate=8), q)[1] == pytest.approx(1.0, rel=1e-3)
+    assert _one(x, cat.FeatureSpec(8, 0, param=1, param2=2, decimate=4), q)[1] == pytest.approx(0.0, abs=1e-3)
+
+
+@pytest.mark.parametrize("q", [False, True])
+def test_block_means_reach_windows_over_the_fft_bound(q: bool) -> None:
+    """4000 samples: the window's own FFT would be over FM_FEAT_MAX_FFT (E_WINDOW); its means of 4 (1000) fit."""
+    sine = np.sin(2 * np.pi * np.arange(4000) / 40)[None]  # 1/40 cycles per sample
+    x = np.round(20000 * sine).astype(np.int16) if q else sine.astype(np.float32)
+    assert _one(x, cat.FeatureSpec(9, 0), q)[0] == cat.E_WINDOW
+    assert _one(x, cat.FeatureSpec(9, 0, decimate=2), q)[0] == cat.E_WINDOW  # 2000 means
+    st, v = _one(x, cat.FeatureSpec(9, 0, decimate=4), q)
+    assert st == 0 and v == pytest.approx(1 / 40, rel=0.03)
+    assert _one(x[:, :15], cat.FeatureSpec(9, 0, decimate=8), q)[0] == cat.E_WINDOW  # one block of 8: needs two
+    assert _one(x[:, :16], cat.FeatureSpec(9, 0, decimate=8), q)[0] == 0
+
+
+def test_decimate_in_names() -> None:
+    f = cat.parse_name("c2__fft_band_energy__band_1__bands_4__decimate_4")
+    assert (f.id, f.channel, f.param, f.param2, f.decimate) == (8, 2, 1, 4, 4)
+    assert f.name == "c2__fft_band_energy__band_1__bands_4__decimate_4"
+    assert cat.parse_name("c0__fft_centroid__decimate_8").groups() == ((cat.PASS, 0), (cat.SPECTRUM_D8, 0))
+    assert cat.group_name((cat.SPECTRUM_D2, 3)) == "c3__spectrum__decimate_2"
+    for bad, why in (("c0__mean__decimate_2", "has no parameter 'decimate'"),
+                     ("c0__fft_centroid__decimate_3", "decimate is 2, 4 or 8"),
+                     ("c0__fft_centroid__decimate_1", "decimate is 2, 4 or 8"),
+                     ("c0__fft_centroid__decimate_2__decimate_4", "has no parameter 'decimate'")):
+        with pytest.raises(DataError, match=why):
+            cat.parse_name(bad)
+
+
 def test_groups_run_once_per_window_and_are_reported() -> None:
     x = np.random.default_rng(3).normal(size=(1, 6, 50)).astype(np.float32)
     seq = [cat.FeatureSpec(1, 0), cat.FeatureSpec(0, 0), cat.FeatureSpec(7, 0, param=2),
@@ -178,6 +221,9 @@ def test_catalog_facts_equal_the_c() -> None:
     cases += [cat.FeatureSpec(7, 0, param=lag) for lag in (1, 9, 100)]
     cases += [cat.FeatureSpec(8, 0, param=0, param2=b) for b in (1, 2, 3, 4, 5, 8, 100, 512, 513)]
     cases += [cat.FeatureSpec(8, 0, param=3, param2=3), cat.FeatureSpec(13, 2, channel2=2), cat.FeatureSpec(11, 2)]
+    cases += [cat.FeatureSpec(i, 2, param=1 if i == 8 else 0, param2=8 if i == 8 else 0, decimate=d)
+              for i in (8, 9, 10) for d in (2, 3, 4, 5, 8, 16)]
+    cases += [cat.FeatureSpec(i, 0, param=1, decimate=2) for i in (0, 1, 7, 11, 13)]
     for f in cases:
         spec = cbind.c_specs([f])
         assert lib.fm_feat_check(spec, 5) == f.check(5), f
@@ -186,6 +232,7 @@ def test_catalog_facts_equal_the_c() -> None:
         assert lib.fm_feat_min_len(spec) == f.min_len(), f
         n = lib.fm_feat_groups(spec, groups)
         assert [(groups[i].kind, groups[i].channel) for i in range(n)] == list(f.groups()), f
+    assert lib.FM_GROUP_SPECTRUM_D8 == cat.SPECTRUM_D8 and lib.FM_GROUP_N_KINDS == len(cat.GROUP_NAMES)
     assert lib.FM_FEAT_N_IDS == len(cat.KINDS) and lib.FM_FEAT_MAX_FFT == cat.MAX_FFT == twiddle.MAX_FFT
     assert lib.FM_FEAT_MAX_LEN == cat.MAX_LEN and lib.FM_FEAT_MAX_CHANNELS == cat.MAX_CHANNELS
 

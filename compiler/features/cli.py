@@ -19,12 +19,14 @@ PLACEHOLDER = {"lag": "L", "band": "B", "bands": "N"}
 def _pattern(kind: cat.FeatureKind) -> str:
     chans = {1: "cC", 2: "cC_cD", 3: "cC_cC+1_cC+2"}[kind.channels]
     params = "".join(f"__{p}_{PLACEHOLDER[p]}" for p in kind.params)
-    return f"{chans}__{kind.name}{params}"
+    optional = "[__decimate_D]" if kind.id in cat.SPECTRAL_IDS else ""
+    return f"{chans}__{kind.name}{params}{optional}"
 
 
 def catalog_rows() -> list[dict[str, object]]:
     return [{"name": k.name, "pattern": _pattern(k), "tier": k.tier, "params": list(k.params),
              "channels": k.channels, "description": k.what,
+             "optional_params": ["decimate"] if k.id in cat.SPECTRAL_IDS else [],
              "groups": sorted({cat.GROUP_NAMES[g] for g, _ in cat.FeatureSpec(k.id, 0, 1, 1, 2).groups()})}
             for k in cat.KINDS]
 
@@ -38,8 +40,10 @@ def catalog_rows() -> list[dict[str, object]]:
 def features_command(channels: int | None, plan_spec: str, as_json: bool) -> None:
     """List the features the C runtime computes on raw windows (float32 and q15), tiered by cost:
     tier 1 one pass over a channel, tier 2 a second pass or a product loop, tier 3 an FFT. Names are
-    tsfresh-style: CHANNELS__FEATURE[__PARAM_VALUE...], e.g. c0__autocorrelation__lag_4; `train
-    --features FILE` takes such names, one per line."""
+    tsfresh-style: CHANNELS__FEATURE[__PARAM_VALUE...], e.g. c0__autocorrelation__lag_4; the spectral features
+    take an optional __decimate_D (D = 2, 4, 8): the spectrum of the window's block means of D samples, which
+    resolves the low frequencies as finely for about 1/D of the FFT's work. `train --features FILE` takes such
+    names, one per line."""
     if channels is None:
         rows = catalog_rows()
         if as_json:

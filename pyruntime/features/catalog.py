@@ -78,7 +78,8 @@ BY_NAME = {k.name: k for k in KINDS}
 BY_ID = {k.id: k for k in KINDS}
 TIER_TEXT = {1: "one pass over a channel (group pass)",
              2: "a second pass over the centred channel, a product loop or a magnitude",
-             3: "one FFT of the channel (group spectrum, shared by every spectral feature of the channel)"}
+             3: "one FFT of the channel (group spectrum, shared by every spectral feature of the channel; with "
+                "decimate_D one FFT of its block means of D samples, group spectrum__decimate_D)"}
 
 
 @dataclass(frozen=True)

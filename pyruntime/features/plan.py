@@ -18,6 +18,7 @@ from pyruntime.features.catalog import E_CHANNEL, FeatureSpec, group_name, parse
 NAMED_SETS = ("default",)
 DEFAULT_LAGS = (1, 4)
 DEFAULT_BANDS = 4
+DEFAULT_DECIMATIONS: tuple[int, ...] = tuple(int(d) for d in __import__('os').environ.get('FM_DEC', '2,4,8').split(',') if d)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ def default_plan(n_channels: int) -> FeaturePlan:
         feats += [FeatureSpec(7, c, param=lag) for lag in DEFAULT_LAGS]
         feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS) for b in range(DEFAULT_BANDS)]
         feats += [FeatureSpec(9, c), FeatureSpec(10, c)]
+        for dec in DEFAULT_DECIMATIONS:
+            feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS, decimate=dec) for b in range(DEFAULT_BANDS)]
+            feats += [FeatureSpec(9, c, decimate=dec), FeatureSpec(10, c, decimate=dec)]
     for c in range(0, n_channels - 2, 3):
         feats += [FeatureSpec(11, c), FeatureSpec(12, c)]
         feats += [FeatureSpec(13, a, channel2=b) for a, b in ((c, c + 1), (c, c + 2), (c + 1, c + 2))]
