@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common import figures  # noqa: E402
 from benchmarks.pipeline_parts.runs import Row, forest_accuracy, frugalml, model_row  # noqa: E402
 from pyruntime.data import BUNDLED_WINDOWS  # noqa: E402
+from pyruntime.features.plan import resolve  # noqa: E402
 
 DATA = "uea:BasicMotions"
 WINDOWS = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TEST.ts"
@@ -97,9 +98,10 @@ BUDGETED_NOTE = {"miser": ", lambda and trees by CV", "cascade": ", lambda, exit
 
 
 def measure(data: str, windows: str, channels: int, length: int, n_features: int, quick: bool,
-            kinds: list[str] | None = None) -> tuple[list[Row], float]:
+            kinds: list[str] | None = None, features: str = "default") -> tuple[list[Row], float]:
     """The table's rows (all-feature and budgeted models of each kind of ``kinds``, default KINDS) and the forest's
-    accuracy on DATA, costs profiled on TARGET at the windows' length."""
+    accuracy on DATA, costs profiled on TARGET at the windows' length; every model, the costs and the forest on the
+    feature plan ``features`` (a named set or a file)."""
     seeds = SEEDS[:1] if quick else SEEDS
     rows = 2 if quick else 20
     kinds = kinds or (["miser"] if quick else KINDS)
@@ -107,15 +109,16 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
         work = Path(tmp)
         costs = work / "m4f.csv"
         frugalml("profile-costs", "--on", TARGET, "--channels", str(channels), "--lengths", str(length),
-                 "--windows", "1" if quick else "3", "-o", costs)
+                 "--windows", "1" if quick else "3", "--plan", features, "-o", costs)
+        plan = ["--features", features]
         table: list[Row] = []
         for kind in kinds:
-            full = model_row(f"{kind}, all features", all_features_args(kind, n_features), data, windows, seeds,
-                             work, TARGET, rows, costs)
+            full = model_row(f"{kind}, all features", [*all_features_args(kind, n_features), *plan], data, windows,
+                             seeds, work, TARGET, rows, costs)
             table.append(full)
-            table.append(model_row(budgeted_name(kind), budgeted_args(kind, costs, quick, full.per_tree), data,
-                                   windows, seeds, work, TARGET, rows, costs))
-        forest = forest_accuracy(data, seeds, 10, 8)
+            table.append(model_row(budgeted_name(kind), [*budgeted_args(kind, costs, quick, full.per_tree), *plan],
+                                   data, windows, seeds, work, TARGET, rows, costs))
+        forest = forest_accuracy(data, seeds, 10, 8, features)
     return table, forest
 
 
@@ -164,6 +167,8 @@ def add_kinds_argument(ap: argparse.ArgumentParser) -> None:
         return out
 
     ap.add_argument("--kinds", type=kinds, default=None, help=f"only these kinds' rows (of {','.join(KINDS)})")
+    ap.add_argument("--features", default="default", metavar="SPEC",
+                    help="the feature plan of every model (a named set: default, multiscale; or a file of names)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,10 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     add_kinds_argument(ap)
     figures.add_argument(ap)
     args = ap.parse_args(argv)
-    table, forest = measure(DATA, str(WINDOWS), 6, 100, 100, args.quick, args.kinds)
+    n_features = len(resolve(args.features, 6).features)
+    table, forest = measure(DATA, str(WINDOWS), 6, 100, n_features, args.quick, args.kinds, args.features)
     seeds, rows = (1, 2) if args.quick else (len(SEEDS), 20)
     report(f"{DATA}: {seeds} split seed(s), accuracy on the test part; instructions on {TARGET} (QEMU), mean of "
-           f"{rows} windows of 100 samples", table, forest, 100)
+           f"{rows} windows of 100 samples; feature plan {args.features} ({n_features} features)", table, forest,
+           n_features)
     return 0
 
 

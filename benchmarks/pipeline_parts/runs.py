@@ -71,7 +71,7 @@ def model_row(name: str, train_args: list[str], data: str, windows: str, seeds: 
                n_test, bench["model_instructions"], float(np.mean(trees)))
 
 
-def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int) -> float:
+def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int, features: str = "default") -> float:
     """A random forest over every planned feature (scikit-learn's RandomForestClassifier, the model emlearn
     converts), trained on each seed's train part, tested on its test part."""
     from sklearn.ensemble import RandomForestClassifier  # noqa: PLC0415
@@ -80,7 +80,7 @@ def forest_accuracy(data: str, seeds: list[int], trees: int, depth: int) -> floa
 
     out = []
     for seed in seeds:
-        t = tasks.prepare(data, seed=seed)
+        t = tasks.prepare(data, seed=seed, features=features)
         rf = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0)
         rf.fit(t.data.X[t.train], t.y[t.train])
         out.append(float(np.mean(rf.predict(t.data.X[t.test]) == t.y[t.test])))

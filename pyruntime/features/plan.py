@@ -15,10 +15,10 @@ from typing import Any
 from pyruntime.errors import DataError
 from pyruntime.features.catalog import E_CHANNEL, FeatureSpec, group_name, parse_name
 
-NAMED_SETS = ("default",)
+NAMED_SETS = ("default", "multiscale")
 DEFAULT_LAGS = (1, 4)
 DEFAULT_BANDS = 4
-DEFAULT_DECIMATIONS: tuple[int, ...] = tuple(int(d) for d in __import__('os').environ.get('FM_DEC', '2,4,8').split(',') if d)
+MULTISCALE_DECIMATIONS = (2, 4, 8)
 
 
 @dataclass(frozen=True)
@@ -56,23 +56,28 @@ class FeaturePlan:
             raise DataError(f"the model's feature plan is malformed ({exc})") from None
 
 
-def default_plan(n_channels: int) -> FeaturePlan:
+def default_plan(n_channels: int, decimations: tuple[int, ...] = ()) -> FeaturePlan:
     """Per channel: the one-pass statistics, std, mean crossing rate, autocorrelation at lags 1 and 4, four band
-    energies, dominant frequency and centroid; per full triple of channels (c0-c2, c3-c5, ...): magnitude mean and
-    maximum and the three pairwise correlations."""
+    energies, dominant frequency and centroid (and the same six spectral features of the block means of each of
+    ``decimations``); per full triple of channels (c0-c2, c3-c5, ...): magnitude mean and maximum and the three
+    pairwise correlations."""
     feats: list[FeatureSpec] = []
     for c in range(n_channels):
         feats += [FeatureSpec(i, c) for i in (0, 1, 2, 3, 4, 5, 6)]
         feats += [FeatureSpec(7, c, param=lag) for lag in DEFAULT_LAGS]
-        feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS) for b in range(DEFAULT_BANDS)]
-        feats += [FeatureSpec(9, c), FeatureSpec(10, c)]
-        for dec in DEFAULT_DECIMATIONS:
+        for dec in (0, *decimations):
             feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS, decimate=dec) for b in range(DEFAULT_BANDS)]
             feats += [FeatureSpec(9, c, decimate=dec), FeatureSpec(10, c, decimate=dec)]
     for c in range(0, n_channels - 2, 3):
         feats += [FeatureSpec(11, c), FeatureSpec(12, c)]
         feats += [FeatureSpec(13, a, channel2=b) for a, b in ((c, c + 1), (c, c + 2), (c + 1, c + 2))]
     return FeaturePlan(n_channels, tuple(feats))
+
+
+def multiscale_plan(n_channels: int) -> FeaturePlan:
+    """The default plan with each channel's spectral features also of its block means of 2, 4 and 8 samples: the
+    low frequencies at the window's resolution for about 1/2, 1/4, 1/8 of the FFT's work (docs/features.md)."""
+    return default_plan(n_channels, MULTISCALE_DECIMATIONS)
 
 
 def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
@@ -97,6 +102,8 @@ def resolve(spec: str | None, n_channels: int) -> FeaturePlan:
     """The plan of ``--features SPEC`` (None: default) for data with n_channels channels."""
     if spec is None or spec == "default":
         return default_plan(n_channels)
+    if spec == "multiscale":
+        return multiscale_plan(n_channels)
     path = Path(spec)
     if not path.is_file():
         raise DataError(f"feature plan {spec!r}: neither a named set ({', '.join(NAMED_SETS)}) nor a file of "

@@ -38,6 +38,8 @@ extern "C" {
 #define FM_FEAT_MAX_LEN 4096u
 #define FM_FEAT_MAX_FFT 1024u
 #define FM_FEAT_MAX_CHANNELS 64u
+/* Decimations of the spectral features: block means of 2^s samples, s < FM_FEAT_SHIFTS (decimate 0, 2, 4, 8). */
+#define FM_FEAT_SHIFTS 4u
 
 /* Feature ids. Parameters (fm_feat_spec): channel for every feature;
  * AUTOCORR: param = lag (>= 1); BAND_ENERGY: param = band, param2 = bands;
@@ -101,6 +103,8 @@ typedef struct {
     uint32_t n_channels;
     uint32_t len;
     uint32_t nfft;        /* power of two >= len, or 0 when len > FM_FEAT_MAX_FFT */
+    uint32_t nffts[FM_FEAT_SHIFTS];      /* the same for the block means of 1, 2, 4, 8 samples (nffts[0] = nfft) */
+    uint32_t offsets[FM_FEAT_SHIFTS + 1]; /* scratch words from the spectra's start to each one's, then the work */
     uint32_t q15;         /* 1: started by fm_feat_q15_begin (int16 samples) */
     void *scratch;
     uint32_t new_groups;  /* groups run by the last value call */

@@ -8,50 +8,47 @@ static uint32_t nfft_of(uint32_t len)
     if (len > FM_FEAT_MAX_FFT) {
         return 0u;
     }
+#ifdef FM_CLZ32
+    if (len > 2u) { /* the power of two >= len in two instructions where the core counts leading zeros */
+        return 1u << (32u - FM_CLZ32(len - 1u));
+    }
+#endif
     while (n < len) {
         n <<= 1;
     }
     return n < 2u ? 2u : n;
 }
 
-uint32_t fm_feat_nfft(uint32_t len, uint32_t shift)
+/* nfft of the spectrum at a shift: the power of two >= len >> shift (at least 2), or 0 when that is over
+ * FM_FEAT_MAX_FFT or the window holds no block. */
+static uint32_t nfft_at(uint32_t len, uint32_t shift)
 {
     return (len >> shift) == 0u ? 0u : nfft_of(len >> shift);
 }
 
-/* Words of the spectra of every shift before `shift` (C channels each) and the largest nfft of all shifts. */
-static size_t power_words(uint32_t n_channels, uint32_t len, uint32_t shift, uint32_t *max_nfft)
+/* The scratch layout of a window (fm_feat_internal.h): each shift's nfft, the word offsets of each shift's spectra
+ * and of the work area after them; returns the bytes it needs (0 over the bounds). */
+static size_t layout(uint32_t n_channels, uint32_t len, uint32_t nffts[FM_FEAT_SHIFTS],
+                     uint32_t offsets[FM_FEAT_SHIFTS + 1u])
 {
-    size_t words = 0u;
-    uint32_t s, most = 0u;
-    for (s = 0; s < FM_FEAT_SHIFTS; ++s) {
-        uint32_t nfft = fm_feat_nfft(len, s);
-        if (s < shift) {
-            words += (size_t)n_channels * (nfft / 2u + 1u);
-        }
-        most = nfft > most ? nfft : most;
+    uint32_t s, words = 0u, most = 0u;
+    if (n_channels == 0u || n_channels > FM_FEAT_MAX_CHANNELS || len == 0u || len > FM_FEAT_MAX_LEN) {
+        return 0u;
     }
-    *max_nfft = most;
-    return words;
-}
-
-fm_feat_word *fm_feat_power_at(const fm_feat_ctx *ctx, uint32_t shift, uint32_t c)
-{
-    uint32_t most;
-    fm_feat_word *base = (fm_feat_word *)(fm_feat_chans(ctx) + ctx->n_channels);
-    base += power_words(ctx->n_channels, ctx->len, shift, &most);
-    return base + (size_t)c * (fm_feat_nfft(ctx->len, shift) / 2u + 1u);
+    for (s = 0; s < FM_FEAT_SHIFTS; ++s) {
+        nffts[s] = nfft_at(len, s);
+        offsets[s] = words;
+        words += n_channels * (nffts[s] / 2u + 1u);
+        most = nffts[s] > most ? nffts[s] : most;
+    }
+    offsets[FM_FEAT_SHIFTS] = words;
+    return n_channels * sizeof(fm_feat_chan) + ((size_t)words + 2u * (size_t)most) * sizeof(fm_feat_word);
 }
 
 size_t fm_feat_scratch_size(uint32_t n_channels, uint32_t len)
 {
-    uint32_t most;
-    size_t words;
-    if (n_channels == 0u || n_channels > FM_FEAT_MAX_CHANNELS || len == 0u || len > FM_FEAT_MAX_LEN) {
-        return 0u;
-    }
-    words = power_words(n_channels, len, FM_FEAT_SHIFTS, &most);
-    return n_channels * sizeof(fm_feat_chan) + (words + 2u * (size_t)most) * sizeof(fm_feat_word);
+    uint32_t nffts[FM_FEAT_SHIFTS], offsets[FM_FEAT_SHIFTS + 1u];
+    return layout(n_channels, len, nffts, offsets);
 }
 
 static int is_spectral(uint32_t id)
@@ -176,8 +173,7 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
     if (rc != FM_OK) {
         return rc;
     }
-    if (ctx->len < fm_feat_min_len(spec) ||
-        (is_spectral(spec->id) && fm_feat_nfft(ctx->len, fm_feat_shift(spec)) == 0u)) {
+    if (ctx->len < fm_feat_min_len(spec) || (is_spectral(spec->id) && ctx->nffts[fm_feat_shift(spec)] == 0u)) {
         return FM_E_WINDOW;
     }
     n = fm_feat_groups(spec, groups);
@@ -200,15 +196,17 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
 int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t len, void *scratch,
                   size_t scratch_size, uint32_t q15)
 {
-    size_t need = fm_feat_scratch_size(n_channels, len);
-    uint32_t c;
+    uint32_t nffts[FM_FEAT_SHIFTS], offsets[FM_FEAT_SHIFTS + 1u], c;
+    size_t need = layout(n_channels, len, nffts, offsets);
     if (ctx == NULL || x == NULL || scratch == NULL || need == 0u || scratch_size < need) {
         return FM_E_ARG;
     }
+    memcpy(ctx->nffts, nffts, sizeof nffts);
+    memcpy(ctx->offsets, offsets, sizeof offsets);
     ctx->x = x;
     ctx->n_channels = n_channels;
     ctx->len = len;
-    ctx->nfft = nfft_of(len);
+    ctx->nfft = ctx->nffts[0];
     ctx->q15 = q15;
     ctx->scratch = scratch;
     ctx->new_groups = 0u;

@@ -95,7 +95,7 @@ static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
 {
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
-    uint32_t n = fm_feat_nfft(ctx->len, shift), m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
+    uint32_t n = ctx->nffts[shift], m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
     fm_feat_word *re = fm_feat_work(ctx), *im = re + n, *p = fm_feat_power_at(ctx, shift, c);
     uint32_t k, t, r;
     float energy = 0.0f;
@@ -195,7 +195,7 @@ static float lagged_f32(const fm_feat_ctx *ctx, uint32_t c1, uint32_t c2, uint32
 /* Frequencies are in cycles per sample of the window: bin k of a spectrum at shift s is k / (nfft 2^s). */
 static float spectral_f32(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
 {
-    uint32_t shift = fm_feat_shift(spec), nfft = fm_feat_nfft(ctx->len, shift), half = nfft / 2u, k, best = 1u;
+    uint32_t shift = fm_feat_shift(spec), nfft = ctx->nffts[shift], half = nfft / 2u, k, best = 1u;
     const fm_feat_word *p = fm_feat_power_at(ctx, shift, spec->channel);
     float acc = 0.0f, energy = fm_feat_chans(ctx)[spec->channel].energy[shift], scale = (float)(nfft << shift);
     if (spec->id == FM_FEAT_DOMINANT_FREQ) {

@@ -5,7 +5,7 @@
  *
  * Scratch layout for a window of C channels: fm_feat_chan[C], then for each
  * decimation shift s = 0..3 power[C][nfft_s/2 + 1] words (nfft_s =
- * fm_feat_nfft(len, s), 0 when that spectrum is off), then work[2 * max nfft_s]
+ * ctx->nffts[s], 0 when that spectrum is off), then work[2 * max nfft_s]
  * words (real and imaginary parts of one FFT). A word is float (float32 calls)
  * or int32 (q15 calls); one context uses one of them.
  */
@@ -18,9 +18,6 @@ typedef union {
     float f;
     int32_t i;
 } fm_feat_word;
-
-/* Decimation shifts: a spectral feature's spectrum is of block means of 2^shift samples (shift 0: the window). */
-#define FM_FEAT_SHIFTS 4u
 
 /* A channel's intermediates: float32 fields for fm_feat_*, q-fields for fm_feat_q15_*; energy of the spectrum at
  * each shift (bins 1..nfft/2). */
@@ -45,10 +42,6 @@ static inline fm_feat_chan *fm_feat_chans(const fm_feat_ctx *ctx)
     return (fm_feat_chan *)ctx->scratch;
 }
 
-/* nfft of the spectrum at a shift: the power of two >= len >> shift (at least 2), or 0 when that is over
- * FM_FEAT_MAX_FFT or the window holds no block. */
-uint32_t fm_feat_nfft(uint32_t len, uint32_t shift);
-
 /* The shift of a spectral feature (0 for decimate 0, 1, 2, 3 for 2, 4, 8) and its spectrum's group kind. */
 static inline uint32_t fm_feat_shift(const fm_feat_spec *spec)
 {
@@ -60,10 +53,14 @@ static inline uint8_t fm_feat_spectrum_kind(uint32_t shift)
     return (uint8_t)(shift == 0u ? FM_GROUP_SPECTRUM : FM_GROUP_SPECTRUM_D2 + shift - 1u);
 }
 
-/* Power spectrum of channel c at a shift (fm_feat_nfft(len, shift) / 2 + 1 words); shift FM_FEAT_SHIFTS is the
- * FFT work area after the last spectra: real parts at [0, nfft), imaginary parts at [nfft, 2 nfft) for the
- * largest nfft of the shifts. */
-fm_feat_word *fm_feat_power_at(const fm_feat_ctx *ctx, uint32_t shift, uint32_t c);
+/* Power spectrum of channel c at a shift (ctx->nffts[shift] / 2 + 1 words); shift FM_FEAT_SHIFTS is the FFT work
+ * area after the last spectra: real parts at [0, nfft), imaginary parts at [nfft, 2 nfft) for the largest nfft of
+ * the shifts (offsets and sizes laid out once by fm_feat_start). */
+static inline fm_feat_word *fm_feat_power_at(const fm_feat_ctx *ctx, uint32_t shift, uint32_t c)
+{
+    fm_feat_word *base = (fm_feat_word *)(fm_feat_chans(ctx) + ctx->n_channels) + ctx->offsets[shift];
+    return shift < FM_FEAT_SHIFTS ? base + (size_t)c * (ctx->nffts[shift] / 2u + 1u) : base;
+}
 
 static inline fm_feat_word *fm_feat_work(const fm_feat_ctx *ctx)
 {

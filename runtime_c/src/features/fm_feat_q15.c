@@ -97,7 +97,7 @@ static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
 {
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
-    uint32_t n = fm_feat_nfft(ctx->len, shift), m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
+    uint32_t n = ctx->nffts[shift], m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
     fm_feat_word *re = fm_feat_work(ctx), *im = re + n, *p = fm_feat_power_at(ctx, shift, c);
     uint32_t k, t, r;
     int64_t energy = 0;
@@ -203,7 +203,7 @@ static int64_t lagged_q15(const fm_feat_ctx *ctx, uint32_t c1, uint32_t c2, uint
 /* Frequencies in cycles per sample of the window, as spectral_f32: bin k at shift s is k / (nfft 2^s). */
 static int64_t spectral_q15(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
 {
-    uint32_t shift = fm_feat_shift(spec), nfft = fm_feat_nfft(ctx->len, shift), half = nfft / 2u, k, best = 1u;
+    uint32_t shift = fm_feat_shift(spec), nfft = ctx->nffts[shift], half = nfft / 2u, k, best = 1u;
     uint32_t lg = shift;
     const fm_feat_word *p = fm_feat_power_at(ctx, shift, spec->channel);
     int64_t acc = 0, energy = fm_feat_chans(ctx)[spec->channel].qenergy[shift];
