@@ -43,7 +43,8 @@ def test_features_lists_the_catalog_by_tier() -> None:
         assert name in out
     code, out, _ = run("features", "--json")
     data = json.loads(out)
-    assert len(data["features"]) == 14 and data["named_sets"] == ["default"]
+    assert len(data["features"]) == 14 and data["named_sets"] == ["default", "multiscale"]
+    assert "cC__fft_centroid[__decimate_D]" in run("features")[1]
     assert {f["name"]: f["tier"] for f in data["features"]}["fft_dominant_frequency"] == 3
 
 
@@ -54,6 +55,13 @@ def test_features_lists_a_plan_with_its_groups(tmp_path: Path) -> None:
     assert "c0__spectrum" in data["groups"] and "c3_c4_c5__magnitude" in data["groups"]
     f = data["features"].index("c2__fft_centroid")
     assert data["feature_groups"][f] == ["c2__pass", "c2__spectrum"]
+    code, out, _ = run("features", "--channels", "3", "--plan", "multiscale", "--json")
+    data = json.loads(out)
+    # the default plan's 50 and, per channel, four band energies, dominant frequency and centroid at D = 2, 4, 8
+    assert code == 0 and len(data["features"]) == 50 + 3 * 3 * 6
+    assert set(default_plan(3).names) < set(data["features"])
+    f = data["features"].index("c1__fft_band_energy__band_3__bands_4__decimate_8")
+    assert data["feature_groups"][f] == ["c1__pass", "c1__spectrum__decimate_8"]
     (tmp_path / "p.txt").write_text("c0__nope\n")
     one_line_error(run("features", "--channels", "2", "--plan", tmp_path / "p.txt"), "unknown feature 'nope'")
 
@@ -89,7 +97,7 @@ def test_train_keeps_the_plan_and_eval_predict_export_use_it(model: Path, tmp_pa
 def test_train_with_a_feature_file(tmp_path: Path) -> None:
     plan = tmp_path / "plan.txt"
     plan.write_text("c0__standard_deviation\nc1__fft_dominant_frequency\nc3_c4_c5__magnitude_mean\nc0_c1__correlation\n"
-                    "c2__autocorrelation__lag_3\n")
+                    "c2__autocorrelation__lag_3\nc2__fft_band_energy__band_1__bands_4__decimate_4\n")
     out = tmp_path / "m.msgpack"
     code, _, err = run("train", "miser", TRAIN_TS, "--positive", "Running", "--features", plan, "-o", out)
     assert code == 0, err

@@ -45,8 +45,8 @@ BODY = """    static uint64_t buf[16384];
     for (i = 0; i < FM_PLAN_CHANNELS * FM_WINDOW_LEN; ++i) bad[i] = i % 7u == 3u ? -INFINITY : 0.25f;
     printf("inf %d\\n", FM_PREDICT_WINDOW(bad, FM_PLAN_CHANNELS, FM_WINDOW_LEN, buf, sizeof buf, 1, &r));
     {
-        static const fm_feat_spec unknown[1] = {{99u, 0u, 0u, 0u, 0u}}, lag0[1] = {{7u, 0u, 0u, 0u, 0u}},
-                                  far[1] = {{0u, FM_PLAN_CHANNELS, 0u, 0u, 0u}};
+        static const fm_feat_spec unknown[1] = {{99u, 0u, 0u, 0u, 0u, 0u}}, lag0[1] = {{7u, 0u, 0u, 0u, 0u, 0u}},
+                                  far[1] = {{0u, FM_PLAN_CHANNELS, 0u, 0u, 0u, 0u}};
         const fm_plan p1 = {unknown, 1u, FM_PLAN_CHANNELS, 1u}, p2 = {lag0, 1u, FM_PLAN_CHANNELS, 2u},
                       p3 = {far, 1u, FM_PLAN_CHANNELS, 1u};
         printf("plan %d %d %d %d\\n", fm_plan_check(&FM_PLAN), fm_plan_check(&p1), fm_plan_check(&p2),
