@@ -25,12 +25,12 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.options import CASCADE_DEFAULTS, DEFAULT_GRID
 from compiler.trees.cascade import EarlyExitEnsemble
 from compiler.trees.cost_tree import as_float32_matrix
-from compiler.trees.cscc import CsccCascadeClassifier
 from compiler.trees.kind_cascade import (
     EXIT_EVERY_GRID,
     EXIT_THRESHOLDS,
     FRONTIER_REFINE,
     FRONTIER_TOLERANCE,
+    cscc_estimator,
     validation_report,
 )
 from compiler.trees.kind_miser import miser_estimator, sweep_on_split
@@ -154,13 +154,7 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
                               est.fit(Xtr, ytr, eval_set=(Xva, yva)))
         self.reference_ = None
         if self.with_cscc and self.classes_.size == 2:
-            d = CASCADE_DEFAULTS
-            cscc = CsccCascadeClassifier(
-                n_stages=int(d["stages"]), n_trees=int(self.n_trees or d["trees"]), lam=None, rho=float(d["rho"]),
-                pool_lambdas=d["pool_lambdas"], max_depth=int(self.max_depth or d["depth"]),
-                step=float(self.step or d["step"]), costs=c, tree_eval_cost=float(self.tree_eval_cost),
-                random_state=seed,
-            ).fit(Xtr, ytr, eval_set=(Xva, yva))
+            cscc = cscc_estimator(opts, c, float(self.tree_eval_cost), seed).fit(Xtr, ytr, eval_set=(Xva, yva))
             add("cscc", cscc)
             self.reference_ = float(cscc.full_validation_accuracy_)
         ref = cands[0][2]["validation_accuracy"]  # miser lambda = 0, no exits

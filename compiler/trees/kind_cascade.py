@@ -10,7 +10,7 @@ emitter of pyruntime.trees.cascade.TreeCascade tables (fm_cascade.h) and the ext
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -41,6 +41,9 @@ from compiler.trees.options import CASCADE_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
 from pyruntime.trees.cascade import TreeCascade
+
+if TYPE_CHECKING:  # the trainer imports scikit-learn: only when training (CLI start-up stays light)
+    from compiler.trees.cscc import CsccCascadeClassifier
 
 # ------------------------------------------------------------------ options ----
 
@@ -193,21 +196,27 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 CSCC_ONLY = ("lambda", "pool_lambdas", "stages", "rho")  # any of them: CSCC alone, not the default frontier
 
 
-def cscc_cascade(task: Any, opts: dict[str, Any], costs: np.ndarray, tree_cost: float) -> Any:
-    """The CSCC cascade of the options (CASCADE_DEFAULTS where not given) fitted on the task's train part, its
-    validation part as eval_set."""
+def cscc_estimator(opts: dict[str, Any], costs: np.ndarray, tree_cost: float, seed: int) -> CsccCascadeClassifier:
+    """The unfitted CSCC cascade of the options (CASCADE_DEFAULTS where not given): ``costs`` per feature,
+    ``tree_cost`` per tree walked, ``seed`` its random_state."""
     from compiler.trees.cscc import CsccCascadeClassifier  # noqa: PLC0415 - scikit-learn only when training
 
     d = CASCADE_DEFAULTS
-    Xtr, ytr, Xva, yva = split(task)
     pool = opts.get("pool_lambdas")
     return CsccCascadeClassifier(
         n_stages=int(opts.get("stages", d["stages"])), n_trees=int(opts.get("trees", d["trees"])),
         lam=float(opts["lambda"]) if "lambda" in opts else None, rho=float(opts.get("rho", d["rho"])),
         pool_lambdas=tuple(parse_floats(pool, "--pool-lambdas")) if pool is not None else d["pool_lambdas"],
         max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])), costs=costs,
-        tree_eval_cost=tree_cost, random_state=task.split.seed,
-    ).fit(Xtr, ytr, eval_set=(Xva, yva))
+        tree_eval_cost=tree_cost, random_state=seed,
+    )
+
+
+def cscc_cascade(task: Any, opts: dict[str, Any], costs: np.ndarray, tree_cost: float) -> Any:
+    """The CSCC cascade of the options (:func:`cscc_estimator`) fitted on the task's train part, its validation
+    part as eval_set."""
+    Xtr, ytr, Xva, yva = split(task)
+    return cscc_estimator(opts, costs, tree_cost, task.split.seed).fit(Xtr, ytr, eval_set=(Xva, yva))
 
 
 def finish(kind: str, task: Any, opts: dict[str, Any], ir: dict, record: dict[str, Any],
@@ -286,8 +295,8 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     est = CascadeFrontierClassifier(
         costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),
         step=opts.get("step"), thresholds=str(opts.get("exit_thresholds") or EXIT_THRESHOLDS),
-        min_agreement=float(opts.get("min_agreement", CASCADE_DEFAULTS["min_agreement"])),
         cheap_first=bool(opts.get("cheap_first")), random_state=task.split.seed,
+        **({"min_agreement": float(opts["min_agreement"])} if "min_agreement" in opts else {}),
     ).fit(Xtr, ytr, eval_set=(Xva, yva))
     name, val = est.best_name_, est.best_validation_
     record["method"] = "frontier"
