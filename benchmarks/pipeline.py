@@ -168,7 +168,7 @@ def add_kinds_argument(ap: argparse.ArgumentParser) -> None:
 
     ap.add_argument("--kinds", type=kinds, default=None, help=f"only these kinds' rows (of {','.join(KINDS)})")
     ap.add_argument("--features", default="default", metavar="SPEC",
-                    help="the feature plan of every model (a named set: default, multiscale; or a file of names)")
+                    help="the feature plan of every model (a named set: default, basic; or a file of names)")
 
 
 def main(argv: list[str] | None = None) -> int:

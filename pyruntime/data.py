@@ -359,7 +359,8 @@ def _from_windows(windows: Any, features: str | dict[str, Any] | None) -> Datase
     from pyruntime.features.extract import extract
     from pyruntime.features.plan import resolve
 
-    plan = FeaturePlan.from_meta(features) if isinstance(features, dict) else resolve(features, windows.n_channels)
+    plan = (FeaturePlan.from_meta(features) if isinstance(features, dict)
+            else resolve(features, windows.n_channels, int(min(windows.lengths))))
     X = extract(windows, plan)
     ds = _finish(X.astype(np.float64), list(windows.y), plan.names, windows.name)
     ds.plan = plan

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from compiler.cli import cli
 from pyruntime import format as fmt
 from pyruntime.data import BUNDLED_WINDOWS, load_dataset
+from pyruntime.features import catalog as cat
 from pyruntime.features.plan import default_plan
 
 TRAIN_TS = BUNDLED_WINDOWS / "BasicMotions" / "BasicMotions_TRAIN.ts"
@@ -43,7 +44,7 @@ def test_features_lists_the_catalog_by_tier() -> None:
         assert name in out
     code, out, _ = run("features", "--json")
     data = json.loads(out)
-    assert len(data["features"]) == 14 and data["named_sets"] == ["default", "multiscale"]
+    assert len(data["features"]) == 14 and data["named_sets"] == ["default", "basic"]
     assert "cC__fft_centroid[__decimate_D]" in run("features")[1]
     assert {f["name"]: f["tier"] for f in data["features"]}["fft_dominant_frequency"] == 3
 
@@ -51,17 +52,18 @@ def test_features_lists_the_catalog_by_tier() -> None:
 def test_features_lists_a_plan_with_its_groups(tmp_path: Path) -> None:
     code, out, _ = run("features", "--channels", "6", "--json")
     data = json.loads(out)
-    assert code == 0 and data["features"] == default_plan(6).names and len(data["features"]) == 100
+    # per channel 15 features and the six spectral ones at D = 2, 4, 8; per triple of channels 5
+    assert code == 0 and data["features"] == default_plan(6).names and len(data["features"]) == 6 * 33 + 2 * 5
     assert "c0__spectrum" in data["groups"] and "c3_c4_c5__magnitude" in data["groups"]
     f = data["features"].index("c2__fft_centroid")
     assert data["feature_groups"][f] == ["c2__pass", "c2__spectrum"]
-    code, out, _ = run("features", "--channels", "3", "--plan", "multiscale", "--json")
+    code, out, _ = run("features", "--channels", "3", "--plan", "basic", "--json")
     data = json.loads(out)
-    # the default plan's 50 and, per channel, four band energies, dominant frequency and centroid at D = 2, 4, 8
-    assert code == 0 and len(data["features"]) == 50 + 3 * 3 * 6
-    assert set(default_plan(3).names) < set(data["features"])
-    f = data["features"].index("c1__fft_band_energy__band_3__bands_4__decimate_8")
-    assert data["feature_groups"][f] == ["c1__pass", "c1__spectrum__decimate_8"]
+    # the basic plan is the default without the spectra of block means
+    assert code == 0 and len(data["features"]) == 3 * 15 + 5 and set(data["features"]) < set(default_plan(3).names)
+    assert not any("decimate" in n for n in data["features"])
+    f = default_plan(3).names.index("c1__fft_band_energy__band_3__bands_4__decimate_8")
+    assert [cat.group_name(g) for g in default_plan(3).features[f].groups()] == ["c1__pass", "c1__spectrum__decimate_8"]
     (tmp_path / "p.txt").write_text("c0__nope\n")
     one_line_error(run("features", "--channels", "2", "--plan", tmp_path / "p.txt"), "unknown feature 'nope'")
 
@@ -88,7 +90,7 @@ def test_train_keeps_the_plan_and_eval_predict_export_use_it(model: Path, tmp_pa
     text = header.read_text()
     assert "#define FM_N_ROWS 3" in text
     want = load_dataset(str(TEST_TS)).X[:3].astype(np.float32)
-    rows = re.search(r"_rows\[3\]\[100\] = \{(.*?)\n\};", text, re.S)
+    rows = re.search(rf"_rows\[3\]\[{len(default_plan(6).features)}\] = \{{(.*?)\n\}};", text, re.S)
     assert rows is not None
     got = np.array([float(v.rstrip("f")) for v in re.findall(r"[-+0-9.eE]+f", rows.group(1))], np.float32)
     assert np.array_equal(got.reshape(3, -1), want)

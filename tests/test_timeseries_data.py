@@ -13,7 +13,7 @@ import pytest
 from pyruntime.data import BUNDLED_WINDOWS, load_dataset
 from pyruntime.errors import DataError
 from pyruntime.features import cbind
-from pyruntime.features.plan import FeaturePlan, default_plan, resolve
+from pyruntime.features.plan import FeaturePlan, basic_plan, default_plan, resolve
 from pyruntime.tsdata import read_ts
 
 HEADER = ("#comment\n@problemName Toy\n@timeStamps false\n@missing false\n@univariate false\n@dimensions 2\n"
@@ -60,7 +60,8 @@ def test_unequal_lengths_and_several_channels(tmp_path: Path) -> None:
     w = read_ts(path)
     assert w.lengths.tolist() == [12, 20, 12, 33, 9, 20] and w.n_channels == 2
     ds = load_dataset(str(path))
-    assert ds.X.shape == (6, len(default_plan(2).features))
+    # the shortest window (9 samples) affords no spectrum of block means: the default plan is the basic one here
+    assert ds.X.shape == (6, len(default_plan(2, 9).features)) and ds.feature_names == basic_plan(2).names
     for i, s in enumerate(w.series):  # each window at its own length, equal to the C on that window
         c = cbind.run(s[None], ds.plan.features)
         assert np.array_equal(ds.X[i].astype(np.float32).view(np.uint32), c.values[0].view(np.uint32))
@@ -80,8 +81,11 @@ def test_npz_windows(tmp_path: Path) -> None:
     X = rng.normal(size=(10, 3, 16))
     np.savez(tmp_path / "w.npz", X=X, y=np.array(["a", "b"] * 5))
     ds = load_dataset(str(tmp_path / "w.npz"))
-    assert ds.X.shape == (10, len(default_plan(3).features))
-    c = cbind.run(X.astype(np.float32), default_plan(3).features)
+    # 16 samples: the default plan's spectra of block means of 2 (10 samples and more), not of 4 or 8
+    plan = default_plan(3, 16)
+    assert ds.X.shape == (10, 3 * (15 + 6) + 5) and ds.feature_names == plan.names
+    assert "c2__fft_centroid__decimate_2" in plan.names and "c2__fft_centroid__decimate_4" not in plan.names
+    c = cbind.run(X.astype(np.float32), plan.features)
     assert np.array_equal(ds.X.astype(np.float32).view(np.uint32), c.values.view(np.uint32))
     np.savez(tmp_path / "bad.npz", X=X[:, :, :0], y=np.arange(10))
     with pytest.raises(DataError, match="n x channels x length"):
@@ -169,3 +173,17 @@ def test_unlabelled_ts_predicts_as_the_labelled_file(tmp_path: Path) -> None:
     assert code == 2 and "has no labels" in err
     code, _, err = run("train", "nb-static", tmp_path / "x.ts", "-o", tmp_path / "t.msgpack")
     assert code == 2 and "@classLabel must be true" in err and not (tmp_path / "t.msgpack").exists()
+
+
+def test_default_plan_takes_the_decimations_the_shortest_window_affords() -> None:
+    """Four bands of the block means of D samples need 5 D samples: the default plan drops the rest, so it accepts
+    every window the basic plan accepts."""
+    def decimations(min_len: int | None) -> set[int]:
+        return {f.decimate for f in resolve("default", 3, min_len).features}
+
+    assert decimations(None) == decimations(40) == {0, 2, 4, 8}
+    assert decimations(39) == {0, 2, 4} and decimations(20) == {0, 2, 4}
+    assert decimations(19) == {0, 2} and decimations(10) == {0, 2} and decimations(9) == {0}
+    assert resolve("basic", 3, 200).names == basic_plan(3).names
+    for n in (6, 10, 20, 40):
+        assert default_plan(3, n).min_len <= max(n, basic_plan(3).min_len)

@@ -35,7 +35,9 @@ def catalog_rows() -> list[dict[str, object]]:
 @click.option("--channels", type=click.IntRange(1, cat.MAX_CHANNELS), default=None,
               help="List the plan's features for data with this many channels instead of the catalog.")
 @click.option("--plan", "plan_spec", default="default", show_default=True, metavar="SPEC",
-              help=f"With --channels: a named set ({', '.join(NAMED_SETS)}) or a file of feature names.")
+              help=f"With --channels: a named set ({', '.join(NAMED_SETS)}) or a file of feature names. The "
+                   "default set is listed for windows of 40 samples or more; for shorter windows it leaves out the "
+                   "spectra of block means the window cannot afford (D = 8 under 40 samples, 4 under 20, 2 under 10).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def features_command(channels: int | None, plan_spec: str, as_json: bool) -> None:
     """List the features the C runtime computes on raw windows (float32 and q15), tiered by cost:

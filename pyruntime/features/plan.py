@@ -15,10 +15,10 @@ from typing import Any
 from pyruntime.errors import DataError
 from pyruntime.features.catalog import E_CHANNEL, FeatureSpec, group_name, parse_name
 
-NAMED_SETS = ("default", "multiscale")
+NAMED_SETS = ("default", "basic")
 DEFAULT_LAGS = (1, 4)
 DEFAULT_BANDS = 4
-MULTISCALE_DECIMATIONS = (2, 4, 8)
+DEFAULT_DECIMATIONS = (2, 4, 8)
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,11 @@ class FeaturePlan:
             raise DataError(f"the model's feature plan is malformed ({exc})") from None
 
 
-def default_plan(n_channels: int, decimations: tuple[int, ...] = ()) -> FeaturePlan:
+def basic_plan(n_channels: int, decimations: tuple[int, ...] = ()) -> FeaturePlan:
     """Per channel: the one-pass statistics, std, mean crossing rate, autocorrelation at lags 1 and 4, four band
     energies, dominant frequency and centroid (and the same six spectral features of the block means of each of
     ``decimations``); per full triple of channels (c0-c2, c3-c5, ...): magnitude mean and maximum and the three
-    pairwise correlations."""
+    pairwise correlations. Without decimations: the named set ``basic`` (the default before round 16)."""
     feats: list[FeatureSpec] = []
     for c in range(n_channels):
         feats += [FeatureSpec(i, c) for i in (0, 1, 2, 3, 4, 5, 6)]
@@ -74,10 +74,16 @@ def default_plan(n_channels: int, decimations: tuple[int, ...] = ()) -> FeatureP
     return FeaturePlan(n_channels, tuple(feats))
 
 
-def multiscale_plan(n_channels: int) -> FeaturePlan:
-    """The default plan with each channel's spectral features also of its block means of 2, 4 and 8 samples: the
-    low frequencies at the window's resolution for about 1/2, 1/4, 1/8 of the FFT's work (docs/features.md)."""
-    return default_plan(n_channels, MULTISCALE_DECIMATIONS)
+def default_plan(n_channels: int, min_len: int | None = None) -> FeaturePlan:
+    """The basic plan with each channel's spectral features also of its block means of 2, 4 and 8 samples: the
+    low frequencies at the window's resolution for about 1/2, 1/4, 1/8 of the FFT's work (docs/features.md). A
+    model computes on the device only the features it reads, so the wider plan costs a prediction nothing it does
+    not use. ``min_len`` (the data's shortest window): only the decimations whose four bands that window affords
+    (5 D samples: D = 2 from 10 samples, 4 from 20, 8 from 40), so the default plan takes any window the basic one
+    takes."""
+    fits = [d for d in DEFAULT_DECIMATIONS
+            if min_len is None or min_len >= FeatureSpec(8, 0, param=0, param2=DEFAULT_BANDS, decimate=d).min_len()]
+    return basic_plan(n_channels, tuple(fits))
 
 
 def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
@@ -98,12 +104,13 @@ def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
     return FeaturePlan(n_channels, tuple(feats))
 
 
-def resolve(spec: str | None, n_channels: int) -> FeaturePlan:
-    """The plan of ``--features SPEC`` (None: default) for data with n_channels channels."""
+def resolve(spec: str | None, n_channels: int, min_len: int | None = None) -> FeaturePlan:
+    """The plan of ``--features SPEC`` (None: default) for data with n_channels channels whose shortest window has
+    ``min_len`` samples (None: any length; the default plan's spectra of block means need 10 to 40)."""
     if spec is None or spec == "default":
-        return default_plan(n_channels)
-    if spec == "multiscale":
-        return multiscale_plan(n_channels)
+        return default_plan(n_channels, min_len)
+    if spec == "basic":
+        return basic_plan(n_channels)
     path = Path(spec)
     if not path.is_file():
         raise DataError(f"feature plan {spec!r}: neither a named set ({', '.join(NAMED_SETS)}) nor a file of "
