@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/pipeline.py [--quick] [--write-docs]
 
-On uea:BasicMotions (4 activities, 6 channels x 100 samples, the default plan's 100 features), per model: test
+On uea:BasicMotions (4 activities, 6 channels x 100 samples, the default plan's 208 features; `--features basic`:
+round 15's default, 100), per model: test
 accuracy (mean over split seeds), features read per prediction, and the instructions per prediction of the whole
 pipeline on Cortex-M4F under QEMU (`frugalml bench`, the test file's first windows, every seed's model): lazy
 (NAME_predict_window) and eager (every planned feature computed first, then the same model). The budgeted models are
