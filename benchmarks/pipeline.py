@@ -61,6 +61,7 @@ CASCADE_TREES = 100  # boosting iterations of the cascade's ensemble (its defaul
 CASCADE_EVERY = "1,2,5,10"  # an exit test every N iterations (K trees each), N chosen with lambda
 CASCADE_BUDGET = "0.333"  # issue 20's bar: a third of the eager cost; within it the cascade spends on accuracy
 KINDS = ["miser", "cascade", "nb-stop"]
+TREE_KINDS = ("miser", "cascade")  # the kinds of --class-trees
 
 
 def all_features_args(kind: str, n_features: int) -> list[str]:
@@ -99,10 +100,12 @@ BUDGETED_NOTE = {"miser": ", lambda and trees by CV", "cascade": ", lambda, exit
 
 
 def measure(data: str, windows: str, channels: int, length: int, n_features: int, quick: bool,
-            kinds: list[str] | None = None, features: str = "default") -> tuple[list[Row], float]:
+            kinds: list[str] | None = None, features: str = "default", class_trees: str | None = None
+            ) -> tuple[list[Row], float]:
     """The table's rows (all-feature and budgeted models of each kind of ``kinds``, default KINDS) and the forest's
     accuracy on DATA, costs profiled on TARGET at the windows' length; every model, the costs and the forest on the
-    feature plan ``features`` (a named set or a file)."""
+    feature plan ``features`` (a named set or a file); ``class_trees``: the tree kinds' --class-trees (None: each
+    kind's default)."""
     seeds = SEEDS[:1] if quick else SEEDS
     rows = 2 if quick else 20
     kinds = kinds or (["miser"] if quick else KINDS)
@@ -111,9 +114,11 @@ def measure(data: str, windows: str, channels: int, length: int, n_features: int
         costs = work / "m4f.csv"
         frugalml("profile-costs", "--on", TARGET, "--channels", str(channels), "--lengths", str(length),
                  "--windows", "1" if quick else "3", "--plan", features, "-o", costs)
-        plan = ["--features", features]
         table: list[Row] = []
         for kind in kinds:
+            plan = ["--features", features]
+            if class_trees and kind in TREE_KINDS:
+                plan += ["--class-trees", class_trees]
             full = model_row(f"{kind}, all features", [*all_features_args(kind, n_features), *plan], data, windows,
                              seeds, work, TARGET, rows, costs)
             table.append(full)
@@ -170,6 +175,9 @@ def add_kinds_argument(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--kinds", type=kinds, default=None, help=f"only these kinds' rows (of {','.join(KINDS)})")
     ap.add_argument("--features", default="default", metavar="SPEC",
                     help="the feature plan of every model (a named set: default, basic; or a file of names)")
+    ap.add_argument("--class-trees", choices=("separate", "shared"), default=None,
+                    help="miser's and the cascade's trees for K classes (default: each kind's own; "
+                         "docs/miser_cascade.md)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,11 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     figures.add_argument(ap)
     args = ap.parse_args(argv)
     n_features = len(resolve(args.features, 6).features)
-    table, forest = measure(DATA, str(WINDOWS), 6, 100, n_features, args.quick, args.kinds, args.features)
+    table, forest = measure(DATA, str(WINDOWS), 6, 100, n_features, args.quick, args.kinds, args.features,
+                            args.class_trees)
     seeds, rows = (1, 2) if args.quick else (len(SEEDS), 20)
+    trees = f"; --class-trees {args.class_trees}" if args.class_trees else ""
     report(f"{DATA}: {seeds} split seed(s), accuracy on the test part; instructions on {TARGET} (QEMU), mean of "
-           f"{rows} windows of 100 samples; feature plan {args.features} ({n_features} features)", table, forest,
-           n_features)
+           f"{rows} windows of 100 samples; feature plan {args.features} ({n_features} features){trees}", table,
+           forest, n_features)
     return 0
 
 

@@ -36,11 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="fm_pipeline_unseen_") as tmp:
         data = str(write_npz(Path(tmp) / "synth_activity.npz"))
         n_features = int(load_dataset(data, features=args.features).X.shape[1])
-        table, forest = measure(data, data, 3, LENGTH, n_features, args.quick, args.kinds, args.features)
+        table, forest = measure(data, data, 3, LENGTH, n_features, args.quick, args.kinds, args.features,
+                                args.class_trees)
     seeds, rows = (1, 2) if args.quick else (len(SEEDS), 20)
     report(f"synthetic 3-axis activity set (seed {SEED}, {n_features} features): {seeds} split seed(s), accuracy "
            f"on the test part; instructions on {TARGET} (QEMU), mean of {rows} windows of {LENGTH} samples; feature "
-           f"plan {args.features}",
+           f"plan {args.features}{f'; --class-trees {args.class_trees}' if args.class_trees else ''}",
            table, forest, n_features)
     return 0
 

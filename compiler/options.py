@@ -52,10 +52,11 @@ def stratified_folds(y: object, k: int, seed: int) -> list[tuple[object, object]
     return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(y.size), y))
 
 
-MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0, "charge": "model"}
+MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0, "charge": "model",
+                  "class_trees": "separate"}
 CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,
                     "pool_lambdas": (0.0, 3.0, 30.0), "rho": 1e-3, "early_exit_lambda": 0.0,
-                    "min_agreement": 0.9975}
+                    "min_agreement": 0.9975, "class_trees": "shared"}
 
 
 def floats_text(values: tuple[float, ...]) -> str:

@@ -50,6 +50,7 @@ ESTIMATORS = [
     NaiveBayesBudget(),
     SkylineClassifier(max_sets=6),
     GreedyMiserClassifier(n_trees=10),
+    GreedyMiserClassifier(n_trees=10, class_trees="shared"),  # the cascade's K-class trees
     CsccCascadeClassifier(n_trees=10, n_rounds=1),
     CascadeFrontierClassifier(n_trees=10, lambdas=(0.0, 1.0), refine=0),  # the default `train cascade`
     CSTCClassifier(depth=2, max_iter=3),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compiler.boosting.grow import BinnedData, TreeParams, grow_tree
+from compiler.boosting.grow import BinnedData, TreeParams, grow_shared_trees, grow_tree
 from compiler.boosting.losses import encode_targets, grad_hess, init_scores
 from compiler.boosting.penalty import GroupedCosts
 from compiler.boosting.tree import CostTree
@@ -53,6 +53,7 @@ class Booster:
     codes_val: np.ndarray | None = None
     groups: GroupedCosts | None = None  # feature groups: used instead of ``costs`` in the penalty
     charge: str = "model"  # "model": a feature's cost once per model (the paper); "row": per row that reads it
+    class_trees: str = "separate"  # K outputs: "separate" trees per output, or one structure "shared" by the K
 
     def __post_init__(self) -> None:
         if self.base_score is None:
@@ -71,6 +72,10 @@ class Booster:
         self._rng = np.random.default_rng(self.seed)
         if self.charge not in CHARGES:
             raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
+        if self.class_trees not in CLASS_TREES:
+            raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {self.class_trees!r}")
+        if self.class_trees == "shared" and self.charge == "row":
+            raise ValueError("class_trees='shared' does not take charge='row'")
         if self.charge == "row" and self.groups is not None:
             raise ValueError("charge='row' does not take feature groups (charge='model' does)")
         # charge "row": which features each training row's path has read so far (shared by the K trees)
@@ -110,29 +115,46 @@ class Booster:
         rows = self._rows(w)
         total_w = float(w[rows].sum())
         scale = factor / total_w if total_w > 0 else 0.0
+        shared = self.class_trees == "shared" and self.n_outputs > 1
+        share = 1 if shared else self.n_outputs  # a shared tree fits the whole loss: its feature pays in full
         pen: np.ndarray | GroupedCosts  # shared by the K trees
         if self.groups is not None:
-            pen = self.groups.scaled(penalty / self.n_outputs)
+            pen = self.groups.scaled(penalty / share)
         else:
-            pen = penalty * np.asarray(self.costs, dtype=np.float64) / self.n_outputs
+            pen = penalty * np.asarray(self.costs, dtype=np.float64) / share
         unit = bool(np.all(w == 1.0))  # no weighted copies of g and h (memory)
+        if shared:
+            trees, used_after = grow_shared_trees(
+                self.fitter, G if unit else w[:, None] * G, H if unit else w[:, None] * H, rows, self.params,
+                penalty=pen, used=self.used, allowed=self._allowed(), gain_scale=scale, step=self.step)
+            self.used[used_after] = True
+            for k, tree in enumerate(trees):
+                self._add(tree, k)
+            return
         for k in range(self.n_outputs):
             gk, hk = (G[:, k], H[:, k]) if unit else (w * G[:, k], w * H[:, k])
             tree, used_after = grow_tree(self.fitter, gk, hk, rows, self.params, penalty=pen,
                                          used=self.used, allowed=self._allowed(), gain_scale=scale,
                                          step=self.step, read=self.read)
-            tree.value = np.where(tree.feature >= 0, 0.0, tree.value).astype(np.float32).astype(np.float64)
             self.used[used_after] = True  # in place: the array may be shared with another booster
-            leaves = self.fitter.apply_add(tree, self.fitter.codes, self.F, k, want_leaves=self.read is not None)
-            if self.read is not None and leaves is not None:  # every training row, the rows not grown on too
-                mark_reads(self.read, tree, leaves)
-            if self.codes_val is not None and self.F_val is not None:
-                self.fitter.apply_add(tree, self.codes_val, self.F_val, k)
-            self.trees.append(tree)
-            self.tree_output.append(k)
+            self._add(tree, k)
+
+    def _add(self, tree: CostTree, k: int) -> None:
+        """Append output k's tree: leaf values rounded to float32 (the IR's), added to the training and validation
+        scores."""
+        assert self.F is not None
+        tree.value = np.where(tree.feature >= 0, 0.0, tree.value).astype(np.float32).astype(np.float64)
+        leaves = self.fitter.apply_add(tree, self.fitter.codes, self.F, k, want_leaves=self.read is not None)
+        if self.read is not None and leaves is not None:  # every training row, the rows not grown on too
+            mark_reads(self.read, tree, leaves)
+        if self.codes_val is not None and self.F_val is not None:
+            self.fitter.apply_add(tree, self.codes_val, self.F_val, k)
+        self.trees.append(tree)
+        self.tree_output.append(k)
 
 
 CHARGES = ("model", "row")
+CLASS_TREES = ("separate", "shared")
 
 
 def mark_reads(read: np.ndarray, tree: CostTree, leaves: np.ndarray) -> None:

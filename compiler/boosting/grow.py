@@ -104,8 +104,8 @@ class _Node:
     start: int
     end: int
     depth: int
-    G: float
-    H: float
+    G: float | np.ndarray  # (K,) for a tree shared by K outputs
+    H: float | np.ndarray
     C: float
     hist: np.ndarray | None = None
     split: tuple[int, int, float, float, float, float] | None = None  # feature, bin, gain, gl, hl, cl
@@ -117,7 +117,9 @@ class _Grower:
                  penalty: np.ndarray | GroupedCosts, used: np.ndarray, allowed: np.ndarray | None,
                  gain_scale: float, read: np.ndarray | None = None) -> None:
         self.data, self.params, self.gain_scale = data, params, gain_scale
-        self.g, self.h = g, h
+        self.g, self.h = g, h  # (n,) or, for one tree shared by K outputs, (K, n)
+        self.K = 1 if g.ndim == 1 else int(g.shape[0])
+        self.work = np.empty(4 * self.K, dtype=np.float64)
         self.rows = rows
         self.scratch = np.empty(max(rows.size, 1), dtype=np.int32)
         self.gh_scratch = np.empty(2 * max(rows.size, 1), dtype=np.float64)
@@ -133,6 +135,7 @@ class _Grower:
         self.pen = self._penalty(penalty)
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
         self.hist_size = data.n_features * data.n_bins * 3
+        self.hist_total = self.hist_size * self.K
         self.feature: list[int] = []
         self.bin: list[int] = []
         self.left: list[int] = []
@@ -146,11 +149,14 @@ class _Grower:
         return np.ascontiguousarray(np.where(self.used, 0.0, penalty), dtype=np.float64)
 
     def histogram(self, start: int, end: int) -> np.ndarray:
-        hist = np.zeros(self.hist_size, dtype=np.float64)
+        """The rows' histogram; K outputs: K histograms back to back (hb_best_split_multi's layout)."""
+        hist = np.zeros(self.hist_total, dtype=np.float64)
         d = self.data
         rows_p = ffi.NULL if (start == 0 and end == d.n_samples) else _ip(self.rows[start:end])
-        lib.hb_histogram(d._codes_p, d.n_samples, d.n_features, rows_p, end - start, _dp(self.g), _dp(self.h),
-                         d.n_bins, _dp(self.gh_scratch), _dp(hist))
+        g2, h2 = self.g.reshape(self.K, -1), self.h.reshape(self.K, -1)
+        for k in range(self.K):
+            lib.hb_histogram(d._codes_p, d.n_samples, d.n_features, rows_p, end - start, _dp(g2[k]), _dp(h2[k]),
+                             d.n_bins, _dp(self.gh_scratch), _dp(hist[k * self.hist_size:]))
         return hist
 
     def new_node(self, node: _Node) -> int:
@@ -174,9 +180,14 @@ class _Grower:
         d, p, o = self.data, self.params, self.out
         assert node.hist is not None
         pen = self.node_penalty(node)
-        lib.hb_best_split(_dp(node.hist), d.n_features, d.n_bins, _ip(d.n_thr), _dp(pen),
-                          ffi.NULL if self.allowed is None else ffi.cast("uint8_t *", self.allowed.ctypes.data),
-                          p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale, o)
+        allowed = ffi.NULL if self.allowed is None else ffi.cast("uint8_t *", self.allowed.ctypes.data)
+        if self.K == 1:
+            lib.hb_best_split(_dp(node.hist), d.n_features, d.n_bins, _ip(d.n_thr), _dp(pen), allowed,
+                              p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale, o)
+        else:
+            lib.hb_best_split_multi(_dp(node.hist), self.K, d.n_features, d.n_bins, _ip(d.n_thr), _dp(pen), allowed,
+                                    p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale,
+                                    _dp(self.work), o)
         return (int(o.feature), int(o.bin), float(o.gain), float(o.gl), float(o.hl), float(o.cl))
 
     def can_split(self, node: _Node) -> bool:
@@ -192,12 +203,16 @@ class _Grower:
         n_left = int(lib.hb_partition(d._codes_p, d.n_samples, _ip(seg), seg.size, j, b, _ip(self.scratch)))
         mid = node.start + n_left
         depth = node.depth + 1
+        if self.K > 1:  # every output's left sums, from the node's histograms
+            assert node.hist is not None
+            cells = node.hist.reshape(self.K, d.n_features, d.n_bins, 3)[:, j, :b + 1]
+            gl, hl = cells[:, :, 0].sum(axis=1), cells[:, :, 1].sum(axis=1)
         lnode = _Node(node.start, mid, depth, gl, hl, cl)
         rnode = _Node(mid, node.end, depth, node.G - gl, node.H - hl, node.C - cl)
         if depth < self.params.max_depth and node.hist is not None:
             small, large = (lnode, rnode) if n_left <= node.end - mid else (rnode, lnode)
             small.hist = self.histogram(small.start, small.end)
-            lib.hb_subtract(_dp(node.hist), _dp(small.hist), self.hist_size, _dp(node.hist))
+            lib.hb_subtract(_dp(node.hist), _dp(small.hist), self.hist_total, _dp(node.hist))
             large.hist = node.hist
         node.hist = None
         li, ri = self.new_node(lnode), self.new_node(rnode)
@@ -213,7 +228,10 @@ class _Grower:
 
     def grow(self) -> None:
         n = self.rows.size
-        root = _Node(0, n, 0, float(self.g[self.rows].sum()), float(self.h[self.rows].sum()), float(n))
+        if self.K == 1:
+            root = _Node(0, n, 0, float(self.g[self.rows].sum()), float(self.h[self.rows].sum()), float(n))
+        else:
+            root = _Node(0, n, 0, self.g[:, self.rows].sum(axis=1), self.h[:, self.rows].sum(axis=1), float(n))
         if n >= 2 and self.params.max_depth >= 1:
             root.hist = self.histogram(0, n)
         self.new_node(root)
@@ -255,19 +273,23 @@ class _Grower:
 
     def result(self, step: float) -> tuple[CostTree, np.ndarray]:
         """The tree (leaf values step * -G/(H+l2), float64) and the used mask after it."""
+        trees = self.results(step)
+        return trees[0], self.used
+
+    def results(self, step: float) -> list[CostTree]:
+        """One tree per output (the same splits; output k's leaf values step * -G_k/(H_k+l2), float64)."""
         feat = np.asarray(self.feature, dtype=np.int32)
-        G = np.array([nd.G for nd in self.nodes])
-        H = np.array([nd.H for nd in self.nodes])
+        G = np.array([nd.G for nd in self.nodes], dtype=np.float64).reshape(len(self.nodes), -1)
+        H = np.array([nd.H for nd in self.nodes], dtype=np.float64).reshape(len(self.nodes), -1)
         den = np.maximum(H + self.params.l2, 1e-300)
-        raw = np.where((feat < 0) & (H + self.params.l2 > 0), -G / den, 0.0)
-        value = step * raw
+        raw = np.where((feat < 0)[:, None] & (H + self.params.l2 > 0), -G / den, 0.0)
         thr = np.zeros(feat.size, dtype=np.float32)
         bins = np.asarray(self.bin, dtype=np.int32)
         for i in np.flatnonzero(feat >= 0):
             thr[i] = self.data.binner.thresholds_[feat[i]][bins[i]]
-        tree = CostTree(feature=feat, threshold=thr, left=np.asarray(self.left, dtype=np.int32),
-                        right=np.asarray(self.right, dtype=np.int32), value=value, bin=bins)
-        return tree, self.used
+        left, right = np.asarray(self.left, dtype=np.int32), np.asarray(self.right, dtype=np.int32)
+        return [CostTree(feature=feat, threshold=thr, left=left, right=right, value=step * raw[:, k], bin=bins)
+                for k in range(raw.shape[1])]
 
 
 def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
@@ -291,6 +313,24 @@ def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, 
                  rows32, params, pen, u, allowed, gain_scale, read)
     gr.grow()
     return gr.result(step)
+
+
+def grow_shared_trees(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
+                      penalty: np.ndarray | GroupedCosts, used: np.ndarray, allowed: np.ndarray | None = None,
+                      gain_scale: float = 1.0, step: float = 1.0) -> tuple[list[CostTree], np.ndarray]:
+    """Grow one tree structure for K outputs at once (``g``, ``h``: (n_samples, K)): each split maximises the sum of
+    the K outputs' Newton gains minus the feature's penalty, charged once for all K (its gain fits the whole loss,
+    where :func:`grow_tree`'s per-output trees each fit 1/K of it). Returns K trees with the same splits, output
+    k's leaves holding ``step * -G_k/(H_k+l2)``, and the used mask after them (a copy). A row reads at most the
+    depth's features per iteration, not K times as many."""
+    pen: np.ndarray | GroupedCosts = penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty,
+                                                                                              dtype=np.float64)
+    rows32 = np.array(rows, dtype=np.int32)
+    gr = _Grower(data, np.ascontiguousarray(np.asarray(g, dtype=np.float64).T),
+                 np.ascontiguousarray(np.asarray(h, dtype=np.float64).T), rows32, params, pen,
+                 np.asarray(used, dtype=bool), allowed, gain_scale)
+    gr.grow()
+    return gr.results(step), gr.used
 
 
 class CostTreeFitter(BinnedData):

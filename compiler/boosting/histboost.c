@@ -116,6 +116,72 @@ void hb_best_split(const double *hist, int32_t n_cols, int32_t n_bins, const int
     }
 }
 
+void hb_best_split_multi(const double *hist, int32_t n_outputs, int32_t n_cols, int32_t n_bins, const int32_t *n_thr,
+                         const double *penalty, const uint8_t *allowed, double l2, double min_child_weight,
+                         double min_child_count, double gain_scale, double *work, hb_split *out)
+{
+    int32_t j, b, k;
+    double C = 0.0, parent = 0.0;
+    const int64_t stride = (int64_t)n_bins * 3, size = (int64_t)n_cols * stride;
+    double *G = work, *H = work + n_outputs, *gl = H + n_outputs, *hl = gl + n_outputs;
+    out->feature = -1;
+    out->bin = -1;
+    out->gain = 0.0;
+    out->gl = out->hl = out->cl = 0.0;
+    if (n_cols <= 0 || n_outputs <= 0)
+        return;
+    for (k = 0; k < n_outputs; ++k) {
+        const double *f = hist + k * size;
+        G[k] = H[k] = 0.0;
+        for (b = 0; b < n_bins; ++b) {
+            G[k] += f[b * 3];
+            H[k] += f[b * 3 + 1];
+        }
+        parent += G[k] * G[k] / (H[k] + l2);
+    }
+    for (b = 0; b < n_bins; ++b)
+        C += hist[b * 3 + 2];
+    for (j = 0; j < n_cols; ++j) {
+        double cl = 0.0;
+        if (allowed && !allowed[j])
+            continue;
+        for (k = 0; k < n_outputs; ++k)
+            gl[k] = hl[k] = 0.0;
+        for (b = 0; b < n_thr[j]; ++b) {
+            const double *cell = hist + j * stride + b * 3;
+            double hl_sum = 0.0, hr_sum = 0.0, score = 0.0, gain;
+            int ok = 1;
+            cl += cell[2];
+            for (k = 0; k < n_outputs; ++k) {
+                gl[k] += cell[k * size];
+                hl[k] += cell[k * size + 1];
+            }
+            if (cl < min_child_count || C - cl < min_child_count)
+                continue;
+            for (k = 0; k < n_outputs; ++k) {
+                const double gr = G[k] - gl[k], hr = H[k] - hl[k];
+                hl_sum += hl[k];
+                hr_sum += hr;
+                if (!(hl[k] + l2 > 0.0) || !(hr + l2 > 0.0))
+                    ok = 0;
+                else
+                    score += gl[k] * gl[k] / (hl[k] + l2) + gr * gr / (hr + l2);
+            }
+            if (!ok || hl_sum < min_child_weight || hr_sum < min_child_weight)
+                continue;
+            gain = gain_scale * 0.5 * (score - parent) - penalty[j];
+            if (out->feature < 0 || gain > out->gain) {
+                out->feature = j;
+                out->bin = b;
+                out->gain = gain;
+                out->gl = gl[0];
+                out->hl = hl[0];
+                out->cl = cl;
+            }
+        }
+    }
+}
+
 void hb_apply_add(const uint8_t *codes, int64_t n_rows, const int32_t *feature,
                   const int32_t *bin, const int32_t *left, const int32_t *right, const float *value,
                   float *F, int64_t f_stride, int64_t f_col, int32_t *leaf_out)

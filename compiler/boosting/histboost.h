@@ -39,6 +39,16 @@ void hb_best_split(const double *hist, int32_t n_cols, int32_t n_bins, const int
                    const double *penalty, const uint8_t *allowed, double l2, double min_child_weight,
                    double min_child_count, double gain_scale, hb_split *out);
 
+/* Best split of one node shared by K outputs (one tree structure, K leaf values): hist holds K histograms of
+ * the layout above back to back (output k at k * n_cols * n_bins * 3; the counts are the same in each). The gain
+ * sums the K outputs' Newton gains: gain_scale * 0.5 * sum_k (GL_k^2/(HL_k+l2) + GR_k^2/(HR_k+l2) - G_k^2/(H_k+l2))
+ * - penalty[j]; both children need hessian summed over the outputs >= min_child_weight (each output's + l2 > 0)
+ * and count >= min_child_count. work holds 4 * K doubles. out->gl and out->hl are output 0's sums (the caller
+ * takes the others from the histograms). Ties go to the lowest (feature, bin). */
+void hb_best_split_multi(const double *hist, int32_t n_outputs, int32_t n_cols, int32_t n_bins, const int32_t *n_thr,
+                         const double *penalty, const uint8_t *allowed, double l2, double min_child_weight,
+                         double min_child_count, double gain_scale, double *work, hb_split *out);
+
 /* Walk every row through one tree on bin codes (go left iff code <= bin[node]; feature -1 = leaf),
  * add value[leaf] to F[r * f_stride + f_col] in float32 and store the leaf in leaf_out (may be NULL). */
 void hb_apply_add(const uint8_t *codes, int64_t n_rows, const int32_t *feature,

@@ -47,7 +47,8 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
     (the cost of walking one tree), the trees' ``n_trees``, ``max_depth`` and ``step`` (None: miser's defaults
     for the sweep, CASCADE_DEFAULTS for CSCC), the sweep's ``lambdas`` and ``refine``, the exits' ``exit_every``
     grid, ``thresholds`` and ``min_agreement``, ``cheap_first`` (also try cheap-first starts), ``with_cscc``
-    (CSCC is a candidate for two classes), ``validation_fraction`` (the validation part when fit gets no
+    (CSCC is a candidate for two classes), ``class_trees`` (K > 2: the miser models' "separate" or "shared" trees,
+    :class:`compiler.trees.miser.GreedyMiserClassifier`), ``validation_fraction`` (the validation part when fit gets no
     ``eval_set``) and ``random_state``.
 
     Fitted: ``classes_``, ``best_estimator_`` (a GreedyMiserClassifier, EarlyExitEnsemble or
@@ -72,6 +73,7 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         with_cscc: bool = True,
         validation_fraction: float = 0.2,
         random_state: int = 0,
+        class_trees: str = CASCADE_DEFAULTS["class_trees"],
     ) -> None:
         self.costs = costs
         self.tree_eval_cost = tree_eval_cost
@@ -88,6 +90,7 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         self.with_cscc = with_cscc
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.class_trees = class_trees
 
     def _check_params(self) -> None:
         if self.thresholds not in ("per-stage", "shared"):
@@ -119,7 +122,8 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         fc = self.costs
         charged = fc if isinstance(fc, FeatureCosts) and fc.has_groups else c  # groups: each charged once
         seed = int(self.random_state)
-        opts: dict[str, Any] = {"tree_cost": float(self.tree_eval_cost), "refine": int(self.refine)}
+        opts: dict[str, Any] = {"tree_cost": float(self.tree_eval_cost), "refine": int(self.refine),
+                                "class_trees": str(self.class_trees)}
         opts.update({k: v for k, v in (("trees", self.n_trees), ("depth", self.max_depth), ("step", self.step))
                      if v is not None})
         self.sweep_ = sweep_on_split(opts, charged, seed, Xtr, ytr, Xva, yva, list(self.lambdas),

@@ -37,7 +37,7 @@ from compiler.tasks import (
 )
 from compiler.trees.code import left_percents
 from compiler.trees.header import cascade_tables
-from compiler.trees.options import CASCADE_OPTIONS
+from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.result import Predictions
 from pyruntime.trees.cascade import TreeCascade
@@ -73,6 +73,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     d = CASCADE_DEFAULTS
     tree_cost = float(opts.get("tree_cost", d["tree_cost"]))
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
+    if task.n_classes > 2:  # the form of the miser trees (K outputs): given or the cascade's default
+        record["class_trees"] = str(opts.get("class_trees") or d["class_trees"])
     every = opts.get("early_exit_every")
     cscc_given = [k for k in CSCC_ONLY if k in opts]
     if every is None and task.n_classes > 2 and cscc_given:
@@ -110,7 +112,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 max_depth=int(opts.get("depth", d["depth"])), step=float(opts.get("step", d["step"])),
                 loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"),
                 costs=costs if costs is not None and costs.has_groups else c,  # groups: each charged once
-                tree_eval_cost=tree_cost, random_state=task.split.seed)
+                tree_eval_cost=tree_cost, random_state=task.split.seed,
+                class_trees=str(opts.get("class_trees") or d["class_trees"]))
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
         thresholds = str(opts.get("exit_thresholds") or "per-stage")
@@ -296,6 +299,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
         costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),
         step=opts.get("step"), thresholds=str(opts.get("exit_thresholds") or EXIT_THRESHOLDS),
         cheap_first=bool(opts.get("cheap_first")), random_state=task.split.seed,
+        class_trees=str(opts.get("class_trees") or CASCADE_DEFAULTS["class_trees"]),
         **({"min_agreement": float(opts["min_agreement"])} if "min_agreement" in opts else {}),
     ).fit(Xtr, ytr, eval_set=(Xva, yva))
     name, val = est.best_name_, est.best_validation_
@@ -337,4 +341,5 @@ def cascade_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 register_emitter("cascade", cascade_tables)
 register(KindSpec("cascade", "CSCC: cost-sensitive cascade over boosted trees, early-reject exits "
                              "(or --early-exit-every)",
-                  train_cascade, TREE_OPTIONS + CASCADE_OPTIONS, cascade_metrics, multiclass=True))
+                  train_cascade, TREE_OPTIONS + CASCADE_OPTIONS + CLASS_TREES_OPTIONS, cascade_metrics,
+                  multiclass=True))

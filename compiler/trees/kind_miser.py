@@ -43,7 +43,7 @@ from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_w
 from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, tree_code_hints, validation_report
-from compiler.trees.options import MISER_OPTIONS
+from compiler.trees.options import CLASS_TREES_OPTIONS, MISER_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
 
@@ -66,6 +66,7 @@ def miser_estimator(lam: float, opts: dict[str, Any], costs: np.ndarray | Featur
         max_leaves=None if leaves is None else int(leaves), step=float(opts.get("step", d["step"])),
         loss=opts.get("loss", "auto"), costs=costs, tree_eval_cost=float(opts.get("tree_cost", d["tree_cost"])),
         random_state=seed, charge=str(opts.get("charge") or d["charge"]),
+        class_trees=str(opts.get("class_trees") or d["class_trees"]),
     )
 
 
@@ -334,5 +335,5 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
 
 register_emitter("miser", cascade_tables)
 register(KindSpec("miser", "Greedy Miser: cost-aware boosted trees, lazy feature reads (--sweep over lambda)",
-                  train_miser, TREE_OPTIONS + MISER_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS, cascade_metrics,
-                  multiclass=True))
+                  train_miser, TREE_OPTIONS + MISER_OPTIONS + CLASS_TREES_OPTIONS + SWEEP_OPTIONS + PARALLEL_OPTIONS,
+                  cascade_metrics, multiclass=True))

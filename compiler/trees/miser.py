@@ -32,7 +32,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from compiler.boosting.booster import CHARGES, Booster, make_booster, penalty_scale
+from compiler.boosting.booster import CHARGES, CLASS_TREES, Booster, make_booster, penalty_scale
 from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
 from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
@@ -111,7 +111,9 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     iterations without a lower validation loss). ``loss="squared"`` with ``max_depth`` alone gives the
     paper's stage-wise regression with depth-limited trees. ``charge``: "model" (the paper: a feature's cost
     once, when the first tree splits on it) or "row" (per training row whose path newly reads it; no
-    feature groups)."""
+    feature groups). ``class_trees`` (K > 2 classes): "separate" (the paper: K trees per iteration, each with its
+    own splits) or "shared" (one split structure per iteration for the K classes, the sum of their Newton gains,
+    K leaf values; a row reads at most one path's features per iteration)."""
 
     def __init__(
         self,
@@ -135,6 +137,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         charge: str = MISER_DEFAULTS["charge"],
         first_lam: float | None = None,
         first_iters: int = 0,
+        class_trees: str = MISER_DEFAULTS["class_trees"],
     ) -> None:
         self.lam = lam
         self.n_trees = n_trees
@@ -156,6 +159,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         self.charge = charge
         self.first_lam = first_lam
         self.first_iters = first_iters
+        self.class_trees = class_trees
 
     # -- fitting ---------------------------------------------------------
     def _check_params(self) -> None:
@@ -177,6 +181,10 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("tree_eval_cost must be >= 0")
         if self.charge not in CHARGES:
             raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
+        if self.class_trees not in CLASS_TREES:
+            raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {self.class_trees!r}")
+        if self.class_trees == "shared" and self.charge == "row":
+            raise ValueError("class_trees='shared' does not take charge='row'")
         if int(self.first_iters) < 0 or (self.first_lam is not None and not self.first_lam >= 0):
             raise ValueError("first_iters must be >= 0 and first_lam >= 0 (or None)")
 
@@ -217,7 +225,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
                                max_leaves=leaves,
                                l2=self.l2, min_child_weight=self.min_child_weight,
                                subsample=self.subsample, colsample=self.colsample, seed=self.random_state,
-                               groups=self.groups_, charge=self.charge)
+                               groups=self.groups_, charge=self.charge, class_trees=self.class_trees)
         scale = penalty_scale(self.costs_ if self.groups_ is None else self.groups_)
         penalty = self.lam * scale
         first = (self.lam if self.first_lam is None else self.first_lam) * scale

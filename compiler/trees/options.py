@@ -19,9 +19,18 @@ from compiler.options import (
     floats_text,
 )
 
-__all__ = ["CASCADE_OPTIONS", "DEFAULT_GRID", "LOSSES", "MISER_OPTIONS", "SWEEP_OPTIONS", "TREE_OPTIONS"]
+__all__ = ["CASCADE_OPTIONS", "CLASS_TREES_OPTIONS", "DEFAULT_GRID", "LOSSES", "MISER_OPTIONS", "SWEEP_OPTIONS",
+           "TREE_OPTIONS"]
 
 _C = CASCADE_DEFAULTS
+CLASS_TREES_OPTIONS = [
+    click.Option(["--class-trees"], type=click.Choice(["separate", "shared"]), default=None,
+                 help="K > 2 classes: 'separate' (the paper: K trees per iteration, each with its own splits) or "
+                      "'shared' (one split structure per iteration for all K classes, K leaf values: a row reads at "
+                      "most one path's features per iteration, where separate trees read up to K paths'; "
+                      "docs/miser_cascade.md) [miser, cascade; default "
+                      f"{MISER_DEFAULTS['class_trees']} for miser (the paper's), {_C['class_trees']} for cascade]."),
+]
 MISER_OPTIONS = [
     click.Option(["--leaves"], type=click.IntRange(min=2), default=None,
                  help="Leaves per tree, grown best first (LightGBM's growth; capped by --depth when given) "
