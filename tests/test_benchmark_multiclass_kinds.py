@@ -30,7 +30,8 @@ def test_kinds_runs_the_chosen_groups_only(monkeypatch: pytest.MonkeyPatch, caps
     assert mc.MISER_SWEEP in out and mc.CASCADE_SWEEP in out and mc.CASCADE_DEFAULT in out
     assert mc.NB_ALL not in out and mc.F0 not in out and mc.CSTC0 not in out and mc.SKY0 not in out
     verdicts = [line for line in out.splitlines() if line.startswith(("unbudgeted", "budgeted"))]
-    assert [line.split()[1] for line in verdicts] == ["miser", "miser", "cascade", "cascade/10"]
+    assert [line.split()[1] for line in verdicts] == ["miser", "miser/sh", "miser", "miser/sh", "cascade",
+                                                      "cascade/sep", "cascade/10"]
 
 
 def test_unknown_group_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
