@@ -56,7 +56,8 @@ static inline uint8_t fm_feat_spectrum_kind(uint32_t shift)
 
 static inline uint32_t fm_feat_kind_shift(uint32_t kind)
 {
-    static const uint8_t shift[FM_GROUP_N_KINDS] = {0u, 0u, 0u, 0u, 1u, 2u, 3u};
+    static const uint8_t shift[FM_GROUP_N_KINDS] = {[FM_GROUP_SPECTRUM] = 0u, [FM_GROUP_SPECTRUM_D2] = 1u,
+                                                    [FM_GROUP_SPECTRUM_D4] = 2u, [FM_GROUP_SPECTRUM_D8] = 3u};
     return shift[kind];
 }
 
