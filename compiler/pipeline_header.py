@@ -90,18 +90,19 @@ static inline int {p}_model_read(const fm_reader *r, void *scratch, size_t size,
 }}
 
 /* Bytes of caller scratch (aligned for uint64_t) of {p}_predict_window for windows of len samples: the
- * feature context, the eager values, the model's memo and scores (0: len over the library's bounds). */
+ * model's memo and scores, the eager values, then the feature context (0: len over the library's bounds). */
 static inline size_t {p}_window_scratch_size(uint32_t len)
 {{
     size_t f = fm_window_scratch_size(&{p}_plan, len);
-    return f == 0u ? 0u : {p}_align8(f) + {p}_align8({n}u * sizeof(float)) + {p}_model_scratch_size();
+    return f == 0u ? 0u : {p}_align8({p}_model_scratch_size()) + {p}_align8({n}u * sizeof(float)) + f;
 }}
 
 /* Label, features read and cost of a raw window x[channel * len + t] (float32 samples): the features computed
  * as the model asks for them (eager = 0), or every planned feature first (eager = 1: the eager baseline, the
  * same model code). Status: FM_OK; FM_E_CHANNEL (n_channels other than the plan's), FM_E_WINDOW (too short, or
  * too long for a spectrum), FM_E_SAMPLE (a NaN or infinite sample in a channel read), FM_E_VALUE, FM_E_ARG
- * (NULL, scratch too small). */
+ * (NULL, scratch too small). fm_window_begin checks the channels, the length and the feature context's scratch
+ * (whose layout it computes once). */
 static inline int {p}_predict_window(const float *x, uint32_t n_channels, uint32_t len, void *scratch,
                                      size_t size, int eager, fm_result *out)
 {{
@@ -109,37 +110,27 @@ static inline int {p}_predict_window(const float *x, uint32_t n_channels, uint32
     fm_vector v;
     fm_reader r;
     unsigned char *buf = (unsigned char *)scratch;
-    size_t f = fm_window_scratch_size(&{p}_plan, len), need = {p}_window_scratch_size(len);
-    size_t head = {p}_align8(f) + {p}_align8({n}u * sizeof(float));
+    const size_t model = {p}_align8({p}_model_scratch_size()), head = model + {p}_align8({n}u * sizeof(float));
     float *values;
     int rc;
     if (scratch == NULL || out == NULL) {{
         return FM_E_ARG;
     }}
-    if (n_channels != {plan.n_channels}u) {{
-        return FM_E_CHANNEL;
-    }}
-    if (len < {plan.min_len}u) {{
-        return FM_E_WINDOW;
-    }}
-    if (need == 0u || size < need) {{
-        return FM_E_ARG;
-    }}
-    rc = fm_window_begin(&w, &{p}_plan, x, n_channels, len, buf, f);
+    rc = fm_window_begin(&w, &{p}_plan, x, n_channels, len, buf + head, size < head ? 0u : size - head);
     if (rc != FM_OK) {{
         return rc;
     }}
     if (!eager) {{
         r = fm_window_reader(&w);
-        return fm_window_status(&w, {p}_model_read(&r, buf + head, size - head, out));
+        return fm_window_status(&w, {p}_model_read(&r, buf, model, out));
     }}
-    values = (float *)(void *)(buf + {p}_align8(f));
+    values = (float *)(void *)(buf + model);
     rc = fm_window_eager(&w, values);
     if (rc != FM_OK) {{
         return rc;
     }}
     r = fm_vector_reader(&v, values, {n}u);
-    return {p}_model_read(&r, buf + head, size - head, out);
+    return {p}_model_read(&r, buf, model, out);
 }}
 
 #define FM_PLAN {p}_plan

@@ -26,22 +26,23 @@ GROUP_NAMES = {PASS: "pass", CENTERED: "centered", SPECTRUM: "spectrum", MAGNITU
                SPECTRUM_D2: "spectrum__decimate_2", SPECTRUM_D4: "spectrum__decimate_4",
                SPECTRUM_D8: "spectrum__decimate_8"}
 SPECTRAL_IDS = (8, 9, 10)
-# the optional parameter of the spectral features: the spectrum of block means of D samples (0: the window)
-DECIMATIONS = (2, 4, 8)
+# The one table of the spectra: each spectrum group kind and its decimation, the block means of D samples (0: the
+# window itself); the decimations, the shift (log2 D, 0 for none) and the kind of a decimation derive from it.
+SPECTRUM_KINDS = {SPECTRUM: 0, SPECTRUM_D2: 2, SPECTRUM_D4: 4, SPECTRUM_D8: 8}
+# the optional parameter of the spectral features: the spectrum of block means of D samples
+DECIMATIONS = tuple(d for d in SPECTRUM_KINDS.values() if d)
+_KIND_OF = {d: kind for kind, d in SPECTRUM_KINDS.items()}
+_SHIFT_OF = {d: max(d.bit_length() - 1, 0) for d in _KIND_OF}
 
 
 def shift_of(decimate: int) -> int:
     """log2 of the decimation (0 for none)."""
-    return {0: 0, 2: 1, 4: 2, 8: 3}[decimate]
-
-
-# the decimation of each spectrum group kind
-SPECTRUM_KINDS = {SPECTRUM: 0, SPECTRUM_D2: 2, SPECTRUM_D4: 4, SPECTRUM_D8: 8}
+    return _SHIFT_OF[decimate]
 
 
 def spectrum_kind(decimate: int) -> int:
     """The group kind of a channel's spectrum at a decimation (fm_feat_spectrum_kind)."""
-    return SPECTRUM if decimate == 0 else SPECTRUM_D2 + shift_of(decimate) - 1
+    return _KIND_OF[decimate]
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ class _Window(GroupCache):
 
     def _spectrum(self, c: int, shift: int) -> dict[str, np.ndarray]:
         xs, mean = self.x[:, c, :], self.group(cat.PASS, c)["mean"][:, None]
-        d = xs - mean if shift == 0 else block_means_f32(xs, shift) - mean
+        d = block_means_f32(xs, shift) - mean  # shift 0: the window itself
         n = nfft_at(self.len, shift)
         p = power_f32(d, n)
         energy = np.zeros(self.w, F32)

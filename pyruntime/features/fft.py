@@ -22,7 +22,7 @@ def nfft_of(length: int) -> int:
 
 def block_means_f32(x: np.ndarray, shift: int) -> np.ndarray:
     """The block means of 2^shift samples of float32 windows x (W, L), the last L mod 2^shift samples dropped: each
-    block summed in order, then divided by 2^shift (exact), as block_centred in fm_feat_f32.c."""
+    block summed in order, then divided by 2^shift (exact), as block_centred in fm_feat_f32.c; shift 0 gives x."""
     size = 1 << shift
     m = x.shape[1] >> shift
     acc = x[:, 0: m * size: size].astype(np.float32)
@@ -32,7 +32,8 @@ def block_means_f32(x: np.ndarray, shift: int) -> np.ndarray:
 
 
 def block_means_q15(x: np.ndarray, shift: int) -> np.ndarray:
-    """The rounded block means (halves up) of 2^shift int16 samples, as block_mean in fm_feat_q15.c (int64)."""
+    """The rounded block means (halves up) of 2^shift int16 samples, as block_mean in fm_feat_q15.c (int64); shift 0
+    gives x."""
     size = 1 << shift
     m = x.shape[1] >> shift
     s = x[:, : m * size].astype(np.int64).reshape(x.shape[0], m, size).sum(axis=2)

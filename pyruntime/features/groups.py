@@ -35,7 +35,6 @@ class GroupCache:
 
     def __init__(self, x: np.ndarray) -> None:
         self.w, self.c, self.len = x.shape
-        self.nfft = nfft_of(self.len)
         self.cache: dict[tuple[int, int], dict[str, np.ndarray]] = {}
 
     def group(self, kind: int, c: int) -> dict[str, np.ndarray]:

@@ -68,7 +68,7 @@ class _Window(GroupCache):
         return {"ss": (d * d).sum(axis=1), "crossings": (neg[:, 1:] != neg[:, :-1]).sum(axis=1)}
 
     def _spectrum(self, c: int, shift: int) -> dict[str, np.ndarray]:
-        xs = self.x[:, c, :] if shift == 0 else block_means_q15(self.x[:, c, :], shift)
+        xs = block_means_q15(self.x[:, c, :], shift)  # shift 0: the window itself
         p = power_q15(xs - self.group(cat.PASS, c)["mean"][:, None], nfft_at(self.len, shift))
         return {"power": p, "energy": p[:, 1:].sum(axis=1)}
 

@@ -7,8 +7,9 @@
  * Step 0 measures nothing (the marks' own overhead, subtracted from every step); a step whose measured
  * spec is 0xfffe computes the plan's FP_N_PLAN features (specs 0 .. FP_N_PLAN-1) in one context, the
  * eager extraction the cost model is checked against; a step whose measured spec is 0xfffd measures the
- * window's start itself, as the generated NAME_predict_window starts it (fm_window_scratch_size, then
- * fm_window_begin over the plan: its checks and fm_feat_begin), what every prediction pays once.
+ * window's start itself, as the generated NAME_predict_window starts it (fm_window_begin over the plan on the
+ * caller's scratch, no sizing first: its checks and fm_feat_begin, which lays the scratch out once and checks its
+ * size), what every prediction pays once.
  *
  * Header (FM_MODEL_HEADER): FP_N_WINDOWS, FP_N_CHANNELS, FP_MAX_SAMPLES, FP_SCRATCH_WORDS, FP_Q15,
  * FP_N_STEPS, fp_windows[w] = {len, offset}, fp_f32_bits[] / fp_q15[] samples, fp_specs[],
@@ -46,16 +47,14 @@ static int value(fm_feat_ctx *ctx, uint32_t spec, float *v)
 /* The plan's features as an fm_plan (min_len 1: the windows are long enough for every step) */
 static const fm_plan fp_plan = {fp_specs, FP_N_PLAN, FP_N_CHANNELS, 1u};
 
-static int start_window(const void *x, uint32_t len, void *scratch)
+static int start_window(const void *x, uint32_t len, void *scratch, size_t size)
 {
     fm_window w;
-    size_t f;
     fm_profile_mark();
-    f = fm_window_scratch_size(&fp_plan, len);
     if (FP_Q15) {
-        return fm_window_q15_begin(&w, &fp_plan, (const int16_t *)x, FP_N_CHANNELS, len, scratch, f);
+        return fm_window_q15_begin(&w, &fp_plan, (const int16_t *)x, FP_N_CHANNELS, len, scratch, size);
     }
-    return fm_window_begin(&w, &fp_plan, (const float *)x, FP_N_CHANNELS, len, scratch, f);
+    return fm_window_begin(&w, &fp_plan, (const float *)x, FP_N_CHANNELS, len, scratch, size);
 }
 
 int main(void)
@@ -79,7 +78,7 @@ int main(void)
             memcpy(buf.f, (const uint32_t *)fp_f32_bits + off, (size_t)FP_N_CHANNELS * len * sizeof buf.f[0]);
         }
         if (start) {
-            rc = start_window(FP_Q15 ? (const void *)buf.q : (const void *)buf.f, len, scratch);
+            rc = start_window(FP_Q15 ? (const void *)buf.q : (const void *)buf.f, len, scratch, sizeof scratch);
             fm_profile_mark();
             failed |= rc != FM_OK;
             continue;

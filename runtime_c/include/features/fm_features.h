@@ -102,8 +102,8 @@ typedef struct {
     const void *x;        /* float32 or int16 samples, channel-major */
     uint32_t n_channels;
     uint32_t len;
-    uint32_t nfft;        /* power of two >= len, or 0 when len > FM_FEAT_MAX_FFT */
-    uint32_t nffts[FM_FEAT_SHIFTS];      /* the same for the block means of 1, 2, 4, 8 samples (nffts[0] = nfft) */
+    uint32_t nffts[FM_FEAT_SHIFTS];      /* FFT points of the block means of 1, 2, 4, 8 samples: the power of two
+                                          * >= len >> s (nffts[0]: of the window), 0 when over FM_FEAT_MAX_FFT */
     uint32_t offsets[FM_FEAT_SHIFTS + 1]; /* scratch words from the spectra's start to each one's, then the work */
     uint32_t q15;         /* 1: started by fm_feat_q15_begin (int16 samples) */
     void *scratch;
@@ -129,7 +129,10 @@ int fm_feat_check(const fm_feat_spec *spec, uint32_t n_channels);
 
 /* Starts a window: FM_E_ARG for NULL, len 0 or over FM_FEAT_MAX_LEN,
  * n_channels 0 or over FM_FEAT_MAX_CHANNELS, or a scratch smaller than
- * fm_feat_scratch_size. O(n_channels): clears the groups' done marks. */
+ * fm_feat_scratch_size (checked here, with the one layout of the scratch:
+ * callers need not size it first). O(n_channels): clears the groups' done
+ * marks. On failure the context is left unusable (its value calls return
+ * FM_E_ARG). */
 int fm_feat_begin(fm_feat_ctx *ctx, const float *x, uint32_t n_channels, uint32_t len, void *scratch,
                   size_t scratch_size);
 int fm_feat_q15_begin(fm_feat_ctx *ctx, const int16_t *x, uint32_t n_channels, uint32_t len, void *scratch,

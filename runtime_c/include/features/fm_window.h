@@ -52,12 +52,14 @@ typedef struct {
  * fm_feat_check status (FM_E_FEATURE, FM_E_CHANNEL). */
 int fm_plan_check(const fm_plan *plan);
 
-/* Bytes of feature scratch for a window of len samples (0 over the bounds). */
+/* Bytes of feature scratch for a window of len samples (0 over the bounds):
+ * for sizing buffers; fm_window_begin checks a scratch's size itself. */
 size_t fm_window_scratch_size(const fm_plan *plan, uint32_t len);
 
 /* Starts a window: FM_E_ARG (NULL, scratch too small, len over
  * FM_FEAT_MAX_LEN), FM_E_CHANNEL (n_channels is not the plan's), FM_E_WINDOW
- * (len below plan->min_len). */
+ * (len below plan->min_len). The scratch is laid out and its size checked
+ * once, here (fm_feat_begin). */
 int fm_window_begin(fm_window *w, const fm_plan *plan, const float *x, uint32_t n_channels, uint32_t len,
                     void *scratch, size_t scratch_size);
 int fm_window_q15_begin(fm_window *w, const fm_plan *plan, const int16_t *x, uint32_t n_channels, uint32_t len,

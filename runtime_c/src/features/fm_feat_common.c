@@ -163,7 +163,8 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
                     uint32_t q15)
 {
     fm_feat_group groups[FM_FEAT_MAX_GROUPS];
-    uint32_t i, n;
+    const fm_feat_group *g, *end;
+    fm_feat_chan *chans;
     int rc;
     if (ctx == NULL || ctx->scratch == NULL || ctx->q15 != q15) {
         return FM_E_ARG;
@@ -176,16 +177,16 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
     if (ctx->len < fm_feat_min_len(spec) || (is_spectral(spec->id) && ctx->nffts[fm_feat_shift(spec)] == 0u)) {
         return FM_E_WINDOW;
     }
-    n = fm_feat_groups(spec, groups);
-    for (i = 0; i < n; ++i) {
-        fm_feat_chan *ch = &fm_feat_chans(ctx)[groups[i].channel];
-        uint32_t bit = 1u << groups[i].kind;
-        if ((ch->done & bit) == 0u) {
-            rc = run[groups[i].kind](ctx, groups[i].channel);
+    end = groups + fm_feat_groups(spec, groups);
+    chans = fm_feat_chans(ctx);
+    for (g = groups; g != end; ++g) {
+        fm_feat_chan *ch = &chans[g->channel];
+        if (((ch->done >> g->kind) & 1u) == 0u) {
+            rc = run[g->kind](ctx, g->channel, g->kind);
             if (rc != FM_OK) {
                 return rc;
             }
-            ch->done |= bit;
+            ch->done |= 1u << g->kind;
             ++ctx->new_groups;
             ++ctx->n_groups;
         }
@@ -196,17 +197,19 @@ int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_gr
 int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t len, void *scratch,
                   size_t scratch_size, uint32_t q15)
 {
-    uint32_t nffts[FM_FEAT_SHIFTS], offsets[FM_FEAT_SHIFTS + 1u], c;
-    size_t need = layout(n_channels, len, nffts, offsets);
-    if (ctx == NULL || x == NULL || scratch == NULL || need == 0u || scratch_size < need) {
+    uint32_t c;
+    size_t need;
+    if (ctx == NULL) {
         return FM_E_ARG;
     }
-    memcpy(ctx->nffts, nffts, sizeof nffts);
-    memcpy(ctx->offsets, offsets, sizeof offsets);
+    need = layout(n_channels, len, ctx->nffts, ctx->offsets); /* the one layout of this window */
+    if (x == NULL || scratch == NULL || need == 0u || scratch_size < need) {
+        ctx->scratch = NULL; /* its value calls return FM_E_ARG */
+        return FM_E_ARG;
+    }
     ctx->x = x;
     ctx->n_channels = n_channels;
     ctx->len = len;
-    ctx->nfft = ctx->nffts[0];
     ctx->q15 = q15;
     ctx->scratch = scratch;
     ctx->new_groups = 0u;

@@ -7,12 +7,13 @@ static const float *chan_x(const fm_feat_ctx *ctx, uint32_t c)
     return (const float *)ctx->x + (size_t)c * ctx->len;
 }
 
-static int pass_f32(fm_feat_ctx *ctx, uint32_t c)
+static int pass_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     float sum = 0.0f, sumsq = 0.0f, lo = x[0], hi = x[0];
     uint32_t t;
+    (void)kind;
     for (t = 0; t < ctx->len; ++t) {
         float v = x[t];
         if (fm_bits_nonfinite(fm_float_bits(v))) {
@@ -31,13 +32,14 @@ static int pass_f32(fm_feat_ctx *ctx, uint32_t c)
     return FM_OK;
 }
 
-static int centered_f32(fm_feat_ctx *ctx, uint32_t c)
+static int centered_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     float ss = 0.0f, mean = ch->mean;
     uint32_t t, crossings = 0;
     int below = x[0] - mean < 0.0f;
+    (void)kind;
     for (t = 0; t < ctx->len; ++t) {
         float d = x[t] - mean;
         int b = d < 0.0f;
@@ -91,10 +93,12 @@ static float block_centred(const float *x, uint32_t t, uint32_t shift, float mea
  * B = Z[(h - k) mod h] and W = exp(-2 pi i k / n) = c - i s: E = (A + conj B) / 2, O = (A - conj B) / (2i),
  * X[k] = E + W O (half the butterflies of an n-point FFT of the real signal; pyruntime/features/fft.py power_f32
  * in the same order). The signal is the window (shift 0) or its block means of 2^shift samples. */
-static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
+static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
+    const uint32_t shift = fm_feat_kind_shift(kind);
     const float *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
+    const float mean = ch->mean; /* a local: the stores below could alias it */
     uint32_t n = ctx->nffts[shift], m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
     fm_feat_word *re = fm_feat_work(ctx), *im = re + n, *p = fm_feat_power_at(ctx, shift, c);
     uint32_t k, t, r;
@@ -105,16 +109,16 @@ static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
     }
     if (shift == 0u) { /* the window itself: no block sums in the loop */
         for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
-            re[r].f = x[t] - ch->mean;
+            re[r].f = x[t] - mean;
             if (t + 1u < m) {
-                im[r].f = x[t + 1u] - ch->mean;
+                im[r].f = x[t + 1u] - mean;
             }
         }
     } else {
         for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
-            re[r].f = block_centred(x, t, shift, ch->mean);
+            re[r].f = block_centred(x, t, shift, mean);
             if (t + 1u < m) {
-                im[r].f = block_centred(x, t + 1u, shift, ch->mean);
+                im[r].f = block_centred(x, t + 1u, shift, mean);
             }
         }
     }
@@ -136,32 +140,13 @@ static int spectrum_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
     return FM_OK;
 }
 
-static int spectrum0_f32(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_f32(ctx, c, 0u);
-}
-
-static int spectrum1_f32(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_f32(ctx, c, 1u);
-}
-
-static int spectrum2_f32(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_f32(ctx, c, 2u);
-}
-
-static int spectrum3_f32(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_f32(ctx, c, 3u);
-}
-
-static int magnitude_f32(fm_feat_ctx *ctx, uint32_t c)
+static int magnitude_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
     const float *x = chan_x(ctx, c), *y = chan_x(ctx, c + 1u), *z = chan_x(ctx, c + 2u);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     float sum = 0.0f, hi = 0.0f;
     uint32_t t;
+    (void)kind;
     for (t = 0; t < ctx->len; ++t) {
         float m = fm_feat_sqrtf(x[t] * x[t] + y[t] * y[t] + z[t] * z[t]);
         sum += m;
@@ -172,8 +157,9 @@ static int magnitude_f32(fm_feat_ctx *ctx, uint32_t c)
     return FM_OK;
 }
 
-static const fm_feat_group_fn RUN_F32[FM_GROUP_N_KINDS] = {pass_f32,      centered_f32,  spectrum0_f32, magnitude_f32,
-                                                            spectrum1_f32, spectrum2_f32, spectrum3_f32};
+/* One entry per fm_group_kind: the four spectrum kinds share spectrum_f32 (the kind gives its shift). */
+static const fm_feat_group_fn RUN_F32[FM_GROUP_N_KINDS] = {pass_f32,     centered_f32, spectrum_f32, magnitude_f32,
+                                                            spectrum_f32, spectrum_f32, spectrum_f32};
 
 int fm_feat_begin(fm_feat_ctx *ctx, const float *x, uint32_t n_channels, uint32_t len, void *scratch,
                   size_t scratch_size)

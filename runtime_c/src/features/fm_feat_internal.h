@@ -42,7 +42,8 @@ static inline fm_feat_chan *fm_feat_chans(const fm_feat_ctx *ctx)
     return (fm_feat_chan *)ctx->scratch;
 }
 
-/* The shift of a spectral feature (0 for decimate 0, 1, 2, 3 for 2, 4, 8) and its spectrum's group kind. */
+/* The shift of a spectral feature (0 for decimate 0, 1, 2, 3 for 2, 4, 8), its spectrum's group kind, and the
+ * shift of a spectrum's group kind (FM_GROUP_SPECTRUM 0, FM_GROUP_SPECTRUM_D2, _D4, _D8 1, 2, 3). */
 static inline uint32_t fm_feat_shift(const fm_feat_spec *spec)
 {
     return spec->decimate == 8u ? 3u : spec->decimate == 4u ? 2u : spec->decimate == 2u ? 1u : 0u;
@@ -53,29 +54,45 @@ static inline uint8_t fm_feat_spectrum_kind(uint32_t shift)
     return (uint8_t)(shift == 0u ? FM_GROUP_SPECTRUM : FM_GROUP_SPECTRUM_D2 + shift - 1u);
 }
 
-/* Power spectrum of channel c at a shift (ctx->nffts[shift] / 2 + 1 words); shift FM_FEAT_SHIFTS is the FFT work
- * area after the last spectra: real parts at [0, nfft), imaginary parts at [nfft, 2 nfft) for the largest nfft of
- * the shifts (offsets and sizes laid out once by fm_feat_start). */
+static inline uint32_t fm_feat_kind_shift(uint32_t kind)
+{
+    static const uint8_t shift[FM_GROUP_N_KINDS] = {[FM_GROUP_SPECTRUM] = 0u, [FM_GROUP_SPECTRUM_D2] = 1u,
+                                                    [FM_GROUP_SPECTRUM_D4] = 2u, [FM_GROUP_SPECTRUM_D8] = 3u};
+    return shift[kind];
+}
+
+/* The scratch in words: the channel records (a whole number of words: fm_feat_chan holds int64 fields), then the
+ * spectra, then the FFT work (word offsets laid out once by fm_feat_start). Pointers below are taken as one word
+ * index from the scratch's start. */
+#define FM_FEAT_CHAN_WORDS (sizeof(fm_feat_chan) / sizeof(fm_feat_word))
+typedef char fm_feat_chan_words_check[sizeof(fm_feat_chan) % sizeof(fm_feat_word) == 0u ? 1 : -1];
+
+/* Power spectrum of channel c at a shift < FM_FEAT_SHIFTS (ctx->nffts[shift] / 2 + 1 words). */
 static inline fm_feat_word *fm_feat_power_at(const fm_feat_ctx *ctx, uint32_t shift, uint32_t c)
 {
-    fm_feat_word *base = (fm_feat_word *)(fm_feat_chans(ctx) + ctx->n_channels) + ctx->offsets[shift];
-    return shift < FM_FEAT_SHIFTS ? base + (size_t)c * (ctx->nffts[shift] / 2u + 1u) : base;
+    return (fm_feat_word *)ctx->scratch +
+           (ctx->n_channels * FM_FEAT_CHAN_WORDS + ctx->offsets[shift] + c * (ctx->nffts[shift] / 2u + 1u));
 }
 
+/* The FFT work area after the last spectra: real parts at [0, nfft), imaginary parts at [nfft, 2 nfft) for the
+ * largest nfft of the shifts. */
 static inline fm_feat_word *fm_feat_work(const fm_feat_ctx *ctx)
 {
-    return fm_feat_power_at(ctx, FM_FEAT_SHIFTS, 0u);
+    return (fm_feat_word *)ctx->scratch + (ctx->n_channels * FM_FEAT_CHAN_WORDS + ctx->offsets[FM_FEAT_SHIFTS]);
 }
 
-/* Common start of a window (both numerics): checks and clears the marks. */
+/* Common start of a window (both numerics): checks the arguments and the scratch's size against the layout, which
+ * it computes once into ctx (nffts, offsets), and clears the marks; FM_OK or FM_E_ARG (ctx->scratch then NULL). */
 int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t len, void *scratch,
                   size_t scratch_size, uint32_t q15);
 
-/* One group's computation for one channel (per numeric), FM_OK or an error. */
-typedef int (*fm_feat_group_fn)(fm_feat_ctx *ctx, uint32_t channel);
+/* One group's computation for one channel (per numeric), FM_OK or an error; kind is the group's fm_group_kind
+ * (one spectrum function serves the four spectrum kinds, its decimation shift fm_feat_kind_shift(kind)). */
+typedef int (*fm_feat_group_fn)(fm_feat_ctx *ctx, uint32_t channel, uint32_t kind);
 
 /* Checks spec against the window (FM_E_FEATURE, FM_E_CHANNEL, FM_E_WINDOW), then runs each group the
- * feature uses that has not run yet in this window (run[kind]), counting them in ctx->new_groups. */
+ * feature uses that has not run yet in this window (run[kind](ctx, channel, kind)), counting them in
+ * ctx->new_groups. */
 int fm_feat_prepare(fm_feat_ctx *ctx, const fm_feat_spec *spec, const fm_feat_group_fn run[FM_GROUP_N_KINDS],
                     uint32_t q15);
 

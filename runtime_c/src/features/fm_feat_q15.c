@@ -11,13 +11,14 @@ static const int16_t *chan_x(const fm_feat_ctx *ctx, uint32_t c)
     return (const int16_t *)ctx->x + (size_t)c * ctx->len;
 }
 
-static int pass_q15(fm_feat_ctx *ctx, uint32_t c)
+static int pass_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     int32_t sum = 0, lo = x[0], hi = x[0];
     int64_t sumsq = 0;
     uint32_t t;
+    (void)kind;
     for (t = 0; t < ctx->len; ++t) {
         int32_t v = x[t];
         sum += v;
@@ -33,7 +34,7 @@ static int pass_q15(fm_feat_ctx *ctx, uint32_t c)
     return FM_OK;
 }
 
-static int centered_q15(fm_feat_ctx *ctx, uint32_t c)
+static int centered_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
@@ -41,6 +42,7 @@ static int centered_q15(fm_feat_ctx *ctx, uint32_t c)
     int64_t ss = 0;
     uint32_t t, crossings = 0;
     int below = x[0] - mean < 0;
+    (void)kind;
     for (t = 0; t < ctx->len; ++t) {
         int32_t d = x[t] - mean;
         int b = d < 0;
@@ -93,10 +95,12 @@ static int32_t block_mean(const int16_t *x, uint32_t t, uint32_t shift)
  * of its stages: Z / h), then the split X[k] = E + W O, halved once more so that the bins are X / n as an n-point
  * fft_q15 gives them (|values| <= 2^14 + 1); the input is (x - mean) / 4, x the window (shift 0) or its rounded
  * block means. pyruntime/features/fft.py power_q15 in the same order. */
-static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
+static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
+    const uint32_t shift = fm_feat_kind_shift(kind);
     const int16_t *x = chan_x(ctx, c);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
+    const int32_t mean = ch->qmean; /* a local: the stores below could alias it */
     uint32_t n = ctx->nffts[shift], m = ctx->len >> shift, h = n / 2u, step = FM_FEAT_MAX_FFT / n;
     fm_feat_word *re = fm_feat_work(ctx), *im = re + n, *p = fm_feat_power_at(ctx, shift, c);
     uint32_t k, t, r;
@@ -107,16 +111,16 @@ static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
     }
     if (shift == 0u) {
         for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
-            re[r].i = fm_feat_asr(x[t] - ch->qmean, 2);
+            re[r].i = fm_feat_asr(x[t] - mean, 2);
             if (t + 1u < m) {
-                im[r].i = fm_feat_asr(x[t + 1u] - ch->qmean, 2);
+                im[r].i = fm_feat_asr(x[t + 1u] - mean, 2);
             }
         }
     } else {
         for (t = 0, r = 0; t < m; t += 2u, r = fm_feat_bitrev_next(r, h)) {
-            re[r].i = fm_feat_asr(block_mean(x, t, shift) - ch->qmean, 2);
+            re[r].i = fm_feat_asr(block_mean(x, t, shift) - mean, 2);
             if (t + 1u < m) {
-                im[r].i = fm_feat_asr(block_mean(x, t + 1u, shift) - ch->qmean, 2);
+                im[r].i = fm_feat_asr(block_mean(x, t + 1u, shift) - mean, 2);
             }
         }
     }
@@ -139,33 +143,14 @@ static int spectrum_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t shift)
     return FM_OK;
 }
 
-static int spectrum0_q15(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_q15(ctx, c, 0u);
-}
-
-static int spectrum1_q15(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_q15(ctx, c, 1u);
-}
-
-static int spectrum2_q15(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_q15(ctx, c, 2u);
-}
-
-static int spectrum3_q15(fm_feat_ctx *ctx, uint32_t c)
-{
-    return spectrum_q15(ctx, c, 3u);
-}
-
-static int magnitude_q15(fm_feat_ctx *ctx, uint32_t c)
+static int magnitude_q15(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
 {
     const int16_t *x = chan_x(ctx, c), *y = chan_x(ctx, c + 1u), *z = chan_x(ctx, c + 2u);
     fm_feat_chan *ch = &fm_feat_chans(ctx)[c];
     int64_t sum = 0;
     int32_t hi = 0;
     uint32_t t;
+    (void)kind;
     for (t = 0; t < ctx->len; ++t) {
         /* x^2 + y^2 + z^2 <= 3 * 2^30 < 2^32: 32-bit square root, rounded to nearest */
         uint32_t s = (uint32_t)(x[t] * x[t]) + (uint32_t)(y[t] * y[t]) + (uint32_t)(z[t] * z[t]);
@@ -179,8 +164,9 @@ static int magnitude_q15(fm_feat_ctx *ctx, uint32_t c)
     return FM_OK;
 }
 
-static const fm_feat_group_fn RUN_Q15[FM_GROUP_N_KINDS] = {pass_q15,      centered_q15,  spectrum0_q15, magnitude_q15,
-                                                            spectrum1_q15, spectrum2_q15, spectrum3_q15};
+/* One entry per fm_group_kind: the four spectrum kinds share spectrum_q15 (the kind gives its shift). */
+static const fm_feat_group_fn RUN_Q15[FM_GROUP_N_KINDS] = {pass_q15,     centered_q15, spectrum_q15, magnitude_q15,
+                                                            spectrum_q15, spectrum_q15, spectrum_q15};
 
 int fm_feat_q15_begin(fm_feat_ctx *ctx, const int16_t *x, uint32_t n_channels, uint32_t len, void *scratch,
                       size_t scratch_size)
