@@ -30,6 +30,15 @@ def _problem(seed: int, n: int = 240, d: int = 6, K: int = 3) -> tuple[np.ndarra
     return X, y.astype(np.int64), rng.uniform(0.5, 2.0, size=d)
 
 
+def _first_gradients(seed: int, bins: int, K: int = 3) -> tuple[BinnedData, np.ndarray, np.ndarray, np.ndarray]:
+    """A K-class problem binned, the log-loss gradients and hessians of its first iteration (uniform scores),
+    (n, K) each, and every row."""
+    X, y, _ = _problem(seed, K=K)
+    Y = np.eye(K)[y]
+    P = np.full_like(Y, 1.0 / K)
+    return BinnedData.from_data(X, bins), P - Y, P * (1 - P), np.arange(len(y), dtype=np.int32)
+
+
 def _reference_split(hist: np.ndarray, n_thr: np.ndarray, pen: np.ndarray, scale: float, l2: float,
                      mcw: float, msl: float) -> tuple[int, int, float]:
     """The best (feature, bin, net gain) of K histograms (K, d, bins, 3) by the formula."""
@@ -58,13 +67,9 @@ def _reference_split(hist: np.ndarray, n_thr: np.ndarray, pen: np.ndarray, scale
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize("l2", [0.0, 1.0])
 def test_multi_split_equals_the_summed_newton_gain(seed: int, l2: float) -> None:
-    X, y, costs = _problem(seed)
-    data = BinnedData.from_data(X, 16)
+    _, y, costs = _problem(seed)
+    data, g, h, rows = _first_gradients(seed, 16)
     K = 3
-    Y = np.eye(K)[y]
-    P = np.full_like(Y, 1.0 / K)
-    g, h = P - Y, P * (1 - P)
-    rows = np.arange(len(y), dtype=np.int32)
     hist = np.stack([histogram(data.codes, rows, g[:, k], h[:, k], data.n_thr) for k in range(K)])
     pen = 0.02 * costs
     flat = np.ascontiguousarray(hist.reshape(-1))
@@ -96,13 +101,9 @@ def test_multi_split_of_one_output_is_the_single_split() -> None:
 
 
 def test_shared_trees_have_one_structure_and_each_outputs_newton_leaves() -> None:
-    X, y, costs = _problem(5)
-    data = BinnedData.from_data(X, 32)
+    X, _, _ = _problem(5)
+    data, g, h, rows = _first_gradients(5, 32)
     K = 3
-    Y = np.eye(K)[y]
-    P = np.full_like(Y, 1.0 / K)
-    g, h = P - Y, P * (1 - P)
-    rows = np.arange(len(y), dtype=np.int32)
     trees, used = grow_shared_trees(data, g, h, rows, TreeParams(max_depth=2, min_samples_leaf=5),
                                     penalty=np.zeros(X.shape[1]), used=np.zeros(X.shape[1], bool), step=0.5)
     assert len(trees) == K
@@ -120,13 +121,8 @@ def test_shared_trees_have_one_structure_and_each_outputs_newton_leaves() -> Non
 def test_shared_penalty_is_charged_once_for_the_k_outputs() -> None:
     """A feature whose summed gain is under its penalty is not bought; with the penalty K times smaller (what
     separate trees charge each output) it is."""
-    X, y, costs = _problem(6)
-    data = BinnedData.from_data(X, 32)
-    K = 3
-    Y = np.eye(K)[y]
-    P = np.full_like(Y, 1.0 / K)
-    g, h = P - Y, P * (1 - P)
-    rows = np.arange(len(y), dtype=np.int32)
+    data, g, h, rows = _first_gradients(6, 32)
+    K, y = 3, rows
     params = TreeParams(max_depth=1, min_samples_leaf=5)
     free, _ = grow_shared_trees(data, g, h, rows, params, penalty=np.zeros(6), used=np.zeros(6, bool),
                                 gain_scale=1.0 / len(y))
