@@ -196,3 +196,38 @@ def test_bad_class_trees_are_refused_at_fit(params: dict, message: str) -> None:
     X, y, _ = _problem(10)
     with pytest.raises(ValueError, match=message):
         GreedyMiserClassifier(n_trees=2, **params).fit(X, y)
+
+
+def test_the_cascade_defaults_to_shared_trees_for_k_classes_and_records_the_form(tmp_path: Path) -> None:
+    X, y, _ = _problem(11, n=300, d=6, K=3)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    forms = {}
+    for given in ([], ["--class-trees", "separate"]):
+        out = tmp_path / f"c{len(given)}.fml"
+        code, _, err = run("train", "cascade", tmp_path / "d.npz", "-o", out, "--trees", "4", "--depth", "2",
+                           "--early-exit-every", "2", *given)
+        assert code == 0, err
+        m = fmt.load(out)
+        t = m.tables.trees
+        roots, feature = np.asarray(t.roots), np.asarray(t.feature)
+        first_iteration = [feature[roots[k]:roots[k + 1]] for k in range(3)]
+        forms[m.meta["training"]["class_trees"]] = all(np.array_equal(f, first_iteration[0])
+                                                       for f in first_iteration)
+    assert forms == {"shared": True, "separate": False}
+    X2, y2, _ = _problem(12, n=200, K=2)
+    np.savez(tmp_path / "b.npz", X=X2, y=y2)
+    code, _, err = run("train", "cascade", tmp_path / "b.npz", "-o", tmp_path / "b.fml", "--trees", "4",
+                       "--early-exit-every", "2")
+    assert code == 0, err
+    assert "class_trees" not in fmt.load(tmp_path / "b.fml").meta["training"]  # one output: nothing to share
+
+
+@pytest.mark.parametrize("kind", ["miser", "cascade"])
+def test_class_trees_is_documented_and_checked_by_the_cli(tmp_path: Path, kind: str) -> None:
+    code, out, _ = run("train", kind, "--help")
+    assert code == 0 and "--class-trees" in out
+    X, y, _ = _problem(13, n=120)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    code, _, err = run("train", kind, tmp_path / "d.npz", "-o", tmp_path / "m.fml", "--class-trees", "both")
+    assert code == 2 and "'both' is not one of 'separate', 'shared'" in err
+    assert not (tmp_path / "m.fml").exists()
