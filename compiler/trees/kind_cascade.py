@@ -73,8 +73,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     d = CASCADE_DEFAULTS
     tree_cost = float(opts.get("tree_cost", d["tree_cost"]))
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
-    if task.n_classes > 2:  # the form of the miser trees (K outputs): given or the cascade's default
-        record["class_trees"] = str(opts.get("class_trees") or d["class_trees"])
+    class_trees = str(opts.get("class_trees") or d["class_trees"])  # the form of the miser trees (K outputs)
+    if task.n_classes > 2:
+        record["class_trees"] = class_trees
     every = opts.get("early_exit_every")
     cscc_given = [k for k in CSCC_ONLY if k in opts]
     if every is None and task.n_classes > 2 and cscc_given:
@@ -88,7 +89,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     if every is None and not cscc_given:
         folds = 0 if "exit_folds" in opts else auto_folds(yva.size, np.concatenate([ytr, yva]), None)
         if not folds:
-            return train_frontier(kind, task, opts, costs, tree_cost, record)
+            return train_frontier(kind, task, opts, costs, tree_cost, record, class_trees)
         if opts.get("cheap_first"):
             click.echo("cascade: --cheap-first left out: the cross-validated frontier of a small validation part "
                        "has no cheap-first starts", err=True)
@@ -113,7 +114,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 loss=opts.get("loss", "logistic" if task.n_classes == 2 else "multiclass-log"),
                 costs=costs if costs is not None and costs.has_groups else c,  # groups: each charged once
                 tree_eval_cost=tree_cost, random_state=task.split.seed,
-                class_trees=str(opts.get("class_trees") or d["class_trees"]))
+                class_trees=class_trees)
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
         thresholds = str(opts.get("exit_thresholds") or "per-stage")
@@ -276,7 +277,7 @@ def one_se(accuracy: float, n: int) -> float:
 
 
 def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None, tree_cost: float,
-                   record: dict[str, Any]) -> ModelFile:
+                   record: dict[str, Any], class_trees: str = CASCADE_DEFAULTS["class_trees"]) -> ModelFile:
     """The default cascade (none of --early-exit-every, --lambda, --pool-lambdas, --stages, --rho):
     :class:`compiler.trees.frontier.CascadeFrontierClassifier` fitted on the task's train part, its validation part
     as eval_set -- the cheapest on validation, within FRONTIER_TOLERANCE of the miser lambda = 0 model's validation
@@ -299,7 +300,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
         costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),
         step=opts.get("step"), thresholds=str(opts.get("exit_thresholds") or EXIT_THRESHOLDS),
         cheap_first=bool(opts.get("cheap_first")), random_state=task.split.seed,
-        class_trees=str(opts.get("class_trees") or CASCADE_DEFAULTS["class_trees"]),
+        class_trees=class_trees,
         **({"min_agreement": float(opts["min_agreement"])} if "min_agreement" in opts else {}),
     ).fit(Xtr, ytr, eval_set=(Xva, yva))
     name, val = est.best_name_, est.best_validation_
