@@ -39,9 +39,10 @@ operating point is chosen on validation by the trainer's own rule, never on the 
 Then one verdict line per kind and bar (issue 19: unbudgeted within 2 points of its counterpart;
 budgeted at least 2x fewer mean features read within 1 point of its unbudgeted form), and per data set
 the peers' table (benchmarks/mc/peers_k.py, first seed): emlearn RandomForest and GaussianNB in C,
-LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop and miser
-lambda = 0 in C: accuracy, macro-F1, features read, x86 and Cortex-M instructions per prediction, table
-bytes (--no-peers skips it; --quick runs it without the peers' venv installs and the Cortex-M counts).
+LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting, beside frugalml nb-stop, miser
+lambda = 0 and the default cascade (tables and code form) in C: accuracy, macro-F1, features read, x86 and
+Cortex-M instructions per prediction, table bytes (--no-peers skips it; --quick runs it without the peers'
+venv installs and the Cortex-M counts).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from nb_strategies import nb_models, nbk_models
 from random_trees import random_tree as shared_random_tree
+from sklearn.datasets import load_wine
 
 from compiler.codegen import (
     code_kinds,
@@ -37,7 +38,7 @@ from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import GatedModel
 from pyruntime.linear import LinearScorer
-from pyruntime.trees.cascade import TreeCascade
+from pyruntime.trees.cascade import TreeCascade, as_cascade
 from pyruntime.trees.ensemble import TreeEnsemble
 
 load_kind_modules()
@@ -220,6 +221,76 @@ def test_cascade_cases_that_matter(tmp_path: Path) -> None:
     pred, status = q.reference(X)
     assert (pred.score[status == 0] == 2**31 - 1).any()
     assert run_dump(header, tmp_path) == expected_lines(pred, status, True, q.cost_unit)
+
+
+def shared_cascade(seed: int, n_features: int, n_iter: int, n_outputs: int, n_stages: int, depth: int,
+                   costs: str, same_output: bool = False) -> TreeCascade:
+    """Trees in runs of n_outputs with equal splits and their own leaf values (a K-class model on shared trees,
+    --class-trees shared), one per output in order, or (same_output) on random outputs with repeats; stage
+    ends anywhere, also inside a run."""
+    rng = np.random.default_rng(seed)
+    trees, outputs = [], []
+    for _ in range(n_iter):
+        base = random_tree(rng, n_features, depth)
+        for k in range(n_outputs):
+            values = [float(rng.normal() * rng.choice([0.01, 1.0, 100.0])) for _ in base["value"]]
+            trees.append({**base, "value": values})
+            outputs.append(int(rng.integers(0, n_outputs)) if same_output else k)
+    c = COSTS[costs]
+    n_trees = len(trees)
+    ens = TreeEnsemble.from_trees(n_features, trees, rng.normal(size=n_outputs), tree_output=outputs,
+                                  decision_threshold=rng.normal(), costs=None if c is None else c(rng, n_features))
+    stage_end = np.concatenate([np.sort(rng.integers(0, n_trees + 1, n_stages - 1)), [n_trees]])
+    upper = rng.normal(size=n_stages) * 2 + (0.5 if n_outputs > 1 else 0)
+    lower = rng.normal(size=n_stages) * 2 - 1
+    return TreeCascade(trees=ens, stage_end=stage_end, exit_upper=upper, exit_lower=lower,
+                       exit_rule="score" if n_outputs == 1 else "margin")
+
+
+def walks(text: str) -> list[str]:
+    """The generated code's walk comments: one per tree or per run of trees with equal splits."""
+    return re.findall(r"/\* s: (trees? [0-9.]+)", text)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 30), n_iter=st.integers(1, 6),
+       n_outputs=st.sampled_from([1, 2, 3, 5]), n_stages=st.integers(1, 3), depth=st.integers(0, 4),
+       costs=st.sampled_from(sorted(COSTS)), numeric=st.sampled_from(["float32", "q15"]),
+       same_output=st.booleans())
+def test_trees_with_equal_splits_walk_once_and_equal_the_reference(tmp_path: Path, seed: int, n_features: int,
+                                                                   n_iter: int, n_outputs: int, n_stages: int,
+                                                                   depth: int, costs: str, numeric: str,
+                                                                   same_output: bool) -> None:
+    """Consecutive trees with equal splits are one walk whose leaves add each tree's value (shared trees):
+    answers, reads, costs and stages equal the reference's, and no run of equal trees is walked twice
+    within a stage."""
+    need("cc")
+    m = shared_cascade(seed, n_features, n_iter, n_outputs, n_stages, depth, costs, same_output)
+    X = random_rows(np.random.default_rng(seed + 1), n_features, 60)
+    check_cascade(m, X, tmp_path, numeric)
+    if numeric == "q15":
+        check_cascade(m, X, tmp_path, numeric, KEY16[seed % 2])
+    ends = sorted({0, *(int(v) for v in m.stage_end)})
+    cuts = {*ends, *range(0, n_iter * n_outputs, n_outputs)}  # a walk starts at every iteration and every stage
+    starts = sorted(c for c in cuts if c < n_iter * n_outputs)
+    got = [int(w.split()[1].split("..")[0]) for w in walks(render_code_header(ModelFile("cascade", m), numeric))]
+    assert set(got) <= set(starts) and len(got) <= len(starts)  # runs may also merge across iterations
+
+
+def test_a_shared_tree_model_walks_once_per_iteration(tmp_path: Path) -> None:
+    """The CLI's K-class cascade on shared trees (3 classes): one walk per iteration in the code form, where
+    the paper's separate trees walk once per tree; both equal the tables form."""
+    need("cc")
+    model = tmp_path / "sh.msgpack"
+    cli("train", "miser", "sklearn:wine", "--lambda", "0", "--trees", "12", "--class-trees", "shared",
+        "-o", model)
+    mf = fmt.load(model)
+    text = render_code_header(mf, "float32")
+    runs = walks(text)
+    assert len(runs) == as_cascade(mf.tables).trees.n_trees // 3 and all(r.startswith("trees ") for r in runs)
+    X = np.asarray(load_wine().data, np.float32)
+    for numeric in ("float32", "q15"):
+        check_cascade(as_cascade(mf.tables), X, tmp_path, numeric)
 
 
 def test_large_float32_walks_get_the_compact_attribute(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The peers' table of benchmarks/multiclass.py: on the same K-class split, emlearn's RandomForest (inline
 and loadable C) and GaussianNB (C), LightGBM multiclass (plain and CEGB), scikit-learn GradientBoosting of
-the miser shape, beside frugalml's nb-stop and miser lambda = 0 exported to C.
+the miser shape, beside frugalml's nb-stop, miser lambda = 0 and the default cascade (shared trees for K > 2, tables
+and code form) exported to C.
 
 Accuracy and macro-F1 of the emlearn rows are those of their C code (the harness's labels); features read:
 distinct features on the decision paths (forests, LightGBM), all for the NBs and GradientBoosting; x86
@@ -114,6 +115,9 @@ def peer_table(task: Any, seed: int, trees: int, quick: bool) -> list[Row]:
                                                  "code": "frugalml nb-stop, code form"}, work / "nb", count, qemu)
         rows += frugalml_c(task, "miser", {"lambda": 0.0, "trees": trees},
                            {"tables": f"frugalml miser lambda=0, {trees} x K"}, work / "miser", count, qemu)
+        rows += frugalml_c(task, "cascade", {"trees": trees},
+                           {"tables": "frugalml cascade defaults (shared trees)",
+                            "code": "frugalml cascade defaults, code form"}, work / "cascade", count, qemu)
         gb = GradientBoostingClassifier(n_estimators=trees, max_depth=3, learning_rate=0.1, random_state=seed)
         gb.fit(task.data.X[task.train], task.y[task.train])
         rows.append(_row(f"sklearn GradientBoosting, {trees} x K, depth 3", y, gb.predict(task.data.X[task.test]), k,

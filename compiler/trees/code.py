@@ -230,7 +230,6 @@ class TreeGen:
         self.saturate = any(e.saturate for e in parts)
         self.known: dict[int, list[tuple[Lit, ...]]] = {}
         self.hinted = False  # a walk used the branch hints (helpers then define them)
-        self._off = 0  # the offset of the tree being walked (Ensemble.offset)
         self.base16 = self._key16_bases() if q else {}
 
     def _key16_bases(self) -> dict[int, int]:
@@ -251,29 +250,38 @@ class TreeGen:
         return out
 
     # -- walks --
-    def _leaf_lines(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int]) -> list[str]:
-        v = e.leaf[node]
-        s = f"{e.prefix}{o}"
-        if self.q:
-            val = c_int(int(v) - self._off)
-            if e.twin and lits and not lits[-1][1]:  # a right leaf: the twin accumulator (see Ensemble.twin)
-                s = f"{self.name.upper()}_TWIN({s})"
-            add = f"{s} = {self.name}_sat({s}, {val});" if e.saturate else f"{s} += {val};"
-        else:
-            add = f"{s} = {s} + {c_float(float(v))};"
+    def _leaf_lines(self, e: Ensemble, leaves: list[tuple[int, int]], lits: tuple[Lit, ...],
+                    reads: list[int]) -> list[str]:
+        """A leaf of a walk: per tree of the walk's group (leaves: (tree, leaf node), in tree order) the add of
+        its value to its output, then the path's record of tracked features (once: the group's trees share
+        the path)."""
+        adds = []
+        for t, node in leaves:
+            v, off = e.leaf[node], (int(e.offset[t]) if self.q else 0)
+            s = f"{e.prefix}{int(e.tree_output[t])}"
+            if self.q:
+                if int(v) == off:
+                    continue  # the tree's offset is this leaf's value
+                if e.twin and lits and not lits[-1][1]:  # a right leaf: the twin accumulator (see Ensemble.twin)
+                    s = f"{self.name.upper()}_TWIN({s})"
+                val = c_int(int(v) - off)
+                adds.append(f"{s} = {self.name}_sat({s}, {val});" if e.saturate else f"{s} += {val};")
+            else:
+                adds.append(f"{s} = {s} + {c_float(float(v))};")
         words: dict[int, int] = {}
         for f in reads:
             if f in self.bit and not any(implies(lits, c) for c in self.known.get(f, ())):
                 b = self.bit[f]
                 words[b // 32] = words.get(b // 32, 0) | (1 << (b % 32))
-        if self.q and int(v) == self._off:
-            add = ""  # the tree's offset is this leaf's value
-        return ([add] if add else []) + [f"t{w} |= {hex(mask)}u;" for w, mask in sorted(words.items())]
+        return adds + [f"t{w} |= {hex(mask)}u;" for w, mask in sorted(words.items())]
 
-    def _node(self, e: Ensemble, node: int, o: int, lits: tuple[Lit, ...], reads: list[int],
+    def _node(self, e: Ensemble, nodes: list[tuple[int, int]], lits: tuple[Lit, ...], reads: list[int],
               out: list[str], ind: str, found: list[tuple[int, tuple[Lit, ...]]]) -> None:
+        """The walk of a group of trees of equal splits (nodes: (tree, node) at the same place of each, the
+        first tree's node deciding; see TreeGen.groups)."""
+        node = nodes[0][1]
         if e.feature[node] < 0:
-            out += [ind + line for line in self._leaf_lines(e, node, o, lits, reads)]
+            out += [ind + line for line in self._leaf_lines(e, nodes, lits, reads)]
             return
         depth = len(lits)
         if depth >= MAX_DEPTH:
@@ -294,25 +302,49 @@ class TreeGen:
             self.hinted = True
             cond = f"{self.name.upper()}_{'LIKELY' if hint > 0 else 'UNLIKELY'}({cond})"
         out.append(ind + f"if ({cond}) {{")
-        self._node(e, int(e.left[node]), o, lits + ((f, True, key),), sub, out, ind + "    ", found)
+        self._node(e, [(t, int(e.left[n])) for t, n in nodes], lits + ((f, True, key),), sub, out, ind + "    ",
+                   found)
         out.append(ind + "} else {")
-        self._node(e, int(e.right[node]), o, lits + ((f, False, key),), sub, out, ind + "    ", found)
+        self._node(e, [(t, int(e.right[n])) for t, n in nodes], lits + ((f, False, key),), sub, out, ind + "    ",
+                   found)
         out.append(ind + "}")
 
+    @staticmethod
+    def groups(e: Ensemble, first: int, end: int) -> list[list[int]]:
+        """Trees first..end-1 in runs of consecutive trees with equal splits (the same features and keys in the
+        same shape; a K-class model on shared trees, --class-trees shared, has one run of K per iteration): one
+        walk per run whose leaves add each tree's own value. Each output's adds keep the trees' order and a
+        run's trees read nothing their first tree did not, so scores, reads and costs are those of one walk
+        per tree."""
+        def same(a: int, b: int) -> bool:
+            if e.feature[a] < 0 or e.feature[b] < 0:
+                return bool(e.feature[a] < 0 and e.feature[b] < 0)
+            return bool(e.feature[a] == e.feature[b] and e.keys[a] == e.keys[b]
+                        and same(int(e.left[a]), int(e.left[b])) and same(int(e.right[a]), int(e.right[b])))
+
+        out: list[list[int]] = []
+        for t in range(first, end):
+            if out and same(int(e.roots[out[-1][0]]), int(e.roots[t])):
+                out[-1].append(t)
+            else:
+                out.append([t])
+        return out
+
     def trees(self, e: Ensemble, first: int, end: int, ind: str = "") -> list[str]:
-        """The walks of e's trees first..end-1, in order. A leaf records the tracked features of its path,
-        except those an earlier tree's walk has certainly recorded (self.known: per feature the path
-        conditions under which an earlier walk read it; a condition implied by the leaf's own path holds)."""
+        """The walks of e's trees first..end-1, in order, one per group of equal splits (groups). A leaf records
+        the tracked features of its path, except those an earlier walk has certainly recorded (self.known: per
+        feature the path conditions under which an earlier walk read it; a condition implied by the leaf's own
+        path holds)."""
         out: list[str] = []
         late = [0] * e.n_outputs  # the offsets not in the initial scores (Ensemble.fold_end)
         for t in range(max(first, e.fold_end), end):
             late[int(e.tree_output[t])] += int(e.offset[t])
         out += [ind + f"{e.prefix}{o} += {c_int(c)};" for o, c in enumerate(late) if c]
-        for t in range(first, end):
-            out.append(ind + f"/* {e.prefix}: tree {t} */")
-            self._off = int(e.offset[t]) if self.q else 0
+        for group in self.groups(e, first, end):
+            what = f"tree {group[0]}" if len(group) == 1 else f"trees {group[0]}..{group[-1]} (equal splits)"
+            out.append(ind + f"/* {e.prefix}: {what} */")
             found: list[tuple[int, tuple[Lit, ...]]] = []
-            self._node(e, int(e.roots[t]), int(e.tree_output[t]), (), [], out, ind, found)
+            self._node(e, [(t, int(e.roots[t])) for t in group], (), [], out, ind, found)
             for f, cond in found:
                 if f in self.bit:
                     self.known.setdefault(f, []).append(cond)
