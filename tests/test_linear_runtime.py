@@ -12,6 +12,7 @@ from dict_round_trip import assert_round_trips
 from host_build import trees_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from logging_reader import logging_reader
 
 from pyruntime.errors import FM_E_MODEL, FM_E_VALUE, FM_OK, ModelFormatError, RuntimeCError
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, float_to_fixed
@@ -186,14 +187,7 @@ def test_lazy_reads_in_stored_order_once(cmod: Any, seed: int) -> None:
     cl = CLinear(m, ffi, lib)
     x = random_inputs(rng, 1, 6, nonfinite=False)[0]
     log: list[int] = []
-
-    @ffi.callback("int(void *, uint32_t, float *)")
-    def read(ctx: Any, index: int, value: Any) -> int:
-        log.append(int(index))
-        value[0] = float(x[index])
-        return 0
-
-    r = ffi.new("fm_reader *", {"read": read, "ctx": ffi.NULL})
+    r, _callback = logging_reader(ffi, x, log)
     res = ffi.new("fm_result *")
     assert lib.fm_linear_predict(cl.struct, r, cl.memo, res) == FM_OK
     assert log == list(dict.fromkeys(m.feature.tolist()))

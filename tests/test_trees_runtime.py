@@ -16,6 +16,7 @@ from dict_round_trip import assert_round_trips
 from host_build import trees_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from logging_reader import logging_reader
 
 from pyruntime.arrays import float_keys
 from pyruntime.build_cffi import runtime_family_sources, runtime_include_flags
@@ -224,6 +225,23 @@ def test_q15_walk_equals_float_walk(seed: int) -> None:
     np.testing.assert_array_equal(pf.cost, pq.cost)
 
 
+def lazy_slices(ct: CTrees, m: TreeEnsemble, x: np.ndarray, cuts: list[int]) -> tuple[Any, list[int]]:
+    """One lazy prediction of x in slices [0, cuts[0]), [cuts[0], cuts[1]), ... through a reader that logs the
+    indices it is asked for: each slice leaves the reads and cost of the shorter ensemble. (result, log)."""
+    ffi, lib = ct.ffi, ct.lib
+    log: list[int] = []
+    reader, _callback = logging_reader(ffi, x, log)
+    res = ffi.new("fm_result *")
+    lib.fm_memo_start(ct.memo, res)
+    assert lib.fm_trees_begin(ct.struct, ct.scores) == FM_OK
+    for a, b in zip([0, *cuts], [*cuts, m.n_trees], strict=True):
+        assert lib.fm_trees_accumulate(ct.struct, a, b, reader, ct.memo, ct.scores, res) == FM_OK
+        p, _ = m.reference(x[None, :], 0, b)
+        assert res.n_read == p.n_read[0] and np.float32(res.cost) == p.cost[0]
+    assert lib.fm_trees_finish(ct.struct, ct.scores, res) == FM_OK
+    return res, log
+
+
 @PROPS
 @given(seed=st.integers(0, 2**32 - 1), n_trees=st.integers(1, 6))
 def test_reading_order_and_slices(cmod: Any, seed: int, n_trees: int) -> None:
@@ -235,31 +253,113 @@ def test_reading_order_and_slices(cmod: Any, seed: int, n_trees: int) -> None:
     ct = CTrees(m, ffi, lib)
     cuts = sorted(rng.integers(0, n_trees + 1, size=2).tolist())
     for x in random_inputs(rng, 6, 6, nonfinite=False):
-        log: list[int] = []
-
-        @ffi.callback("int(void *, uint32_t, float *)")
-        def read(ctx: Any, index: int, value: Any, x: np.ndarray = x, log: list[int] = log) -> int:
-            log.append(int(index))
-            value[0] = float(x[index])
-            return 0
-
-        reader = ffi.new("fm_reader *", {"read": read, "ctx": ffi.NULL})
-        res = ffi.new("fm_result *")
-        lib.fm_memo_start(ct.memo, res)
-        assert lib.fm_trees_begin(ct.struct, ct.scores) == FM_OK
-        partial = []
-        for a, b in zip([0, *cuts], [*cuts, n_trees], strict=True):
-            assert lib.fm_trees_accumulate(ct.struct, a, b, reader, ct.memo, ct.scores, res) == FM_OK
-            partial.append((b, res.n_read, res.cost))
-        assert lib.fm_trees_finish(ct.struct, ct.scores, res) == FM_OK
+        res, log = lazy_slices(ct, m, x, cuts)
         scores, order = walk_python(m, x)
         assert log == order
         full, _ = m.reference(x[None, :])
         assert np.float32(res.score) == full.score[0] and res.label == full.label[0]
         assert res.n_read == len(order) and np.float32(res.cost) == full.cost[0]
-        for end, n_read, cost in partial:  # the state after each slice equals a shorter ensemble
-            p, _ = m.reference(x[None, :], 0, end)
-            assert n_read == p.n_read[0] and np.float32(cost) == p.cost[0]
+
+
+def shared_ensemble(rng: np.random.Generator, n_features: int, n_outputs: int, n_iter: int, max_depth: int,
+                    scale: float = 1.0, with_costs: bool = True) -> TreeEnsemble:
+    """Runs of n_outputs trees with equal splits, one per output in order, each with its own leaf values (a
+    K-class model on shared trees)."""
+    trees = []
+    for _ in range(n_iter):
+        base = random_tree(rng, n_features, max_depth, scale)
+        trees += [{**base, "value": (rng.normal(size=len(base["value"])) * scale).tolist()} for _ in range(n_outputs)]
+    costs = rng.choice([0.1, 1.0, 5.0, 20.0, 150.0, 0.3], n_features) if with_costs else None
+    return TreeEnsemble.from_trees(n_features, trees, base_score=rng.normal(size=n_outputs),
+                                   tree_output=[t % n_outputs for t in range(len(trees))],
+                                   decision_threshold=float(rng.normal() * 0.5), costs=costs)
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 7), n_outputs=st.integers(2, 4),
+       n_iter=st.integers(1, 5), depth=st.integers(0, 5), scale=st.sampled_from([1e-3, 1.0, 4e4]),
+       layout=st.sampled_from(["implicit", "explicit"]))
+def test_runs_of_equal_trees_walk_once_and_equal_numpy(cport: Any, seed: int, n_features: int, n_outputs: int,
+                                                        n_iter: int, depth: int, scale: float, layout: str) -> None:
+    """K trees of equal splits per iteration: the tables say run = K (fm_trees.run), and the C walks (eager
+    marked, memo, batch; float32 and q15, saturating q15 sums included) equal the reference bit for bit."""
+    rng = np.random.default_rng(seed)
+    m = shared_ensemble(rng, n_features, n_outputs, n_iter, depth, scale, with_costs=bool(seed % 3))
+    X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
+    for model in (m, m.q15()):
+        c = compact_tables(model.to_dict(), layout)
+        assert c["run"] == n_outputs
+        ct = CTrees(model, cport.ffi, cport.lib)
+        ct.struct = compact_struct(cport.ffi, c, ct._keep)
+        assert (cport.lib.fm_trees_q15_check if "leaf_q" in c else cport.lib.fm_trees_check)(ct.struct) == FM_OK
+        assert_same(ct, model, X)
+
+
+@PROPS
+@given(seed=st.integers(0, 2**32 - 1), n_outputs=st.integers(2, 3), n_iter=st.integers(1, 4))
+def test_runs_in_slices_read_in_order(cmod: Any, seed: int, n_outputs: int, n_iter: int) -> None:
+    """Slices that start or end inside a run (a cascade's stages): the memo walk reads each feature once in
+    first-use order and every slice leaves the state of the shorter ensemble; the eager walk's slices give
+    the full prediction."""
+    ffi, lib = cmod.ffi, cmod.lib
+    rng = np.random.default_rng(seed)
+    m = shared_ensemble(rng, 6, n_outputs, n_iter, 4, with_costs=False)  # the eager walk: order-exact costs
+    n_trees = m.n_trees
+    ct = CTrees(m, ffi, lib)
+    assert compact_tables(m.to_dict())["run"] == n_outputs
+    cuts = sorted(rng.integers(0, n_trees + 1, size=3).tolist())
+    for x in random_inputs(rng, 6, 6, nonfinite=False):
+        res, log = lazy_slices(ct, m, x, cuts)
+        _, order = walk_python(m, x)
+        full, _ = m.reference(x[None, :])
+        assert log == order
+        assert np.float32(res.score) == full.score[0] and res.label == full.label[0]
+        xs = ffi.new("float[]", x.tolist())
+        e = ffi.new("fm_trees_eager *")
+        eres = ffi.new("fm_result *")
+        assert lib.fm_trees_eager_start(ct.struct, xs, e, ct.scores, eres) == FM_OK
+        for a, b in zip([0, *cuts], [*cuts, n_trees], strict=True):
+            assert lib.fm_trees_eager_walk(ct.struct, a, b, xs, e, ct.scores) == FM_OK
+        assert lib.fm_trees_eager_finish(ct.struct, xs, e, ct.scores, eres) == FM_OK
+        assert np.float32(eres.score) == full.score[0] and eres.label == full.label[0]
+        assert eres.n_read == full.n_read[0] and np.float32(eres.cost) == full.cost[0]
+
+
+RUN_CORRUPTIONS = ["run does not divide the trees", "run is not the outputs", "a threshold differs",
+                   "a feature differs", "outputs out of order"]
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("what", RUN_CORRUPTIONS)
+def test_check_rejects_runs_without_equal_splits(cmod: Any, what: str, numeric: str) -> None:
+    """fm_trees_check verifies the runs: a run that is not n_outputs or does not divide n_trees, whose trees'
+    splits differ or whose tree j is not on output j is FM_E_MODEL (0 and 1 mean no runs and always pass)."""
+    rng = np.random.default_rng(2)
+    m = shared_ensemble(rng, 5, 3, 4, 3)
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    c = compact_tables(model.to_dict(), layout="explicit")
+    assert c["run"] == 3 and int(c["node_end"][0]) > 0
+    keep: list[Any] = []
+    check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
+    for ok in (c, {**c, "run": 0}, {**c, "run": 1}):
+        assert check(compact_struct(cmod.ffi, ok, keep)) == FM_OK
+    bad = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
+    second = int(bad["node_end"][0])  # the second tree's first node (same run as the first)
+    th = "threshold" if numeric == "float32" else "threshold_q"
+    if what == "run does not divide the trees":  # the last tree dropped: 11 trees
+        n = int(bad["n_trees"]) - 1
+        bad.update(n_trees=n, node_end=bad["node_end"][:n], tree_output=bad["tree_output"][:n],
+                   n_nodes=int(bad["node_end"][n - 1]))
+    elif what == "run is not the outputs":
+        bad["run"] = 2
+    elif what == "outputs out of order":
+        bad["tree_output"][:2] = bad["tree_output"][1::-1]
+    elif what == "a threshold differs":
+        bad[th][second] = bad[th][second] + (1 if numeric == "q15" else np.float32(0.5))
+    elif what == "a feature differs":
+        bad["feature"][second] = (int(bad["feature"][second]) + 1) % 5
+    assert check(compact_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
+    assert check(compact_struct(cmod.ffi, {**bad, "run": 0}, keep)) == FM_OK  # the tables are valid without runs
 
 
 def test_numpy_slices_share_state() -> None:
@@ -847,11 +947,11 @@ def test_eager_walk_instruction_budget(tmp_path: Path, numeric: str) -> None:
     if q:
         src.append(f"static const int32_t BASE[1] = {{{int(c['base_q'][0])}}};\n"
                    "int main(void) { fm_trees_q15 m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, "
-                   f"{int(c['decision_threshold_q'])}, {int(c['shift'])}u, {c['depth']}u}};\n")
+                   f"{int(c['decision_threshold_q'])}, {int(c['shift'])}u, {c['depth']}u, 0u}};\n")
     else:
         src.append("static const float BASE[1] = {0.0f};\n"
                    "int main(void) { fm_trees m = {36u, 1u, 100u, 700u, NE, FE, TH, NULL, LF, TO, BASE, NULL, 0.0f, "
-                   f"{c['depth']}u, {c['exact_costs']}u}};\n")
+                   f"{c['depth']}u, {c['exact_costs']}u, 0u}};\n")
     fn = "fm_trees_q15_predict_vec" if q else "fm_trees_predict_vec"
     src.append(f"  unsigned long n = 0; int i; fm_result r;\n  for (i = 0; i < 50; ++i) {{\n"
                f"    if ({fn}(&m, X + 36 * i, 36u, &r) != FM_OK) return 1;\n    n += r.n_read;\n  }}\n"

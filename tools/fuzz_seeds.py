@@ -46,29 +46,32 @@ class Encoder:
         return self
 
 
-def trees_block(e: Encoder, q15: bool, depth: int, n_trees: int, nf: int) -> None:
-    """fz_trees / fz_trees_q15 after the costs flag: complete trees, one output, implicit layout."""
+def trees_block(e: Encoder, q15: bool, depth: int, n_trees: int, nf: int, run: int = 0) -> None:
+    """fz_trees / fz_trees_q15 after the costs flag: complete trees, implicit layout; one output, or (run >= 2)
+    run outputs with the trees in runs of equal splits, tree j of a run on output j (fm_trees.run)."""
     inner = (1 << depth) - 1
     n_nodes = inner * n_trees
-    e.byte(1).byte(n_nodes).byte(n_trees)                  # n_outputs, n_nodes, n_trees
+    k = max(run, 1)
+    split = [((t // k) * inner + i) for t in range(n_trees) for i in range(inner)]  # a run's trees share splits
+    e.byte(k).byte(n_nodes).byte(n_trees)                  # n_outputs, n_nodes, n_trees
     e.small([(t + 1) * inner for t in range(n_trees)])     # node_end (< 16 in mode 0)
-    e.small([(3 * i + 1) % nf for i in range(n_nodes)])    # feature
-    e.small([0] * n_trees)                                 # tree_output
+    e.small([(3 * i + 1) % nf for i in split])             # feature
+    e.small([t % k for t in range(n_trees)])               # tree_output
     e.byte(0)                                              # child: NULL (implicit layout)
     if not q15:
-        e.floats([((i % 5) - 2) / 4 for i in range(n_nodes)])           # threshold
+        e.floats([((i % 5) - 2) / 4 for i in split])                     # threshold
         e.floats([((i % 7) - 3) / 8 for i in range(n_nodes + n_trees)])  # leaf
-        e.floats([0.0])                                                  # base_score
+        e.floats([0.0] * k)                                              # base_score
         e.byte(0).byte(0)                                                # decision_threshold 0
-        e.byte(depth)                                                    # depth (< 64: b & 7)
+        e.byte(depth | (run << 3))                                       # depth (< 64: b & 7), run (bits 3-4)
         e.byte(0)                                                        # exact_costs
     else:
-        e.small([100 + 37 * i for i in range(n_nodes)])                  # threshold_q
+        e.small([100 + 37 * i for i in split])                           # threshold_q
         e.small([(i % 7) - 3 for i in range(n_nodes + n_trees)])         # leaf_q
-        e.small([0])                                                     # base_q
+        e.small([0] * k)                                                 # base_q
         e.raw_u32(0)                                                     # decision_threshold_q
         e.byte(4)                                                        # shift
-        e.byte(depth)                                                    # depth
+        e.byte(depth | (run << 3))                                       # depth, run
 
 
 def rows(e: Encoder, nf: int) -> None:
@@ -77,19 +80,20 @@ def rows(e: Encoder, nf: int) -> None:
         e.byte(r)  # the feature the failing reader refuses
 
 
-def trees_seed(q15: bool, depth: int, n_trees: int, nf: int = 8) -> bytes:
+def trees_seed(q15: bool, depth: int, n_trees: int, nf: int = 8, run: int = 0) -> bytes:
     e = Encoder().byte(int(q15)).byte(nf).byte(0)  # q, n_features, costs flag: NULL
-    trees_block(e, q15, depth, n_trees, nf)
+    trees_block(e, q15, depth, n_trees, nf, run)
     rows(e, nf)
     return bytes(e.buf)
 
 
-def cascade_seed(q15: bool, depth: int, n_trees: int, nf: int = 8) -> bytes:
-    """Two stages over the trees, exit rule 0 (thresholds) with wide exits."""
-    e = Encoder().byte(int(q15)).byte(nf).byte(2).byte(0)  # q, n_features, n_stages, exit_rule
+def cascade_seed(q15: bool, depth: int, n_trees: int, nf: int = 8, run: int = 0) -> bytes:
+    """Two stages over the trees, exit rule 0 (thresholds) with wide exits; run >= 2: several outputs, exit
+    rule 1 (the top-2 margin), the first stage ending inside a run when n_trees / 2 is not a multiple of it."""
+    e = Encoder().byte(int(q15)).byte(nf).byte(2).byte(int(run >= 2))  # q, n_features, n_stages, exit_rule
     e.small([n_trees // 2, n_trees])                       # stage_end
     e.byte(0)                                              # costs flag: NULL
-    trees_block(e, q15, depth, n_trees, nf)
+    trees_block(e, q15, depth, n_trees, nf, run)
     if not q15:
         e.floats([15.0, 15.0]).floats([-15.0, -15.0])
     else:
@@ -118,6 +122,13 @@ def main(argv: list[str] | None = None) -> int:
                 d = args.out / harness
                 d.mkdir(parents=True, exist_ok=True)
                 (d / f"seed-depth{depth}-{n_trees}trees-{tag}.bin").write_bytes(make(q15, depth, n_trees))
+                n += 1
+        for depth, n_trees, run in ((1, 4, 2), (2, 4, 2), (1, 6, 3), (3, 2, 2), (1, 6, 2)):  # runs of equal trees
+            for harness, make in (("trees", trees_seed), ("cascade", cascade_seed)):
+                d = args.out / harness
+                d.mkdir(parents=True, exist_ok=True)
+                (d / f"seed-run{run}-depth{depth}-{n_trees}trees-{tag}.bin").write_bytes(
+                    make(q15, depth, n_trees, run=run))
                 n += 1
     print(f"{n} seeds written under {args.out}")
     return 0

@@ -469,6 +469,7 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
         "child": None if implicit else np.asarray(kids, np.uint32),
         "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": _costs_or_none(tables.get("costs")),
         "depth": uniform}
+    out["run"] = tree_run(out, np.asarray(ths, np.uint16 if q else np.float32))
     if q:
         out.update(threshold_q=np.asarray(ths, np.uint16), leaf_q=np.asarray(leaves, np.int16),
                    base_q=np.asarray(tables["base_q"], np.int32),
@@ -479,6 +480,33 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
                    decision_threshold=float(tables["decision_threshold"]),
                    exact_costs=int(costs_order_exact(tables.get("costs"))))
     return out
+
+
+def tree_run(c: dict[str, Any], thresholds: np.ndarray) -> int:
+    """fm_trees.run of compact tables: K = n_outputs > 1 when every run of K consecutive trees has equal splits
+    (the same internal node count, features, thresholds bit for bit and children) and tree j of each run adds
+    to output j (a K-class model on shared trees), so that the C walks walk each run once; else 0 (every
+    tree walked)."""
+    k, n = int(c["n_outputs"]), int(c["n_trees"])
+    if k < 2 or n == 0 or n % k:
+        return 0
+    if not np.array_equal(np.asarray(c["tree_output"], np.int64), np.tile(np.arange(k), n // k)):
+        return 0
+    ends = np.concatenate([[0], np.asarray(c["node_end"], np.int64)])
+    inner = np.diff(ends).reshape(-1, k)
+    if not bool(np.all(inner == inner[:, :1])):
+        return 0
+    th = thresholds.view(np.uint32) if thresholds.dtype == np.float32 else thresholds  # bit for bit
+    parts = [np.asarray(c["feature"], np.int64), th.astype(np.int64)]
+    if c.get("child") is not None:
+        parts.append(np.asarray(c["child"], np.int64))
+    for r in range(n // k):
+        lo, m = int(ends[r * k]), int(inner[r, 0])
+        for a in parts:
+            first = a[lo:lo + m]
+            if any(not np.array_equal(a[lo + j * m:lo + (j + 1) * m], first) for j in range(1, k)):
+                return 0
+    return k
 
 
 def _costs_or_none(costs: Any) -> Any:
@@ -530,14 +558,14 @@ def compact_struct(ffi: Any, c: dict[str, Any], keep: list[Any]) -> Any:
         s.leaf_q = c_ptr(ffi, keep, "const int16_t *", c["leaf_q"], "i2")
         s.base_q = c_ptr(ffi, keep, "const int32_t *", c["base_q"], "i4")
         s.decision_threshold_q, s.shift = c["decision_threshold_q"], c["shift"]
-        s.depth = c.get("depth", 0)
+        s.depth, s.run = c.get("depth", 0), c.get("run", 0)
         s.costs = c_ptr(ffi, keep, "const uint16_t *", c["costs"], "u2")
     else:
         s.threshold = c_ptr(ffi, keep, "const float *", c["threshold"], "f4")
         s.leaf = c_ptr(ffi, keep, "const float *", c["leaf"], "f4")
         s.base_score = c_ptr(ffi, keep, "const float *", c["base_score"], "f4")
         s.decision_threshold = c["decision_threshold"]
-        s.depth, s.exact_costs = c.get("depth", 0), c.get("exact_costs", 0)
+        s.depth, s.exact_costs, s.run = c.get("depth", 0), c.get("exact_costs", 0), c.get("run", 0)
         s.costs = c_ptr(ffi, keep, "const float *", c["costs"], "f4")
     return s
 

@@ -101,19 +101,21 @@ static inline const uint32_t *fz_trees_common(fz_in *in, fz_trees_arrays *a, uin
     return FZ_OPTIONAL(in, fz_u32s, a->child, *n_nodes);
 }
 
-/* fm_trees.depth: mostly 0 (per-tree walk), else 1..7 (the check verifies it against node_end). */
-static inline uint32_t fz_trees_depth(fz_in *in)
+/* fm_trees.depth: mostly 0 (per-tree walk), else 1..7 (the check verifies it against node_end); the same
+ * byte's bits 3-4 give fm_trees.run (0..3: runs of equal trees, verified by the check too). */
+static inline uint32_t fz_trees_depth(fz_in *in, uint32_t *run)
 {
     const uint8_t b = fz_byte(in);
+    *run = b < 64u ? (uint32_t)((b >> 3) & 3u) : 0u;
     return b < 64u ? (uint32_t)(b & 7u) : 0u;
 }
 
-/* The last fields of a tree model: float32 the decision threshold, depth and exact_costs (0, 1: checked
- * against the costs, or invalid); q15 the decision threshold, the leaf shift and depth. */
+/* The last fields of a tree model: float32 the decision threshold, depth, run and exact_costs (0, 1: checked
+ * against the costs, or invalid); q15 the decision threshold, the leaf shift, depth and run. */
 static inline void fz_trees_f32_tail(fz_in *in, fm_trees *m)
 {
     m->decision_threshold = fz_float(in, fz_byte(in));
-    m->depth = fz_trees_depth(in);
+    m->depth = fz_trees_depth(in, &m->run);
     m->exact_costs = fz_byte(in) & 3u;
 }
 
@@ -121,7 +123,7 @@ static inline void fz_trees_q15_tail(fz_in *in, fm_trees_q15 *m)
 {
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->shift = fz_byte(in);
-    m->depth = fz_trees_depth(in);
+    m->depth = fz_trees_depth(in, &m->run);
 }
 
 /* NAME(in, a, m, nf, costs): builds tree model m (struct T, costs of type TC): the common tables, the

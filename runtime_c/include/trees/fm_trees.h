@@ -47,6 +47,16 @@
  * runs a depth-specialized loop (d <= 4) with no per-node bound test.
  * `exact_costs` (float32): see "Eager walks" below.
  *
+ * `run` (0 or 1: none; R = n_outputs >= 2): the trees come in runs of R
+ * consecutive trees with equal splits, one per output in order (trees
+ * kR .. kR+R-1 have the same internal node count, features, thresholds and
+ * children, and tree kR+j adds to output j; n_trees is a multiple of R), as a
+ * K-class model on shared trees writes them (--class-trees shared: one run
+ * per iteration). Every walk then walks the first tree of a run and adds the
+ * leaf at the same place of each of its R trees to output j: the scores,
+ * reads and costs of R walks for the price of one. Slices that start or end
+ * inside a run walk those trees one by one. fm_trees_check verifies the runs.
+ *
  * Reads. Lazy (fm_trees_accumulate): through the memo (fm_memo.h), at most
  * once per prediction, only features the walk branches on, with n_read/cost
  * accounting in first-read order. Whole eager predictions (*_predict_vec,
@@ -97,6 +107,7 @@ typedef struct {
     float decision_threshold;    /* n_outputs == 1: label 1 iff score > this */
     uint32_t depth;              /* 0, or every tree is complete of this depth (1..20) in the implicit layout */
     uint32_t exact_costs;        /* 1: the costs are order-exact (see "Eager walks"), else 0 */
+    uint32_t run;                /* 0 or 1, or n_outputs: runs of trees with equal splits (see above) */
 } fm_trees;
 
 typedef struct {
@@ -115,6 +126,7 @@ typedef struct {
     int32_t decision_threshold_q;
     uint32_t shift;              /* score = score_q * 2^-shift; 0..30 */
     uint32_t depth;              /* 0, or every tree is complete of this depth (1..20) in the implicit layout */
+    uint32_t run;                /* 0 or 1, or n_outputs: runs of trees with equal splits (see fm_trees) */
 } fm_trees_q15;
 
 /* Load-time checks, FM_OK or FM_E_MODEL: non-NULL arrays, n_outputs >= 1,
@@ -123,7 +135,8 @@ typedef struct {
  * children forward (i < left), inside the tree and never splitting a pair
  * between internal nodes and leaves (left != I_t - 1), tree_output <
  * n_outputs, finite thresholds/leaves/base scores, finite costs >= 0
- * (float32), shift <= 30 (q15). */
+ * (float32), shift <= 30 (q15), run 0, 1 or n_outputs >= 2 dividing n_trees
+ * with equal splits in each run, tree j of a run on output j. */
 int fm_trees_check(const fm_trees *m);
 int fm_trees_q15_check(const fm_trees_q15 *m);
 

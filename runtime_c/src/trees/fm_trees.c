@@ -84,6 +84,51 @@ static int depth_valid(uint32_t depth, uint32_t n_trees, const uint32_t *node_en
     return 1;
 }
 
+/* run 0 or 1, or R = n_outputs >= 2 dividing n_trees with every run of R trees of equal splits (the same
+ * internal node count, features, thresholds bit for bit (th_size bytes each) and children) whose tree j adds
+ * to output j. Call after structure_valid. */
+static int runs_valid(uint32_t run, uint32_t n_outputs, uint32_t n_trees, const uint32_t *node_end,
+                      const uint16_t *feature, const void *th, size_t th_size, const uint32_t *child,
+                      const uint16_t *tree_output)
+{
+    const unsigned char *tb = (const unsigned char *)th;
+    uint32_t t;
+    uint32_t start = 0u;
+    if (run <= 1u) {
+        return 1;
+    }
+    if (run != n_outputs || n_trees % run != 0u) {
+        return 0;
+    }
+    for (t = 0; t < n_trees; t += run) {
+        const uint32_t n_inner = node_end[t] - start;
+        uint32_t j;
+        if (tree_output[t] != 0u) {
+            return 0;
+        }
+        for (j = 1; j < run; ++j) {
+            const uint32_t other = node_end[t + j - 1u]; /* tree t + j's first node */
+            uint32_t i;
+            if (node_end[t + j] - other != n_inner || tree_output[t + j] != j) {
+                return 0;
+            }
+            for (i = 0; i < n_inner; ++i) {
+                if (feature[other + i] != feature[start + i] ||
+                    (child != NULL && child[other + i] != child[start + i])) {
+                    return 0;
+                }
+            }
+            for (i = 0; i < n_inner * th_size; ++i) {
+                if (tb[other * th_size + i] != tb[start * th_size + i]) {
+                    return 0;
+                }
+            }
+        }
+        start = node_end[t + run - 1u];
+    }
+    return 1;
+}
+
 /* The start of a loop body over the costs: cost c = mant * 2^ex with mant odd (declares mant and ex), and
  * `continue` when c is zero. */
 #define FM_COST_ODD(c, mant, ex)                                                                              \
@@ -158,7 +203,9 @@ int fm_trees_check(const fm_trees *m)
         return FM_E_MODEL;
     }
     if (!depth_valid(m->depth, m->n_trees, m->node_end, m->child) || m->exact_costs > 1u ||
-        (m->exact_costs == 1u && !costs_order_exact(m->costs, m->n_features))) {
+        (m->exact_costs == 1u && !costs_order_exact(m->costs, m->n_features)) ||
+        !runs_valid(m->run, m->n_outputs, m->n_trees, m->node_end, m->feature, m->threshold, sizeof(float),
+                    m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
     return FM_OK;
@@ -174,7 +221,9 @@ int fm_trees_q15_check(const fm_trees_q15 *m)
         return FM_E_MODEL;
     }
     if (m->threshold_q == NULL || m->leaf_q == NULL ||
-        m->base_q == NULL || m->shift > 30u || !depth_valid(m->depth, m->n_trees, m->node_end, m->child)) {
+        m->base_q == NULL || m->shift > 30u || !depth_valid(m->depth, m->n_trees, m->node_end, m->child) ||
+        !runs_valid(m->run, m->n_outputs, m->n_trees, m->node_end, m->feature, m->threshold_q, sizeof(uint16_t),
+                    m->child, m->tree_output)) {
         return FM_E_MODEL;
     }
     return FM_OK;

@@ -201,8 +201,8 @@ FM_EWALK_ANY(E_NAME(em), 0, 0, E_Q)
     case D##u:                                                                                                \
         scores[0] = E_NAME(d##D)(m, first, end, in, mark, scores[0]);                                         \
         return
-E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
-                           E_ACC *scores)
+E_WALK_STORAGE void E_NAME(plain)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                                   E_ACC *scores)
 {
     if (first >= end) {
         return;
@@ -243,6 +243,109 @@ E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const
         FM_EWALK_LAYOUT(im, em);
     }
 #endif
+}
+
+/* Runs of R = m->run trees with equal splits (fm_trees.h, `run`), trees [first, end) with first and end on run
+ * starts: the first tree of each run is walked, then tree j of the run adds the leaf at the same place (its
+ * leaves follow the previous tree's, n_inner + 1 apart) to output j, in tree order. q15: sat saturates every
+ * addition (as the reference); 0 when no sum can overflow (q_no_overflow). */
+FM_WALK void E_NAME(runs)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                          E_ACC *scores, int sat)
+{
+    const uint32_t R = m->run;
+    const uint32_t *ne = m->node_end;
+    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
+    uint32_t t;
+    (void)sat;
+    for (t = first; t < end; t += R) {
+        const uint32_t n_inner = ne[t] - start;
+        const uint16_t *fe = m->feature + start;
+        const E_TH *th = E_THRS(m) + start;
+        const E_LEAF *lf;
+        size_t step;
+        uint32_t i = 0u;
+        uint32_t j;
+        if (m->child == NULL) {
+            while (i < n_inner) {
+                const uint32_t f = fe[i];
+                const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+                mark[f] = 1u;
+                i = 2u * i + 1u + r;
+            }
+        } else {
+            const uint32_t *ch = m->child + start;
+            while (i < n_inner) {
+                const uint32_t f = fe[i];
+                const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+                mark[f] = 1u;
+                i = ch[i] + r;
+            }
+        }
+        lf = E_LEAVES(m) + start + t + (i - n_inner);
+        step = (size_t)n_inner + 1u;
+#if E_Q
+        if (sat) {
+            for (j = 0; j < R; ++j) {
+                scores[j] = E_SAT_ADD(scores[j], (E_ACC)lf[0]);
+                lf += step;
+            }
+        } else
+#endif
+        {
+            for (j = 0; j < R; ++j) {
+                scores[j] = scores[j] + (E_ACC)lf[0];
+                lf += step;
+            }
+        }
+        start = ne[t + R - 1u];
+    }
+}
+
+static FM_NOINLINE void E_NAME(runs_n)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                                       E_ACC *scores)
+{
+    E_NAME(runs)(m, first, end, in, mark, scores, 0);
+}
+
+#if E_Q
+static FM_NOINLINE void E_NAME(runs_s)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                                       E_ACC *scores)
+{
+    E_NAME(runs)(m, first, end, in, mark, scores, 1);
+}
+#endif
+
+/* Trees [first, end): the runs' walk over the whole runs inside, the per-tree walks before and after. */
+E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                           E_ACC *scores)
+{
+    if (m->run > 1u) {
+        const uint32_t R = m->run;
+        const uint32_t a = first + (R - first % R) % R; /* the first run start >= first */
+        const uint32_t b = end - end % R;               /* the last run end <= end */
+        if (a < b) {
+            E_NAME(plain)(m, first, a, in, mark, scores);
+#if E_Q
+            {
+                uint32_t o;
+                int ok = 1;
+                for (o = 0; o < R && ok; ++o) {
+                    ok = q_no_overflow(scores[o], (b - a) / R);
+                }
+                if (ok) {
+                    E_NAME(runs_n)(m, a, b, in, mark, scores);
+                } else {
+                    E_NAME(runs_s)(m, a, b, in, mark, scores);
+                }
+            }
+#else
+            E_NAME(runs_n)(m, a, b, in, mark, scores);
+#endif
+            E_NAME(plain)(m, b, end, in, mark, scores);
+            return;
+        }
+    }
+    E_NAME(plain)(m, first, end, in, mark, scores);
 }
 
 int E_FN(eager_start)(const E_MODEL *m, const float *x, E_EAGER *e, E_ACC *scores, fm_result *res)

@@ -110,9 +110,74 @@ FM_RUN_VARIANT(T_PRIV(run_i), T_PRIV(run), 1, 0, 0)
 FM_RUN_VARIANT(T_PRIV(run_s), T_PRIV(run), 0, 1, 0)
 FM_RUN_VARIANT(T_PRIV(run_n), T_PRIV(run), 0, 0, 0)
 
-/* x != NULL: eager, else lazy through r. */
-static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
-                              const float *x, fm_memo *memo, T_SCORE *scores, fm_result *res)
+/* The memo walk over runs of m->run trees with equal splits (fm_trees.h, `run`): *t (a run start) to end (a run
+ * end), resumable like run above: returns a feature this prediction has not used yet (the walk stands at
+ * tree *t, local node *i, the tree's first node *start), or FM_WALK_DONE. Each run's first tree is walked,
+ * then tree j of the run adds the leaf at the same place to output j, in tree order. */
+static FM_NOINLINE uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start, uint32_t end,
+                                         const walk_env *env, int eager)
+{
+    const uint32_t R = m->run;
+    const uint8_t *seen = env->seen;
+    const uint8_t epoch = env->epoch;
+    T_SCORE *scores = (T_SCORE *)env->scores;
+    T_VALUES_OF(env);
+    while (*t < end) {
+        const uint32_t s = *start;
+        const uint32_t n_inner = m->node_end[*t] - s;
+        const uint16_t *fe = m->feature + s;
+        const T_TH *th = T_THRS(m) + s;
+        const T_LEAF *lf;
+        uint32_t k = *i;
+        uint32_t j;
+        while (k < n_inner) {
+            const uint32_t f = fe[k];
+            if (seen[f] != epoch && !(eager && stamp_eager(env, f, T_Q))) {
+                *i = k;
+                return f;
+            }
+            T_STEP(k, (m->child == NULL ? 2u * k + 1u : m->child[s + k]), f, th[k], eager);
+        }
+        lf = T_LEAVES(m) + s + *t + (k - n_inner);
+        for (j = 0; j < R; ++j) { /* tree j of a run adds to output j */
+            scores[j] = T_LEAF_ADD(scores[j], lf[(size_t)j * (n_inner + 1u)]);
+        }
+        *start = m->node_end[*t + R - 1u];
+        *t += R;
+        *i = 0u;
+    }
+    return FM_WALK_DONE;
+}
+
+/* What a memo walk over trees ..end_tree reads besides its state (x != NULL: eager, else the memo's values). */
+static void T_PRIV(env_init)(walk_env *env, const T_MODEL *m, uint32_t end_tree, const float *x, fm_memo *memo,
+                             T_SCORE *scores, fm_result *res)
+{
+    env->ne_end = m->node_end + end_tree;
+    env->values = (x != NULL) ? (const void *)T_WALK_VALUES(x, memo) : (const void *)memo->values;
+    env->seen = memo->seen;
+    env->epoch = memo->epoch;
+    env->scores = scores;
+    env->x = x;
+    env->memo = memo;
+    env->res = res;
+    env->costs = m->costs;
+}
+
+/* The feature f a memo walk stopped at: stamped from x (eager) or read through r (lazy). */
+static int T_PRIV(fetch)(const T_MODEL *m, const fm_reader *r, const float *x, fm_memo *memo, uint32_t f,
+                         fm_result *res)
+{
+    float v;
+    if (x != NULL) {
+        return T_PRIV(touch)(memo, m->costs, x, f, res);
+    }
+    return T_MEMO_GET(memo, r, m->costs, f, &v, res);
+}
+
+/* x != NULL: eager, else lazy through r. Trees first..end-1 one by one (see T_PRIV(accumulate)). */
+static int T_PRIV(accumulate_trees)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                                    const float *x, fm_memo *memo, T_SCORE *scores, fm_result *res)
 {
     static const run_fn runs[8] = {T_PRIV(run_n), T_PRIV(run_s),  T_PRIV(run_i),  T_PRIV(run_is),
                                    T_PRIV(run_e), T_PRIV(run_se), T_PRIV(run_ie), T_PRIV(run_ise)};
@@ -123,27 +188,14 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
     walk_init(&st, m->feature, T_THRS(m), sizeof(T_TH), m->child, T_LEAVES(m), sizeof(T_LEAF), m->node_end,
               m->tree_output, first_tree, end_tree);
     T_ACC_INIT(st, scores);
-    env.ne_end = m->node_end + end_tree;
-    env.values = (x != NULL) ? (const void *)T_WALK_VALUES(x, memo) : (const void *)memo->values;
-    env.seen = memo->seen;
-    env.epoch = memo->epoch;
-    env.scores = scores;
-    env.x = x;
-    env.memo = memo;
-    env.res = res;
-    env.costs = m->costs;
+    T_PRIV(env_init)(&env, m, end_tree, x, memo, scores, res);
     for (;;) {
         const uint32_t f = run(&st, &env);
         int rc;
         if (f == FM_WALK_DONE) {
             break;
         }
-        if (x != NULL) {
-            rc = T_PRIV(touch)(memo, m->costs, x, f, res);
-        } else {
-            float v;
-            rc = T_MEMO_GET(memo, r, m->costs, f, &v, res);
-        }
+        rc = T_PRIV(fetch)(m, r, x, memo, f, res);
         if (rc != FM_OK) {
             return rc;
         }
@@ -152,6 +204,47 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
         scores[0] = st.T_ACC;
     }
     return FM_OK;
+}
+
+/* x != NULL: eager, else lazy through r: the whole runs inside [first_tree, end_tree) by T_PRIV(runs), the
+ * trees before and after one by one. */
+static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
+                              const float *x, fm_memo *memo, T_SCORE *scores, fm_result *res)
+{
+    const uint32_t R = m->run;
+    uint32_t a;
+    uint32_t b;
+    uint32_t t;
+    uint32_t i = 0u;
+    uint32_t start;
+    walk_env env;
+    int rc;
+    if (R <= 1u) {
+        return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
+    }
+    a = first_tree + (R - first_tree % R) % R;
+    b = end_tree - end_tree % R;
+    if (a >= b) {
+        return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
+    }
+    rc = T_PRIV(accumulate_trees)(m, first_tree, a, r, x, memo, scores, res);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    T_PRIV(env_init)(&env, m, b, x, memo, scores, res);
+    t = a;
+    start = (a == 0u) ? 0u : m->node_end[a - 1u];
+    for (;;) {
+        const uint32_t f = T_PRIV(runs)(m, &t, &i, &start, b, &env, x != NULL);
+        if (f == FM_WALK_DONE) {
+            break;
+        }
+        rc = T_PRIV(fetch)(m, r, x, memo, f, res);
+        if (rc != FM_OK) {
+            return rc;
+        }
+    }
+    return T_PRIV(accumulate_trees)(m, b, end_tree, r, x, memo, scores, res);
 }
 
 int T_FN(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r, fm_memo *memo,
