@@ -37,11 +37,17 @@ def tree_depth(feature: np.ndarray, left: np.ndarray, right: np.ndarray, root: i
 
 
 def tree_summary(trees: Any, names: Sequence[str]) -> dict[str, Any]:
-    """Shape of a tree ensemble (TreeEnsemble or TreeEnsembleQ15) and the features it branches on."""
+    """Shape of a tree ensemble (TreeEnsemble or TreeEnsembleQ15) and the features it branches on. n_walks:
+    the tree walks of a full prediction in the C runtime (runs of K trees with equal splits, fm_trees.run,
+    walk once)."""
     feat = np.asarray(trees.feature)
     depths = tree_depths(feat, np.asarray(trees.left), np.asarray(trees.right), np.asarray(trees.roots))
     used = np.unique(feat[feat >= 0])
-    return {"n_trees": int(trees.n_trees), "n_nodes": int(trees.n_nodes), "max_depth": max(depths, default=0),
+    from pyruntime.trees.ensemble import compact_tables  # noqa: PLC0415 (ensemble imports this module)
+
+    run = compact_tables(trees.to_dict())["run"] if trees.n_trees else 0
+    return {"n_trees": int(trees.n_trees), "n_walks": int(trees.n_trees) // max(run, 1),
+            "n_nodes": int(trees.n_nodes), "max_depth": max(depths, default=0),
             "n_outputs": int(trees.n_outputs), "features_used": features_with_costs(used, trees.costs, names)}
 
 

@@ -7,6 +7,8 @@ features per iteration, two classes unchanged."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -178,6 +180,14 @@ def test_shared_trees_from_the_cli_read_one_path_per_iteration_in_c(tmp_path: Pa
     walked = m.tables.trees_at(c.stage) // K
     assert np.all(c.n_read <= 2 * walked)
     assert np.mean(c.label == y) > 0.8
+    # the C tables walk each iteration's K trees once (fm_trees.run = K), and inspect says so
+    code, out, err = run("inspect", tmp_path / "m.fml", "--json")
+    assert code == 0, err
+    assert json.loads(out)["n_walks"] == roots.size // K
+    header = tmp_path / "m.h"
+    code, _, err = run("export-c", tmp_path / "m.fml", "-o", header, "--numeric", numeric)
+    assert code == 0, err
+    assert re.search(r"/\* run \*/ 4u", header.read_text())
 
 
 def test_two_classes_ignore_class_trees() -> None:

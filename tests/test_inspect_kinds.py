@@ -77,6 +77,7 @@ def test_tree_kinds_show_trees_depth_stages_and_features(work: Path, kind: str) 
     t = fmt.load(work / f"{kind}.msgpack").tables
     assert "budget" not in info and "n_stop_points" not in info
     assert info["n_trees"] == t.trees.n_trees and info["n_stages"] == t.n_stages
+    assert info["n_walks"] == t.trees.n_trees  # two classes: one tree per iteration, no runs
     assert info["max_depth"] == max(tree_depths(t.trees.feature, t.trees.left, t.trees.right, t.trees.roots)) <= 2
     used = sorted(set(t.trees.feature[t.trees.feature >= 0].tolist()))
     assert features_of(info["features_used"]) == {j: COSTS[j] for j in used}
