@@ -201,8 +201,8 @@ FM_EWALK_ANY(E_NAME(em), 0, 0, E_Q)
     case D##u:                                                                                                \
         scores[0] = E_NAME(d##D)(m, first, end, in, mark, scores[0]);                                         \
         return
-E_WALK_STORAGE void E_NAME(plain)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
-                                   E_ACC *scores)
+FM_WALK void E_NAME(plain)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
+                            E_ACC *scores)
 {
     if (first >= end) {
         return;
@@ -315,35 +315,46 @@ static FM_NOINLINE void E_NAME(runs_s)(const E_MODEL *m, uint32_t first, uint32_
 }
 #endif
 
-/* Trees [first, end): the runs' walk over the whole runs inside, the per-tree walks before and after. */
+/* m->run > 1: trees [first, end) with the runs' walk over the whole runs inside and the per-tree walks before
+ * and after (all per tree when no whole run is inside). Out of line and reached by a tail call: E_WALK stays
+ * the per-tree walk plus one test for tables without runs. */
+static FM_NOINLINE void E_NAME(with_runs)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in,
+                                          uint8_t *mark, E_ACC *scores)
+{
+    const uint32_t R = m->run;
+    const uint32_t a = first + (R - first % R) % R; /* the first run start >= first */
+    const uint32_t b = end - end % R;               /* the last run end <= end */
+    if (a >= b) {
+        E_NAME(plain)(m, first, end, in, mark, scores);
+        return;
+    }
+    E_NAME(plain)(m, first, a, in, mark, scores);
+#if E_Q
+    {
+        uint32_t o;
+        int ok = 1;
+        for (o = 0; o < R && ok; ++o) {
+            ok = q_no_overflow(scores[o], (b - a) / R);
+        }
+        if (ok) {
+            E_NAME(runs_n)(m, a, b, in, mark, scores);
+        } else {
+            E_NAME(runs_s)(m, a, b, in, mark, scores);
+        }
+    }
+#else
+    E_NAME(runs_n)(m, a, b, in, mark, scores);
+#endif
+    E_NAME(plain)(m, b, end, in, mark, scores);
+}
+
+/* Trees [first, end): E_NAME(with_runs) for tables with runs of equal trees, else the per-tree walks. */
 E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
                            E_ACC *scores)
 {
     if (m->run > 1u) {
-        const uint32_t R = m->run;
-        const uint32_t a = first + (R - first % R) % R; /* the first run start >= first */
-        const uint32_t b = end - end % R;               /* the last run end <= end */
-        if (a < b) {
-            E_NAME(plain)(m, first, a, in, mark, scores);
-#if E_Q
-            {
-                uint32_t o;
-                int ok = 1;
-                for (o = 0; o < R && ok; ++o) {
-                    ok = q_no_overflow(scores[o], (b - a) / R);
-                }
-                if (ok) {
-                    E_NAME(runs_n)(m, a, b, in, mark, scores);
-                } else {
-                    E_NAME(runs_s)(m, a, b, in, mark, scores);
-                }
-            }
-#else
-            E_NAME(runs_n)(m, a, b, in, mark, scores);
-#endif
-            E_NAME(plain)(m, b, end, in, mark, scores);
-            return;
-        }
+        E_NAME(with_runs)(m, first, end, in, mark, scores);
+        return;
     }
     E_NAME(plain)(m, first, end, in, mark, scores);
 }
