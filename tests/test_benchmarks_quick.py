@@ -36,6 +36,7 @@ EXPECTED = {
     "pipeline.py": "eager / lazy",
     "pipeline_unseen.py": "eager / lazy",
     "runtime.py": "instr/prediction",
+    "shared_runs.py": "run = K",
     "skyline.py": "accuracy vs budget",
 }
 

@@ -325,6 +325,37 @@ def test_runs_in_slices_read_in_order(cmod: Any, seed: int, n_outputs: int, n_it
         assert eres.n_read == full.n_read[0] and np.float32(eres.cost) == full.cost[0]
 
 
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+@pytest.mark.parametrize("n_outputs", [2, 3, 10])
+def test_runs_of_complete_trees_take_the_depth_walk_and_equal_numpy(cport: Any, depth: int, n_outputs: int) -> None:
+    """Runs of complete trees of one depth (fm_trees.depth and run both set: the depth-specialized runs' walk),
+    float32 and q15, whole predictions and eager slices cut inside runs, equal the reference bit for bit."""
+    rng = np.random.default_rng(depth * 100 + n_outputs)
+    trees = []
+    for _ in range(5):
+        base = random_tree(rng, 6, depth, 1.0, branch=1.0)
+        trees += [{**base, "value": rng.normal(size=len(base["value"])).tolist()} for _ in range(n_outputs)]
+    m = TreeEnsemble.from_trees(6, trees, base_score=rng.normal(size=n_outputs),
+                                tree_output=[t % n_outputs for t in range(len(trees))], costs=None)
+    X = random_inputs(rng, 30, 6, nonfinite=True)
+    for model in (m, m.q15()):
+        c = compact_tables(model.to_dict())
+        assert (c["depth"], c["run"]) == (depth, n_outputs)
+        assert_same(CTrees(model, cport.ffi, cport.lib), model, X)
+    ffi, lib = cport.ffi, cport.lib
+    ct = CTrees(m, ffi, lib)
+    cuts = [1, n_outputs + 1, 3 * n_outputs, 4 * n_outputs - 1]
+    for x in random_inputs(rng, 5, 6, nonfinite=False):
+        xs, e, res = ffi.new("float[]", x.tolist()), ffi.new("fm_trees_eager *"), ffi.new("fm_result *")
+        assert lib.fm_trees_eager_start(ct.struct, xs, e, ct.scores, res) == FM_OK
+        for a, b in zip([0, *cuts], [*cuts, m.n_trees], strict=True):
+            assert lib.fm_trees_eager_walk(ct.struct, a, b, xs, e, ct.scores) == FM_OK
+        assert lib.fm_trees_eager_finish(ct.struct, xs, e, ct.scores, res) == FM_OK
+        full, _ = m.reference(x[None, :])
+        assert np.float32(res.score) == full.score[0] and res.label == full.label[0]
+        assert res.n_read == full.n_read[0]
+
+
 RUN_CORRUPTIONS = ["run does not divide the trees", "run is not the outputs", "a threshold differs",
                    "a feature differs", "outputs out of order"]
 

@@ -301,51 +301,43 @@ FM_WALK void E_NAME(runs)(const E_MODEL *m, uint32_t first, uint32_t end, const 
     }
 }
 
-static FM_NOINLINE void E_NAME(runs_n)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
-                                       E_ACC *scores)
-{
-    E_NAME(runs)(m, first, end, in, mark, scores, 0);
-}
-
-#if E_Q
-static FM_NOINLINE void E_NAME(runs_s)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
-                                       E_ACC *scores)
-{
-    E_NAME(runs)(m, first, end, in, mark, scores, 1);
-}
-#endif
-
 /* m->run > 1: trees [first, end) with the runs' walk over the whole runs inside and the per-tree walks before
- * and after (all per tree when no whole run is inside). Out of line and reached by a tail call: E_WALK stays
- * the per-tree walk plus one test for tables without runs. */
+ * and after (all per tree when no whole run is inside). Tree t is tree t % R of its run, which its output says
+ * (fm_trees_check: tree j of a run adds to output j), so the run starts need no division. Out of line and
+ * reached by a tail call: E_WALK stays the per-tree walk plus one test for tables without runs. */
 static FM_NOINLINE void E_NAME(with_runs)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in,
                                           uint8_t *mark, E_ACC *scores)
 {
     const uint32_t R = m->run;
-    const uint32_t a = first + (R - first % R) % R; /* the first run start >= first */
-    const uint32_t b = end - end % R;               /* the last run end <= end */
+    const uint16_t *to = m->tree_output;
+    const uint32_t a = (first >= end || to[first] == 0u) ? first : first + R - to[first]; /* a run start */
+    const uint32_t b = (end == m->n_trees) ? end : end - to[end];                           /* a run start */
     if (a >= b) {
         E_NAME(plain)(m, first, end, in, mark, scores);
         return;
     }
-    E_NAME(plain)(m, first, a, in, mark, scores);
+    if (first != a) {
+        E_NAME(plain)(m, first, a, in, mark, scores);
+    }
 #if E_Q
     {
         uint32_t o;
-        int ok = 1;
-        for (o = 0; o < R && ok; ++o) {
-            ok = q_no_overflow(scores[o], (b - a) / R);
+        int sat = 0;
+        for (o = 0; o < R && !sat; ++o) {
+            sat = !q_no_overflow(scores[o], b - a); /* at most b - a additions per output (no division) */
         }
-        if (ok) {
-            E_NAME(runs_n)(m, a, b, in, mark, scores);
+        if (sat) {
+            E_NAME(runs)(m, a, b, in, mark, scores, 1);
         } else {
-            E_NAME(runs_s)(m, a, b, in, mark, scores);
+            E_NAME(runs)(m, a, b, in, mark, scores, 0);
         }
     }
 #else
-    E_NAME(runs_n)(m, a, b, in, mark, scores);
+    E_NAME(runs)(m, a, b, in, mark, scores, 0);
 #endif
-    E_NAME(plain)(m, b, end, in, mark, scores);
+    if (b != end) {
+        E_NAME(plain)(m, b, end, in, mark, scores);
+    }
 }
 
 /* Trees [first, end): E_NAME(with_runs) for tables with runs of equal trees, else the per-tree walks. */

@@ -222,8 +222,10 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
     if (R <= 1u) {
         return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
     }
-    a = first_tree + (R - first_tree % R) % R;
-    b = end_tree - end_tree % R;
+    /* run starts from the outputs (tree j of a run adds to output j: fm_trees_check), no division */
+    a = (first_tree >= end_tree || m->tree_output[first_tree] == 0u) ? first_tree
+                                                                      : first_tree + R - m->tree_output[first_tree];
+    b = (end_tree == m->n_trees) ? end_tree : end_tree - m->tree_output[end_tree];
     if (a >= b) {
         return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
     }
