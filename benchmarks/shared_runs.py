@@ -30,11 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from nb import callgrind  # noqa: E402
-
 from benchmarks.common import figures  # noqa: E402
 from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, missing_tools  # noqa: E402
+from benchmarks.nb_floor import x86_count  # noqa: E402
 
 RUN = re.compile(r"/\* run \*/ (\d+)u")
 TARGETS = {"float32": "cortex-m4f", "q15": "cortex-m3"}
@@ -53,17 +52,6 @@ def export(model: Path, out: Path, data: str, rows: int, numeric: str, target: s
     flat.parent.mkdir(parents=True, exist_ok=True)
     flat.write_text(RUN.sub("/* run */ 0u", text))
     return header, flat, max(runs, default=0)
-
-
-def x86(header: Path) -> float:
-    """Instructions per prediction of the FM_PREDICT_VEC call (callgrind)."""
-    text = header.read_text()
-    fn = re.search(r"#define FM_PREDICT_VEC\(x, n, out\) (\w+)\(", text)
-    rows = re.search(r"#define FM_N_ROWS (\d+)", text)
-    assert fn is not None and rows is not None
-    exe = callgrind.build_counter(header, header.parent)
-    ir, _ = callgrind.instructions([str(exe), rows.group(1)], fn.group(1), header.parent / "cg.out")
-    return ir / int(rows.group(1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                     if where == "x86":
                         if shutil.which("valgrind") is None:
                             continue
-                        a, b = x86(header), x86(flat)
+                        a, b = x86_count(header)[0], x86_count(flat)[0]
                     else:
                         a, b = count_cortex_m(header, where), count_cortex_m(flat, where)
                     print(f"{kind:<10} {numeric:<8} {where:<11} {k:>3} {a:>10.1f} {b:>10.1f} {b / a:>6.2f}x")
