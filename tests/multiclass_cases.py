@@ -33,8 +33,16 @@ TRAIN: dict[str, tuple[str, ...]] = {
     "adapt-lin": ("--hpc", "rf", "--hpc-remote", "--pfull", "0.3", "--gamma", "0.03"),  # K linear f1, binary gate
     "l1-gate": ("--hpc", "rf", "--hpc-remote", "--pfull", "0.3"),
     "skyline": ("--method", "greedy-acc", "--max-sets", "200"),  # K-class NB per feature set; float32 tables
+    "skyline-linear": ("--base", "linear", "--method", "greedy-acc", "--max-sets", "40"),  # K class scorers per set
     "cstc": ("--depth", "2", "--max-iter", "2"),  # binary routers, K class scorers per leaf; tables only
 }
+VARIANTS = {"skyline-linear": "skyline"}  # TRAIN keys that are another kind's option set
+
+
+def kind_of(key: str) -> str:
+    return VARIANTS.get(key, key)
+
+
 DEFERS = ("adapt-lin", "l1-gate")  # kinds whose embedded rows include DEFER answers (-1) on both sets
 TARGETS = {("digits", "q15"): ("cortex-m0", "mps2-an385"), ("digits", "float32"): ("cortex-m4f", "mps2-an386"),
            ("letters", "q15"): ("cortex-m3", "mps2-an385"), ("letters", "float32"): ("cortex-m33", "mps2-an505")}
@@ -60,7 +68,7 @@ def data_of(work: Path, name: str) -> str:
 def model_of(work: Path, kind: str, name: str) -> Path:
     path = work / f"{kind}-{name}.msgpack"
     if not path.exists():
-        res = CliRunner().invoke(cli, ["train", kind, data_of(work, name), "-o", str(path), *TRAIN[kind]],
+        res = CliRunner().invoke(cli, ["train", kind_of(kind), data_of(work, name), "-o", str(path), *TRAIN[kind]],
                                  catch_exceptions=False, env={"FRUGALML_PROGRESS": "off"})
         assert res.exit_code == 0, (kind, res.stderr)
     return path

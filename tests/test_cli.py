@@ -151,8 +151,6 @@ def write(path: Path, text: str | bytes) -> Path:
         (lambda w, t: ["train", "nb-stop", write(t / "f.csv", ""), "-o", t / "x.msgpack"], "empty"),
         (lambda w, t: ["train", "nb-stop", write(t / "g.csv", "a,b,label\n1,2,0\n3,4,0\n5,6,0\n"), "-o",
                        t / "x.msgpack"], "only one class"),
-        (lambda w, t: ["train", "skyline", "sklearn:digits", "--base", "linear", "-o", t / "x.msgpack"],
-         "--positive"),  # a two-class form
         (lambda w, t: ["train", "nb-stop", "sklearn:digits", "--positive", "12", "-o", t / "x.msgpack"],
          "not a label"),
         (lambda w, t: ["train", "nb-stop", t / "nothing.csv", "-o", t / "x.msgpack"], "not found"),

@@ -22,7 +22,7 @@ from compiler.header import render_header
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.gated.model import gated_struct
-from pyruntime.gated.multilinear import MultiLinear
+from pyruntime.multilinear import MultiLinear
 
 KINDS = {"adapt-lin": ["--pfull", "0.3"], "l1-gate": ["--pfull", "0.3"],
          "l1-gate-remote": ["--pfull", "0.3", "--hpc-remote"]}

@@ -1,7 +1,7 @@
-"""Kind ``skyline`` with K > 2 classes (base nb: K-class NB tables per feature set, fm_nbk in C): the
-C runtime equals the numpy reference exactly at every budget and size, budgets hold, the most accurate
-model that fits is chosen, the exported header answers as the C evaluator, and --base linear is refused
-in one line."""
+"""Kind ``skyline`` with K > 2 classes, both bases (nb: K-class NB tables per feature set, fm_nbk in C;
+linear: K class scorers per feature set, FM_SKY_LINEARK): the C runtime equals the numpy reference exactly
+at every budget and size, budgets hold, the most accurate model that fits is chosen, and the exported header
+answers as the C evaluator."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from compiler.demo import build_row_runner, run_rows
 from compiler.skyline.kind import skyline_at
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator, reference_evaluator
+from pyruntime.multilinear import MultiLinear
 from pyruntime.nb.multi import NBMultiModel
 from pyruntime.skyline.index import poly_cost
 
@@ -41,17 +42,22 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     np.savez(d / "data.npz", X=X, y=y)
     write_costs(d / "costs.csv", [(1 if j < 3 else 5, 0.1 * j, 0) for j in range(N_FEATURES)],
                 columns=("c0", "c1", "c2"))
-    code, _, err = run("train", "skyline", d / "data.npz", "--costs", d / "costs.csv", "--sizes", "0,10",
-                       "--method", "greedy-acc", "-o", d / "m.msgpack")
-    assert code == 0, err
+    for base in BASES:
+        code, _, err = run("train", "skyline", d / "data.npz", "--costs", d / "costs.csv", "--sizes", "0,10",
+                           "--method", "greedy-acc", "--base", base, "-o", d / f"{base}.msgpack")
+        assert code == 0, err
     return d
 
 
-def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path) -> None:
-    model = fmt.load(work / "m.msgpack")
+BASES = {"nb": (NBMultiModel, "FM_SKY_NBK"), "linear": (MultiLinear, "FM_SKY_LINEARK")}
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path, base: str) -> None:
+    model = fmt.load(work / f"{base}.msgpack")
     t = model.tables
-    assert t.multiclass and t.n_models >= 3
-    assert all(isinstance(m, NBMultiModel) and m.n_classes == K for m in t.models)
+    assert t.multiclass and t.n_models >= 3 and t.n_classes == K and t.base_code == base + "k"
+    assert all(isinstance(m, BASES[base][0]) for m in t.models)
     X, y = np.load(work / "data.npz")["X"][:80], np.load(work / "data.npz")["y"][:80]
     c, ref = c_evaluator(model), reference_evaluator(model)
     ix = t.index
@@ -73,26 +79,19 @@ def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path) -> None:
     assert np.mean(best.label == y) > 0.7  # the dear features separate the four classes
 
 
-def test_k_class_header_answers_as_the_c_evaluator(work: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("base", BASES)
+def test_k_class_header_answers_as_the_c_evaluator(work: Path, tmp_path: Path, base: str) -> None:
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
     path = tmp_path / "m.msgpack"  # the fixture's model with a default budget that leaves out the dear models
-    fmt.save(skyline_at(fmt.load(work / "m.msgpack"), 6.0, 2.0), path)
+    fmt.save(skyline_at(fmt.load(work / f"{base}.msgpack"), 6.0, 2.0), path)
     header = tmp_path / "model.h"
     code, _, err = run("export-c", path, "-o", header, "--embed", work / "data.npz", "--rows", 50)
     assert code == 0, err
-    assert "FM_SKY_NBK" in header.read_text()
+    assert BASES[base][1] in header.read_text()
     labels, n_read, _ = run_rows(build_row_runner(header, tmp_path, cc=cc), seconds=0.01)
     pred = c_evaluator(fmt.load(path)).predict(np.load(work / "data.npz")["X"][:50])
     assert np.all(pred.cost <= 6.0)
     np.testing.assert_array_equal(labels, pred.label)
     np.testing.assert_array_equal(n_read, pred.n_read)
-
-
-def test_k_class_linear_base_is_refused_in_one_line(work: Path, tmp_path: Path) -> None:
-    out = tmp_path / "lin.msgpack"
-    code, _, err = run("train", "skyline", work / "data.npz", "--base", "linear", "-o", out)
-    assert code == 2 and "--base linear trains two classes only so far" in err
-    lines = err.strip().splitlines()  # the progress line, then one error line
-    assert lines[-1].lower().startswith("error") and len(lines) <= 2 and not out.exists()

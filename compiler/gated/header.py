@@ -9,7 +9,7 @@ from typing import Any
 from compiler.header import CArray, CTables, c_uint, c_zero
 from compiler.header_blocks import linear_fields, trees_fields
 from pyruntime.gated.model import for_numeric
-from pyruntime.gated.multilinear import MultiLinear, MultiLinearQ15
+from pyruntime.multilinear import MultiLinear, MultiLinearQ15
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15
 
 

@@ -35,8 +35,8 @@ from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_w
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
-from pyruntime.gated.multilinear import MultiLinear
 from pyruntime.linear import LinearScorer
+from pyruntime.multilinear import MultiLinear
 from pyruntime.progress import Progress
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble

@@ -3,7 +3,7 @@
 The natural multi-class form of Nan & Saligrama's linear gated model:
 
 - f1 is K linear scorers (one per class, a multinomial logistic model); it answers the class of the
-  largest score (FM_PART_LINEAR_K, pyruntime.gated.multilinear);
+  largest score (FM_PART_LINEAR_K, pyruntime.multilinear);
 - the gate stays one binary linear scorer (the cheap model's confidence: "easy, answer with f1");
 - ADAPT-LIN: the alternation of the binary model with f1's logistic loss replaced by the multinomial
   cross-entropy, A_i = CE(f1(x_i), y_i) + log(1 + e^{g(x_i)}), B_i = -log P_f0(y_i | x_i) +

@@ -51,9 +51,9 @@ def make_base(spec: Any = None, random_state: int | None = 0) -> Any:
 
         return GaussianNB()
     if spec == "linear":
-        from sklearn.linear_model import LogisticRegression
+        from compiler.skyline.linear_base import StandardLogistic
 
-        return LogisticRegression(max_iter=1000)
+        return StandardLogistic()
     if spec == "trees":
         from sklearn.tree import DecisionTreeClassifier
 

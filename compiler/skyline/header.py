@@ -1,5 +1,6 @@
 """C-header emitter of the skyline kind: fm_skymodel (fm_skymodel.h), float32 tables only: the
-budget index (doubles) and a const array of the indexed models (NB, K-class NB or linear)."""
+budget index (doubles) and a const array of the indexed models (NB, K-class NB, linear, or K class
+scorers per model for the K-class linear base)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
     index = {"n_features": c_uint(ix.n_features), "n_models": c_uint(ix.n_models), "n_ranges": c_uint(ix.n_ranges),
              "model_coef": f"{p}_model_coef", "feat_ptr": f"{p}_feat_ptr", "feat_idx": f"{p}_feat_idx",
              "breaks": f"{p}_breaks", "sky_ptr": f"{p}_sky_ptr", "sky_model": f"{p}_sky_model"}
-    if m.multiclass:
+    if m.base_code == "nbk":
         ctype = "fm_nbk"
         elems = []
         for k, model in enumerate(m.models):
@@ -48,14 +49,22 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
     elif m.base == "nb":
         ctype = "fm_nb"
         elems = [nb_fields(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
+    elif m.base_code == "lineark":  # model k's class c at k * n_classes + c
+        ctype = "fm_linear"
+        elems = [linear_fields(s, f"{p}_m{k}c{c}", "NULL", arrays)
+                 for k, model in enumerate(m.models) for c, s in enumerate(model.scorers)]
     else:
         ctype = "fm_linear"
         elems = [linear_fields(model, f"{p}_m{k}", "NULL", arrays) for k, model in enumerate(m.models)]
     models = f"{p}_models" if elems else "NULL"
-    base = {"nb": "FM_SKY_NB", "nbk": "FM_SKY_NBK", "linear": "FM_SKY_LINEAR"}[m.base_code]
+    base = {"nb": "FM_SKY_NB", "nbk": "FM_SKY_NBK", "linear": "FM_SKY_LINEAR",
+            "lineark": "FM_SKY_LINEARK"}[m.base_code]
     fields = {"index": index, "base": base, "nb": models if m.base_code == "nb" else "NULL",
-              "linear": models if m.base == "linear" else "NULL", "nbk": models if m.multiclass else "NULL",
-              "default_budget": c_double(m.default_budget), "default_size": c_double(m.default_size)}
+              "linear": models if m.base_code == "linear" else "NULL",
+              "nbk": models if m.base_code == "nbk" else "NULL",
+              "default_budget": c_double(m.default_budget), "default_size": c_double(m.default_size),
+              "n_classes": c_uint(m.n_classes if m.base_code == "lineark" else 0),
+              "lineark": models if m.base_code == "lineark" else "NULL"}
     return CTables(arrays=arrays, struct_type="fm_skymodel", fields=fields, predict_vec="fm_skymodel_predict_vec",
                    header="fm_skymodel.h", struct_arrays=[(f"{p}_models", ctype, elems)] if elems else [],
                    vec_bounds=(int(ix.n_features), 1) if m.base == "linear" else None)

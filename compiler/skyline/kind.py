@@ -5,10 +5,13 @@ model's own runtime tables (pyruntime/skyline/model.py, fm_skymodel.h).
 ``--base nb`` trains every feature set's model as a static naive Bayes
 (compiler.nb.train.NaiveBayesBudget over all the set's features, no early
 stopping: the accuracies the search sees are those of the deployed tables);
-``--base linear`` a LogisticRegression exported as a sparse linear scorer.
-With K > 2 classes (base ``nb``) every feature set's model is a K-class static
-naive Bayes (fm_nbk tables, argmax of the K class sums); the index, the costs
-and the budget rule are those of two classes.
+``--base linear`` a logistic regression (compiler.skyline.linear_base, fitted on standardised columns)
+exported as a sparse linear scorer.
+With K > 2 classes every feature set's model is a K-class static naive Bayes
+(base ``nb``: fm_nbk tables, argmax of the K class sums) or a multinomial
+logistic regression (base ``linear``: K linear scorers, argmax, FM_SKY_LINEARK;
+the paper's multi-class black box is a linear scorer per class too); the
+index, the costs and the budget rule are those of two classes.
 Other bases (``trees``, dotted sklearn classes) can be searched with
 compiler.skyline.classifier.SkylineClassifier but have no runtime tables: training this
 kind with them is a usage error.
@@ -38,6 +41,7 @@ from compiler.tasks import check_not_trivial
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.linear import LinearScorer
+from pyruntime.multilinear import MultiLinear
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
 from pyruntime.result import Predictions
@@ -98,18 +102,19 @@ def base_estimator(base: str, d: int, seed: int) -> Any:
 
         return NaiveBayesBudget(budget=max(int(d), 1), early_stopping=False, random_state=seed)
     if base == "linear":
-        from sklearn.linear_model import LogisticRegression
+        from compiler.skyline.linear_base import StandardLogistic  # noqa: PLC0415 - scikit-learn
 
-        return LogisticRegression(max_iter=1000)
+        return StandardLogistic()
     raise click.UsageError(f"--base {base} has no runtime tables and cannot be exported as a skyline model "
                            f"(use --base {' or '.join(EXPORTABLE)}; other bases: "
                            "compiler.skyline.classifier.SkylineClassifier)")
 
 
 def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int,
-                   n_classes: int = 2) -> NBModel | NBMultiModel | LinearScorer:
+                   n_classes: int = 2) -> NBModel | NBMultiModel | LinearScorer | MultiLinear:
     """One indexed model's runtime tables over the full input vector (reads only ``cols``); K > 2 classes:
-    K-class NB tables (the empty set: no features, prior 1 for the majority class, 0 for the others)."""
+    K-class NB tables or K class scorers (the empty set: no features, the majority class's prior or bias
+    1, 0 for the others)."""
     sign = 1.0 if int(majority) == 1 else -1.0
     if base == "nb" and n_classes > 2:
         if est is None:
@@ -126,10 +131,24 @@ def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int,
                            d0=sign, threshold=0.0)
         m: NBModel = est.model_
         return NBModel(**{**m.to_dict(), "n_features": d, "order": np.asarray(cols)[m.order], "costs": None})
+    if n_classes > 2:
+        return linear_k_tables(est, cols, d, majority, n_classes)
     if est is None:
         return LinearScorer(n_features=d, feature=np.zeros(0), weight=np.zeros(0), bias=sign)
     require_binary(est)
     return LinearScorer(n_features=d, feature=np.asarray(cols), weight=est.coef_[0], bias=float(est.intercept_[0]))
+
+
+def linear_k_tables(est: Any, cols: list[int], d: int, majority: int, n_classes: int) -> MultiLinear:
+    """K class scorers of one feature set's multinomial logistic regression (classes 0 .. K-1)."""
+    if est is None:
+        z = np.zeros(0)
+        return MultiLinear(tuple(LinearScorer(n_features=d, feature=z, weight=z, bias=float(c == int(majority)))
+                                 for c in range(n_classes)))
+    if list(getattr(est, "classes_", [])) != list(range(n_classes)):
+        raise ValueError(f"skyline: every feature set's training part must hold all {n_classes} classes")
+    return MultiLinear(tuple(LinearScorer(n_features=d, feature=np.asarray(cols), weight=est.coef_[c],
+                                          bias=float(est.intercept_[c])) for c in range(n_classes)))
 
 
 def require_binary(est: Any) -> None:
@@ -153,9 +172,6 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         raise click.UsageError(f"--method polydom walks all 2^d feature sets and takes at most {MAX_LATTICE_FEATURES} "
                                f"features; the data has {d}: use --method greedy-acc or greedy-cost (or auto)")
     base = str(opts.get("base", "nb"))
-    if task.n_classes > 2 and base == "linear":
-        raise click.UsageError(f"skyline --base linear trains two classes only so far and the target has "
-                               f"{task.n_classes}: use --base nb (K-class tables) or pass --positive LABEL")
     seed = int(task.split.seed)
     est = base_estimator(base, d, seed)
     coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)

@@ -3,7 +3,7 @@ quantization, the numpy reference evaluator, the cffi binding of runtime_c/src/g
 ``predict_with_fallback`` for inputs deferred to an off-device f0.
 
 A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.linear`), K linear scorers
-(:mod:`pyruntime.gated.multilinear`, f1 or f0 of a K-class linear model) or a flat tree ensemble
+(:mod:`pyruntime.multilinear`, f1 or f0 of a K-class linear model) or a flat tree ensemble
 (:mod:`pyruntime.trees`): a gate g, a low-cost model f1 and a high-cost model f0; f0 may be ``None``
 (remote: it lives off-device). The gate is binary whatever the number of classes. Per input:
 
@@ -31,9 +31,9 @@ from pyruntime.arrays import as_array, check_inputs, kind_tables, require, table
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
-from pyruntime.gated.multilinear import MultiLinear, MultiLinearQ15, multi_eval, multi_struct
 from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for, linear_struct
 from pyruntime.memo import ReadState, quantize_costs
+from pyruntime.multilinear import MultiLinear, MultiLinearQ15, multi_eval, multi_struct
 from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
 

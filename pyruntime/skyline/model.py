@@ -7,7 +7,9 @@ picks the most accurate model whose cost polynomial at ``n`` is <= ``B``
 (pyruntime.skyline), then that model is evaluated (naive Bayes tables,
 pyruntime.nb.model.NBModel, for base ``nb`` with two classes, K-class tables,
 pyruntime.nb.multi.NBMultiModel, with K classes, all with the same K; sparse linear scorers,
-pyruntime.linear.LinearScorer, for base ``linear``). The result reports the
+pyruntime.linear.LinearScorer, for base ``linear`` with two classes; K class scorers,
+pyruntime.multilinear.MultiLinear, answering the class of the largest score, with K classes). The result
+reports the
 chosen model in ``stage``, and in ``cost`` the model's polynomial cost at
 ``n`` (float64 here; the C fm_result holds its float32 rounding and the
 double goes to ``*spent``). When nothing fits: label FM_LABEL_DEFER (-1),
@@ -30,13 +32,14 @@ from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_prediction
 from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
 from pyruntime.linear import LinearScorer, linear_struct
+from pyruntime.multilinear import MultiLinear
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
 from pyruntime.result import Predictions
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex, poly_cost
 
 BASES = ("nb", "linear")
-BASE_CODES = {"nb": 0, "linear": 1, "nbk": 2}  # FM_SKY_NB, FM_SKY_LINEAR, FM_SKY_NBK
+BASE_CODES = {"nb": 0, "linear": 1, "nbk": 2, "lineark": 3}  # FM_SKY_NB, _LINEAR, _NBK, _LINEARK
 LABEL_DEFER = -1
 MAX_VEC_FEATURES = 512  # FM_VEC_MAX_FEATURES (stack memo of the eager C forms, linear base)
 
@@ -66,13 +69,20 @@ class SkylineModel:
 
     @property
     def multiclass(self) -> bool:
-        """K-class NB tables (fm_nbk, base code FM_SKY_NBK) rather than the binary ones."""
-        return bool(self.models) and isinstance(self.models[0], NBMultiModel)
+        """K-class tables (fm_nbk, base code FM_SKY_NBK; K linear scorers, FM_SKY_LINEARK) rather than
+        the binary ones."""
+        return bool(self.models) and isinstance(self.models[0], NBMultiModel | MultiLinear)
+
+    @property
+    def n_classes(self) -> int:
+        """K of the K-class tables; 2 for the binary ones."""
+        return int(self.models[0].n_outputs if self.base == "linear" else self.models[0].n_classes) \
+            if self.multiclass else 2
 
     @property
     def base_code(self) -> str:
-        """The C base: nb, nbk (K-class NB) or linear."""
-        return "nbk" if self.multiclass else self.base
+        """The C base: nb, nbk (K-class NB), linear or lineark (K class scorers)."""
+        return self.base + "k" if self.multiclass else self.base
 
     def describe(self, feature_names: Sequence[str]) -> dict[str, Any]:
         """What `frugalml inspect` shows: base, search method, the indexed models (features, validation
@@ -94,11 +104,11 @@ class SkylineModel:
         require(not np.isnan(self.default_budget), "default_budget must not be NaN")
         require(bool(np.isfinite(self.default_size)), "default_size must be finite")
         require(len(self.models) == self.n_models, "one model table per index model is needed")
-        cls = (NBMultiModel if self.multiclass else NBModel) if self.base == "nb" else LinearScorer
+        cls = {"nb": NBModel, "nbk": NBMultiModel, "linear": LinearScorer, "lineark": MultiLinear}[self.base_code]
         for k, m in enumerate(self.models):
             require(isinstance(m, cls), f"model {k} is not a {cls.__name__}")
-            require(not self.multiclass or m.n_classes == self.models[0].n_classes,
-                    f"model {k}: n_classes differs from model 0")
+            k_m = m.n_outputs if isinstance(m, MultiLinear) else getattr(m, "n_classes", 2)
+            require(k_m == self.n_classes, f"model {k}: n_classes differs from model 0")
             require(m.n_features == self.n_features, f"model {k}: n_features differs from the index")
             used = m.order if self.base == "nb" else m.feature
             require(bool(np.all(np.isin(used, self.index.features_of(k)))),
@@ -111,6 +121,8 @@ class SkylineModel:
             if self.base == "nb":
                 _, edges, d = m.strided()
                 total += m.order.nbytes + edges.nbytes + d.nbytes
+            elif isinstance(m, MultiLinear):
+                total += m.nbytes()
             else:
                 total += m.feature.nbytes + m.weight.nbytes
         return int(total)
@@ -134,7 +146,7 @@ class SkylineModel:
             require(isinstance(m, dict), "each model must be a map")
         try:
             models = [(NBMultiModel if "n_classes" in m else NBModel).from_dict(m) if base == "nb"
-                      else LinearScorer.from_dict(m) for m in data["models"]]
+                      else (MultiLinear if "classes" in m else LinearScorer).from_dict(m) for m in data["models"]]
         except TypeError as exc:
             raise ModelFormatError(f"bad model tables: {exc}") from None
         return cls(index=SkylineIndex.from_dict(data["index"]), base=base, models=models,
@@ -242,8 +254,8 @@ class CSkyModel(CEvaluator):
         s.index.sky_model = c_ptr(ffi, keep, "const uint32_t *", ix.sky_model, "u4")
         s.base = BASE_CODES[model.base_code]
         n = max(model.n_models, 1)
-        s.nbk = ffi.NULL
-        if model.multiclass:
+        s.nbk, s.lineark, s.n_classes = ffi.NULL, ffi.NULL, 0
+        if model.base_code == "nbk":
             arr = ffi.new("fm_nbk[]", n)
             for k, m in enumerate(model.models):
                 _nbk_fill(ffi, arr[k], m, keep)
@@ -254,12 +266,17 @@ class CSkyModel(CEvaluator):
                 _nb_fill(ffi, arr[k], m, keep)
             s.nb, s.linear = arr, ffi.NULL
         else:
-            arr = ffi.new("fm_linear[]", n)
-            for k, m in enumerate(model.models):
+            scorers = [c for m in model.models for c in (m.scorers if model.multiclass else (m,))]
+            arr = ffi.new("fm_linear[]", max(len(scorers), 1))
+            for k, m in enumerate(scorers):
                 one = linear_struct(ffi, m.to_dict(), keep)
                 keep.append(one)
                 arr[k] = one[0]
-            s.nb, s.linear = ffi.NULL, arr
+            s.nb, s.linear = ffi.NULL, ffi.NULL
+            if model.multiclass:
+                s.n_classes, s.lineark = model.n_classes, arr
+            else:
+                s.linear = arr
         keep.append(arr)
         s.default_budget, s.default_size = model.default_budget, model.default_size
         return s

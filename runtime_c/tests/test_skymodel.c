@@ -272,8 +272,64 @@ static void test_nbk(void)
     CHECK(fm_skymodel_check(&m) == FM_E_ARG);
 }
 
+/* K = 3 classes (base FM_SKY_LINEARK), model k's class c at lineark[3k + c], at x = (2, -3):
+ * m0 (no features): biases 0, 0.5, 0.5: a tie, the first largest wins (class 1, score 0.5);
+ * m1 {f0}: 2, 1, -2: class 0; m2 {f1}: -3, 3, 0: class 1; m3 {f0, f1}: -1, -2, 3.5: class 2. */
+static const float wm1[] = {-1.0f};
+
+static void test_lineark(void)
+{
+    fm_linear ks[12];
+    fm_skymodel m;
+    fm_result r;
+    double spent;
+    const float x[2] = {2.0f, -3.0f};
+    ks[0] = lin(0, lf0, w1, 0.0f);
+    ks[1] = lin(0, lf0, w1, 0.5f);
+    ks[2] = lin(0, lf0, w1, 0.5f);
+    ks[3] = lin(1, lf0, w1, 0.0f);
+    ks[4] = lin(0, lf0, w1, 1.0f);
+    ks[5] = lin(1, lf0, wm1, 0.0f);
+    ks[6] = lin(1, lf1, w1, 0.0f);
+    ks[7] = lin(1, lf1, wm1, 0.0f);
+    ks[8] = lin(0, lf1, w1, 0.0f);
+    ks[9] = lin(2, lf01, w01, 0.0f);
+    ks[10] = lin(0, lf0, w1, -2.0f);
+    ks[11] = lin(1, lf1, wm1, 0.5f);
+    memset(&m, 0, sizeof m);
+    m.index = make_index();
+    m.base = FM_SKY_LINEARK;
+    m.n_classes = 3;
+    m.lineark = ks;
+    m.default_budget = 1.0;
+    CHECK(fm_skymodel_check(&m) == FM_OK);
+    CHECK(fm_skymodel_predict_vec(&m, x, 2, &r) == FM_OK); /* budget 1: m1 */
+    CHECK(r.stage == 1u && r.label == 0 && r.n_read == 1u && r.score == 2.0f && r.cost == 1.0f);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 0.5, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 0u && r.label == 1 && r.n_read == 0u && r.score == 0.5f && spent == 0.0);
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 12.5, 10.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 2u && r.label == 1 && r.n_read == 1u && r.score == 3.0f && spent == 11.0);
+    /* m3: f1 is read by classes 0 and 2, once */
+    CHECK(fm_skymodel_predict_vec_at(&m, x, 2, 13.0, 1.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 3u && r.label == 2 && r.n_read == 2u && r.score == 3.5f && spent == 13.0);
+    CHECK(fm_skymodel_scratch_size(&m) == fm_scratch_size(2u, 0u, 0));
+    /* one class, too many classes, no tables, a class scorer reading outside its model's set */
+    m.n_classes = 1;
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
+    m.n_classes = FM_SKY_MAX_CLASSES + 1u;
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
+    m.n_classes = 3;
+    ks[6] = lin(1, lf0, w1, 0.0f); /* m2 = {f1}, class 0 reading f0 */
+    CHECK(fm_skymodel_check(&m) == FM_E_MODEL);
+    ks[6] = lin(1, lf1, w1, 0.0f);
+    CHECK(fm_skymodel_check(&m) == FM_OK);
+    m.lineark = NULL;
+    CHECK(fm_skymodel_check(&m) == FM_E_ARG);
+}
+
 int main(void)
 {
+    test_lineark();
     test_nbk();
     test_nb();
     test_nb_records();

@@ -73,6 +73,17 @@ int fm_linear_score(const fm_linear *m, const fm_reader *in, fm_memo *memo, floa
 int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, int32_t *acc,
                         fm_result *out);
 
+/* K-class argmax over n_classes scorers (class c's scorer is classes[c]),
+ * in class order sharing the memo: each score starts at its bias, the label
+ * is the class of the largest score (the first on ties) and out->score /
+ * out->score_q that score. Like *_score it adds reads to a running
+ * prediction (call fm_memo_start first). q15: the scorers must share
+ * in_shift and w_shift for the scores to compare (the caller's check). */
+int fm_linear_argmax(const fm_linear *classes, uint32_t n_classes, const fm_reader *in, fm_memo *memo,
+                     fm_result *out);
+int fm_linear_q15_argmax(const fm_linear_q15 *classes, uint32_t n_classes, const fm_reader *in, fm_memo *memo,
+                         fm_result *out);
+
 /* One full prediction: start the memo, score, label. */
 int fm_linear_predict(const fm_linear *m, const fm_reader *in, fm_memo *memo, fm_result *out);
 int fm_linear_q15_predict(const fm_linear_q15 *m, const fm_reader *in, fm_memo *memo, fm_result *out);

@@ -4,8 +4,11 @@
  * A skyline model is a budget index (fm_skyline.h) over n_models models,
  * each on its own feature set, plus the models' own tables: naive Bayes
  * (fm_nb, base FM_SKY_NB), sparse linear scorers (fm_linear, base
- * FM_SKY_LINEAR) or K-class naive Bayes (fm_nbk, base FM_SKY_NBK: every
- * model has the same n_classes; out->label is the class index). One
+ * FM_SKY_LINEAR), K-class naive Bayes (fm_nbk, base FM_SKY_NBK: every
+ * model has the same n_classes; out->label is the class index) or K-class
+ * linear scorers (base FM_SKY_LINEARK: model k is the n_classes scorers
+ * lineark[k * n_classes + c], c = 0 .. n_classes - 1, argmax as
+ * fm_linear_argmax; out->label is the class index). One
  * prediction for an item of size n under a budget B:
  *
  *   1. fm_skyline_select: the most accurate model whose cost
@@ -34,9 +37,14 @@ extern "C" {
 #define FM_SKY_NB 0u
 #define FM_SKY_LINEAR 1u
 #define FM_SKY_NBK 2u
+#define FM_SKY_LINEARK 3u
+
+/* Classes of a FM_SKY_LINEARK model (the argmax needs no buffer: the
+ * bound only keeps index.n_models * n_classes far from overflow). */
+#define FM_SKY_MAX_CLASSES 65535u
 
 /* Upper bound on n_features for the stack memo of fm_skymodel_predict_vec*
- * (linear base only); larger models must call fm_skymodel_predict with
+ * (linear bases only); larger models must call fm_skymodel_predict with
  * their own memo. */
 #ifndef FM_VEC_MAX_FEATURES
 #define FM_VEC_MAX_FEATURES 256u
@@ -44,29 +52,33 @@ extern "C" {
 
 typedef struct {
     fm_skyline index;
-    uint32_t base;                /* FM_SKY_NB, FM_SKY_LINEAR or FM_SKY_NBK */
+    uint32_t base;                /* FM_SKY_NB, FM_SKY_LINEAR, FM_SKY_NBK or FM_SKY_LINEARK */
     const fm_nb *nb;          /* [index.n_models] when base == FM_SKY_NB, else NULL */
     const fm_linear *linear;      /* [index.n_models] when base == FM_SKY_LINEAR, else NULL */
     double default_budget;        /* may be +inf: the most accurate model */
     double default_size;
     const fm_nbk *nbk;            /* [index.n_models] when base == FM_SKY_NBK, else NULL (last: older
                                    * initializers stay valid) */
+    uint32_t n_classes;           /* FM_SKY_LINEARK: 2 .. FM_SKY_MAX_CLASSES scorers per model, else 0 */
+    const fm_linear *lineark;     /* [index.n_models * n_classes] when base == FM_SKY_LINEARK, else NULL */
 } fm_skymodel;
 
 /* FM_OK when the index and every model are consistent and each model reads
  * only features of its indexed set (FM_SKY_NBK: every model has the same
- * n_classes); FM_E_MODEL otherwise, FM_E_ARG on NULL. */
+ * n_classes; FM_SKY_LINEARK: n_classes in 2 .. FM_SKY_MAX_CLASSES, each
+ * scorer over index.n_features); FM_E_MODEL otherwise, FM_E_ARG on NULL. */
 int fm_skymodel_check(const fm_skymodel *m);
 
 /* Caller scratch of fm_skymodel_predict in one buffer (layout in
- * fm_memo.h): a memo of n_features for the linear base, nothing (0 bytes,
+ * fm_memo.h): a memo of n_features for the linear bases, nothing (0 bytes,
  * buf may be NULL) for the NB base. scratch_size is 0 for NULL;
  * scratch_init fills *memo. */
 size_t fm_skymodel_scratch_size(const fm_skymodel *m);
 int fm_skymodel_scratch_init(const fm_skymodel *m, void *buf, size_t size, fm_memo *memo);
 
 /* One prediction under (budget, size) with lazy reads; memo is used by the
- * linear base only (may be NULL for FM_SKY_NB). spent may be NULL. */
+ * linear bases only (may be NULL for FM_SKY_NB and FM_SKY_NBK). spent may
+ * be NULL. */
 int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo, double budget, double size,
                         fm_result *out, double *spent);
 

@@ -28,6 +28,27 @@ int L_FN(predict)(const L_T *m, const fm_reader *in, fm_memo *memo, fm_result *o
     return FM_OK;
 }
 
+int L_FN(argmax)(const L_T *classes, uint32_t n_classes, const fm_reader *in, fm_memo *memo, fm_result *out)
+{
+    L_ACC best = 0;
+    int32_t label = 0;
+    uint32_t c;
+    for (c = 0u; c < n_classes; ++c) {
+        L_ACC acc = classes[c].L_BIAS;
+        const int rc = L_FN(score)(&classes[c], in, memo, &acc, out);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (c == 0u || acc > best) {
+            best = acc;
+            label = (int32_t)c;
+        }
+    }
+    out->L_SCORE = best;
+    out->label = label;
+    return FM_OK;
+}
+
 static int L_ROW(const void *m, const float *x, uint32_t i, void *memo, fm_result *out)
 {
     fm_vector v;

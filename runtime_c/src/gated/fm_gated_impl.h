@@ -66,28 +66,6 @@ uint32_t G_FN(max_outputs)(const G_MODEL *m)
 
 /* ---- one part into a running prediction ------------------------------- */
 
-/* K linear scorers in class order sharing the memo; the first largest wins. */
-static int G_FN(lin_k_eval)(const G_PART *p, const fm_reader *in, fm_memo *memo, fm_result *out)
-{
-    G_SCORE best = 0;
-    int32_t label = 0;
-    uint32_t c;
-    for (c = 0u; c < p->n_classes; ++c) {
-        G_SCORE acc = G_BIAS(p->classes[c]);
-        const int rc = G_LIN_FN(score)(&p->classes[c], in, memo, &acc, out);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        if (c == 0u || acc > best) {
-            best = acc;
-            label = (int32_t)c;
-        }
-    }
-    G_SET_SCORE(out, best);
-    out->label = label;
-    return FM_OK;
-}
-
 /* x != NULL: eager (tree parts read x directly; linear parts read it through
  * `in`, a vector reader over x, sharing the memo). */
 static int G_FN(part_eval)(const G_PART *p, const fm_reader *in, const float *x, fm_memo *memo, G_SCORE *scores,
@@ -104,7 +82,7 @@ static int G_FN(part_eval)(const G_PART *p, const fm_reader *in, const float *x,
         return rc;
     }
     if (p->type == FM_PART_LINEAR_K) {
-        return G_FN(lin_k_eval)(p, in, memo, out);
+        return G_LIN_FN(argmax)(p->classes, p->n_classes, in, memo, out); /* the first largest */
     }
     if (p->type != FM_PART_TREES) {
         return FM_E_ARG;

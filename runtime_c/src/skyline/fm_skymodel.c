@@ -21,6 +21,31 @@ static int sky_has_feature(const fm_skyline *s, uint32_t k, uint32_t j)
     return 0;
 }
 
+/* A linear scorer of model k: valid, over the index's features, reading only model k's set. */
+static int sky_check_linear(const fm_skyline *s, uint32_t k, const fm_linear *lin)
+{
+    uint32_t i;
+    const int rc = fm_linear_check(lin);
+    if (rc != FM_OK) {
+        return rc;
+    }
+    if (lin->n_features != s->n_features) {
+        return FM_E_MODEL;
+    }
+    for (i = 0; i < lin->nnz; ++i) {
+        if (lin->feature[i] < 0 || !sky_has_feature(s, k, (uint32_t)lin->feature[i])) {
+            return FM_E_MODEL;
+        }
+    }
+    return FM_OK;
+}
+
+/* The linear bases read through a memo; the NB bases read each feature once by construction. */
+static int sky_uses_memo(const fm_skymodel *m)
+{
+    return m->base == FM_SKY_LINEAR || m->base == FM_SKY_LINEARK;
+}
+
 static int sky_check_model(const fm_skymodel *m, uint32_t k)
 {
     const fm_skyline *s = &m->index;
@@ -60,22 +85,17 @@ static int sky_check_model(const fm_skymodel *m, uint32_t k)
         }
         return FM_OK;
     }
-    {
-        const fm_linear *lin = &m->linear[k];
-        rc = fm_linear_check(lin);
-        if (rc != FM_OK) {
-            return rc;
-        }
-        if (lin->n_features != s->n_features) {
-            return FM_E_MODEL;
-        }
-        for (i = 0; i < lin->nnz; ++i) {
-            if (lin->feature[i] < 0 || !sky_has_feature(s, k, (uint32_t)lin->feature[i])) {
-                return FM_E_MODEL;
+    if (m->base == FM_SKY_LINEARK) {
+        uint32_t c;
+        for (c = 0u; c < m->n_classes; ++c) {
+            rc = sky_check_linear(s, k, &m->lineark[k * m->n_classes + c]);
+            if (rc != FM_OK) {
+                return rc;
             }
         }
+        return FM_OK;
     }
-    return FM_OK;
+    return sky_check_linear(s, k, &m->linear[k]);
 }
 
 int fm_skymodel_check(const fm_skymodel *m)
@@ -100,6 +120,13 @@ int fm_skymodel_check(const fm_skymodel *m)
     } else if (m->base == FM_SKY_NBK) {
         if (m->nbk == NULL && m->index.n_models > 0) {
             return FM_E_ARG;
+        }
+    } else if (m->base == FM_SKY_LINEARK) {
+        if (m->lineark == NULL && m->index.n_models > 0) {
+            return FM_E_ARG;
+        }
+        if (m->n_classes < 2u || m->n_classes > FM_SKY_MAX_CLASSES || m->index.n_models > UINT32_MAX / m->n_classes) {
+            return FM_E_MODEL;
         }
     } else {
         return FM_E_MODEL;
@@ -154,6 +181,12 @@ int fm_skymodel_predict(const fm_skymodel *m, const fm_reader *in, fm_memo *memo
         rc = fm_linear_predict(&m->linear[k], in, memo, out);
     } else if (m->base == FM_SKY_NBK) {
         rc = fm_nbk_predict(&m->nbk[k], in, out);
+    } else if (m->base == FM_SKY_LINEARK) {
+        if (memo == NULL || memo->n < m->index.n_features) {
+            return FM_E_ARG;
+        }
+        fm_memo_start(memo, out);
+        rc = fm_linear_argmax(&m->lineark[k * m->n_classes], m->n_classes, in, memo, out);
     } else {
         return FM_E_MODEL;
     }
@@ -184,7 +217,7 @@ int fm_skymodel_predict_vec_at(const fm_skymodel *m, const float *x, uint32_t n,
     v.n = n;
     r.read = fm_vector_read;
     r.ctx = &v;
-    if (m->base == FM_SKY_LINEAR) {
+    if (sky_uses_memo(m)) {
         if (n > FM_VEC_MAX_FEATURES) {
             return FM_E_ARG;
         }
@@ -236,7 +269,7 @@ size_t fm_skymodel_scratch_size(const fm_skymodel *m)
     if (m == NULL) {
         return 0u;
     }
-    return fm_scratch_size(m->base == FM_SKY_LINEAR ? m->index.n_features : 0u, 0u, 0);
+    return fm_scratch_size(sky_uses_memo(m) ? m->index.n_features : 0u, 0u, 0);
 }
 
 int fm_skymodel_scratch_init(const fm_skymodel *m, void *buf, size_t size, fm_memo *memo)
@@ -244,5 +277,5 @@ int fm_skymodel_scratch_init(const fm_skymodel *m, void *buf, size_t size, fm_me
     if (m == NULL) {
         return FM_E_ARG;
     }
-    return fm_scratch_split(buf, size, m->base == FM_SKY_LINEAR ? m->index.n_features : 0u, 0u, 0, memo, NULL);
+    return fm_scratch_split(buf, size, sky_uses_memo(m) ? m->index.n_features : 0u, 0u, 0, memo, NULL);
 }

@@ -1,6 +1,7 @@
-"""K linear scorers answering the largest score's class: the K-class low-cost model f1 of the linear
-gated trainers (ADAPT-LIN, L1 baseline), part type ``linear-k`` of a gated model, FM_PART_LINEAR_K in
-fm_gated.h.
+"""K linear scorers answering the largest score's class (fm_linear_argmax in fm_linear.h): the K-class
+low-cost model f1 of the linear gated trainers (ADAPT-LIN, L1 baseline), part type ``linear-k`` of a
+gated model (FM_PART_LINEAR_K in fm_gated.h), and each indexed model of a K-class skyline with the
+linear base (FM_SKY_LINEARK in fm_skymodel.h).
 
 Class c's score is computed exactly as a :class:`pyruntime.linear.LinearScorer` (float32: from its bias,
 terms in stored order; q15: from bias_q, saturating), classes 0, 1, .., K-1 in turn over one read memo;
@@ -16,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import require
+from pyruntime.arrays import check_inputs, require
 from pyruntime.fixedpoint import pick_shift
 from pyruntime.linear import LinearScorer, LinearScorerQ15, linear_struct
 from pyruntime.memo import ReadState
+from pyruntime.result import Predictions
 
 
 class _Scorers:
@@ -78,6 +80,18 @@ class MultiLinear(_Scorers):
         scorers = data.get("classes")
         require(isinstance(scorers, list), "a linear-k part needs a list of class scorers")
         return cls(tuple(LinearScorer.from_dict({**s, "costs": data.get("costs")}) for s in scorers))
+
+    def nbytes(self) -> int:
+        """Table bytes: every scorer's feature indices and weights."""
+        return int(sum(s.feature.nbytes + s.weight.nbytes for s in self.scorers))
+
+    def predict_reference(self, X: Any) -> Predictions:
+        """One K-class prediction per row, as fm_linear_argmax after fm_memo_start (label = class index)."""
+        X32 = check_inputs(X, self.n_features)
+        state = ReadState.start(X32.shape[0], self.n_features)
+        label, score = multi_eval(self, X32, state, np.arange(X32.shape[0]), False)
+        return Predictions(label=label, score=score, n_read=state.n_read, cost=state.cost,
+                           stage=np.zeros(X32.shape[0], np.uint32))
 
     def q15(self, in_shift: int) -> MultiLinearQ15:
         """Every scorer with the same in_shift and the weight shift of the largest |weight| of all."""
