@@ -1,5 +1,5 @@
-/* libFuzzer harness: budget-indexed models (fm_skymodel.h) over NB or linear bases: check, then
- * predictions under fuzzed budgets and sizes, eager and lazy. */
+/* libFuzzer harness: budget-indexed models (fm_skymodel.h) over NB, linear or K-class linear bases: check,
+ * then predictions under fuzzed budgets and sizes, eager and lazy. */
 #include <math.h>
 
 #include "fuzz_build.h"
@@ -55,7 +55,9 @@ static int batch(const void *c, const float *X, uint32_t rows, uint32_t cols, fm
 }
 
 static const size_t skymodel_ptrs[] = {FZ_SKYLINE_PTRS(fm_skymodel, index.), offsetof(fm_skymodel, nb),
-                                        offsetof(fm_skymodel, linear)};
+                                        offsetof(fm_skymodel, linear), offsetof(fm_skymodel, lineark)};
+
+#define FZ_SKY_MAX_CLASSES 4u /* K-class linear base: 2 .. 4 scorers per model */
 
 static int check(const void *m)
 {
@@ -72,9 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_in in = {data, size};
     fz_skyline_arrays sa;
     fz_nb_arrays nba[FZ_SKY_MAX_MODELS];
-    fz_linear_arrays la[FZ_SKY_MAX_MODELS];
+    fz_linear_arrays la[FZ_SKY_MAX_MODELS * FZ_SKY_MAX_CLASSES];
     fm_nb nb[FZ_SKY_MAX_MODELS];
-    fm_linear lin[FZ_SKY_MAX_MODELS];
+    fm_linear lin[FZ_SKY_MAX_MODELS * FZ_SKY_MAX_CLASSES];
     float costs[FZ_MAX_FEATURES];
     fm_skymodel m;
     const fz_nulls nulls = FZ_NULLS(&m, skymodel_ptrs, check, raw);
@@ -84,8 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!fz_skyline(&in, &sa, &m.index, nf)) {
         return 0;
     }
-    m.base = fz_byte(&in) % 3u; /* 2 (FM_SKY_NBK): no tables here (nbk NULL), refused when the index has models */
-    for (i = 0; i < m.index.n_models; ++i) {
+    {
+        /* base byte % 3: 0 NB, 1 linear, 2 FM_SKY_NBK with no tables here (nbk NULL: refused when the index
+         * has models), or FM_SKY_LINEARK when the byte's high bit is set, with 2 + (next byte % 3) classes */
+        const uint32_t b = fz_byte(&in);
+        m.base = (b % 3u == 2u && (b & 0x80u) != 0u) ? FM_SKY_LINEARK : b % 3u;
+    }
+    m.n_classes = m.base == FM_SKY_LINEARK ? 2u + fz_byte(&in) % (FZ_SKY_MAX_CLASSES - 1u) : 0u;
+    for (i = 0; i < m.index.n_models * (m.base == FM_SKY_LINEARK ? m.n_classes : 1u); ++i) {
         if (m.base == FM_SKY_NB) {
             fz_nb(&in, &nba[i], &nb[i], nf);
         } else {
@@ -94,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     m.nb = m.base == FM_SKY_NB ? nb : NULL;
     m.linear = m.base == FM_SKY_LINEAR ? lin : NULL;
+    m.lineark = m.base == FM_SKY_LINEARK ? lin : NULL;
     m.default_budget = fz_double(&in);
     m.default_size = fz_double(&in);
     if (fm_skymodel_check(&m) != FM_OK) {
@@ -107,6 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         k.budget = m.default_budget;
         k.size = m.default_size;
     }
-    fz_run(&in, &k, nf, eager, lazy, batch, &nulls, FM_LABEL_DEFER, 1);
+    fz_run(&in, &k, nf, eager, lazy, batch, &nulls, FM_LABEL_DEFER,
+           m.base == FM_SKY_LINEARK ? (int32_t)m.n_classes - 1 : 1);
     return 0;
 }
