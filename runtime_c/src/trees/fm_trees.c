@@ -129,6 +129,18 @@ static int runs_valid(uint32_t run, uint32_t n_outputs, uint32_t n_trees, const 
     return 1;
 }
 
+/* The whole runs inside trees [first, end) (first <= end <= n_trees) of a table with runs of R > 1 trees
+ * (runs_valid): [*a, *b) with *a the first run start at or after first and *b the last at or before end; no
+ * whole run inside when *a >= *b. Tree t is tree t % R of its run, which its output to[t] says (runs_valid:
+ * tree j of a run adds to output j), so the run starts need no division (Cortex-M0 has none). The bounds of
+ * both walks, memo (fm_trees_impl.h) and eager (fm_trees_ewalk_impl.h). */
+FM_WALK void run_bounds(const uint16_t *to, uint32_t n_trees, uint32_t R, uint32_t first, uint32_t end,
+                        uint32_t *a, uint32_t *b)
+{
+    *a = (first >= end || to[first] == 0u) ? first : first + R - to[first];
+    *b = (end == n_trees) ? end : end - to[end];
+}
+
 /* The start of a loop body over the costs: cost c = mant * 2^ex with mant odd (declares mant and ex), and
  * `continue` when c is zero. */
 #define FM_COST_ODD(c, mant, ex)                                                                              \

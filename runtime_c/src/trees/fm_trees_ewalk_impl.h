@@ -301,17 +301,16 @@ FM_WALK void E_NAME(runs)(const E_MODEL *m, uint32_t first, uint32_t end, const 
     }
 }
 
-/* m->run > 1: trees [first, end) with the runs' walk over the whole runs inside and the per-tree walks before
- * and after (all per tree when no whole run is inside). Tree t is tree t % R of its run, which its output says
- * (fm_trees_check: tree j of a run adds to output j), so the run starts need no division. Out of line and
- * reached by a tail call: E_WALK stays the per-tree walk plus one test for tables without runs. */
+/* m->run > 1: trees [first, end) with the runs' walk over the whole runs inside, [a, b) (run_bounds, no
+ * division), and the per-tree walks before and after (all per tree when no whole run is inside). Out of line
+ * and reached by a tail call: E_WALK stays the per-tree walk plus one test for tables without runs. */
 static FM_NOINLINE void E_NAME(with_runs)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in,
                                           uint8_t *mark, E_ACC *scores)
 {
     const uint32_t R = m->run;
-    const uint16_t *to = m->tree_output;
-    const uint32_t a = (first >= end || to[first] == 0u) ? first : first + R - to[first]; /* a run start */
-    const uint32_t b = (end == m->n_trees) ? end : end - to[end];                           /* a run start */
+    uint32_t a;
+    uint32_t b;
+    run_bounds(m->tree_output, m->n_trees, R, first, end, &a, &b);
     if (a >= b) {
         E_NAME(plain)(m, first, end, in, mark, scores);
         return;

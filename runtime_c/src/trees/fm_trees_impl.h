@@ -113,9 +113,11 @@ FM_RUN_VARIANT(T_PRIV(run_n), T_PRIV(run), 0, 0, 0)
 /* The memo walk over runs of m->run trees with equal splits (fm_trees.h, `run`): *t (a run start) to end (a run
  * end), resumable like run above: returns a feature this prediction has not used yet (the walk stands at
  * tree *t, local node *i, the tree's first node *start), or FM_WALK_DONE. Each run's first tree is walked,
- * then tree j of the run adds the leaf at the same place to output j, in tree order. */
-static FM_NOINLINE uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start, uint32_t end,
-                                         const walk_env *env, int eager)
+ * then tree j of the run adds the leaf at the same place to output j, in tree order. implicit (a constant:
+ * m->child == NULL) picks the layout, one out-of-line function per layout below (E_NAME(runs) has one loop
+ * per layout too). */
+FM_WALK uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start, uint32_t end,
+                              const walk_env *env, int implicit, int eager)
 {
     const uint32_t R = m->run;
     const uint8_t *seen = env->seen;
@@ -127,6 +129,7 @@ static FM_NOINLINE uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t
         const uint32_t n_inner = m->node_end[*t] - s;
         const uint16_t *fe = m->feature + s;
         const T_TH *th = T_THRS(m) + s;
+        const uint32_t *ch = implicit ? NULL : m->child + s;
         const T_LEAF *lf;
         uint32_t k = *i;
         uint32_t j;
@@ -136,7 +139,7 @@ static FM_NOINLINE uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t
                 *i = k;
                 return f;
             }
-            T_STEP(k, (m->child == NULL ? 2u * k + 1u : m->child[s + k]), f, th[k], eager);
+            T_STEP(k, (implicit ? 2u * k + 1u : ch[k]), f, th[k], eager);
         }
         lf = T_LEAVES(m) + s + *t + (k - n_inner);
         for (j = 0; j < R; ++j) { /* tree j of a run adds to output j */
@@ -147,6 +150,18 @@ static FM_NOINLINE uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t
         *i = 0u;
     }
     return FM_WALK_DONE;
+}
+
+static FM_NOINLINE uint32_t T_PRIV(runs_i)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start,
+                                           uint32_t end, const walk_env *env, int eager)
+{
+    return T_PRIV(runs)(m, t, i, start, end, env, 1, eager);
+}
+
+static FM_NOINLINE uint32_t T_PRIV(runs_e)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start,
+                                           uint32_t end, const walk_env *env, int eager)
+{
+    return T_PRIV(runs)(m, t, i, start, end, env, 0, eager);
 }
 
 /* What a memo walk over trees ..end_tree reads besides its state (x != NULL: eager, else the memo's values). */
@@ -222,10 +237,7 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
     if (R <= 1u) {
         return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
     }
-    /* run starts from the outputs (tree j of a run adds to output j: fm_trees_check), no division */
-    a = (first_tree >= end_tree || m->tree_output[first_tree] == 0u) ? first_tree
-                                                                      : first_tree + R - m->tree_output[first_tree];
-    b = (end_tree == m->n_trees) ? end_tree : end_tree - m->tree_output[end_tree];
+    run_bounds(m->tree_output, m->n_trees, R, first_tree, end_tree, &a, &b); /* no division */
     if (a >= b) {
         return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
     }
@@ -237,7 +249,8 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
     t = a;
     start = (a == 0u) ? 0u : m->node_end[a - 1u];
     for (;;) {
-        const uint32_t f = T_PRIV(runs)(m, &t, &i, &start, b, &env, x != NULL);
+        const uint32_t f = (m->child == NULL) ? T_PRIV(runs_i)(m, &t, &i, &start, b, &env, x != NULL)
+                                              : T_PRIV(runs_e)(m, &t, &i, &start, b, &env, x != NULL);
         if (f == FM_WALK_DONE) {
             break;
         }
