@@ -80,6 +80,7 @@ CASCADE_SWEEP = "cascade --early-exit-every 10 (lambda kept by the shared sweep)
 CASCADE_DEFAULT = "cascade, defaults (shared trees; sweep's models, exits every 1 or 5)"
 F0, RF = "gated f0 alone (the model's rf tables, every input)", "sklearn RandomForest, 100 trees (f0's shape)"
 ADAPT_SWEEP, L1_SWEEP = "adapt-lin --sweep (cheapest within 0.01 of f0)", "l1-gate --sweep (cheapest within 0.01 of f0)"
+ADAPTG_SWEEP = "adapt-gbrt --sweep (shared f1 trees; cheapest within 0.01)"
 CSTC0, RIDGE = "cstc lambda=0 (no cost term), depth 3", "sklearn RidgeClassifier (one leaf's shape, all features)"
 CSTC_SWEEP = "cstc --sweep (cheapest within 0.01 of the best)"
 SKY0, SKY2, SKY4 = ("skyline greedy-acc, no budget (best model)", "skyline, budget = 1/2 of the best model's",
@@ -195,8 +196,9 @@ def skyline_rows(task: Any) -> list[Row]:
 
 
 def gated_rows(task: Any, seed: int, quick: bool) -> list[Row]:
-    """The gated kinds: f0 alone beside its forest, then adapt-lin and l1-gate at the trainers' --sweep choice
-    (features = mean distinct features read: gate and f1, plus f0's path for the inputs sent to f0)."""
+    """The gated kinds: f0 alone beside its forest, then adapt-lin, l1-gate and adapt-gbrt at the trainers'
+    --sweep choice (features = mean distinct features read: gate and f1, plus f0's path for the inputs sent to
+    f0). Every kind's f0 is the same forest (make_f0("rf", seed) on the same training rows)."""
     from sklearn.ensemble import RandomForestClassifier  # noqa: PLC0415
 
     grid = {"pfull_grid": "0.3,0.6", "gamma_grid": "0.01,0.1"} if quick else {}  # --quick: 4 points, not 28
@@ -206,6 +208,8 @@ def gated_rows(task: Any, seed: int, quick: bool) -> list[Row]:
         (RF, sklearn_row(RandomForestClassifier(n_estimators=100, random_state=seed), task)),
         (ADAPT_SWEEP, c_row(task, adapt)),
         (L1_SWEEP, frugalml_row(task, "l1-gate", {"sweep": True, **grid})),
+        (ADAPTG_SWEEP, frugalml_row(task, "adapt-gbrt", {"sweep": True, **(
+            {"pfull_grid": "0.3,0.6", "gamma_grid": "0.1,0.3", "trees": 10} if quick else {})})),
     ]
 
 
@@ -258,7 +262,7 @@ def verdicts(rows: list[Row], trees: int) -> list[str]:
                             ("cascade/10", CASCADE_SWEEP, miser0s),
                             ("skyline/2", SKY2, SKY0), ("skyline/4", SKY4, SKY0),
                             ("sky-lin/2", SKYL2, SKYL0), ("sky-lin/4", SKYL4, SKYL0), ("adapt-lin", ADAPT_SWEEP, F0),
-                            ("l1-gate", L1_SWEEP, F0), ("cstc", CSTC_SWEEP, CSTC0)):
+                            ("l1-gate", L1_SWEEP, F0), ("adapt-gbrt", ADAPTG_SWEEP, F0), ("cstc", CSTC_SWEEP, CSTC0)):
         if mine not in r or ref not in r:
             continue
         pts = 100 * (r[mine]["accuracy"] - r[ref]["accuracy"])

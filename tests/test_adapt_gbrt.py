@@ -147,3 +147,57 @@ def test_defaults_give_a_non_constant_f1_on_two_feature_blobs() -> None:
     f1 = ir_scores(m.f1_ir_, X.astype(np.float32))[:, 0]
     assert np.unique(f1).size > 1
     assert np.mean(m.predict(X) == y) > 0.83  # the estimator check's bar
+
+
+def _digits_parts() -> tuple[np.ndarray, np.ndarray, RandomForestClassifier, np.ndarray]:
+    X, y = load_digits(return_X_y=True)
+    Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    first = AdaptGbrtClassifier(hpc=RandomForestClassifier(n_estimators=30, random_state=0), n_trees=2).fit(Xtr, ytr)
+    return Xtr, ytr, first.f0_, first.f0_proba_
+
+
+def test_k_class_shared_f1_lets_the_gate_follow_p_full() -> None:
+    """K classes: with shared f1 trees (the default) the sigmoid gate sends a share of the training rows
+    that grows with P_full and stays near it; with separate trees f1 fits its rows, its in-sample loss
+    undercuts f0's out-of-fold loss everywhere and the gate sends (almost) nothing at any P_full."""
+    Xtr, ytr, f0, p0 = _digits_parts()
+    kw = dict(hpc=f0, gamma=1.0, n_trees=30)
+    shares = {}
+    for form in ("shared", "separate"):
+        shares[form] = [AdaptGbrtClassifier(p_full=p, class_trees=form, **kw).fit(Xtr, ytr, f0_proba=p0)
+                        .train_route_fraction_ for p in (0.1, 0.3, 0.5)]
+    assert np.all(np.diff(shares["shared"]) > 0) and 0.05 < shares["shared"][1] <= 0.3 + 0.05, shares
+    assert max(shares["separate"]) < 0.05, shares
+
+
+def test_k_class_shared_f1_has_k_trees_of_equal_splits_per_iteration() -> None:
+    Xtr, ytr, f0, p0 = _digits_parts()
+    m = AdaptGbrtClassifier(hpc=f0, gamma=1.0, n_trees=5).fit(Xtr, ytr, f0_proba=p0)
+    ir = m.to_tree_ensemble()["f1"]
+    roots, out = np.asarray(ir["roots"]), np.asarray(ir["tree_output"])
+    assert ir["n_outputs"] == 10 and len(roots) == 50
+    np.testing.assert_array_equal(out, np.tile(np.arange(10), 5))
+    ends = np.append(roots[1:], len(ir["feature"]))
+    for it in range(5):
+        first = slice(roots[10 * it], ends[10 * it])
+        for k in range(1, 10):
+            t = 10 * it + k
+            other = slice(roots[t], ends[t])
+            np.testing.assert_array_equal(ir["feature"][first], ir["feature"][other])
+            np.testing.assert_array_equal(ir["threshold"][first], ir["threshold"][other])
+
+
+def test_two_classes_are_the_same_model_in_either_form() -> None:
+    X, y = load_breast_cancer(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=20, random_state=0)
+    a, b = (AdaptGbrtClassifier(hpc=rf, n_trees=6, class_trees=form).fit(X, y).to_tree_ensemble()
+            for form in ("shared", "separate"))
+    for part in ("gate", "f1"):
+        for k in a[part]:
+            np.testing.assert_array_equal(a[part][k], b[part][k])
+
+
+def test_bad_class_trees_is_refused() -> None:
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.raises(ValueError, match="class_trees must be one of"):
+        AdaptGbrtClassifier(class_trees="both", n_trees=2).fit(X, y)

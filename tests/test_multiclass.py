@@ -45,9 +45,10 @@ TREE_KINDS = {  # kind -> train options: every tree kind trains K classes (K tre
     "miser": ["--trees", "8", "--depth", "2", "--lambda", "0.5"],
     "cascade": ["--early-exit-every", "2", "--trees", "8", "--depth", "2"],
 }
-GATED = {  # adapt-gbrt: gate g, K-class f1 and f0 (on the device, or off it: DEFER)
+GATED = {  # adapt-gbrt: gate g, K-class f1 (shared trees by default) and f0 (on the device, or off it: DEFER)
     "adapt-gbrt": ["--trees", "6", "--hpc", "gbrt"],
     "adapt-gbrt-remote": ["--trees", "6", "--hpc", "gbrt", "--hpc-remote"],
+    "adapt-gbrt-separate": ["--trees", "6", "--hpc", "gbrt", "--class-trees", "separate"],
 }
 
 
@@ -83,6 +84,7 @@ def test_gated_k_class_c_header_and_reference_agree(work: Path, tmp_path: Path, 
         assert code == 0, err
     m = fmt.load(out)
     assert m.kind == "gated" and m.tables.n_classes == 3
+    assert m.meta["training"]["class_trees"] == ("separate" if name.endswith("separate") else "shared")
     X = load_iris().data
     c, ref = c_evaluator(m, numeric).predict(X), reference_evaluator(m, numeric).predict(X)
     for field in ("label", "n_read", "stage"):
@@ -238,6 +240,14 @@ def assert_refused(res: tuple[int, str, str], message: str, out: Path | None = N
     assert message in lines[-1], err
     if out is not None:
         assert not out.exists() and not out.with_name(out.name + ".tmp").exists()
+
+
+def test_a_bad_class_trees_value_is_refused(work: Path, tmp_path: Path) -> None:
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "adapt-gbrt", work / "iris.csv", "-o", out, "--class-trees", "both")
+    assert code == 2 and "'both' is not one of 'separate', 'shared'" in err and not out.exists()
+    code, _, err = run("train", "adapt-lin", work / "iris.csv", "-o", out, "--class-trees", "shared")
+    assert code == 2 and "--class-trees does not apply to kind adapt-lin" in err and not out.exists()
 
 
 def test_one_class_only_is_refused(tmp_path: Path) -> None:

@@ -22,6 +22,15 @@ with
   the negative gradient whose CART impurity adds gamma * c_a for every feature
   a that neither g nor f1 has used yet (u_a = 0 once used by any tree).
 
+K > 2 classes: f1 is boosted on the multinomial log-loss; ``class_trees`` "shared" (the default) grows
+one split structure per iteration with K leaf values (the shared trees of compiler.trees.miser), "separate"
+K trees per iteration. With separate trees f1 fits its training rows so closely that its in-sample loss
+A_i stays below f0's out-of-fold loss B_i on nearly every row, q is near 0 everywhere and P_full never
+binds: on digits the gate sent 0-3% of the rows to f0 at every P_full up to 0.7, and f1 read 25-47
+features. Shared trees have a tenth of the leaves per iteration and a row reads one path per iteration:
+at gamma 1, P_full 0.3, f1 reads about 18 features and the gate sends 12% of the rows to f0 (probe,
+docs/gated.md). Two classes: one output, the forms are the same model.
+
 At test time g is evaluated first; an input goes to f0 iff sigma(g(x)) > 1/2,
 i.e. g(x) > 0 (the paper's gate), else f1 answers. As in the paper's Algorithm 2,
 q is updated once per ``trees_per_step`` (T, default 1) boosting iterations of g and f1;
@@ -59,7 +68,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import make_f0
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
-from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
+from compiler.trees.miser import CLASS_TREES, Booster, encode_targets, make_booster, penalty_scale
 from pyruntime.progress import track
 
 HPC_NAMES = ("rf", "gbrt", "svm-rbf")
@@ -210,6 +219,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         hpc_cv: int = 3,
         max_bins: int = 64,
         gate_step: float | None = 1.0,
+        class_trees: str = "shared",
         random_state: int | None = 0,
     ) -> None:
         self.hpc = hpc
@@ -226,6 +236,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         self.hpc_cv = hpc_cv
         self.max_bins = max_bins
         self.gate_step = gate_step
+        self.class_trees = class_trees
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -241,6 +252,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("eta must be >= 0")
         if self.gate_rule not in ("sigmoid", "quantile"):
             raise ValueError("gate_rule must be 'sigmoid' (the paper's) or 'quantile'")
+        if self.class_trees not in CLASS_TREES:
+            raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {self.class_trees!r}")
 
     def _gate_step(self) -> float:
         return float(self.step if self.gate_step is None else self.gate_step)
@@ -312,7 +325,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         loss = "logistic" if K == 2 else "multiclass-log"
         n = len(y)
         f1 = make_booster(X32, y_idx, np.ones(n), K, loss, self.costs_, self.step, self.max_depth,
-                          self.max_bins)
+                          self.max_bins, class_trees=self.class_trees)
         Y1 = encode_targets(y_idx, loss, K)
         penalty = self.gamma * penalty_scale(self.costs_)
         per_iter = int(self.trees_per_step)

@@ -33,6 +33,7 @@ from compiler.kinds import KindSpec, register, register_file_metrics
 from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
+from compiler.trees.options import CLASS_TREES_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
 from pyruntime.linear import LinearScorer
@@ -71,7 +72,12 @@ GATED_OPTIONS = [
                  help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
                       "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
 ]
-_TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")]
+_TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")] + CLASS_TREES_OPTIONS
+# f1's trees for K > 2 classes (--class-trees): shared, as the cascade's. With separate trees f1 fits its training
+# rows (K trees per iteration), its in-sample loss in the q step falls below f0's out-of-fold loss on nearly every
+# row, and the gate sent 0-3% of digits' rows to f0 at every P; shared trees read about 18 features at gamma 1
+# and the gate follows P (docs/gated.md, "K classes").
+ADAPT_GBRT_CLASS_TREES = "shared"
 
 
 # ----------------------------------------------------------------- the parts ----
@@ -126,6 +132,7 @@ class _Fitter:
         self.Xtr, self.ytr, self.Xva, self.yva = split(task)
         self.hpc = str(opts.get("hpc", "rf"))
         self.remote = bool(opts.get("hpc_remote", False))
+        self.class_trees = str(opts.get("class_trees") or ADAPT_GBRT_CLASS_TREES)
         if self.hpc == "svm-rbf" and not self.remote:
             raise ValueError("f0 svm-rbf cannot be compiled for the C runtime; give --hpc-remote to declare it "
                              "off-device")
@@ -146,7 +153,7 @@ class _Fitter:
             m = AdaptGbrtClassifier(hpc=self._f0 if self._f0 is not None else self.hpc, p_full=p, gamma=gamma,
                                     n_trees=int(self.opts.get("trees", 50)), max_depth=int(self.opts.get("depth", 3)),
                                     step=float(self.opts.get("step", 0.1)), costs=self.costs,
-                                    random_state=self.seed)
+                                    class_trees=self.class_trees, random_state=self.seed)
             m.fit(self.Xtr, ytr, f0_proba=self._f0_proba)
             if self._f0 is None:
                 self._f0, self._f0_proba = m.f0_, m.f0_proba_
@@ -253,6 +260,8 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         hpc = fitter.hpc_validation()
     record.update({"algorithm": kind, "pfull_chosen": p_full, "gamma_chosen": gamma, "hpc": fitter.hpc,
                    "hpc_remote": tables.remote})
+    if kind == "adapt-gbrt" and task.n_classes > 2:
+        record["class_trees"] = fitter.class_trees
     record.update(fitter.validate(tables))
     record.update(hpc)
     p = predict_with_fallback(CGated(tables), fitter.Xva, fitter.f0_estimator)
