@@ -82,12 +82,13 @@ def early_exit_curve(m: GreedyMiserClassifier, X: np.ndarray, y: np.ndarray, thr
     return pts
 
 
-def skyline_curve(task: Any, method: str, max_sets: int | None) -> tuple[list[Point], int]:
-    """Test accuracy of the C runtime at every budget 0 .. d (uniform costs) and the number of models."""
+def skyline_curve(task: Any, method: str, max_sets: int | None, base: str = "linear") -> tuple[list[Point], int]:
+    """Test accuracy of the C runtime at every budget 0 .. d (uniform costs) and the number of models; base
+    linear (K class scorers: the paper's black box) or nb."""
     from compiler.kinds import load_kind_modules  # noqa: PLC0415
     from compiler.skyline.kind import skyline_eval  # noqa: PLC0415
 
-    opts: dict[str, Any] = {"method": method}
+    opts: dict[str, Any] = {"method": method, "base": base}
     if max_sets is not None:
         opts["max_sets"] = max_sets
     model = load_kind_modules()["skyline"].train("skyline", task, opts, None)
