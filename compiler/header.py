@@ -269,14 +269,16 @@ def check_name(name: str) -> str:
 def cost_macros(model: ModelFile, numeric: str) -> list[str]:
     """FM_REPORTS_COST (1: the firmware prints a COST column, as `frugalml predict` does), FM_COST_UNIT
     and FM_RESULT_COST(r), the float32 cost of an fm_result *r: r->cost for float32 tables,
-    (float)r->cost_q * FM_COST_UNIT for q15 tables (pyruntime/costtext.py)."""
+    (float)r->cost_q * FM_COST_UNIT for q15 tables (pyruntime/costtext.py), r->cost again for tables whose cost is
+    a float in both numeric types (``cost_is_float``: the skyline's polynomial)."""
     reports = bool(getattr(model.tables, "reports_cost", True))
+    q_cost = numeric == "q15" and not getattr(model.tables, "cost_is_float", False)
     unit = 1.0
-    if numeric == "q15" and reports:
+    if q_cost and reports:
         from pyruntime.evaluators import c_evaluator  # noqa: PLC0415 - the q15 tables' cost unit
 
         unit = float(c_evaluator(model, numeric).cost_unit)
-    cost = "((float)(r)->cost_q * FM_COST_UNIT)" if numeric == "q15" else "((r)->cost)"
+    cost = "((float)(r)->cost_q * FM_COST_UNIT)" if q_cost else "((r)->cost)"
     return [f"#define FM_REPORTS_COST {int(reports)}", f"#define FM_COST_UNIT {c_float(unit)}",
             f"#define FM_RESULT_COST(r) {cost}"]
 

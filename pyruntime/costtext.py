@@ -3,10 +3,12 @@ byte for byte, without printf("%g") on the device (runtime_c/include/core/fm_cos
 
 The value printed is a float32 V: float32 tables print fm_result.cost; q15 tables print
 (float)cost_q * (float)cost_unit (one float32 multiply; cost_unit is FM_COST_UNIT in the generated
-header, 1 whenever the feature costs are integers up to 65535). V is printed exactly rounded to 6
-decimals (round half to even on V's exact binary value), without trailing zeros or a trailing point:
-3 -> "3", 0.1f -> "0.1", 2.5 -> "2.5", 1e-7f -> "0". Non-finite values print as "inf" / "-inf" /
-"nan", and values of 2^64 or more as "M*2^E" (M the 24-bit significand, E the power of two)."""
+header, 1 whenever the feature costs are integers up to 65535), except tables whose cost is a float in
+both numeric types (``cost_is_float``: the skyline's cost polynomial), which print fm_result.cost.
+V is printed exactly rounded to 6 decimals (round half to even on V's exact binary value), without
+trailing zeros or a trailing point: 3 -> "3", 0.1f -> "0.1", 2.5 -> "2.5", 1e-7f -> "0". Non-finite
+values print as "inf" / "-inf" / "nan", and values of 2^64 or more as "M*2^E" (M the 24-bit
+significand, E the power of two)."""
 
 from __future__ import annotations
 
@@ -72,7 +74,8 @@ def predict_fields(tables: object, pred: object, q15: bool, cost_unit: float,
     reads = [str(int(v)) for v in pred.n_read]  # type: ignore[attr-defined]
     if not getattr(tables, "reports_cost", True):
         return [[a, b] for a, b in zip(labels, reads)]
-    costs = device_costs(pred.cost, q15, cost_unit)  # type: ignore[attr-defined]
+    q_cost = q15 and not getattr(tables, "cost_is_float", False)  # the skyline's cost is its float polynomial
+    costs = device_costs(pred.cost, q_cost, cost_unit)  # type: ignore[attr-defined]
     return [[a, b, cost_text(c)] for a, b, c in zip(labels, reads, costs)]
 
 

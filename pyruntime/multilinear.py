@@ -57,6 +57,17 @@ class _Scorers:
     def nnz(self) -> int:
         return sum(s.nnz for s in self.scorers)
 
+    def predict_reference(self, X: Any) -> Predictions:
+        """One K-class prediction per row, as fm_linear[_q15]_argmax after fm_memo_start (label = class
+        index; q15: the score in int32 table units and the cost in cost units * cost_unit)."""
+        X32 = check_inputs(X, self.n_features)
+        q15 = isinstance(self, MultiLinearQ15)
+        state = ReadState.start(X32.shape[0], self.n_features)
+        label, score = multi_eval(self, X32, state, np.arange(X32.shape[0]), q15)
+        cost = state.cost_q.astype(np.float64) * self.cost_unit if q15 else state.cost
+        return Predictions(label=label, score=score, n_read=state.n_read, cost=cost,
+                           stage=np.zeros(X32.shape[0], np.uint32))
+
 
 @dataclass(frozen=True, eq=False)
 class MultiLinear(_Scorers):
@@ -84,14 +95,6 @@ class MultiLinear(_Scorers):
     def nbytes(self) -> int:
         """Table bytes: every scorer's feature indices and weights."""
         return int(sum(s.feature.nbytes + s.weight.nbytes for s in self.scorers))
-
-    def predict_reference(self, X: Any) -> Predictions:
-        """One K-class prediction per row, as fm_linear_argmax after fm_memo_start (label = class index)."""
-        X32 = check_inputs(X, self.n_features)
-        state = ReadState.start(X32.shape[0], self.n_features)
-        label, score = multi_eval(self, X32, state, np.arange(X32.shape[0]), False)
-        return Predictions(label=label, score=score, n_read=state.n_read, cost=state.cost,
-                           stage=np.zeros(X32.shape[0], np.uint32))
 
     def q15(self, in_shift: int) -> MultiLinearQ15:
         """Every scorer with the same in_shift and the weight shift of the largest |weight| of all."""

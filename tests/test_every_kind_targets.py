@@ -52,8 +52,7 @@ TRAIN: dict[str, tuple[str, ...]] = {
     "l1-gate": ("--hpc", "gbrt", "--hpc-remote"),  # f0 off the device: the gate answers DEFER
     "skyline": ("--base", "linear"),
 }
-# skyline indexes float32 models only (docs/skyline.md); its q15 export is refused with a clear error
-NUMERICS = {"skyline": ("float32",)}
+NUMERICS: dict[str, tuple[str, ...]] = {}  # kinds with fewer numeric types than float32 and q15 (none since round 19)
 CORTEX_M_TARGETS = [("cortex-m0", "microbit"), ("cortex-m3", "mps2-an385"), ("cortex-m4f", "mps2-an386"),
                     ("cortex-m33", "mps2-an505")]
 PI_CROSS = ["aarch64-linux-gnu-", "arm-linux-gnueabihf-"]

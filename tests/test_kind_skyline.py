@@ -4,6 +4,7 @@ C evaluator, skyline_eval with a budget sweep and its plot, format checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -100,10 +101,11 @@ def test_nothing_fits(work: Path, base: str) -> None:
     assert rc == 0 and one.cost[0] == cheapest
 
 
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("base", ["nb", "linear"])
-def test_c_equals_numpy_reference(work: Path, base: str) -> None:
+def test_c_equals_numpy_reference(work: Path, base: str, numeric: str) -> None:
     model = load(work, base)
-    c, ref = c_evaluator(model), reference_evaluator(model)
+    c, ref = c_evaluator(model, numeric), reference_evaluator(model, numeric)
     X, _ = data(work)
     top = float(poly_cost(model.tables.index.model_coef, 20.0).max())
 
@@ -190,8 +192,33 @@ def test_header_compiled_back(work: Path, base: str, tmp_path: Path) -> None:
     np.testing.assert_array_equal(labels, pred.label)
     np.testing.assert_array_equal(n_read, pred.n_read)
     assert ns > 0
-    code, _, err = run("export-c", path, "-o", tmp_path / "q.h", "--numeric", "q15")
-    assert code == 2 and "float32" in err
+    header_q = tmp_path / "q" / "model.h"  # the q15 tables answer as the q15 C evaluator
+    header_q.parent.mkdir()
+    code, _, err = run("export-c", path, "-o", header_q, "--numeric", "q15", "--embed", work / "data.npz",
+                       "--rows", 60)
+    assert code == 0, err
+    assert "fm_skymodel_q15" in header_q.read_text()
+    labels_q, n_read_q, _ = run_rows(build_row_runner(header_q, header_q.parent, cc=cc), seconds=0.01)
+    pred_q = c_evaluator(model, "q15").predict(X[:60])
+    np.testing.assert_array_equal(labels_q, pred_q.label)
+    np.testing.assert_array_equal(n_read_q, pred_q.n_read)
+    assert np.mean(pred_q.label == pred.label) > 0.9  # q15 rounding flips few answers
+
+
+def test_q15_of_a_linear_model_file_without_input_absmax_is_refused(work: Path, tmp_path: Path) -> None:
+    """Files written before q15 skyline tables have no input_absmax: q15 export of the linear base says so
+    in one line (the NB base needs no input shift and exports)."""
+    for base in ("linear", "nb"):
+        m = load(work, base)
+        old = fmt.ModelFile(kind=m.kind, tables=dataclasses.replace(m.tables, input_absmax=None), meta=m.meta)
+        path = tmp_path / f"{base}.msgpack"
+        fmt.save(old, path)
+        assert "input_absmax" not in fmt.load(path).tables.to_dict()
+        code, _, err = run("export-c", path, "-o", tmp_path / f"{base}.h", "--numeric", "q15")
+        if base == "linear":
+            assert code == 2 and "no input_absmax" in err and not (tmp_path / f"{base}.h").exists()
+        else:
+            assert code == 0, err
 
 
 def test_unexportable_base_and_format_checks(work: Path) -> None:

@@ -52,14 +52,15 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 BASES = {"nb": (NBMultiModel, "FM_SKY_NBK"), "linear": (MultiLinear, "FM_SKY_LINEARK")}
 
 
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("base", BASES)
-def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path, base: str) -> None:
+def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path, base: str, numeric: str) -> None:
     model = fmt.load(work / f"{base}.msgpack")
     t = model.tables
     assert t.multiclass and t.n_models >= 3 and t.n_classes == K and t.base_code == base + "k"
     assert all(isinstance(m, BASES[base][0]) for m in t.models)
     X, y = np.load(work / "data.npz")["X"][:80], np.load(work / "data.npz")["y"][:80]
-    c, ref = c_evaluator(model), reference_evaluator(model)
+    c, ref = c_evaluator(model, numeric), reference_evaluator(model, numeric)
     ix = t.index
     for size in (0.0, 4.0, 10.0):
         costs = poly_cost(ix.model_coef, size)
@@ -79,19 +80,21 @@ def test_k_class_tables_budgets_hold_and_c_equals_numpy(work: Path, base: str) -
     assert np.mean(best.label == y) > 0.7  # the dear features separate the four classes
 
 
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
 @pytest.mark.parametrize("base", BASES)
-def test_k_class_header_answers_as_the_c_evaluator(work: Path, tmp_path: Path, base: str) -> None:
+def test_k_class_header_answers_as_the_c_evaluator(work: Path, tmp_path: Path, base: str, numeric: str) -> None:
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
     path = tmp_path / "m.msgpack"  # the fixture's model with a default budget that leaves out the dear models
     fmt.save(skyline_at(fmt.load(work / f"{base}.msgpack"), 6.0, 2.0), path)
     header = tmp_path / "model.h"
-    code, _, err = run("export-c", path, "-o", header, "--embed", work / "data.npz", "--rows", 50)
+    code, _, err = run("export-c", path, "-o", header, "--embed", work / "data.npz", "--rows", 50,
+                       "--numeric", numeric)
     assert code == 0, err
     assert BASES[base][1] in header.read_text()
     labels, n_read, _ = run_rows(build_row_runner(header, tmp_path, cc=cc), seconds=0.01)
-    pred = c_evaluator(fmt.load(path)).predict(np.load(work / "data.npz")["X"][:50])
+    pred = c_evaluator(fmt.load(path), numeric).predict(np.load(work / "data.npz")["X"][:50])
     assert np.all(pred.cost <= 6.0)
     np.testing.assert_array_equal(labels, pred.label)
     np.testing.assert_array_equal(n_read, pred.n_read)

@@ -1,6 +1,6 @@
-"""C-header emitter of the skyline kind: fm_skymodel (fm_skymodel.h), float32 tables only: the
-budget index (doubles) and a const array of the indexed models (NB, K-class NB, linear, or K class
-scorers per model for the K-class linear base)."""
+"""C-header emitter of the skyline kind: fm_skymodel or fm_skymodel_q15 (fm_skymodel.h): the budget index
+(doubles, in both) and a const array of the indexed models (NB, K-class NB, linear, or K class scorers per
+model for the K-class linear base), in float32 or their q15 form."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from compiler.header import CArray, CTables, c_double, c_float, c_uint
 from compiler.header_blocks import linear_fields
-from compiler.nb.header import nbk_tables
+from compiler.nb.header import nb_tables
 from pyruntime.nb.model import NBModel
 from pyruntime.skyline.model import SkylineModel
 
@@ -27,10 +27,12 @@ def nb_fields(m: NBModel, p: str, arrays: list[CArray]) -> dict[str, str]:
 
 
 def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
-    """fm_skymodel initializer (fm_skymodel.h); float32 tables only."""
-    if numeric != "float32":
-        raise ValueError(f"skyline models export float32 tables only, not {numeric}")
+    """fm_skymodel (float32) or fm_skymodel_q15 initializer (fm_skymodel.h)."""
+    if numeric not in ("float32", "q15"):
+        raise ValueError(f"skyline models export float32 or q15 tables, not {numeric}")
     m: SkylineModel = tables
+    q = numeric == "q15"
+    q_models = m.q15().models if q else None  # raises for a linear model file without input_absmax
     ix = m.index
     arrays = [CArray(f"{p}_model_coef", "double", ix.model_coef.ravel()),
               CArray(f"{p}_feat_ptr", "uint32_t", ix.feat_ptr), CArray(f"{p}_feat_idx", "uint32_t", ix.feat_idx),
@@ -39,32 +41,39 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
     index = {"n_features": c_uint(ix.n_features), "n_models": c_uint(ix.n_models), "n_ranges": c_uint(ix.n_ranges),
              "model_coef": f"{p}_model_coef", "feat_ptr": f"{p}_feat_ptr", "feat_idx": f"{p}_feat_idx",
              "breaks": f"{p}_breaks", "sky_ptr": f"{p}_sky_ptr", "sky_model": f"{p}_sky_model"}
-    if m.base_code == "nbk":
-        ctype = "fm_nbk"
+    struct_arrays: list[tuple[str, str, list[Any]]] = []
+    preamble = None
+    suffix = "_q15" if q else ""
+    if m.base_code == "nbk" or (q and m.base_code == "nb"):  # the NB kinds' own tables (q15: their layouts)
+        ctype = f"fm_{m.base_code}{suffix}"
         elems = []
         for k, model in enumerate(m.models):
-            t = nbk_tables(model, "float32", f"{p}_m{k}")
+            t = nb_tables(model, numeric, f"{p}_m{k}")
             arrays += t.arrays
+            struct_arrays += t.struct_arrays
+            preamble = preamble or t.preamble
             elems.append(t.fields)
-    elif m.base == "nb":
+    elif m.base_code == "nb":
         ctype = "fm_nb"
         elems = [nb_fields(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
-    elif m.base_code == "lineark":  # model k's class c at k * n_classes + c
-        ctype = "fm_linear"
-        elems = [linear_fields(s, f"{p}_m{k}c{c}", "NULL", arrays)
-                 for k, model in enumerate(m.models) for c, s in enumerate(model.scorers)]
-    else:
-        ctype = "fm_linear"
-        elems = [linear_fields(model, f"{p}_m{k}", "NULL", arrays) for k, model in enumerate(m.models)]
-    models = f"{p}_models" if elems else "NULL"
+    else:  # linear; lineark: model k's class c at k * n_classes + c
+        ctype = f"fm_linear{suffix}"
+        models = q_models if q_models is not None else m.models
+        elems = [linear_fields(sc, f"{p}_m{k}" + (f"c{c}" if m.base_code == "lineark" else ""), "NULL", arrays)
+                 for k, model in enumerate(models)
+                 for c, sc in enumerate(model.scorers if m.base_code == "lineark" else (model,))]
+    models_name = f"{p}_models" if elems else "NULL"
     base = {"nb": "FM_SKY_NB", "nbk": "FM_SKY_NBK", "linear": "FM_SKY_LINEAR",
             "lineark": "FM_SKY_LINEARK"}[m.base_code]
-    fields = {"index": index, "base": base, "nb": models if m.base_code == "nb" else "NULL",
-              "linear": models if m.base_code == "linear" else "NULL",
-              "nbk": models if m.base_code == "nbk" else "NULL",
+    fields = {"index": index, "base": base, "nb": models_name if m.base_code == "nb" else "NULL",
+              "linear": models_name if m.base_code == "linear" else "NULL",
+              "nbk": models_name if m.base_code == "nbk" else "NULL",
               "default_budget": c_double(m.default_budget), "default_size": c_double(m.default_size),
               "n_classes": c_uint(m.n_classes if m.base_code == "lineark" else 0),
-              "lineark": models if m.base_code == "lineark" else "NULL"}
-    return CTables(arrays=arrays, struct_type="fm_skymodel", fields=fields, predict_vec="fm_skymodel_predict_vec",
-                   header="fm_skymodel.h", struct_arrays=[(f"{p}_models", ctype, elems)] if elems else [],
-                   vec_bounds=(int(ix.n_features), 1) if m.base == "linear" else None)
+              "lineark": models_name if m.base_code == "lineark" else "NULL"}
+    if elems:
+        struct_arrays.append((f"{p}_models", ctype, elems))
+    return CTables(arrays=arrays, struct_type=f"fm_skymodel{suffix}", fields=fields,
+                   predict_vec=f"fm_skymodel{suffix}_predict_vec", header="fm_skymodel.h",
+                   struct_arrays=struct_arrays, vec_bounds=(int(ix.n_features), 1) if m.base == "linear" else None,
+                   preamble=preamble)

@@ -186,7 +186,8 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     lo, _ = clf.size_range_
     tables = SkylineModel(index=clf.index_, base=base, models=models,
                           default_budget=float(opts.get("default_budget", math.inf)),
-                          default_size=float(opts.get("default_size", lo)))
+                          default_size=float(opts.get("default_size", lo)),
+                          input_absmax=float(np.max(np.abs(X[task.train]), initial=0.0)))
     record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     record.update({
         "base": base, "method": clf.method_, "expanded_nodes": int(clf.expanded_nodes_),

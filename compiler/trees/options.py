@@ -28,9 +28,9 @@ CLASS_TREES_OPTIONS = [
                  help="K > 2 classes: 'separate' (the paper: K trees per iteration, each with its own splits) or "
                       "'shared' (one split structure per iteration for all K classes, K leaf values: a row reads at "
                       "most one path's features per iteration, where separate trees read up to K paths'; "
-                      "docs/miser_cascade.md; adapt-gbrt: the form of f1, docs/gated.md) [miser, cascade, "
-                      f"adapt-gbrt; default {MISER_DEFAULTS['class_trees']} for miser (the paper's), "
-                      f"{_C['class_trees']} for cascade and adapt-gbrt]."),
+                      "docs/miser_cascade.md) [miser: default "
+                      f"{MISER_DEFAULTS['class_trees']} (the paper's); cascade: default {_C['class_trees']}; "
+                      f"adapt-gbrt: the form of f1's trees (docs/gated.md), default {_C['class_trees']}]."),
 ]
 MISER_OPTIONS = [
     click.Option(["--leaves"], type=click.IntRange(min=2), default=None,

@@ -31,7 +31,7 @@ from pyruntime.arrays import check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
 from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
-from pyruntime.linear import LinearScorer, linear_struct
+from pyruntime.linear import LinearScorer, in_shift_for, linear_struct
 from pyruntime.multilinear import MultiLinear
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
@@ -48,15 +48,20 @@ MAX_VEC_FEATURES = 512  # FM_VEC_MAX_FEATURES (stack memo of the eager C forms, 
 class SkylineModel:
     """A budget index and the tables of the models it indexes (one per index model)."""
 
+    cost_is_float = True  # the cost is the index's polynomial (fm_result.cost) in float32 and q15 alike
+
     index: SkylineIndex
     base: str
     models: list[Any] = field(default_factory=list)
     default_budget: float = float("inf")
     default_size: float = 0.0
+    input_absmax: float | None = None  # the training inputs' largest |x|: the q15 linear scorers' input shift
 
     def __post_init__(self) -> None:
         self.default_budget = float(self.default_budget)
         self.default_size = float(self.default_size)
+        if self.input_absmax is not None:
+            self.input_absmax = float(self.input_absmax)
         self.check()
 
     @property
@@ -102,6 +107,8 @@ class SkylineModel:
         """Raise ModelFormatError unless every model is consistent and reads only its indexed features."""
         require(self.base in BASES, f"base must be one of {', '.join(BASES)}, got {self.base!r}")
         require(not np.isnan(self.default_budget), "default_budget must not be NaN")
+        require(self.input_absmax is None or bool(np.isfinite(self.input_absmax) and self.input_absmax >= 0),
+                "input_absmax must be finite and >= 0")
         require(bool(np.isfinite(self.default_size)), "default_size must be finite")
         require(len(self.models) == self.n_models, "one model table per index model is needed")
         cls = {"nb": NBModel, "nbk": NBMultiModel, "linear": LinearScorer, "lineark": MultiLinear}[self.base_code]
@@ -129,9 +136,12 @@ class SkylineModel:
 
     # -- serialization -------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index.to_dict(), "base": self.base,
-                "models": [m.to_dict() for m in self.models],
-                "default_budget": self.default_budget, "default_size": self.default_size}
+        out = {"index": self.index.to_dict(), "base": self.base,
+               "models": [m.to_dict() for m in self.models],
+               "default_budget": self.default_budget, "default_size": self.default_size}
+        if self.input_absmax is not None:  # optional: files written before q15 skyline tables lack it
+            out["input_absmax"] = self.input_absmax
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SkylineModel:
@@ -140,6 +150,8 @@ class SkylineModel:
         require(isinstance(data["index"], dict), "index must be a map")
         require(isinstance(data["default_budget"], int | float), "default_budget must be a number")
         require(isinstance(data["default_size"], int | float), "default_size must be a number")
+        absmax = data.get("input_absmax")
+        require(absmax is None or isinstance(absmax, int | float), "input_absmax must be a number")
         base = data["base"]
         require(base in BASES, f"base must be one of {', '.join(BASES)}")
         for m in data["models"]:
@@ -150,51 +162,112 @@ class SkylineModel:
         except TypeError as exc:
             raise ModelFormatError(f"bad model tables: {exc}") from None
         return cls(index=SkylineIndex.from_dict(data["index"]), base=base, models=models,
-                   default_budget=data["default_budget"], default_size=data["default_size"])
+                   default_budget=data["default_budget"], default_size=data["default_size"], input_absmax=absmax)
+
+    def q15(self) -> SkylineQ15:
+        """The q15 tables: the same index, budgets and defaults, each model's q15 form (NB: fm_nb_q15 /
+        fm_nbk_q15; linear: fm_linear_q15 with the input shift of the training inputs' largest |x| and, for
+        K class scorers, one weight shift for all K)."""
+        if self.base == "linear":
+            if self.input_absmax is None:
+                raise ValueError("this skyline model file has no input_absmax (written before q15 skyline tables): "
+                                 "the linear scorers' q15 input shift is unknown; retrain it, or export float32")
+            shift = in_shift_for(self.input_absmax)
+            models = [m.q15(shift) if isinstance(m, MultiLinear) else m.q15(in_shift=shift) for m in self.models]
+        else:
+            models = [m.q15() for m in self.models]
+        return SkylineQ15(index=self.index, base_code=self.base_code, models=models,
+                          default_budget=self.default_budget, default_size=self.default_size,
+                          n_classes=self.n_classes, source=self)
 
     # -- evaluation ----------------------------------------------------------------
     def _per_row(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
-        b = self.default_budget if budget is None else budget
-        s = self.default_size if size is None else size
-        return (np.ascontiguousarray(np.broadcast_to(np.asarray(b, np.float64), (rows,))),
-                np.ascontiguousarray(np.broadcast_to(np.asarray(s, np.float64), (rows,))))
+        return per_row(self, rows, budget, size)
 
     def predict_reference(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
         """Numpy reference: budget/size scalars or one per row (None: the stored defaults)."""
-        X32 = check_inputs(X, self.n_features)
-        rows = X32.shape[0]
-        b, s = self._per_row(rows, budget, size)
-        model, cost = self.index.lookup_many(b, s)
-        out = Predictions(label=np.full(rows, LABEL_DEFER, np.int32), score=np.zeros(rows, np.float32),
-                          n_read=np.zeros(rows, np.uint32), cost=np.zeros(rows, np.float64),
-                          stage=np.full(rows, self.n_models, np.uint32))
-        for k in np.unique(model):
-            if k == NO_MODEL:
-                continue
-            r = np.flatnonzero(model == k)
-            p = self.models[int(k)].predict_reference(X32[r])
-            out.label[r] = p.label
-            out.score[r] = p.score
-            out.n_read[r] = p.n_read
-            out.stage[r] = k
-            out.cost[r] = cost[r]
-        return out
+        return indexed_predict(self, X, budget, size, np.float32)
+
+
+@dataclass
+class SkylineQ15:
+    """The q15 form of a SkylineModel (SkylineModel.q15): the index, budgets and defaults as they are, the
+    models' q15 tables (fm_skymodel_q15). Scores are int32 table units; costs the polynomial's doubles."""
+
+    index: SkylineIndex
+    base_code: str
+    models: list[Any]
+    default_budget: float
+    default_size: float
+    n_classes: int
+    source: SkylineModel  # the float32 tables (the NB models' C structs are built from them)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.index.n_features)
+
+    @property
+    def n_models(self) -> int:
+        return self.index.n_models
+
+    @property
+    def multiclass(self) -> bool:
+        return self.base_code in ("nbk", "lineark")
+
+    def _per_row(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
+        return per_row(self, rows, budget, size)
+
+    def predict_reference(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
+        return indexed_predict(self, X, budget, size, np.int32)
+
+
+def per_row(m: SkylineModel | SkylineQ15, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Budget and size per row: scalars broadcast, arrays as given, None the model's stored default."""
+    b = m.default_budget if budget is None else budget
+    s = m.default_size if size is None else size
+    return (np.ascontiguousarray(np.broadcast_to(np.asarray(b, np.float64), (rows,))),
+            np.ascontiguousarray(np.broadcast_to(np.asarray(s, np.float64), (rows,))))
+
+
+def indexed_predict(m: SkylineModel | SkylineQ15, X: Any, budget: Any, size: Any, score_type: type) -> Predictions:
+    """The index's pick per row (budget/size scalars, one per row, or None: the stored defaults), then that
+    model's reference prediction; cost = the pick's polynomial cost (float64), stage = the pick, or
+    n_models with label FM_LABEL_DEFER when nothing fits."""
+    X32 = check_inputs(X, m.n_features)
+    rows = X32.shape[0]
+    b, s = m._per_row(rows, budget, size)
+    model, cost = m.index.lookup_many(b, s)
+    out = Predictions(label=np.full(rows, LABEL_DEFER, np.int32), score=np.zeros(rows, score_type),
+                      n_read=np.zeros(rows, np.uint32), cost=np.zeros(rows, np.float64),
+                      stage=np.full(rows, m.n_models, np.uint32))
+    for k in np.unique(model):
+        if k == NO_MODEL:
+            continue
+        r = np.flatnonzero(model == k)
+        p = m.models[int(k)].predict_reference(X32[r])
+        out.label[r] = p.label
+        out.score[r] = p.score
+        out.n_read[r] = p.n_read
+        out.stage[r] = k
+        out.cost[r] = cost[r]
+    return out
 
 
 class SkylineReference:
     """The numpy reference evaluator (generic interface: predict(X) at the stored defaults)."""
 
     def __init__(self, model: SkylineModel, numeric: str = "float32") -> None:
-        check_numeric(numeric)
-        self.model = model
+        self.model = tables_for(model, numeric)
 
     def predict(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
         return self.model.predict_reference(X, budget, size)
 
 
-def check_numeric(numeric: str) -> None:
-    if numeric != "float32":
-        raise ValueError(f"skyline models have float32 tables only, not {numeric!r}")
+def tables_for(model: SkylineModel, numeric: str) -> SkylineModel | SkylineQ15:
+    """The float32 tables (the model itself) or their q15 form."""
+    if numeric not in ("float32", "q15"):
+        raise ValueError(f"numeric must be float32 or q15, not {numeric!r}")
+    return model if numeric == "float32" else model.q15()
 
 
 def _nb_fill(ffi: Any, s: Any, m: NBModel, keep: list[Any]) -> None:
@@ -230,13 +303,13 @@ class CSkyModel(CEvaluator):
     family, what = "skymodel", "skyline model"
 
     def __init__(self, model: SkylineModel, numeric: str = "float32", ffi: Any = None, lib: Any = None) -> None:
-        check_numeric(numeric)
-        super().__init__(model, ffi, lib)
+        self._sub: list[Any] = []  # q15 NB models: their own evaluators build (and keep) each struct
+        super().__init__(tables_for(model, numeric), ffi, lib)
         if model.base == "linear" and model.n_features > MAX_VEC_FEATURES:
             raise ModelFormatError(f"the eager C forms handle at most {MAX_VEC_FEATURES} features (linear base)")
 
     def is_q15(self, model: Any) -> bool:
-        return False
+        return isinstance(model, SkylineQ15)
 
     def make_scratch(self) -> tuple[Any, ...]:
         return ()
@@ -244,7 +317,7 @@ class CSkyModel(CEvaluator):
     def make_struct(self) -> Any:
         ffi, model, keep = self.ffi, self.model, self._keep
         ix = model.index
-        s = ffi.new("fm_skymodel *")
+        s = ffi.new("fm_skymodel_q15 *" if self.q else "fm_skymodel *")
         s.index.n_features, s.index.n_models, s.index.n_ranges = ix.n_features, ix.n_models, ix.n_ranges
         s.index.model_coef = c_ptr(ffi, keep, "const double *", ix.model_coef.ravel(), "f8")
         s.index.feat_ptr = c_ptr(ffi, keep, "const uint32_t *", ix.feat_ptr, "u4")
@@ -255,19 +328,33 @@ class CSkyModel(CEvaluator):
         s.base = BASE_CODES[model.base_code]
         n = max(model.n_models, 1)
         s.nbk, s.lineark, s.n_classes = ffi.NULL, ffi.NULL, 0
-        if model.base_code == "nbk":
+        s.nb, s.linear = ffi.NULL, ffi.NULL
+        if self.q and model.base_code in ("nb", "nbk"):
+            from pyruntime.nb.binding import CNaiveBayes, CNaiveBayesK  # noqa: PLC0415 - header emitters skip it
+
+            sub = CNaiveBayesK if model.base_code == "nbk" else CNaiveBayes
+            arr = ffi.new(f"fm_{model.base_code}_q15[]", n)
+            for m in model.source.models:
+                ev = sub(m, "q15", ffi, self.lib)
+                self._sub.append(ev)
+                arr[len(self._sub) - 1] = ev.struct[0]
+            if model.base_code == "nbk":
+                s.nbk = arr
+            else:
+                s.nb = arr
+        elif model.base_code == "nbk":
             arr = ffi.new("fm_nbk[]", n)
             for k, m in enumerate(model.models):
                 _nbk_fill(ffi, arr[k], m, keep)
             s.nb, s.linear, s.nbk = ffi.NULL, ffi.NULL, arr
-        elif model.base == "nb":
+        elif model.base_code == "nb":
             arr = ffi.new("fm_nb[]", n)
             for k, m in enumerate(model.models):
                 _nb_fill(ffi, arr[k], m, keep)
             s.nb, s.linear = arr, ffi.NULL
         else:
             scorers = [c for m in model.models for c in (m.scorers if model.multiclass else (m,))]
-            arr = ffi.new("fm_linear[]", max(len(scorers), 1))
+            arr = ffi.new("fm_linear_q15[]" if self.q else "fm_linear[]", max(len(scorers), 1))
             for k, m in enumerate(scorers):
                 one = linear_struct(ffi, m.to_dict(), keep)
                 keep.append(one)
@@ -281,6 +368,14 @@ class CSkyModel(CEvaluator):
         s.default_budget, s.default_size = model.default_budget, model.default_size
         return s
 
+    def _results(self, out: Any, rows: int) -> Predictions:
+        """fm_result[rows] as Predictions: the float32 cost field (the polynomial's rounding; the callers put
+        the double in) and, in q15, score_q as the score."""
+        p = results_to_predictions(self.ffi, out, rows, False)
+        if self.q:
+            p.score = results_to_predictions(self.ffi, out, rows, True).score
+        return p
+
     def predict(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
         """Batch prediction (budget/size: scalars, one per row, or None for the stored defaults)."""
         X32 = check_inputs(X, self.model.n_features)
@@ -292,7 +387,7 @@ class CSkyModel(CEvaluator):
         rows = X32.shape[0]
         out = self.ffi.new("fm_result[]", max(rows, 1))
         spent = self._call(X32, out, budget, size)
-        p = results_to_predictions(self.ffi, out, rows, False)
+        p = self._results(out, rows)
         c32 = np.asarray(p.cost, np.float32).copy()
         p.cost = spent[:rows].copy()
         return p, c32
@@ -318,10 +413,9 @@ class CSkyModel(CEvaluator):
         x32 = np.ascontiguousarray(np.asarray(x, np.float32).ravel())
         out = self.ffi.new("fm_result[]", 1)
         spent = self.ffi.new("double *")
-        rc = self.lib.fm_skymodel_predict_vec_at(self.struct, self.ffi.cast("const float *",
-                                                 self.ffi.from_buffer(x32)), x32.size, float(budget),
-                                                 float(size), out, spent)
-        p = results_to_predictions(self.ffi, out, 1, False)
+        rc = self.fn("predict_vec_at")(self.struct, self.ffi.cast("const float *", self.ffi.from_buffer(x32)),
+                                       x32.size, float(budget), float(size), out, spent)
+        p = self._results(out, 1)
         p.cost = np.array([spent[0]])
         return int(rc), p
 
@@ -338,6 +432,6 @@ class CSkyModel(CEvaluator):
         rc = self._lazy(self.struct, lazy.reader, memo, b, s, out, spent)
         lazy.raise_for_read()
         raise_for(rc, f"{self.what}, lazy prediction")
-        p = results_to_predictions(self.ffi, out, 1, False)
+        p = self._results(out, 1)
         p.cost = np.array([spent[0]])
         return p

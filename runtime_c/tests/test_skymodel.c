@@ -327,9 +327,69 @@ static void test_lineark(void)
     CHECK(fm_skymodel_check(&m) == FM_E_ARG);
 }
 
+/* test_lineark's model in q15 (in_shift 0, w_shift 1: scores in halves), and a scale mismatch refused. */
+static const int16_t w1q[] = {2}, wm1q[] = {-2}, w01q[] = {2, 2};
+
+static fm_linear_q15 lin_q(uint32_t nnz, const int32_t *feature, const int16_t *weight_q, int32_t bias_q)
+{
+    fm_linear_q15 l;
+    memset(&l, 0, sizeof l);
+    l.n_features = 2;
+    l.nnz = nnz;
+    l.feature = feature;
+    l.weight_q = weight_q;
+    l.bias_q = bias_q;
+    l.w_shift = 1;
+    return l;
+}
+
+static void test_lineark_q15(void)
+{
+    fm_linear_q15 ks[12];
+    fm_skymodel_q15 m;
+    fm_result r;
+    double spent;
+    const float x[2] = {2.0f, -3.0f};
+    ks[0] = lin_q(0, lf0, w1q, 0);
+    ks[1] = lin_q(0, lf0, w1q, 1);
+    ks[2] = lin_q(0, lf0, w1q, 1);
+    ks[3] = lin_q(1, lf0, w1q, 0);
+    ks[4] = lin_q(0, lf0, w1q, 2);
+    ks[5] = lin_q(1, lf0, wm1q, 0);
+    ks[6] = lin_q(1, lf1, w1q, 0);
+    ks[7] = lin_q(1, lf1, wm1q, 0);
+    ks[8] = lin_q(0, lf1, w1q, 0);
+    ks[9] = lin_q(2, lf01, w01q, 0);
+    ks[10] = lin_q(0, lf0, w1q, -4);
+    ks[11] = lin_q(1, lf1, wm1q, 1);
+    memset(&m, 0, sizeof m);
+    m.index = make_index();
+    m.base = FM_SKY_LINEARK;
+    m.n_classes = 3;
+    m.lineark = ks;
+    m.default_budget = 1.0;
+    CHECK(fm_skymodel_q15_check(&m) == FM_OK);
+    CHECK(fm_skymodel_q15_predict_vec(&m, x, 2, &r) == FM_OK);
+    CHECK(r.stage == 1u && r.label == 0 && r.n_read == 1u && r.score_q == 4 && r.cost == 1.0f && r.cost_q == 0u);
+    CHECK(fm_skymodel_q15_predict_vec_at(&m, x, 2, 0.5, 0.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 0u && r.label == 1 && r.n_read == 0u && r.score_q == 1);
+    CHECK(fm_skymodel_q15_predict_vec_at(&m, x, 2, 12.5, 10.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 2u && r.label == 1 && r.score_q == 6 && spent == 11.0);
+    CHECK(fm_skymodel_q15_predict_vec_at(&m, x, 2, 13.0, 1.0, &r, &spent) == FM_OK);
+    CHECK(r.stage == 3u && r.label == 2 && r.n_read == 2u && r.score_q == 7 && spent == 13.0);
+    CHECK(fm_skymodel_q15_predict_vec_at(&m, x, 2, -1.0, 0.0, &r, &spent) == FM_E_BUDGET);
+    CHECK(r.label == FM_LABEL_DEFER && r.stage == 4u && spent == 0.0);
+    ks[7].w_shift = 2; /* class 1 of m2 in another unit */
+    CHECK(fm_skymodel_q15_check(&m) == FM_E_MODEL);
+    ks[7].w_shift = 1; /* each model has its own unit: m3's three scorers in quarters */
+    ks[9].w_shift = ks[10].w_shift = ks[11].w_shift = 2u;
+    CHECK(fm_skymodel_q15_check(&m) == FM_OK);
+}
+
 int main(void)
 {
     test_lineark();
+    test_lineark_q15();
     test_nbk();
     test_nb();
     test_nb_records();

@@ -20,7 +20,8 @@
  *      double, which is <= B).
  *
  * The default budget and size (the model file's defaults) serve the generic
- * FM_PREDICT_VEC. Float32 tables only.
+ * FM_PREDICT_VEC. Float32 tables (fm_skymodel) and q15 tables
+ * (fm_skymodel_q15, below).
  */
 #ifndef FM_SKYMODEL_H
 #define FM_SKYMODEL_H
@@ -63,6 +64,24 @@ typedef struct {
     const fm_linear *lineark;     /* [index.n_models * n_classes] when base == FM_SKY_LINEARK, else NULL */
 } fm_skymodel;
 
+/* The same family over q15 tables (fm_nb_q15, fm_linear_q15, fm_nbk_q15):
+ * the index, budgets, sizes and costs stay doubles (out->cost is the
+ * polynomial cost, out->cost_q 0, as in float32); out->score_q is the
+ * chosen model's score. The K scorers of a FM_SKY_LINEARK model must share
+ * in_shift and w_shift (their scores compare in one unit). API: fm_skymodel_q15_<verb>,
+ * the same calls as fm_skymodel_<verb>. */
+typedef struct {
+    fm_skyline index;
+    uint32_t base;                /* FM_SKY_NB, FM_SKY_LINEAR, FM_SKY_NBK or FM_SKY_LINEARK */
+    const fm_nb_q15 *nb;
+    const fm_linear_q15 *linear;
+    double default_budget;
+    double default_size;
+    const fm_nbk_q15 *nbk;
+    uint32_t n_classes;
+    const fm_linear_q15 *lineark; /* [index.n_models * n_classes] */
+} fm_skymodel_q15;
+
 /* FM_OK when the index and every model are consistent and each model reads
  * only features of its indexed set (FM_SKY_NBK: every model has the same
  * n_classes; FM_SKY_LINEARK: n_classes in 2 .. FM_SKY_MAX_CLASSES, each
@@ -94,6 +113,18 @@ int fm_skymodel_predict_vec(const fm_skymodel *m, const float *x, uint32_t n, fm
 int fm_skymodel_predict_batch(const fm_skymodel *m, const float *X, uint32_t rows, uint32_t cols,
                               const double *budget, const double *size, fm_result *out, double *spent,
                               uint32_t *n_done);
+
+int fm_skymodel_q15_check(const fm_skymodel_q15 *m);
+size_t fm_skymodel_q15_scratch_size(const fm_skymodel_q15 *m);
+int fm_skymodel_q15_scratch_init(const fm_skymodel_q15 *m, void *buf, size_t size, fm_memo *memo);
+int fm_skymodel_q15_predict(const fm_skymodel_q15 *m, const fm_reader *in, fm_memo *memo, double budget,
+                            double size, fm_result *out, double *spent);
+int fm_skymodel_q15_predict_vec_at(const fm_skymodel_q15 *m, const float *x, uint32_t n, double budget,
+                                   double size, fm_result *out, double *spent);
+int fm_skymodel_q15_predict_vec(const fm_skymodel_q15 *m, const float *x, uint32_t n, fm_result *out);
+int fm_skymodel_q15_predict_batch(const fm_skymodel_q15 *m, const float *X, uint32_t rows, uint32_t cols,
+                                  const double *budget, const double *size, fm_result *out, double *spent,
+                                  uint32_t *n_done);
 
 #ifdef __cplusplus
 }
