@@ -44,8 +44,31 @@ LABEL_DEFER = -1
 MAX_VEC_FEATURES = 512  # FM_VEC_MAX_FEATURES (stack memo of the eager C forms, linear base)
 
 
+class _Indexed:
+    """What the float32 and q15 forms share: the index's dimensions and the per-row budget and size."""
+
+    index: SkylineIndex
+    default_budget: float
+    default_size: float
+
+    @property
+    def n_features(self) -> int:
+        return int(self.index.n_features)
+
+    @property
+    def n_models(self) -> int:
+        return self.index.n_models
+
+    def _per_row(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Budget and size per row: scalars broadcast, arrays as given, None the stored default."""
+        b = self.default_budget if budget is None else budget
+        s = self.default_size if size is None else size
+        return (np.ascontiguousarray(np.broadcast_to(np.asarray(b, np.float64), (rows,))),
+                np.ascontiguousarray(np.broadcast_to(np.asarray(s, np.float64), (rows,))))
+
+
 @dataclass
-class SkylineModel:
+class SkylineModel(_Indexed):
     """A budget index and the tables of the models it indexes (one per index model)."""
 
     cost_is_float = True  # the cost is the index's polynomial (fm_result.cost) in float32 and q15 alike
@@ -63,14 +86,6 @@ class SkylineModel:
         if self.input_absmax is not None:
             self.input_absmax = float(self.input_absmax)
         self.check()
-
-    @property
-    def n_features(self) -> int:
-        return int(self.index.n_features)
-
-    @property
-    def n_models(self) -> int:
-        return self.index.n_models
 
     @property
     def multiclass(self) -> bool:
@@ -181,16 +196,13 @@ class SkylineModel:
                           n_classes=self.n_classes, source=self)
 
     # -- evaluation ----------------------------------------------------------------
-    def _per_row(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
-        return per_row(self, rows, budget, size)
-
     def predict_reference(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
         """Numpy reference: budget/size scalars or one per row (None: the stored defaults)."""
         return indexed_predict(self, X, budget, size, np.float32)
 
 
 @dataclass
-class SkylineQ15:
+class SkylineQ15(_Indexed):
     """The q15 form of a SkylineModel (SkylineModel.q15): the index, budgets and defaults as they are, the
     models' q15 tables (fm_skymodel_q15). Scores are int32 table units; costs the polynomial's doubles."""
 
@@ -203,30 +215,11 @@ class SkylineQ15:
     source: SkylineModel  # the float32 tables (the NB models' C structs are built from them)
 
     @property
-    def n_features(self) -> int:
-        return int(self.index.n_features)
-
-    @property
-    def n_models(self) -> int:
-        return self.index.n_models
-
-    @property
     def multiclass(self) -> bool:
         return self.base_code in ("nbk", "lineark")
 
-    def _per_row(self, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
-        return per_row(self, rows, budget, size)
-
     def predict_reference(self, X: Any, budget: Any = None, size: Any = None) -> Predictions:
         return indexed_predict(self, X, budget, size, np.int32)
-
-
-def per_row(m: SkylineModel | SkylineQ15, rows: int, budget: Any, size: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Budget and size per row: scalars broadcast, arrays as given, None the model's stored default."""
-    b = m.default_budget if budget is None else budget
-    s = m.default_size if size is None else size
-    return (np.ascontiguousarray(np.broadcast_to(np.asarray(b, np.float64), (rows,))),
-            np.ascontiguousarray(np.broadcast_to(np.asarray(s, np.float64), (rows,))))
 
 
 def indexed_predict(m: SkylineModel | SkylineQ15, X: Any, budget: Any, size: Any, score_type: type) -> Predictions:
