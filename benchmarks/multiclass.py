@@ -30,11 +30,13 @@ operating point is chosen on validation by the trainer's own rule, never on the 
   and a quarter of its best model's features;
 - gated: f0 alone (the model file's f0 tables in C, every input sent to f0: adapt-lin at --pfull 1 is not
   that, its q step still sends most inputs to f1) vs scikit-learn's RandomForest of f0's shape (100
-  trees, same seed, same rows); adapt-lin and l1-gate --sweep (the cheapest P, gamma within 0.01 of f0's
-  validation accuracy);
+  trees, same seed, same rows); adapt-lin, l1-gate and adapt-gbrt --sweep (the cheapest P, gamma within 0.01
+  of f0's validation accuracy; with fewer than 200 validation rows, as on wine, both 5-fold cross-validated on
+  train + validation pooled, the kept point refitted with f0 on both);
 - cstc (binary routers, K class scorers per leaf) at lambda = 0 (no cost term, the unbudgeted form) vs
   scikit-learn's RidgeClassifier (one leaf's shape), then --sweep over lambda 0, 0.3, 1, 1.5, 3, 10 (the
-  cheapest within 0.01 of the best on validation).
+  cheapest within 0.01 of the best on validation; under 200 validation rows, 5-fold cross-validated, the kept
+  lambda then trained as --lambda trains it).
 
 Then one verdict line per kind and bar (issue 19: unbudgeted within 2 points of its counterpart;
 budgeted at least 2x fewer mean features read within 1 point of its unbudgeted form), and per data set

@@ -101,7 +101,8 @@ def test_trivial_model_is_refused_unless_allowed(work: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("args", [("--depth", "0"), ("--lambda", "-1"), ("--tolerance", "0.1"),
-                                  ("--sweep", "--lambda", "1"), ("--stages", "2")])
+                                  ("--sweep", "--lambda", "1"), ("--stages", "2"), ("--folds", "3"),
+                                  ("--sweep", "--folds", "0"), ("--sweep", "--folds", "5000")])
 def test_bad_options_are_one_line_errors(work: Path, tmp_path: Path, args: tuple[str, ...]) -> None:
     code, _, err = run("train", "cstc", work / "quad.csv", "-o", tmp_path / "x.msgpack", *args)
     errors = [line for line in err.strip().splitlines() if not line.startswith("training cstc on")]
@@ -182,3 +183,42 @@ def test_balanced_quadrants_need_the_symmetry_breaking_starts() -> None:
     assert m.score(Xte, yte) >= 0.98 and float(np.mean(m.test_time_cost(Xte))) <= 14.0
     with pytest.raises(ValueError, match="n_starts"):
         CSTCClassifier(n_starts=0).fit(*parts)
+
+
+def test_sweep_on_a_small_validation_part_cross_validates(tmp_path: Path) -> None:
+    """300 rows (60 validation rows, < 200): each lambda is judged by 5-fold cross-validation on the pooled train and
+    validation parts, the cheapest within the tolerance of the best is kept and then trained as --lambda trains it
+    (the same tables); --folds 1 judges on the validation part."""
+    X, y = make_cstc_quadrants(300, random_state=5)
+    csv = tmp_path / "quad.csv"
+    csv.write_text(",".join(CSTC_FEATURES) + ",target\n"
+                   + "".join(",".join(f"{v:g}" for v in r) + f",{t}\n" for r, t in zip(X, y)))
+    costs = tmp_path / "costs.csv"
+    costs.write_text("feature,cost\n" + "".join(f"{n},{c:g}\n" for n, c in zip(CSTC_FEATURES, CSTC_COSTS)))
+    common = ("--costs", costs, "--max-iter", "3", "--depth", "2")
+    runs = {}
+    for folds in (None, "1"):
+        out = tmp_path / f"s{folds}.msgpack"
+        code, _, err = run("train", "cstc", csv, *common, "-o", out, "--sweep", "--lambda-grid", "0.3,3",
+                           *(["--folds", folds] if folds else []))
+        assert code == 0, err
+        assert ("cv acc" in err) == (folds is None) and "<- kept" in err
+        runs[folds] = fmt.load(out)
+    cv, val = runs[None].meta["training"], runs["1"].meta["training"]
+    assert (cv["sweep_folds"], val["sweep_folds"]) == (5, 0)
+    assert [q["lambda"] for q in cv["sweep_curve"]] == [0.3, 3.0]
+    assert all("cv_accuracy" in q and "validation_accuracy" not in q for q in cv["sweep_curve"])
+    assert all("validation_accuracy" in q for q in val["sweep_curve"])
+    # accuracy over every held-out row of the pooled 240: a whole number of rows
+    assert all(abs(q["cv_accuracy"] * 240 - round(q["cv_accuracy"] * 240)) < 1e-6 for q in cv["sweep_curve"])
+    best = max(q["cv_accuracy"] for q in cv["sweep_curve"])
+    kept = min((q for q in cv["sweep_curve"] if q["cv_accuracy"] >= best - 0.01),
+               key=lambda q: (q["cv_cost"], -q["cv_accuracy"]))
+    assert kept.get("kept") and cv["lambda_chosen"] == kept["lambda"]
+    out = tmp_path / "lam.msgpack"
+    code, _, err = run("train", "cstc", csv, *common, "-o", out, "--lambda", f"{kept['lambda']:g}")
+    assert code == 0, err
+    a, b = runs[None].tables, fmt.load(out).tables
+    for name in ("term_start", "feature", "weight", "bias", "threshold", "upper", "lower"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    np.testing.assert_array_equal(a.predict_reference(X).label, b.predict_reference(X).label)

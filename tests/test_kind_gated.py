@@ -236,7 +236,8 @@ def test_synthetic2_through_the_cli(data_dir: Path, tmp_path: Path) -> None:
     assert t_l1["validation_accuracy"] >= 0.98
     assert t_l1["validation_mean_cost"] >= 1.65
     # no L1 point of the curve within 1% of f0 is as cheap as ADAPT-LIN
-    ok = [q["validation_cost"] for q in t_l1["sweep_curve"] if q["validation_accuracy"] >= 0.99]
+    judged = "cv" if t_l1["sweep_folds"] else "validation"  # 80 validation rows: cross-validated points
+    ok = [q[f"{judged}_cost"] for q in t_l1["sweep_curve"] if q[f"{judged}_accuracy"] >= 0.99]
     assert all(c >= t_lin["validation_mean_cost"] + 0.15 for c in ok)
     rep = json.loads(run("eval", lin, data_dir / "syn2.csv", "--json")[1])
     assert rep["accuracy"] >= 0.98 and rep["mean_cost"] == pytest.approx(1.5, abs=0.1)
@@ -338,3 +339,83 @@ def test_deferred_rows_are_not_printed_as_a_class_named_minus_one(tmp_path: Path
             "        if (FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r) != FM_OK) return 1;\n"
             '        printf("%s\\n", FM_LABEL_TEXT(r.label));\n    }\n')
     assert run_with_header((tmp_path / "m.h").read_text(), body, tmp_path) == labels
+
+
+# ------------------------------------------------------- the small-set rule of --sweep ----
+class _FoldStub:
+    """A fold's fitter with known validation figures: point (p, g) scores accuracy p + g + offset, cost 10 p and
+    sends g of the rows to f0; f0 scores 0.5 + offset at cost 7 + offset."""
+
+    def __init__(self, offset: float) -> None:
+        self.offset = offset
+
+    def fit(self, p: float, g: float) -> tuple[float, float]:
+        return p, g
+
+    def tables(self, model: tuple[float, float]) -> tuple[float, float]:
+        return model
+
+    def validate(self, tables: tuple[float, float]) -> dict[str, float]:
+        p, g = tables
+        return {"validation_accuracy": p + g + self.offset, "validation_mean_cost": 10 * p,
+                "validation_hpc_fraction": g}
+
+    def hpc_validation(self) -> dict[str, float]:
+        return {"hpc_validation_accuracy": 0.5 + self.offset, "hpc_validation_mean_cost": 7 + self.offset}
+
+
+def test_cross_validated_points_weigh_each_fold_by_its_rows() -> None:
+    from compiler.gated.kind import _cross_validated_sweep
+
+    folds = [(np.arange(3, 10), np.arange(3)), (np.arange(3), np.arange(3, 10))]  # 3 and 7 held-out rows
+    stubs = {3: _FoldStub(0.0), 7: _FoldStub(0.1)}
+    grid = [(0.1, 0.0), (0.2, 0.05)]
+    points, f0_acc, f0_cost = _cross_validated_sweep(lambda tr, te: stubs[te.size], np.zeros(10), folds, grid,
+                                                     {}, "test")
+    assert [(q.p_full, q.gamma, q.model) for q in points] == [(0.1, 0.0, None), (0.2, 0.05, None)]
+    assert points[0].val_accuracy == pytest.approx(0.1 + 0.7 * 0.1, abs=1e-12)
+    assert points[1].val_accuracy == pytest.approx(0.25 + 0.7 * 0.1, abs=1e-12)
+    assert points[1].val_mean_cost == pytest.approx(2.0, abs=1e-12)
+    assert points[1].val_hpc_fraction == pytest.approx(0.05, abs=1e-12)
+    assert f0_acc == pytest.approx(0.5 + 0.07, abs=1e-12) and f0_cost == pytest.approx(7.07, abs=1e-12)
+
+
+def test_sweep_on_a_small_validation_part_cross_validates(data_dir: Path, tmp_path: Path) -> None:
+    """syn2 has 80 validation rows (< 200): the sweep judges its points by 5-fold cross-validation on the pooled
+    parts and refits the kept one on both; --folds 1 keeps the validation part, --folds 3 sets the folds."""
+    csv, grid = data_dir / "syn2.csv", ["--pfull-grid", "0.25,0.5", "--gamma-grid", "0.003,0.3"]
+    runs = {}
+    for folds in (None, "1", "3"):
+        out = tmp_path / f"f{folds}.msgpack"
+        code, _, err = run("train", "adapt-lin", csv, "-o", out, "--sweep", *grid,
+                           *(["--folds", folds] if folds else []))
+        assert code == 0, err
+        assert ("cv acc" in err) == (folds != "1") and "<- kept" in err
+        runs[folds] = fmt.load(out).meta["training"]
+    assert [runs[f]["sweep_folds"] for f in (None, "1", "3")] == [5, 0, 3]
+    n = 400 * 0.8  # the train and validation parts pooled
+    for f in (None, "3"):
+        curve = runs[f]["sweep_curve"]
+        assert len(curve) == 4 and all("cv_accuracy" in q and "validation_accuracy" not in q for q in curve)
+        # accuracy over every held-out row of the folds: a whole number of rows
+        assert all(abs(q["cv_accuracy"] * n - round(q["cv_accuracy"] * n)) < 1e-6 for q in curve)
+        assert 0.9 <= runs[f]["hpc_cv_accuracy"] <= 1.0 and runs[f]["hpc_cv_mean_cost"] == 2.0
+    assert all("validation_accuracy" in q for q in runs["1"]["sweep_curve"])
+    assert "hpc_cv_accuracy" not in runs["1"]
+    # the kept point: the cheapest within the tolerance of f0's cross-validated accuracy
+    cv = runs[None]
+    ok = [q for q in cv["sweep_curve"] if q["cv_accuracy"] >= cv["hpc_cv_accuracy"] - 0.01 - 1e-12]
+    kept = min(ok, key=lambda q: (q["cv_cost"], -q["cv_accuracy"]))
+    assert (cv["pfull_chosen"], cv["gamma_chosen"]) == (kept["pfull"], kept["gamma"])
+
+
+def test_folds_bad_input(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "m.msgpack"
+    csv = data_dir / "syn2.csv"
+    for args, needle in [(["--folds", "3"], "--folds needs --sweep"),
+                         (["--sweep", "--folds", "0"], "--folds"),
+                         (["--sweep", "--pfull-grid", "0.5", "--gamma-grid", "0.01", "--folds", "500"], "fewer than")]:
+        code, _, err = run("train", "l1-gate", csv, "-o", out, *args)
+        assert code == 2, (args, err)
+        assert needle in err and len(err.strip().splitlines()) <= 3, (args, err)
+        assert not out.exists()

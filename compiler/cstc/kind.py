@@ -4,8 +4,11 @@ compiler.cstc.train.CSTCClassifier on the raw features and compiled to pyruntime
 
 ``--sweep`` fits one tree per lambda of ``--lambda-grid``, prints validation accuracy against
 validation cost (of the compiled tables) and keeps the cheapest tree within ``--tolerance``
-(absolute) of the best validation accuracy. A tree no better than the majority class on validation
-is refused unless ``--allow-trivial``.
+(absolute) of the best validation accuracy. A validation part of fewer than CV_BELOW (200) rows judges
+each lambda by CV_FOLDS (5)-fold cross-validation on the train and validation parts pooled instead
+(the project's small-set rule, compiler.options.auto_folds; ``--folds K`` / ``--folds 1``), and the kept
+lambda is then trained as ``--lambda`` trains it. A tree no better than the majority class on
+validation is refused unless ``--allow-trivial``.
 
 K >= 3 classes train without a flag (docs/cstc.md, "K classes"): the internal nodes stay binary routers,
 every leaf holds K class scorers and answers the largest score's class.
@@ -22,7 +25,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.cstc.header import cstc_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS
+from compiler.options import CV_BELOW, CV_FOLDS, SWEEP_OPTIONS, TREE_OPTIONS, auto_folds, stratified_folds
 from compiler.tasks import (
     class_weighted_accuracy,
     class_weights,
@@ -34,6 +37,7 @@ from compiler.tasks import (
 from compiler.train_cli import BRACKET
 from pyruntime.cstc.model import CSTCModel
 from pyruntime.format import ModelFile
+from pyruntime.progress import Progress
 from pyruntime.result import Predictions
 
 DEFAULTS = {"lambda": 1.5, "depth": 3, "rho": 1e-3, "max_iter": 10, "internal_loss": 0.1, "routing_scale": 4.0}
@@ -53,6 +57,12 @@ CSTC_OPTIONS = [
     _shared("sweep", SWEEP_OPTIONS, "fit --lambda-grid, keep the cheapest within --tolerance of the best"),
     _shared("tolerance", SWEEP_OPTIONS, "default 0.01"),
     _shared("lambda_grid", SWEEP_OPTIONS, "default " + ",".join(f"{v:g}" for v in DEFAULT_GRID)),
+    click.Option(["--folds"], type=click.IntRange(min=1), default=None,
+                 help="With --sweep: judge each lambda by stratified K-fold cross-validation on the train and "
+                      "validation parts pooled (each fold's tree pruned on its held-out rows) instead of on the "
+                      "validation part alone; the kept lambda is then trained as --lambda trains it. K times the "
+                      f"fits; 1: the validation part alone [cstc; default {CV_FOLDS} when the validation part has "
+                      f"fewer than {CV_BELOW} rows, else 1]."),
     click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
                  help=f"l1 weight of every node's classifier [cstc; default {DEFAULTS['rho']:g}]."),
     click.Option(["--max-iter"], type=click.IntRange(min=0), default=None,
@@ -104,26 +114,37 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
     if opts.get("sweep"):
         if "lambda" in opts:
             raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
-        grid = parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts else list(DEFAULT_GRID)
+        grid = sorted(set(parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts
+                          else DEFAULT_GRID))
+        y = np.concatenate([ytr, yva])
+        folds = auto_folds(yva.size, y, opts.get("folds"))
+        if folds:
+            try:
+                parts = stratified_folds(y, folds, seed)
+            except ValueError as exc:
+                raise click.UsageError(str(exc)) from None
+            curve = _cross_validated_curve(grid, opts, c, seed, np.concatenate([Xtr, Xva]), y, parts)
+        else:
+            curve, fitted = _validation_curve(grid, opts, c, seed, Xtr, ytr, Xva, yva)
+        judged = "cv" if folds else "validation"
+        best = max(p[f"{judged}_accuracy"] for p in curve)
         tolerance = float(opts.get("tolerance", 0.01))
-        fitted, curve = [], []
-        for lam in sorted(set(grid)):
-            m = cstc_estimator(lam, opts, c, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
-            rep = validation_report(CSTCModel(**m.to_ir(), input_absmax=_absmax(Xtr)), Xva, yva)
-            fitted.append(m)
-            curve.append({"lambda": lam, "validation_accuracy": rep["validation_accuracy"],
-                          "validation_cost": rep["validation_mean_cost"], "nodes": len(m._reachable())})
-        best = max(p["validation_accuracy"] for p in curve)
-        ok = [i for i, p in enumerate(curve) if p["validation_accuracy"] >= best - tolerance]
-        pick = min(ok, key=lambda i: (curve[i]["validation_cost"], -curve[i]["validation_accuracy"]))
-        click.echo(f"{'lambda':>8} {'val acc':>8} {'val cost':>10} {'nodes':>6}", err=True)
+        ok = [i for i, p in enumerate(curve) if p[f"{judged}_accuracy"] >= best - tolerance]
+        pick = min(ok, key=lambda i: (curve[i][f"{judged}_cost"], -curve[i][f"{judged}_accuracy"]))
+        head = "cv" if folds else "val"
+        click.echo(f"{'lambda':>8} {head + ' acc':>8} {head + ' cost':>10} {'nodes':>6}", err=True)
         for i, p in enumerate(curve):
-            click.echo(f"{p['lambda']:>8g} {p['validation_accuracy']:>8.4f} {p['validation_cost']:>10.2f} "
-                       f"{p['nodes']:>6}{'  <- kept' if i == pick else ''}", err=True)
-        model = fitted[pick]
+            click.echo(f"{p['lambda']:>8g} {p[f'{judged}_accuracy']:>8.4f} {p[f'{judged}_cost']:>10.2f} "
+                       f"{p['nodes']:>6.3g}{'  <- kept' if i == pick else ''}", err=True)
+        curve[pick]["kept"] = True
+        if folds:  # the kept lambda trained as --lambda trains it: on the train part, pruned on validation
+            model = cstc_estimator(curve[pick]["lambda"], opts, c, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+        else:
+            model = fitted[pick]
+        record["sweep_folds"] = folds
         record["sweep_curve"] = curve
     else:
-        for name in ("tolerance", "lambda_grid"):
+        for name in ("tolerance", "lambda_grid", "folds"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         model = cstc_estimator(float(opts.get("lambda", DEFAULTS["lambda"])), opts, c, seed)
@@ -139,6 +160,42 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
                    "features_used": np.unique(tables.feature).tolist()})
     record.update(rep)
     return task.model_file(kind, tables, record)
+
+
+def _validation_curve(grid: list[float], opts: dict[str, Any], costs: np.ndarray, seed: int, Xtr: np.ndarray,
+                      ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray) -> tuple[list[dict[str, Any]], list[Any]]:
+    """One tree per lambda fitted on the train part (pruned and its start chosen on validation), judged by its
+    compiled tables on the validation part; the curve and the fitted trees."""
+    fitted, curve = [], []
+    with Progress("cstc lambda sweep", total=len(grid)) as progress:
+        for lam in grid:
+            m = cstc_estimator(lam, opts, costs, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+            rep = validation_report(CSTCModel(**m.to_ir(), input_absmax=_absmax(Xtr)), Xva, yva)
+            fitted.append(m)
+            curve.append({"lambda": lam, "validation_accuracy": rep["validation_accuracy"],
+                          "validation_cost": rep["validation_mean_cost"], "nodes": len(m._reachable())})
+            progress.update()
+    return curve, fitted
+
+
+def _cross_validated_curve(grid: list[float], opts: dict[str, Any], costs: np.ndarray, seed: int, X: np.ndarray,
+                           y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:
+    """Each lambda judged by K-fold cross-validation on the pooled rows: every fold's tree fitted on the other
+    folds (pruned and its start chosen on its own held-out rows, as the validation part does without folds), its
+    compiled tables scored on the held-out rows; accuracy over every held-out row, mean cost and nodes."""
+    curve = []
+    with Progress(f"cstc lambda sweep, {len(folds)}-fold", total=len(grid) * len(folds)) as progress:
+        for lam in grid:
+            sums = np.zeros(3)
+            for tr, te in folds:
+                m = cstc_estimator(lam, opts, costs, seed).fit(X[tr], y[tr], eval_set=(X[te], y[te]))
+                rep = validation_report(CSTCModel(**m.to_ir(), input_absmax=_absmax(X[tr])), X[te], y[te])
+                sums += te.size * np.array([rep["validation_accuracy"], rep["validation_mean_cost"],
+                                            len(m._reachable())])
+                progress.update()
+            acc, cost, nodes = sums / y.size
+            curve.append({"lambda": lam, "cv_accuracy": float(acc), "cv_cost": float(cost), "nodes": float(nodes)})
+    return curve
 
 
 def _absmax(X: np.ndarray) -> float:
