@@ -96,19 +96,21 @@ class CEvaluator:
     between the input and the result (by default a feature memo, plus a scores buffer when
     ``n_scores`` is positive). Calls are ``fn(struct, X, rows, cols, *scratch, out, n_done)``
     for batches and ``fn(struct, reader, *scratch, out)`` for lazy reads. ffi/lib default to
-    the packaged binding pyruntime._frugalml_c (tests pass their own builds)."""
+    the packaged binding pyruntime._frugalml_c (tests pass their own builds). ``check=False`` skips
+    the family's run-time table check, for a struct that an enclosing model's check covers (the
+    skyline's NB models)."""
 
     family: str = ""
     what: str = "model"
 
-    def __init__(self, model: Any, ffi: Any = None, lib: Any = None) -> None:
+    def __init__(self, model: Any, ffi: Any = None, lib: Any = None, check: bool = True) -> None:
         if ffi is None or lib is None:
             from pyruntime._frugalml_c import ffi, lib  # noqa: PLC0415 - the binding is optional for the reference
         self.ffi, self.lib, self.model = ffi, lib, model
         self.q = self.is_q15(model)
         self._keep: list[Any] = []
         self.struct = self.make_struct()
-        if self.fn("check")(self.struct) != FM_OK:
+        if check and self.fn("check")(self.struct) != FM_OK:
             raise ModelFormatError(f"the C runtime rejected the {self.what}'s tables")
         self.scratch: tuple[Any, ...] = self.make_scratch()
         self.cost_unit = self.q15_cost_unit() if self.q else 1.0

@@ -13,7 +13,7 @@ alternates two steps on the training set (z = 1 means "sent to the high-cost mod
    solved by accelerated proximal gradient (FISTA) with group soft-thresholding. Group j ties the
    gate's and f1's weight of feature j, so both read the same features; c_j is feature j's cost.
 
-Features are standardised for training; the exported scorers work on raw features.
+Features are standardised for training (compiler.standardize); the exported scorers work on raw features.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import SparseLinear, check_Xy, fit_f0, gated_costs, q_step, sigmoid, softplus
+from compiler.standardize import Standardizer
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
 
@@ -55,23 +56,6 @@ def quantile_threshold(easy_score: np.ndarray, share: float) -> np.float32:
     if k <= 0:
         return np.float32(np.nextafter(s[0], np.float32(-np.inf)))
     return np.float32(s[min(k, s.size) - 1])
-
-
-class _Standardizer:
-    """Column means/scales of the training X; constant columns keep scale 1."""
-
-    def __init__(self, X: np.ndarray) -> None:
-        self.mean = X.mean(axis=0)
-        sd = X.std(axis=0)
-        self.scale = np.where(sd > 0, sd, 1.0)
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        return (X - self.mean) / self.scale
-
-    def to_raw(self, w: np.ndarray, b: float) -> tuple[np.ndarray, float]:
-        """Weights on standardised features -> weights on raw features (same scores)."""
-        w_raw = w / self.scale
-        return w_raw, float(b - np.dot(w_raw, self.mean))
 
 
 def lipschitz_logistic(Xs: np.ndarray) -> float:
@@ -295,7 +279,7 @@ class AdaptLinClassifier(GatedLinearBase):
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
         if f0.label_proba.shape[0] != n:
             raise ValueError(f"prefit hpc has probabilities for {f0.label_proba.shape[0]} rows, X has {n}")
-        std = _Standardizer(Xa)
+        std = Standardizer(Xa)
         Xs = std.transform(Xa)
         self.f1_k_: list[SparseLinear] = []
         if classes.size > 2:
@@ -332,7 +316,7 @@ class AdaptLinClassifier(GatedLinearBase):
         self.f0_ = f0
         return self
 
-    def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: _Standardizer, yidx: np.ndarray, costs: np.ndarray,
+    def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray, costs: np.ndarray,
                f0: Any) -> AdaptLinClassifier:
         """K > 2 classes: compiler.gated.linear_k's alternation, f1 K class scorers."""
         from compiler.gated.linear_k import adapt_lin_k, scorers_k  # noqa: PLC0415
@@ -348,7 +332,7 @@ class AdaptLinClassifier(GatedLinearBase):
         self.n_features_in_, self.costs_, self.f0_ = Xa.shape[1], costs, f0
         return self
 
-    def _set_gate(self, Xa: np.ndarray, std: _Standardizer, W: np.ndarray, b: np.ndarray, q: np.ndarray) -> None:
+    def _set_gate(self, Xa: np.ndarray, std: Standardizer, W: np.ndarray, b: np.ndarray, q: np.ndarray) -> None:
         """The exported gate from the standardized scorer 0 (W[:, 0], b[0]): its score is -g(x), "easy" (answer
         with f1) iff -g(x) > 0 (or above the quantile of the routed share q with gate_rule "quantile")."""
         g_raw, g0_raw = std.to_raw(W[:, 0], b[0])

@@ -18,8 +18,9 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from compiler.costs import cost_vector
-from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, _Standardizer, fit_gate_f1, lipschitz_logistic
+from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, fit_gate_f1, lipschitz_logistic
 from compiler.gated.common import SparseLinear, check_Xy, fit_f0
+from compiler.standardize import Standardizer
 
 
 def lasso_logistic_support(Xs: np.ndarray, ys: np.ndarray, penalty: np.ndarray,
@@ -83,7 +84,7 @@ class L1GateClassifier(GatedLinearBase):
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
-        std = _Standardizer(Xa)
+        std = Standardizer(Xa)
         Xs = std.transform(Xa)
         self.f1_k_: list[SparseLinear] = []
         self.n_features_in_, self.costs_, self.f0_ = d, costs, f0
@@ -109,7 +110,7 @@ class L1GateClassifier(GatedLinearBase):
         self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
         return self
 
-    def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: _Standardizer, yidx: np.ndarray) -> L1GateClassifier:
+    def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> L1GateClassifier:
         """K > 2 classes: group-lasso support, multinomial f1 (K class scorers), gate on f1's correctness."""
         from compiler.gated.linear_k import argmax_f32, group_lasso_support, multinomial_on, scorers_k  # noqa: PLC0415
 
@@ -123,7 +124,7 @@ class L1GateClassifier(GatedLinearBase):
         self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
         return self
 
-    def _correctness_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: _Standardizer, support: np.ndarray,
+    def _correctness_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, support: np.ndarray,
                           correct: np.ndarray) -> SparseLinear:
         """The gate: a logistic regression of f1's correctness on the support, thresholded so that at most
         p_full of the training rows go to f0."""

@@ -32,7 +32,8 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
         raise ValueError(f"skyline models export float32 or q15 tables, not {numeric}")
     m: SkylineModel = tables
     q = numeric == "q15"
-    q_models = m.q15().models if q else None  # raises for a linear model file without input_absmax
+    # the linear bases' q15 scorers (raises for a model file without input_absmax); nb_tables quantizes the NB ones
+    q_models = m.q15().models if q and m.base == "linear" else None
     ix = m.index
     arrays = [CArray(f"{p}_model_coef", "double", ix.model_coef.ravel()),
               CArray(f"{p}_feat_ptr", "uint32_t", ix.feat_ptr), CArray(f"{p}_feat_idx", "uint32_t", ix.feat_idx),

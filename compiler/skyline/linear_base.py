@@ -4,9 +4,8 @@ K > 2 classes: FM_SKY_LINEARK).
 
 Why standardise: the budget search fits hundreds of feature sets; on raw columns of different scales (wine:
 0.1 to 1,000) lbfgs needs thousands of iterations and stops unconverged, and the L2 penalty weighs the
-columns unevenly. On standardised columns it converges in tens. The raw weights are w_j / s_j and the
-bias b - sum_j w_j m_j / s_j (m_j, s_j: the column's training mean and standard deviation, s_j = 1 for a
-constant column), the same decision function up to rounding.
+columns unevenly. On standardised columns it converges in tens. The weights go back to raw units through
+compiler.standardize.Standardizer (the same decision function up to rounding).
 """
 
 from __future__ import annotations
@@ -17,6 +16,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from compiler.standardize import Standardizer
 
 
 class StandardLogistic(ClassifierMixin, BaseEstimator):
@@ -30,13 +31,10 @@ class StandardLogistic(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> StandardLogistic:
         X, y = validate_data(self, X, y, dtype=np.float64)
-        mean = X.mean(axis=0)
-        scale = X.std(axis=0)
-        scale[scale == 0.0] = 1.0
-        lr = LogisticRegression(C=self.C, max_iter=int(self.max_iter)).fit((X - mean) / scale, y)
+        std = Standardizer(X)
+        lr = LogisticRegression(C=self.C, max_iter=int(self.max_iter)).fit(std.transform(X), y)
         self.classes_ = lr.classes_
-        self.coef_ = lr.coef_ / scale
-        self.intercept_ = lr.intercept_ - self.coef_ @ mean
+        self.coef_, self.intercept_ = std.rows_to_raw(lr.coef_, lr.intercept_)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:

@@ -1,8 +1,10 @@
 """cffi binding of the C runtime for the NB kinds (runtime_c/src/nb/fm_nb.c).
 
-``CNaiveBayes(model, numeric)`` builds the fixed-stride C struct over numpy
-buffers that it keeps alive, runs the run-time table check, and predicts in
-batches or lazily through a Python callable (machinery in pyruntime.cbind).
+``CNaiveBayes(model, numeric)`` builds the C struct (record or fixed-stride
+layout) over numpy buffers that it keeps alive, runs the run-time table check
+(unless ``check=False``: the skyline's fm_skymodel check covers its NB
+models), and predicts in batches or lazily through a Python callable
+(machinery in pyruntime.cbind).
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ class CNaiveBayes(CEvaluator):
 
     what = "naive Bayes model"
 
-    def __init__(self, model: NBModel, numeric: str = "float32", ffi: Any = None, lib: Any = None) -> None:
+    def __init__(self, model: NBModel, numeric: str = "float32", ffi: Any = None, lib: Any = None,
+                 check: bool = True) -> None:
         if numeric not in NUMERIC_TYPES:
             raise ValueError(f"numeric must be one of {', '.join(NUMERIC_TYPES)}, got {numeric!r}")
         self.numeric = numeric
-        super().__init__(model, ffi, lib)
+        super().__init__(model, ffi, lib, check)
 
     def is_q15(self, model: Any) -> bool:
         return self.numeric == "q15"

@@ -263,32 +263,6 @@ def tables_for(model: SkylineModel, numeric: str) -> SkylineModel | SkylineQ15:
     return model if numeric == "float32" else model.q15()
 
 
-def _nb_fill(ffi: Any, s: Any, m: NBModel, keep: list[Any]) -> None:
-    n_edges, edges, d = m.strided()
-    s.n_features, s.n_used, s.n_edges, s.n_stops = m.n_features, m.n_used, n_edges, m.n_stops
-    s.order = c_ptr(ffi, keep, "const uint32_t *", m.order, "u4")
-    s.edges = c_ptr(ffi, keep, "const float *", edges, "f4")
-    s.d = c_ptr(ffi, keep, "const float *", d, "f4")
-    s.d0, s.threshold = m.d0, m.threshold
-    s.stop_at = c_ptr(ffi, keep, "const uint32_t *", m.stop_at, "u4")
-    s.stop_hi = c_ptr(ffi, keep, "const float *", m.stop_hi, "f4")
-    s.stop_lo = c_ptr(ffi, keep, "const float *", m.stop_lo, "f4")
-    s.costs = c_ptr(ffi, keep, "const float *", m.costs, "f4")
-
-
-def _nbk_fill(ffi: Any, s: Any, m: NBMultiModel, keep: list[Any]) -> None:
-    n_edges, edges, d = m.strided()
-    s.n_features, s.n_used, s.n_classes, s.n_edges, s.n_stops = m.n_features, m.n_used, m.n_classes, n_edges, \
-        m.n_stops
-    s.order = c_ptr(ffi, keep, "const uint32_t *", m.order, "u4")
-    s.edges = c_ptr(ffi, keep, "const float *", edges, "f4")
-    s.d = c_ptr(ffi, keep, "const float *", d.ravel(), "f4")
-    s.d0 = c_ptr(ffi, keep, "const float *", m.d0, "f4")
-    s.stop_at = c_ptr(ffi, keep, "const uint32_t *", m.stop_at, "u4")
-    s.stop_margin = c_ptr(ffi, keep, "const float *", m.stop_margin, "f4")
-    s.costs = c_ptr(ffi, keep, "const float *", m.costs, "f4")
-
-
 class CSkyModel(CEvaluator):
     """The C evaluator (fm_skymodel) over a skyline model's tables; each call may carry its own
     budget and item size (default: the stored ones)."""
@@ -296,7 +270,7 @@ class CSkyModel(CEvaluator):
     family, what = "skymodel", "skyline model"
 
     def __init__(self, model: SkylineModel, numeric: str = "float32", ffi: Any = None, lib: Any = None) -> None:
-        self._sub: list[Any] = []  # q15 NB models: their own evaluators build (and keep) each struct
+        self._sub: list[Any] = []  # NB models: their own evaluators build (and keep) each struct
         super().__init__(tables_for(model, numeric), ffi, lib)
         if model.base == "linear" and model.n_features > MAX_VEC_FEATURES:
             raise ModelFormatError(f"the eager C forms handle at most {MAX_VEC_FEATURES} features (linear base)")
@@ -319,32 +293,14 @@ class CSkyModel(CEvaluator):
         s.index.sky_ptr = c_ptr(ffi, keep, "const uint32_t *", ix.sky_ptr, "u4")
         s.index.sky_model = c_ptr(ffi, keep, "const uint32_t *", ix.sky_model, "u4")
         s.base = BASE_CODES[model.base_code]
-        n = max(model.n_models, 1)
         s.nbk, s.lineark, s.n_classes = ffi.NULL, ffi.NULL, 0
         s.nb, s.linear = ffi.NULL, ffi.NULL
-        if self.q and model.base_code in ("nb", "nbk"):
-            from pyruntime.nb.binding import CNaiveBayes, CNaiveBayesK  # noqa: PLC0415 - header emitters skip it
-
-            sub = CNaiveBayesK if model.base_code == "nbk" else CNaiveBayes
-            arr = ffi.new(f"fm_{model.base_code}_q15[]", n)
-            for m in model.source.models:
-                ev = sub(m, "q15", ffi, self.lib)
-                self._sub.append(ev)
-                arr[len(self._sub) - 1] = ev.struct[0]
+        if model.base_code in ("nb", "nbk"):
+            arr = self._nb_structs()
             if model.base_code == "nbk":
                 s.nbk = arr
             else:
                 s.nb = arr
-        elif model.base_code == "nbk":
-            arr = ffi.new("fm_nbk[]", n)
-            for k, m in enumerate(model.models):
-                _nbk_fill(ffi, arr[k], m, keep)
-            s.nb, s.linear, s.nbk = ffi.NULL, ffi.NULL, arr
-        elif model.base_code == "nb":
-            arr = ffi.new("fm_nb[]", n)
-            for k, m in enumerate(model.models):
-                _nb_fill(ffi, arr[k], m, keep)
-            s.nb, s.linear = arr, ffi.NULL
         else:
             scorers = [c for m in model.models for c in (m.scorers if model.multiclass else (m,))]
             arr = ffi.new("fm_linear_q15[]" if self.q else "fm_linear[]", max(len(scorers), 1))
@@ -352,7 +308,6 @@ class CSkyModel(CEvaluator):
                 one = linear_struct(ffi, m.to_dict(), keep)
                 keep.append(one)
                 arr[k] = one[0]
-            s.nb, s.linear = ffi.NULL, ffi.NULL
             if model.multiclass:
                 s.n_classes, s.lineark = model.n_classes, arr
             else:
@@ -360,6 +315,22 @@ class CSkyModel(CEvaluator):
         keep.append(arr)
         s.default_budget, s.default_size = model.default_budget, model.default_size
         return s
+
+    def _nb_structs(self) -> Any:
+        """fm_nb[] / fm_nbk[] (or their q15 forms) of the indexed NB models, each struct built by the NB kind's
+        own evaluator from the float32 tables, without that evaluator's check: fm_skymodel[_q15]_check checks
+        every model (and that it reads only its indexed features)."""
+        from pyruntime.nb.binding import CNaiveBayes, CNaiveBayesK  # noqa: PLC0415 - header emitters skip it
+
+        model = self.model
+        sub = CNaiveBayesK if model.base_code == "nbk" else CNaiveBayes
+        floats = model.source.models if self.q else model.models
+        arr = self.ffi.new(f"fm_{model.base_code}{'_q15' if self.q else ''}[]", max(len(floats), 1))
+        for k, m in enumerate(floats):
+            ev = sub(m, "q15" if self.q else "float32", self.ffi, self.lib, check=False)
+            self._sub.append(ev)
+            arr[k] = ev.struct[0]
+        return arr
 
     def _results(self, out: Any, rows: int) -> Predictions:
         """fm_result[rows] as Predictions: the float32 cost field (the polynomial's rounding; the callers put

@@ -1,0 +1,32 @@
+"""Column standardisation for the linear trainers (ADAPT-LIN, the L1 baseline, the skyline's linear black
+box): fit on standardised columns, store the weights in raw input units.
+
+The raw weights are w_j / s_j and the bias b - sum_j w_j m_j / s_j (m_j, s_j: the column's training mean
+and standard deviation, s_j = 1 for a constant column): the same scores up to rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Standardizer:
+    """Column means and scales of the training X; constant columns keep scale 1."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.mean = X.mean(axis=0)
+        sd = X.std(axis=0)
+        self.scale = np.where(sd > 0, sd, 1.0)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.mean) / self.scale
+
+    def to_raw(self, w: np.ndarray, b: float) -> tuple[np.ndarray, float]:
+        """One scorer's weights (d,) and bias on standardised features -> on raw features (same scores)."""
+        w_raw = w / self.scale
+        return w_raw, float(b - np.dot(w_raw, self.mean))
+
+    def rows_to_raw(self, W: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """K scorers' weight rows (K, d) and biases (K,) on standardised features -> on raw features."""
+        W_raw = W / self.scale
+        return W_raw, b - W_raw @ self.mean
