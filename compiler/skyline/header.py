@@ -6,24 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.header import CArray, CTables, c_double, c_float, c_uint
+from compiler.header import CArray, CTables, c_double, c_uint
 from compiler.header_blocks import linear_fields
 from compiler.nb.header import nb_tables
-from pyruntime.nb.model import NBModel
 from pyruntime.skyline.model import SkylineModel
-
-
-def nb_fields(m: NBModel, p: str, arrays: list[CArray]) -> dict[str, str]:
-    """fm_nb fields of one indexed NB model (fixed-stride layout)."""
-    n_edges, edges, d = m.strided()
-    arrays += [CArray(f"{p}_order", "uint32_t", m.order), CArray(f"{p}_edges", "float", edges),
-               CArray(f"{p}_d", "float", d), CArray(f"{p}_stop_at", "uint32_t", m.stop_at),
-               CArray(f"{p}_stop_hi", "float", m.stop_hi), CArray(f"{p}_stop_lo", "float", m.stop_lo)]
-    return {"n_features": c_uint(m.n_features), "n_used": c_uint(m.n_used), "n_edges": c_uint(n_edges),
-            "order": f"{p}_order", "edges": f"{p}_edges", "d": f"{p}_d", "d0": c_float(m.d0),
-            "threshold": c_float(m.threshold), "n_stops": c_uint(m.n_stops), "stop_at": f"{p}_stop_at",
-            "stop_hi": f"{p}_stop_hi", "stop_lo": f"{p}_stop_lo", "costs": "NULL", "pos": "NULL",
-            "cum_cost": "NULL"}
 
 
 def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
@@ -45,7 +31,7 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
     struct_arrays: list[tuple[str, str, list[Any]]] = []
     preamble = None
     suffix = "_q15" if q else ""
-    if m.base_code == "nbk" or (q and m.base_code == "nb"):  # the NB kinds' own tables (q15: their layouts)
+    if m.base_code in ("nb", "nbk"):  # the NB kinds' own tables, in the layouts they choose
         ctype = f"fm_{m.base_code}{suffix}"
         elems = []
         for k, model in enumerate(m.models):
@@ -54,9 +40,6 @@ def skyline_tables(tables: Any, numeric: str, p: str) -> CTables:
             struct_arrays += t.struct_arrays
             preamble = preamble or t.preamble
             elems.append(t.fields)
-    elif m.base_code == "nb":
-        ctype = "fm_nb"
-        elems = [nb_fields(model, f"{p}_m{k}", arrays) for k, model in enumerate(m.models)]
     else:  # linear; lineark: model k's class c at k * n_classes + c
         ctype = f"fm_linear{suffix}"
         models = q_models if q_models is not None else m.models
