@@ -162,6 +162,24 @@ def _made_on_demand() -> frozenset[str]:
     return frozenset(n.strip("/") for n in lines if n.strip() and not n.startswith("#") and not set(n) & set("*?[!"))
 
 
+def test_every_sweep_takes_the_small_set_rule(tmp_path: Path) -> None:
+    """Every kind with --sweep takes --folds, whose help states the one rule (compiler.options.auto_folds: CV_FOLDS
+    folds under CV_BELOW validation rows, 1 = the validation part), and refuses it without --sweep."""
+    from compiler.options import CV_BELOW, CV_FOLDS
+
+    sweeping = sorted(k for k, spec in KINDS.items() if "sweep" in spec.option_names)
+    assert {"miser", "adapt-gbrt", "adapt-lin", "l1-gate", "cstc"} <= set(sweeping)
+    for kind in sweeping:
+        folds = next(o for o in KINDS[kind].options if o.name == "folds")
+        text = " ".join((folds.help or "").split())
+        assert f"default {CV_FOLDS} when the validation part has fewer than {CV_BELOW} rows, else 1" in text, kind
+        assert "1: the validation part alone" in text, kind
+        out = tmp_path / f"{kind}.msgpack"
+        res = CliRunner().invoke(cli, ["train", kind, "sklearn:wine", "-o", str(out), "--folds", "3"])
+        assert res.exit_code == 2 and "--folds needs --sweep" in res.stderr, (kind, res.stderr)
+        assert not out.exists()
+
+
 def test_docstrings_name_modules_and_paths_that_exist() -> None:
     bad = []
     for pkg in PACKAGES:
