@@ -28,11 +28,16 @@ class CNaiveBayes(CEvaluator):
     what = "naive Bayes model"
 
     def __init__(self, model: NBModel, numeric: str = "float32", ffi: Any = None, lib: Any = None,
-                 check: bool = True) -> None:
+                 check: bool = True, q15: Any = None) -> None:
+        """``q15``: the model's q15 form when the caller has it already (``model.q15()`` otherwise)."""
         if numeric not in NUMERIC_TYPES:
             raise ValueError(f"numeric must be one of {', '.join(NUMERIC_TYPES)}, got {numeric!r}")
         self.numeric = numeric
+        self._q15_given = q15
         super().__init__(model, ffi, lib, check)
+
+    def _q15_form(self, model: Any) -> Any:
+        return self._q15_given if self._q15_given is not None else model.q15()
 
     def is_q15(self, model: Any) -> bool:
         return self.numeric == "q15"
@@ -69,7 +74,7 @@ class CNaiveBayes(CEvaluator):
             s.stop_hi = ptr("const float *", model.stop_hi)
             s.stop_lo = ptr("const float *", model.stop_lo)
         else:
-            q = self.q15 = model.q15()
+            q = self.q15 = self._q15_form(model)
             rec = pos_records(model, q)
             n_edges, edges, d = model.strided(q.d)
             s = ffi.new("fm_nb_q15 *")
@@ -118,7 +123,7 @@ class CNaiveBayesK(CNaiveBayes):
             s.stop_margin = ptr("const float *", model.stop_margin)
             s.costs = ptr("const float *", model.costs)
         else:
-            q = self.q15 = model.q15()
+            q = self.q15 = self._q15_form(model)
             n_edges, edges, d = model.strided(q.words)
             s = ffi.new("fm_nbk_q15 *")
             s.edge_keys = ptr("const int32_t *", float_keys(edges))

@@ -318,16 +318,18 @@ class CSkyModel(CEvaluator):
 
     def _nb_structs(self) -> Any:
         """fm_nb[] / fm_nbk[] (or their q15 forms) of the indexed NB models, each struct built by the NB kind's
-        own evaluator from the float32 tables, without that evaluator's check: fm_skymodel[_q15]_check checks
-        every model (and that it reads only its indexed features)."""
+        own evaluator from the float32 tables (and, in q15, their q15 forms in this SkylineQ15), without that
+        evaluator's check: fm_skymodel[_q15]_check checks every model (and that it reads only its indexed
+        features)."""
         from pyruntime.nb.binding import CNaiveBayes, CNaiveBayesK  # noqa: PLC0415 - header emitters skip it
 
         model = self.model
         sub = CNaiveBayesK if model.base_code == "nbk" else CNaiveBayes
         floats = model.source.models if self.q else model.models
         arr = self.ffi.new(f"fm_{model.base_code}{'_q15' if self.q else ''}[]", max(len(floats), 1))
-        for k, m in enumerate(floats):
-            ev = sub(m, "q15" if self.q else "float32", self.ffi, self.lib, check=False)
+        for k, m in enumerate(floats):  # q15: the models SkylineModel.q15 quantized, not quantized again
+            ev = sub(m, "q15" if self.q else "float32", self.ffi, self.lib, check=False,
+                     q15=model.models[k] if self.q else None)
             self._sub.append(ev)
             arr[k] = ev.struct[0]
         return arr
