@@ -98,3 +98,18 @@ def test_k_class_header_answers_as_the_c_evaluator(work: Path, tmp_path: Path, b
     assert np.all(pred.cost <= 6.0)
     np.testing.assert_array_equal(labels, pred.label)
     np.testing.assert_array_equal(n_read, pred.n_read)
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_each_nb_model_is_quantized_once(work: Path, numeric: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the q15 C evaluator quantizes every indexed NB model once (SkylineModel.q15; the NB kinds'
+    sub-evaluators take those forms), float32 none; the structs still answer as the reference."""
+    model = fmt.load(work / "nb.msgpack")
+    calls: list[int] = []
+    original = NBMultiModel.q15
+    monkeypatch.setattr(NBMultiModel, "q15", lambda self: calls.append(1) or original(self))
+    c = c_evaluator(model, numeric)
+    assert len(calls) == (model.tables.n_models if numeric == "q15" else 0)
+    X = np.load(work / "data.npz")["X"][:40]
+    np.testing.assert_array_equal(c.predict(X, np.inf, 0.0).label,
+                                  reference_evaluator(model, numeric).predict(X, np.inf, 0.0).label)
