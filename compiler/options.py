@@ -52,6 +52,39 @@ def stratified_folds(y: object, k: int, seed: int) -> list[tuple[object, object]
     return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(y.size), y))
 
 
+def sweep_folds(n_validation: int, y_pooled: object, given: int | None, seed: int) -> tuple[int, list[Any]]:
+    """A --sweep's folds by the small-set rule (:func:`auto_folds`) and, when it cross-validates, its stratified
+    parts of the pooled rows (:func:`stratified_folds`): (0, []) for the validation part alone. A class with fewer
+    rows than the folds is a usage error (one line)."""
+    folds = auto_folds(n_validation, y_pooled, given)
+    if not folds:
+        return 0, []
+    try:
+        return folds, stratified_folds(y_pooled, folds, seed)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def folds_option(judged: str, how: str, refit: str, kinds: str) -> click.Option:
+    """The ``--folds K`` option of a kind's --sweep (miser, the gated kinds, cstc): one help text for the
+    small-set rule. ``judged``: what each fold judges (e.g. "lambda"); ``how``: what a fold fits and scores;
+    ``refit``: what happens to the kept point; ``kinds``: the bracket's kinds."""
+    return click.Option(
+        ["--folds"], type=click.IntRange(min=1), default=None,
+        help=f"With --sweep: judge each {judged} by stratified K-fold cross-validation on the train and validation "
+             f"parts pooled ({how}) instead of on the validation part alone; {refit}. For small sets, where one "
+             f"validation row is several points; K times the fits; 1: the validation part alone [{kinds}; default "
+             f"{CV_FOLDS} when the validation part has fewer than {CV_BELOW} rows, else 1].")
+
+
+def cheapest_within(curve: list[dict[str, float]], tolerance: float, key: str, reference: float | None = None) -> int:
+    """The sweeps' rule: index of the cheapest curve point whose ``KEY_accuracy`` is within ``tolerance`` of
+    ``reference`` (None: point 0's, lambda = 0); ties: the more accurate."""
+    ref = curve[0][f"{key}_accuracy"] if reference is None else reference
+    ok = [i for i, p in enumerate(curve) if p[f"{key}_accuracy"] >= ref - tolerance]
+    return min(ok, key=lambda i: (curve[i][f"{key}_cost"], -curve[i][f"{key}_accuracy"]))
+
+
 MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_cost": 0.0, "charge": "model",
                   "class_trees": "separate"}
 CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,

@@ -25,7 +25,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.cstc.header import cstc_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
-from compiler.options import CV_BELOW, CV_FOLDS, SWEEP_OPTIONS, TREE_OPTIONS, auto_folds, stratified_folds
+from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS, cheapest_within, folds_option, sweep_folds
 from compiler.tasks import (
     class_weighted_accuracy,
     class_weights,
@@ -57,12 +57,8 @@ CSTC_OPTIONS = [
     _shared("sweep", SWEEP_OPTIONS, "fit --lambda-grid, keep the cheapest within --tolerance of the best"),
     _shared("tolerance", SWEEP_OPTIONS, "default 0.01"),
     _shared("lambda_grid", SWEEP_OPTIONS, "default " + ",".join(f"{v:g}" for v in DEFAULT_GRID)),
-    click.Option(["--folds"], type=click.IntRange(min=1), default=None,
-                 help="With --sweep: judge each lambda by stratified K-fold cross-validation on the train and "
-                      "validation parts pooled (each fold's tree pruned on its held-out rows) instead of on the "
-                      "validation part alone; the kept lambda is then trained as --lambda trains it. K times the "
-                      f"fits; 1: the validation part alone [cstc; default {CV_FOLDS} when the validation part has "
-                      f"fewer than {CV_BELOW} rows, else 1]."),
+    folds_option("lambda", "each fold's tree pruned on its held-out rows",
+                 "the kept lambda is then trained as --lambda trains it", "cstc"),
     click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
                  help=f"l1 weight of every node's classifier [cstc; default {DEFAULTS['rho']:g}]."),
     click.Option(["--max-iter"], type=click.IntRange(min=0), default=None,
@@ -117,20 +113,14 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
         grid = sorted(set(parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts
                           else DEFAULT_GRID))
         y = np.concatenate([ytr, yva])
-        folds = auto_folds(yva.size, y, opts.get("folds"))
+        folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed)
         if folds:
-            try:
-                parts = stratified_folds(y, folds, seed)
-            except ValueError as exc:
-                raise click.UsageError(str(exc)) from None
             curve = _cross_validated_curve(grid, opts, c, seed, np.concatenate([Xtr, Xva]), y, parts)
         else:
             curve, fitted = _validation_curve(grid, opts, c, seed, Xtr, ytr, Xva, yva)
         judged = "cv" if folds else "validation"
-        best = max(p[f"{judged}_accuracy"] for p in curve)
-        tolerance = float(opts.get("tolerance", 0.01))
-        ok = [i for i, p in enumerate(curve) if p[f"{judged}_accuracy"] >= best - tolerance]
-        pick = min(ok, key=lambda i: (curve[i][f"{judged}_cost"], -curve[i][f"{judged}_accuracy"]))
+        pick = cheapest_within(curve, float(opts.get("tolerance", 0.01)), judged,
+                               reference=max(p[f"{judged}_accuracy"] for p in curve))
         head = "cv" if folds else "val"
         click.echo(f"{'lambda':>8} {head + ' acc':>8} {head + ' cost':>10} {'nodes':>6}", err=True)
         for i, p in enumerate(curve):

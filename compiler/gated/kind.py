@@ -36,7 +36,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.header import gated_c_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
-from compiler.options import CV_BELOW, CV_FOLDS, SWEEP_OPTIONS, TREE_OPTIONS, auto_folds, stratified_folds
+from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS, folds_option, sweep_folds
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.options import CLASS_TREES_OPTIONS
@@ -74,13 +74,9 @@ GATED_OPTIONS = [
     click.Option(["--pfull-grid"], default=None,
                  help="Comma-separated P values of --sweep [adapt-gbrt, adapt-lin, l1-gate; default "
                       + ",".join(f"{v:g}" for v in DEFAULT_P_GRID) + "]."),
-    click.Option(["--folds"], type=click.IntRange(min=1), default=None,
-                 help="With --sweep: judge each (P, gamma) point by stratified K-fold cross-validation on the train "
-                      "and validation parts pooled (f0 and the point fitted on K-1 folds, the compiled tables scored "
-                      "on the held-out fold) instead of on the validation part alone; the kept point is then "
-                      "refitted, with f0, on both parts. K times the fits; 1: the validation part alone "
-                      f"[adapt-gbrt, adapt-lin, l1-gate; default {CV_FOLDS} when the validation part has fewer than "
-                      f"{CV_BELOW} rows, else 1]."),
+    folds_option("(P, gamma) point", "f0 and the point fitted on K-1 folds, the compiled tables scored on the "
+                 "held-out fold", "the kept point is then refitted, with f0, on both parts",
+                 "adapt-gbrt, adapt-lin, l1-gate"),
     click.Option(["--gamma-grid"], default=None,
                  help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
                       "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
@@ -273,7 +269,6 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         raise ValueError("the data has no features")
     seed = int(task.split.seed)
     Xtr, ytr, Xva, yva = split(task)
-    fitter = _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
     record: dict[str, Any] = {"kind": kind, **recorded(opts)}
     if opts.get("sweep"):
         for name in ("pfull", "gamma"):
@@ -283,16 +278,13 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind])]
         par = from_options(opts)
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-        folds = auto_folds(yva.size, y, opts.get("folds"))
+        folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed)
         if folds:  # a small validation part: every point judged by cross-validation on the pooled parts
-            try:
-                parts = stratified_folds(y, folds, seed)
-            except ValueError as exc:
-                raise click.UsageError(str(exc)) from None
             points, f0_acc, f0_cost = _cross_validated_sweep(
                 lambda tr, te: _Fitter(kind, opts, c, seed, X[tr], y[tr], X[te], y[te]), y, parts, grid, par,
                 f"{kind} sweep, {folds}-fold")
         else:
+            fitter = _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
             with Progress(f"{kind} sweep", total=len(grid)) as progress:
                 points = _grid_points(fitter, grid, par, progress)
             f0 = fitter.hpc_validation()
@@ -323,6 +315,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")
         p_full, gamma = float(opts.get("pfull", 0.3)), float(opts.get("gamma", DEFAULT_GAMMA[kind]))
+        fitter = _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
         tables = fitter.tables(fitter.fit(p_full, gamma))
     hpc = fitter.hpc_validation()
     record.update({"algorithm": kind, "pfull_chosen": p_full, "gamma_chosen": gamma, "hpc": fitter.hpc,

@@ -37,6 +37,7 @@ from compiler.options import (
     TREE_FRACTIONS,
     TREE_OPTIONS,
     auto_folds,
+    cheapest_within,
     stratified_folds,
 )
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
@@ -137,14 +138,6 @@ def tree_fractions(opts: dict[str, Any]) -> list[float]:
 def truncation(n_iter: int, fraction: float) -> int:
     """Iterations kept of an early-stopped ``n_iter`` at ``fraction`` (at least one)."""
     return max(1, min(n_iter, round(fraction * n_iter)))
-
-
-def cheapest_within(curve: list[dict[str, float]], tolerance: float, key: str) -> int:
-    """Index of the cheapest curve point whose ``KEY_accuracy`` is within ``tolerance`` of point 0's (lambda = 0);
-    ties: the more accurate."""
-    ref = curve[0][f"{key}_accuracy"]
-    ok = [i for i, p in enumerate(curve) if p[f"{key}_accuracy"] >= ref - tolerance]
-    return min(ok, key=lambda i: (curve[i][f"{key}_cost"], -curve[i][f"{key}_accuracy"]))
 
 
 def sweep_tolerance(task: Any, opts: dict[str, Any], curve: list[dict[str, float]], tolerance: float) -> float:

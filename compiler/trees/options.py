@@ -8,8 +8,6 @@ import click
 
 from compiler.options import (
     CASCADE_DEFAULTS,
-    CV_BELOW,
-    CV_FOLDS,
     DEFAULT_GRID,
     LOSSES,
     MISER_DEFAULTS,
@@ -17,6 +15,7 @@ from compiler.options import (
     TREE_FRACTIONS,
     TREE_OPTIONS,
     floats_text,
+    folds_option,
 )
 
 __all__ = ["CASCADE_OPTIONS", "CLASS_TREES_OPTIONS", "DEFAULT_GRID", "LOSSES", "MISER_OPTIONS", "SWEEP_OPTIONS",
@@ -41,13 +40,8 @@ MISER_OPTIONS = [
                       "splits on it) or 'row' (per training row whose path has not read it yet: the expected cost of "
                       "the lazy runtime, which reads only the features on a row's path; no feature groups) "
                       f"[miser; default {MISER_DEFAULTS['charge']}]."),
-    click.Option(["--folds"], type=click.IntRange(min=1), default=None,
-                 help="With --sweep: judge each lambda by stratified K-fold cross-validation on the train and "
-                      "validation parts pooled (each fold's held-out part also stops its boosting) instead of on the "
-                      "validation part alone; the kept lambda is then refitted on both parts with the folds' mean "
-                      "number of trees. For small sets, where one validation row is several points; K times the fits; "
-                      "1: the validation part alone [miser; default "
-                      f"{CV_FOLDS} when the validation part has fewer than {CV_BELOW} rows, else 1]."),
+    folds_option("lambda", "each fold's held-out part also stops its boosting",
+                 "the kept lambda is then refitted on both parts with the folds' mean number of trees", "miser"),
     click.Option(["--sweep-trees"], is_flag=True, default=None,
                  help="With --sweep: also judge each lambda's model truncated to shares of its early-stopped "
                       f"iterations ({floats_text(TREE_FRACTIONS)}), each with its own accuracy and cost (features "
