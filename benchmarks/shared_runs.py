@@ -1,20 +1,25 @@
-"""Runs of equal trees in the C tables: a K-class model on shared trees walked once per iteration, against the
-same tables walked tree by tree, in one run.
+"""Runs of equal trees in the C tables: a K-class model on shared trees walked once per iteration with each run's
+splits stored once, against the same model's tables in the two older layouts, in one run.
 
 Usage: .venv/bin/python benchmarks/shared_runs.py [--data sklearn:digits] [--trees 100] [--rows 100] [--no-qemu]
                                                   [--quick]
 
 `frugalml train miser DATA --lambda 0 --trees T --class-trees shared` and `frugalml train cascade DATA --trees T`
 (the cascade's defaults: shared trees for K > 2 classes, its exits) are exported as tables
-(`export-c --embed DATA --rows N`). The header says `/* run */ K` (fm_trees.run, docs/runtime.md: each run of K
-trees with equal splits walked once, tree j adding to output j); a copy of the same header with `run` 0 walks
-every tree, as before round 18. Both are counted on the same rows:
+(`export-c --embed DATA --rows N`) in three layouts of the same trees (docs/runtime.md):
+  - "shared": run = K and shared_splits = 1, what export-c writes since round 21: each run of K trees with equal
+    splits walked once, its splits stored once;
+  - "copies": run = K, every tree its own copy of the splits (rounds 18-20);
+  - "flat": run = 0, every tree walked (before round 18).
+The older two are written by the same export with `compact_tables` asked for them (`shared_splits=False`, run
+0). Each is counted on the same rows:
   - x86-64 -O2, valgrind callgrind, instructions of the FM_PREDICT_VEC call (benchmarks/c/nb_count.c), float32
     and q15;
   - Cortex-M4F float32 and Cortex-M3 q15 under QEMU with the repository's counting plugin
-    (benchmarks/common/qemu_count.py; includes the self-test's row loop, a handful of instructions per row).
-The answers (labels, scores, reads) are the same either way (tests/test_trees_runtime.py); the counts repeat
-exactly. --quick: 10 iterations on wine, 20 rows, x86 only.
+    (benchmarks/common/qemu_count.py; includes the self-test's row loop, a handful of instructions per row);
+and its table bytes (the header's NAME_TABLE_BYTES). The answers (labels, scores, reads) are the same in every
+layout (tests/test_trees_runtime.py); the counts repeat exactly. --quick: 10 iterations on wine, 20 rows, x86
+only.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -36,22 +44,37 @@ from benchmarks.common.qemu_count import count_cortex_m, missing_tools  # noqa: 
 from benchmarks.nb_floor import x86_count  # noqa: E402
 
 RUN = re.compile(r"/\* run \*/ (\d+)u")
+BYTES = re.compile(r"_TABLE_BYTES (\d+)u")
 TARGETS = {"float32": "cortex-m4f", "q15": "cortex-m3"}
+LAYOUTS = ("shared", "copies", "flat")
 
 
-def export(model: Path, out: Path, data: str, rows: int, numeric: str, target: str | None) -> tuple[Path, Path, int]:
-    """(header with its runs, the same header with run 0, K) of one export."""
-    out.mkdir(parents=True, exist_ok=True)
-    header = out / "model.h"
+def _older_tables(layout: str) -> Callable[..., dict[str, Any]]:
+    """compact_tables as the header writer calls it, giving an older layout of the same trees."""
+    from pyruntime.trees.ensemble import compact_tables  # noqa: PLC0415
+
+    def tables(t: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        c = compact_tables(t, *args, **{**kwargs, "shared_splits": False})
+        return {**c, "run": 0} if layout == "flat" else c
+
+    return tables
+
+
+def export(model: Path, out: Path, data: str, rows: int, numeric: str, target: str | None,
+           layout: str) -> tuple[Path, int, int]:
+    """(header, K, table bytes) of one export in one layout."""
+    (out / layout).mkdir(parents=True, exist_ok=True)
+    header = out / layout / "model.h"  # the counting harnesses include "model.h"
     args = ["export-c", model, "-o", header, "--embed", data, "--rows", str(rows)]
     args += ["--target", target] if target else ["--numeric", numeric]
-    frugalml(*args, echo_stderr=False)
+    if layout == "shared":
+        frugalml(*args, echo_stderr=False)
+    else:
+        with mock.patch("compiler.header_blocks.compact_tables", _older_tables(layout)):
+            frugalml(*args, echo_stderr=False)
     text = header.read_text()
     runs = [int(v) for v in RUN.findall(text)]
-    flat = out.parent / f"{out.name}_flat" / "model.h"
-    flat.parent.mkdir(parents=True, exist_ok=True)
-    flat.write_text(RUN.sub("/* run */ 0u", text))
-    return header, flat, max(runs, default=0)
+    return header, max(runs, default=0), int(BYTES.findall(text)[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,9 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     if qemu and (why := missing_tools()) is not None:
         print(f"note: Cortex-M counts skipped: {why}")
         qemu = False
-    print(f"{data}, {trees} iterations, {rows} rows: instructions per prediction, tables form, each run of K "
-          "equal trees walked once (run = K) against every tree walked (run = 0), same tables and rows")
-    print(f"{'model':<10} {'numeric':<8} {'target':<11} {'K':>3} {'run = K':>10} {'run = 0':>10} {'ratio':>7}")
+    print(f"{data}, {trees} iterations, {rows} rows: instructions per prediction and table bytes, tables form, "
+          "in three layouts of the same trees: runs of K equal trees walked once with their splits stored once "
+          "(shared), walked once with a copy per tree (copies), every tree walked (flat)")
+    print(f"{'model':<10} {'numeric':<8} {'target':<11} {'K':>3} {'shared':>9} {'copies':>9} {'flat':>9} "
+          f"{'flat/shared':>11} {'bytes shared':>12} {'copies':>8} {'flat':>8} {'copies/shared':>13}")
     with tempfile.TemporaryDirectory(prefix="fm_runs_") as tmp:
         work = Path(tmp)
         models = {"miser": ["--lambda", "0", "--class-trees", "shared"], "cascade": []}
@@ -84,14 +109,16 @@ def main(argv: list[str] | None = None) -> int:
             for numeric in ("float32", "q15"):
                 places = [("x86", None)] + ([(TARGETS[numeric], TARGETS[numeric])] if qemu else [])
                 for where, target in places:
-                    header, flat, k = export(model, work / f"{kind}_{numeric}_{where}", data, rows, numeric, target)
-                    if where == "x86":
-                        if shutil.which("valgrind") is None:
-                            continue
-                        a, b = x86_count(header)[0], x86_count(flat)[0]
-                    else:
-                        a, b = count_cortex_m(header, where), count_cortex_m(flat, where)
-                    print(f"{kind:<10} {numeric:<8} {where:<11} {k:>3} {a:>10.1f} {b:>10.1f} {b / a:>6.2f}x")
+                    if where == "x86" and shutil.which("valgrind") is None:
+                        continue
+                    made = [export(model, work / f"{kind}_{numeric}_{where}", data, rows, numeric, target, lay)
+                            for lay in LAYOUTS]
+                    k = made[0][1]
+                    count = [x86_count(h)[0] if where == "x86" else count_cortex_m(h, where) for h, _, _ in made]
+                    size = [b for _, _, b in made]
+                    print(f"{kind:<10} {numeric:<8} {where:<11} {k:>3} {count[0]:>9.1f} {count[1]:>9.1f} "
+                          f"{count[2]:>9.1f} {count[2] / count[0]:>10.2f}x {size[0]:>12} {size[1]:>8} {size[2]:>8} "
+                          f"{size[1] / size[0]:>12.2f}x")
     return 0
 
 

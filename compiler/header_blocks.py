@@ -22,7 +22,7 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
     f = {"n_features": c_uint(c["n_features"]), "n_outputs": c_uint(c["n_outputs"]), "n_trees": c_uint(c["n_trees"]),
          "n_nodes": c_uint(c["n_nodes"]), "node_end": f"{p}_node_end", "feature": f"{p}_feature",
          "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs, "depth": c_uint(c["depth"]),
-         "run": c_uint(c["run"])}
+         "run": c_uint(c["run"]), "shared_splits": c_uint(c["shared_splits"])}
     if c["child"] is not None:
         arrays.append(CArray(f"{p}_child", "uint32_t", c["child"]))
         f["child"] = f"{p}_child"

@@ -286,9 +286,10 @@ def test_runs_of_equal_trees_walk_once_and_equal_numpy(cport: Any, seed: int, n_
     rng = np.random.default_rng(seed)
     m = shared_ensemble(rng, n_features, n_outputs, n_iter, depth, scale, with_costs=bool(seed % 3))
     X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
-    for model in (m, m.q15()):
-        c = compact_tables(model.to_dict(), layout)
-        assert c["run"] == n_outputs
+    for model, shared in ((m, True), (m.q15(), True), (m, False), (m.q15(), False)):
+        c = compact_tables(model.to_dict(), layout, shared_splits=shared)  # False: the tables before shared_splits
+        assert c["run"] == n_outputs and c["shared_splits"] == int(shared)
+        assert c["feature"].size * (n_outputs if shared else 1) == c["n_nodes"]
         ct = CTrees(model, cport.ffi, cport.lib)
         ct.struct = compact_struct(cport.ffi, c, ct._keep)
         assert (cport.lib.fm_trees_q15_check if "leaf_q" in c else cport.lib.fm_trees_check)(ct.struct) == FM_OK
@@ -368,8 +369,8 @@ def test_check_rejects_runs_without_equal_splits(cmod: Any, what: str, numeric: 
     rng = np.random.default_rng(2)
     m = shared_ensemble(rng, 5, 3, 4, 3)
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
-    c = compact_tables(model.to_dict(), layout="explicit")
-    assert c["run"] == 3 and int(c["node_end"][0]) > 0
+    c = compact_tables(model.to_dict(), layout="explicit", shared_splits=False)  # every tree its own copy
+    assert c["run"] == 3 and c["shared_splits"] == 0 and int(c["node_end"][0]) > 0
     keep: list[Any] = []
     check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
     for ok in (c, {**c, "run": 0}, {**c, "run": 1}):
@@ -391,6 +392,45 @@ def test_check_rejects_runs_without_equal_splits(cmod: Any, what: str, numeric: 
         bad["feature"][second] = (int(bad["feature"][second]) + 1) % 5
     assert check(compact_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
     assert check(compact_struct(cmod.ffi, {**bad, "run": 0}, keep)) == FM_OK  # the tables are valid without runs
+
+
+SHARED_CORRUPTIONS = ["without runs", "not 0 or 1", "a run's node counts differ", "a shared feature out of range",
+                      "a shared child backwards", "a shared threshold not finite"]
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+@pytest.mark.parametrize("what", SHARED_CORRUPTIONS)
+def test_check_rejects_bad_shared_splits(cmod: Any, what: str, numeric: str) -> None:
+    """Runs that store their splits once (fm_trees.shared_splits): the check needs runs (run >= 2) under them,
+    the flag 0 or 1, every tree of a run as many internal nodes as its first, and the shared splits valid (feature
+    in range, children forward, float32 thresholds finite); each corruption is FM_E_MODEL, the tables as written
+    FM_OK."""
+    rng = np.random.default_rng(3)
+    m = shared_ensemble(rng, 5, 3, 4, 3)
+    model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
+    c = compact_tables(model.to_dict(), layout="explicit")
+    n_split = int(c["node_end"][0])
+    assert c["shared_splits"] == 1 and c["run"] == 3 and n_split > 0
+    assert c["feature"].size == c["n_nodes"] // 3  # each run's splits once
+    keep: list[Any] = []
+    check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
+    assert check(compact_struct(cmod.ffi, c, keep)) == FM_OK
+    bad = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
+    if what == "without runs":
+        bad["run"] = 0
+    elif what == "not 0 or 1":
+        bad["shared_splits"] = 2
+    elif what == "a run's node counts differ":  # tree 1 one node more, tree 2 one less: the same totals
+        bad["node_end"][1] += 1
+    elif what == "a shared feature out of range":
+        bad["feature"][-1] = 5
+    elif what == "a shared child backwards":
+        bad["child"][-1] = 0
+    elif numeric == "q15":  # q15 thresholds are keys, every value valid: corrupt a leaf count instead
+        bad["n_nodes"] += 1
+    else:
+        bad["threshold"][-1] = np.float32(np.nan)
+    assert check(compact_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
 
 
 def test_numpy_slices_share_state() -> None:

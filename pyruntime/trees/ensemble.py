@@ -406,11 +406,13 @@ def _explicit_tree(feature: np.ndarray, thr: np.ndarray, left: np.ndarray, right
     return feat, th, [c if inner else n_inner + c for inner, c in kids], leaves
 
 
-def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[str, Any]:
+def compact_tables(tables: dict[str, Any], layout: str | None = None, shared_splits: bool = True) -> dict[str, Any]:
     """The compact C tables (fm_trees.h) of a TreeEnsemble(Q15).to_dict(): every tree as a full
     binary tree, in the implicit heap layout (no child table) when that is not larger than the
     explicit one (or when layout says so; "explicit" forces a child table). Same decisions and
-    reads as the IR. The IR must be valid (run its validate first)."""
+    reads as the IR. The IR must be valid (run its validate first). Runs of K trees with equal splits
+    (``run``) store their splits once (``shared_splits``; False: every tree its own copy, the layout of tables
+    written before it)."""
     q = "value_q" in tables
     feature = np.asarray(tables["feature"], np.int64)
     left, right = np.asarray(tables["left"], np.int64), np.asarray(tables["right"], np.int64)
@@ -470,6 +472,17 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None) -> dict[st
         "tree_output": np.asarray(tables["tree_output"], np.uint16), "costs": _costs_or_none(tables.get("costs")),
         "depth": uniform}
     out["run"] = tree_run(out, np.asarray(ths, np.uint16 if q else np.float32))
+    out["shared_splits"] = int(shared_splits and out["run"] > 1)
+    if out["shared_splits"]:  # the first tree of each run keeps its splits
+        ends = np.concatenate([[0], np.asarray(node_end, np.int64)])
+        k = out["run"]
+        keep = np.concatenate([np.arange(ends[r], ends[r + 1]) for r in range(0, len(roots), k)] or
+                              [np.zeros(0, np.int64)]).astype(np.int64)
+        feats, ths = [feats[i] for i in keep], [ths[i] for i in keep]
+        if not implicit:
+            kids = [kids[i] for i in keep]
+        out["feature"] = np.asarray(feats, np.uint16)
+        out["child"] = None if implicit else np.asarray(kids, np.uint32)
     if q:
         out.update(threshold_q=np.asarray(ths, np.uint16), leaf_q=np.asarray(leaves, np.int16),
                    base_q=np.asarray(tables["base_q"], np.int32),
@@ -558,7 +571,7 @@ def compact_struct(ffi: Any, c: dict[str, Any], keep: list[Any]) -> Any:
         s.leaf_q = c_ptr(ffi, keep, "const int16_t *", c["leaf_q"], "i2")
         s.base_q = c_ptr(ffi, keep, "const int32_t *", c["base_q"], "i4")
         s.decision_threshold_q, s.shift = c["decision_threshold_q"], c["shift"]
-        s.depth, s.run = c.get("depth", 0), c.get("run", 0)
+        s.depth, s.run, s.shared_splits = c.get("depth", 0), c.get("run", 0), c.get("shared_splits", 0)
         s.costs = c_ptr(ffi, keep, "const uint16_t *", c["costs"], "u2")
     else:
         s.threshold = c_ptr(ffi, keep, "const float *", c["threshold"], "f4")
@@ -566,6 +579,7 @@ def compact_struct(ffi: Any, c: dict[str, Any], keep: list[Any]) -> Any:
         s.base_score = c_ptr(ffi, keep, "const float *", c["base_score"], "f4")
         s.decision_threshold = c["decision_threshold"]
         s.depth, s.exact_costs, s.run = c.get("depth", 0), c.get("exact_costs", 0), c.get("run", 0)
+        s.shared_splits = c.get("shared_splits", 0)
         s.costs = c_ptr(ffi, keep, "const float *", c["costs"], "f4")
     return s
 

@@ -102,11 +102,13 @@ static inline const uint32_t *fz_trees_common(fz_in *in, fz_trees_arrays *a, uin
 }
 
 /* fm_trees.depth: mostly 0 (per-tree walk), else 1..7 (the check verifies it against node_end); the same
- * byte's bits 3-4 give fm_trees.run (0..3: runs of equal trees, verified by the check too). */
-static inline uint32_t fz_trees_depth(fz_in *in, uint32_t *run)
+ * byte's bits 3-4 give fm_trees.run (0..3: runs of equal trees, verified by the check too) and bit 5
+ * fm_trees.shared_splits (each run's splits once: the split arrays are read at the runs' offsets only). */
+static inline uint32_t fz_trees_depth(fz_in *in, uint32_t *run, uint32_t *shared_splits)
 {
     const uint8_t b = fz_byte(in);
     *run = b < 64u ? (uint32_t)((b >> 3) & 3u) : 0u;
+    *shared_splits = b < 64u ? (uint32_t)((b >> 5) & 1u) : 0u;
     return b < 64u ? (uint32_t)(b & 7u) : 0u;
 }
 
@@ -115,7 +117,7 @@ static inline uint32_t fz_trees_depth(fz_in *in, uint32_t *run)
 static inline void fz_trees_f32_tail(fz_in *in, fm_trees *m)
 {
     m->decision_threshold = fz_float(in, fz_byte(in));
-    m->depth = fz_trees_depth(in, &m->run);
+    m->depth = fz_trees_depth(in, &m->run, &m->shared_splits);
     m->exact_costs = fz_byte(in) & 3u;
 }
 
@@ -123,7 +125,7 @@ static inline void fz_trees_q15_tail(fz_in *in, fm_trees_q15 *m)
 {
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->shift = fz_byte(in);
-    m->depth = fz_trees_depth(in, &m->run);
+    m->depth = fz_trees_depth(in, &m->run, &m->shared_splits);
 }
 
 /* NAME(in, a, m, nf, costs): builds tree model m (struct T, costs of type TC): the common tables, the

@@ -434,8 +434,8 @@ static void test_leaf_only_tables(void)
     static const int16_t leaves_q[2] = {4, 2};
     static const int32_t base_q[1] = {1};
     static const float x[1] = {3.0f};
-    fm_trees m = {1u, 1u, 2u, 0u, end, feat, thr, NULL, leaves, outs, base, NULL, 0.5f, 0u, 0u, 0u};
-    fm_trees_q15 q = {1u, 1u, 2u, 0u, end, feat, thr_q, NULL, leaves_q, outs, base_q, NULL, 6, 3u, 0u, 0u};
+    fm_trees m = {1u, 1u, 2u, 0u, end, feat, thr, NULL, leaves, outs, base, NULL, 0.5f, 0u, 0u, 0u, 0u};
+    fm_trees_q15 q = {1u, 1u, 2u, 0u, end, feat, thr_q, NULL, leaves_q, outs, base_q, NULL, 6, 3u, 0u, 0u, 0u};
     fm_result r;
     CHECK(fm_trees_check(&m) == FM_OK && fm_trees_q15_check(&q) == FM_OK);
     CHECK(fm_trees_predict_vec(&m, x, 1u, &r) == FM_OK && r.label == 1 && r.score == 0.875f && r.n_read == 0);

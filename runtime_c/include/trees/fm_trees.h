@@ -39,7 +39,8 @@
  * stays 0) and res->cost_q the summed uint16 cost units (res->cost stays 0).
  *
  * Table bytes: q15 4 per internal node (+4 with a child table) + 2 per leaf
- * + 6 per tree; float32 6 (+4) per internal node + 4 per leaf + 6 per tree.
+ * + 6 per tree; float32 6 (+4) per internal node + 4 per leaf + 6 per tree
+ * (with shared_splits, internal nodes counted once per run).
  *
  * `depth` (0 or d): every tree complete of depth d in the implicit layout
  * (node_end[t] = (t + 1) * (2^d - 1)); the compiler pads shallower trees to
@@ -54,8 +55,17 @@
  * K-class model on shared trees writes them (--class-trees shared: one run
  * per iteration). Every walk then walks the first tree of a run and adds the
  * leaf at the same place of each of its R trees to output j: the scores,
- * reads and costs of R walks for the price of one. Slices that start or end
- * inside a run walk those trees one by one. fm_trees_check verifies the runs.
+ * reads and costs of R walks for the price of one; a slice that starts or ends
+ * inside a run walks the run once and adds the leaves of its trees in the
+ * slice. fm_trees_check verifies the runs.
+ * `shared_splits` (0 or 1, only with run = R >= 2): 1 stores each run's
+ * splits once: feature, threshold and child hold the first tree of each run
+ * only, n_nodes / R entries, run k's at the sum of the internal node counts
+ * of the first trees of runs 0 .. k-1 (its other trees' node slots in
+ * node_end count as before: the leaves keep their places). 0: every tree
+ * holds its own copy (tables written before shared_splits existed; positional
+ * initializers without the field stay valid). A K-class model on shared
+ * trees then spends 6 (q15 4) bytes per split instead of K times that.
  *
  * Reads. Lazy (fm_trees_accumulate): through the memo (fm_memo.h), at most
  * once per prediction, only features the walk branches on, with n_read/cost
@@ -108,6 +118,7 @@ typedef struct {
     uint32_t depth;              /* 0, or every tree is complete of this depth (1..20) in the implicit layout */
     uint32_t exact_costs;        /* 1: the costs are order-exact (see "Eager walks"), else 0 */
     uint32_t run;                /* 0 or 1, or n_outputs: runs of trees with equal splits (see above) */
+    uint32_t shared_splits;      /* 1: each run's splits stored once (run >= 2; see above), else 0 */
 } fm_trees;
 
 typedef struct {
@@ -127,6 +138,7 @@ typedef struct {
     uint32_t shift;              /* score = score_q * 2^-shift; 0..30 */
     uint32_t depth;              /* 0, or every tree is complete of this depth (1..20) in the implicit layout */
     uint32_t run;                /* 0 or 1, or n_outputs: runs of trees with equal splits (see fm_trees) */
+    uint32_t shared_splits;      /* 1: each run's splits stored once (see fm_trees), else 0 */
 } fm_trees_q15;
 
 /* Load-time checks, FM_OK or FM_E_MODEL: non-NULL arrays, n_outputs >= 1,
@@ -136,7 +148,8 @@ typedef struct {
  * between internal nodes and leaves (left != I_t - 1), tree_output <
  * n_outputs, finite thresholds/leaves/base scores, finite costs >= 0
  * (float32), shift <= 30 (q15), run 0, 1 or n_outputs >= 2 dividing n_trees
- * with equal splits in each run, tree j of a run on output j. */
+ * with equal splits in each run (equal node counts with shared_splits), tree j
+ * of a run on output j, shared_splits 0, or 1 with run >= 2. */
 int fm_trees_check(const fm_trees *m);
 int fm_trees_q15_check(const fm_trees_q15 *m);
 

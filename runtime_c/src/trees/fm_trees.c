@@ -19,13 +19,48 @@ static int finite_f32(const float *a, uint32_t n)
     return 1;
 }
 
-/* Structure shared by the float32 and q15 tables. */
-static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_trees, uint32_t n_nodes,
-                           const uint32_t *node_end, const uint16_t *feature, const uint32_t *child,
-                           const uint16_t *tree_output)
+/* The shape of runs (fm_trees.h, `run`): run 0 or 1, or R = n_outputs >= 2 dividing n_trees with tree j of every
+ * run on output j and every tree of a run as many internal nodes as its first (node_end and tree_output only:
+ * call first); shared_splits 0, or 1 with runs. */
+static int run_shape_valid(uint32_t run, uint32_t shared_splits, uint32_t n_outputs, uint32_t n_trees,
+                           const uint32_t *node_end, const uint16_t *tree_output)
 {
     uint32_t t;
     uint32_t start = 0u;
+    if (shared_splits > 1u || (shared_splits == 1u && run <= 1u)) {
+        return 0;
+    }
+    if (run <= 1u) {
+        return 1;
+    }
+    if (node_end == NULL || tree_output == NULL || run != n_outputs || n_trees % run != 0u) {
+        return 0;
+    }
+    for (t = 0; t < n_trees; t += run) {
+        const uint32_t n_inner = node_end[t] - start;
+        uint32_t j;
+        for (j = 0; j < run; ++j) {
+            const uint32_t first = (t + j == 0u) ? 0u : node_end[t + j - 1u];
+            if (tree_output[t + j] != j || node_end[t + j] - first != n_inner) {
+                return 0; /* (unsigned: a decreasing node_end fails here or in structure_valid) */
+            }
+        }
+        start = node_end[t + run - 1u];
+    }
+    return 1;
+}
+
+/* Structure shared by the float32 and q15 tables; *n_splits: the entries of the split arrays (feature,
+ * threshold, child) the trees use. once = R >= 2 when each run of R trees stores its splits once (shared_splits;
+ * run_shape_valid first), else 0. */
+static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_trees, uint32_t n_nodes,
+                           const uint32_t *node_end, const uint16_t *feature, const uint32_t *child,
+                           const uint16_t *tree_output, uint32_t once, uint32_t *n_splits)
+{
+    uint32_t t;
+    uint32_t start = 0u;
+    uint32_t sp = 0u;  /* the current tree's first split */
+    uint32_t in_run = 0u; /* tree t is tree in_run of its run (once) */
     if (n_outputs == 0u || n_nodes > 0x7fffffffu || n_trees > 0x7fffffffu - n_nodes) {
         return 0;
     }
@@ -46,20 +81,27 @@ static int structure_valid(uint32_t n_features, uint32_t n_outputs, uint32_t n_t
         if (child == NULL && ((n_inner + 1u) & n_inner) != 0u) {
             return 0; /* implicit trees are complete: I_t + 1 is a power of two */
         }
-        for (i = 0; i < n_inner; ++i) {
-            if (feature[start + i] >= n_features) {
-                return 0;
-            }
-            if (child != NULL) {
-                uint32_t c = child[start + i];
-                /* forward (no cycles), inside the tree, a pair never straddles nodes and leaves */
-                if (c <= i || c >= 2u * n_inner || c == n_inner - 1u) {
+        if (in_run == 0u) { /* a tree with its own splits (every tree unless once) */
+            for (i = 0; i < n_inner; ++i) {
+                if (feature[sp + i] >= n_features) {
                     return 0;
                 }
+                if (child != NULL) {
+                    uint32_t c = child[sp + i];
+                    /* forward (no cycles), inside the tree, a pair never straddles nodes and leaves */
+                    if (c <= i || c >= 2u * n_inner || c == n_inner - 1u) {
+                        return 0;
+                    }
+                }
             }
+            sp += n_inner;
+        }
+        if (once != 0u && ++in_run == once) {
+            in_run = 0u;
         }
         start = stop;
     }
+    *n_splits = sp;
     return start == n_nodes;
 }
 
@@ -84,34 +126,21 @@ static int depth_valid(uint32_t depth, uint32_t n_trees, const uint32_t *node_en
     return 1;
 }
 
-/* run 0 or 1, or R = n_outputs >= 2 dividing n_trees with every run of R trees of equal splits (the same
- * internal node count, features, thresholds bit for bit (th_size bytes each) and children) whose tree j adds
- * to output j. Call after structure_valid. */
-static int runs_valid(uint32_t run, uint32_t n_outputs, uint32_t n_trees, const uint32_t *node_end,
-                      const uint16_t *feature, const void *th, size_t th_size, const uint32_t *child,
-                      const uint16_t *tree_output)
+/* Runs whose trees each hold their own copy of the splits (run >= 2, shared_splits 0): every tree of a run has the
+ * features, thresholds bit for bit (th_size bytes each) and children of its first tree. Call after
+ * run_shape_valid and structure_valid. */
+static int run_copies_equal(uint32_t run, uint32_t n_trees, const uint32_t *node_end, const uint16_t *feature,
+                            const void *th, size_t th_size, const uint32_t *child)
 {
     const unsigned char *tb = (const unsigned char *)th;
     uint32_t t;
     uint32_t start = 0u;
-    if (run <= 1u) {
-        return 1;
-    }
-    if (run != n_outputs || n_trees % run != 0u) {
-        return 0;
-    }
-    for (t = 0; t < n_trees; t += run) {
+    for (t = 0; run > 1u && t < n_trees; t += run) {
         const uint32_t n_inner = node_end[t] - start;
         uint32_t j;
-        if (tree_output[t] != 0u) {
-            return 0;
-        }
         for (j = 1; j < run; ++j) {
             const uint32_t other = node_end[t + j - 1u]; /* tree t + j's first node */
             uint32_t i;
-            if (node_end[t + j] - other != n_inner || tree_output[t + j] != j) {
-                return 0;
-            }
             for (i = 0; i < n_inner; ++i) {
                 if (feature[other + i] != feature[start + i] ||
                     (child != NULL && child[other + i] != child[start + i])) {
@@ -129,16 +158,17 @@ static int runs_valid(uint32_t run, uint32_t n_outputs, uint32_t n_trees, const 
     return 1;
 }
 
-/* The whole runs inside trees [first, end) (first <= end <= n_trees) of a table with runs of R > 1 trees
- * (runs_valid): [*a, *b) with *a the first run start at or after first and *b the last at or before end; no
- * whole run inside when *a >= *b. Tree t is tree t % R of its run, which its output to[t] says (runs_valid:
- * tree j of a run adds to output j), so the run starts need no division (Cortex-M0 has none). The bounds of
- * both walks, memo (fm_trees_impl.h) and eager (fm_trees_ewalk_impl.h). */
-FM_WALK void run_bounds(const uint16_t *to, uint32_t n_trees, uint32_t R, uint32_t first, uint32_t end,
-                        uint32_t *a, uint32_t *b)
+/* Where the runs' walks (fm_trees_impl.h, fm_trees_ewalk_impl.h) start on tree `first` of a table with runs
+ * of R > 1 trees (run_shape_valid): *rs its run's first tree (tree first is tree to[first] of its run: no
+ * division), *start that tree's first internal node slot (node_end[rs - 1]; the leaves follow from it) and
+ * *split the run's first split: *start, or *start / R with shared_splits (the runs before hold R trees of equal
+ * node counts each; one division per call, on the first run only). */
+static void run_start(const uint32_t *node_end, const uint16_t *to, uint32_t R, uint32_t shared, uint32_t first,
+                      uint32_t *rs, uint32_t *start, uint32_t *split)
 {
-    *a = (first >= end || to[first] == 0u) ? first : first + R - to[first];
-    *b = (end == n_trees) ? end : end - to[end];
+    *rs = first - to[first];
+    *start = (*rs == 0u) ? 0u : node_end[*rs - 1u];
+    *split = shared ? *start / R : *start;
 }
 
 /* The start of a loop body over the costs: cost c = mant * 2^ex with mant odd (declares mant and ex), and
@@ -197,11 +227,13 @@ static int costs_order_exact(const float *costs, uint32_t n)
 int fm_trees_check(const fm_trees *m)
 {
     uint32_t n_leaves;
+    uint32_t n_splits;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
-                         m->child, m->tree_output)) {
+    if (!run_shape_valid(m->run, m->shared_splits, m->n_outputs, m->n_trees, m->node_end, m->tree_output) ||
+        !structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
+                         m->child, m->tree_output, m->shared_splits ? m->run : 0u, &n_splits)) {
         return FM_E_MODEL;
     }
     n_leaves = m->n_nodes + m->n_trees;
@@ -209,15 +241,15 @@ int fm_trees_check(const fm_trees *m)
         m->base_score == NULL) {
         return FM_E_MODEL;
     }
-    if (!finite_f32(m->threshold, m->n_nodes) || !finite_f32(m->leaf, n_leaves) ||
+    if (!finite_f32(m->threshold, n_splits) || !finite_f32(m->leaf, n_leaves) ||
         !finite_f32(m->base_score, m->n_outputs) || !finite_f32(&m->decision_threshold, 1u) ||
         !fm_costs_ok(m->costs, m->n_features)) {
         return FM_E_MODEL;
     }
     if (!depth_valid(m->depth, m->n_trees, m->node_end, m->child) || m->exact_costs > 1u ||
         (m->exact_costs == 1u && !costs_order_exact(m->costs, m->n_features)) ||
-        !runs_valid(m->run, m->n_outputs, m->n_trees, m->node_end, m->feature, m->threshold, sizeof(float),
-                    m->child, m->tree_output)) {
+        (!m->shared_splits && !run_copies_equal(m->run, m->n_trees, m->node_end, m->feature, m->threshold,
+                                                sizeof(float), m->child))) {
         return FM_E_MODEL;
     }
     return FM_OK;
@@ -225,17 +257,19 @@ int fm_trees_check(const fm_trees *m)
 
 int fm_trees_q15_check(const fm_trees_q15 *m)
 {
+    uint32_t n_splits;
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if (!structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
-                         m->child, m->tree_output)) {
+    if (!run_shape_valid(m->run, m->shared_splits, m->n_outputs, m->n_trees, m->node_end, m->tree_output) ||
+        !structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
+                         m->child, m->tree_output, m->shared_splits ? m->run : 0u, &n_splits)) {
         return FM_E_MODEL;
     }
     if (m->threshold_q == NULL || m->leaf_q == NULL ||
         m->base_q == NULL || m->shift > 30u || !depth_valid(m->depth, m->n_trees, m->node_end, m->child) ||
-        !runs_valid(m->run, m->n_outputs, m->n_trees, m->node_end, m->feature, m->threshold_q, sizeof(uint16_t),
-                    m->child, m->tree_output)) {
+        (!m->shared_splits && !run_copies_equal(m->run, m->n_trees, m->node_end, m->feature, m->threshold_q,
+                                                sizeof(uint16_t), m->child))) {
         return FM_E_MODEL;
     }
     return FM_OK;
@@ -696,6 +730,15 @@ static void walk_init(walk_state *st, const uint16_t *feature, const void *th, s
     }
 
 typedef uint32_t (*run_fn)(walk_state *st, const walk_env *env);
+
+/* Where the runs' memo walk stands (fm_trees_impl.h, T_PRIV(runs)): tree t, local node i, the first node slot
+ * and the first split of t's run. */
+typedef struct {
+    uint32_t t;
+    uint32_t i;
+    uint32_t start;
+    uint32_t split;
+} run_pos;
 
 static int args_ok(const void *m, const void *scores, const void *res, const fm_memo *memo, uint32_t first_tree,
                    uint32_t end_tree, uint32_t n_trees, uint32_t n_features)

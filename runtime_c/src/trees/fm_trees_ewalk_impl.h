@@ -245,97 +245,168 @@ FM_WALK void E_NAME(plain)(const E_MODEL *m, uint32_t first, uint32_t end, const
 #endif
 }
 
-/* Runs of R = m->run trees with equal splits (fm_trees.h, `run`), trees [first, end) with first and end on run
- * starts: the first tree of each run is walked, then tree j of the run adds the leaf at the same place (its
- * leaves follow the previous tree's, n_inner + 1 apart) to output j, in tree order. q15: sat saturates every
- * addition (as the reference); 0 when no sum can overflow (q_no_overflow). */
+/* The walk of one run's splits (features fe, thresholds th, children ch or NULL: the implicit layout; n_inner
+ * nodes): the local index of the leaf reached, i - n_inner. */
+FM_WALK uint32_t E_NAME(run_walk)(const uint16_t *fe, const E_TH *th, const uint32_t *ch, uint32_t n_inner,
+                                  const E_IN *in, uint8_t *mark)
+{
+    uint32_t i = 0u;
+    if (ch == NULL) {
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+            mark[f] = 1u;
+            i = 2u * i + 1u + r;
+        }
+    } else {
+        while (i < n_inner) {
+            const uint32_t f = fe[i];
+            const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+            mark[f] = 1u;
+            i = ch[i] + r;
+        }
+    }
+    return i - n_inner;
+}
+
+/* Outputs j0 .. j1-1 add leaf lf[0], lf[step], ... (tree j of a run adds to output j); q15 saturating when sat. */
+#if E_Q
+#define E_RUN_ADD(lf, step, j0, j1, sat)                                                                      \
+    do {                                                                                                      \
+        uint32_t j_;                                                                                          \
+        if (sat) {                                                                                            \
+            for (j_ = (j0); j_ < (j1); ++j_) {                                                                \
+                scores[j_] = E_SAT_ADD(scores[j_], (E_ACC)(lf)[0]);                                           \
+                (lf) += (step);                                                                               \
+            }                                                                                                 \
+        } else {                                                                                              \
+            for (j_ = (j0); j_ < (j1); ++j_) {                                                                \
+                scores[j_] = scores[j_] + (E_ACC)(lf)[0];                                                     \
+                (lf) += (step);                                                                               \
+            }                                                                                                 \
+        }                                                                                                     \
+    } while (0)
+#else
+#define E_RUN_ADD(lf, step, j0, j1, sat)                                                                      \
+    do {                                                                                                      \
+        uint32_t j_;                                                                                          \
+        (void)(sat);                                                                                          \
+        for (j_ = (j0); j_ < (j1); ++j_) {                                                                    \
+            scores[j_] = scores[j_] + (E_ACC)(lf)[0];                                                         \
+            (lf) += (step);                                                                                   \
+        }                                                                                                     \
+    } while (0)
+#endif
+
+/* Part of one run: the run of first tree rs (its first node slot start, its first split sp) walked, trees
+ * rs + j0 .. rs + j1 - 1 add their leaves (a slice that starts or ends inside the run). */
+static FM_NOINLINE void E_NAME(run_part)(const E_MODEL *m, uint32_t rs, uint32_t j0, uint32_t j1, uint32_t start,
+                                         uint32_t sp, const E_IN *in, uint8_t *mark, E_ACC *scores, int sat)
+{
+    const uint32_t n_inner = m->node_end[rs] - start;
+    const size_t step = (size_t)n_inner + 1u;
+    const uint32_t k = E_NAME(run_walk)(m->feature + sp, E_THRS(m) + sp, m->child == NULL ? NULL : m->child + sp,
+                                        n_inner, in, mark);
+    const E_LEAF *lf = E_LEAVES(m) + start + rs + k + (size_t)j0 * step;
+    E_RUN_ADD(lf, step, j0, j1, sat);
+}
+
+/* Runs of R = m->run trees with equal splits (fm_trees.h, `run`), trees [first, end): each run's splits are walked
+ * once, then tree j of the run adds the leaf at the same place (its leaves follow the previous tree's, n_inner + 1
+ * apart) to output j, in tree order; a run the slice starts or ends inside adds the leaves of its trees in the
+ * slice (E_NAME(run_part)). shared (a constant: m->shared_splits) picks the split layout, one out-of-line function
+ * per layout and saturation below. q15: sat saturates every addition (as the reference); 0 when no sum can
+ * overflow (q_no_overflow). */
 FM_WALK void E_NAME(runs)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
-                          E_ACC *scores, int sat)
+                          E_ACC *scores, int sat, int shared)
 {
     const uint32_t R = m->run;
     const uint32_t *ne = m->node_end;
-    uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
     uint32_t t;
-    (void)sat;
-    for (t = first; t < end; t += R) {
-        const uint32_t n_inner = ne[t] - start;
-        const uint16_t *fe = m->feature + start;
-        const E_TH *th = E_THRS(m) + start;
-        const E_LEAF *lf;
-        size_t step;
-        uint32_t i = 0u;
-        uint32_t j;
-        if (m->child == NULL) {
-            while (i < n_inner) {
-                const uint32_t f = fe[i];
-                const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
-                mark[f] = 1u;
-                i = 2u * i + 1u + r;
-            }
-        } else {
-            const uint32_t *ch = m->child + start;
-            while (i < n_inner) {
-                const uint32_t f = fe[i];
-                const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
-                mark[f] = 1u;
-                i = ch[i] + r;
-            }
+    uint32_t start;
+    uint32_t sp;
+    run_start(ne, m->tree_output, R, (uint32_t)shared, first, &t, &start, &sp);
+    if (t != first || end - t < R) { /* the slice starts (or ends) inside the first run */
+        const uint32_t j1 = (end - t < R) ? end - t : R;
+        E_NAME(run_part)(m, t, first - t, j1, start, sp, in, mark, scores, sat);
+        if (j1 < R) {
+            return;
         }
-        lf = E_LEAVES(m) + start + t + (i - n_inner);
-        step = (size_t)n_inner + 1u;
-#if E_Q
-        if (sat) {
-            for (j = 0; j < R; ++j) {
-                scores[j] = E_SAT_ADD(scores[j], (E_ACC)lf[0]);
-                lf += step;
-            }
-        } else
-#endif
-        {
-            for (j = 0; j < R; ++j) {
-                scores[j] = scores[j] + (E_ACC)lf[0];
-                lf += step;
-            }
-        }
+        sp += shared ? ne[t] - start : ne[t + R - 1u] - start;
         start = ne[t + R - 1u];
+        t += R;
+    }
+    if (end - t >= R) { /* whole runs (t <= end): pointers that advance by a run */
+        const uint16_t *fe = m->feature + (shared ? sp : start);
+        const E_TH *th = E_THRS(m) + (shared ? sp : start);
+        const uint32_t *ch = (m->child == NULL) ? NULL : m->child + (shared ? sp : start);
+        const E_LEAF *lb = E_LEAVES(m) + start + t;
+        do {
+            const uint32_t n_inner = ne[t] - start;
+            const size_t step = (size_t)n_inner + 1u;
+            const size_t adv = shared ? (size_t)n_inner : (size_t)n_inner * R;
+            const E_LEAF *lf = lb + E_NAME(run_walk)(fe, th, ch, n_inner, in, mark);
+            E_RUN_ADD(lf, step, 0u, R, sat);
+            fe += adv;
+            th += adv;
+            if (ch != NULL) {
+                ch += adv;
+            }
+            lb += step * R;
+            start += n_inner * R;
+            if (shared) {
+                sp += n_inner;
+            }
+            t += R;
+        } while (end - t >= R);
+    }
+    if (t < end) { /* the slice ends inside this run */
+        E_NAME(run_part)(m, t, 0u, end - t, start, shared ? sp : start, in, mark, scores, sat);
     }
 }
 
-/* m->run > 1: trees [first, end) with the runs' walk over the whole runs inside, [a, b) (run_bounds, no
- * division), and the per-tree walks before and after (all per tree when no whole run is inside). Out of line
- * and reached by a tail call: E_WALK stays the per-tree walk plus one test for tables without runs. */
+#define FM_EWALK_RUNS(name, sat, shared)                                                                      \
+    static FM_NOINLINE void name(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark, \
+                                 E_ACC *scores)                                                               \
+    {                                                                                                         \
+        E_NAME(runs)(m, first, end, in, mark, scores, sat, shared);                                           \
+    }
+FM_EWALK_RUNS(E_NAME(runs_s), 0, 1)
+FM_EWALK_RUNS(E_NAME(runs_c), 0, 0)
+#if E_Q
+FM_EWALK_RUNS(E_NAME(runs_ss), 1, 1)
+FM_EWALK_RUNS(E_NAME(runs_sc), 1, 0)
+#endif
+
+/* m->run > 1: trees [first, end) by the runs' walk of the tables' layout. Out of line and reached by a tail call:
+ * E_WALK stays the per-tree walk plus one test for tables without runs. */
 static FM_NOINLINE void E_NAME(with_runs)(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in,
                                           uint8_t *mark, E_ACC *scores)
 {
-    const uint32_t R = m->run;
-    uint32_t a;
-    uint32_t b;
-    run_bounds(m->tree_output, m->n_trees, R, first, end, &a, &b);
-    if (a >= b) {
-        E_NAME(plain)(m, first, end, in, mark, scores);
+    if (first >= end) {
         return;
-    }
-    if (first != a) {
-        E_NAME(plain)(m, first, a, in, mark, scores);
     }
 #if E_Q
     {
         uint32_t o;
         int sat = 0;
-        for (o = 0; o < R && !sat; ++o) {
-            sat = !q_no_overflow(scores[o], b - a); /* at most b - a additions per output (no division) */
+        for (o = 0; o < m->run && !sat; ++o) {
+            sat = !q_no_overflow(scores[o], end - first); /* at most end - first additions per output */
         }
         if (sat) {
-            E_NAME(runs)(m, a, b, in, mark, scores, 1);
-        } else {
-            E_NAME(runs)(m, a, b, in, mark, scores, 0);
+            if (m->shared_splits) {
+                E_NAME(runs_ss)(m, first, end, in, mark, scores);
+            } else {
+                E_NAME(runs_sc)(m, first, end, in, mark, scores);
+            }
+            return;
         }
     }
-#else
-    E_NAME(runs)(m, a, b, in, mark, scores, 0);
 #endif
-    if (b != end) {
-        E_NAME(plain)(m, b, end, in, mark, scores);
+    if (m->shared_splits) {
+        E_NAME(runs_s)(m, first, end, in, mark, scores);
+    } else {
+        E_NAME(runs_c)(m, first, end, in, mark, scores);
     }
 }
 
@@ -427,3 +498,5 @@ int E_FN(eager_finish)(const E_MODEL *m, const float *x, const E_EAGER *e, const
 #undef FM_EWALK_DEPTH_CASE
 #undef FM_EWALK_ANY
 #undef FM_EWALK_DEPTH
+#undef E_RUN_ADD
+#undef FM_EWALK_RUNS

@@ -110,58 +110,64 @@ FM_RUN_VARIANT(T_PRIV(run_i), T_PRIV(run), 1, 0, 0)
 FM_RUN_VARIANT(T_PRIV(run_s), T_PRIV(run), 0, 1, 0)
 FM_RUN_VARIANT(T_PRIV(run_n), T_PRIV(run), 0, 0, 0)
 
-/* The memo walk over runs of m->run trees with equal splits (fm_trees.h, `run`): *t (a run start) to end (a run
- * end), resumable like run above: returns a feature this prediction has not used yet (the walk stands at
- * tree *t, local node *i, the tree's first node *start), or FM_WALK_DONE. Each run's first tree is walked,
- * then tree j of the run adds the leaf at the same place to output j, in tree order. implicit (a constant:
+/* The memo walk over runs of m->run trees with equal splits (fm_trees.h, `run`): trees p->t .. end-1 (any
+ * trees: a slice may start or end inside a run), resumable like run above: returns a feature this prediction has
+ * not used yet (the walk stands at tree p->t, local node p->i; p->start and p->split: its run's first node slot
+ * and first split, run_start), or FM_WALK_DONE. Each run's splits are walked once, then tree j of the run, for
+ * each j in the slice, adds the leaf at the same place to output j, in tree order. implicit (a constant:
  * m->child == NULL) picks the layout, one out-of-line function per layout below (E_NAME(runs) has one loop
  * per layout too). */
-FM_WALK uint32_t T_PRIV(runs)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start, uint32_t end,
-                              const walk_env *env, int implicit, int eager)
+FM_WALK uint32_t T_PRIV(runs)(const T_MODEL *m, run_pos *p, uint32_t end, const walk_env *env, int implicit,
+                              int eager)
 {
     const uint32_t R = m->run;
     const uint8_t *seen = env->seen;
     const uint8_t epoch = env->epoch;
     T_SCORE *scores = (T_SCORE *)env->scores;
     T_VALUES_OF(env);
-    while (*t < end) {
-        const uint32_t s = *start;
-        const uint32_t n_inner = m->node_end[*t] - s;
-        const uint16_t *fe = m->feature + s;
-        const T_TH *th = T_THRS(m) + s;
-        const uint32_t *ch = implicit ? NULL : m->child + s;
+    while (p->t < end) {
+        const uint32_t j0 = m->tree_output[p->t]; /* tree p->t is tree j0 of its run */
+        const uint32_t rs = p->t - j0;
+        const uint32_t s = p->start;
+        const uint32_t n_inner = m->node_end[rs] - s;
+        const uint32_t sp = p->split;
+        const uint16_t *fe = m->feature + sp;
+        const T_TH *th = T_THRS(m) + sp;
+        const uint32_t *ch = implicit ? NULL : m->child + sp;
+        const uint32_t j1 = (end - rs < R) ? end - rs : R;
         const T_LEAF *lf;
-        uint32_t k = *i;
+        uint32_t k = p->i;
         uint32_t j;
         while (k < n_inner) {
             const uint32_t f = fe[k];
             if (seen[f] != epoch && !(eager && stamp_eager(env, f, T_Q))) {
-                *i = k;
+                p->i = k;
                 return f;
             }
             T_STEP(k, (implicit ? 2u * k + 1u : ch[k]), f, th[k], eager);
         }
-        lf = T_LEAVES(m) + s + *t + (k - n_inner);
-        for (j = 0; j < R; ++j) { /* tree j of a run adds to output j */
+        lf = T_LEAVES(m) + s + rs + (k - n_inner);
+        for (j = j0; j < j1; ++j) { /* tree j of a run adds to output j */
             scores[j] = T_LEAF_ADD(scores[j], lf[(size_t)j * (n_inner + 1u)]);
         }
-        *start = m->node_end[*t + R - 1u];
-        *t += R;
-        *i = 0u;
+        p->start = m->node_end[rs + j1 - 1u]; /* the next run's (read only after a whole run) */
+        p->split = m->shared_splits ? sp + n_inner : p->start;
+        p->t = rs + j1;
+        p->i = 0u;
     }
     return FM_WALK_DONE;
 }
 
-static FM_NOINLINE uint32_t T_PRIV(runs_i)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start,
-                                           uint32_t end, const walk_env *env, int eager)
+static FM_NOINLINE uint32_t T_PRIV(runs_i)(const T_MODEL *m, run_pos *p, uint32_t end, const walk_env *env,
+                                           int eager)
 {
-    return T_PRIV(runs)(m, t, i, start, end, env, 1, eager);
+    return T_PRIV(runs)(m, p, end, env, 1, eager);
 }
 
-static FM_NOINLINE uint32_t T_PRIV(runs_e)(const T_MODEL *m, uint32_t *t, uint32_t *i, uint32_t *start,
-                                           uint32_t end, const walk_env *env, int eager)
+static FM_NOINLINE uint32_t T_PRIV(runs_e)(const T_MODEL *m, run_pos *p, uint32_t end, const walk_env *env,
+                                           int eager)
 {
-    return T_PRIV(runs)(m, t, i, start, end, env, 0, eager);
+    return T_PRIV(runs)(m, p, end, env, 0, eager);
 }
 
 /* What a memo walk over trees ..end_tree reads besides its state (x != NULL: eager, else the memo's values). */
@@ -221,45 +227,36 @@ static int T_PRIV(accumulate_trees)(const T_MODEL *m, uint32_t first_tree, uint3
     return FM_OK;
 }
 
-/* x != NULL: eager, else lazy through r: the whole runs inside [first_tree, end_tree) by T_PRIV(runs), the
- * trees before and after one by one. */
+/* x != NULL: eager, else lazy through r: tables with runs by T_PRIV(runs) (every tree of the slice, each run's
+ * splits walked once), else tree by tree. */
 static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r,
                               const float *x, fm_memo *memo, T_SCORE *scores, fm_result *res)
 {
-    const uint32_t R = m->run;
-    uint32_t a;
-    uint32_t b;
-    uint32_t t;
-    uint32_t i = 0u;
-    uint32_t start;
+    run_pos p;
+    uint32_t rs;
     walk_env env;
-    int rc;
-    if (R <= 1u) {
+    if (m->run <= 1u) {
         return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
     }
-    run_bounds(m->tree_output, m->n_trees, R, first_tree, end_tree, &a, &b); /* no division */
-    if (a >= b) {
-        return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
+    if (first_tree >= end_tree) {
+        return FM_OK;
     }
-    rc = T_PRIV(accumulate_trees)(m, first_tree, a, r, x, memo, scores, res);
-    if (rc != FM_OK) {
-        return rc;
-    }
-    T_PRIV(env_init)(&env, m, b, x, memo, scores, res);
-    t = a;
-    start = (a == 0u) ? 0u : m->node_end[a - 1u];
+    T_PRIV(env_init)(&env, m, end_tree, x, memo, scores, res);
+    run_start(m->node_end, m->tree_output, m->run, m->shared_splits, first_tree, &rs, &p.start, &p.split);
+    p.t = first_tree;
+    p.i = 0u;
     for (;;) {
-        const uint32_t f = (m->child == NULL) ? T_PRIV(runs_i)(m, &t, &i, &start, b, &env, x != NULL)
-                                              : T_PRIV(runs_e)(m, &t, &i, &start, b, &env, x != NULL);
+        const uint32_t f = (m->child == NULL) ? T_PRIV(runs_i)(m, &p, end_tree, &env, x != NULL)
+                                              : T_PRIV(runs_e)(m, &p, end_tree, &env, x != NULL);
+        int rc;
         if (f == FM_WALK_DONE) {
-            break;
+            return FM_OK;
         }
         rc = T_PRIV(fetch)(m, r, x, memo, f, res);
         if (rc != FM_OK) {
             return rc;
         }
     }
-    return T_PRIV(accumulate_trees)(m, b, end_tree, r, x, memo, scores, res);
 }
 
 int T_FN(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r, fm_memo *memo,
