@@ -35,7 +35,7 @@ from nb import callgrind, peer  # noqa: E402
 
 from benchmarks.common import figures, peers  # noqa: E402
 from benchmarks.common.cli import frugalml  # noqa: E402
-from benchmarks.common.qemu_count import count_cortex_m, missing_tools  # noqa: E402
+from benchmarks.common.qemu_count import cortex_m_columns, count_cortex_m  # noqa: E402
 
 DATASETS = ("keel:magic", "keel:spambase", "sklearn:breast_cancer", "sklearn:digits")
 QUICK_DATA = "sklearn:breast_cancer"
@@ -119,12 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("valgrind") is None:
         print("note: valgrind not installed: no counts (nothing to print)")
         return 0
-    if a.quick and not a.no_qemu:
-        print("note: --quick: Cortex-M columns not counted (benchmarks/runtime.py --quick counts one)")
-        a.no_qemu = True
-    elif not a.no_qemu and missing_tools():
-        print(f"note: Cortex-M columns skipped: {missing_tools()}")
-        a.no_qemu = True
+    a.no_qemu = not cortex_m_columns(a.no_qemu, a.quick, "benchmarks/runtime.py --quick counts one")
     print(f"{'data':<22} {'model':<14} {'k':>3} {'feat':>6} | {'x86 f32':>8} {'/feat':>6} | {'x86 q15':>8} "
           f"{'/feat':>6} | {'M3 q15':>8} {'/feat':>6} | {'M4F f32':>8} {'/feat':>6}")
     py = None if a.no_peer else peers.has("emlearn", create=not a.quick)

@@ -36,8 +36,9 @@ EXPECTED = {
     "pipeline.py": "eager / lazy",
     "pipeline_unseen.py": "eager / lazy",
     "runtime.py": "instr/prediction",
-    "shared_runs.py": "run = K",
+    "shared_runs.py": "flat/shared",
     "skyline.py": "accuracy vs budget",
+    "skyline_count.py": "x86 instr  /feat lookup",
 }
 
 

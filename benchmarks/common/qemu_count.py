@@ -38,6 +38,20 @@ def missing_tools() -> str | None:
     return f"{', '.join(gone)} not installed (make toolchains)" if gone else None
 
 
+def cortex_m_columns(no_qemu: bool, quick: bool, quick_note: str) -> bool:
+    """Whether a benchmark counts its Cortex-M columns: not with --no-qemu, not in --quick (prints quick_note), not
+    without the tools (prints why)."""
+    if no_qemu:
+        return False
+    if quick:
+        print(f"note: --quick: Cortex-M columns not counted ({quick_note})")
+        return False
+    if (why := missing_tools()) is not None:
+        print(f"note: Cortex-M columns skipped: {why}")
+        return False
+    return True
+
+
 def plugin_path() -> Path:
     """The counting plugin, built on first use (host gcc)."""
     subprocess.run(["make", "-s", "-C", str(ROOT / "runtime_c"), "qemu-plugin"], check=True,
