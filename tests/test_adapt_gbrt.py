@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_digits
@@ -116,13 +118,17 @@ def test_deterministic_and_sweep_respects_tolerance() -> None:
     assert budget.chosen.validation_cost <= 30.0 or all(p.validation_cost > 30.0 for p in budget.points)
 
 
-def test_sigmoid_gate_share_follows_p_full() -> None:
+@pytest.mark.parametrize("f1_cv", [0, 3])
+def test_sigmoid_gate_share_follows_p_full(f1_cv: int) -> None:
     """The paper's gate (f0 iff sigma(g) > 1/2) sends about P_full of the training rows to f0: q is
     re-solved after every tree and g takes full Newton steps towards it, so the alternation sharpens q
-    and g follows it (with q updated every 10 trees and g shrunk like f1, the share was 0 or ~1)."""
+    and g follows it (with q updated every 10 trees and g shrunk like f1, the share was 0 or ~1). With f1's
+    training loss (f1_cv 0, the paper's) the share is within 0.1 of P_full; with the cross-fitted loss (the
+    default) q sharpens more slowly in 30 trees: the share still grows with P_full and never passes it by more
+    than 0.1."""
     X, y, costs = easy_and_hard_regions(n=800)
     rf = RandomForestClassifier(n_estimators=30, random_state=0)
-    kw = dict(gamma=0.1, n_trees=30, costs=costs)
+    kw = dict(gamma=0.1, n_trees=30, costs=costs, f1_cv=f1_cv)
     first = AdaptGbrtClassifier(hpc=rf, p_full=0.1, **kw).fit(X, y)
     shares = [first.train_route_fraction_]
     for p in (0.2, 0.3, 0.4):
@@ -130,7 +136,10 @@ def test_sigmoid_gate_share_follows_p_full() -> None:
         assert m.q_.mean() == pytest.approx(p, abs=1e-6)
         shares.append(m.train_route_fraction_)
     assert np.all(np.diff(shares) > 0), shares
-    np.testing.assert_allclose(shares, [0.1, 0.2, 0.3, 0.4], atol=0.1)
+    if f1_cv == 0:
+        np.testing.assert_allclose(shares, [0.1, 0.2, 0.3, 0.4], atol=0.1)
+    else:
+        assert np.all(np.asarray(shares) <= np.array([0.1, 0.2, 0.3, 0.4]) + 0.1), shares
 
 
 def test_defaults_give_a_non_constant_f1_on_two_feature_blobs() -> None:
@@ -158,16 +167,50 @@ def _digits_parts() -> tuple[np.ndarray, np.ndarray, RandomForestClassifier, np.
 
 def test_k_class_shared_f1_lets_the_gate_follow_p_full() -> None:
     """K classes: with shared f1 trees (the default) the sigmoid gate sends a share of the training rows
-    that grows with P_full and stays near it; with separate trees f1 fits its rows, its in-sample loss
-    undercuts f0's out-of-fold loss everywhere and the gate sends (almost) nothing at any P_full."""
+    that grows with P_full and stays near it. With separate trees and f1's training loss in the q step (f1_cv 0,
+    the paper's) f1 fits its rows, its in-sample loss undercuts f0's out-of-fold loss everywhere and the gate
+    sends (almost) nothing at any P_full; the cross-fitted loss (the default) gives them a share that grows with
+    P_full too."""
     Xtr, ytr, f0, p0 = _digits_parts()
     kw = dict(hpc=f0, gamma=1.0, n_trees=30)
     shares = {}
+    for form, f1_cv in (("shared", 3), ("shared", 0), ("separate", 3), ("separate", 0)):
+        shares[form, f1_cv] = [AdaptGbrtClassifier(p_full=p, class_trees=form, f1_cv=f1_cv, **kw)
+                               .fit(Xtr, ytr, f0_proba=p0).train_route_fraction_ for p in (0.1, 0.3, 0.5)]
     for form in ("shared", "separate"):
-        shares[form] = [AdaptGbrtClassifier(p_full=p, class_trees=form, **kw).fit(Xtr, ytr, f0_proba=p0)
-                        .train_route_fraction_ for p in (0.1, 0.3, 0.5)]
-    assert np.all(np.diff(shares["shared"]) > 0) and 0.05 < shares["shared"][1] <= 0.3 + 0.05, shares
-    assert max(shares["separate"]) < 0.05, shares
+        assert np.all(np.diff(shares[form, 3]) > 0) and shares[form, 3][1] > 0.05, shares
+    assert np.all(np.diff(shares["shared", 0]) > 0) and 0.05 < shares["shared", 0][1] <= 0.3 + 0.05, shares
+    assert max(shares["separate", 0]) < 0.05, shares
+
+
+def test_cross_fitted_f1_loss_scores_each_row_without_its_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """f1_cv folds: the q step's f1 loss of a row comes from the fold booster grown without the row's fold (its
+    weight 0 there), each fold booster has as many trees as f1, and the deployed f1 is the one on every row (the
+    same IR whatever f1_cv when the q steps agree: P_full 0 makes q 0 everywhere)."""
+    X, y, costs = easy_and_hard_regions(n=300)
+    rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    proba = rf.predict_proba(X)
+    fits = [AdaptGbrtClassifier(hpc=rf, p_full=0.0, n_trees=5, costs=costs, f1_cv=k).fit(X, y, f0_proba=proba)
+            for k in (0, 3)]  # q = 0 everywhere: f1's weights do not depend on A
+    assert all(np.all(f.q_ == 0) for f in fits)
+    for key in ("feature", "threshold", "value", "roots"):
+        np.testing.assert_array_equal(np.asarray(fits[0].f1_ir_[key]), np.asarray(fits[1].f1_ir_[key]))
+    seen: list[tuple[np.ndarray, list[Any]]] = []
+    orig = AdaptGbrtClassifier._fold_boosters
+
+    def spy(self: Any, *args: Any) -> Any:
+        seen.append(orig(self, *args))
+        return seen[-1]
+
+    monkeypatch.setattr(AdaptGbrtClassifier, "_fold_boosters", spy)
+    AdaptGbrtClassifier(hpc=rf, n_trees=4, costs=costs, f1_cv=3).fit(X, y, f0_proba=proba)
+    fold, aux = seen[0]
+    assert len(aux) == 3 and set(np.unique(fold).tolist()) == {0, 1, 2}
+    for j, b in enumerate(aux):
+        assert len(b.trees) == 4 * b.n_outputs
+        assert np.all(b.weight[fold == j] == 0) and np.all(b.weight[fold != j] > 0)
+    with pytest.raises(ValueError, match="f1_cv"):
+        AdaptGbrtClassifier(hpc=rf, f1_cv=-1).fit(X, y)
 
 
 def test_k_class_shared_f1_has_k_trees_of_equal_splits_per_iteration() -> None:
