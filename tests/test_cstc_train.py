@@ -15,6 +15,7 @@ from firmware_tools import CORTEX_M_TOOLS, PI, PI_TOOLS, cortex_m_lines, make, r
 from compiler.cstc.train import CSTCClassifier
 from compiler.header import numeric_for, render_header
 from compiler.synthetic import CSTC_BALANCED_PRIORS, CSTC_COSTS, CSTC_FEATURES, make_cstc_quadrants
+from compiler.tasks import prepare, split
 from pyruntime import format as fmt
 from pyruntime.costtext import predict_lines
 from pyruntime.cstc.model import CCSTC, CSTCModel
@@ -187,8 +188,8 @@ def test_balanced_quadrants_need_the_symmetry_breaking_starts() -> None:
 
 def test_sweep_on_a_small_validation_part_cross_validates(tmp_path: Path) -> None:
     """300 rows (60 validation rows, < 200): each lambda is judged by 5-fold cross-validation on the pooled train and
-    validation parts, the cheapest within the tolerance of the best is kept and then trained as --lambda trains it
-    (the same tables); --folds 1 judges on the validation part."""
+    validation parts, the cheapest within the tolerance of the best is kept and then refitted on the pooled parts
+    without pruning (the same tables as the estimator fitted so); --folds 1 judges on the validation part."""
     X, y = make_cstc_quadrants(300, random_state=5)
     csv = tmp_path / "quad.csv"
     csv.write_text(",".join(CSTC_FEATURES) + ",target\n"
@@ -215,10 +216,11 @@ def test_sweep_on_a_small_validation_part_cross_validates(tmp_path: Path) -> Non
     kept = min((q for q in cv["sweep_curve"] if q["cv_accuracy"] >= best - 0.01),
                key=lambda q: (q["cv_cost"], -q["cv_accuracy"]))
     assert kept.get("kept") and cv["lambda_chosen"] == kept["lambda"]
-    out = tmp_path / "lam.msgpack"
-    code, _, err = run("train", "cstc", csv, *common, "-o", out, "--lambda", f"{kept['lambda']:g}")
-    assert code == 0, err
-    a, b = runs[None].tables, fmt.load(out).tables
+    task = prepare(str(csv))
+    Xtr, ytr, Xva, yva = split(task)
+    ref = CSTCClassifier(depth=2, lam=kept["lambda"], max_iter=3, costs=np.asarray(CSTC_COSTS, np.float64),
+                         prune=False, random_state=0).fit(np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva]))
+    a, b = runs[None].tables, CSTCModel(**ref.to_ir(), input_absmax=float(np.abs(np.concatenate([Xtr, Xva])).max()))
     for name in ("term_start", "feature", "weight", "bias", "threshold", "upper", "lower"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     np.testing.assert_array_equal(a.predict_reference(X).label, b.predict_reference(X).label)

@@ -7,8 +7,9 @@ validation cost (of the compiled tables) and keeps the cheapest tree within ``--
 (absolute) of the best validation accuracy. A validation part of fewer than CV_BELOW (200) rows judges
 each lambda by CV_FOLDS (5)-fold cross-validation on the train and validation parts pooled instead
 (the project's small-set rule, compiler.options.auto_folds; ``--folds K`` / ``--folds 1``), and the kept
-lambda is then trained as ``--lambda`` trains it. A tree no better than the majority class on
-validation is refused unless ``--allow-trivial``.
+lambda is then refitted on both parts without pruning (as miser and the gated kinds refit after cross-validation:
+pruning on a small validation part collapsed the tree to one path; docs/cstc.md). A tree no better than the
+majority class on validation (its cross-validated accuracy when refitted) is refused unless ``--allow-trivial``.
 
 K >= 3 classes train without a flag (docs/cstc.md, "K classes"): the internal nodes stay binary routers,
 every leaf holds K class scorers and answers the largest score's class.
@@ -58,7 +59,7 @@ CSTC_OPTIONS = [
     _shared("tolerance", SWEEP_OPTIONS, "default 0.01"),
     _shared("lambda_grid", SWEEP_OPTIONS, "default " + ",".join(f"{v:g}" for v in DEFAULT_GRID)),
     folds_option("lambda", "each fold's tree pruned on its held-out rows",
-                 "the kept lambda is then trained as --lambda trains it", "cstc"),
+                 "the kept lambda is then refitted on both parts, unpruned", "cstc"),
     click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
                  help=f"l1 weight of every node's classifier [cstc; default {DEFAULTS['rho']:g}]."),
     click.Option(["--max-iter"], type=click.IntRange(min=0), default=None,
@@ -127,8 +128,9 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
             click.echo(f"{p['lambda']:>8g} {p[f'{judged}_accuracy']:>8.4f} {p[f'{judged}_cost']:>10.2f} "
                        f"{p['nodes']:>6.3g}{'  <- kept' if i == pick else ''}", err=True)
         curve[pick]["kept"] = True
-        if folds:  # the kept lambda trained as --lambda trains it: on the train part, pruned on validation
-            model = cstc_estimator(curve[pick]["lambda"], opts, c, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
+        if folds:  # the kept lambda refitted on the pooled rows, unpruned (miser and the gated kinds refit too)
+            Xfit = np.concatenate([Xtr, Xva])
+            model = cstc_estimator(curve[pick]["lambda"], {**opts, "no_prune": True}, c, seed).fit(Xfit, y)
         else:
             model = fitted[pick]
         record["sweep_folds"] = folds
@@ -139,13 +141,17 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         model = cstc_estimator(float(opts.get("lambda", DEFAULTS["lambda"])), opts, c, seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
-    tables = CSTCModel(**model.to_ir(), input_absmax=_absmax(Xtr))
+    pooled = bool(opts.get("sweep")) and bool(record.get("sweep_folds"))  # fitted on the validation rows too
+    tables = CSTCModel(**model.to_ir(), input_absmax=_absmax(np.concatenate([Xtr, Xva]) if pooled else Xtr))
     rep = validation_report(tables, Xva, yva)
-    if rep["validation_accuracy"] <= rep["validation_majority"] and not opts.get("allow_trivial"):
+    # judged on rows it was not fitted on: the kept point's cross-validated accuracy when refitted on the pooled rows
+    judged_acc = float(next(p for p in record["sweep_curve"] if p.get("kept"))["cv_accuracy"]) if pooled \
+        else rep["validation_accuracy"]
+    if judged_acc <= rep["validation_majority"] and not opts.get("allow_trivial"):
         raise ValueError(
-            f"the trained CSTC tree is trivial: validation accuracy {rep['validation_accuracy']:.4f} is not better "
-            f"than the majority class ({rep['validation_majority']:.4f}); lower --lambda or --rho, or pass "
-            "--allow-trivial to write it anyway")
+            f"the trained CSTC tree is trivial: {'cross-validated' if pooled else 'validation'} accuracy "
+            f"{judged_acc:.4f} is not better than the majority class ({rep['validation_majority']:.4f}); lower "
+            "--lambda or --rho, or pass --allow-trivial to write it anyway")
     record.update({"lambda_chosen": float(model.lam), "nodes": tables.n_nodes,
                    "features_used": np.unique(tables.feature).tolist()})
     record.update(rep)
