@@ -108,6 +108,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
     Xtr, ytr, Xva, yva = split(task)
     record: dict[str, Any] = {"kind": kind, **{k: v for k, v in opts.items() if v is not None}}
     seed = task.split.seed
+    cv_acc: float | None = None  # a cross-validated sweep's kept accuracy: its refit saw the validation rows too
     if opts.get("sweep"):
         if "lambda" in opts:
             raise click.UsageError("--lambda does not apply with --sweep (use --lambda-grid)")
@@ -129,6 +130,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
                        f"{p['nodes']:>6.3g}{'  <- kept' if i == pick else ''}", err=True)
         curve[pick]["kept"] = True
         if folds:  # the kept lambda refitted on the pooled rows, unpruned (miser and the gated kinds refit too)
+            cv_acc = float(curve[pick]["cv_accuracy"])
             Xfit = np.concatenate([Xtr, Xva])
             model = cstc_estimator(curve[pick]["lambda"], {**opts, "no_prune": True}, c, seed).fit(Xfit, y)
         else:
@@ -141,15 +143,13 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         model = cstc_estimator(float(opts.get("lambda", DEFAULTS["lambda"])), opts, c, seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
-    pooled = bool(opts.get("sweep")) and bool(record.get("sweep_folds"))  # fitted on the validation rows too
-    tables = CSTCModel(**model.to_ir(), input_absmax=_absmax(np.concatenate([Xtr, Xva]) if pooled else Xtr))
+    tables = CSTCModel(**model.to_ir(), input_absmax=_absmax(Xtr if cv_acc is None else np.concatenate([Xtr, Xva])))
     rep = validation_report(tables, Xva, yva)
     # judged on rows it was not fitted on: the kept point's cross-validated accuracy when refitted on the pooled rows
-    judged_acc = float(next(p for p in record["sweep_curve"] if p.get("kept"))["cv_accuracy"]) if pooled \
-        else rep["validation_accuracy"]
+    judged_acc = rep["validation_accuracy"] if cv_acc is None else cv_acc
     if judged_acc <= rep["validation_majority"] and not opts.get("allow_trivial"):
         raise ValueError(
-            f"the trained CSTC tree is trivial: {'cross-validated' if pooled else 'validation'} accuracy "
+            f"the trained CSTC tree is trivial: {'validation' if cv_acc is None else 'cross-validated'} accuracy "
             f"{judged_acc:.4f} is not better than the majority class ({rep['validation_majority']:.4f}); lower "
             "--lambda or --rho, or pass --allow-trivial to write it anyway")
     record.update({"lambda_chosen": float(model.lam), "nodes": tables.n_nodes,

@@ -474,10 +474,9 @@ def compact_tables(tables: dict[str, Any], layout: str | None = None, shared_spl
     out["run"] = tree_run(out, np.asarray(ths, np.uint16 if q else np.float32))
     out["shared_splits"] = int(shared_splits and out["run"] > 1)
     if out["shared_splits"]:  # the first tree of each run keeps its splits
-        ends = np.concatenate([[0], np.asarray(node_end, np.int64)])
-        k = out["run"]
-        keep = np.concatenate([np.arange(ends[r], ends[r + 1]) for r in range(0, len(roots), k)] or
-                              [np.zeros(0, np.int64)]).astype(np.int64)
+        sizes = np.diff(np.concatenate([[0], np.asarray(node_end, np.int64)]))
+        tree_of_node = np.repeat(np.arange(sizes.size), sizes)
+        keep = np.flatnonzero(tree_of_node % out["run"] == 0)
         feats, ths = [feats[i] for i in keep], [ths[i] for i in keep]
         if not implicit:
             kids = [kids[i] for i in keep]
