@@ -162,8 +162,8 @@ def test_estimator_api_and_validation_errors() -> None:
         NaiveBayesBudget().fit(Xn, y)
     with pytest.raises(ValueError, match="ordering"):
         NaiveBayesBudget(ordering="random").fit(X, y)
-    with pytest.raises(ValueError, match="ordering 'greedy' takes two classes, the data has 3"):
-        NaiveBayesBudget(ordering="greedy").fit(X, np.arange(300) % 3)  # K classes: every other ordering
+    with pytest.raises(ValueError, match=r"tolerance must be in \[0, 1\], got 1.5"):
+        NaiveBayesBudget(tolerance=1.5).fit(X, y)
     with pytest.raises(ValueError, match="not fitted"):
         NaiveBayesBudget().predict(X)
     est = NaiveBayesBudget(budget=3).fit(X, y)  # internal validation split

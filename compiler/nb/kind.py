@@ -18,10 +18,17 @@ from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
 NB_OPTIONS = [
-    click.Option(["--ordering"], type=click.Choice(["ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
-                 help="Feature ordering metric [nb-*; default ig]."),
+    click.Option(["--ordering"], type=click.Choice(["auto", "ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
+                 help="Feature ordering [nb-*; default auto: greedy for K > 2 classes judged on at least 200 "
+                      "validation rows (forward selection on their log-probability of their class), else ig "
+                      "(information gain)]."),
     click.Option(["--budget"], type=click.IntRange(min=1), default=None,
-                 help="Features the model may read, k [nb-*; default: best static validation accuracy]."),
+                 help="Features the model may read, k [nb-*; default: chosen on validation, the fewest features "
+                      "within --tolerance of the best static accuracy]."),
+    click.Option(["--tolerance"], type=click.FloatRange(0, 1), default=None,
+                 help="Validation accuracy the chosen --budget may give up against the best budget, absolute "
+                      "[nb-*; default 0.01 for K > 2 classes judged on at least 200 validation rows (every budget "
+                      "up to 100 judged), else 0 (the best budget of the grid 5, 10, 25, 50, ...)]."),
     click.Option(["--bins"], default=None, help="Discretization: mean-std (default) or quantile:N [nb-*]."),
 ]
 STOP_OPTIONS = [
@@ -48,7 +55,8 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
                    f"using {task.n_features}", err=True)
         budget = task.n_features
     est = NaiveBayesBudget(
-        budget=budget, ordering=opts.get("ordering", "ig"), bins=opts.get("bins", "mean-std"),
+        budget=budget, ordering=opts.get("ordering", "auto"), tolerance=opts.get("tolerance"),
+        bins=opts.get("bins", "mean-std"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", DEFAULT_STOP_COST),

@@ -25,6 +25,7 @@ from compiler.nb.discretize import Bins
 from compiler.nb.orderings import class_bin_counts
 from compiler.nb.train import StopRule, _accepted, float32_between
 from pyruntime.nb.multi import NBMultiModel, leader_margin
+from pyruntime.progress import track
 
 
 @dataclass
@@ -156,12 +157,48 @@ def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
     return stops
 
 
+def greedy_order(tables: NBMultiTables, X_val: np.ndarray, y_val: np.ndarray, limit: int,
+                 tie_order: np.ndarray) -> np.ndarray:
+    """Forward selection: each step adds the feature that most raises the validation rows' mean
+    log-probability of their true class (the softmax of the class sums, float64 over the float32 tables),
+    ``limit`` steps; the features left follow in ``tie_order`` (which also breaks ties: the first wins).
+
+    The log-probability, not the accuracy the binary wrapper counts: with K classes the argmax of a few
+    features moves on few rows per step, so accuracy ties over many candidates, while the likelihood
+    ranks every candidate (digits: 0.93 test accuracy at 20 of 64 features, against 0.86 for the
+    information-gain order; docs/multiclass.md)."""
+    B = tables.bins.transform(np.asarray(X_val, dtype=np.float32))
+    n, K = B.shape[0], tables.n_classes
+    rows = np.arange(n)
+    score = np.tile(tables.d0.astype(np.float64), (n, 1))
+    left = [int(j) for j in tie_order]
+    chosen: list[int] = []
+    chunk = max(1, 4_000_000 // max(1, n * K))  # candidates per block: a few tens of MB at most
+    for _ in track(range(min(limit, len(left))), "nb greedy ordering", unit="feature"):
+        gains = np.empty(len(left))
+        for a in range(0, len(left), chunk):
+            cand = left[a:a + chunk]
+            S = score[:, None, :] + np.stack([tables.ll[j][B[:, j]] for j in cand], axis=1)  # [n, c, K]
+            top = S.max(axis=2, keepdims=True)
+            lse = np.log(np.exp(S - top).sum(axis=2)) + top[:, :, 0]
+            gains[a:a + len(cand)] = (S[rows, :, y_val] - lse).mean(axis=0)
+        j = left.pop(int(np.argmax(gains)))
+        chosen.append(j)
+        score += tables.ll[j][B[:, j]]
+    return np.array(chosen + left, dtype=np.int64)
+
+
+def budget_candidates(d: int, grid: tuple[int, ...], every: int = 100) -> list[int]:
+    """Budgets the K-class search judges: every k up to ``every`` (0: none), then the grid's values, capped
+    at d."""
+    return sorted(set(range(1, min(d, every) + 1)) | {min(k, d) for k in grid})
+
+
 def choose_budget(tables: NBMultiTables, order: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
-                  grid: tuple[int, ...], n_features: int) -> tuple[int, dict[int, float]]:
-    """The grid budget of best validation accuracy (smallest on ties) and the curve."""
-    d = order.size
-    ks = sorted({min(k, d) for k in grid})
+                  ks: list[int], n_features: int, tolerance: float) -> tuple[int, dict[int, float]]:
+    """The fewest features whose validation accuracy is within ``tolerance`` of the best budget's (the
+    sweeps' rule, compiler.options.cheapest_within; 0: the best, the smallest on ties) and the curve."""
     P = tables.model(order[: ks[-1]], n_features).partial_scores(X_val)
     curve = {k: float(np.mean(np.argmax(P[:, k], axis=1) == y_val)) for k in ks}
     best = max(curve.values())
-    return min(k for k, v in curve.items() if v == best), curve
+    return min(k for k, v in curve.items() if v >= best - tolerance), curve

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-ORDERINGS = ("ig", "chi2", "dcp", "greedy", "fcbf")
+ORDERINGS = ("auto", "ig", "chi2", "dcp", "greedy", "fcbf")
 
 
 def class_bin_counts(B: np.ndarray, y: np.ndarray, n_bins: int, n_classes: int = 2) -> np.ndarray:

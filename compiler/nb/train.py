@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
+from compiler.options import CV_BELOW
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
@@ -267,10 +268,15 @@ def _budget_accuracy(y_val: np.ndarray, weights: tuple[int, int], scores: np.nda
 class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     """Naive Bayes over the top-k features of an ordering, static or with stop points.
 
-    Parameters follow the CLI: budget (k, None = the grid value with the best
-    static validation weighted accuracy), ordering (ig, chi2, dcp, greedy,
-    fcbf), bins ('mean-std' or 'quantile:N'), early_stopping (learn stop
-    points), support and performance (the paper's s and p), criterion:
+    Parameters follow the CLI: budget (k, None = chosen on validation: for two
+    classes the grid value with the best static validation weighted accuracy,
+    for K > 2 the fewest features within ``tolerance`` of the best accuracy),
+    ordering (auto, ig, chi2, dcp, greedy, fcbf; auto = greedy for K > 2
+    classes judged on at least 200 validation rows, else ig), tolerance
+    (None = 0.01 for K > 2 classes on at least 200 validation rows, where every
+    budget up to 100 is judged; else 0, the best of the coarse grid), bins
+    ('mean-std' or 'quantile:N'), early_stopping (learn stop points), support
+    and performance (the paper's s and p), criterion:
     'safe' (default: no loss on the stopped validation rows, ties allowed,
     >= 99.75% agreement with the full model and a rule-of-three bound
     (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
@@ -285,16 +291,17 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
     y may hold any K >= 2 labels (``classes_``; for two, the second is the
     positive class). K > 2 classes train K-class tables with margin stop points
-    (compiler.nb.multi_train; ordering 'greedy' is for two classes). Validation
+    (compiler.nb.multi_train; ordering 'greedy' there adds the feature that most raises the validation
+    rows' log-probability of their class). Validation
     data, which picks the budget and the stop points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
     frugalml estimator.
     n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
     """
 
-    def __init__(self, budget: int | None = None, ordering: str = "ig", bins: str = "mean-std",
+    def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
-                 alpha: float = 1.0,
+                 alpha: float = 1.0, tolerance: float | None = None,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
                  n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
@@ -307,6 +314,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.disagreement = disagreement
         self.stop_cost = stop_cost
         self.alpha = alpha
+        self.tolerance = tolerance
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.costs = costs
@@ -331,6 +339,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"stop_cost must be a finite number >= 0, got {self.stop_cost}")
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
+        if self.tolerance is not None and not 0 <= self.tolerance <= 1:
+            raise ValueError(f"tolerance must be in [0, 1], got {self.tolerance}")
 
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> NaiveBayesBudget:
         """Fit on (X, y); eval_set=(X_val, y_val) picks the budget and stop points (default: a
@@ -385,27 +395,39 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
     def _fit_multi(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
                    costs: np.ndarray | None) -> NaiveBayesBudget:
-        """K > 2 classes: K-class tables, the budget of best validation accuracy, margin stop points
-        (compiler.nb.multi_train)."""
+        """K > 2 classes: K-class tables, the fewest features within the tolerance of the best validation
+        accuracy, margin stop points (compiler.nb.multi_train)."""
         from compiler.nb.multi_train import (  # noqa: PLC0415 - imports this module
+            budget_candidates,
             choose_budget,
             fit_multi_tables,
+            greedy_order,
             learn_margin_stops,
             overtake_bounds,
         )
 
-        if self.ordering == "greedy":
-            raise ValueError(f"ordering 'greedy' takes two classes, the data has {self.classes_.size}: use ig, "
-                             "chi2, dcp or fcbf")
         bins = fit_bins(X, self.bins)
         B = bins.transform(X)
         tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha)
-        order = fcbf(counts, B, counts.shape[1]) if self.ordering == "fcbf" else rank(self.ordering, counts)
+        # the wrapper and the fine budget search judge on the validation rows: with fewer than CV_BELOW (the
+        # sweeps' small-set rule) the filter order and the coarse grid's best budget, as before round 22
+        fine = X_val.shape[0] >= CV_BELOW
+        ordering = ("greedy" if fine else "ig") if self.ordering == "auto" else self.ordering
+        if ordering == "fcbf":
+            order = fcbf(counts, B, counts.shape[1])
+        elif ordering == "greedy":
+            d = X.shape[1]
+            order = greedy_order(tables, X_val, y_val, min(d, self.budget or min(d, 100)), rank("ig", counts))
+        else:
+            order = rank(ordering, counts)
         self.ordering_ = order
         if self.budget is not None:
             self.budget_, self.static_curve_ = min(int(self.budget), order.size), {}
         else:
-            self.budget_, self.static_curve_ = choose_budget(tables, order, X_val, y_val, BUDGET_GRID, X.shape[1])
+            self.budget_, self.static_curve_ = choose_budget(
+                tables, order, X_val, y_val,
+                budget_candidates(order.size, BUDGET_GRID, every=100 if fine else 0), X.shape[1],
+                (0.01 if fine else 0.0) if self.tolerance is None else float(self.tolerance))
         static = tables.model(order[: self.budget_], X.shape[1], costs)
         stops: list[tuple[int, float]] = []
         if self.early_stopping and self.budget_ > 1:
@@ -418,6 +440,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
     def _order(self, tables: NBTables, counts: np.ndarray, B: np.ndarray, X_val: np.ndarray,
                y_val: np.ndarray) -> np.ndarray:
+        if self.ordering == "auto":
+            return rank("ig", counts)
         if self.ordering in ("ig", "chi2", "dcp"):
             return rank(self.ordering, counts)
         if self.ordering == "fcbf":
@@ -458,7 +482,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                        self.scheduler, desc="nb budget search")
         curve = dict(zip(grid, accs))
         best = max(curve.values())
-        return min(k for k, v in curve.items() if v == best), curve
+        return min(k for k, v in curve.items() if v >= best - (self.tolerance or 0.0)), curve
 
     # ------------------------------------------------------------ predict --
     def _check_fitted(self, X: Any) -> tuple[NBModel | NBMultiModel, np.ndarray]:
