@@ -11,6 +11,7 @@ import pytest
 from cli_work import run
 from sklearn.datasets import load_digits
 
+from compiler.nb import multi_train
 from compiler.nb.discretize import fit_bins
 from compiler.nb.multi_train import NBMultiTables, fit_multi_tables
 from compiler.nb.orderings import rank
@@ -36,15 +37,20 @@ def mean_log_prob(tables: NBMultiTables, order: list[int], X: np.ndarray, y: np.
     return float(np.mean(P[np.arange(y.size), y] - lse))
 
 
-def test_greedy_adds_at_each_step_the_feature_of_best_validation_log_probability() -> None:
+@pytest.mark.parametrize("bins_spec", ["mean-std", "quantile:8"])
+@pytest.mark.parametrize("block", [None, 1])  # 1: one feature a block (the blocked products, chosen features skipped)
+def test_greedy_adds_at_each_step_the_feature_of_best_validation_log_probability(
+        bins_spec: str, block: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    if block is not None:
+        monkeypatch.setattr(multi_train, "GREEDY_BLOCK", block)
     X, y = k_class(1600, seed=1)
     tr, va = slice(0, 1000), slice(1000, None)
-    est = NaiveBayesBudget(ordering="greedy", budget=5, early_stopping=False).fit(
+    est = NaiveBayesBudget(ordering="greedy", budget=5, bins=bins_spec, early_stopping=False).fit(
         X[tr], y[tr], eval_set=(X[va], y[va]))
     order = est.ordering_.tolist()
     assert sorted(order) == list(range(9))
     assert order[0] == 4  # the strongest feature first
-    bins = fit_bins(X[tr], "mean-std")
+    bins = fit_bins(X[tr], bins_spec)
     tables, _ = fit_multi_tables(bins.transform(X[tr]), y[tr], 4, bins)
     for i in range(5):  # the first five: the greedy steps (the rest follow the ig rank)
         scores = {j: mean_log_prob(tables, order[:i] + [j], X[va], y[va]) for j in range(9) if j not in order[:i]}
