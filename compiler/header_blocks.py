@@ -17,10 +17,13 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
     TreeEnsemble(Q15) whose arrays are named p_*; appends the arrays. costs: the C expression of the cost
     table (shared between parts, or NULL)."""
     c = compact_tables(t.to_dict())
-    arrays += [CArray(f"{p}_node_end", "uint32_t", c["node_end"]), CArray(f"{p}_feature", "uint16_t", c["feature"]),
+    dict_ = c.get("split") is not None  # float32 split dictionary: codes in place of feature / threshold
+    per_node = CArray(f"{p}_split", "uint16_t", c["split"]) if dict_ else \
+        CArray(f"{p}_feature", "uint16_t", c["feature"])
+    arrays += [CArray(f"{p}_node_end", "uint32_t", c["node_end"]), per_node,
                CArray(f"{p}_tree_output", "uint16_t", c["tree_output"])]
     f = {"n_features": c_uint(c["n_features"]), "n_outputs": c_uint(c["n_outputs"]), "n_trees": c_uint(c["n_trees"]),
-         "n_nodes": c_uint(c["n_nodes"]), "node_end": f"{p}_node_end", "feature": f"{p}_feature",
+         "n_nodes": c_uint(c["n_nodes"]), "node_end": f"{p}_node_end", "feature": "NULL" if dict_ else f"{p}_feature",
          "child": "NULL", "tree_output": f"{p}_tree_output", "costs": costs, "depth": c_uint(c["depth"]),
          "run": c_uint(c["run"]), "shared_splits": c_uint(c["shared_splits"])}
     if c["child"] is not None:
@@ -32,9 +35,17 @@ def trees_fields(t: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str, 
         f.update(threshold_q=f"{p}_threshold_q", leaf_q=f"{p}_leaf_q", base_q=f"{p}_base_q",
                  decision_threshold_q=c_int(c["decision_threshold_q"]), shift=c_uint(c["shift"]))
     else:
-        arrays += [CArray(f"{p}_threshold", "float", c["threshold"]), CArray(f"{p}_leaf", "float", c["leaf"]),
-                   CArray(f"{p}_base_score", "float", c["base_score"])]
-        f.update(threshold=f"{p}_threshold", leaf=f"{p}_leaf", base_score=f"{p}_base_score",
+        if dict_:
+            arrays += [CArray(f"{p}_split_feature", "uint16_t", c["split_feature"]),
+                       CArray(f"{p}_split_threshold", "float", c["split_threshold"])]
+            f.update(threshold="NULL", split=f"{p}_split", split_feature=f"{p}_split_feature",
+                     split_threshold=f"{p}_split_threshold", n_splits=c_uint(c["n_splits"]))
+        else:
+            arrays.append(CArray(f"{p}_threshold", "float", c["threshold"]))
+            f.update(threshold=f"{p}_threshold", split="NULL", split_feature="NULL", split_threshold="NULL",
+                     n_splits=c_uint(0))
+        arrays += [CArray(f"{p}_leaf", "float", c["leaf"]), CArray(f"{p}_base_score", "float", c["base_score"])]
+        f.update(leaf=f"{p}_leaf", base_score=f"{p}_base_score",
                  decision_threshold=c_float(c["decision_threshold"]), exact_costs=c_uint(c["exact_costs"]))
     return f
 

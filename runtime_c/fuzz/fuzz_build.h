@@ -30,6 +30,8 @@ typedef struct {
     uint16_t feature[FZ_MAX_NODES], tree_output[FZ_MAX_TREES];
     float threshold[FZ_MAX_NODES], leaf[FZ_MAX_NODES + FZ_MAX_TREES], base_score[FZ_MAX_OUTPUTS];
     uint16_t threshold_q[FZ_MAX_NODES];
+    uint16_t split_feature[FZ_MAX_NODES]; /* the float32 split dictionary (fz_trees_f32_tail) */
+    float split_threshold[FZ_MAX_NODES];
     int16_t leaf_q[FZ_MAX_NODES + FZ_MAX_TREES];
     int32_t base_q[FZ_MAX_OUTPUTS];
 } fz_trees_arrays;
@@ -41,7 +43,8 @@ typedef struct {
 #define FZ_LINEAR_Q15_PTRS(T, at) offsetof(T, at feature), offsetof(T, at weight_q), offsetof(T, at costs)
 #define FZ_TREES_PTRS(T, at)                                                                                   \
     offsetof(T, at node_end), offsetof(T, at feature), offsetof(T, at threshold), offsetof(T, at child),       \
-        offsetof(T, at leaf), offsetof(T, at tree_output), offsetof(T, at base_score), offsetof(T, at costs)
+        offsetof(T, at leaf), offsetof(T, at tree_output), offsetof(T, at base_score), offsetof(T, at costs),  \
+        offsetof(T, at split), offsetof(T, at split_feature), offsetof(T, at split_threshold)
 #define FZ_TREES_Q15_PTRS(T, at)                                                                               \
     offsetof(T, at node_end), offsetof(T, at feature), offsetof(T, at threshold_q), offsetof(T, at child),     \
         offsetof(T, at leaf_q), offsetof(T, at tree_output), offsetof(T, at base_q), offsetof(T, at costs)
@@ -113,16 +116,34 @@ static inline uint32_t fz_trees_depth(fz_in *in, uint32_t *run, uint32_t *shared
 }
 
 /* The last fields of a tree model: float32 the decision threshold, depth, run and exact_costs (0, 1: checked
- * against the costs, or invalid); q15 the decision threshold, the leaf shift, depth and run. */
-static inline void fz_trees_f32_tail(fz_in *in, fm_trees *m)
+ * against the costs, or invalid); q15 the decision threshold, the leaf shift, depth and run. float32: the
+ * exact_costs byte's bit 2 sets the split dictionary (fm_trees.split): the feature array read as split codes
+ * into n_splits (0..FZ_MAX_NODES) pairs from the input, feature and threshold NULL unless bit 3 keeps them
+ * (refused by the check). */
+static inline void fz_trees_f32_tail(fz_in *in, fz_trees_arrays *a, fm_trees *m)
 {
+    uint8_t e;
     m->decision_threshold = fz_float(in, fz_byte(in));
     m->depth = fz_trees_depth(in, &m->run, &m->shared_splits);
-    m->exact_costs = fz_byte(in) & 3u;
+    e = fz_byte(in);
+    m->exact_costs = e & 3u;
+    if (e & 4u) {
+        m->n_splits = fz_dim(in, FZ_MAX_NODES);
+        fz_u16s(in, a->split_feature, m->n_splits);
+        fz_floats(in, a->split_threshold, m->n_splits);
+        m->split = m->feature;
+        m->split_feature = a->split_feature;
+        m->split_threshold = a->split_threshold;
+        if (!(e & 8u)) {
+            m->feature = NULL;
+            m->threshold = NULL;
+        }
+    }
 }
 
-static inline void fz_trees_q15_tail(fz_in *in, fm_trees_q15 *m)
+static inline void fz_trees_q15_tail(fz_in *in, fz_trees_arrays *a, fm_trees_q15 *m)
 {
+    (void)a;
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->shift = fz_byte(in);
     m->depth = fz_trees_depth(in, &m->run, &m->shared_splits);
@@ -147,7 +168,7 @@ static inline void fz_trees_q15_tail(fz_in *in, fm_trees_q15 *m)
         m->tree_output = a->tree_output;                                                                      \
         m->BASE = a->base_;                                                                                   \
         m->costs = costs;                                                                                     \
-        TAIL(in, m);                                                                                          \
+        TAIL(in, a, m);                                                                                       \
     }
 
 FZ_TREES_BUILDER(fz_trees, fm_trees, float, fz_floats, threshold, threshold, fz_floats, leaf, leaf, fz_floats,

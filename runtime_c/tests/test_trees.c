@@ -8,11 +8,13 @@
  *                              measured by tests/test_trees_runtime.py under
  *                              callgrind, as a difference between two D)
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fm_linear.h"
 #include "fm_trees.h"
+#include "fm_batch.h"
 #include "fm_check.h"
 #include "reader_fixture.h"
 #include "trees_fixture.h"
@@ -423,6 +425,72 @@ static int chain_bench(uint32_t depth, uint32_t reps)
     return total == (float)reps ? 0 : 5;
 }
 
+/* The float32 split dictionary (fm_trees.h, "Split dictionary"): two complete depth-2 trees whose 6 nodes use 4
+ * distinct (feature, threshold) pairs give, through split codes, the per-node tables' results on every walk (marked
+ * depth and any-layout walks, the lazy memo walk); the check refuses a code out of range, a dictionary feature out
+ * of range, a non-finite dictionary threshold and the per-node arrays set beside the codes. */
+static void test_split_dictionary(void)
+{
+    static const uint32_t end[2] = {3u, 6u};
+    static const uint16_t feat[6] = {0u, 1u, 2u, 0u, 1u, 2u}, outs[2] = {0u, 0u};
+    static const float thr[6] = {0.5f, 1.5f, -1.0f, 0.5f, 1.5f, 2.0f};
+    static const uint16_t codes[6] = {0u, 1u, 2u, 0u, 1u, 3u}, pair_feat[4] = {0u, 1u, 2u, 2u};
+    static const uint16_t bad_codes[6] = {0u, 1u, 2u, 0u, 1u, 4u}, bad_feat[4] = {0u, 1u, 2u, 3u};
+    static const float pair_thr[4] = {0.5f, 1.5f, -1.0f, 2.0f}, bad_thr[4] = {0.5f, 1.5f, -1.0f, INFINITY};
+    static const float leaves[8] = {0.5f, -0.25f, 1.0f, 2.0f, -1.5f, 0.125f, 3.0f, -2.0f};
+    static const float base[1] = {0.25f}, costs[3] = {1.0f, 2.0f, 4.0f};
+    static const float xs[4][3] = {{0.0f, 2.0f, 3.0f}, {1.0f, 1.0f, -2.0f}, {0.5f, 1.5f, 2.0f}, {9.0f, -9.0f, 0.0f}};
+    fm_trees plain = {3u, 1u, 2u, 6u, end, feat, thr, NULL, leaves, outs, base, costs, 0.5f, 2u, 1u, 0u, 0u,
+                      NULL, NULL, NULL, 0u};
+    fm_trees d = plain;
+    float values[3], scores[1];
+    uint8_t seen[3];
+    fm_memo memo;
+    uint32_t row;
+    uint32_t depth;
+    d.feature = NULL;
+    d.threshold = NULL;
+    d.split = codes;
+    d.split_feature = pair_feat;
+    d.split_threshold = pair_thr;
+    d.n_splits = 4u;
+    fm_memo_init(&memo, values, seen, 3u);
+    for (depth = 0u; depth <= 2u; depth += 2u) { /* the any-layout walk, then the depth-2 walk */
+        plain.depth = d.depth = depth;
+        CHECK(fm_trees_check(&plain) == FM_OK && fm_trees_check(&d) == FM_OK);
+        for (row = 0; row < 4u; ++row) {
+            fm_result a, b;
+            fm_vector va, vb;
+            fm_reader ra = fm_vector_reader(&va, xs[row], 3u), rb = fm_vector_reader(&vb, xs[row], 3u);
+            CHECK(fm_trees_predict_vec(&plain, xs[row], 3u, &a) == FM_OK);
+            CHECK(fm_trees_predict_vec(&d, xs[row], 3u, &b) == FM_OK);
+            CHECK(a.label == b.label && a.score == b.score && a.n_read == b.n_read && a.cost == b.cost);
+            CHECK(fm_trees_predict(&d, &rb, &memo, scores, &b) == FM_OK);
+            CHECK(a.label == b.label && a.score == b.score && a.n_read == b.n_read && a.cost == b.cost);
+            CHECK(fm_trees_predict(&plain, &ra, &memo, scores, &a) == FM_OK);
+            CHECK(a.label == b.label && a.score == b.score && a.n_read == b.n_read && a.cost == b.cost);
+        }
+    }
+    d.split = bad_codes;
+    CHECK(fm_trees_check(&d) == FM_E_MODEL);
+    d.split = codes;
+    d.split_feature = bad_feat;
+    CHECK(fm_trees_check(&d) == FM_E_MODEL);
+    d.split_feature = pair_feat;
+    d.split_threshold = bad_thr;
+    CHECK(fm_trees_check(&d) == FM_E_MODEL);
+    d.split_threshold = pair_thr;
+    d.feature = feat;
+    CHECK(fm_trees_check(&d) == FM_E_MODEL);
+    d.feature = NULL;
+    d.threshold = thr;
+    CHECK(fm_trees_check(&d) == FM_E_MODEL);
+    d.threshold = NULL;
+    CHECK(fm_trees_check(&d) == FM_OK);
+    plain.n_splits = 4u; /* a dictionary's count without codes */
+    CHECK(fm_trees_check(&plain) == FM_E_MODEL);
+}
+
 /* Trees without internal nodes (one leaf each), and no trees: every table but child is still required,
  * as generated headers give them (one-element arrays): the walks offset them by each tree's first node,
  * and NULL + 0 is undefined (fuzz/crashes/{trees,cascade,gated}/null-tree-feature-offset). */
@@ -434,7 +502,8 @@ static void test_leaf_only_tables(void)
     static const int16_t leaves_q[2] = {4, 2};
     static const int32_t base_q[1] = {1};
     static const float x[1] = {3.0f};
-    fm_trees m = {1u, 1u, 2u, 0u, end, feat, thr, NULL, leaves, outs, base, NULL, 0.5f, 0u, 0u, 0u, 0u};
+    fm_trees m = {1u, 1u, 2u, 0u, end, feat, thr, NULL, leaves, outs, base, NULL, 0.5f, 0u, 0u, 0u, 0u,
+                  NULL, NULL, NULL, 0u};
     fm_trees_q15 q = {1u, 1u, 2u, 0u, end, feat, thr_q, NULL, leaves_q, outs, base_q, NULL, 6, 3u, 0u, 0u, 0u};
     fm_result r;
     CHECK(fm_trees_check(&m) == FM_OK && fm_trees_q15_check(&q) == FM_OK);
@@ -471,5 +540,6 @@ int main(int argc, char **argv)
     test_fixed_conversion();
     test_linear();
     test_leaf_only_tables();
+    test_split_dictionary();
     return fm_check_verdict("test_trees", "all tree/linear runtime tests passed");
 }

@@ -40,7 +40,8 @@
  *
  * Table bytes: q15 4 per internal node (+4 with a child table) + 2 per leaf
  * + 6 per tree; float32 6 (+4) per internal node + 4 per leaf + 6 per tree
- * (with shared_splits, internal nodes counted once per run).
+ * (with shared_splits, internal nodes counted once per run; with the split
+ * dictionary 2 per internal node + 6 per distinct split instead of 6).
  *
  * `depth` (0 or d): every tree complete of depth d in the implicit layout
  * (node_end[t] = (t + 1) * (2^d - 1)); the compiler pads shallower trees to
@@ -66,6 +67,17 @@
  * holds its own copy (tables written before shared_splits existed; positional
  * initializers without the field stay valid). A K-class model on shared
  * trees then spends 6 (q15 4) bytes per split instead of K times that.
+ *
+ * Split dictionary (float32 only: `split` != NULL): feature and threshold
+ * are NULL and each internal node stores one uint16 code in `split` (the
+ * entries feature/threshold would have, by the same count rules, shared_splits
+ * and runs included) indexing n_splits distinct (feature, threshold) pairs:
+ * node i splits on split_feature[split[i]] at split_threshold[split[i]]
+ * (the same float32 compare x > threshold: bit-exact with the per-node
+ * arrays). A histogram booster's thresholds repeat (at most 255 bins a
+ * feature), so 2 bytes a node + 6 a distinct pair replace 6 a node. NULL/0
+ * (the fields after shared_splits left out of a positional initializer):
+ * the per-node arrays.
  *
  * Reads. Lazy (fm_trees_accumulate): through the memo (fm_memo.h), at most
  * once per prediction, only features the walk branches on, with n_read/cost
@@ -119,6 +131,10 @@ typedef struct {
     uint32_t exact_costs;        /* 1: the costs are order-exact (see "Eager walks"), else 0 */
     uint32_t run;                /* 0 or 1, or n_outputs: runs of trees with equal splits (see above) */
     uint32_t shared_splits;      /* 1: each run's splits stored once (run >= 2; see above), else 0 */
+    const uint16_t *split;       /* split codes in place of feature/threshold (see "Split dictionary"), or NULL */
+    const uint16_t *split_feature; /* [n_splits] the dictionary's features, or NULL */
+    const float *split_threshold;  /* [n_splits] the dictionary's thresholds, or NULL */
+    uint32_t n_splits;           /* distinct (feature, threshold) pairs, <= 65536; 0 without the dictionary */
 } fm_trees;
 
 typedef struct {
@@ -149,7 +165,11 @@ typedef struct {
  * n_outputs, finite thresholds/leaves/base scores, finite costs >= 0
  * (float32), shift <= 30 (q15), run 0, 1 or n_outputs >= 2 dividing n_trees
  * with equal splits in each run (equal node counts with shared_splits), tree j
- * of a run on output j, shared_splits 0, or 1 with run >= 2. */
+ * of a run on output j, shared_splits 0, or 1 with run >= 2. float32 split
+ * dictionary: feature and threshold NULL iff split non-NULL, split codes <
+ * n_splits <= 65536, split_feature < n_features, split_threshold finite, runs'
+ * copies with equal codes; without it split_feature, split_threshold NULL and
+ * n_splits 0. */
 int fm_trees_check(const fm_trees *m);
 int fm_trees_q15_check(const fm_trees_q15 *m);
 

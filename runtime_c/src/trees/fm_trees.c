@@ -224,32 +224,61 @@ static int costs_order_exact(const float *costs, uint32_t n)
     return 1;
 }
 
+/* The float32 split dictionary (fm_trees.h, "Split dictionary"): split == NULL with the per-node arrays
+ * (feature, threshold) and no dictionary (split_feature, split_threshold NULL, n_splits 0); or split != NULL with
+ * feature and threshold NULL and n_splits <= 65536 pairs of a feature < n_features and a finite threshold (the
+ * codes are checked by structure_valid). */
+static int split_dict_valid(const fm_trees *m)
+{
+    uint32_t k;
+    if (m->split == NULL) {
+        return m->threshold != NULL && m->split_feature == NULL && m->split_threshold == NULL && m->n_splits == 0u;
+    }
+    if (m->feature != NULL || m->threshold != NULL || m->split_feature == NULL || m->split_threshold == NULL ||
+        m->n_splits > 65536u || !finite_f32(m->split_threshold, m->n_splits)) {
+        return 0;
+    }
+    for (k = 0; k < m->n_splits; ++k) {
+        if (m->split_feature[k] >= m->n_features) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int fm_trees_check(const fm_trees *m)
 {
     uint32_t n_leaves;
     uint32_t n_splits;
+    int dict;
     if (m == NULL) {
         return FM_E_ARG;
     }
+    dict = m->split != NULL;
+    if (!split_dict_valid(m)) {
+        return FM_E_MODEL;
+    }
+    /* with the dictionary the split codes stand where the features were, bounded by n_splits */
     if (!run_shape_valid(m->run, m->shared_splits, m->n_outputs, m->n_trees, m->node_end, m->tree_output) ||
-        !structure_valid(m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end, m->feature,
-                         m->child, m->tree_output, m->shared_splits ? m->run : 0u, &n_splits)) {
+        !structure_valid(dict ? m->n_splits : m->n_features, m->n_outputs, m->n_trees, m->n_nodes, m->node_end,
+                         dict ? m->split : m->feature, m->child, m->tree_output, m->shared_splits ? m->run : 0u,
+                         &n_splits)) {
         return FM_E_MODEL;
     }
     n_leaves = m->n_nodes + m->n_trees;
-    if (m->threshold == NULL || m->leaf == NULL ||
-        m->base_score == NULL) {
+    if (m->leaf == NULL || m->base_score == NULL) {
         return FM_E_MODEL;
     }
-    if (!finite_f32(m->threshold, n_splits) || !finite_f32(m->leaf, n_leaves) ||
+    if ((!dict && !finite_f32(m->threshold, n_splits)) || !finite_f32(m->leaf, n_leaves) ||
         !finite_f32(m->base_score, m->n_outputs) || !finite_f32(&m->decision_threshold, 1u) ||
         !fm_costs_ok(m->costs, m->n_features)) {
         return FM_E_MODEL;
     }
     if (!depth_valid(m->depth, m->n_trees, m->node_end, m->child) || m->exact_costs > 1u ||
         (m->exact_costs == 1u && !costs_order_exact(m->costs, m->n_features)) ||
-        (!m->shared_splits && !run_copies_equal(m->run, m->n_trees, m->node_end, m->feature, m->threshold,
-                                                sizeof(float), m->child))) {
+        (!m->shared_splits && !run_copies_equal(m->run, m->n_trees, m->node_end, dict ? m->split : m->feature,
+                                                dict ? (const void *)m->split : (const void *)m->threshold,
+                                                dict ? sizeof(uint16_t) : sizeof(float), m->child))) {
         return FM_E_MODEL;
     }
     return FM_OK;
@@ -357,8 +386,8 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
 /* One step of the 0-based walk (in: what the walk compares, x or the keys). */
 #define FM_STEP0(i, B)                                                                                        \
     do {                                                                                                      \
-        const size_t f_ = fe[i];                                                                              \
-        const size_t r_ = E_RIGHT0(in[f_], th[i]);                                                            \
+        const size_t f_ = E_FEAT(fe, i);                                                                      \
+        const size_t r_ = E_RIGHT0(in[f_], E_THR(th, i));                                                     \
         mark[f_] = 1u;                                                                                        \
         (i) = 2u * (i) + 1u - (B) + r_;                                                                       \
     } while (0)
@@ -367,9 +396,9 @@ static uint32_t marked_nonfinite(const float *x, const uint8_t *mark, uint32_t n
  * the mark (E_HEAP_KEY), float32 compares x[f] straight from memory (E_HEAP_IN). */
 #define FM_HEAP_NODE(STEP, l, n)                                                                              \
     do {                                                                                                      \
-        const uint32_t f_ = fe[n];                                                                            \
+        const uint32_t f_ = E_FEAT(fe, n);                                                                    \
         E_HEAP_KEY(k_, f_)                                                                                    \
-        const E_HEAP_TH t_ = th[n];                                                                           \
+        const E_HEAP_TH t_ = E_THR(th, n);                                                                    \
         mark[f_] = 1u;                                                                                        \
         STEP(l, E_HEAP_IN(k_, f_), t_);                                                                       \
     } while (0)
@@ -522,19 +551,27 @@ FM_WALK uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32
         }                                                                                                     \
     } while (0)
 
+/* Node i's feature and threshold in the walks (the E_FEAT / E_THR and T_FEAT / T_THR hooks): fe[i], th[i] from the
+ * per-node arrays, or through the split dictionary (fm_trees.h, "Split dictionary"): fe walks the split codes and
+ * th, walking them too, is unread; FM_DICT_VARS(obj) declares the dictionary's d_sf, d_st from m or the walk_env. */
+#define FM_NODE_FEAT(fe, i) (fe)[i]
+#define FM_NODE_THR(th, i) (th)[i]
+#define FM_DICT_FEAT(fe, i) d_sf[(fe)[i]]
+#define FM_DICT_THR(th, i) ((void)(th), d_st[fe[i]])
+#define FM_DICT_VARS(obj)                                                                                     \
+    const uint16_t *const d_sf = (obj)->split_feature;                                                        \
+    const float *const d_st = (obj)->split_threshold;
+
 /* ---- float32 then q15: fm_trees_ewalk_impl.h (the walks, their dispatch, fm_trees*_eager_start|walk|finish) */
 
+/* float32: the split dictionary's walks first (ewalk_d, reached from ewalk_f32's E_DICT_DISPATCH; that instance
+ * leaves the hooks before E_TH defined), then the per-node arrays' */
 #define E_MODEL fm_trees
 #define E_EAGER fm_trees_eager
 #define E_IN float
-#define E_TH float
 #define E_LEAF float
 #define E_ACC float
-#define E_NAME(n) ewalk_f32_##n
-#define E_WALK ewalk_f32
-#define E_WALK_STORAGE static
 #define E_FN(n) fm_trees_##n
-#define E_THRS(m) ((m)->threshold)
 #define E_LEAVES(m) ((m)->leaf)
 #define E_BASE(m) ((m)->base_score)
 #define E_RIGHT(k, t) ((k) > (t))
@@ -559,6 +596,34 @@ FM_WALK uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32
 #define E_FINISH_COSTS(m) const float *costs = (m)->costs;
 #define E_COSTS(m) costs
 #define E_MARKED_COST FM_F32_MARKED_COST
+#define E_TH uint16_t /* th walks the split codes too (unread) */
+#define E_NAME(n) ewalk_d_##n
+#define E_WALK ewalk_d
+#define E_WALK_STORAGE static FM_NOINLINE
+#define E_THRS(m) ((m)->split)
+#define E_FEATS(m) ((m)->split)
+#define E_FEAT FM_DICT_FEAT
+#define E_THR FM_DICT_THR
+#define E_DICT_VARS FM_DICT_VARS
+#define E_DICT 1
+#define E_DICT_DISPATCH
+#include "fm_trees_ewalk_impl.h"
+
+#define E_TH float
+#define E_NAME(n) ewalk_f32_##n
+#define E_WALK ewalk_f32
+#define E_WALK_STORAGE static
+#define E_THRS(m) ((m)->threshold)
+#define E_FEATS(m) ((m)->feature)
+#define E_FEAT FM_NODE_FEAT
+#define E_THR FM_NODE_THR
+#define E_DICT_VARS(m)
+#define E_DICT 0
+#define E_DICT_DISPATCH                                                                                       \
+    if (m->split != NULL) { /* the split dictionary */                                                        \
+        ewalk_d(m, first, end, in, mark, scores);                                                             \
+        return;                                                                                               \
+    }
 #include "fm_trees_ewalk_impl.h"
 
 #define E_MODEL fm_trees_q15
@@ -596,6 +661,12 @@ FM_WALK uint32_t q_keys_marks(const float *x, uint32_t n, uint16_t *keys, uint32
 #define E_FINISH_COSTS(m)
 #define E_COSTS(m) ((m)->costs)
 #define E_MARKED_COST FM_Q_MARKED_COST
+#define E_FEATS(m) ((m)->feature)
+#define E_FEAT FM_NODE_FEAT
+#define E_THR FM_NODE_THR
+#define E_DICT_VARS(m)
+#define E_DICT 0
+#define E_DICT_DISPATCH
 #include "fm_trees_ewalk_impl.h"
 
 /* ---- first use of a feature on the eager path --------------------------- */
@@ -668,6 +739,9 @@ typedef struct {
     fm_memo *memo;
     fm_result *res;
     const void *costs;
+    /* the float32 split dictionary's walks (T_DICT): its features and thresholds */
+    const uint16_t *split_feature;
+    const float *split_threshold;
 } walk_env;
 
 /* Eager first use of feature f inside the loop: stamp, copy and account it
@@ -806,14 +880,13 @@ static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scor
 
 /* ---- the memo walk and the prediction calls: fm_trees_impl.h, float32 then q15 ---- */
 
+/* float32: the split dictionary's memo walk first (accumulate_d, reached from T_DICT_DISPATCH), then the per-node
+ * arrays' */
 #define T_MODEL fm_trees
 #define T_SCORE float
-#define T_TH float
 #define T_LEAF float
 #define T_FN(n) fm_trees_##n
-#define T_PRIV(n) n##_f32
 #define T_BASE(m) ((m)->base_score)
-#define T_THRS(m) ((m)->threshold)
 #define T_LEAVES(m) ((m)->leaf)
 #define T_DECISION(m) ((m)->decision_threshold)
 #define T_SET_SCORE(res, v) ((res)->score = (v))
@@ -825,26 +898,32 @@ static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scor
 #define T_WALK_VALUES(x, memo) (x)
 #define T_MEMO_GET fm_memo_get
 #define T_Q 0
+#define T_TH uint16_t /* th walks the split codes too (unread) */
+#define T_PRIV(n) n##_d
+#define T_THRS(m) ((m)->split)
+#define T_FEATS(m) ((m)->split)
+#define T_FEAT FM_DICT_FEAT
+#define T_THR FM_DICT_THR
+#define T_DICT_VARS FM_DICT_VARS
+#define T_DICT 1
+#define T_DICT_DISPATCH
+#define touch_d touch_f32
 #include "fm_trees_impl.h"
-#undef T_MODEL
-#undef T_SCORE
-#undef T_TH
-#undef T_LEAF
-#undef T_FN
-#undef T_PRIV
-#undef T_BASE
-#undef T_THRS
-#undef T_LEAVES
-#undef T_DECISION
-#undef T_SET_SCORE
-#undef T_ACC
-#undef T_ACC_INIT
-#undef T_VALUES_OF
-#undef T_STEP
-#undef T_LEAF_ADD
-#undef T_WALK_VALUES
-#undef T_MEMO_GET
-#undef T_Q
+#undef touch_d
+
+#define T_TH float
+#define T_PRIV(n) n##_f32
+#define T_THRS(m) ((m)->threshold)
+#define T_FEATS(m) ((m)->feature)
+#define T_FEAT FM_NODE_FEAT
+#define T_THR FM_NODE_THR
+#define T_DICT_VARS(obj)
+#define T_DICT 0
+#define T_DICT_DISPATCH                                                                                       \
+    if (m->split != NULL) { /* the split dictionary */                                                        \
+        return accumulate_d(m, first_tree, end_tree, r, x, memo, scores, res);                                \
+    }
+#include "fm_trees_impl.h"
 
 /* q15 keys: eager from the memo's key cache (biased by 32768), lazy from the float values */
 #define T_MODEL fm_trees_q15
@@ -872,4 +951,10 @@ static int predict_marked_q(const fm_trees_q15 *m, const float *x, int32_t *scor
 #define T_WALK_VALUES(x, memo) ((memo)->keys)
 #define T_MEMO_GET fm_memo_get_q
 #define T_Q 1
+#define T_FEATS(m) ((m)->feature)
+#define T_FEAT FM_NODE_FEAT
+#define T_THR FM_NODE_THR
+#define T_DICT_VARS(obj)
+#define T_DICT 0
+#define T_DICT_DISPATCH
 #include "fm_trees_impl.h"

@@ -1,7 +1,8 @@
 /* frugalml runtime: the eager marked walks of fm_trees.c (fm_trees.h, "Eager walks"), written once for
- * float32 and q15 (fm_trees.c includes it twice with the macros below set; each include ends by
- * undefining them). Not a public header: no include guard on purpose. The steps (FM_STEP0,
- * FM_WALK_LEVELS_HEAP) and leaf sums are fm_trees.c's macros over the hooks below.
+ * float32 and q15 (fm_trees.c includes it three times with the macros below set: the float32 split
+ * dictionary's walks, float32, q15; each include ends by undefining them). Not a public header: no
+ * include guard on purpose. The steps (FM_STEP0, FM_WALK_LEVELS_HEAP) and leaf sums are fm_trees.c's
+ * macros over the hooks below.
  *
  *   E_MODEL, E_EAGER         fm_trees / fm_trees_q15 and their eager state
  *   E_IN                     what the walk compares: float (x) or uint16_t (the biased keys)
@@ -29,6 +30,13 @@
  *   E_FINISH_COSTS(m), E_COSTS(m)  eager_finish: float32 reads m->costs before the non-finite test's
  *                            calls (a declaration, `costs`), q15 after (nothing, (m)->costs)
  *   E_MARKED_COST(costs, mark, n, res)  res->cost or res->cost_q of the marked features
+ *   E_FEATS(m)               the per-node split array the walks step through (feature, or the split codes)
+ *   E_FEAT(fe, i), E_THR(th, i)  node i's feature and threshold (fe[i], th[i]; the split dictionary:
+ *                            d_sf[fe[i]], d_st[fe[i]], th unused)
+ *   E_DICT_VARS(m)           declares d_sf, d_st with the dictionary, else nothing
+ *   E_DICT                   1: the float32 split dictionary's walks only (E_WALK reached through
+ *                            E_DICT_DISPATCH of the float32 instance; no public functions), else 0
+ *   E_DICT_DISPATCH          float32: the walk of tables with a dictionary (a statement), else nothing
  */
 
 /* Complete trees of depth D (constant), one output (acc) or several (single 0: scores): trees
@@ -39,8 +47,9 @@ FM_WALK E_ACC E_NAME(depth)(const E_MODEL *m, uint32_t first, uint32_t end, cons
 {
     const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
     const uint32_t I = (1u << D) - 1u;
+    E_DICT_VARS(m)
     const size_t one = 1u;
-    const uint16_t *fe = FM_HEAP_BASE(uint16_t, m->feature + (size_t)first * I, 1u);
+    const uint16_t *fe = FM_HEAP_BASE(uint16_t, E_FEATS(m) + (size_t)first * I, 1u);
     const E_TH *th = FM_HEAP_BASE(E_TH, E_THRS(m) + (size_t)first * I, 1u);
     const E_LEAF *lf = FM_HEAP_BASE(E_LEAF, E_LEAVES(m) + (size_t)first * (I + 1u), I + 1u);
     uint32_t t;
@@ -72,7 +81,8 @@ FM_WALK E_ACC E_NAME(depth)(const E_MODEL *m, uint32_t first, uint32_t end, cons
 {
     const uint16_t *to = m->tree_output + first; /* read when !single (several outputs) */
     const uint32_t I = (1u << D) - 1u;
-    const uint16_t *fe = m->feature + (size_t)first * I;
+    E_DICT_VARS(m)
+    const uint16_t *fe = E_FEATS(m) + (size_t)first * I;
     const E_TH *th = E_THRS(m) + (size_t)first * I;
     const E_LEAF *lf = E_LEAVES(m) + (size_t)first * (I + 1u);
     uint32_t t;
@@ -114,21 +124,22 @@ FM_WALK void E_NAME(any)(const E_MODEL *m, uint32_t first, uint32_t end, const E
 {
     const uint32_t *ne = m->node_end;
     uint32_t start = (first == 0u) ? 0u : ne[first - 1u];
-    const uint16_t *fe = m->feature + start;
+    const uint16_t *fe = E_FEATS(m) + start;
     const E_TH *th = E_THRS(m) + start;
     const uint32_t *ch = implicit ? NULL : m->child + start;
     const E_LEAF *lf = E_LEAVES(m) + start + first;
     const uint16_t *to = m->tree_output;
     E_ACC acc = scores[0];
     uint32_t t;
+    E_DICT_VARS(m)
     for (t = first; t < end; ++t) {
         const uint32_t stop = ne[t];
         const uint32_t n_inner = stop - start;
         uint32_t i = 0u;
         E_ACC v;
         while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+            const uint32_t f = E_FEAT(fe, i);
+            const uint32_t r = E_RIGHT(in[f], E_THR(th, i)) ? 1u : 0u;
             mark[f] = 1u;
             i = (implicit ? 2u * i + 1u : ch[i]) + r;
         }
@@ -247,21 +258,23 @@ FM_WALK void E_NAME(plain)(const E_MODEL *m, uint32_t first, uint32_t end, const
 
 /* The walk of one run's splits (features fe, thresholds th, children ch or NULL: the implicit layout; n_inner
  * nodes): the local index of the leaf reached, i - n_inner. */
-FM_WALK uint32_t E_NAME(run_walk)(const uint16_t *fe, const E_TH *th, const uint32_t *ch, uint32_t n_inner,
-                                  const E_IN *in, uint8_t *mark)
+FM_WALK uint32_t E_NAME(run_walk)(const E_MODEL *m, const uint16_t *fe, const E_TH *th, const uint32_t *ch,
+                                  uint32_t n_inner, const E_IN *in, uint8_t *mark)
 {
     uint32_t i = 0u;
+    E_DICT_VARS(m)
+    (void)m;
     if (ch == NULL) {
         while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+            const uint32_t f = E_FEAT(fe, i);
+            const uint32_t r = E_RIGHT(in[f], E_THR(th, i)) ? 1u : 0u;
             mark[f] = 1u;
             i = 2u * i + 1u + r;
         }
     } else {
         while (i < n_inner) {
-            const uint32_t f = fe[i];
-            const uint32_t r = E_RIGHT(in[f], th[i]) ? 1u : 0u;
+            const uint32_t f = E_FEAT(fe, i);
+            const uint32_t r = E_RIGHT(in[f], E_THR(th, i)) ? 1u : 0u;
             mark[f] = 1u;
             i = ch[i] + r;
         }
@@ -305,7 +318,7 @@ static FM_NOINLINE void E_NAME(run_part)(const E_MODEL *m, uint32_t rs, uint32_t
 {
     const uint32_t n_inner = m->node_end[rs] - start;
     const size_t step = (size_t)n_inner + 1u;
-    const uint32_t k = E_NAME(run_walk)(m->feature + sp, E_THRS(m) + sp, m->child == NULL ? NULL : m->child + sp,
+    const uint32_t k = E_NAME(run_walk)(m, E_FEATS(m) + sp, E_THRS(m) + sp, m->child == NULL ? NULL : m->child + sp,
                                         n_inner, in, mark);
     const E_LEAF *lf = E_LEAVES(m) + start + rs + k + (size_t)j0 * step;
     E_RUN_ADD(lf, step, j0, j1, sat);
@@ -337,7 +350,7 @@ FM_WALK void E_NAME(runs)(const E_MODEL *m, uint32_t first, uint32_t end, const 
         t += R;
     }
     if (end - t >= R) { /* whole runs (t <= end): pointers that advance by a run */
-        const uint16_t *fe = m->feature + (shared ? sp : start);
+        const uint16_t *fe = E_FEATS(m) + (shared ? sp : start);
         const E_TH *th = E_THRS(m) + (shared ? sp : start);
         const uint32_t *ch = (m->child == NULL) ? NULL : m->child + (shared ? sp : start);
         const E_LEAF *lb = E_LEAVES(m) + start + t;
@@ -345,7 +358,7 @@ FM_WALK void E_NAME(runs)(const E_MODEL *m, uint32_t first, uint32_t end, const 
             const uint32_t n_inner = ne[t] - start;
             const size_t step = (size_t)n_inner + 1u;
             const size_t adv = shared ? (size_t)n_inner : (size_t)n_inner * R;
-            const E_LEAF *lf = lb + E_NAME(run_walk)(fe, th, ch, n_inner, in, mark);
+            const E_LEAF *lf = lb + E_NAME(run_walk)(m, fe, th, ch, n_inner, in, mark);
             E_RUN_ADD(lf, step, 0u, R, sat);
             fe += adv;
             th += adv;
@@ -414,6 +427,7 @@ static FM_NOINLINE void E_NAME(with_runs)(const E_MODEL *m, uint32_t first, uint
 E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const E_IN *in, uint8_t *mark,
                            E_ACC *scores)
 {
+    E_DICT_DISPATCH
     if (m->run > 1u) {
         E_NAME(with_runs)(m, first, end, in, mark, scores);
         return;
@@ -421,6 +435,7 @@ E_WALK_STORAGE void E_WALK(const E_MODEL *m, uint32_t first, uint32_t end, const
     E_NAME(plain)(m, first, end, in, mark, scores);
 }
 
+#if !E_DICT
 int E_FN(eager_start)(const E_MODEL *m, const float *x, E_EAGER *e, E_ACC *scores, fm_result *res)
 {
     uint32_t o;
@@ -462,18 +477,16 @@ int E_FN(eager_finish)(const E_MODEL *m, const float *x, const E_EAGER *e, const
     E_MARKED_COST(E_COSTS(m), mark, n, res);
     return E_FN(finish)(m, scores, res);
 }
+#endif /* !E_DICT */
 
+/* The split dictionary's instance leaves float32's other hooks defined: the float32 instance follows it. */
+#if !E_DICT
 #undef E_MODEL
 #undef E_EAGER
 #undef E_IN
-#undef E_TH
 #undef E_LEAF
 #undef E_ACC
-#undef E_NAME
-#undef E_WALK
-#undef E_WALK_STORAGE
 #undef E_FN
-#undef E_THRS
 #undef E_LEAVES
 #undef E_BASE
 #undef E_RIGHT
@@ -494,9 +507,21 @@ int E_FN(eager_finish)(const E_MODEL *m, const float *x, const E_EAGER *e, const
 #undef E_MARKED_COST
 #undef E_FINISH_COSTS
 #undef E_COSTS
+#endif
+#undef E_TH
+#undef E_NAME
+#undef E_WALK
+#undef E_WALK_STORAGE
+#undef E_THRS
+#undef E_FEATS
+#undef E_FEAT
+#undef E_THR
+#undef E_DICT_VARS
+#undef E_DICT_DISPATCH
 #undef FM_EWALK_LAYOUT
 #undef FM_EWALK_DEPTH_CASE
 #undef FM_EWALK_ANY
 #undef FM_EWALK_DEPTH
 #undef E_RUN_ADD
 #undef FM_EWALK_RUNS
+#undef E_DICT

@@ -1,6 +1,7 @@
 /* frugalml runtime: the memo walk and the prediction calls of fm_trees.c,
- * written once for float32 and q15 (fm_trees.c includes it twice with the
- * macros below set). Not a public header: no include guard on purpose.
+ * written once for float32 and q15 (fm_trees.c includes it three times with the
+ * macros below set: the float32 split dictionary's walk, float32, q15; each include
+ * ends by undefining them). Not a public header: no include guard on purpose.
  * The eager marked walks (ewalk_*, fm_trees*_eager_*) are the other body,
  * fm_trees_ewalk_impl.h.
  *
@@ -24,7 +25,16 @@
  *   T_Q                      0 (float32) or 1 (q15): q15's eager memo walk needs the key cache
  *                            (accumulate_vec refuses a memo without keys, batch rows read through a
  *                            reader then) and its predict_vec is always the marked walk
+ *   T_FEATS(m)               the per-node split array the walk steps through (feature, or the split codes)
+ *   T_FEAT(fe, i), T_THR(th, i)  node i's feature and threshold (fe[i], th[i]; the split dictionary:
+ *                            d_sf[fe[i]], d_st[fe[i]], th unused)
+ *   T_DICT_VARS(obj)         declares d_sf, d_st from obj (m or env) with the dictionary, else nothing
+ *   T_DICT                   1: the float32 split dictionary's walks only (accumulate_d, reached through
+ *                            T_DICT_DISPATCH of the float32 instance; no public functions), else 0
+ *   T_DICT_DISPATCH          float32: the walk of tables with a dictionary (a statement), else nothing
  */
+
+#if !T_DICT
 
 int T_FN(begin)(const T_MODEL *m, T_SCORE *scores)
 {
@@ -37,6 +47,7 @@ int T_FN(begin)(const T_MODEL *m, T_SCORE *scores)
     }
     return FM_OK;
 }
+#endif
 
 FM_WALK uint32_t T_PRIV(run)(walk_state *st, const walk_env *env, int implicit, int single, int eager)
 {
@@ -48,6 +59,7 @@ FM_WALK uint32_t T_PRIV(run)(walk_state *st, const walk_env *env, int implicit, 
     const uint16_t *to = st->to;
     const uint32_t *const ne_end = env->ne_end;
     T_VALUES_OF(env);
+    T_DICT_VARS(env)
     const uint8_t *seen = env->seen;
     const uint8_t epoch = env->epoch;
     T_SCORE *scores = (T_SCORE *)env->scores;
@@ -60,7 +72,7 @@ FM_WALK uint32_t T_PRIV(run)(walk_state *st, const walk_env *env, int implicit, 
     }
     for (;;) {
         while (i < n_inner) {
-            const uint32_t f = fe[i];
+            const uint32_t f = T_FEAT(fe, i);
             if (FM_UNLIKELY(seen[f] != epoch) && !(eager && stamp_eager(env, f, T_Q))) {
                 st->fe = fe;
                 st->th = th;
@@ -72,9 +84,9 @@ FM_WALK uint32_t T_PRIV(run)(walk_state *st, const walk_env *env, int implicit, 
                 st->n_inner = n_inner;
                 st->i = i;
                 st->T_ACC = acc;
-                return fe[i];
+                return T_FEAT(fe, i);
             }
-            T_STEP(i, (implicit ? 2u * i + 1u : ch[i]), f, th[i], eager);
+            T_STEP(i, (implicit ? 2u * i + 1u : ch[i]), f, T_THR(th, i), eager);
         }
         if (single) {
             acc = T_LEAF_ADD(acc, lf[i - n_inner]);
@@ -125,13 +137,14 @@ FM_WALK uint32_t T_PRIV(runs)(const T_MODEL *m, run_pos *p, uint32_t end, const 
     const uint8_t epoch = env->epoch;
     T_SCORE *scores = (T_SCORE *)env->scores;
     T_VALUES_OF(env);
+    T_DICT_VARS(m)
     while (p->t < end) {
         const uint32_t j0 = m->tree_output[p->t]; /* tree p->t is tree j0 of its run */
         const uint32_t rs = p->t - j0;
         const uint32_t s = p->start;
         const uint32_t n_inner = m->node_end[rs] - s;
         const uint32_t sp = p->split;
-        const uint16_t *fe = m->feature + sp;
+        const uint16_t *fe = T_FEATS(m) + sp;
         const T_TH *th = T_THRS(m) + sp;
         const uint32_t *ch = implicit ? NULL : m->child + sp;
         const uint32_t j1 = (end - rs < R) ? end - rs : R;
@@ -139,12 +152,12 @@ FM_WALK uint32_t T_PRIV(runs)(const T_MODEL *m, run_pos *p, uint32_t end, const 
         uint32_t k = p->i;
         uint32_t j;
         while (k < n_inner) {
-            const uint32_t f = fe[k];
+            const uint32_t f = T_FEAT(fe, k);
             if (seen[f] != epoch && !(eager && stamp_eager(env, f, T_Q))) {
                 p->i = k;
                 return f;
             }
-            T_STEP(k, (implicit ? 2u * k + 1u : ch[k]), f, th[k], eager);
+            T_STEP(k, (implicit ? 2u * k + 1u : ch[k]), f, T_THR(th, k), eager);
         }
         lf = T_LEAVES(m) + s + rs + (k - n_inner);
         for (j = j0; j < j1; ++j) { /* tree j of a run adds to output j */
@@ -183,6 +196,10 @@ static void T_PRIV(env_init)(walk_env *env, const T_MODEL *m, uint32_t end_tree,
     env->memo = memo;
     env->res = res;
     env->costs = m->costs;
+#if T_DICT
+    env->split_feature = m->split_feature;
+    env->split_threshold = m->split_threshold;
+#endif
 }
 
 /* The feature f a memo walk stopped at: stamped from x (eager) or read through r (lazy). */
@@ -206,7 +223,7 @@ static int T_PRIV(accumulate_trees)(const T_MODEL *m, uint32_t first_tree, uint3
     const run_fn run = runs[(x != NULL ? 4 : 0) + (m->child == NULL ? 2 : 0) + (single ? 1 : 0)];
     walk_state st;
     walk_env env;
-    walk_init(&st, m->feature, T_THRS(m), sizeof(T_TH), m->child, T_LEAVES(m), sizeof(T_LEAF), m->node_end,
+    walk_init(&st, T_FEATS(m), T_THRS(m), sizeof(T_TH), m->child, T_LEAVES(m), sizeof(T_LEAF), m->node_end,
               m->tree_output, first_tree, end_tree);
     T_ACC_INIT(st, scores);
     T_PRIV(env_init)(&env, m, end_tree, x, memo, scores, res);
@@ -235,6 +252,7 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
     run_pos p;
     uint32_t rs;
     walk_env env;
+    T_DICT_DISPATCH
     if (m->run <= 1u) {
         return T_PRIV(accumulate_trees)(m, first_tree, end_tree, r, x, memo, scores, res);
     }
@@ -259,6 +277,7 @@ static int T_PRIV(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t en
     }
 }
 
+#if !T_DICT
 int T_FN(accumulate)(const T_MODEL *m, uint32_t first_tree, uint32_t end_tree, const fm_reader *r, fm_memo *memo,
                      T_SCORE *scores, fm_result *res)
 {
@@ -387,3 +406,33 @@ int T_FN(predict_vec)(const T_MODEL *m, const float *x, uint32_t n, fm_result *o
 }
 
 #undef T_MEMO_PREDICT
+#endif /* !T_DICT */
+
+/* The split dictionary's instance leaves float32's other hooks defined: the float32 instance follows it. */
+#if !T_DICT
+#undef T_MODEL
+#undef T_SCORE
+#undef T_LEAF
+#undef T_FN
+#undef T_BASE
+#undef T_LEAVES
+#undef T_DECISION
+#undef T_SET_SCORE
+#undef T_ACC
+#undef T_ACC_INIT
+#undef T_VALUES_OF
+#undef T_STEP
+#undef T_LEAF_ADD
+#undef T_WALK_VALUES
+#undef T_MEMO_GET
+#undef T_Q
+#endif
+#undef T_TH
+#undef T_PRIV
+#undef T_THRS
+#undef T_FEATS
+#undef T_FEAT
+#undef T_THR
+#undef T_DICT_VARS
+#undef T_DICT_DISPATCH
+#undef T_DICT
