@@ -24,6 +24,7 @@ from pyruntime.errors import FM_E_MODEL, FM_E_VALUE, FM_OK, DataError, ModelForm
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.memo import ReadState
 from pyruntime.trees.ensemble import (
+    SPLIT_DICT_MIN_SAVING,
     CTrees,
     TreeEnsemble,
     TreeEnsembleQ15,
@@ -131,6 +132,21 @@ def assert_same(ct: CTrees, ref: Any, X32: np.ndarray) -> None:
             assert g.cost.view(np.uint32)[0] == np.float32(pred.cost[i]).view(np.uint32)
 
 
+def ctrees(model: Any, ffi: Any, lib: Any, split_dict: bool | None = None, **kw: Any) -> CTrees:
+    """The C evaluator of model over its compact tables with the float32 split dictionary forced on (True), off
+    (False) or as compact_tables chooses (None); kw: compact_tables' other options (layout, shared_splits)."""
+    ct = CTrees(model, ffi, lib)
+    c = compact_tables(model.to_dict(), split_dict=split_dict, **kw)
+    if "leaf" in c and split_dict is not None:
+        assert (c["split"] is not None) == split_dict
+    ct.struct = compact_struct(ffi, c, ct._keep)
+    assert (lib.fm_trees_q15_check if "leaf_q" in c else lib.fm_trees_check)(ct.struct) == FM_OK
+    return ct
+
+
+DICTS = (False, True)  # every float32 layout without and with the split dictionary
+
+
 # -- a plain-python walker: a third oracle for reading order --------------------------------
 
 def walk_python(m: TreeEnsemble, x: np.ndarray) -> tuple[list[np.float32], list[int]]:
@@ -158,7 +174,9 @@ def test_c_equals_numpy_float32(cport: Any, seed: int, n_features: int, n_output
     rng = np.random.default_rng(seed)
     m = random_ensemble(rng, n_features, n_outputs, n_trees, depth, with_costs=bool(seed % 3))
     X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
-    assert_same(CTrees(m, cport.ffi, cport.lib), m, X)
+    for split_dict in DICTS:
+        for layout in ("implicit", "explicit") if depth <= 5 else ("explicit",):
+            assert_same(ctrees(m, cport.ffi, cport.lib, split_dict, layout=layout), m, X)
 
 
 @PROPS
@@ -200,6 +218,8 @@ def test_k_output_complete_depth3_walk_equals_numpy(cport: Any, n_outputs: int, 
     X = random_inputs(rng, 40, 6, nonfinite=True)
     for model in (m, m.q15()):
         assert_same(CTrees(model, cport.ffi, cport.lib), model, X)
+    for split_dict in DICTS:
+        assert_same(ctrees(m, cport.ffi, cport.lib, split_dict), m, X)
 
 
 @PROPS
@@ -250,9 +270,9 @@ def test_reading_order_and_slices(cmod: Any, seed: int, n_trees: int) -> None:
     ffi, lib = cmod.ffi, cmod.lib
     rng = np.random.default_rng(seed)
     m = random_ensemble(rng, 6, int(rng.integers(1, 3)), n_trees, 4)
-    ct = CTrees(m, ffi, lib)
     cuts = sorted(rng.integers(0, n_trees + 1, size=2).tolist())
-    for x in random_inputs(rng, 6, 6, nonfinite=False):
+    for x, split_dict in zip(random_inputs(rng, 6, 6, nonfinite=False), DICTS * 3, strict=True):
+        ct = ctrees(m, ffi, lib, split_dict, layout="explicit" if seed % 2 else None)
         res, log = lazy_slices(ct, m, x, cuts)
         scores, order = walk_python(m, x)
         assert log == order
@@ -286,14 +306,14 @@ def test_runs_of_equal_trees_walk_once_and_equal_numpy(cport: Any, seed: int, n_
     rng = np.random.default_rng(seed)
     m = shared_ensemble(rng, n_features, n_outputs, n_iter, depth, scale, with_costs=bool(seed % 3))
     X = random_inputs(rng, 24, n_features, nonfinite=seed % 2 == 0)
-    for model, shared in ((m, True), (m.q15(), True), (m, False), (m.q15(), False)):
-        c = compact_tables(model.to_dict(), layout, shared_splits=shared)  # False: the tables before shared_splits
+    for model, shared, split_dict in ((m, True, False), (m.q15(), True, None), (m, False, False),
+                                      (m.q15(), False, None), (m, True, True), (m, False, True)):
+        # shared False: the tables before shared_splits; split_dict: the float32 split dictionary
+        c = compact_tables(model.to_dict(), layout, shared_splits=shared, split_dict=split_dict)
         assert c["run"] == n_outputs and c["shared_splits"] == int(shared)
-        assert c["feature"].size * (n_outputs if shared else 1) == c["n_nodes"]
-        ct = CTrees(model, cport.ffi, cport.lib)
-        ct.struct = compact_struct(cport.ffi, c, ct._keep)
-        assert (cport.lib.fm_trees_q15_check if "leaf_q" in c else cport.lib.fm_trees_check)(ct.struct) == FM_OK
-        assert_same(ct, model, X)
+        per_node = c["split"] if split_dict else c["feature"]
+        assert per_node.size * (n_outputs if shared else 1) == c["n_nodes"]
+        assert_same(ctrees(model, cport.ffi, cport.lib, split_dict, layout=layout, shared_splits=shared), model, X)
 
 
 @PROPS
@@ -306,10 +326,10 @@ def test_runs_in_slices_read_in_order(cmod: Any, seed: int, n_outputs: int, n_it
     rng = np.random.default_rng(seed)
     m = shared_ensemble(rng, 6, n_outputs, n_iter, 4, with_costs=False)  # the eager walk: order-exact costs
     n_trees = m.n_trees
-    ct = CTrees(m, ffi, lib)
     assert compact_tables(m.to_dict())["run"] == n_outputs
     cuts = sorted(rng.integers(0, n_trees + 1, size=3).tolist())
-    for x in random_inputs(rng, 6, 6, nonfinite=False):
+    for x, split_dict in zip(random_inputs(rng, 6, 6, nonfinite=False), DICTS * 3, strict=True):
+        ct = ctrees(m, ffi, lib, split_dict, shared_splits=bool(seed % 2))
         res, log = lazy_slices(ct, m, x, cuts)
         _, order = walk_python(m, x)
         full, _ = m.reference(x[None, :])
@@ -343,10 +363,12 @@ def test_runs_of_complete_trees_take_the_depth_walk_and_equal_numpy(cport: Any, 
         c = compact_tables(model.to_dict())
         assert (c["depth"], c["run"]) == (depth, n_outputs)
         assert_same(CTrees(model, cport.ffi, cport.lib), model, X)
+    for split_dict in DICTS:
+        assert_same(ctrees(m, cport.ffi, cport.lib, split_dict), m, X)
     ffi, lib = cport.ffi, cport.lib
-    ct = CTrees(m, ffi, lib)
     cuts = [1, n_outputs + 1, 3 * n_outputs, 4 * n_outputs - 1]
-    for x in random_inputs(rng, 5, 6, nonfinite=False):
+    for x, split_dict in zip(random_inputs(rng, 6, 6, nonfinite=False), DICTS * 3, strict=True):
+        ct = ctrees(m, ffi, lib, split_dict)
         xs, e, res = ffi.new("float[]", x.tolist()), ffi.new("fm_trees_eager *"), ffi.new("fm_result *")
         assert lib.fm_trees_eager_start(ct.struct, xs, e, ct.scores, res) == FM_OK
         for a, b in zip([0, *cuts], [*cuts, m.n_trees], strict=True):
@@ -369,7 +391,7 @@ def test_check_rejects_runs_without_equal_splits(cmod: Any, what: str, numeric: 
     rng = np.random.default_rng(2)
     m = shared_ensemble(rng, 5, 3, 4, 3)
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
-    c = compact_tables(model.to_dict(), layout="explicit", shared_splits=False)  # every tree its own copy
+    c = compact_tables(model.to_dict(), layout="explicit", shared_splits=False, split_dict=False)  # own copies
     assert c["run"] == 3 and c["shared_splits"] == 0 and int(c["node_end"][0]) > 0
     keep: list[Any] = []
     check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
@@ -408,7 +430,7 @@ def test_check_rejects_bad_shared_splits(cmod: Any, what: str, numeric: str) -> 
     rng = np.random.default_rng(3)
     m = shared_ensemble(rng, 5, 3, 4, 3)
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
-    c = compact_tables(model.to_dict(), layout="explicit")
+    c = compact_tables(model.to_dict(), layout="explicit", split_dict=False)  # the dictionary: its own test
     n_split = int(c["node_end"][0])
     assert c["shared_splits"] == 1 and c["run"] == 3 and n_split > 0
     assert c["feature"].size == c["n_nodes"] // 3  # each run's splits once
@@ -431,6 +453,129 @@ def test_check_rejects_bad_shared_splits(cmod: Any, what: str, numeric: str) -> 
     else:
         bad["threshold"][-1] = np.float32(np.nan)
     assert check(compact_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
+
+
+DICT_CORRUPTIONS = ["a split code out of range", "a split feature out of range", "a split threshold not finite",
+                    "feature set with split", "threshold set with split", "no split features", "no split thresholds",
+                    "a dictionary without codes", "n_splits without a dictionary", "too many pairs",
+                    "a run's copies differ"]
+
+
+@pytest.mark.parametrize("what", DICT_CORRUPTIONS)
+def test_check_rejects_bad_split_dictionary(cmod: Any, what: str) -> None:
+    """The float32 split dictionary (fm_trees.split): codes < n_splits <= 65536, dictionary features < n_features
+    and finite thresholds, the per-node feature / threshold arrays NULL with it and the dictionary's NULL without
+    it, and a run's copies of its splits (shared_splits 0) with equal codes; each corruption is FM_E_MODEL, the
+    tables as written FM_OK."""
+    rng = np.random.default_rng(4)
+    m = shared_ensemble(rng, 5, 3, 4, 3)
+    c = compact_tables(m.to_dict(), layout="explicit", shared_splits=what != "a run's copies differ",
+                       split_dict=what != "n_splits without a dictionary")
+    keep: list[Any] = []
+    check = cmod.lib.fm_trees_check
+    assert check(compact_struct(cmod.ffi, c, keep)) == FM_OK
+    bad = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
+    if what == "a split code out of range":
+        bad["split"][-1] = c["n_splits"]
+    elif what == "a split feature out of range":
+        bad["split_feature"][-1] = 5
+    elif what == "a split threshold not finite":
+        bad["split_threshold"][0] = np.float32(np.inf)
+    elif what == "feature set with split":
+        bad["feature"] = np.zeros(c["split"].size, np.uint16)
+    elif what == "threshold set with split":
+        bad["threshold"] = np.zeros(c["split"].size, np.float32)
+    elif what == "no split features":
+        bad["split_feature"] = None
+    elif what == "no split thresholds":
+        bad["split_threshold"] = None
+    elif what == "a dictionary without codes":
+        bad["split"], bad["feature"], bad["threshold"] = None, c["split_feature"][c["split"]], \
+            c["split_threshold"][c["split"]]
+    elif what == "n_splits without a dictionary":
+        assert c["split"] is None
+        bad["n_splits"] = 1
+    elif what == "too many pairs":
+        bad["n_splits"] = 65537
+        bad["split_feature"] = np.zeros(65537, np.uint16)
+        bad["split_threshold"] = np.zeros(65537, np.float32)
+    else:  # tree 1 of run 0 splits its root on another pair than tree 0
+        assert c["run"] == 3 and c["shared_splits"] == 0 and c["n_splits"] >= 2
+        n0 = int(c["node_end"][0])
+        bad["split"][n0] = (int(c["split"][0]) + 1) % c["n_splits"]
+    assert check(compact_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
+    if what == "a dictionary without codes":  # the per-node arrays of the dictionary are the tables without it
+        plain = compact_tables(m.to_dict(), layout="explicit", split_dict=False)
+        np.testing.assert_array_equal(bad["feature"], plain["feature"])
+        np.testing.assert_array_equal(bad["threshold"].view(np.uint32), plain["threshold"].view(np.uint32))
+
+
+def test_split_dictionary_tables() -> None:
+    """compact_tables' split dictionary: the distinct (feature, threshold bits) pairs sorted by feature, then
+    threshold; each node's code gives back its feature and threshold bit for bit (-0.0 and 0.0 kept apart);
+    chosen (split_dict None) exactly when 2 bytes a node + 6 a pair instead of 6 a node save at least a fifth of
+    the tables' bytes (SPLIT_DICT_MIN_SAVING); never for q15."""
+    rng = np.random.default_rng(9)
+    m = random_ensemble(rng, 4, 2, 12, 4)
+    for layout in ("implicit", "explicit"):
+        plain = compact_tables(m.to_dict(), layout, split_dict=False)
+        d = compact_tables(m.to_dict(), layout, split_dict=True)
+        assert plain["split"] is None and plain["n_splits"] == 0 and d["feature"] is None and d["threshold"] is None
+        np.testing.assert_array_equal(d["split_feature"][d["split"]], plain["feature"])
+        np.testing.assert_array_equal(d["split_threshold"][d["split"]].view(np.uint32),
+                                      plain["threshold"].view(np.uint32))
+        pairs = list(zip(d["split_feature"].tolist(), d["split_threshold"].tolist(), strict=True))
+        assert pairs == sorted(pairs) and d["n_splits"] == len(set(zip(
+            plain["feature"].tolist(), plain["threshold"].view(np.uint32).tolist(), strict=True)))
+        n, k = plain["feature"].size, d["n_splits"]
+        auto = compact_tables(m.to_dict(), layout)
+        saving = 4 * n - 6 * k
+        assert (auto["split"] is not None) == (saving > 0 and saving >= SPLIT_DICT_MIN_SAVING * compact_bytes(plain))
+        assert compact_bytes(d) == compact_bytes(plain) - 6 * n + 2 * n + 6 * k
+    assert compact_tables(m.q15().to_dict()).get("split") is None
+    # 60 complete depth-3 trees, thresholds on a small grid (a histogram booster's bins): the dictionary pays
+    trees = [random_tree(rng, 4, 3, 1.0, branch=1.0) for _ in range(60)]
+    for t in trees:
+        t["threshold"] = (np.round(np.asarray(t["threshold"]) * 2) / 2).tolist()
+    grid = compact_tables(TreeEnsemble.from_trees(4, trees, base_score=[0.0]).to_dict())
+    assert grid["split"] is not None and grid["n_splits"] <= 4 * 20
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_digits_k_class_tables_budget_and_header(tmp_path: Path) -> None:
+    """The digits-shaped K-class model (`train miser sklearn:digits --lambda 0 --trees 100 --depth 3`: 10
+    classes, 960 trees, 6,720 internal nodes): its float32 tables take the split dictionary and fit in emlearn's
+    loadable forest of the same 1000 trees (59,954 bytes); the header compiled back gives the C evaluator's and
+    the numpy reference's labels and reads."""
+    from click.testing import CliRunner  # noqa: PLC0415
+    from sklearn.datasets import load_digits  # noqa: PLC0415
+
+    from compiler.cli import cli  # noqa: PLC0415
+    from compiler.demo import build_row_runner, run_rows  # noqa: PLC0415
+    from compiler.header import render_header  # noqa: PLC0415
+    from pyruntime.evaluators import c_evaluator, reference_evaluator  # noqa: PLC0415
+    from pyruntime.format import load  # noqa: PLC0415
+
+    res = CliRunner().invoke(cli, ["train", "miser", "sklearn:digits", "--lambda", "0", "--trees", "100", "--depth",
+                                   "3", "-o", str(tmp_path / "m.msgpack")])
+    assert res.exit_code == 0, res.output
+    model = load(tmp_path / "m.msgpack")
+    c = compact_tables(model.tables.trees.to_dict())
+    assert c["split"] is not None and c["n_splits"] < 1000
+    X = load_digits().data.astype(np.float32)[::9]
+    text = render_header(model, "float32", "model", X)
+    table_bytes = int(re.search(r"#define MODEL_TABLE_BYTES (\d+)u", text).group(1))  # type: ignore[union-attr]
+    assert table_bytes <= 59954, table_bytes
+    assert "model_split_feature" in text and "model_threshold" not in text
+    header = tmp_path / "model.h"
+    header.write_text(text)
+    labels, n_read, _ = run_rows(build_row_runner(header, tmp_path), seconds=0.001)
+    pred = c_evaluator(model, "float32").predict(X)
+    ref = reference_evaluator(model, "float32").predict(X)
+    np.testing.assert_array_equal(labels, pred.label)
+    np.testing.assert_array_equal(n_read, pred.n_read)
+    np.testing.assert_array_equal(pred.label, ref.label)
+    np.testing.assert_array_equal(pred.score.view(np.uint32), ref.score.view(np.uint32))
 
 
 def test_numpy_slices_share_state() -> None:
@@ -708,7 +853,7 @@ def test_check_rejects_compact_corruption(cmod: Any, what: str, numeric: str) ->
     applicable(what, numeric)
     m = _corruption_model()
     model: TreeEnsemble | TreeEnsembleQ15 = m if numeric == "float32" else m.q15()
-    good = compact_tables(model.to_dict(), layout="explicit")
+    good = compact_tables(model.to_dict(), layout="explicit", split_dict=False)  # the dictionary: its own test
     keep: list[Any] = []
     check = cmod.lib.fm_trees_check if numeric == "float32" else cmod.lib.fm_trees_q15_check
     assert check(compact_struct(cmod.ffi, good, keep)) == FM_OK
@@ -820,9 +965,11 @@ def test_eager_walk_with_exact_costs_equals_numpy(cport: Any, seed: int, n_featu
     rng = np.random.default_rng(seed)
     m = random_ensemble(rng, n_features, n_outputs, n_trees, depth, with_costs=False)
     m = TreeEnsemble(**{**m.to_dict(), "costs": rng.integers(0, 1000, n_features).astype(np.float32)})
-    ct = CTrees(m, cport.ffi, cport.lib)
-    assert cport.lib.fm_trees_eager_ok(ct.struct) == 1
-    assert_same(ct, m, random_inputs(rng, 24, n_features, nonfinite=nonfinite))
+    X = random_inputs(rng, 24, n_features, nonfinite=nonfinite)
+    for split_dict in DICTS:
+        ct = ctrees(m, cport.ffi, cport.lib, split_dict)
+        assert cport.lib.fm_trees_eager_ok(ct.struct) == 1
+        assert_same(ct, m, X)
 
 
 def _mixed_depth_trees(rng: np.random.Generator, n_features: int, depths: list[int]) -> list[dict[str, list]]:
@@ -898,8 +1045,15 @@ def test_eager_api_slices(cport: Any, numeric: str, depths: Any) -> None:
         assert compact_tables(m.to_dict())["depth"] == depths[0]
     q = numeric == "q15"
     model: TreeEnsemble | TreeEnsembleQ15 = m.q15() if q else m
-    ct = CTrees(model, ffi, lib)
     X = random_inputs(rng, 30, 8, nonfinite=True)
+    for split_dict in (None,) if q else DICTS:
+        _eager_api_rows(ffi, lib, ctrees(model, ffi, lib, split_dict), model, X)
+
+
+def _eager_api_rows(ffi: Any, lib: Any, ct: CTrees, model: TreeEnsemble | TreeEnsembleQ15, X: np.ndarray) -> None:
+    """Every row of X through fm_trees*_eager_start / _walk (slices (0, 3), (3, 3), (3, 4), (4, 9)) / _finish:
+    the reference's status, label, n_read, score and cost."""
+    q = isinstance(model, TreeEnsembleQ15)
     pred, status = model.reference(X)
     e = ffi.new("fm_trees_q15_eager *" if q else "fm_trees_eager *")
     res = ffi.new("fm_result *")
