@@ -12,7 +12,8 @@ Usage: .venv/bin/python benchmarks/shared_runs.py [--data sklearn:digits] [--tre
   - "copies": run = K, every tree its own copy of the splits (rounds 18-20);
   - "flat": run = 0, every tree walked (before round 18).
 The older two are written by the same export with `compact_tables` asked for them (`shared_splits=False`, run
-0). Each is counted on the same rows:
+0; and `split_dict=False`: the float32 split dictionary of round 22 did not exist then, "shared" takes it when
+export-c does). Each is counted on the same rows:
   - x86-64 -O2, valgrind callgrind, instructions of the FM_PREDICT_VEC call (benchmarks/c/nb_count.c), float32
     and q15;
   - Cortex-M4F float32 and Cortex-M3 q15 under QEMU with the repository's counting plugin
@@ -54,7 +55,7 @@ def _older_tables(layout: str) -> Callable[..., dict[str, Any]]:
     from pyruntime.trees.ensemble import compact_tables  # noqa: PLC0415
 
     def tables(t: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
-        c = compact_tables(t, *args, **{**kwargs, "shared_splits": False})
+        c = compact_tables(t, *args, **{**kwargs, "shared_splits": False, "split_dict": False})
         return {**c, "run": 0} if layout == "flat" else c
 
     return tables
