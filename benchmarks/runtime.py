@@ -265,8 +265,8 @@ def print_k_floor(table: list[tuple[str, str, float, int]], n_trees: int) -> Non
     checks += [(f"tables {n} / emlearn loadable, instructions", row_of(table, f"frugalml miser K, tables, {n}", "x86"),
                 row_of(table, f"{em}, loadable", "x86")) for n in ("float32", "q15")]
     nbytes = {name: b for name, _, _, b in table}
-    checks.append(("tables q15 / emlearn loadable, table bytes", nbytes.get("frugalml miser K, tables, q15"),
-                   nbytes.get(f"{em}, loadable")))
+    checks += [(f"tables {n} / emlearn loadable, table bytes", nbytes.get(f"frugalml miser K, tables, {n}"),
+                nbytes.get(f"{em}, loadable")) for n in ("float32", "q15")]
     checks += [(f"code form {n} / emlearn inline, code bytes", nbytes.get(f"frugalml miser K, code, {n}"),
                 nbytes.get(f"{em}, inline")) for n in ("float32", "q15")]
     for what, ours, peer in checks:
