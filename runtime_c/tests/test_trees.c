@@ -471,21 +471,19 @@ static void test_split_dictionary(void)
             CHECK(a.label == b.label && a.score == b.score && a.n_read == b.n_read && a.cost == b.cost);
         }
     }
-    d.split = bad_codes;
-    CHECK(fm_trees_check(&d) == FM_E_MODEL);
-    d.split = codes;
-    d.split_feature = bad_feat;
-    CHECK(fm_trees_check(&d) == FM_E_MODEL);
-    d.split_feature = pair_feat;
-    d.split_threshold = bad_thr;
-    CHECK(fm_trees_check(&d) == FM_E_MODEL);
-    d.split_threshold = pair_thr;
-    d.feature = feat;
-    CHECK(fm_trees_check(&d) == FM_E_MODEL);
-    d.feature = NULL;
-    d.threshold = thr;
-    CHECK(fm_trees_check(&d) == FM_E_MODEL);
-    d.threshold = NULL;
+    /* each corruption refused, then the field restored */
+#define REFUSED_WITH(field, bad, good)                                                                        \
+    do {                                                                                                      \
+        d.field = (bad);                                                                                      \
+        CHECK(fm_trees_check(&d) == FM_E_MODEL);                                                              \
+        d.field = (good);                                                                                     \
+    } while (0)
+    REFUSED_WITH(split, bad_codes, codes);
+    REFUSED_WITH(split_feature, bad_feat, pair_feat);
+    REFUSED_WITH(split_threshold, bad_thr, pair_thr);
+    REFUSED_WITH(feature, feat, NULL);
+    REFUSED_WITH(threshold, thr, NULL);
+#undef REFUSED_WITH
     CHECK(fm_trees_check(&d) == FM_OK);
     plain.n_splits = 4u; /* a dictionary's count without codes */
     CHECK(fm_trees_check(&plain) == FM_E_MODEL);
