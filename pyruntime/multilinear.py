@@ -120,10 +120,13 @@ class MultiLinearQ15(_Scorers):
 
 
 def multi_eval(part: MultiLinear | MultiLinearQ15, X32: np.ndarray, state: ReadState, rows: np.ndarray,
-               q15: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(label, score) over all rows of X32, scored (with reads) only on `rows`, as the C argmax."""
+               q15: bool, margin: bool = False) -> Any:
+    """(label, score) over all rows of X32, scored (with reads) only on `rows`, as the C argmax; with
+    ``margin`` also the largest score minus the second largest (0 on a tie at the top), as the gated
+    runtime's margin gate: float32 subtraction, q15 int64 of the int32 accumulators."""
     n = X32.shape[0]
     best = np.zeros(n, np.int64 if q15 else np.float32)
+    second = best.copy()
     label = np.zeros(n, np.int32)
     for c, s in enumerate(part.scorers):
         if q15:
@@ -132,9 +135,14 @@ def multi_eval(part: MultiLinear | MultiLinearQ15, X32: np.ndarray, state: ReadS
             acc = np.full(n, s.bias, np.float32)
         s.score_into(X32, state, acc, rows=rows)
         better = acc > best if c else np.ones(n, bool)
+        if c:
+            second = np.where(better, best, np.where((acc > second) | (c == 1), acc, second))
         best = np.where(better, acc, best)
         label = np.where(better, c, label).astype(np.int32)
-    return label, best.astype(np.int32) if q15 else best
+    out = (label, best.astype(np.int32) if q15 else best)
+    if not margin:
+        return out
+    return (*out, (best - second) if q15 else (best - second).astype(np.float32))
 
 
 def multi_struct(ffi: Any, part: MultiLinear | MultiLinearQ15, keep: list[Any]) -> tuple[int, Any]:

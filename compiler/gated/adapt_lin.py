@@ -120,8 +120,12 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
     Subclasses set in ``fit``: classes_, n_features_in_, f0_ (PrefitF0), gate_ and f1_
     (SparseLinear: the gate's score > threshold means "easy, answer with f1"), costs_; for K > 2
     classes f1_k_, one SparseLinear per class (f1 answers the largest score's class; f1_ is then
-    f1_k_[0]), else f1_k_ is empty (compiler.gated.linear_k).
+    f1_k_[0]), else f1_k_ is empty (compiler.gated.linear_k); margin_threshold_: None for the linear
+    gate, else the margin gate's float32 threshold (easy iff f1's top-2 score margin > it; gate_ is then
+    an empty scorer).
     """
+
+    margin_threshold_: float | None = None
 
     algorithm = "gated-linear"
 
@@ -138,12 +142,27 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
 
     def route(self, X: Any) -> np.ndarray:
         """Boolean array: True where the input is sent to f0 (the gate did not say "easy")."""
-        Xa = self._check(X)
+        return self._route(self._check(X))
+
+    def _route(self, Xa: np.ndarray) -> np.ndarray:
+        if self.margin_threshold_ is not None:
+            from compiler.gated.linear_k import margin_f32  # noqa: PLC0415
+
+            return ~(margin_f32(self.f1_k_, Xa) > np.float32(self.margin_threshold_))
         return ~self.gate_.decide(Xa)
+
+    def _margin_gate(self, Xa: np.ndarray, share: float) -> None:
+        """The margin gate (K > 2): the threshold sending the share of training rows of smallest margin to f0;
+        gate_ an empty scorer (the gate reads no feature)."""
+        from compiler.gated.linear_k import margin_threshold  # noqa: PLC0415
+
+        self.margin_threshold_ = margin_threshold(self.f1_k_, Xa, share)
+        self.gate_ = SparseLinear(np.zeros(0, np.int32), np.zeros(0, np.float32), np.float32(0.0), np.float32(0.0))
+        self.train_route_fraction_ = float(np.mean(self._route(Xa)))
 
     def predict(self, X: Any) -> np.ndarray:
         Xa = self._check(X)
-        to_f0 = ~self.gate_.decide(Xa)
+        to_f0 = self._route(Xa)
         if self.f1_k_:
             from compiler.gated.linear_k import argmax_f32  # noqa: PLC0415
 
@@ -157,7 +176,7 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """f1 rows: logistic of f1's float32 score; f0 rows: f0's probabilities."""
         Xa = self._check(X)
-        to_f0 = ~self.gate_.decide(Xa)
+        to_f0 = self._route(Xa)
         if self.f1_k_:
             return self._proba_k(Xa, to_f0)
         p1 = sigmoid(self.f1_.score(Xa).astype(np.float64) - float(self.f1_.threshold))
@@ -238,6 +257,10 @@ class AdaptLinClassifier(GatedLinearBase):
         it separates the rows, sigma(g) stays near p_full for most rows, so the sigmoid rule sends almost
         none (p_full < 1/2) or almost all (p_full > 1/2) rows to f0 (Letters: 0.00 at 0.1, 0.93 at 0.7).
         The quantile rule keeps the ranking the paper's g learns and makes the P_full budget hold.
+    gate: "auto" (default: "margin" for K > 2 classes, "linear" for two), "linear" (the paper's g, exported
+        by gate_rule) or "margin" (K > 2: the alternation trains f1 as the paper's, then the exported gate
+        is f1's own top-2 score margin, its threshold sending the same share mean(q) of the training rows
+        to f0; compiler.gated.linear_k).
     random_state: seed of f0 and of its out-of-fold split.
     """
 
@@ -245,7 +268,7 @@ class AdaptLinClassifier(GatedLinearBase):
 
     def __init__(self, hpc: Any = "rf", p_full: float = 0.3, gamma: float = 0.01, costs: CostsLike = None,
                  n_iter: int = 20, inner_iter: int = 300, l2: float = 1e-4, split_features: int = 4,
-                 gate_rule: str = "quantile", random_state: int | None = 0) -> None:
+                 gate_rule: str = "quantile", gate: str = "auto", random_state: int | None = 0) -> None:
         self.hpc = hpc
         self.p_full = p_full
         self.gamma = gamma
@@ -255,6 +278,7 @@ class AdaptLinClassifier(GatedLinearBase):
         self.l2 = l2
         self.split_features = split_features
         self.gate_rule = gate_rule
+        self.gate = gate
         self.random_state = random_state
 
     def _validate_params(self) -> None:
@@ -274,6 +298,10 @@ class AdaptLinClassifier(GatedLinearBase):
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
         Xa, y01, classes = check_Xy(X, y, self)
+        from compiler.gated.linear_k import gate_kind  # noqa: PLC0415 - linear_k imports this module
+
+        self.gate_kind_ = gate_kind(self.gate, classes.size)
+        self.margin_threshold_ = None
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
@@ -326,9 +354,12 @@ class AdaptLinClassifier(GatedLinearBase):
         W, b, q = adapt_lin_k(Xs, yidx, K, neg_log_p0, float(self.gamma) * costs, float(self.p_full),
                               float(self.l2), int(self.n_iter), int(self.inner_iter))
         self.q_, self.coef_std_, self.intercept_std_, self.n_iter_ = q, W, b, int(self.n_iter)
-        self._set_gate(Xa, std, W, b, q)
         self.f1_k_ = scorers_k(std, W[:, 1:], b[1:])
         self.f1_ = self.f1_k_[0]
+        if self.gate_kind_ == "margin":
+            self._margin_gate(Xa, float(q.mean()))
+        else:
+            self._set_gate(Xa, std, W, b, q)
         self.n_features_in_, self.costs_, self.f0_ = Xa.shape[1], costs, f0
         return self
 

@@ -21,7 +21,8 @@ def gated_code(tables: Any, numeric: str, name: str) -> CodeBody:
     for part in ("gate", "f1", "f0"):
         p = getattr(m, part)
         if p is not None and not isinstance(p, (TreeEnsemble, TreeEnsembleQ15)):
-            raise ValueError(f"--form code: the gated model's {part} is a linear scorer; the code form covers "
+            what = "f1's margin" if part == "gate" and type(p).__name__.startswith("MarginGate") else "a linear scorer"
+            raise ValueError(f"--form code: the gated model's {part} is {what}; the code form covers "
                              "gated models whose parts are tree ensembles (use --form tables)")
     gate = Ensemble(m.gate, q, "g")
     f1 = Ensemble(m.f1, q, "a")

@@ -41,7 +41,7 @@ from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_w
 from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
 from compiler.trees.options import CLASS_TREES_OPTIONS
 from pyruntime.format import ModelFile
-from pyruntime.gated.model import CGated, GatedModel, for_numeric, predict_with_fallback
+from pyruntime.gated.model import CGated, GatedModel, MarginGate, for_numeric, predict_with_fallback
 from pyruntime.linear import LinearScorer
 from pyruntime.multilinear import MultiLinear
 from pyruntime.progress import Progress
@@ -74,6 +74,11 @@ GATED_OPTIONS = [
     click.Option(["--pfull-grid"], default=None,
                  help="Comma-separated P values of --sweep [adapt-gbrt, adapt-lin, l1-gate; default "
                       + ",".join(f"{v:g}" for v in DEFAULT_P_GRID) + "]."),
+    click.Option(["--gate"], type=click.Choice(["auto", "linear", "margin"]), default=None,
+                 help="The gate [adapt-lin, l1-gate]: linear (the paper's learned scorer g; l1-gate: the regression "
+                      "of f1's correctness) or margin (K > 2 classes: f1's own confidence, its largest class "
+                      "score minus the second largest, above a threshold that sends the P share of training rows "
+                      "to f0; reads no feature of its own). Default auto: margin for K > 2 classes, linear for two."),
     folds_option("(P, gamma) point", "f0 and the point fitted on K-1 folds, the compiled tables scored on the "
                  "held-out fold", "the kept point is then refitted, with f0, on both parts",
                  "adapt-gbrt, adapt-lin, l1-gate"),
@@ -126,6 +131,8 @@ def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax:
     else:  # linear gate: score > threshold means "easy, answer with f1"; K > 2: K class scorers
         d = int(model.n_features_in_)
         gate, above = linear_part(model.gate_, d), "f1"
+        if model.margin_threshold_ is not None:  # f1's own top-2 margin (FM_PART_MARGIN)
+            gate = MarginGate(n_features=d, threshold=float(model.margin_threshold_))
         f1 = MultiLinear(tuple(linear_part(s, d) for s in model.f1_k_)) if model.f1_k_ else linear_part(model.f1_, d)
     return GatedModel(n_features=d, gate=gate, f1=f1, f0=f0, gate_above=above, costs=costs.astype(np.float32),
                       input_absmax=absmax, f0_kind=hpc)
@@ -173,7 +180,8 @@ class _Fitter:
                 k = max(2, int(np.max(ytr)) + 1)
                 self._f0 = fit_f0(self.hpc, Xtr, ytr.astype(np.int64), np.arange(k), self.seed)
             cls = AdaptLinClassifier if self.kind == "adapt-lin" else L1GateClassifier
-            m = cls(hpc=self._f0, p_full=p, gamma=gamma, costs=self.costs, random_state=self.seed).fit(Xtr, ytr)
+            m = cls(hpc=self._f0, p_full=p, gamma=gamma, costs=self.costs, gate=str(self.opts.get("gate", "auto")),
+                    random_state=self.seed).fit(Xtr, ytr)
             est = self._f0.estimator
         if self.f0_estimator is None:
             self.f0_estimator = est
@@ -267,6 +275,11 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     c = cost_vector(costs, task.n_features)
     if task.data.X.shape[1] == 0:
         raise ValueError("the data has no features")
+    if opts.get("gate") is not None and kind == "adapt-gbrt":
+        raise click.UsageError("--gate applies to adapt-lin and l1-gate (adapt-gbrt's gate is boosted trees)")
+    if opts.get("gate") == "margin" and task.n_classes <= 2:
+        raise click.UsageError("--gate margin needs K > 2 classes (f1 of K class scorers); two classes use the "
+                               "linear gate")
     seed = int(task.split.seed)
     Xtr, ytr, Xva, yva = split(task)
     record: dict[str, Any] = {"kind": kind, **recorded(opts)}
@@ -322,6 +335,8 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                    "hpc_remote": tables.remote})
     if kind == "adapt-gbrt" and task.n_classes > 2:
         record["class_trees"] = fitter.class_trees
+    else:
+        record["gate"] = "margin" if isinstance(tables.gate, MarginGate) else "linear"
     record.update(fitter.validate(tables))
     record.update(hpc)
     p = predict_with_fallback(CGated(tables), fitter.Xva, fitter.f0_estimator)

@@ -20,6 +20,7 @@ from sklearn.linear_model import LogisticRegression
 from compiler.costs import cost_vector
 from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, fit_gate_f1, lipschitz_logistic
 from compiler.gated.common import SparseLinear, check_Xy, fit_f0
+from compiler.gated.linear_k import gate_kind
 from compiler.standardize import Standardizer
 
 
@@ -59,18 +60,22 @@ class L1GateClassifier(GatedLinearBase):
     gamma: strength of the cost-weighted L1 penalty that picks the features (larger -> fewer).
     costs: per-feature costs (FeatureCosts, array, or None for 1 each).
     C: inverse L2 strength of the logistic regressions of f1 and of the gate.
+    gate: "auto" (default: "margin" for K > 2 classes, "linear" for two), "linear" (the correctness
+        regression above) or "margin" (K > 2: f1's own top-2 score margin, its threshold sending the
+        share p_full of the training rows with the smallest margins to f0; compiler.gated.linear_k).
     random_state: seed of f0.
     """
 
     algorithm = "l1-gate"
 
     def __init__(self, hpc: Any = "rf", p_full: float = 0.3, gamma: float = 0.01, costs: CostsLike = None,
-                 C: float = 1.0, random_state: int | None = 0) -> None:
+                 C: float = 1.0, gate: str = "auto", random_state: int | None = 0) -> None:
         self.hpc = hpc
         self.p_full = p_full
         self.gamma = gamma
         self.costs = costs
         self.C = C
+        self.gate = gate
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any) -> L1GateClassifier:
@@ -81,6 +86,8 @@ class L1GateClassifier(GatedLinearBase):
         if not float(self.C) > 0.0:
             raise ValueError(f"C must be > 0, got {self.C}")
         Xa, y01, classes = check_Xy(X, y, self)
+        self.gate_kind_ = gate_kind(self.gate, classes.size)
+        self.margin_threshold_ = None
         n, d = Xa.shape
         costs = cost_vector(self.costs, d)
         f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
@@ -111,7 +118,8 @@ class L1GateClassifier(GatedLinearBase):
         return self
 
     def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> L1GateClassifier:
-        """K > 2 classes: group-lasso support, multinomial f1 (K class scorers), gate on f1's correctness."""
+        """K > 2 classes: group-lasso support, multinomial f1 (K class scorers), the margin gate or the gate on
+        f1's correctness."""
         from compiler.gated.linear_k import argmax_f32, group_lasso_support, multinomial_on, scorers_k  # noqa: PLC0415
 
         K = int(self.classes_.size)
@@ -120,6 +128,9 @@ class L1GateClassifier(GatedLinearBase):
         W, b = multinomial_on(Xs, yidx, K, support, float(self.C))
         self.f1_k_ = scorers_k(std, W, b)
         self.f1_ = self.f1_k_[0]
+        if self.gate_kind_ == "margin":
+            self._margin_gate(Xa, float(self.p_full))
+            return self
         correct = (argmax_f32(self.f1_k_, Xa) == yidx).astype(np.int8)
         self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
         return self

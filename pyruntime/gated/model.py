@@ -12,6 +12,12 @@ A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.line
 3. easy: f1 answers (stage 0); hard: f0 answers (stage 1), or, when f0 is remote, the label is
    FM_LABEL_DEFER (-1), the score the gate's, stage 1.
 
+The gate may instead be f1's own confidence (:class:`MarginGate`, FM_PART_MARGIN; f1 K linear scorers,
+gate_above "f1"): f1 is scored first, its score is the largest class score minus the second largest
+(float32 subtraction; q15: of the int32 accumulators, in int64), and the input is easy iff that margin >
+the gate's threshold; an easy input keeps f1's answer, a hard one goes to f0 (a deferred one carries the
+margin as its score, q15 saturated to INT32_MAX). The margin gate reads no feature of its own.
+
 Every part shares one read memo, so a feature read by g and by f1 is read and paid for once; n_read
 and cost count the distinct features read on the device. The feature costs are one vector shared by
 every part (``costs``); ``input_absmax`` (largest |x| seen in training) sets the q15 input scale of
@@ -38,19 +44,65 @@ from pyruntime.result import Predictions
 from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
 
 FM_LABEL_DEFER = -1
-PART_LINEAR, PART_TREES, PART_REMOTE, PART_LINEAR_K = 0, 1, 2, 3
+PART_LINEAR, PART_TREES, PART_REMOTE, PART_LINEAR_K, PART_MARGIN = 0, 1, 2, 3, 4
 GATE_ABOVE = {"f0": 0, "f1": 1}
 PARTS = ("gate", "f1", "f0")
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
-Part = LinearScorer | TreeEnsemble | MultiLinear
-PartQ15 = LinearScorerQ15 | TreeEnsembleQ15 | MultiLinearQ15
+
+@dataclass(frozen=True, eq=False)
+class MarginGate:
+    """The gate as f1's own confidence (FM_PART_MARGIN): easy iff f1's largest class score minus its second
+    largest (float32) > ``threshold``. f1 must be K linear scorers; the gate reads no feature."""
+
+    n_features: int
+    threshold: float
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.n_features, int) and self.n_features >= 0, "n_features must be an int >= 0")
+        require(isinstance(self.threshold, (int, float, np.floating)) and np.isfinite(self.threshold),
+                "a margin gate's threshold must be a finite number")
+        object.__setattr__(self, "threshold", float(np.float32(self.threshold)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_features": self.n_features, "threshold": self.threshold}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MarginGate:
+        table_fields(data, ("n_features", "threshold"), "margin gate")
+        return cls(n_features=data["n_features"], threshold=data["threshold"])
+
+    def q15(self, w_shift: int) -> MarginGateQ15:
+        """The threshold in f1's q15 accumulator units (score x 2^w_shift), rounded down, within int32."""
+        t = int(np.clip(np.floor(np.float64(self.threshold) * 2.0**w_shift), INT32_MIN, INT32_MAX))
+        return MarginGateQ15(n_features=self.n_features, threshold_q=t)
+
+
+@dataclass(frozen=True, eq=False)
+class MarginGateQ15:
+    """q15 margin gate: easy iff int64(best) - int64(second) of f1's int32 accumulators > ``threshold_q``."""
+
+    n_features: int
+    threshold_q: int
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.threshold_q, (int, np.integer)) and INT32_MIN <= self.threshold_q <= INT32_MAX,
+                "a q15 margin gate's threshold must be an int32")
+        object.__setattr__(self, "threshold_q", int(self.threshold_q))
+
+
+Part = LinearScorer | TreeEnsemble | MultiLinear | MarginGate
+PartQ15 = LinearScorerQ15 | TreeEnsembleQ15 | MultiLinearQ15 | MarginGateQ15
 _F32_PARTS = (LinearScorer, TreeEnsemble, MultiLinear)
 _Q15_PARTS = (LinearScorerQ15, TreeEnsembleQ15, MultiLinearQ15)
+_MARGIN = (MarginGate, MarginGateQ15)
 
 
 def part_type(part: Any) -> str:
     if part is None:
         return "remote"
+    if isinstance(part, _MARGIN):
+        return "margin"
     if isinstance(part, (MultiLinear, MultiLinearQ15)):
         return "linear-k"
     return "linear" if isinstance(part, (LinearScorer, LinearScorerQ15)) else "trees"
@@ -77,7 +129,11 @@ def part_from_dict(data: Any, costs: np.ndarray | None, what: str) -> Part | Non
         return TreeEnsemble.from_dict(body)
     if kind == "linear-k":
         return MultiLinear.from_dict(body)
-    raise ModelFormatError(f"{what}: type must be linear, linear-k, trees or remote, got {kind!r}")
+    if kind == "margin":
+        require(what == "gate", f"{what}: only the gate may be a margin gate")
+        body.pop("costs")
+        return MarginGate.from_dict(body)
+    raise ModelFormatError(f"{what}: type must be linear, linear-k, trees, margin or remote, got {kind!r}")
 
 
 def part_to_dict(part: Part | None) -> dict[str, Any]:
@@ -101,6 +157,10 @@ def _check(m: GatedModel | GatedModelQ15) -> None:
     if isinstance(m.gate, (TreeEnsemble, TreeEnsembleQ15)):
         require(m.gate.n_outputs == 1, "a tree gate needs one output")
     require(not isinstance(m.gate, (MultiLinear, MultiLinearQ15)), "the gate cannot be a K-linear part")
+    require(not isinstance(m.f1, _MARGIN) and not isinstance(m.f0, _MARGIN), "only the gate may be a margin gate")
+    if isinstance(m.gate, _MARGIN):
+        require(isinstance(m.f1, (MultiLinear, MultiLinearQ15)), "a margin gate needs f1 of K linear scorers")
+        require(m.gate_above == "f1", "a margin gate lets f1 answer above its threshold: gate_above must be 'f1'")
     if m.f0 is not None:
         require(n_classes_of(m.f0) == n_classes_of(m.f1), "f1 and f0 answer different numbers of classes")
 
@@ -127,8 +187,12 @@ class GatedModel:
         set_(self, "input_absmax", float(self.input_absmax))
         for name in PARTS:
             part = getattr(self, name)
-            require(part is None or isinstance(part, _F32_PARTS),
-                    f"{name} must be a linear scorer, K linear scorers or a tree ensemble")
+            allowed = _F32_PARTS + ((MarginGate,) if name == "gate" else ())
+            require(part is None or isinstance(part, allowed),
+                    f"{name} must be a linear scorer, K linear scorers or a tree ensemble"
+                    + (" or a margin gate" if name == "gate" else ""))
+            if isinstance(part, MarginGate):
+                continue
             if isinstance(part, MultiLinear) and not _same_costs(part.costs, self.costs):
                 set_(self, name, part.with_costs(self.costs))
             elif part is not None and not _same_costs(part.costs, self.costs):
@@ -160,6 +224,10 @@ class GatedModel:
         def part(p: Part | None) -> dict[str, Any] | str:
             if p is None:
                 return "remote (the device answers DEFER, -1)"
+            if isinstance(p, MarginGate):
+                return {"type": "margin", "threshold": p.threshold,
+                        "rule": "easy (f1 answers) iff f1's largest class score - its second largest > threshold",
+                        "features": []}
             if isinstance(p, (LinearScorer, MultiLinear)):
                 return {"type": part_type(p), "n_classes": n_classes_of(p), "nnz": int(p.nnz),
                         "features": [feature_name(feature_names, int(j)) for j in p.feature]}
@@ -217,7 +285,10 @@ class GatedModel:
             return part.q15(in_shift=shift) if isinstance(part, (LinearScorer, MultiLinear)) else part.q15()
 
         _, unit = quantize_costs(self.costs)
-        return GatedModelQ15(n_features=self.n_features, gate=q(self.gate), f1=q(self.f1), f0=q(self.f0),
+        f1 = q(self.f1)
+        # a margin gate's threshold in f1's accumulator units (its K scorers share one w_shift)
+        gate = self.gate.q15(f1.scorers[0].w_shift) if isinstance(self.gate, MarginGate) else q(self.gate)
+        return GatedModelQ15(n_features=self.n_features, gate=gate, f1=f1, f0=q(self.f0),
                              gate_above=self.gate_above, cost_unit=unit, f0_kind=self.f0_kind)
 
 
@@ -242,10 +313,13 @@ class GatedModelQ15:
     def __post_init__(self) -> None:
         for name in PARTS:
             part = getattr(self, name)
-            require(part is None or isinstance(part, _Q15_PARTS),
-                    f"{name} must be a q15 linear scorer, K linear scorers or tree ensemble")
+            allowed = _Q15_PARTS + ((MarginGateQ15,) if name == "gate" else ())
+            require(part is None or isinstance(part, allowed),
+                    f"{name} must be a q15 linear scorer, K linear scorers or tree ensemble"
+                    + (" or a margin gate" if name == "gate" else ""))
         _check(self)
-        units = {float(p.cost_unit) for p in (self.gate, self.f1, self.f0) if p is not None}
+        units = {float(p.cost_unit) for p in (self.gate, self.f1, self.f0)
+                 if p is not None and not isinstance(p, _MARGIN)}
         require(units <= {float(self.cost_unit)}, "every part must use the same cost units")
 
     @property
@@ -286,14 +360,21 @@ def _reference(m: GatedModel | GatedModelQ15, X32: np.ndarray, q15: bool,
     n = X32.shape[0]
     state = ReadState.start(n, m.n_features)
     all_rows = np.arange(n)
-    g_label, g_score = _part_eval(m.gate, X32, state, all_rows, q15)
     label = np.zeros(n, np.int32)
     score = np.zeros(n, np.int32 if q15 else np.float32)
-    hard = (g_label == 1) if m.gate_above == "f0" else (g_label == 0)
+    if isinstance(m.gate, _MARGIN):  # f1 first; its top-2 margin decides, and easy rows keep its answer
+        lab, sc, margin = multi_eval(m.f1, X32, state, all_rows, q15, margin=True)
+        hard = ~(margin > (m.gate.threshold_q if q15 else np.float32(m.gate.threshold)))
+        g_score = np.minimum(margin, INT32_MAX).astype(np.int32) if q15 else margin
+        easy_rows = state.active(np.flatnonzero(~hard))
+        hard_rows = state.active(np.flatnonzero(hard))
+    else:
+        g_label, g_score = _part_eval(m.gate, X32, state, all_rows, q15)
+        hard = (g_label == 1) if m.gate_above == "f0" else (g_label == 0)
+        easy_rows = state.active(np.flatnonzero(~hard))
+        hard_rows = state.active(np.flatnonzero(hard))
+        lab, sc = _part_eval(m.f1, X32, state, easy_rows, q15)
     stage = hard.astype(np.uint32)
-    easy_rows = state.active(np.flatnonzero(~hard))
-    hard_rows = state.active(np.flatnonzero(hard))
-    lab, sc = _part_eval(m.f1, X32, state, easy_rows, q15)
     label[easy_rows], score[easy_rows] = lab[easy_rows], sc[easy_rows]
     if m.f0 is None:
         label[hard_rows], score[hard_rows] = FM_LABEL_DEFER, g_score[hard_rows]
@@ -318,6 +399,13 @@ def gated_struct(ffi: Any, model: GatedModel | GatedModelQ15, keep: list[Any]) -
         kind = part_type(part)
         if kind == "remote":
             slot.type = PART_REMOTE
+        elif kind == "margin":  # the threshold in the gate's linear member; its other members unused
+            slot.type = PART_MARGIN
+            slot.linear.n_features = model.n_features
+            if q:
+                slot.linear.decision_threshold_q = part.threshold_q
+            else:
+                slot.linear.decision_threshold = part.threshold
         elif kind == "linear":
             slot.type = PART_LINEAR
             slot.linear = linear_struct(ffi, part.to_dict(), keep)[0]
@@ -375,5 +463,5 @@ def predict_with_fallback(evaluator: Any, X: Any, fallback: Any) -> Predictions:
     return dataclasses.replace(pred, label=label)
 
 
-__all__ = ["FM_LABEL_DEFER", "CGated", "GatedModel", "GatedModelQ15", "for_numeric", "gated_struct",
-           "predict_with_fallback"]
+__all__ = ["FM_LABEL_DEFER", "CGated", "GatedModel", "GatedModelQ15", "MarginGate", "MarginGateQ15", "for_numeric",
+           "gated_struct", "predict_with_fallback"]
