@@ -25,6 +25,27 @@
  * and says the class of the largest score (the first on ties), out->score
  * that score; trees as fm_trees_finish.
  *
+ * Margin gate (gate.type == FM_PART_MARGIN, K classes): the gate is f1's
+ * own confidence instead of a part of its own. f1 must be FM_PART_LINEAR_K
+ * and gate_above FM_GATE_ABOVE_F1; of the gate only its threshold is used
+ * (gate.linear.decision_threshold, q15 decision_threshold_q; every other
+ * member of gate.linear and gate.trees is ignored and may be zero / NULL).
+ *
+ *   1. f1 is scored first, as a K-linear part above: label = the class of
+ *      the first largest score `best`, out->score (score_q) = best.
+ *   2. margin = best - second, second the largest score of the other
+ *      classes (a tie at the top: margin 0). float32: the float32
+ *      subtraction best - second (as np.float32(best) - np.float32(second));
+ *      q15: (int64_t)best - (int64_t)second of the int32 accumulators.
+ *   3. Easy iff margin > the threshold (float32 compare; q15 in int64): a
+ *      margin equal to the threshold (or NaN) is hard.
+ *   4. Easy: f1's answer stands (out->stage = 0; f1 is not evaluated
+ *      again). Hard: out->stage = 1 and f0 answers through the same memo
+ *      (f1's reads paid once), or, when f0 is remote, out->label =
+ *      FM_LABEL_DEFER with the margin in out->score (q15: out->score_q =
+ *      the margin saturated to INT32_MAX); n_read/cost then count f1's
+ *      reads.
+ *
  * q15: the same with fm_linear_q15 / fm_trees_q15 parts; every part must use
  * the same integer cost units.
  */
@@ -43,13 +64,14 @@ extern "C" {
 #define FM_PART_TREES 1u
 #define FM_PART_REMOTE 2u
 #define FM_PART_LINEAR_K 3u /* f1 or f0: n_classes linear scorers, argmax */
+#define FM_PART_MARGIN 4u   /* gate only: f1's own confidence; f1 must be FM_PART_LINEAR_K */
 
 #define FM_GATE_ABOVE_F0 0u /* gate score > threshold sends the input to f0 */
 #define FM_GATE_ABOVE_F1 1u /* gate score > threshold lets f1 answer */
 
 /* One part: `type` says which members are used; the others are ignored. */
 typedef struct {
-    uint32_t type;  /* FM_PART_LINEAR, _TREES, _LINEAR_K (not the gate) or _REMOTE (f0 only) */
+    uint32_t type;  /* FM_PART_LINEAR, _TREES, _LINEAR_K (not the gate), _REMOTE (f0 only) or _MARGIN (gate only) */
     fm_linear linear;
     fm_trees trees;
     uint32_t n_classes;       /* FM_PART_LINEAR_K: 2 .. FM_VEC_MAX_OUTPUTS scorers */
@@ -82,13 +104,15 @@ typedef struct {
 
 /* Load-time checks (FM_OK or FM_E_MODEL): each used part passes its own
  * check and has n_features == the model's, the gate is linear or trees with
- * one output, f1 is linear, K-linear or trees, f0 also remote, a valid
- * gate_above; a K-linear part has 2 .. FM_VEC_MAX_OUTPUTS scorers (q15: of
- * one in_shift and w_shift). */
+ * one output or a margin gate, f1 is linear, K-linear or trees, f0 also
+ * remote, a valid gate_above; a K-linear part has 2 .. FM_VEC_MAX_OUTPUTS
+ * scorers (q15: of one in_shift and w_shift); a margin gate has a K-linear
+ * f1, gate_above == FM_GATE_ABOVE_F1 and (float32) a finite threshold (q15:
+ * any). */
 int fm_gated_check(const fm_gated *m);
 int fm_gated_q15_check(const fm_gated_q15 *m);
 
-/* Outputs a tree part needs in scores (>= 1). */
+/* Outputs a tree part needs in scores (>= 1; a margin gate needs 1). */
 uint32_t fm_gated_max_outputs(const fm_gated *m);
 uint32_t fm_gated_q15_max_outputs(const fm_gated_q15 *m);
 

@@ -9,6 +9,9 @@
  *   G_SET_SCORE(out, acc)     out->score or out->score_q
  *   G_Q                       0 (float32) or 1 (q15)
  *   G_SAME_SCALE(a, b)        1 iff two K-linear scorers share their scales
+ *   G_MARGIN, G_WIDE(s)       a margin's type and a score widened to it: float and s; int64_t and (int64_t)s
+ *   G_MARGIN_SCORE(out, mg)   out->score = mg; out->score_q = mg saturated to INT32_MAX
+ *   G_THR_OK(l)               1 iff a margin gate's threshold is valid (float32: finite)
  */
 
 static int G_FN(lin_k_ok)(const G_PART *p, uint32_t n_features)
@@ -41,13 +44,23 @@ static int G_FN(part_ok)(const G_PART *p, uint32_t n_features, int is_gate, int 
     return p->type == FM_PART_REMOTE && may_be_remote;
 }
 
+/* A margin gate needs a K-linear f1 (checked as f1), gate_above F1 and a valid threshold; any other gate is
+ * a part of its own. */
+static int G_FN(gate_ok)(const G_MODEL *m)
+{
+    if (m->gate.type == FM_PART_MARGIN) {
+        return m->f1.type == FM_PART_LINEAR_K && m->gate_above == FM_GATE_ABOVE_F1 && G_THR_OK(m->gate.linear);
+    }
+    return G_FN(part_ok)(&m->gate, m->n_features, 1, 0);
+}
+
 int G_FN(check)(const G_MODEL *m)
 {
     if (m == NULL) {
         return FM_E_ARG;
     }
-    if ((m->gate_above != FM_GATE_ABOVE_F0 && m->gate_above != FM_GATE_ABOVE_F1) ||
-        !G_FN(part_ok)(&m->gate, m->n_features, 1, 0) || !G_FN(part_ok)(&m->f1, m->n_features, 0, 0) ||
+    if ((m->gate_above != FM_GATE_ABOVE_F0 && m->gate_above != FM_GATE_ABOVE_F1) || !G_FN(gate_ok)(m) ||
+        !G_FN(part_ok)(&m->f1, m->n_features, 0, 0) ||
         !G_FN(part_ok)(&m->f0, m->n_features, 0, 1)) {
         return FM_E_MODEL;
     }
@@ -96,6 +109,43 @@ static int G_FN(part_eval)(const G_PART *p, const fm_reader *in, const float *x,
     return rc == FM_OK ? G_TR_FN(finish)(&p->trees, scores, out) : rc;
 }
 
+/* A margin gate: f1 (K-linear) scored as fm_linear_argmax, class by class through the memo, keeping the
+ * runner-up too (second: the largest score of the other classes, so a tie at the top gives margin 0). Easy iff
+ * margin = best - second (float32: a float subtraction; q15: in int64) > the gate's threshold: *hard = 0 and out
+ * holds f1's answer. Hard (also a NaN margin): *hard = 1, out->label f1's and out->score the margin (q15:
+ * saturated to INT32_MAX), the answer of a deferral. */
+static int G_FN(margin_eval)(const G_MODEL *m, const fm_reader *in, fm_memo *memo, fm_result *out, int *hard)
+{
+    const G_PART *p = &m->f1;
+    G_SCORE best = 0, second = 0;
+    G_MARGIN margin;
+    int32_t label = 0;
+    uint32_t c;
+    for (c = 0u; c < p->n_classes; ++c) {
+        G_SCORE acc = G_BIAS(p->classes[c]);
+        const int rc = G_LIN_FN(score)(&p->classes[c], in, memo, &acc, out);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        if (c == 0u || acc > best) {
+            second = best; /* c == 0: overwritten at c == 1 */
+            best = acc;
+            label = (int32_t)c;
+        } else if (c == 1u || acc > second) {
+            second = acc;
+        }
+    }
+    margin = G_WIDE(best) - G_WIDE(second);
+    *hard = !(margin > G_WIDE(G_THR(m->gate.linear)));
+    out->label = label;
+    if (*hard) {
+        G_MARGIN_SCORE(out, margin);
+    } else {
+        G_SET_SCORE(out, best);
+    }
+    return FM_OK;
+}
+
 /* ---- predictions ------------------------------------------------------ */
 
 static int G_FN(run)(const G_MODEL *m, const fm_reader *in, const float *x, fm_memo *memo, G_SCORE *scores,
@@ -104,14 +154,22 @@ static int G_FN(run)(const G_MODEL *m, const fm_reader *in, const float *x, fm_m
     int rc;
     int hard;
     fm_memo_start(memo, out);
-    rc = G_FN(part_eval)(&m->gate, in, x, memo, scores, out);
-    if (rc != FM_OK) {
-        return rc;
-    }
-    hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (out->label == 1) : (out->label == 0);
-    if (!hard) {
-        out->stage = 0u;
-        return G_FN(part_eval)(&m->f1, in, x, memo, scores, out);
+    if (m->gate.type == FM_PART_MARGIN) {
+        rc = G_FN(margin_eval)(m, in, memo, out, &hard); /* easy: f1's answer stands */
+        if (rc != FM_OK || !hard) {
+            out->stage = 0u;
+            return rc;
+        }
+    } else {
+        rc = G_FN(part_eval)(&m->gate, in, x, memo, scores, out);
+        if (rc != FM_OK) {
+            return rc;
+        }
+        hard = (m->gate_above == FM_GATE_ABOVE_F0) ? (out->label == 1) : (out->label == 0);
+        if (!hard) {
+            out->stage = 0u;
+            return G_FN(part_eval)(&m->f1, in, x, memo, scores, out);
+        }
     }
     out->stage = 1u;
     if (m->f0.type == FM_PART_REMOTE) {
