@@ -30,7 +30,7 @@ TRAIN: dict[str, tuple[str, ...]] = {
     # out-of-fold clones take ~1 s CPU on digits (gbrt's K-class boosting: ~20 s); adapt-lin's gamma 0.03 keeps
     # DEFER answers among the embedded rows with rf's flatter probabilities (DEFERS)
     "adapt-gbrt": ("--trees", "4", "--depth", "2", "--hpc", "rf", "--hpc-remote"),
-    "adapt-lin": ("--hpc", "rf", "--hpc-remote", "--pfull", "0.3", "--gamma", "0.03"),  # K linear f1, binary gate
+    "adapt-lin": ("--hpc", "rf", "--hpc-remote", "--pfull", "0.3", "--gamma", "0.03"),  # K linear f1, margin gate
     "l1-gate": ("--hpc", "rf", "--hpc-remote", "--pfull", "0.3"),
     "skyline": ("--method", "greedy-acc", "--max-sets", "200"),  # K-class NB per feature set
     "skyline-linear": ("--base", "linear", "--method", "greedy-acc", "--max-sets", "40"),  # K class scorers per set

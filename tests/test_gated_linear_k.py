@@ -1,5 +1,6 @@
 """K-class linear gated kinds (issue 19): adapt-lin and l1-gate with a K-class f1 (K linear scorers,
-FM_PART_LINEAR_K) and a binary gate. The C runtime equals the numpy reference in float32 and q15, the
+FM_PART_LINEAR_K) and f1's margin as the gate (the default; tests/test_gated_margin.py) or a binary linear
+gate (--gate linear). The C runtime equals the numpy reference in float32 and q15, the
 compiled header prints what `predict` prints, binary models are bit-identical to the previous
 release's, and the bad-input refusals hold for these kinds too."""
 
@@ -25,7 +26,9 @@ from pyruntime.gated.model import gated_struct
 from pyruntime.multilinear import MultiLinear
 
 KINDS = {"adapt-lin": ["--pfull", "0.3"], "l1-gate": ["--pfull", "0.3"],
-         "l1-gate-remote": ["--pfull", "0.3", "--hpc-remote"]}
+         "l1-gate-remote": ["--pfull", "0.3", "--hpc-remote"],
+         "adapt-lin-linear": ["--pfull", "0.3", "--gate", "linear"],
+         "l1-gate-linear-remote": ["--pfull", "0.3", "--gate", "linear", "--hpc-remote"]}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def model(work: Path, name: str) -> fmt.ModelFile:
     out = work / f"{name}.msgpack"
     if not out.exists():
-        code, _, err = run("train", name.removesuffix("-remote"), work / "iris.csv", "-o", out, "--hpc", "gbrt",
+        code, _, err = run("train", name.removesuffix("-remote").removesuffix("-linear"), work / "iris.csv", "-o", out,
+                           "--hpc", "gbrt",
                            *KINDS[name])
         assert code == 0, err
     return fmt.load(out)
