@@ -41,15 +41,17 @@ static void fz_q15_same_scale(fm_linear_q15 *k, uint32_t c, int same)
 }
 
 /* part_SFX: a part (struct P, costs of type TC): its type byte (0 linear, 1 trees, 2 remote, 3 K-linear,
- * 4 invalid), then the chosen block (LIN, TREES); a K-linear part: the scale flag (fz_SFX_same), a count byte
- * (1 + count % FZ_K scorers), then each scorer into a->KS. */
+ * 4 margin, 5 invalid), then the chosen block (LIN, TREES); a margin part: a whole linear block too, whose
+ * decision threshold is the margin threshold (the rest, tables included, must go unread: null-each); a
+ * K-linear part: the scale flag (fz_SFX_same), a count byte (1 + count % FZ_K scorers), then each scorer into
+ * a->KS. */
 #define GATED_PART(SFX, P, TC, LIN, TREES, KS)                                                                \
     static void part_##SFX(fz_in *in, gated_arrays *a, unsigned i, P *p, uint32_t nf, const TC *costs)        \
     {                                                                                                         \
         uint32_t c;                                                                                           \
         memset(p, 0, sizeof *p);                                                                              \
-        p->type = fz_byte(in) % 5u;                                                                           \
-        if (p->type == FM_PART_LINEAR) {                                                                      \
+        p->type = fz_byte(in) % 6u;                                                                           \
+        if (p->type == FM_PART_LINEAR || p->type == FM_PART_MARGIN) {                                         \
             LIN(in, &a->lin[i], &p->linear, nf, costs);                                                       \
         } else if (p->type == FM_PART_TREES) {                                                                \
             TREES(in, &a->trees[i], &p->trees, nf, costs);                                                    \
