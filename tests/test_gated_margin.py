@@ -44,7 +44,8 @@ def stump_f0() -> TreeEnsemble:
     """Three classes from feature 3: class 1 if x3 <= 0.5, else class 2 (two stumps: class 1's, class 2's)."""
     return TreeEnsemble(n_features=D, n_outputs=3, feature=np.array([3, -1, -1, 3, -1, -1], np.int32),
                         threshold=np.array([0.5, 0, 0, 0.5, 0, 0], np.float32),
-                        left=np.array([1, -1, -1, 4, -1, -1], np.int32), right=np.array([2, -1, -1, 5, -1, -1], np.int32),
+                        left=np.array([1, -1, -1, 4, -1, -1], np.int32),
+                        right=np.array([2, -1, -1, 5, -1, -1], np.int32),
                         value=np.array([0, 1, 0, 0, 0, 1], np.float32), roots=np.array([0, 3], np.int32),
                         tree_output=np.array([1, 2], np.int32), base_score=np.zeros(3, np.float32))
 
