@@ -199,8 +199,9 @@ def greedy_order(tables: NBMultiTables, X_val: np.ndarray, y_val: np.ndarray, li
             gains[a:e] = (LL[col, y[:, None]] - np.log(M[rows[:, None], col - lo])).mean(axis=0)
             a = e
         gains += (score[rows, y] - top).mean()  # the same for every candidate: kept so gains are log-probabilities
-        by_feature = dict(zip(cand.tolist(), gains.tolist()))
-        j = left.pop(int(np.argmax([by_feature[f] for f in left])))  # ties: the first in tie_order
+        by_feature = np.empty(d)
+        by_feature[cand] = gains
+        j = left.pop(int(np.argmax(by_feature[left])))  # ties: the first in tie_order
         chosen.append(j)
         score += tables.ll[j][B[:, j]]
     return np.array(chosen + left, dtype=np.int64)
