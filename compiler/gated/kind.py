@@ -74,11 +74,6 @@ GATED_OPTIONS = [
     click.Option(["--pfull-grid"], default=None,
                  help="Comma-separated P values of --sweep [adapt-gbrt, adapt-lin, l1-gate; default "
                       + ",".join(f"{v:g}" for v in DEFAULT_P_GRID) + "]."),
-    click.Option(["--gate"], type=click.Choice(["auto", "linear", "margin"]), default=None,
-                 help="The gate [adapt-lin, l1-gate]: linear (the paper's learned scorer g; l1-gate: the regression "
-                      "of f1's correctness) or margin (K > 2 classes: f1's own confidence, its largest class "
-                      "score minus the second largest, above a threshold that sends the P share of training rows "
-                      "to f0; reads no feature of its own). Default auto: margin for K > 2 classes, linear for two."),
     folds_option("(P, gamma) point", "f0 and the point fitted on K-1 folds, the compiled tables scored on the "
                  "held-out fold", "the kept point is then refitted, with f0, on both parts",
                  "adapt-gbrt, adapt-lin, l1-gate"),
@@ -86,6 +81,12 @@ GATED_OPTIONS = [
                  help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
                       "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
 ]
+GATE_OPTION = click.Option(
+    ["--gate"], type=click.Choice(["auto", "linear", "margin"]), default=None,
+    help="The gate: linear (the paper's learned scorer g, or the L1 baseline's regression of f1's correctness) or "
+         "margin (K > 2 classes: f1's own confidence, its largest class score minus the second largest, above a "
+         "threshold that sends the P share of training rows to f0; reads no feature of its own) "
+         "[adapt-lin, l1-gate; default auto: margin for K > 2 classes, linear for two].")
 _TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")] + CLASS_TREES_OPTIONS
 # f1's trees for K > 2 classes (--class-trees): shared, as the cascade's. With separate trees f1 fits its training
 # rows (K trees per iteration), its in-sample loss in the q step falls below f0's out-of-fold loss on nearly every
@@ -275,8 +276,6 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     c = cost_vector(costs, task.n_features)
     if task.data.X.shape[1] == 0:
         raise ValueError("the data has no features")
-    if opts.get("gate") is not None and kind == "adapt-gbrt":
-        raise click.UsageError("--gate applies to adapt-lin and l1-gate (adapt-gbrt's gate is boosted trees)")
     if opts.get("gate") == "margin" and task.n_classes <= 2:
         raise click.UsageError("--gate margin needs K > 2 classes (f1 of K class scorers); two classes use the "
                                "linear gate")
@@ -372,7 +371,7 @@ _HELP = {
 _COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, *PARALLEL_OPTIONS]
 register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
-    register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else []),
+    register(KindSpec(_kind, _HELP[_kind], train_gated, _COMMON + (_TREE if _kind == "adapt-gbrt" else [GATE_OPTION]),
                       gated_metrics, multiclass=True))
 
 
