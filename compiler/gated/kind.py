@@ -53,8 +53,8 @@ if TYPE_CHECKING:  # the trainers import scikit-learn: only when training (CLI s
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
 DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.6, 0.65, 0.7)  # fine where f0 takes most inputs: see docs/gated.md
-DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1),
-                      "l1-gate": (0.0, 0.01, 0.1, 0.3)}
+DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1)}
+# l1-gate's default gammas are shares of the data's own gamma_max (compiler.gated.l1_gate.GAMMA_SHARES)
 DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
 GATED_OPTIONS = [
@@ -79,7 +79,8 @@ GATED_OPTIONS = [
                  "adapt-gbrt, adapt-lin, l1-gate"),
     click.Option(["--gamma-grid"], default=None,
                  help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
-                      "0.001,0.01,0.03,0.1; l1-gate: 0,0.01,0.1,0.3]."),
+                      "0.001,0.01,0.03,0.1; l1-gate: 0 and 0.03,0.1,0.2,0.35,0.5,0.7 of gamma_max, the smallest "
+                      "gamma at which f1 keeps no feature, on the rows the sweep fits]."),
 ]
 GATE_OPTION = click.Option(
     ["--gate"], type=click.Choice(["auto", "linear", "margin"]), default=None,
@@ -157,6 +158,7 @@ class _Fitter:
         self.absmax = float(np.max(np.abs(self.Xtr), initial=0.0))
         self._f0: Any = None
         self._f0_proba: np.ndarray | None = None
+        self._l1_by_gamma: dict[float, Any] = {}  # l1-gate: f1 depends on gamma only; other P values re-gate it
         self.f0_estimator: Any = None
         self.f0: TreeEnsemble | None = None
 
@@ -181,8 +183,14 @@ class _Fitter:
                 k = max(2, int(np.max(ytr)) + 1)
                 self._f0 = fit_f0(self.hpc, Xtr, ytr.astype(np.int64), np.arange(k), self.seed)
             cls = AdaptLinClassifier if self.kind == "adapt-lin" else L1GateClassifier
-            m = cls(hpc=self._f0, p_full=p, gamma=gamma, costs=self.costs, gate=str(self.opts.get("gate", "auto")),
-                    random_state=self.seed).fit(Xtr, ytr)
+            fitted = self._l1_by_gamma.get(gamma) if cls is L1GateClassifier else None
+            if fitted is not None:
+                m = fitted.with_p_full(Xtr, ytr, p)
+            else:
+                m = cls(hpc=self._f0, p_full=p, gamma=gamma, costs=self.costs,
+                        gate=str(self.opts.get("gate", "auto")), random_state=self.seed).fit(Xtr, ytr)
+                if cls is L1GateClassifier:
+                    self._l1_by_gamma[gamma] = m
             est = self._f0.estimator
         if self.f0_estimator is None:
             self.f0_estimator = est
@@ -213,6 +221,16 @@ class _Fitter:
 
 def _grid(opts: dict[str, Any], name: str, default: tuple[float, ...]) -> list[float]:
     return parse_floats(opts[name], f"--{name.replace('_', '-')}") if name in opts else list(default)
+
+
+def _gamma_grid(kind: str, opts: dict[str, Any], costs: np.ndarray, rows: tuple[np.ndarray, np.ndarray]) -> list[float]:
+    """--sweep's gammas: --gamma-grid as given; l1-gate's default the shares GAMMA_SHARES of gamma_max on the rows
+    the points are fitted on (the pooled parts when cross-validated); the others' default grids."""
+    if "gamma_grid" in opts or kind != "l1-gate":
+        return _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID.get(kind, ()))
+    from compiler.gated.l1_gate import gamma_grid  # noqa: PLC0415 - scikit-learn
+
+    return gamma_grid(rows[0], rows[1], costs)
 
 
 def print_curve(points: list[SweepPoint], chosen: SweepPoint, f0_accuracy: float, f0_cost: float,
@@ -286,11 +304,11 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         for name in ("pfull", "gamma"):
             if name in opts:
                 raise click.UsageError(f"--{name} does not apply with --sweep (use --{name}-grid)")
-        grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID)
-                for g in _grid(opts, "gamma_grid", DEFAULT_GAMMA_GRID[kind])]
         par = from_options(opts)
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
         folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed)
+        gammas = _gamma_grid(kind, opts, c, (X, y) if folds else (Xtr, ytr))
+        grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID) for g in gammas]
         if folds:  # a small validation part: every point judged by cross-validation on the pooled parts
             points, f0_acc, f0_cost = _cross_validated_sweep(
                 lambda tr, te: _Fitter(kind, opts, c, seed, X[tr], y[tr], X[te], y[te]), y, parts, grid, par,

@@ -12,6 +12,7 @@ Unlike ADAPT-LIN, the features and f1 are chosen before, and regardless of, the 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,43 @@ def lasso_logistic_support(Xs: np.ndarray, ys: np.ndarray, penalty: np.ndarray,
     W, _ = fit_gate_f1(Xs, ys, np.zeros(n), penalty, 0.0, np.zeros((d, 2)), np.zeros(2), n_iter, lip,
                        tol=1e-9)
     return np.flatnonzero(W[:, 1] != 0.0)
+
+
+# --sweep's default gamma grid: these shares of gamma_max (the smallest gamma at which f1 keeps no feature), the
+# path of glmnet's lambda_max: scale-free, so one grid serves any costs file and any data set (round 24: the old
+# absolute grid 0, 0.01, 0.1, 0.3 had no point between 0.1 = 0.4 gamma_max and 0.3 > gamma_max on digits).
+GAMMA_SHARES = (0.0, 0.03, 0.1, 0.2, 0.35, 0.5, 0.7)
+
+
+def gamma_max(X: np.ndarray, y: np.ndarray, costs: np.ndarray) -> float:
+    """The smallest gamma at which the cost-weighted L1 fit of f1 (K > 2 classes: group lasso) keeps no feature.
+
+    At w = 0 with the bias at the class priors p, w = 0 is optimal iff every standardised column j has
+    ||X_j^T (p - Y)|| / n <= gamma c_j (the one-vector KKT condition; Y one-hot, the norm over the classes, one
+    column for two classes): gamma_max = max_j ||X_j^T (p - Y)|| / (n c_j) over the features with c_j > 0 (0 when
+    every feature is free: the penalty then never drops one). Free features (c_j = 0) move the optimum away from
+    the priors, and with them the bound is the priors' one: an estimate of where the priced features go.
+    """
+    Xa = np.asarray(X, dtype=np.float64)
+    _, yidx = np.unique(np.asarray(y), return_inverse=True)
+    n, K = Xa.shape[0], int(yidx.max(initial=0)) + 1
+    Xs = Standardizer(Xa).transform(Xa)
+    if K <= 2:
+        g = np.abs(Xs.T @ (yidx.mean() - yidx)) / n
+    else:
+        R = np.bincount(yidx, minlength=K)[None, :] / n - np.eye(K)[yidx]
+        g = np.linalg.norm(Xs.T @ R, axis=1) / n
+    c = np.asarray(costs, dtype=np.float64)
+    priced = c > 0
+    return float(np.max(g[priced] / c[priced])) if priced.any() else 0.0
+
+
+def gamma_grid(X: np.ndarray, y: np.ndarray, costs: np.ndarray,
+               shares: tuple[float, ...] = GAMMA_SHARES) -> list[float]:
+    """--sweep's default gammas: the shares of :func:`gamma_max`, each rounded to 4 significant digits (so that
+    ``--gamma`` with the printed value refits the same point), duplicates dropped, ascending."""
+    top = gamma_max(X, y, costs)
+    return sorted({float(f"{s * top:.4g}") for s in shares})
 
 
 def quantile_threshold(scores: np.ndarray, p_full: float) -> np.float32:
@@ -116,6 +154,30 @@ class L1GateClassifier(GatedLinearBase):
         correct = (self.f1_.decide(Xa).astype(np.int8) == y01).astype(np.int8)
         self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
         return self
+
+    def with_p_full(self, X: Any, y: Any, p_full: float) -> L1GateClassifier:
+        """This fitted model at another P, as ``fit(X, y)`` with ``p_full`` would give it: f0, the support and f1
+        do not depend on P and are kept, the gate is refitted on (X, y), the rows this model was fitted on
+        (--sweep fits f1 once per gamma)."""
+        if not 0.0 <= float(p_full) <= 1.0:
+            raise ValueError(f"p_full must be in [0, 1], got {p_full}")
+        if not hasattr(self, "support_"):
+            raise ValueError("with_p_full needs a fitted model")
+        m = copy.copy(self)
+        m.p_full = p_full
+        Xa, yidx, _ = check_Xy(X, y, m)
+        if m.gate_kind_ == "margin":
+            m._margin_gate(Xa, float(p_full))
+            return m
+        std = Standardizer(Xa)
+        if m.f1_k_:
+            from compiler.gated.linear_k import argmax_f32  # noqa: PLC0415
+
+            correct = (argmax_f32(m.f1_k_, Xa) == yidx).astype(np.int8)
+        else:
+            correct = (m.f1_.decide(Xa).astype(np.int8) == yidx).astype(np.int8)
+        m.gate_ = m._correctness_gate(Xa, std.transform(Xa), std, m.support_.astype(np.intp), correct)
+        return m
 
     def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> L1GateClassifier:
         """K > 2 classes: group-lasso support, multinomial f1 (K class scorers), the margin gate or the gate on
