@@ -121,3 +121,43 @@ def test_a_costs_file_for_another_feature_count_is_refused(work: Path, tmp_path:
     out = tmp_path / "m.msgpack"
     code, _, err = run("train", "l1-gate", work / "iris.csv", "-o", out, "--costs", tmp_path / "costs.csv")
     assert_refused((code, "", err), "f3", out)
+
+
+def _digits() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_digits  # noqa: PLC0415
+
+    X, y = load_digits(return_X_y=True)
+    return X[:500].astype(np.float64), y[:500]
+
+
+def test_adapt_lin_refits_f1_behind_the_margin_gate() -> None:
+    """refit_f1 (default with the margin gate): the alternation is unchanged, f1 is the weighted multinomial
+    logistic regression on the alternation's features, rows weighted 1 - q; the linear gate keeps the shrunk
+    f1."""
+    from compiler.gated.linear_k import multinomial_on, scorers_k  # noqa: PLC0415
+    from compiler.standardize import Standardizer  # noqa: PLC0415
+
+    X, y = _digits()
+    hpc = DecisionTreeClassifier(max_depth=6, random_state=0)
+    kw = {"p_full": 0.2, "gamma": 0.08, "n_iter": 4, "inner_iter": 80}
+    refit = AdaptLinClassifier(hpc=hpc, **kw).fit(X, y)
+    shrunk = AdaptLinClassifier(hpc=hpc, refit_f1=False, **kw).fit(X, y)
+    np.testing.assert_array_equal(refit.q_, shrunk.q_)
+    np.testing.assert_array_equal(refit.coef_std_, shrunk.coef_std_)
+    support = np.flatnonzero(np.any(shrunk.coef_std_[:, 1:] != 0.0, axis=1))
+    assert 0 < support.size < X.shape[1]
+    std = Standardizer(X)
+    W, b = multinomial_on(std.transform(X), y, 10, support, 1.0, 1.0 - refit.q_)
+    for got, want in zip(refit.f1_k_, scorers_k(std, W, b), strict=True):
+        np.testing.assert_array_equal(got.feature, want.feature)
+        np.testing.assert_array_equal(got.weight, want.weight)
+        assert got.bias == want.bias
+    assert {int(j) for s in refit.f1_k_ for j in s.feature} == set(support.tolist())  # same features read
+    # the shrunk f1 is the alternation's own weights; the linear gate keeps it unless refit_f1=True
+    assert any(not np.array_equal(a.weight, c.weight) for a, c in zip(refit.f1_k_, shrunk.f1_k_))
+    lin = AdaptLinClassifier(hpc=hpc, gate="linear", **kw).fit(X, y)
+    lin_shrunk = AdaptLinClassifier(hpc=hpc, gate="linear", refit_f1=False, **kw).fit(X, y)
+    for a, c in zip(lin.f1_k_, lin_shrunk.f1_k_, strict=True):
+        np.testing.assert_array_equal(a.weight, c.weight)
+    with pytest.raises(ValueError, match="refit_f1 must be None, True or False"):
+        AdaptLinClassifier(hpc=hpc, refit_f1="yes", **kw).fit(X, y)

@@ -261,6 +261,11 @@ class AdaptLinClassifier(GatedLinearBase):
         by gate_rule) or "margin" (K > 2: the alternation trains f1 as the paper's, then the exported gate
         is f1's own top-2 score margin, its threshold sending the same share mean(q) of the training rows
         to f0; compiler.gated.linear_k).
+    refit_f1: K > 2 classes: refit f1 on the features the alternation picked, without the L1 shrinkage (a multinomial
+        logistic regression weighted by 1 - q, the rows f1 answers; the "relaxed lasso"). None (default): with
+        the margin gate only, whose gate is f1's own confidence; the linear gate was fitted jointly with the
+        shrunk f1 and keeps it. On digits (seed 0, gamma 0.125, P 0.2, 15 features) the refit f1 behind the
+        margin gate gave 0.9694 validation accuracy where the shrunk one gave 0.9276 (docs/gated.md).
     random_state: seed of f0 and of its out-of-fold split.
     """
 
@@ -268,7 +273,8 @@ class AdaptLinClassifier(GatedLinearBase):
 
     def __init__(self, hpc: Any = "rf", p_full: float = 0.3, gamma: float = 0.01, costs: CostsLike = None,
                  n_iter: int = 20, inner_iter: int = 300, l2: float = 1e-4, split_features: int = 4,
-                 gate_rule: str = "quantile", gate: str = "auto", random_state: int | None = 0) -> None:
+                 gate_rule: str = "quantile", gate: str = "auto", refit_f1: bool | None = None,
+                 random_state: int | None = 0) -> None:
         self.hpc = hpc
         self.p_full = p_full
         self.gamma = gamma
@@ -279,6 +285,7 @@ class AdaptLinClassifier(GatedLinearBase):
         self.split_features = split_features
         self.gate_rule = gate_rule
         self.gate = gate
+        self.refit_f1 = refit_f1
         self.random_state = random_state
 
     def _validate_params(self) -> None:
@@ -286,6 +293,8 @@ class AdaptLinClassifier(GatedLinearBase):
             raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
         if not float(self.gamma) >= 0.0:
             raise ValueError(f"gamma must be >= 0, got {self.gamma}")
+        if self.refit_f1 not in (None, True, False):
+            raise ValueError(f"refit_f1 must be None, True or False, got {self.refit_f1!r}")
         if int(self.n_iter) < 1 or int(self.inner_iter) < 1:
             raise ValueError("n_iter and inner_iter must be >= 1")
         if int(self.split_features) < 0:
@@ -347,13 +356,20 @@ class AdaptLinClassifier(GatedLinearBase):
     def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray, costs: np.ndarray,
                f0: Any) -> AdaptLinClassifier:
         """K > 2 classes: compiler.gated.linear_k's alternation, f1 K class scorers."""
-        from compiler.gated.linear_k import adapt_lin_k, scorers_k  # noqa: PLC0415
+        from compiler.gated.linear_k import adapt_lin_k, multinomial_on, scorers_k  # noqa: PLC0415
 
         K = int(self.classes_.size)
         neg_log_p0 = -np.log(np.clip(f0.label_proba, 1e-12, 1.0))
         W, b, q = adapt_lin_k(Xs, yidx, K, neg_log_p0, float(self.gamma) * costs, float(self.p_full),
                               float(self.l2), int(self.n_iter), int(self.inner_iter))
         self.q_, self.coef_std_, self.intercept_std_, self.n_iter_ = q, W, b, int(self.n_iter)
+        refit = self.gate_kind_ == "margin" if self.refit_f1 is None else bool(self.refit_f1)
+        if refit:  # f1 without the L1 shrinkage, on the alternation's features and its rows (weights 1 - q)
+            support = np.flatnonzero(np.any(W[:, 1:] != 0.0, axis=1))
+            weight = 1.0 - q
+            W1, b1 = multinomial_on(Xs, yidx, K, support, 1.0, weight if weight.sum() >= 1.0 else None)
+            W, b = W.copy(), b.copy()
+            W[:, 1:], b[1:] = W1, b1
         self.f1_k_ = scorers_k(std, W[:, 1:], b[1:])
         self.f1_ = self.f1_k_[0]
         if self.gate_kind_ == "margin":

@@ -93,15 +93,16 @@ def group_lasso_support(Xs: np.ndarray, yidx: np.ndarray, K: int, penalty: np.nd
 
 
 def multinomial_on(Xs: np.ndarray, yidx: np.ndarray, K: int, support: np.ndarray,
-                   C: float) -> tuple[np.ndarray, np.ndarray]:
-    """(W [d, K], b [K]) of a multinomial logistic regression on the support's columns (priors alone
-    when the support is empty)."""
+                   C: float, sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(W [d, K], b [K]) of a multinomial logistic regression on the support's columns, the rows weighted by
+    ``sample_weight`` if given (priors alone when the support is empty)."""
     d = Xs.shape[1]
     W = np.zeros((d, K))
     if support.size == 0:
-        prior = np.clip(np.bincount(yidx, minlength=K) / yidx.size, 1e-6, 1.0)
+        w = np.ones(yidx.size) if sample_weight is None else sample_weight
+        prior = np.clip(np.bincount(yidx, weights=w, minlength=K) / max(float(w.sum()), 1e-12), 1e-6, 1.0)
         return W, np.log(prior)
-    lr = LogisticRegression(C=C, max_iter=1000).fit(Xs[:, support], yidx)
+    lr = LogisticRegression(C=C, max_iter=1000).fit(Xs[:, support], yidx, sample_weight=sample_weight)
     W[support] = lr.coef_.T
     return W, lr.intercept_.astype(np.float64)
 
