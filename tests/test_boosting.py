@@ -209,6 +209,33 @@ def test_subsampling_is_seeded_and_changes_the_trees() -> None:
 
 
 def test_tree_params_reject_bad_values() -> None:
-    for kw in ({"max_depth": 0}, {"max_leaves": 1}, {"l2": -1.0}, {"min_samples_leaf": 0}):
+    for kw in ({"max_depth": 0}, {"max_leaves": 1}, {"l2": -1.0}, {"min_samples_leaf": 0}, {"max_delta_step": -1.0}):
         with pytest.raises(ValueError):
             TreeParams(**kw)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_max_delta_step_caps_each_leafs_newton_step(shared: bool) -> None:
+    """A vanishing hessian (a logistic fit to targets of exactly 0 or 1) makes -G/H huge: each leaf's step is
+    clipped to +-max_delta_step before the shrinkage, the leaves whose step is smaller keep it exactly."""
+    from compiler.boosting.grow import grow_shared_trees  # noqa: PLC0415
+
+    X, y = data()
+    fd = BinnedData.from_data(X, 64)
+    g = np.where(y == 1, -1.0, 0.01)
+    h = np.where(y == 1, 1e-9, 0.25)  # class-1 rows: the step -G/H is about 1e9
+    rows = np.arange(len(y), dtype=np.int32)
+
+    def trees(cap: float) -> list:
+        params = TreeParams(2, None, 0.0, 0.0, 1, max_delta_step=cap)
+        if shared:
+            return grow_shared_trees(fd, np.column_stack([g, -g]), np.column_stack([h, h]), rows, params,
+                                     penalty=np.zeros(X.shape[1]), used=np.zeros(X.shape[1], bool), step=0.5)[0]
+        return [grow_tree(fd, g, h, rows, params, step=0.5)[0]]
+
+    for free, capped in zip(trees(0.0), trees(3.0), strict=True):
+        leaves = capped.feature < 0
+        np.testing.assert_array_equal(free.feature, capped.feature)  # the cap moves values, not splits
+        want = np.clip(free.value[leaves] / 0.5, -3.0, 3.0) * 0.5
+        np.testing.assert_array_equal(capped.value[leaves], want)
+        assert np.abs(free.value[leaves]).max() > 1e6 and np.abs(capped.value[leaves]).max() == 1.5

@@ -46,6 +46,7 @@ class Booster:
     F_val: np.ndarray | None = None
     l2: float = 0.0
     min_child_weight: float = 1e-3
+    max_delta_step: float = 0.0  # > 0: every leaf's Newton step capped at +- this (TreeParams)
     max_leaves: int | None = None
     subsample: float = 1.0
     colsample: float = 1.0
@@ -89,7 +90,7 @@ class Booster:
     def params(self) -> TreeParams:
         return TreeParams(max_depth=int(self.max_depth), max_leaves=self.max_leaves, l2=float(self.l2),
                           min_child_weight=float(self.min_child_weight),
-                          min_samples_leaf=int(self.min_samples_leaf))
+                          min_samples_leaf=int(self.min_samples_leaf), max_delta_step=float(self.max_delta_step))
 
     def _rows(self, w: np.ndarray) -> np.ndarray:
         rows = np.flatnonzero(w > 0)

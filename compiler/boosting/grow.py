@@ -36,14 +36,18 @@ class TreeParams:
     l2: float = 0.0
     min_child_weight: float = 1e-3
     min_samples_leaf: int = 1
+    # > 0: each leaf's Newton step -G/(H+l2) clipped to +-max_delta_step before the shrinkage (XGBoost's and
+    # LightGBM's max_delta_step): where the hessian vanishes (a logistic fit to targets of exactly 0 or 1) the
+    # step is otherwise unbounded. 0: no cap.
+    max_delta_step: float = 0.0
 
     def __post_init__(self) -> None:
         if self.max_depth < 1:
             raise ValueError("max_depth must be >= 1")
         if self.max_leaves is not None and self.max_leaves < 2:
             raise ValueError("max_leaves must be >= 2")
-        if not self.l2 >= 0 or not self.min_child_weight >= 0:
-            raise ValueError("l2 and min_child_weight must be >= 0")
+        if not self.l2 >= 0 or not self.min_child_weight >= 0 or not self.max_delta_step >= 0:
+            raise ValueError("l2, min_child_weight and max_delta_step must be >= 0")
         if self.min_samples_leaf < 1:
             raise ValueError("min_samples_leaf must be >= 1")
 
@@ -272,7 +276,7 @@ class _Grower:
             open_ += [c for c in (li, ri) if self.can_split(self.nodes[c])]
 
     def result(self, step: float) -> tuple[CostTree, np.ndarray]:
-        """The tree (leaf values step * -G/(H+l2), float64) and the used mask after it."""
+        """The tree (leaf values step * -G/(H+l2), float64; capped by max_delta_step) and the used mask after it."""
         trees = self.results(step)
         return trees[0], self.used
 
@@ -283,6 +287,8 @@ class _Grower:
         H = np.array([nd.H for nd in self.nodes], dtype=np.float64).reshape(len(self.nodes), -1)
         den = np.maximum(H + self.params.l2, 1e-300)
         raw = np.where((feat < 0)[:, None] & (H + self.params.l2 > 0), -G / den, 0.0)
+        if self.params.max_delta_step > 0:
+            raw = np.clip(raw, -self.params.max_delta_step, self.params.max_delta_step)
         thr = np.zeros(feat.size, dtype=np.float32)
         bins = np.asarray(self.bin, dtype=np.int32)
         for i in np.flatnonzero(feat >= 0):
