@@ -151,8 +151,7 @@ class L1GateClassifier(GatedLinearBase):
         h_raw, h0_raw = std.to_raw(h, h0)
         self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
 
-        correct = (self.f1_.decide(Xa).astype(np.int8) == y01).astype(np.int8)
-        self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
+        self._fit_gate(Xa, Xs, std, y01)
         return self
 
     def with_p_full(self, X: Any, y: Any, p_full: float) -> L1GateClassifier:
@@ -166,23 +165,28 @@ class L1GateClassifier(GatedLinearBase):
         m = copy.copy(self)
         m.p_full = p_full
         Xa, yidx, _ = check_Xy(X, y, m)
-        if m.gate_kind_ == "margin":
-            m._margin_gate(Xa, float(p_full))
-            return m
         std = Standardizer(Xa)
-        if m.f1_k_:
+        m._fit_gate(Xa, std.transform(Xa), std, yidx)
+        return m
+
+    def _fit_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> None:
+        """The gate of the fitted f1 at ``p_full`` on the training rows: f1's margin (K > 2, gate "margin") or a
+        logistic regression of f1's correctness on the support."""
+        if self.gate_kind_ == "margin":
+            self._margin_gate(Xa, float(self.p_full))
+            return
+        if self.f1_k_:
             from compiler.gated.linear_k import argmax_f32  # noqa: PLC0415
 
-            correct = (argmax_f32(m.f1_k_, Xa) == yidx).astype(np.int8)
+            pred = argmax_f32(self.f1_k_, Xa)
         else:
-            correct = (m.f1_.decide(Xa).astype(np.int8) == yidx).astype(np.int8)
-        m.gate_ = m._correctness_gate(Xa, std.transform(Xa), std, m.support_.astype(np.intp), correct)
-        return m
+            pred = self.f1_.decide(Xa).astype(np.int8)
+        self.gate_ = self._correctness_gate(Xa, Xs, std, self.support_, (pred == yidx).astype(np.int8))
 
     def _fit_k(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> L1GateClassifier:
         """K > 2 classes: group-lasso support, multinomial f1 (K class scorers), the margin gate or the gate on
         f1's correctness."""
-        from compiler.gated.linear_k import argmax_f32, group_lasso_support, multinomial_on, scorers_k  # noqa: PLC0415
+        from compiler.gated.linear_k import group_lasso_support, multinomial_on, scorers_k  # noqa: PLC0415
 
         K = int(self.classes_.size)
         support = group_lasso_support(Xs, yidx, K, float(self.gamma) * self.costs_)
@@ -190,11 +194,7 @@ class L1GateClassifier(GatedLinearBase):
         W, b = multinomial_on(Xs, yidx, K, support, float(self.C))
         self.f1_k_ = scorers_k(std, W, b)
         self.f1_ = self.f1_k_[0]
-        if self.gate_kind_ == "margin":
-            self._margin_gate(Xa, float(self.p_full))
-            return self
-        correct = (argmax_f32(self.f1_k_, Xa) == yidx).astype(np.int8)
-        self.gate_ = self._correctness_gate(Xa, Xs, std, support, correct)
+        self._fit_gate(Xa, Xs, std, yidx)
         return self
 
     def _correctness_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, support: np.ndarray,
