@@ -241,3 +241,18 @@ def test_class_trees_is_documented_and_checked_by_the_cli(tmp_path: Path, kind: 
     code, _, err = run("train", kind, tmp_path / "d.npz", "-o", tmp_path / "m.fml", "--class-trees", "both")
     assert code == 2 and "'both' is not one of 'separate', 'shared'" in err
     assert not (tmp_path / "m.fml").exists()
+
+
+@pytest.mark.parametrize(("charge", "class_trees", "message"), [
+    ("bogus", "separate", r"charge must be one of \('model', 'row'\), got 'bogus'"),
+    ("model", "bogus", r"class_trees must be one of \('separate', 'shared'\), got 'bogus'"),
+    ("row", "shared", "class_trees='shared' does not take charge='row'"),
+])
+def test_the_booster_and_the_estimator_refuse_the_same_charge_and_tree_forms(
+        charge: str, class_trees: str, message: str) -> None:
+    # one check (compiler.boosting.booster.check_charge) serves the booster and GreedyMiserClassifier
+    X, y, costs = _problem(1)
+    with pytest.raises(ValueError, match=message):
+        make_booster(X, y, np.ones(len(y)), 3, "multiclass-log", costs, 0.1, 3, charge=charge, class_trees=class_trees)
+    with pytest.raises(ValueError, match=message):
+        GreedyMiserClassifier(n_trees=2, charge=charge, class_trees=class_trees).fit(X, y)

@@ -140,3 +140,18 @@ def test_cli_gamma_grid_given_is_used_as_is(digits_csv: Path, tmp_path: Path) ->
                        "--gamma-grid", "0.02,0.2", "--hpc", "gbrt")
     assert code == 0, err
     assert sorted({q["gamma"] for q in fmt.load(out).meta["training"]["sweep_curve"]}) == [0.02, 0.2]
+
+
+@pytest.mark.parametrize("cls", ["l1", "adapt-lin"])
+def test_a_prefit_f0_for_other_rows_is_refused(cls: str) -> None:
+    # both linear trainers start from compiler.gated.common.prepare_gated: a PrefitF0 (the sweep's shared f0)
+    # whose out-of-fold probabilities are for another number of rows is one clear error, not a shape error
+    from compiler.gated.adapt_lin import AdaptLinClassifier  # noqa: PLC0415
+
+    X, y = data("iris")
+    f0 = fit_f0("rf", X[::2], y[::2], np.unique(y))
+    est = L1GateClassifier(hpc=f0) if cls == "l1" else AdaptLinClassifier(hpc=f0)
+    with pytest.raises(ValueError, match="prefit hpc has probabilities for 75 rows, X has 150"):
+        est.fit(X, y)
+    # the same PrefitF0 on its own rows fits
+    assert est.fit(X[::2], y[::2]).classes_.tolist() == [0, 1, 2]

@@ -71,12 +71,7 @@ class Booster:
         if not 0 < self.subsample <= 1 or not 0 < self.colsample <= 1:
             raise ValueError("subsample and colsample must be in (0, 1]")
         self._rng = np.random.default_rng(self.seed)
-        if self.charge not in CHARGES:
-            raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
-        if self.class_trees not in CLASS_TREES:
-            raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {self.class_trees!r}")
-        if self.class_trees == "shared" and self.charge == "row":
-            raise ValueError("class_trees='shared' does not take charge='row'")
+        check_charge(self.charge, self.class_trees)
         if self.charge == "row" and self.groups is not None:
             raise ValueError("charge='row' does not take feature groups (charge='model' does)")
         # charge "row": which features each training row's path has read so far (shared by the K trees)
@@ -156,6 +151,16 @@ class Booster:
 
 CHARGES = ("model", "row")
 CLASS_TREES = ("separate", "shared")
+
+
+def check_charge(charge: str, class_trees: str) -> None:
+    """ValueError unless ``charge`` and ``class_trees`` are known and go together."""
+    if charge not in CHARGES:
+        raise ValueError(f"charge must be one of {CHARGES}, got {charge!r}")
+    if class_trees not in CLASS_TREES:
+        raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {class_trees!r}")
+    if class_trees == "shared" and charge == "row":
+        raise ValueError("class_trees='shared' does not take charge='row'")
 
 
 def mark_reads(read: np.ndarray, tree: CostTree, leaves: np.ndarray) -> None:

@@ -72,11 +72,12 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_te
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from compiler.boosting.booster import CLASS_TREES
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import make_f0
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
-from compiler.trees.miser import CLASS_TREES, Booster, encode_targets, make_booster, penalty_scale
+from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
 from pyruntime.progress import track
 
 HPC_NAMES = ("rf", "gbrt", "svm-rbf")

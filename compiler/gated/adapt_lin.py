@@ -26,8 +26,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from compiler.costs import FeatureCosts, cost_vector
-from compiler.gated.common import SparseLinear, check_Xy, fit_f0, gated_costs, q_step, sigmoid, softplus
+from compiler.costs import FeatureCosts
+from compiler.gated.common import SparseLinear, gated_costs, prepare_gated, q_step, sigmoid, softplus
 from compiler.standardize import Standardizer
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
@@ -306,20 +306,15 @@ class AdaptLinClassifier(GatedLinearBase):
 
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
-        Xa, y01, classes = check_Xy(X, y, self)
+        inputs = prepare_gated(self, X, y)
+        Xa, y01, costs, f0, std, Xs = inputs.X, inputs.y, inputs.costs, inputs.f0, inputs.std, inputs.Xs
         from compiler.gated.linear_k import gate_kind  # noqa: PLC0415 - linear_k imports this module
 
-        self.gate_kind_ = gate_kind(self.gate, classes.size)
+        self.gate_kind_ = gate_kind(self.gate, inputs.classes.size)
         self.margin_threshold_ = None
         n, d = Xa.shape
-        costs = cost_vector(self.costs, d)
-        f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
-        if f0.label_proba.shape[0] != n:
-            raise ValueError(f"prefit hpc has probabilities for {f0.label_proba.shape[0]} rows, X has {n}")
-        std = Standardizer(Xa)
-        Xs = std.transform(Xa)
         self.f1_k_: list[SparseLinear] = []
-        if classes.size > 2:
+        if inputs.classes.size > 2:
             return self._fit_k(Xa, Xs, std, y01, costs, f0)
         ys = 2.0 * y01.astype(np.float64) - 1.0
         lip = lipschitz_logistic(Xs)
@@ -347,7 +342,7 @@ class AdaptLinClassifier(GatedLinearBase):
         self._set_gate(Xa, std, W, b, q)
         h_raw, h0_raw = std.to_raw(W[:, 1], b[1])
         self.f1_ = SparseLinear.from_dense(h_raw, h0_raw, 0.0)
-        self.classes_ = classes
+        self.classes_ = inputs.classes
         self.n_features_in_ = d
         self.costs_ = costs
         self.f0_ = f0

@@ -42,6 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.parallel import run_map
+from compiler.standardize import Standardizer
 
 F0_KINDS = ("rf", "gbrt", "svm-rbf")
 
@@ -110,6 +111,33 @@ def check_Xy(X: Any, y: Any, est: Any) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
     Xa, yidx = fit_classes(est, X, y)
     return Xa, (yidx.astype(np.int8) if est.classes_.size == 2 else yidx), est.classes_
+
+
+@dataclass
+class GatedInputs:
+    """What both linear gated trainers start from: the checked data, the costs, f0 and the
+    standardisation (``Xs = std.transform(X)``) their L1 fits run on."""
+
+    X: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+    costs: np.ndarray
+    f0: PrefitF0
+    std: Standardizer
+    Xs: np.ndarray
+
+
+def prepare_gated(est: Any, X: Any, y: Any) -> GatedInputs:
+    """check_Xy, the cost vector and f0 (fitted, or the caller's PrefitF0 for the same rows)
+    for a linear gated estimator ``est`` (with ``costs``, ``hpc`` and ``random_state``)."""
+    Xa, y01, classes = check_Xy(X, y, est)
+    n, d = Xa.shape
+    costs = cost_vector(est.costs, d)
+    f0 = fit_f0(est.hpc, Xa, y01, classes, est.random_state)
+    if f0.label_proba.shape[0] != n:
+        raise ValueError(f"prefit hpc has probabilities for {f0.label_proba.shape[0]} rows, X has {n}")
+    std = Standardizer(Xa)
+    return GatedInputs(Xa, y01, classes, costs, f0, std, std.transform(Xa))
 
 
 # ----------------------------------------------------------------------------------------------

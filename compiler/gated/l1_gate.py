@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from compiler.costs import cost_vector
 from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, fit_gate_f1, lipschitz_logistic
-from compiler.gated.common import SparseLinear, check_Xy, fit_f0
+from compiler.gated.common import SparseLinear, check_Xy, prepare_gated
 from compiler.gated.linear_k import gate_kind
 from compiler.standardize import Standardizer
 
@@ -123,17 +122,14 @@ class L1GateClassifier(GatedLinearBase):
             raise ValueError(f"gamma must be >= 0, got {self.gamma}")
         if not float(self.C) > 0.0:
             raise ValueError(f"C must be > 0, got {self.C}")
-        Xa, y01, classes = check_Xy(X, y, self)
-        self.gate_kind_ = gate_kind(self.gate, classes.size)
+        inputs = prepare_gated(self, X, y)
+        Xa, y01, costs, std, Xs = inputs.X, inputs.y, inputs.costs, inputs.std, inputs.Xs
+        self.gate_kind_ = gate_kind(self.gate, inputs.classes.size)
         self.margin_threshold_ = None
         n, d = Xa.shape
-        costs = cost_vector(self.costs, d)
-        f0 = fit_f0(self.hpc, Xa, y01, classes, self.random_state)
-        std = Standardizer(Xa)
-        Xs = std.transform(Xa)
         self.f1_k_: list[SparseLinear] = []
-        self.n_features_in_, self.costs_, self.f0_ = d, costs, f0
-        if classes.size > 2:
+        self.n_features_in_, self.costs_, self.f0_ = d, costs, inputs.f0
+        if inputs.classes.size > 2:
             return self._fit_k(Xa, Xs, std, y01)
         ys = 2.0 * y01.astype(np.float64) - 1.0
         support = lasso_logistic_support(Xs, ys, float(self.gamma) * costs)

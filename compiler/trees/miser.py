@@ -32,7 +32,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from compiler.boosting.booster import CHARGES, CLASS_TREES, Booster, make_booster, penalty_scale
+from compiler.boosting.booster import Booster, check_charge, make_booster, penalty_scale
 from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
 from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
@@ -179,12 +179,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("validation_fraction must be in [0, 1)")
         if self.tree_eval_cost < 0:
             raise ValueError("tree_eval_cost must be >= 0")
-        if self.charge not in CHARGES:
-            raise ValueError(f"charge must be one of {CHARGES}, got {self.charge!r}")
-        if self.class_trees not in CLASS_TREES:
-            raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {self.class_trees!r}")
-        if self.class_trees == "shared" and self.charge == "row":
-            raise ValueError("class_trees='shared' does not take charge='row'")
+        check_charge(self.charge, self.class_trees)
         if int(self.first_iters) < 0 or (self.first_lam is not None and not self.first_lam >= 0):
             raise ValueError("first_iters must be >= 0 and first_lam >= 0 (or None)")
 
