@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
+from compiler.nb.likelihood import check_likelihood, pseudo_count, table_counts
 from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
 from compiler.options import CV_BELOW
 from compiler.parallel import run_map
@@ -99,16 +100,19 @@ class NBTables:
         )
 
 
-def fit_tables(B: np.ndarray, y01: np.ndarray, bins: Bins, alpha: float = 1.0) -> tuple[NBTables, np.ndarray]:
-    """Laplace-smoothed NB from binned training data; also returns class-bin counts."""
+def fit_tables(B: np.ndarray, y01: np.ndarray, bins: Bins, alpha: float = 1.0, likelihood: str = "counts",
+               X: np.ndarray | None = None) -> tuple[NBTables, np.ndarray]:
+    """Laplace-smoothed NB from binned training data (the entries from the class-bin counts, or from
+    a per-class Gaussian of the raw rows X: compiler.nb.likelihood); also returns class-bin counts."""
     width = max(bins.n_bins(j) for j in range(B.shape[1]))
     counts = class_bin_counts(B, y01, width)
-    nc = counts.sum(axis=1)  # [d, 2]
+    est = table_counts(B, y01, 2, bins, counts, likelihood, X)
+    nc = est.sum(axis=1)  # [d, 2]
     d_list = []
     for j in range(B.shape[1]):
         nb = bins.n_bins(j)
-        cj = counts[j, :nb, :].astype(np.float64)
-        ll = np.log((cj + alpha) / (nc[j][None, :] + alpha * nb))
+        a = pseudo_count(likelihood, alpha, nb)
+        ll = np.log((est[j, :nb, :] + a) / (nc[j][None, :] + a * nb))
         d_list.append((ll[:, 1] - ll[:, 0]).astype(np.float32))
     n1 = float(np.sum(y01 == 1))
     n0 = float(y01.size - n1)
@@ -285,7 +289,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     check costs in feature reads: a stop point is kept only if the reads its
     stopped validation rows skip are at least stop_cost x the running rows,
     so stopping never costs more than it saves; 0 turns the rule off); alpha
-    (Laplace smoothing),
+    (Laplace smoothing); likelihood ('counts', the paper's: the entries from
+    the class-bin counts; 'gaussian': from a Gaussian per class and feature integrated over each bin,
+    zero-inflated where a feature has a zero bin: compiler.nb.likelihood; with fine quantile bins it
+    approaches GaussianNB),
     validation_fraction (used when fit gets no eval_set); costs (per-feature
     acquisition costs, reported per prediction; None = 1 each).
 
@@ -301,7 +308,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
-                 alpha: float = 1.0, tolerance: float | None = None,
+                 alpha: float = 1.0, likelihood: str = "counts", tolerance: float | None = None,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
                  n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
@@ -314,6 +321,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.disagreement = disagreement
         self.stop_cost = stop_cost
         self.alpha = alpha
+        self.likelihood = likelihood
         self.tolerance = tolerance
         self.validation_fraction = validation_fraction
         self.random_state = random_state
@@ -327,6 +335,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {self.criterion!r}")
         parse_bins(self.bins)
+        check_likelihood(self.likelihood)
         if self.budget is not None and (not isinstance(self.budget, (int, np.integer)) or self.budget < 1):
             raise ValueError(f"budget must be a positive integer, got {self.budget!r}")
         if not 0 <= self.support < 1:
@@ -367,7 +376,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             return self._fit_multi(X, y, X_val, y_val, costs)
         bins = fit_bins(X, self.bins)
         B = bins.transform(X)
-        tables, counts = fit_tables(B, y, bins, self.alpha)
+        tables, counts = fit_tables(B, y, bins, self.alpha, self.likelihood, X)
         self.weights_ = class_weights(y_val)
         order = self._order(tables, counts, B, X_val, y_val)
         self.ordering_ = order
@@ -408,7 +417,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
         bins = fit_bins(X, self.bins)
         B = bins.transform(X)
-        tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha)
+        tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha, self.likelihood, X)
         # the wrapper and the fine budget search judge on the validation rows: with fewer than CV_BELOW (the
         # sweeps' small-set rule) the filter order and the coarse grid's best budget, as before round 22
         fine = X_val.shape[0] >= CV_BELOW
