@@ -9,6 +9,7 @@ The family-only options (``--leaves``, ``--stages`` ...) are in compiler.trees.o
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,21 +39,26 @@ def auto_folds(n_validation: int, y_pooled: object, folds: int | None) -> int:
     counts = np.unique(np.asarray(y_pooled), return_counts=True)[1]
     return CV_FOLDS if counts.size and int(counts.min()) >= CV_FOLDS else 0
 
-def stratified_folds(y: object, k: int, seed: int) -> list[tuple[object, object]]:
+def stratified_folds(y: object, k: int, seed: int, classes: Sequence[str] | None = None,
+                     option: str = "--folds") -> list[tuple[object, object]]:
     """Stratified K folds (train, test index arrays) of the pooled rows, shuffled by the split's seed; every class
-    needs K rows (a one-line error names the class)."""
+    needs K rows (a one-line error names the class: its label text when ``classes`` is given, y holding indices
+    into it, and ``option``)."""
     import numpy as np  # noqa: PLC0415
     from sklearn.model_selection import StratifiedKFold  # noqa: PLC0415 - scikit-learn only when training
 
     y = np.asarray(y)
     labels, counts = np.unique(y, return_counts=True)
     if counts.min() < k:
-        raise ValueError(f"--folds {k}: class {labels[np.argmin(counts)]!r} has {int(counts.min())} rows in the "
-                         f"train and validation parts, fewer than the folds: lower --folds")
+        small = labels[np.argmin(counts)].item()
+        name = classes[int(small)] if classes is not None else small
+        raise ValueError(f"{option} {k}: class {name!r} has {int(counts.min())} rows in the "
+                         f"train and validation parts, fewer than the folds: lower {option}")
     return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(y.size), y))
 
 
-def sweep_folds(n_validation: int, y_pooled: object, given: int | None, seed: int) -> tuple[int, list[Any]]:
+def sweep_folds(n_validation: int, y_pooled: object, given: int | None, seed: int,
+                classes: Sequence[str] | None = None) -> tuple[int, list[Any]]:
     """A --sweep's folds by the small-set rule (:func:`auto_folds`) and, when it cross-validates, its stratified
     parts of the pooled rows (:func:`stratified_folds`): (0, []) for the validation part alone. A class with fewer
     rows than the folds is a usage error (one line)."""
@@ -60,7 +66,7 @@ def sweep_folds(n_validation: int, y_pooled: object, given: int | None, seed: in
     if not folds:
         return 0, []
     try:
-        return folds, stratified_folds(y_pooled, folds, seed)
+        return folds, stratified_folds(y_pooled, folds, seed, classes)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 

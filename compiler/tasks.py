@@ -212,6 +212,14 @@ def weighted_accuracy(y01: np.ndarray, pred: np.ndarray, weights: tuple[int, int
     return float(Fraction(int(w[pred == y01].sum()), total)) if total else 0.0
 
 
+def balanced_validation_accuracy(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
+    """The model file's validation_weighted_accuracy: every class of y the same total weight
+    (weighted_accuracy's integer weights for two classes, class_weighted_accuracy for more)."""
+    if n_classes <= 2:
+        return weighted_accuracy(y, pred, class_weights(y))
+    return class_weighted_accuracy(y, pred, np.bincount(y, minlength=n_classes))
+
+
 # ------------------------------------------------------------ trivial models ----
 MUCH_BETTER = 0.05  # a reference this much more accurate makes a model that reads nothing trivial
 

@@ -62,7 +62,9 @@ def _labels(y: np.ndarray | list) -> np.ndarray:
     return np.array([_label_str(v) for v in y], dtype=object).astype(str)
 
 
-def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str) -> Dataset:
+def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
+            first_line: int | None = None) -> Dataset:
+    """A checked Dataset; ``first_line``: the file line of row 0 (a CSV's errors name lines, as its parser's)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise DataError(f"{source}: X must be 2-D, got shape {X.shape}")
@@ -74,7 +76,8 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str) 
         raise DataError(f"{source}: {X.shape[0]} rows but {len(y)} labels")
     if not np.all(np.isfinite(X)):
         r, c = np.argwhere(~np.isfinite(X))[0]
-        raise DataError(f"{source}: row {r + 1} feature {names[c]!r} is NaN or infinite")
+        where = f"row {r + 1}" if first_line is None else f"line {r + first_line}"
+        raise DataError(f"{source}: {where} feature {names[c]!r} is NaN or infinite")
     return Dataset(X=X, y=_labels(y), feature_names=list(names), name=source)
 
 
@@ -106,9 +109,7 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
             raise DataError(f"{path}: no target column {target!r} (columns: {', '.join(header[:8])}...)")
         ti = header.index(target)
     else:
-        lower = [h.lower() for h in header]
-        hits = [lower.index(t) for t in TARGET_NAMES if t in lower]
-        ti = hits[0] if hits else len(header) - 1
+        ti = _default_target(path, header, unlabelled)
     if len(header) < 2 and ti is not None:
         raise DataError(f"{path}: needs at least one feature column and a target column")
     data = rows[1:]
@@ -126,6 +127,9 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
             try:
                 X[r - 2, c] = float(v)
             except ValueError:
+                if not v.strip():
+                    raise DataError(f"{path} line {r}: column {names[c]!r} is empty (a missing value: every feature "
+                                    "needs one; fill it in or drop the row)") from None
                 hint = ""
                 if _is_number(v.replace(",", ".")):
                     hint = " (a decimal comma: write numbers with a decimal point)"
@@ -136,9 +140,32 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
                                 f"numeric{hint}") from None
     if ti is not None and any(lab == "" for lab in y):
         raise DataError(f"{path}: missing target value in column {header[ti]!r}")
-    ds = _finish(X, y, names, str(path))
+    ds = _finish(X, y, names, str(path), first_line=2)
     ds.labelled = ti is not None
     return ds
+
+
+def _default_target(path: Path, header: list[str], model_features: list[str] | None) -> int | None:
+    """The label column when none is named: a column called target/class/label/y, else the last one. For a
+    model's data (``model_features``: its feature names) the columns are read by name where they can be: when
+    every feature of the model is named, the one other column is the label (none: rows without labels; more:
+    an error naming them), and a file of exactly the model's feature count with no such column has no labels."""
+    lower = [h.lower() for h in header]
+    hits = [lower.index(t) for t in TARGET_NAMES if t in lower]
+    if hits:
+        return hits[0]
+    if model_features:
+        known = set(model_features)
+        if known <= set(header):
+            rest = [i for i, h in enumerate(header) if h not in known]
+            if len(rest) > 1:
+                raise DataError(f"{path}: columns {', '.join(repr(header[i]) for i in rest)} are not features of the "
+                                "model: keep the model's features and at most one label column (or name it with "
+                                "--target-column)")
+            return rest[0] if rest else None
+        if len(header) == len(model_features):
+            return None
+    return len(header) - 1
 
 
 def _delimiter(header: str) -> str:
@@ -375,6 +402,11 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
     without y, is read as rows without labels (``labelled`` False: fine to predict, not to evaluate)."""
     names = meta.get("feature_names")
     ds = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"), unlabelled=names or [])
+    if ds.plan is None and names and set(names) < set(ds.feature_names):
+        extra = [n for n in ds.feature_names if n not in set(names)]
+        raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: columns "
+                        f"{', '.join(map(repr, extra))} are not features of the model (keep its features and at most "
+                        "one label column)")
     if ds.plan is None and names and ds.feature_names != names and len(set(names)) == len(names) \
             and _only_features(ds.feature_names, names):
         ds.X = ds.X[:, [ds.feature_names.index(n) for n in names]]

@@ -228,3 +228,57 @@ def test_spreadsheet_csv_exports_read_as_the_plain_file(work: Path, tmp_path: Pa
 def test_decimal_commas_are_named(tmp_path: Path) -> None:
     (tmp_path / "d.csv").write_text("a;b;label\n1,5;2;x\n0,5;1;y\n")
     one_line_error(*run("train", "nb-stop", tmp_path / "d.csv", "-o", tmp_path / "m"), "value '1,5'", "decimal comma")
+
+
+def _columns(work: Path) -> tuple[list[str], list[list[str]]]:
+    rows = [line.split(",") for line in (work / "d.csv").read_text().splitlines()[:31]]
+    return rows[0], rows[1:]
+
+
+def test_an_unlabelled_file_with_an_id_column_is_read_by_name(work: Path, tmp_path: Path) -> None:
+    """An id column first and the model's features, no label: the features are matched by name (the id used to be
+    read as the first feature and the last feature as the label, with exit 0) and the one other column is taken
+    as the label column, which predict does not use."""
+    header, rows = _columns(work)
+    (tmp_path / "id.csv").write_text("id," + ",".join(header[:N]) + "\n" + "".join(
+        f"{i}," + ",".join(r[:N]) + "\n" for i, r in enumerate(rows)))
+    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
+    assert code == 0, err
+    code, got, err = run("predict", work / "m.msgpack", tmp_path / "id.csv")
+    assert code == 0 and got == want, err
+
+
+def test_columns_beside_the_models_features_and_label_are_named(work: Path, tmp_path: Path) -> None:
+    header, rows = _columns(work)
+    (tmp_path / "two.csv").write_text("id,note," + ",".join(header[:N]) + "\n" + "".join(
+        f"{i},x," + ",".join(r[:N]) + "\n" for i, r in enumerate(rows)))
+    one_line_error(*run("predict", work / "m.msgpack", tmp_path / "two.csv"),
+                   "columns 'id', 'note' are not features of the model")
+    (tmp_path / "extra.csv").write_text("id," + ",".join(header) + "\n" + "".join(
+        f"{i}," + ",".join(r) + "\n" for i, r in enumerate(rows)))
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "extra.csv"),
+                   "columns 'id' are not features of the model")
+
+
+def test_an_unlabelled_file_of_other_names_is_read_by_position(work: Path, tmp_path: Path) -> None:
+    """The model's feature count, other names, no label column: the columns by position (as a labelled file of
+    other names is read), not the last one taken as a label and a wrong feature count reported."""
+    _, rows = _columns(work)
+    (tmp_path / "o.csv").write_text(",".join(f"col{j}" for j in range(N)) + "\n" + "".join(
+        ",".join(r[:N]) + "\n" for r in rows))
+    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
+    assert code == 0, err
+    code, got, err = run("predict", work / "m.msgpack", tmp_path / "o.csv")
+    assert code == 0 and got == want, err
+
+
+def test_an_empty_cell_is_named_a_missing_value(work: Path, tmp_path: Path) -> None:
+    header, rows = _columns(work)
+    rows[3][2] = ""
+    (tmp_path / "e.csv").write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
+    one_line_error(*run("predict", work / "m.msgpack", tmp_path / "e.csv"),
+                   "e.csv line 5: column 'w2' is empty (a missing value")
+    rows[3][2] = "nan"
+    (tmp_path / "n.csv").write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
+    one_line_error(*run("predict", work / "m.msgpack", tmp_path / "n.csv"),
+                   "n.csv: line 5 feature 'w2' is NaN or infinite")

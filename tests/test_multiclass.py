@@ -295,3 +295,42 @@ def test_a_binary_only_kind_asks_for_positive(work: Path, tmp_path: Path, monkey
     monkeypatch.setattr(KINDS["cstc"], "multiclass", False)
     assert_refused(run("train", "cstc", work / "iris.csv", "-o", out),
                    "cstc trains two classes only so far and the target has 3: pass --positive LABEL", out)
+
+
+@pytest.mark.parametrize(("kind", "opts"), [
+    ("l1-gate", []), ("adapt-lin", ["--pfull", "0.2"]), ("adapt-gbrt", ["--trees", "6", "--hpc", "gbrt"]),
+    ("nb-stop", []), ("cascade", ["--early-exit-every", "2", "--trees", "8", "--depth", "2"]),
+])
+def test_validation_weighted_accuracy_weighs_every_class_alike(tmp_path: Path, kind: str, opts: list[str]) -> None:
+    # K classes, unequal counts: the model file's validation_weighted_accuracy is the balanced accuracy of the
+    # compiled model on the validation rows (the gated kinds used to weigh class 1 against all the others)
+    rng = np.random.default_rng(7)
+    y = rng.choice(3, size=600, p=[0.6, 0.3, 0.1])
+    X = rng.normal(size=(600, 5)) + 1.2 * np.eye(3, 5)[y]
+    data = write_csv(tmp_path / "u.csv", X, [f"k{v}" for v in y])
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", kind, data, "-o", out, *opts)
+    assert code == 0, err
+    m = fmt.load(out)
+    from compiler.tasks import prepare  # noqa: PLC0415
+
+    task = prepare(str(data))
+    val = task.validation
+    pred = c_evaluator(m).predict(task.data.X[val]).label
+    got = m.meta["training"]["validation_weighted_accuracy"]
+    assert got == pytest.approx(balanced_accuracy_score(task.y[val], pred), abs=1e-12)
+    assert got != pytest.approx(float(np.mean(pred == task.y[val])), abs=1e-9)  # the classes are unequal
+
+
+@pytest.mark.parametrize(("kind", "opts", "option"), [
+    ("cstc", ["--sweep", "--folds", "45", "--lambda-grid", "1"], "--folds"),
+    ("miser", ["--sweep", "--folds", "45", "--lambda-grid", "1", "--trees", "4"], "--folds"),
+    ("cascade", ["--early-exit-every", "2", "--trees", "4", "--exit-folds", "45"], "--exit-folds"),
+])
+def test_too_many_folds_names_the_class_by_its_label(work: Path, tmp_path: Path, kind: str, opts: list[str],
+                                                     option: str) -> None:
+    # iris: 40 rows of each class in the train and validation parts; the error names the label text
+    out = tmp_path / "m.msgpack"
+    assert_refused(run("train", kind, work / "iris.csv", "-o", out, *opts),
+                   f"{option} 45: class 'setosa' has 40 rows in the train and validation parts, fewer than the "
+                   f"folds: lower {option}", out)

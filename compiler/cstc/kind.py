@@ -28,12 +28,10 @@ from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS, cheapest_within, folds_option, sweep_folds
 from compiler.tasks import (
-    class_weighted_accuracy,
-    class_weights,
+    balanced_validation_accuracy,
     majority_accuracy,
     parse_floats,
     split,
-    weighted_accuracy,
 )
 from compiler.train_cli import BRACKET
 from pyruntime.cstc.model import CSTCModel
@@ -95,8 +93,7 @@ def validation_report(tables: CSTCModel, X: np.ndarray, y: np.ndarray) -> dict[s
     K = tables.n_classes
     return {
         "validation_accuracy": float(np.mean(p.label == y)),
-        "validation_weighted_accuracy": (weighted_accuracy(y, p.label, class_weights(y)) if K == 2 else
-                                         class_weighted_accuracy(y, p.label, np.bincount(y, minlength=K))),
+        "validation_weighted_accuracy": balanced_validation_accuracy(y, p.label, K),
         "validation_mean_cost": float(np.mean(p.cost)),
         "validation_mean_features": float(np.mean(p.n_read)),
         "validation_majority": (float(max(np.mean(y), 1.0 - np.mean(y))) if K == 2 else majority_accuracy(y)),
@@ -115,7 +112,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
         grid = sorted(set(parse_floats(opts["lambda_grid"], "--lambda-grid") if "lambda_grid" in opts
                           else DEFAULT_GRID))
         y = np.concatenate([ytr, yva])
-        folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed)
+        folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed, task.classes)
         if folds:
             curve = _cross_validated_curve(grid, opts, c, seed, np.concatenate([Xtr, Xva]), y, parts)
         else:
@@ -143,7 +140,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         model = cstc_estimator(float(opts.get("lambda", DEFAULTS["lambda"])), opts, c, seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
-    tables = CSTCModel(**model.to_ir(), input_absmax=_absmax(Xtr if cv_acc is None else np.concatenate([Xtr, Xva])))
+    tables = _tables(model.to_ir(), Xtr if cv_acc is None else np.concatenate([Xtr, Xva]))
     rep = validation_report(tables, Xva, yva)
     # judged on rows it was not fitted on: the kept point's cross-validated accuracy when refitted on the pooled rows
     judged_acc = rep["validation_accuracy"] if cv_acc is None else cv_acc
@@ -166,7 +163,7 @@ def _validation_curve(grid: list[float], opts: dict[str, Any], costs: np.ndarray
     with Progress("cstc lambda sweep", total=len(grid)) as progress:
         for lam in grid:
             m = cstc_estimator(lam, opts, costs, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
-            rep = validation_report(CSTCModel(**m.to_ir(), input_absmax=_absmax(Xtr)), Xva, yva)
+            rep = validation_report(_tables(m.to_ir(), Xtr), Xva, yva)
             fitted.append(m)
             curve.append({"lambda": lam, "validation_accuracy": rep["validation_accuracy"],
                           "validation_cost": rep["validation_mean_cost"], "nodes": len(m._reachable())})
@@ -185,7 +182,7 @@ def _cross_validated_curve(grid: list[float], opts: dict[str, Any], costs: np.nd
             sums = np.zeros(3)
             for tr, te in folds:
                 m = cstc_estimator(lam, opts, costs, seed).fit(X[tr], y[tr], eval_set=(X[te], y[te]))
-                rep = validation_report(CSTCModel(**m.to_ir(), input_absmax=_absmax(X[tr])), X[te], y[te])
+                rep = validation_report(_tables(m.to_ir(), X[tr]), X[te], y[te])
                 sums += te.size * np.array([rep["validation_accuracy"], rep["validation_mean_cost"],
                                             len(m._reachable())])
                 progress.update()
@@ -194,8 +191,11 @@ def _cross_validated_curve(grid: list[float], opts: dict[str, Any], costs: np.nd
     return curve
 
 
-def _absmax(X: np.ndarray) -> float:
-    return float(np.max(np.abs(X), initial=0.0))
+def _tables(ir: dict[str, Any], X: np.ndarray) -> CSTCModel:
+    """The float32 tables of a trained tree; input_absmax (the q15 input shift) over the features it reads only:
+    a large column the tree never reads must not cost the others their fixed-point resolution."""
+    used = np.unique(np.asarray(ir["feature"], dtype=np.intp))
+    return CSTCModel(**ir, input_absmax=float(np.max(np.abs(X[:, used]), initial=0.0)))
 
 
 def cstc_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predictions, numeric: str) -> dict[str, Any]:

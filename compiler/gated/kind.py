@@ -38,7 +38,7 @@ from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
 from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS, folds_option, sweep_folds
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
-from compiler.tasks import check_not_trivial, class_weights, parse_floats, split, weighted_accuracy
+from compiler.tasks import balanced_validation_accuracy, check_not_trivial, parse_floats, split
 from compiler.trees.options import CLASS_TREES_OPTIONS
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, MarginGate, for_numeric, predict_with_fallback
@@ -122,8 +122,11 @@ def f0_tables(estimator: Any, costs: np.ndarray, hpc: str, remote: bool) -> Tree
     return trees_part(ir)
 
 
-def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax: float, hpc: str) -> GatedModel:
-    """The runtime tables of a fitted ADAPT-GBRT / ADAPT-LIN / L1 estimator with the given f0 tables."""
+def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax: float | np.ndarray,
+                 hpc: str) -> GatedModel:
+    """The runtime tables of a fitted ADAPT-GBRT / ADAPT-LIN / L1 estimator with the given f0 tables. ``absmax``:
+    the largest |x| of the training rows, or per feature (then the linear parts' q15 input shift is set by the
+    features they read only: a large column they never read must not cost the others their resolution)."""
     from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
 
     if isinstance(model, AdaptGbrtClassifier):
@@ -136,6 +139,11 @@ def gated_tables(model: Any, f0: TreeEnsemble | None, costs: np.ndarray, absmax:
         if model.margin_threshold_ is not None:  # f1's own top-2 margin (FM_PART_MARGIN)
             gate = MarginGate(n_features=d, threshold=float(model.margin_threshold_))
         f1 = MultiLinear(tuple(linear_part(s, d) for s in model.f1_k_)) if model.f1_k_ else linear_part(model.f1_, d)
+        if np.ndim(absmax):
+            parts = [model.gate_, *(model.f1_k_ or [model.f1_])]
+            read = np.unique(np.concatenate([np.asarray(p.feature, dtype=np.intp) for p in parts]))
+            absmax = np.asarray(absmax)[read]
+    absmax = float(np.max(absmax, initial=0.0))
     return GatedModel(n_features=d, gate=gate, f1=f1, f0=f0, gate_above=above, costs=costs.astype(np.float32),
                       input_absmax=absmax, f0_kind=hpc)
 
@@ -155,7 +163,7 @@ class _Fitter:
         if self.hpc == "svm-rbf" and not self.remote:
             raise ValueError("f0 svm-rbf cannot be compiled for the C runtime; give --hpc-remote to declare it "
                              "off-device")
-        self.absmax = float(np.max(np.abs(self.Xtr), initial=0.0))
+        self.absmax = np.max(np.abs(self.Xtr), axis=0, initial=0.0)  # per feature (gated_tables)
         self._f0: Any = None
         self._f0_proba: np.ndarray | None = None
         self._l1_by_gamma: dict[float, Any] = {}  # l1-gate: f1 depends on gamma only; other P values re-gate it
@@ -205,7 +213,8 @@ class _Fitter:
         p = predict_with_fallback(CGated(tables), self.Xva, self.f0_estimator)
         y = self.yva
         return {"validation_accuracy": float(np.mean(p.label == y)),
-                "validation_weighted_accuracy": weighted_accuracy(y, p.label, class_weights(y)),
+                "validation_weighted_accuracy": balanced_validation_accuracy(
+                    y, p.label, int(max(np.max(self.ytr, initial=0), np.max(y, initial=0))) + 1),
                 "validation_mean_cost": float(np.mean(p.cost)),
                 "validation_mean_features": float(np.mean(p.n_read)),
                 "validation_hpc_fraction": float(np.mean(p.stage == 1))}
@@ -306,7 +315,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                 raise click.UsageError(f"--{name} does not apply with --sweep (use --{name}-grid)")
         par = from_options(opts)
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-        folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed)
+        folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed, task.classes)
         gammas = _gamma_grid(kind, opts, c, (X, y) if folds else (Xtr, ytr))
         grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID) for g in gammas]
         if folds:  # a small validation part: every point judged by cross-validation on the pooled parts

@@ -13,7 +13,7 @@ from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.header import nb_tables
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
-from compiler.tasks import Task, check_not_trivial, class_weighted_accuracy, class_weights, weighted_accuracy
+from compiler.tasks import Task, balanced_validation_accuracy, check_not_trivial
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
@@ -77,8 +77,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     meta["training"] = {
         "kind": kind, **recorded(opts),
         "budget_chosen": int(est.budget_), "static_threshold": est.static_threshold_,
-        "validation_weighted_accuracy": (weighted_accuracy(yv, val.label, class_weights(yv)) if task.n_classes == 2
-                                         else class_weighted_accuracy(yv, val.label, np.bincount(yv))),
+        "validation_weighted_accuracy": balanced_validation_accuracy(yv, val.label, task.n_classes),
         "validation_accuracy": float(np.mean(val.label == yv)),
         "validation_mean_features": float(val.n_read.mean()),
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},

@@ -27,14 +27,7 @@ from compiler.options import (
     floats_text,
     stratified_folds,
 )
-from compiler.tasks import (
-    check_not_trivial,
-    class_weighted_accuracy,
-    class_weights,
-    parse_floats,
-    split,
-    weighted_accuracy,
-)
+from compiler.tasks import balanced_validation_accuracy, check_not_trivial, parse_floats, split
 from compiler.trees.code import left_percents
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
@@ -54,8 +47,7 @@ def validation_report(tables: TreeCascade, X: np.ndarray, y: np.ndarray) -> dict
     trees = tables.trees_at(p.stage)
     return {
         "validation_accuracy": float(np.mean(p.label == y)),
-        "validation_weighted_accuracy": (weighted_accuracy(y, p.label, class_weights(y)) if np.max(y, initial=0) <= 1
-                                         else class_weighted_accuracy(y, p.label, np.bincount(y))),
+        "validation_weighted_accuracy": balanced_validation_accuracy(y, p.label, int(np.max(y, initial=0)) + 1),
         "validation_mean_cost": float(np.mean(p.cost.astype(np.float64) + tables.tree_eval_cost * trees)),
         "validation_mean_features": float(np.mean(p.n_read)),
         "validation_mean_trees": float(np.mean(trees)),
@@ -121,9 +113,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         if opts.get("exit_folds"):
             X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
             try:
-                folds = stratified_folds(y, int(opts["exit_folds"]), task.split.seed)
+                folds = stratified_folds(y, int(opts["exit_folds"]), task.split.seed, task.classes, "--exit-folds")
             except ValueError as exc:
-                raise click.UsageError(str(exc).replace("--folds", "--exit-folds")) from None
+                raise click.UsageError(str(exc)) from None
 
             fits: dict[tuple[float, bytes], GreedyMiserClassifier] = {}  # one fit per lambda and rows, any N
 

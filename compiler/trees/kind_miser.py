@@ -249,7 +249,7 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
         return sweep_on_split(opts, costs, task.split.seed, Xtr, ytr, Xva, yva, grid,
                               lambda c: sweep_tolerance(task, opts, c, asked), with_models)
     X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-    parts = stratified_folds(y, int(folds), task.split.seed)
+    parts = stratified_folds(y, int(folds), task.split.seed, task.classes)
     judge = _CrossValidateLambda(opts, costs, task.split.seed, X, y, parts)
     curve, _, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", 0)),
                                              from_options(opts), f"miser lambda sweep, {int(folds)}-fold", "cv",
