@@ -235,17 +235,22 @@ def _columns(work: Path) -> tuple[list[str], list[list[str]]]:
     return rows[0], rows[1:]
 
 
+def _predicts_as_the_training_file(work: Path, path: Path, header: list[str], rows: list[list[str]]) -> None:
+    """Write header and rows to path: predict answers on it as on the first 30 rows of the training file."""
+    path.write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
+    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
+    assert code == 0, err
+    code, got, err = run("predict", work / "m.msgpack", path)
+    assert code == 0 and got == want, err
+
+
 def test_an_unlabelled_file_with_an_id_column_is_read_by_name(work: Path, tmp_path: Path) -> None:
     """An id column first and the model's features, no label: the features are matched by name (the id used to be
     read as the first feature and the last feature as the label, with exit 0) and the one other column is taken
     as the label column, which predict does not use."""
     header, rows = _columns(work)
-    (tmp_path / "id.csv").write_text("id," + ",".join(header[:N]) + "\n" + "".join(
-        f"{i}," + ",".join(r[:N]) + "\n" for i, r in enumerate(rows)))
-    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
-    assert code == 0, err
-    code, got, err = run("predict", work / "m.msgpack", tmp_path / "id.csv")
-    assert code == 0 and got == want, err
+    _predicts_as_the_training_file(work, tmp_path / "id.csv", ["id", *header[:N]],
+                                   [[str(i), *r[:N]] for i, r in enumerate(rows)])
 
 
 def test_columns_beside_the_models_features_and_label_are_named(work: Path, tmp_path: Path) -> None:
@@ -264,12 +269,7 @@ def test_an_unlabelled_file_of_other_names_is_read_by_position(work: Path, tmp_p
     """The model's feature count, other names, no label column: the columns by position (as a labelled file of
     other names is read), not the last one taken as a label and a wrong feature count reported."""
     _, rows = _columns(work)
-    (tmp_path / "o.csv").write_text(",".join(f"col{j}" for j in range(N)) + "\n" + "".join(
-        ",".join(r[:N]) + "\n" for r in rows))
-    code, want, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
-    assert code == 0, err
-    code, got, err = run("predict", work / "m.msgpack", tmp_path / "o.csv")
-    assert code == 0 and got == want, err
+    _predicts_as_the_training_file(work, tmp_path / "o.csv", [f"col{j}" for j in range(N)], [r[:N] for r in rows])
 
 
 def test_an_empty_cell_is_named_a_missing_value(work: Path, tmp_path: Path) -> None:
