@@ -81,7 +81,7 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
     return Dataset(X=X, y=_labels(y), feature_names=list(names), name=source)
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
@@ -98,7 +98,7 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
     if not rows:
         raise DataError(f"{path}: the file is empty")
     header = [h.strip() for h in rows[0]]
-    if all(_is_number(h) for h in header):
+    if all(is_number(h) for h in header):
         raise DataError(f"{path}: the first line ({','.join(header[:4])}{',...' if len(header) > 4 else ''}) is data, "
                         "not a header: add a first line naming the columns (e.g. x0,x1,...,target)")
     twice = sorted({h for h in header if header.count(h) > 1})
@@ -135,9 +135,9 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
                     raise DataError(f"{path} line {r}: column {names[c]!r} is empty (a missing value: every feature "
                                     "needs one; fill it in or drop the row)") from None
                 hint = ""
-                if _is_number(v.replace(",", ".")):
+                if is_number(v.replace(",", ".")):
                     hint = " (a decimal comma: write numbers with a decimal point)"
-                elif target is None and ti is not None and _is_number(row[ti]):
+                elif target is None and ti is not None and is_number(row[ti]):
                     hint = (f" (the target column is {header[ti]!r}, found by default: if {names[c]!r} holds the "
                             f"labels, give --target-column {names[c]})")
                 raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not "

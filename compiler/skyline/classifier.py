@@ -39,6 +39,7 @@ from compiler.skyline.search import (
     prune_candidates,
     set_coef,
 )
+from pyruntime.data import is_number
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex
 
 METHODS = ("auto", "polydom", "greedy-acc", "greedy-cost", "brute")
@@ -72,14 +73,6 @@ def make_base(spec: Any = None, random_state: int | None = 0) -> Any:
     raise ValueError(f"base model must be a name or an sklearn estimator, got {type(spec).__name__}")
 
 
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def parse_sizes(sizes: Any) -> tuple[float, float]:
     """The indexed size range [lo, hi] from a list of sizes (or "n1,n2,..."); None means [0, inf)."""
     if sizes is None:
@@ -88,7 +81,7 @@ def parse_sizes(sizes: Any) -> tuple[float, float]:
         try:
             sizes = [float(s) for s in sizes.split(",") if s.strip()]
         except ValueError:
-            bad = next(s for s in sizes.split(",") if s.strip() and not _is_float(s))
+            bad = next(s for s in sizes.split(",") if s.strip() and not is_number(s))
             raise ValueError(f"sizes (--sizes) must be comma-separated numbers; {bad.strip()!r} is not one") from None
     arr = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
