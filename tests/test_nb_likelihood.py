@@ -155,3 +155,21 @@ def test_cli_refuses_an_unknown_likelihood(tmp_path: Path) -> None:
     assert code == 2
     assert "'kde' is not one of 'counts', 'gaussian'" in err
     assert not out.exists()
+
+
+def test_skyline_nb_base_takes_the_tables_options(tmp_path: Path) -> None:
+    X, y = blobs(500, 8, k=3, d=4)
+    data = write_csv(tmp_path / "s.csv", X, [f"c{v}" for v in y])
+    out = tmp_path / "s.msgpack"
+    code, _, err = run("train", "skyline", data, "-o", out, "--method", "polydom", "--bins", "quantile:16",
+                       "--likelihood", "gaussian")
+    assert code == 0, err
+    m = fmt.load(out)
+    assert m.meta["training"]["likelihood"] == "gaussian"
+    best = m.tables.models[-1]  # the most accurate indexed model: 16-bin tables from the Gaussian
+    assert best.n_used >= 1 and int(best.edge_start[1] - best.edge_start[0]) == 15
+    for numeric in ("float32", "q15"):
+        c, ref = c_evaluator(m, numeric).predict(X), reference_evaluator(m, numeric).predict(X)
+        np.testing.assert_array_equal(c.label, ref.label)
+    code, _, err = run("train", "skyline", data, "-o", out, "--base", "linear", "--likelihood", "gaussian")
+    assert code == 2 and "--bins and --likelihood apply to --base nb only" in err

@@ -17,6 +17,16 @@ from compiler.tasks import Task, balanced_validation_accuracy, check_not_trivial
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
+NB_TABLE_OPTIONS = [  # also skyline's with --base nb (each feature set's model is NB tables)
+    click.Option(["--bins"], default=None,
+                 help="Discretization: mean-std (default) or quantile:N [nb-*, skyline --base nb]."),
+    click.Option(["--likelihood"], type=click.Choice(["counts", "gaussian"]), default=None,
+                 help="What the table entries log P(bin | class) are estimated from [nb-*, skyline --base nb; "
+                      "default counts: the training rows in each bin (the paper's); gaussian: a Gaussian per class "
+                      "and feature integrated over each bin, zero-inflated with mean-std bins; with --bins "
+                      "quantile:32 or finer it approaches GaussianNB, and fine bins need fewer rows per class than "
+                      "counts]."),
+]
 NB_OPTIONS = [
     click.Option(["--ordering"], type=click.Choice(["auto", "ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
                  help="Feature ordering [nb-*; default auto: greedy for K > 2 classes judged on at least 200 "
@@ -29,12 +39,7 @@ NB_OPTIONS = [
                  help="Validation accuracy the chosen --budget may give up against the best budget, absolute "
                       "[nb-*; default 0.01 for K > 2 classes judged on at least 200 validation rows (every budget "
                       "up to 100 judged), else 0 (the best budget of the grid 5, 10, 25, 50, ...)]."),
-    click.Option(["--bins"], default=None, help="Discretization: mean-std (default) or quantile:N [nb-*]."),
-    click.Option(["--likelihood"], type=click.Choice(["counts", "gaussian"]), default=None,
-                 help="What the table entries log P(bin | class) are estimated from [nb-*; default counts: the "
-                      "training rows in each bin (the paper's); gaussian: a Gaussian per class and feature "
-                      "integrated over each bin, zero-inflated with mean-std bins; with --bins quantile:32 or "
-                      "finer it approaches GaussianNB, and fine bins need fewer rows per class than counts]."),
+    *NB_TABLE_OPTIONS,
 ]
 STOP_OPTIONS = [
     click.Option(["--support"], type=click.FloatRange(0, 1, max_open=True), default=None,

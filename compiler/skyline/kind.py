@@ -35,6 +35,7 @@ import numpy as np
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval, register_command
+from compiler.nb.kind import NB_TABLE_OPTIONS
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.skyline.header import skyline_tables
 from compiler.tasks import check_not_trivial
@@ -95,13 +96,18 @@ SKYLINE_OPTIONS = [
 ]
 
 
-def base_estimator(base: str, d: int, seed: int) -> Any:
-    """The sklearn-style estimator trained on each feature set, for an exportable base."""
+def base_estimator(base: str, d: int, seed: int, opts: dict[str, Any] | None = None) -> Any:
+    """The sklearn-style estimator trained on each feature set, for an exportable base (``opts``: the CLI's,
+    --bins and --likelihood for nb)."""
+    opts = opts or {}
+    if base != "nb" and ("bins" in opts or "likelihood" in opts):
+        raise click.UsageError("--bins and --likelihood apply to --base nb only")
     if base == "nb":
         from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - scikit-learn
 
         # every feature of the set: the order only sets the summation order, ig the cheapest to find
-        return NaiveBayesBudget(budget=max(int(d), 1), ordering="ig", early_stopping=False, random_state=seed)
+        return NaiveBayesBudget(budget=max(int(d), 1), ordering="ig", early_stopping=False, random_state=seed,
+                                bins=opts.get("bins", "mean-std"), likelihood=opts.get("likelihood", "counts"))
     if base == "linear":
         from compiler.skyline.linear_base import StandardLogistic  # noqa: PLC0415 - scikit-learn
 
@@ -174,7 +180,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                f"features; the data has {d}: use --method greedy-acc or greedy-cost (or auto)")
     base = str(opts.get("base", "nb"))
     seed = int(task.split.seed)
-    est = base_estimator(base, d, seed)
+    est = base_estimator(base, d, seed, opts)
     coef = (costs.coef if costs is not None else FeatureCosts.uniform(d).coef).astype(np.float64)
     clf = SkylineClassifier(base=est, method=method, epsilon=float(opts.get("epsilon", 0.0)),
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
@@ -331,4 +337,5 @@ register_command("profile-costs", "compiler.skyline.profile_costs:profile_costs_
                  "Time feature functions over item sizes and fit cost polynomials (a --costs CSV).")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
-                  train_skyline, SKYLINE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics, multiclass=True))
+                  train_skyline, SKYLINE_OPTIONS + NB_TABLE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics,
+                  multiclass=True))
