@@ -43,7 +43,8 @@ def test_interval_bins_hold_each_class_gaussian_mass() -> None:
     got = gaussian_counts(x, y, 2, bins, 4)
     for c, vals in ((0, [-1.0, 0.5, 2.0, 3.0]), (1, [10.0, 11.0, 13.0])):
         mu, sd = float(np.mean(vals)), float(np.std(vals))
-        cdf = [0.0, *(phi((e - mu) / sd) for e in (0.0, 1.0, 12.0)), 1.0]
+        # each edge moved to the middle of the gap to the next training value: 0 -> 0.25, 1 -> 1.5, 12 -> 12.5
+        cdf = [0.0, *(phi((e - mu) / sd) for e in (0.25, 1.5, 12.5)), 1.0]
         want = [len(vals) * (cdf[b + 1] - cdf[b]) for b in range(4)]
         np.testing.assert_allclose(got[0, :, c], want, rtol=1e-12, atol=1e-15)
         assert got[0, :, c].sum() == pytest.approx(len(vals))
@@ -55,8 +56,10 @@ def test_a_zero_bin_keeps_the_exact_zeros_and_the_gaussian_takes_the_rest() -> N
     bins = Bins(zero_bin=np.ones(1, np.uint8), edges=[np.array([3.0, 5.0], np.float32)])
     got = gaussian_counts(x, y, 2, bins, 4)
     assert got[0, 0].tolist() == [2.0, 1.0]  # the zeros of each class, counted
-    # class 0's non-zero values 4 and 6: mean 5, sd 1; bins (-inf, 3], (3, 5], (5, inf)
-    np.testing.assert_allclose(got[0, 1:, 0], [2 * phi(-2.0), 2 * (0.5 - phi(-2.0)), 1.0], rtol=1e-12)
+    # class 0's non-zero values 4 and 6: mean 5, sd 1; the non-zero values 1, 2, 4, 6 move the edges 3 and 5 to
+    # 3.5 and 5.5: bins (-inf, 3.5], (3.5, 5.5], (5.5, inf)
+    np.testing.assert_allclose(got[0, 1:, 0], [2 * phi(-1.5), 2 * (phi(0.5) - phi(-1.5)), 2 * (1 - phi(0.5))],
+                               rtol=1e-12)
     assert got[0, 1:, 1].sum() == pytest.approx(2.0)
 
 
@@ -67,9 +70,22 @@ def test_a_constant_class_goes_to_the_bin_of_its_value_and_a_narrow_one_is_floor
     got = gaussian_counts(x, y, 2, bins, 3)
     assert got[0, :, 0].tolist() == [0.0, 3.0, 0.0]  # feature 0 is constant: no spread to floor at
     assert got[0, :, 1].tolist() == [0.0, 1.0, 0.0]
-    # feature 1: class 0 has sd 0, floored at SD_FLOOR of the feature's sd; its mean sits on the edge 1.0
-    assert got[1, :, 0] == pytest.approx([1.5, 1.5, 0.0])
+    # feature 1: class 0 has sd 0, floored at SD_FLOOR of the feature's sd; its mean sits on the edge 1.0, which
+    # the gap to the next value (7) moves to 4: all of its mass stays in the bin of its value
+    assert got[1, :, 0] == pytest.approx([3.0, 0.0, 0.0])
     assert SD_FLOOR * np.std([1.0, 1.0, 1.0, 7.0]) > 0
+
+
+def test_a_binary_feature_keeps_its_share_of_zeros() -> None:
+    # quantile bins put the edge of a 0/1 feature at 0 itself (when the zeros hold a quantile); integrated up to
+    # the middle of the gap (0.5), the Gaussian of a class with 90% ones gives the zeros Phi(-4/3) of its rows,
+    # near the 10% they are (integrated up to the edge: Phi(-3), 0.1%)
+    x = np.array([[0.0]] * 2 + [[1.0]] * 18, dtype=np.float32)
+    y = np.zeros(20, dtype=np.int64)
+    bins = Bins(zero_bin=np.zeros(1, np.uint8), edges=[np.array([0.0], np.float32)])
+    got = gaussian_counts(x, y, 1, bins, 2)
+    assert got[0, :, 0] == pytest.approx([20 * phi(-4.0 / 3.0), 20 * (1 - phi(-4.0 / 3.0))], rel=1e-12)
+    assert got[0, 0, 0] / 20 == pytest.approx(0.1, abs=0.01)
 
 
 def test_counts_are_the_default_and_unchanged() -> None:

@@ -13,7 +13,8 @@ Two estimates of the class-bin "counts" n[j, b, c] that the Laplace-smoothed ent
   zero-inflated: the zero bin keeps the count of exact zeros, the Gaussian is fitted to the class's
   non-zero values and spread over the other bins. A class's standard deviation is floored at 1e-3 of
   the feature's (sklearn's var_smoothing in spirit); where the feature is constant the class's mass
-  goes to the bin holding its mean.
+  goes to the bin holding its mean. The Gaussian is integrated between the middles of the gaps around the
+  edges (the continuity correction: a 0/1 feature's mass at 0 stays below an edge at 0; ``gap_midpoints``).
 
 The entry is then log((n[j, b, c] + a) / (n[j, ., c] + a * bins_j)) with the pseudo-count a = alpha for
 counts and alpha / bins_j for the Gaussian (``pseudo_count``). The ordering and stop rules are the same
@@ -46,7 +47,7 @@ def gaussian_counts(X: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins, wi
     for j in range(d):
         col = X32[:, j].astype(np.float64)
         zero = bool(bins.zero_bin[j])
-        edges = bins.edges[j].astype(np.float64)
+        edges = gap_midpoints(bins.edges[j].astype(np.float64), np.unique(col[col != 0] if zero else col))
         first = 1 if zero else 0  # the first interval bin
         spread = float(np.std(col[col != 0] if zero else col)) if col.size else 0.0
         for c in range(n_classes):
@@ -81,3 +82,13 @@ def table_counts(B: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins, count
     if X is None or X.shape[0] != B.shape[0]:
         raise ValueError("likelihood 'gaussian' needs the raw training rows X (the rows B was binned from)")
     return gaussian_counts(X, y, n_classes, bins, counts.shape[1])
+
+
+def gap_midpoints(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each edge moved to the middle of the gap between it and the next larger training value (the edge itself
+    when none is larger): the same bins for every training value, and the continuity correction of a
+    discrete feature. An edge is a training value (the quantile and mean-std rules put it on one or between
+    two), so without this a 0/1 feature with its edge at 0 would have half of the Gaussian's mass at 0
+    integrated into the bin above the edge."""
+    nxt = np.searchsorted(values, edges, side="right")
+    return np.where(nxt < values.size, 0.5 * (edges + values[np.minimum(nxt, values.size - 1)]), edges)
