@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from compiler.nb.discretize import Bins
+from compiler.nb.orderings import class_bin_counts
 
 LIKELIHOODS = ("counts", "gaussian")
 SD_FLOOR = 1e-3  # a class's standard deviation is at least this share of the feature's
@@ -92,3 +93,20 @@ def gap_midpoints(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
     integrated into the bin above the edge."""
     nxt = np.searchsorted(values, edges, side="right")
     return np.where(nxt < values.size, 0.5 * (edges + values[np.minimum(nxt, values.size - 1)]), edges)
+
+
+def log_likelihoods(B: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins, alpha: float = 1.0,
+                    likelihood: str = "counts", X: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """The Laplace-smoothed log P(bin | class) of every feature, float64 [bins_j, n_classes] each, from the
+    binned training rows B (``likelihood``: what the counts are, above); and the class-bin counts themselves
+    [d, width, n_classes] (the orderings rank features by them)."""
+    width = max(bins.n_bins(j) for j in range(B.shape[1]))
+    counts = class_bin_counts(B, y, width, n_classes)
+    est = table_counts(B, y, n_classes, bins, counts, likelihood, X)
+    nc = est.sum(axis=1)  # [d, K]
+    out = []
+    for j in range(B.shape[1]):
+        nb = bins.n_bins(j)
+        a = pseudo_count(likelihood, alpha, nb)
+        out.append(np.log((est[j, :nb, :] + a) / (nc[j][None, :] + a * nb)))
+    return out, counts

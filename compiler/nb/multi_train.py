@@ -22,8 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from compiler.nb.discretize import Bins
-from compiler.nb.likelihood import pseudo_count, table_counts
-from compiler.nb.orderings import class_bin_counts
+from compiler.nb.likelihood import log_likelihoods
 from compiler.nb.train import StopRule, _accepted, float32_between
 from pyruntime.nb.multi import NBMultiModel, leader_margin
 from pyruntime.progress import track
@@ -61,15 +60,8 @@ def fit_multi_tables(B: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins, a
                      likelihood: str = "counts", X: np.ndarray | None = None) -> tuple[NBMultiTables, np.ndarray]:
     """Laplace-smoothed K-class NB from binned training data (the entries from the class-bin counts, or
     from a per-class Gaussian of the raw rows X: compiler.nb.likelihood); also returns the class-bin counts."""
-    width = max(bins.n_bins(j) for j in range(B.shape[1]))
-    counts = class_bin_counts(B, y, width, n_classes)
-    est = table_counts(B, y, n_classes, bins, counts, likelihood, X)
-    nc = est.sum(axis=1)  # [d, K]
-    ll = []
-    for j in range(B.shape[1]):
-        nb = bins.n_bins(j)
-        a = pseudo_count(likelihood, alpha, nb)
-        ll.append(np.log((est[j, :nb, :] + a) / (nc[j][None, :] + a * nb)).astype(np.float32))
+    ll64, counts = log_likelihoods(B, y, n_classes, bins, alpha, likelihood, X)
+    ll = [t.astype(np.float32) for t in ll64]
     prior = np.bincount(y, minlength=n_classes).astype(np.float64)
     d0 = np.log((prior + alpha) / (prior.sum() + alpha * n_classes)).astype(np.float32)
     return NBMultiTables(bins=bins, ll=ll, d0=d0), counts

@@ -22,8 +22,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
-from compiler.nb.likelihood import check_likelihood, pseudo_count, table_counts
-from compiler.nb.orderings import ORDERINGS, class_bin_counts, fcbf, rank
+from compiler.nb.likelihood import check_likelihood, log_likelihoods
+from compiler.nb.orderings import ORDERINGS, fcbf, rank
 from compiler.options import CV_BELOW
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
@@ -104,16 +104,8 @@ def fit_tables(B: np.ndarray, y01: np.ndarray, bins: Bins, alpha: float = 1.0, l
                X: np.ndarray | None = None) -> tuple[NBTables, np.ndarray]:
     """Laplace-smoothed NB from binned training data (the entries from the class-bin counts, or from
     a per-class Gaussian of the raw rows X: compiler.nb.likelihood); also returns class-bin counts."""
-    width = max(bins.n_bins(j) for j in range(B.shape[1]))
-    counts = class_bin_counts(B, y01, width)
-    est = table_counts(B, y01, 2, bins, counts, likelihood, X)
-    nc = est.sum(axis=1)  # [d, 2]
-    d_list = []
-    for j in range(B.shape[1]):
-        nb = bins.n_bins(j)
-        a = pseudo_count(likelihood, alpha, nb)
-        ll = np.log((est[j, :nb, :] + a) / (nc[j][None, :] + a * nb))
-        d_list.append((ll[:, 1] - ll[:, 0]).astype(np.float32))
+    ll, counts = log_likelihoods(B, y01, 2, bins, alpha, likelihood, X)
+    d_list = [(t[:, 1] - t[:, 0]).astype(np.float32) for t in ll]
     n1 = float(np.sum(y01 == 1))
     n0 = float(y01.size - n1)
     d0 = np.float32(np.log((n1 + alpha) / (n0 + alpha)))

@@ -78,11 +78,11 @@ def parse_sizes(sizes: Any) -> tuple[float, float]:
     if sizes is None:
         return 0.0, float("inf")
     if isinstance(sizes, str):
-        try:
-            sizes = [float(s) for s in sizes.split(",") if s.strip()]
-        except ValueError:
-            bad = next(s for s in sizes.split(",") if s.strip() and not is_number(s))
-            raise ValueError(f"sizes (--sizes) must be comma-separated numbers; {bad.strip()!r} is not one") from None
+        parts = [s.strip() for s in sizes.split(",") if s.strip()]
+        bad = [s for s in parts if not is_number(s)]
+        if bad:
+            raise ValueError(f"sizes (--sizes) must be comma-separated numbers; {bad[0]!r} is not one")
+        sizes = [float(s) for s in parts]
     arr = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise ValueError("sizes must be finite and >= 0")
