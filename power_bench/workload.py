@@ -129,7 +129,7 @@ def check_pyruntime_models(models: Sequence[str], data: str, numeric: str | None
 
     Raises WorkloadCheckError with a one-line reason naming the model or the data.
     """
-    from pyruntime.data import load_dataset
+    from pyruntime.data import load_for_model
     from pyruntime.errors import FrugalmlError
     from pyruntime.evaluators import c_evaluator
     from pyruntime.format import load
@@ -140,11 +140,11 @@ def check_pyruntime_models(models: Sequence[str], data: str, numeric: str | None
             loaded.append((path, load(path)))
         except (FrugalmlError, ValueError, OSError) as exc:
             raise WorkloadCheckError(f"cannot load model {path}: {_first_line(exc)}") from exc
-    try:
-        X = load_dataset(data).X
-    except (FrugalmlError, ValueError, OSError, ImportError) as exc:
-        raise WorkloadCheckError(f"cannot load data {data}: {_first_line(exc)}") from exc
     for path, model in loaded:
+        try:  # as predict reads it: the model's feature plan (raw windows), target column and column names
+            X = load_for_model(data, model.meta).X
+        except (FrugalmlError, ValueError, OSError, ImportError) as exc:
+            raise WorkloadCheckError(f"cannot load data {data} for model {path}: {_first_line(exc)}") from exc
         expected = int(model.tables.n_features)
         if X.shape[1] != expected:
             raise WorkloadCheckError(f"data {data} has {X.shape[1]} features but model {path} expects "

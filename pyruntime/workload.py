@@ -13,7 +13,7 @@ import json
 import sys
 import time
 
-from pyruntime.data import load_dataset
+from pyruntime.data import load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
 from pyruntime.format import load
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         model = load(args.model)
-        X = load_dataset(args.data).X
+        X = load_for_model(args.data, model.meta).X  # the model's columns, plan and target column
         ev = c_evaluator(model, args.numeric)
         ev.predict(X[:1])
     except FrugalmlError as exc:

@@ -209,3 +209,49 @@ def test_missing_or_nonexistent_model_is_one_line(work: Path, tmp_path: Path) ->
     assert_one_line_exit_2(res, "--model", "nope.msgpack")
     res = CliRunner().invoke(power, ["run", "--meter", "emulated:uni-t-ut61e", "--data", "x", "-o", "y"])
     assert_one_line_exit_2(res, "--model")
+
+
+def test_the_workload_reads_the_models_columns_as_predict_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model trained with --target-column in the middle of the CSV, and one on raw windows with a feature plan
+    of its own: the pre-check and the workload both feed the C runtime the rows `predict` reads (they used to
+    load DATA without the model's target column and plan: wrong columns, exit 0)."""
+    import numpy as np
+
+    from pyruntime import workload
+    from pyruntime.data import load_for_model
+    from pyruntime.format import load
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 4))
+    lines = ["a,b,cls,c,d"] + [f"{r[0]:.4f},{r[1]:.4f},{'up' if r[0] + r[3] > 0 else 'down'},{r[2]:.4f},{r[3]:.4f}"
+                               for r in X]
+    (tmp_path / "tc.csv").write_text("\n".join(lines) + "\n")
+    plan = tmp_path / "plan.txt"
+    plan.write_text("c1__mean\nc0__maximum\nc2__standard_deviation\n")
+    runner = CliRunner()
+    seen: list[np.ndarray] = []
+    for name, data, extra in (("tc", str(tmp_path / "tc.csv"), ["--target-column", "cls"]),
+                              ("win", "uea:BasicMotions", ["--features", str(plan)])):
+        model = tmp_path / f"{name}.msgpack"
+        res = runner.invoke(frugalml_cli, ["train", "miser", data, "--trees", "5", "-o", str(model), *extra])
+        assert res.exit_code == 0, res.output
+        check_pyruntime_models([str(model)], data)
+        seen.clear()
+        real = workload.c_evaluator
+
+        def spy(m: object, numeric: str, _real: object = real) -> object:
+            ev = _real(m, numeric)  # type: ignore[operator]
+            predict = ev.predict
+
+            def record(X: np.ndarray, _predict: object = predict) -> object:
+                seen.append(np.array(X, copy=True))
+                return _predict(X)  # type: ignore[operator]
+
+            ev.predict = record
+            return ev
+
+        monkeypatch.setattr(workload, "c_evaluator", spy)
+        assert workload.main([str(model), data, "--seconds", "0"]) == 0
+        expected = load_for_model(data, load(str(model)).meta).X
+        assert np.array_equal(seen[-1], expected), name
+        assert seen[-1].shape[1] == (4 if name == "tc" else 3)
