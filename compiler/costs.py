@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pyruntime.numtext import parse_number
+
 
 class CostsError(ValueError):
     """A costs file that cannot be used."""
@@ -191,7 +193,7 @@ def _group_names(p: Path, body: list[tuple[int, list[str]]], index: dict[str, in
 
 def _cost_values(p: Path, lineno: int, row: list[str]) -> list[float]:
     try:
-        vals = [float(v) for v in row[1:]]
+        vals = [parse_number(v) for v in row[1:]]
     except ValueError:
         raise CostsError(f"costs file {p} line {lineno}: cost is not a number") from None
     if not all(np.isfinite(vals)) or any(v < 0 for v in vals):

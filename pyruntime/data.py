@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import numpy as np
 
 from pyruntime.errors import DataError
 from pyruntime.features.plan import FeaturePlan
+from pyruntime.numtext import parse_number
 
 BUNDLED_WINDOWS = Path(__file__).resolve().parent / "datasets"
 
@@ -100,7 +102,7 @@ def keel_codes(X: np.ndarray, spec: str) -> np.ndarray:
 
 def is_number(text: str) -> bool:
     try:
-        float(text)
+        parse_number(text)
     except ValueError:
         return False
     return True
@@ -146,7 +148,7 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
         vals = [c for i, c in enumerate(row) if i != ti]
         for c, v in enumerate(vals):
             try:
-                X[r - 2, c] = float(v)
+                X[r - 2, c] = parse_number(v)
             except ValueError:
                 if not v.strip():
                     raise DataError(f"{path} line {r}: column {names[c]!r} is empty (a missing value: every feature "
@@ -218,7 +220,7 @@ def _read_libsvm(path: Path) -> Dataset:
                 continue
             try:
                 idx_s, val_s = tok.split(":", 1)
-                idx, val = int(idx_s), float(val_s)
+                idx, val = int(idx_s), parse_number(val_s)
             except ValueError:
                 raise DataError(f"{path} line {r}: bad entry {tok!r} (expected INDEX:VALUE)") from None
             if idx < 1:
@@ -289,7 +291,7 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
                 X[r, c] = nominal[i].index(v)
             else:
                 try:
-                    X[r, c] = float(v)
+                    X[r, c] = parse_number(v)
                 except ValueError:
                     raise DataError(f"{path}: data row {r + 1}: {names[i]!r} value {v!r} is not numeric") from None
     return _finish(X, y, [names[i] for i in feat], str(path))
@@ -306,8 +308,8 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
             names = [str(n) for n in z["feature_names"]] if "feature_names" in z else None
     except DataError:
         raise
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: cannot read NPZ ({exc})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # EOFError: an empty file
+        raise DataError(f"{path}: cannot read NPZ ({exc or type(exc).__name__})") from None
     if X.ndim == 3:
         from pyruntime.tsdata import windows_from_array
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pyruntime.errors import DataError
+from pyruntime.numtext import parse_number
 
 BOOL_KEYS = ("timestamps", "missing", "univariate", "equallength", "classlabel")
 
@@ -94,7 +95,7 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
     labelled = bool(head.get("classlabel"))
     if not labelled and labels_needed:
         raise DataError(f"{path}: @classLabel must be true with the class labels (training needs labels)")
-    labels = set(head["labels"])  # type: ignore[arg-type]
+    labels = set(head.get("labels", []))  # type: ignore[arg-type]  # no @classLabel line: no labels
     dims = head.get("dimensions")
     length = head.get("serieslength") if head.get("equallength", False) else None
     series: list[np.ndarray] = []
@@ -117,7 +118,7 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
         if "?" in line:
             raise DataError(f"{where}: missing values ('?') are not supported")
         try:
-            rows = [np.array([float(v) for v in c.split(",")], dtype=np.float64) for c in chans]
+            rows = [np.array([parse_number(v) for v in c.split(",")], dtype=np.float64) for c in chans]
         except ValueError:
             raise DataError(f"{where}: a value is not a number") from None
         n = {r.size for r in rows}

@@ -334,3 +334,44 @@ def test_keel_nominal_attributes_are_coded_in_sorted_order(tmp_path: Path) -> No
     assert code == 0 and out.exists(), err
     code, _, err = run("eval", out, "keel:crx")
     assert code == 0, err
+
+
+def test_npz_files_that_are_not_npz_and_ts_without_a_class_label_line(tmp_path: Path) -> None:
+    """An empty or truncated NPZ: exit 2 and one line (were an EOFError 'aborted' and a BadZipFile traceback).
+    A .ts without a @classLabel line: predict runs its windows, eval says it has no labels (was a KeyError)."""
+    plan = tmp_path / "plan.txt"
+    plan.write_text("c0__mean\nc1__maximum\n")
+    model = tmp_path / "w.msgpack"
+    code, _, err = run("train", "miser", "uea:BasicMotions", "--features", plan, "--trees", "3", "-o", model)
+    assert code == 0, err
+    (tmp_path / "empty.npz").write_bytes(b"")
+    X, y = make_sparse_binary(20, 4, seed=1)
+    np.savez(tmp_path / "ok.npz", X=X, y=y)
+    (tmp_path / "trunc.npz").write_bytes((tmp_path / "ok.npz").read_bytes()[:60])
+    for name in ("empty.npz", "trunc.npz"):
+        for cmd in ("predict", "eval"):
+            one_line_error(*run(cmd, model, tmp_path / name), f"{name}: cannot read NPZ (")
+    rng = np.random.default_rng(0)
+    rows = [":".join(",".join(f"{v:.3f}" for v in rng.normal(size=100)) for _ in range(6)) for _ in range(3)]
+    head = ["@problemName x", "@timeStamps false", "@univariate false", "@dimensions 6", "@equalLength true",
+            "@seriesLength 100", "@data"]
+    (tmp_path / "nolabel.ts").write_text("\n".join(head + rows) + "\n")
+    code, out, err = run("predict", model, tmp_path / "nolabel.ts")
+    assert code == 0 and len(out.splitlines()) == 3, err
+    one_line_error(*run("eval", model, tmp_path / "nolabel.ts"), "nolabel.ts has no labels")
+
+
+def test_a_number_with_an_underscore_is_not_a_number(tmp_path: Path) -> None:
+    """float('1_0') is 10 in Python; in a data or costs file it is a typo, refused with the file's line."""
+    from pyruntime.numtext import parse_number
+
+    assert parse_number(" 2.5e1 ") == 25.0
+    with pytest.raises(ValueError):
+        parse_number("1_0")
+    (tmp_path / "u.csv").write_text("a,b,label\n1,2,x\n3,4,y\n1_0,5,x\n")
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-static", tmp_path / "u.csv", "-o", out), "u.csv line 4: column 'a' value '1_0'")
+    assert not out.exists()
+    with pytest.raises(CostsError, match="line 2: cost is not a number"):
+        (tmp_path / "c.csv").write_text("feature,cost\na,1_0\nb,1\n")
+        load_costs(tmp_path / "c.csv", ["a", "b"])
