@@ -132,6 +132,10 @@ def test_bad_inputs_exit_2_one_line_nothing_written(model: Path, tmp_path: Path)
     short = tmp_path / "short.ts"
     short.write_text("@classLabel true Walking Running\n@data\n" + ":".join(["1,2,3"] * 6) + ":Running\n")
     one_line_error(run("predict", model, short), "window 1 (length 3)", "needs windows of at least")
+    # longer than the device's FM_FEAT_MAX_LEN: refused on the host as the C library refuses it
+    long = tmp_path / "long.ts"
+    long.write_text("@classLabel true Walking Running\n@data\n" + ":".join([",".join(["1"] * 4097)] * 6) + ":Running\n")
+    one_line_error(run("predict", model, long), "window 1 has 4097 samples", "at most 4096 (FM_FEAT_MAX_LEN)")
     nan = tmp_path / "nan.ts"
     nan.write_text("@classLabel true Walking\n@data\n" + ":".join(["1,2,NaN,4,5,6,7,8"] * 6) + ":Walking\n")
     header = tmp_path / "m.h"

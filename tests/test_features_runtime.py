@@ -204,6 +204,7 @@ def test_status_codes(q: bool) -> None:
     assert lib.fm_feat_begin(ctx, xp, 0, 4, scratch, 4096 * 8) == lib.FM_E_ARG
     assert lib.fm_feat_begin(ctx, xp, 3, 0, scratch, 4096 * 8) == lib.FM_E_ARG
     assert lib.fm_feat_begin(ctx, xp, 3, lib.FM_FEAT_MAX_LEN + 1, scratch, 4096 * 8) == lib.FM_E_ARG
+    assert cat.MAX_LEN == lib.FM_FEAT_MAX_LEN  # the host refuses the windows the device refuses
     assert lib.fm_feat_begin(ctx, ffi.NULL, 3, 4, scratch, size) == lib.FM_E_ARG
     assert lib.fm_feat_begin(ctx, xp, 3, 4, scratch, size) == lib.FM_OK
     spec = cbind.c_specs([cat.FeatureSpec(0, 0)])

@@ -23,6 +23,10 @@ def extract(windows: Windows, plan: FeaturePlan) -> np.ndarray:
     """(n, n_features) float32."""
     check_channels(windows, plan)
     lengths = windows.lengths
+    if np.any(lengths > cat.MAX_LEN):
+        i = int(np.argmax(lengths > cat.MAX_LEN))
+        raise DataError(f"{windows.name}: window {i + 1} has {int(lengths[i])} samples; the device's feature library "
+                        f"takes at most {cat.MAX_LEN} (FM_FEAT_MAX_LEN): cut the series into shorter windows")
     out = np.zeros((len(windows.series), len(plan.features)), np.float32)
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
@@ -34,7 +38,7 @@ def extract(windows: Windows, plan: FeaturePlan) -> np.ndarray:
             st = int(status[r, j])
             why = status_message(st)
             if st == cat.E_WINDOW:
-                longest = ((cat.MAX_FFT + 1) << cat.shift_of(f.decimate)) - 1  # an FFT of at most MAX_FFT points
+                longest = min(((cat.MAX_FFT + 1) << cat.shift_of(f.decimate)) - 1, cat.MAX_LEN)  # FFT <= MAX_FFT points
                 why = f"needs windows of at least {f.min_len()} samples" + (
                     f" and at most {longest}" if f.id in cat.SPECTRAL_IDS else "")
             raise DataError(f"{windows.name}: window {rows[r] + 1} (length {length}): feature {f.name}: {why}")
