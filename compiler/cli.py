@@ -229,7 +229,12 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         X = data.X[: rows or 20]
         if data.windows is not None:
             series = data.windows.series[: rows or 20]
-            windows = series if len({s.shape for s in series}) == 1 else None
+            windows = series if len({s.shape for s in series}) == 1 and form == "tables" else None
+            if windows is None:
+                why = ("--form code has no on-device feature pipeline" if form == "code"
+                       else "the embedded windows have unequal lengths (FM_PREDICT_WINDOW takes one length)")
+                click.echo(f"warning: {why}: the header embeds the rows of features computed on the host "
+                           "(FM_ROWS), not the raw windows", err=True)
     if form == "code":
         text = render_code_header(model, num, name, X, target_name)
         Path(output).write_text(text)

@@ -86,3 +86,26 @@ def test_predict_window_matches_predict_lazily_and_eagerly(kind: str, tmp_path: 
     assert lines[:N] == want, kind
     assert lines[N:2 * N] == want, kind
     assert lines[2 * N:] == ["channels -8", "short -6", "scratch -1", "nan -7", "inf -7", "plan 0 -9 -9 -8"]
+
+
+def test_embed_says_when_the_raw_windows_are_left_out(tmp_path: Path) -> None:
+    """The code form and windows of unequal lengths embed the host's feature rows only: export-c warns."""
+    model = tmp_path / "m.msgpack"
+    code, _, err = run("train", *KINDS["nb-stop"], "-o", model)
+    assert code == 0, err
+    code, _, err = run("export-c", model, "-o", tmp_path / "t.h", "--embed", TEST_TS, "--rows", "3")
+    assert code == 0 and "warning" not in err and "FM_N_WINDOWS" in (tmp_path / "t.h").read_text(), err
+    code, _, err = run("export-c", model, "-o", tmp_path / "c.h", "--form", "code", "--embed", TEST_TS, "--rows", "3")
+    text = (tmp_path / "c.h").read_text()
+    assert code == 0 and "FM_N_WINDOWS" not in text and "FM_N_ROWS" in text, err
+    assert "warning: --form code has no on-device feature pipeline" in err
+    lines = TEST_TS.read_text().splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.strip().lower() == "@data") + 1
+    cut = lines[first].split(":")  # the first window 10 samples shorter in every channel
+    lines[first] = ":".join([",".join(c.split(",")[:-10]) for c in cut[:-1]] + [cut[-1]])
+    uneq = tmp_path / "uneq.ts"
+    uneq.write_text("\n".join(ln for ln in lines if not ln.lower().startswith(("@equallength", "@serieslength")))
+                    + "\n")
+    code, _, err = run("export-c", model, "-o", tmp_path / "u.h", "--embed", uneq, "--rows", "3")
+    assert code == 0 and "FM_N_WINDOWS" not in (tmp_path / "u.h").read_text(), err
+    assert "warning: the embedded windows have unequal lengths" in err
