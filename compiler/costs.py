@@ -148,7 +148,9 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
             try:
                 j = int(name)
             except ValueError:
-                raise CostsError(f"costs file {p} line {lineno}: unknown feature {name!r}") from None
+                hint = ("; a costs file for raw windows must be profiled for the same feature plan: "
+                        "`frugalml profile-costs --on TARGET --channels N --plan FILE`" if "__" in name else "")
+                raise CostsError(f"costs file {p} line {lineno}: unknown feature {name!r}{hint}") from None
             if not 0 <= j < n:
                 raise CostsError(f"costs file {p} line {lineno}: feature index {j} out of range 0..{n - 1}")
         if j in given:

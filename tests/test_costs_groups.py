@@ -50,7 +50,9 @@ def test_plain_files_have_no_groups(tmp_path: Path) -> None:
     ("feature,cost,group\ng,1,\ng,2,\nc0__mean,1,g\n*,1,\n", "group 'g' already has a cost"),
     ("feature,cost,group\nc0__mean,1,c1__mean\n*,1,\n", "has the name of a feature"),
     ("feature,cost,group\nc0__mean,1\n*,1,\n", "expected 3 fields"),
-    ("feature,cost,group\nzzz,1,\n*,1,\n", "unknown feature 'zzz'"),
+    ("feature,cost,group\nzzz,1,\n*,1,\n", "unknown feature 'zzz'$"),
+    ("feature,cost,group\nc5__maximum,1,\n*,1,\n", "unknown feature 'c5__maximum'; a costs file for raw windows must "
+     "be profiled for the same feature plan"),
     ("feature,cost,grp\n*,1,\n", "header must be"),
 ])
 def test_bad_group_files(tmp_path: Path, text: str, message: str) -> None:
