@@ -58,7 +58,10 @@ def linear_fields(m: Any, p: str, costs: str, arrays: list[CArray]) -> dict[str,
         arrays.append(CArray(f"{p}_weight_q", "int16_t", m.weight_q))
         f.update(weight_q=f"{p}_weight_q", bias_q=c_int(m.bias_q),
                  decision_threshold_q=c_int(m.decision_threshold_q), in_shift=c_uint(m.in_shift),
-                 w_shift=c_uint(m.w_shift))
+                 w_shift=c_uint(m.w_shift), term_shift="NULL")
+        if m.term_shift is not None:
+            arrays.append(CArray(f"{p}_term_shift", "uint8_t", m.term_shift))
+            f["term_shift"] = f"{p}_term_shift"
     else:
         arrays.append(CArray(f"{p}_weight", "float", m.weight))
         f.update(weight=f"{p}_weight", bias=c_float(m.bias), decision_threshold=c_float(m.decision_threshold))

@@ -8,8 +8,10 @@ The reference reproduces the C runtime bit for bit:
   order (no FMA); label 1 iff ``acc > decision_threshold``;
 - q15 (integer only): ``x_q = trunc(x * 2**in_shift)`` computed from the
   float's IEEE bits and saturated to +-INT32_MAX (``float_to_fixed``);
-  ``p = w_q * x_q`` in int64, divided by ``2**in_shift`` truncating toward
-  zero; ``acc = sat32(acc + p)`` after every term, starting at ``bias_q``;
+  ``p = w_q * x_q`` in int64, divided by ``2**sh`` truncating toward
+  zero, where sh is ``in_shift`` or the term's ``term_shift[k]`` (a weight
+  far below the largest keeps 16 bits: ``w_q = round(w * 2**(w_shift + e))``,
+  ``sh = in_shift + e``); ``acc = sat32(acc + p)`` after every term, starting at ``bias_q``;
   label 1 iff ``acc > decision_threshold_q``; score = acc * 2**-w_shift;
 - every feature is read at most once per prediction, n_read counts distinct
   features, cost sums their costs in first-read order (float32; q15: uint16
@@ -29,6 +31,8 @@ from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, float_to_fixed, pick_shift, to_fixed
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
+
+MAX_TERM_SHIFT = 60  # FM_MAX_TERM_SHIFT: a product |w_q * x_q| < 2**46 shifted in 64 bits
 
 
 def _f32(v: Any) -> float:
@@ -108,22 +112,34 @@ class LinearScorerQ15(FieldTables):
     """Integer-only linear scorer (see the module docstring for the exact arithmetic)."""
 
     FIELDS = ("n_features", "feature", "weight_q", "bias_q", "decision_threshold_q", "in_shift", "w_shift", "costs",
-              "cost_unit")
+              "cost_unit", "term_shift")
     WHAT = "linear tables"
 
     n_features: int
     feature: np.ndarray  # int32 [nnz]
-    weight_q: np.ndarray  # int16 [nnz], weight * 2**w_shift
+    weight_q: np.ndarray  # int16 [nnz], weight * 2**w_shift (* 2**(term_shift[k] - in_shift) with term shifts)
     bias_q: int
     decision_threshold_q: int
     in_shift: int
     w_shift: int
     costs: np.ndarray | None = None  # uint16 cost units [n_features]; None = 1 each
     cost_unit: float = 1.0
+    term_shift: np.ndarray | None = None  # uint8 [nnz] product shift of each term; None = in_shift for all
 
     def __post_init__(self) -> None:
-        set_arrays(self, (("feature", "i4"), ("weight_q", "i2")), (("costs", "u2"),))
+        set_arrays(self, (("feature", "i4"), ("weight_q", "i2")), (("costs", "u2"), ("term_shift", "u1")))
         self.validate()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LinearScorerQ15:
+        """As FieldTables.from_dict; a map without term_shift (written before it existed) has none."""
+        return super().from_dict({"term_shift": None, **data} if isinstance(data, dict) else data)
+
+    def shifts(self) -> np.ndarray:
+        """The product shift of every term (int64 [nnz])."""
+        if self.term_shift is None:
+            return np.full(self.nnz, self.in_shift, np.int64)
+        return self.term_shift.astype(np.int64)
 
     @property
     def nnz(self) -> int:
@@ -139,18 +155,22 @@ class LinearScorerQ15(FieldTables):
         require(INT32_MIN <= self.bias_q <= INT32_MAX and INT32_MIN <= self.decision_threshold_q <= INT32_MAX,
                 "bias_q and decision_threshold_q must fit int32")
         require(0 <= self.in_shift <= MAX_SHIFT and 0 <= self.w_shift <= MAX_SHIFT, "shifts must be in 0..30")
+        if self.term_shift is not None:
+            require(self.term_shift.shape == self.feature.shape, "term_shift and feature differ in length")
+            require(bool(np.all((self.term_shift >= self.in_shift) & (self.term_shift <= MAX_TERM_SHIFT))),
+                    f"term shifts must be in in_shift..{MAX_TERM_SHIFT}")
         check_q15_costs(self.costs, self.n_features, self.cost_unit)
 
     def score_into(self, X32: np.ndarray, state: ReadState, acc: np.ndarray,
                    rows: np.ndarray | None = None) -> None:
         """acc (int64 holding int32 values) updated as fm_linear_q15_score."""
-        for f, w in zip(self.feature.tolist(), self.weight_q.astype(np.int64), strict=True):
+        for f, w, sh in zip(self.feature.tolist(), self.weight_q.astype(np.int64), self.shifts(), strict=True):
             r = state.active(rows)
             x = state.read(X32, r, np.full(len(r), f, np.int64), self.costs, integer=True)
             ok = state.status[r] == FM_OK
             r, x = r[ok], x[ok]
             p = w * float_to_fixed(x, self.in_shift).astype(np.int64)
-            p = np.where(p < 0, -((-p) >> self.in_shift), p >> self.in_shift)
+            p = np.where(p < 0, -((-p) >> sh), p >> sh)
             acc[r] = np.clip(acc[r] + p, INT32_MIN, INT32_MAX)
 
     def reference(self, X32: np.ndarray) -> tuple[Predictions, np.ndarray]:
@@ -170,19 +190,28 @@ class LinearScorerQ15(FieldTables):
 
 
 
-def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None) -> LinearScorerQ15:
+def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None,
+                    term_shifts: bool = True) -> LinearScorerQ15:
     """Fixed-point tables: inputs scaled by 2**in_shift (choose it so that |x| * 2**in_shift < 2**31),
-    weights by 2**w_shift (default: the largest that keeps every weight in int16)."""
+    weights by 2**w_shift (default: the largest that keeps every weight in int16). With ``term_shifts``, a
+    weight that is not exact at w_shift is scaled by 2**(w_shift + e), e the largest that keeps it in int16, and
+    its product shifted by in_shift + e (term_shift; None when no weight gains a bit)."""
     require(0 <= in_shift <= MAX_SHIFT, "in_shift must be in 0..30")
     if w_shift is None:
         w_shift = pick_shift(float(np.max(np.abs(s.weight), initial=0.0)))
     require(0 <= w_shift <= MAX_SHIFT, "w_shift must be in 0..30")
-    wq = np.clip(np.round(s.weight.astype(np.float64) * 2.0**w_shift), -32768, 32767).astype(np.int16)
+    w = s.weight.astype(np.float64)
+    extra = np.zeros(len(w), np.int64)
+    if term_shifts:  # a weight held exactly at w_shift keeps it (so do zero weights)
+        extra = np.array([0 if float(v * 2.0**w_shift).is_integer() else max(pick_shift(abs(float(v))) - w_shift, 0)
+                          for v in w], np.int64)
+    wq = np.clip(np.round(w * 2.0 ** (w_shift + extra)), -32768, 32767).astype(np.int16)
     costs, unit = quantize_costs(s.costs)
     return LinearScorerQ15(n_features=s.n_features, feature=s.feature.copy(), weight_q=wq,
                            bias_q=to_fixed(s.bias, w_shift),
                            decision_threshold_q=to_fixed(s.decision_threshold, w_shift),
-                           in_shift=in_shift, w_shift=w_shift, costs=costs, cost_unit=unit)
+                           in_shift=in_shift, w_shift=w_shift, costs=costs, cost_unit=unit,
+                           term_shift=(in_shift + extra).astype(np.uint8) if np.any(extra > 0) else None)
 
 
 def in_shift_for(absmax: float) -> int:
@@ -204,6 +233,7 @@ def linear_struct(ffi: Any, tables: dict[str, Any], keep: list[Any]) -> Any:
         s.bias_q, s.decision_threshold_q = tables["bias_q"], tables["decision_threshold_q"]
         s.in_shift, s.w_shift = tables["in_shift"], tables["w_shift"]
         s.costs = c_ptr(ffi, keep, "const uint16_t *", tables["costs"], "u2")
+        s.term_shift = c_ptr(ffi, keep, "const uint8_t *", tables.get("term_shift"), "u1")
     else:
         s.weight = c_ptr(ffi, keep, "const float *", tables["weight"], "f4")
         s.bias, s.decision_threshold = tables["bias"], tables["decision_threshold"]

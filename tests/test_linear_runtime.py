@@ -219,7 +219,9 @@ def test_check_rejects_corruption(cmod: Any, what: str) -> None:
         assert cmod.lib.fm_linear_check(linear_struct(cmod.ffi, bad, keep)) == FM_E_MODEL
 
 
-@pytest.mark.parametrize("change", [{"feature": [0, 3]}, {"in_shift": 31}, {"w_shift": 31}])
+@pytest.mark.parametrize("change", [{"feature": [0, 3]}, {"in_shift": 31}, {"w_shift": 31},
+                                    {"term_shift": np.array([16, 15], np.uint8)},
+                                    {"term_shift": np.array([16, 61], np.uint8)}])
 def test_q15_check_rejects_corruption(cmod: Any, change: dict[str, Any]) -> None:
     good = LinearScorer(n_features=3, feature=[0, 2], weight=[1.0, 2.0], bias=0.5).q15().to_dict()
     bad = {**good, **change}
@@ -233,3 +235,29 @@ def test_round_trip_dict() -> None:
     assert_round_trips(m, m.q15(in_shift=12))
     with pytest.raises(ModelFormatError):
         LinearScorer.from_dict({"n_features": 2})
+
+
+def test_term_shifts_keep_small_weights_beside_large_ones(cmod: Any) -> None:
+    """Weights 6.6 on a feature near 1 and 0.0015 on one up to 2600 (keel:bands' l1-gate had both): at the
+    one weight shift of 6.6 (12) the small weight keeps 3 bits (6 / 4096, 2.3% off) and the score errs by
+    up to 0.09; with term shifts it keeps 16 bits and the score errs by the truncation of each term only.
+    C equals numpy in both forms; weights exact at w_shift keep it (no term_shift)."""
+    m = LinearScorer(n_features=2, feature=[0, 1], weight=[6.6, 0.0015], bias=-3.0)
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.uniform(0, 1, 400), rng.uniform(0, 2600, 400)]).astype(np.float32)
+    exact = m.reference(X)[0].score.astype(np.float64)
+    shift = in_shift_for(2600.0)
+    plain, fine = quantize_linear(m, in_shift=shift, term_shifts=False), quantize_linear(m, in_shift=shift)
+    assert plain.term_shift is None and plain.w_shift == fine.w_shift == 12 and plain.weight_q[1] == 6
+    e = 24 - 12  # 0.0015 * 2**24 = 25166 fits int16, 2**25 would not
+    assert list(fine.term_shift) == [shift, shift + e] and fine.weight_q[1] == round(0.0015 * 2**24)
+    err = {}
+    for name, q in (("plain", plain), ("fine", fine)):
+        pred = q.reference(X)[0]
+        assert_same(CLinear(q, cmod.ffi, cmod.lib), q, X[:40])
+        err[name] = float(np.max(np.abs(pred.score / 2.0**q.w_shift - exact)))
+    assert err["fine"] <= 2 * 2.0**-12 + 1e-6 < 0.05 < err["plain"]
+    assert quantize_linear(LinearScorer(n_features=1, feature=[0], weight=[0.5], bias=0.0)).term_shift is None
+    # a map written before term shifts loads as one shift for every term
+    old = {k: v for k, v in fine.to_dict().items() if k != "term_shift"}
+    assert LinearScorerQ15.from_dict(old).term_shift is None

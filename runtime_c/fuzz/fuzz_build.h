@@ -21,6 +21,7 @@ typedef struct {
     int32_t feature[FZ_MAX_NNZ];
     float weight[FZ_MAX_NNZ];
     int16_t weight_q[FZ_MAX_NNZ];
+    uint8_t term_shift[FZ_MAX_NNZ];
 } fz_linear_arrays;
 
 /* Tree tables (fm_trees.h layout): internal node slots per tree up to node_end[t], leaves
@@ -58,23 +59,31 @@ typedef struct {
 #endif
 
 /* The scalars of a linear model: float32 bias and decision threshold; q15 the same, then its input and weight
- * shifts. */
-static inline void fz_linear_f32_tail(fz_in *in, fm_linear *m)
+ * shifts and, after an odd byte, a term shift per term (any byte: the check refuses those out of range). */
+static inline void fz_linear_f32_tail(fz_in *in, fz_linear_arrays *a, fm_linear *m)
 {
+    (void)a;
     m->bias = fz_float(in, fz_byte(in));
     m->decision_threshold = fz_float(in, fz_byte(in));
 }
 
-static inline void fz_linear_q15_tail(fz_in *in, fm_linear_q15 *m)
+static inline void fz_linear_q15_tail(fz_in *in, fz_linear_arrays *a, fm_linear_q15 *m)
 {
     m->bias_q = (int32_t)fz_u32raw(in);
     m->decision_threshold_q = (int32_t)fz_u32raw(in);
     m->in_shift = fz_byte(in);
     m->w_shift = fz_byte(in);
+    if ((fz_byte(in) & 1u) != 0u) {
+        uint32_t k;
+        for (k = 0; k < m->nnz; ++k) {
+            a->term_shift[k] = fz_byte(in);
+        }
+        m->term_shift = a->term_shift;
+    }
 }
 
 /* NAME(in, a, m, nf, costs): builds linear model m (struct T, costs of type TC): its terms (the weights
- * a->w_ by FW, field W), then TAIL(in, m). */
+ * a->w_ by FW, field W), then TAIL(in, a, m). */
 #define FZ_LINEAR_BUILDER(NAME, T, TC, FW, w_, W, TAIL)                                        \
     static inline void NAME(fz_in *in, fz_linear_arrays *a, T *m, uint32_t nf, const TC *costs) \
     {                                                                                           \
@@ -85,7 +94,7 @@ static inline void fz_linear_q15_tail(fz_in *in, fm_linear_q15 *m)
         FW(in, a->w_, m->nnz);                                                                  \
         m->feature = a->feature;                                                                \
         m->W = a->w_;                                                                           \
-        TAIL(in, m);                                                                            \
+        TAIL(in, a, m);                                                                         \
         m->costs = costs;                                                                       \
     }
 
@@ -151,7 +160,7 @@ static inline void fz_trees_q15_tail(fz_in *in, fz_trees_arrays *a, fm_trees_q15
 
 /* NAME(in, a, m, nf, costs): builds tree model m (struct T, costs of type TC): the common tables, the
  * thresholds a->thr_ by FT (field THR), the leaves a->leaf_ by FL (LEAF), the base scores a->base_ by FB
- * (BASE), then TAIL(in, m). */
+ * (BASE), then TAIL(in, a, m). */
 #define FZ_TREES_BUILDER(NAME, T, TC, FT, thr_, THR, FL, leaf_, LEAF, FB, base_, BASE, TAIL)                    \
     static inline void NAME(fz_in *in, fz_trees_arrays *a, T *m, uint32_t nf, const TC *costs)               \
     {                                                                                                         \

@@ -14,8 +14,13 @@
  *   x_q  = fm_float_to_fixed(bits(x), in_shift): trunc(x * 2^in_shift)
  *          computed from the IEEE-754 bits with integer ops only, then
  *          saturated to [-INT32_MAX, INT32_MAX];
- *   p    = (int64)weight_q[k] * x_q, then divided by 2^in_shift truncating
- *          toward zero (sign-magnitude shift), i.e. in units of 2^-w_shift;
+ *   p    = (int64)weight_q[k] * x_q, then divided by 2^sh truncating
+ *          toward zero (sign-magnitude shift), i.e. in units of 2^-w_shift,
+ *          where sh = in_shift, or term_shift[k] when the table has one: a
+ *          term whose weight is far below the largest keeps its 16 bits as
+ *          weight * 2^(w_shift + e) with sh = in_shift + e (features of very
+ *          different scales: a weight of 0.0015 beside 6.6 would otherwise
+ *          keep 3 bits);
  *   acc  = bias_q; acc = sat32(acc + p) after every term (saturating int32);
  *   label = acc > decision_threshold_q; out->score_q = acc.
  * Real-valued score = acc * 2^-w_shift. Shifts are in 0..30.
@@ -50,11 +55,16 @@ typedef struct {
     uint32_t in_shift;            /* input scale: x_q = trunc(x * 2^in_shift) */
     uint32_t w_shift;             /* score = acc * 2^-w_shift */
     const uint16_t *costs;        /* [n_features] integer cost units or NULL (1 each) */
+    const uint8_t *term_shift;    /* [nnz] product shift of each term, in_shift .. FM_MAX_TERM_SHIFT, or NULL
+                                   * (every term in_shift) */
 } fm_linear_q15;
+
+/* Largest term_shift: a product |weight_q * x_q| < 2^46 shifted in 64 bits. */
+#define FM_MAX_TERM_SHIFT 60u
 
 /* Load-time checks (FM_OK or FM_E_MODEL): non-NULL arrays, every feature
  * index < n_features, finite weights/bias/threshold, finite costs >= 0
- * (float32), shifts in 0..30 (q15). */
+ * (float32), shifts in 0..30 and term shifts in in_shift..FM_MAX_TERM_SHIFT (q15). */
 int fm_linear_check(const fm_linear *m);
 int fm_linear_q15_check(const fm_linear_q15 *m);
 

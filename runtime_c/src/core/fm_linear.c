@@ -49,6 +49,14 @@ int fm_linear_q15_check(const fm_linear_q15 *m)
         m->in_shift > FM_MAX_SHIFT || m->w_shift > FM_MAX_SHIFT) {
         return FM_E_MODEL;
     }
+    if (m->term_shift != NULL) {
+        uint32_t k;
+        for (k = 0; k < m->nnz; ++k) {
+            if (m->term_shift[k] < m->in_shift || m->term_shift[k] > FM_MAX_TERM_SHIFT) {
+                return FM_E_MODEL;
+            }
+        }
+    }
     return FM_OK;
 }
 
@@ -88,17 +96,20 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *me
     for (k = 0; k < m->nnz; ++k) {
         float x;
         int64_t p;
+        uint32_t sh;
         int rc = fm_memo_get_q(memo, in, m->costs, (uint32_t)m->feature[k], &x, out);
         if (rc != FM_OK) {
             return rc;
         }
+        /* term shifts beyond 60 are refused by the check; the mask keeps an unchecked table's shift defined */
+        sh = (m->term_shift != NULL ? m->term_shift[k] : m->in_shift) & 63u;
         p = (int64_t)m->weight_q[k] * (int64_t)fm_float_to_fixed(fm_float_bits(x), m->in_shift);
-        /* divide by 2^in_shift, truncating toward zero, without relying on
+        /* divide by 2^sh, truncating toward zero, without relying on
          * the implementation-defined right shift of negative numbers */
         if (p < 0) {
-            p = -(int64_t)((uint64_t)(-p) >> m->in_shift);
+            p = -(int64_t)((uint64_t)(-p) >> sh);
         } else {
-            p = (int64_t)((uint64_t)p >> m->in_shift);
+            p = (int64_t)((uint64_t)p >> sh);
         }
         a = fm_sat32((int64_t)a + p);
     }

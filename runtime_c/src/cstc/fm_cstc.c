@@ -173,6 +173,7 @@ static int score_q15(const fm_cstc_q15 *m, uint32_t s, uint32_t k, const fm_read
     node.in_shift = m->in_shift;
     node.w_shift = m->w_shift[k];
     node.costs = m->costs;
+    node.term_shift = NULL; /* CSTC nodes: one shift per node (w_shift[k]) */
     return fm_linear_q15_score(&node, in, memo, acc, out);
 }
 
