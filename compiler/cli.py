@@ -30,7 +30,7 @@ from compiler.header import (
     render_header,
 )
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
-from compiler.options import OutputFile
+from compiler.options import OutputFile, refuse_overwriting_input
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
@@ -104,6 +104,7 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
     given = {k: v for k, v in opts.items() if v is not None and ctx.get_parameter_source(k).name != "DEFAULT"}
     if on_target is not None and costs_path != "measured":
         raise click.UsageError("--on TARGET goes with --costs measured")
+    refuse_overwriting_input(output, data_file=data, costs_file=costs_path, features_file=features)
     task = tasks.prepare(data, positive, target_column, seed, features)
     if task.n_classes > 2 and not KINDS[kind].multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
@@ -129,9 +130,16 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         if measured is not None:  # training failed: leave nothing behind
             measured.unlink(missing_ok=True)
     tr = model.meta.get("training", {})
-    extras = ", ".join(f"{k.replace('validation_', 'validation ')}={v:.4g}" if isinstance(v, float)
-                       else f"{k}={v}" for k, v in tr.items()
+    folds = max(int(tr.get(k) or 0) for k in ("sweep_folds", "exit_folds", "cv_folds"))
+    # a small validation part: the model was chosen by cross-validation and refitted on train + validation, so
+    # its validation figures are in-sample (cstc, miser, gated, skyline, cascade alike)
+    label = "in-sample " if folds > 1 else "validation "
+    extras = ", ".join(f"{k.replace('validation_', label)}={v:.4g}" if isinstance(v, float)
+                       else f"{k.replace('validation_', label)}={v}" for k, v in tr.items()
                        if k.startswith("validation_") or k == "budget_chosen")
+    if folds > 1 and extras:
+        extras = (f"chosen by {folds}-fold cross-validation and refitted on the train and validation parts, so "
+                  f"these figures are not held out (`frugalml eval` reports the test part): {extras}")
     click.echo(f"wrote {output} ({size} bytes){': ' + extras if extras else ''}", err=True)
 
 
@@ -202,6 +210,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     checked against the same count: its instructions hold every constant
     of the tables, so the tables' bytes are a lower bound of its size.
     """
+    refuse_overwriting_input(output, model_file=model_path, embed_data=embed)
     budget = flash_budget(target_name, flash_budget_text)
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
@@ -227,6 +236,8 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             click.echo(f"warning: --rows {rows} but {embed} has {data.n_rows} rows: embedding all {data.n_rows}",
                        err=True)
         X = data.X[: rows or 20]
+        if num == "q15":  # the agreement warning of eval / predict, on every row of the data given
+            q15_agreement(model, data.X, c_evaluator(model, "q15").predict(data.X))
         if data.windows is not None:
             series = data.windows.series[: rows or 20]
             windows = series if len({s.shape for s in series}) == 1 and form == "tables" else None
@@ -347,6 +358,7 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     cost (q15: integer cost units times the header's FM_COST_UNIT), rounded to
     6 decimals without trailing zeros.
     """
+    refuse_overwriting_input(output, model_file=model_path, data_file=data)
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
     ds = load_for_model(data, model.meta)

@@ -9,6 +9,7 @@ The family-only options (``--leaves``, ``--stages`` ...) are in compiler.trees.o
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,8 +140,9 @@ SWEEP_OPTIONS = [
 
 
 class OutputFile(click.Path):
-    """A file the command writes: refused at once (exit 2, before any training) when its folder is missing,
-    instead of an OSError naming a temporary file after the work is done."""
+    """A file the command writes: refused at once (exit 2, before any training) when its folder is missing or
+    cannot be written (a file is created there and removed), instead of an OSError naming a temporary file
+    after the work is done."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False)
@@ -150,4 +152,21 @@ class OutputFile(click.Path):
         folder = Path(os.fsdecode(path)).parent
         if not folder.is_dir():
             self.fail(f"folder {str(folder)!r} does not exist", param, ctx)
+        try:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            self.fail(f"cannot write into folder {str(folder)!r} ({exc.strerror or exc})", param, ctx)
         return path
+
+
+def refuse_overwriting_input(output: str | None, **inputs: str | None) -> None:
+    """Exit 2 when the file to write is one of the inputs (e.g. `predict M D.csv -o D.csv`): the input would be
+    destroyed. ``inputs``: what each input is called in the message -> its path or data spec."""
+    if output is None:
+        return
+    out = Path(output).resolve()
+    for what, spec in inputs.items():
+        if spec is not None and Path(spec).is_file() and Path(spec).resolve() == out:
+            raise click.UsageError(f"-o {output} is the {what.replace('_', ' ')}: writing it would destroy the "
+                                   "input; choose another output file")

@@ -60,8 +60,18 @@ def _label_str(v: object) -> str:
     return str(v).strip()
 
 
-def _labels(y: np.ndarray | list) -> np.ndarray:
-    return np.array([_label_str(v) for v in y], dtype=object).astype(str)
+def _labels(y: np.ndarray | list, source: str = "data") -> np.ndarray:
+    """The label texts, stripped of spaces at either end; two labels that differ only there are refused (they
+    would silently become one class)."""
+    out = np.array([_label_str(v) for v in y], dtype=object).astype(str)
+    first: dict[str, str] = {}
+    for v, lab in zip(y, out.tolist(), strict=True):
+        if isinstance(v, (str, bytes)):  # numbers print one way; texts may carry spaces
+            text = v.decode() if isinstance(v, bytes) else str(v)
+            if first.setdefault(lab, text) != text:
+                raise DataError(f"{source}: labels {first[lab]!r} and {text!r} differ only in spaces at the ends; "
+                                "labels are read stripped, so they would be one class: make them differ otherwise")
+    return out
 
 
 def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
@@ -80,7 +90,13 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
         r, c = np.argwhere(~np.isfinite(X))[0]
         where = f"row {r + 1}" if first_line is None else f"line {r + first_line}"
         raise DataError(f"{source}: {where} feature {names[c]!r} is NaN or infinite")
-    return Dataset(X=X, y=_labels(y), feature_names=list(names), name=source)
+    big = np.abs(X) > float(np.finfo(np.float32).max)
+    if np.any(big):  # the runtime reads float32: it would be infinite there
+        r, c = np.argwhere(big)[0]
+        where = f"row {r + 1}" if first_line is None else f"line {r + first_line}"
+        raise DataError(f"{source}: {where} feature {names[c]!r} is {X[r, c]:g}, beyond float32 (|x| <= 3.4e38): "
+                        "the device reads float32")
+    return Dataset(X=X, y=_labels(y, source), feature_names=list(names), name=source)
 
 
 def keel_codes(X: np.ndarray, spec: str) -> np.ndarray:
@@ -144,7 +160,7 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
     for r, row in enumerate(data, start=2):
         if len(row) != len(header):
             raise DataError(f"{path} line {r}: {len(row)} fields, the header has {len(header)}")
-        y.append("" if ti is None else row[ti].strip())
+        y.append("" if ti is None else row[ti])  # stripped by _labels, which refuses labels that differ only there
         vals = [c for i, c in enumerate(row) if i != ti]
         for c, v in enumerate(vals):
             try:
@@ -161,7 +177,7 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
                             f"labels, give --target-column {names[c]})")
                 raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not "
                                 f"numeric{hint}") from None
-    if ti is not None and any(lab == "" for lab in y):
+    if ti is not None and any(not lab.strip() for lab in y):
         raise DataError(f"{path}: missing target value in column {header[ti]!r}")
     ds = _finish(X, y, names, str(path), first_line=2)
     ds.labelled = ti is not None
@@ -429,6 +445,10 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
     without y, is read as rows without labels (``labelled`` False: fine to predict, not to evaluate)."""
     names = meta.get("feature_names")
     ds = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"), unlabelled=names or [])
+    if ds.plan is None and names and len(ds.feature_names) < len(names) and set(ds.feature_names) < set(names):
+        lost = [n for n in names if n not in set(ds.feature_names)]
+        raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: columns "
+                        f"{', '.join(map(repr, lost[:8]))}{', ...' if len(lost) > 8 else ''} are missing")
     if ds.plan is None and names and set(names) < set(ds.feature_names):
         extra = [n for n in ds.feature_names if n not in set(names)]
         raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: columns "

@@ -175,8 +175,8 @@ def test_csv_whose_labels_are_not_the_last_column_names_the_option(tmp_path: Pat
 
 def test_q15_that_loses_the_features_warns(tmp_path: Path) -> None:
     """Features with a large offset against their spread (100000 +- 2) keep no resolution in q15: eval
-    reports the q15/float32 label agreement and warns when it is low, and predict warns too; the same
-    data centered gives agreeing tables and no warning."""
+    reports the q15/float32 label agreement and warns when it is low, and predict and export-c --embed warn
+    too; the same data centered gives agreeing tables and no warning."""
     rng = np.random.default_rng(4)
     y = rng.integers(0, 2, 500)
     X = rng.normal(size=(500, 3)) + 2.0 * y[:, None]
@@ -189,6 +189,9 @@ def test_q15_that_loses_the_features_warns(tmp_path: Path) -> None:
         agree, warned = json.loads(out)["q15_agreement"], "warning: the q15 tables give" in err
         assert (agree < 0.95 and warned) if name == "far" else (agree >= 0.95 and not warned), (agree, err)
         code, _, err = run("predict", tmp_path / f"{name}.m", tmp_path / f"{name}.npz", "--numeric", "q15")
+        assert code == 0 and ("warning: the q15 tables give" in err) == (name == "far"), err
+        code, _, err = run("export-c", tmp_path / f"{name}.m", "-o", tmp_path / f"{name}.h", "--numeric", "q15",
+                           "--embed", tmp_path / f"{name}.npz")  # on every row of the data, not only the embedded
         assert code == 0 and ("warning: the q15 tables give" in err) == (name == "far"), err
     code, out, err = run("eval", tmp_path / "far.m", tmp_path / "far.npz", "--json")
     assert code == 0 and "q15_agreement" not in json.loads(out) and "warning" not in err
@@ -375,3 +378,86 @@ def test_a_number_with_an_underscore_is_not_a_number(tmp_path: Path) -> None:
     with pytest.raises(CostsError, match="line 2: cost is not a number"):
         (tmp_path / "c.csv").write_text("feature,cost\na,1_0\nb,1\n")
         load_costs(tmp_path / "c.csv", ["a", "b"])
+
+
+def test_labels_that_differ_only_in_spaces_at_the_ends_are_refused(tmp_path: Path) -> None:
+    """'a', ' a' and 'a ' would be read as one class (labels are stripped): refused, nothing written. Labels
+    that all carry the same space (a CSV written as 'v, x') are read stripped as before."""
+    rows = "".join(f"{i},{lab}\n" for i, lab in enumerate(["a", " a", "a ", "b"] * 5))
+    (tmp_path / "s.csv").write_text("v,label\n" + rows)
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-static", tmp_path / "s.csv", "-o", out),
+                   "labels 'a' and ' a' differ only in spaces at the ends")
+    assert not out.exists()
+    (tmp_path / "ok.csv").write_text("v,label\n" + "".join(f"{i}, {'xy'[i % 2]}\n" for i in range(20)))
+    from pyruntime.data import load_dataset
+
+    assert sorted(set(load_dataset(str(tmp_path / "ok.csv")).y.tolist())) == ["x", "y"]
+
+
+def test_an_output_that_is_an_input_or_in_a_folder_that_cannot_be_written(tmp_path: Path) -> None:
+    """-o naming the model or data file itself: exit 2 before anything is written, the input intact (export-c
+    and predict used to replace it); a folder that cannot be written: refused before training, not after."""
+    X, y = make_sparse_binary(60, 4, seed=2)
+    data = tmp_path / "d.csv"
+    data.write_text(csv_text(X, ["a" if t else "b" for t in y]))
+    model = tmp_path / "m.msgpack"
+    code, _, err = run("train", "nb-static", data, "-o", model)
+    assert code == 0, err
+    before = {p: p.read_bytes() for p in (data, model)}
+    for args, what in ((("export-c", model, "-o", model), "the model file"),
+                       (("predict", model, data, "-o", data), "the data file"),
+                       (("train", "nb-static", data, "-o", data), "the data file")):
+        one_line_error(*run(*args), f"is {what}: writing it would destroy the input")
+    assert all(p.read_bytes() == b for p, b in before.items())
+    sysfs = Path("/sys")
+    if sysfs.is_dir():  # no file can be created there, not even by root
+        one_line_error(*run("train", "nb-static", data, "-o", sysfs / "m.msgpack"), "cannot write into folder '/sys'")
+
+
+def test_a_value_beyond_float32_names_its_line(tmp_path: Path) -> None:
+    """1e39 is finite in the CSV's float64 but infinite in the runtime's float32: train, predict and
+    export-c --embed refuse it naming the line and column (train printed numpy and scikit-learn warnings,
+    predict said 'an input value overflows float32', --embed wrote INFINITY into the header)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + X[:, 2] > 0
+    good = tmp_path / "g.csv"
+    good.write_text(csv_text(X, ["a" if t else "b" for t in y]))
+    X[6, 1] = -1e39
+    huge = tmp_path / "h.csv"
+    huge.write_text(csv_text(X, ["a" if t else "b" for t in y]))
+    model, header = tmp_path / "m.msgpack", tmp_path / "m.h"
+    want = ("h.csv: line 8 feature ", "is -1e+39, beyond float32")
+    one_line_error(*run("train", "miser", huge, "-o", model), *want)
+    code, _, err = run("train", "miser", good, "--lambda", "0", "-o", model)
+    assert code == 0, err
+    one_line_error(*run("predict", model, huge), *want)
+    one_line_error(*run("export-c", model, "-o", header, "--embed", huge), *want)
+    assert not header.exists()
+
+
+def test_a_missing_feature_column_is_named(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 4))
+    y = ["up" if v else "down" for v in X[:, 0] + X[:, 3] > 0]
+    (tmp_path / "all.csv").write_text("f0,f1,f2,f3,label\n" + "".join(
+        ",".join([*(f"{v:.4f}" for v in r), lab]) + "\n" for r, lab in zip(X, y, strict=True)))
+    (tmp_path / "few.csv").write_text("f0,f1,f3,label\n" + "".join(
+        ",".join([*(f"{v:.4f}" for v in r[[0, 1, 3]]), lab]) + "\n" for r, lab in zip(X, y, strict=True)))
+    model = tmp_path / "m.msgpack"
+    code, _, err = run("train", "miser", tmp_path / "all.csv", "--lambda", "0", "-o", model)
+    assert code == 0, err
+    for cmd in ("predict", "eval"):
+        one_line_error(*run(cmd, model, tmp_path / "few.csv"), "few.csv has 3 features, the model expects 4: "
+                       "columns 'f2' are missing")
+
+
+def test_a_model_refitted_on_the_validation_rows_does_not_call_its_figures_validation(tmp_path: Path) -> None:
+    """wine's 36 validation rows: the sweep is judged by cross-validation and the kept model refitted on train +
+    validation, so its figures on the validation rows are in-sample; the last line says so (it printed
+    'validation accuracy=1' where the test part gives less)."""
+    code, _, err = run("train", "cstc", "sklearn:wine", "--sweep", "-o", tmp_path / "w.msgpack")
+    last = err.strip().splitlines()[-1]
+    assert code == 0 and "chosen by 5-fold cross-validation and refitted" in last, err
+    assert "in-sample accuracy=" in last and "validation accuracy" not in last

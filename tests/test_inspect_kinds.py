@@ -94,7 +94,7 @@ def test_gated_shows_parts_and_remote_f0(work: Path) -> None:
     t = fmt.load(work / "l1-gate.msgpack").tables
     assert info["kind"] == "gated" and info["f0"].startswith("remote")
     assert info["gate"]["type"] == "linear" and info["f1"]["type"] == "linear"
-    assert info["f1"]["features"] == [f"x{j}" for j in t.f1.feature]
+    assert info["f1"]["features"] == [f"x{j}" for j in dict.fromkeys(t.f1.feature.tolist())]
     used = set(t.gate.feature.tolist()) | set(t.f1.feature.tolist())
     assert features_of(info["features_used"]) == {j: COSTS[j] for j in used}
 
@@ -119,3 +119,17 @@ def test_cstc_shows_the_tree_of_classifiers(work: Path) -> None:
     for k, node in enumerate(info["nodes"]):
         assert node["features"] == [f"x{j}" for j in t.feature[t.term_start[k]:t.term_start[k + 1]]]
     assert features_of(info["features_used"]) == {j: COSTS[j] for j in set(t.feature.tolist())}
+
+
+def test_a_k_class_linear_part_lists_each_feature_once(tmp_path: Path) -> None:
+    """K class scorers of f1 read the same features: inspect lists each once (it listed them K times)."""
+    model = tmp_path / "iris.msgpack"
+    code, _, err = run("train", "l1-gate", "sklearn:iris", "-o", model)
+    assert code == 0, err
+    code, out, err = run("inspect", model, "--json")
+    assert code == 0, err
+    f1 = json.loads(out)["f1"]
+    m = fmt.load(model)
+    names = m.meta["feature_names"]
+    assert f1["n_classes"] == 3 and f1["nnz"] == m.tables.f1.nnz > len(f1["features"])
+    assert f1["features"] == [names[j] for j in dict.fromkeys(m.tables.f1.feature.tolist())]

@@ -229,8 +229,9 @@ class GatedModel:
                         "rule": "easy (f1 answers) iff f1's largest class score - its second largest > threshold",
                         "features": []}
             if isinstance(p, (LinearScorer, MultiLinear)):
+                # each feature once, in first-read order (K class scorers repeat the features they share)
                 return {"type": part_type(p), "n_classes": n_classes_of(p), "nnz": int(p.nnz),
-                        "features": [feature_name(feature_names, int(j)) for j in p.feature]}
+                        "features": [feature_name(feature_names, int(j)) for j in dict.fromkeys(p.feature.tolist())]}
             t = tree_summary(p, feature_names)
             return {"type": "trees", "n_trees": t["n_trees"], "max_depth": t["max_depth"],
                     "features": [f["feature"] for f in t["features_used"]]}
