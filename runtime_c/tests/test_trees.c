@@ -342,6 +342,7 @@ static void test_linear(void)
     q.in_shift = 8;
     q.w_shift = 15;
     q.costs = cq;
+    q.term_shift = NULL; /* one product shift, in_shift, for every term */
     CHECK(fm_linear_q15_check(&q) == FM_OK);
     log_init(&lr, x, 3u);
     CHECK(fm_linear_q15_predict(&q, &r, &memo, &res) == FM_OK);
