@@ -35,6 +35,7 @@ EXPECTED = {
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
     "pipeline.py": "eager / lazy",
     "pipeline_unseen.py": "eager / lazy",
+    "q15_agreement.py": "term shifts",
     "runtime.py": "instr/prediction",
     "shared_runs.py": "flat/shared",
     "skyline.py": "accuracy vs budget",
