@@ -130,9 +130,9 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         if measured is not None:  # training failed: leave nothing behind
             measured.unlink(missing_ok=True)
     tr = model.meta.get("training", {})
-    folds = max(int(tr.get(k) or 0) for k in ("sweep_folds", "exit_folds", "cv_folds"))
-    # a small validation part: the model was chosen by cross-validation and refitted on train + validation, so
-    # its validation figures are in-sample (cstc, miser, gated, skyline, cascade alike)
+    # each kind records refit_folds when it chose by cross-validation and refitted on train + validation (a small
+    # validation part, or --folds): its validation figures are then in-sample
+    folds = int(tr.get("refit_folds") or 0)
     label = "in-sample " if folds > 1 else "validation "
     extras = ", ".join(f"{k.replace('validation_', label)}={v:.4g}" if isinstance(v, float)
                        else f"{k.replace('validation_', label)}={v}" for k, v in tr.items()

@@ -14,6 +14,7 @@ from cli_work import run
 from compiler.costs import CostsError, load_costs
 from pyruntime.data import is_number, make_sparse_binary
 from pyruntime.errors import DataError
+from pyruntime.format import load
 
 N = 10
 
@@ -461,3 +462,26 @@ def test_a_model_refitted_on_the_validation_rows_does_not_call_its_figures_valid
     last = err.strip().splitlines()[-1]
     assert code == 0 and "chosen by 5-fold cross-validation and refitted" in last, err
     assert "in-sample accuracy=" in last and "validation accuracy" not in last
+
+
+@pytest.mark.parametrize(("data", "args", "refit"), [
+    ("sklearn:wine", ("miser", "--sweep", "--trees", "10", "--lambda-grid", "0,1"), True),
+    ("sklearn:digits", ("miser", "--positive", "3", "--sweep", "--trees", "10", "--lambda-grid", "0,1"), False),
+    ("sklearn:wine", ("cascade", "--trees", "10"), True),
+    ("sklearn:digits", ("miser", "--positive", "3", "--sweep", "--trees", "10", "--lambda-grid", "0,1", "--folds",
+                        "3"), True),
+])
+def test_each_kind_records_whether_it_refitted_and_the_report_follows(tmp_path: Path, data: str,
+                                                                     args: tuple[str, ...], refit: bool) -> None:
+    """The kind that refits on train + validation after cross-validation (a small validation part, or --folds)
+    records refit_folds; the last line calls the figures in-sample exactly then (a large validation part judged
+    on its own rows keeps 'validation')."""
+    model = tmp_path / "m.msgpack"
+    code, _, err = run("train", args[0], data, *args[1:], "-o", model)
+    assert code == 0, err
+    last = err.strip().splitlines()[-1]
+    folds = load(model).meta["training"].get("refit_folds")
+    assert (folds is not None) == refit, (folds, err)
+    assert ("in-sample accuracy=" in last) == refit and ("validation accuracy=" in last) == (not refit), last
+    if refit:
+        assert f"chosen by {folds}-fold cross-validation and refitted" in last

@@ -133,6 +133,8 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
         else:
             model = fitted[pick]
         record["sweep_folds"] = folds
+        if folds:
+            record["refit_folds"] = int(folds)
         record["sweep_curve"] = curve
     else:
         for name in ("tolerance", "lambda_grid", "folds"):

@@ -338,6 +338,8 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         judged = "cv" if folds else "validation"
         print_curve(points, chosen, f0_acc, f0_cost, "cv" if folds else "val")
         record["sweep_folds"] = folds
+        if folds:
+            record["refit_folds"] = int(folds)
         record["sweep_curve"] = [{"pfull": q.p_full, "gamma": q.gamma, f"{judged}_accuracy": q.val_accuracy,
                                   f"{judged}_cost": q.val_mean_cost, "hpc_fraction": q.val_hpc_fraction}
                                  for q in points]

@@ -201,6 +201,7 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         "brute_force_nodes": _msgpack_count(clf.brute_force_nodes_),
         "precompute_seconds": float(clf.precompute_seconds_),
         "cv_folds": int(clf.cv_used_), "refit": bool(clf.refit_used_),
+        **({"refit_folds": int(clf.cv_used_)} if clf.refit_used_ and clf.cv_used_ else {}),
         "n_models": tables.n_models, "n_ranges": tables.index.n_ranges, "index_bytes": tables.index.nbytes(),
         "models": [{"features": mask_features(mask), "validation_accuracy": float(a),
                     "cost_coef": [float(c) for c in cf]}

@@ -161,6 +161,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                     raise click.UsageError("--exit-budget needs --exit-lambdas or --exit-every-grid")
                 est = cascade(lam0, int(every))
             record.update(est.cv_)
+            record["refit_folds"] = len(folds)  # the kept ensemble fitted on train + validation
             click.echo(f"cascade: exits by {len(folds)}-fold cross-validation: held-out accuracy "
                        f"{est.cv_['cv_accuracy']:.4f} (full ensembles {est.cv_['cv_full_accuracy']:.4f}), mean cost "
                        f"{est.cv_['cv_cost']:.2f}, {est.cv_['cv_features']:.2f} features, exits "

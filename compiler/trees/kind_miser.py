@@ -299,6 +299,8 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         print_curve(sweep.curve, sweep.tolerance)
         record["sweep_tolerance"] = sweep.tolerance
         record["sweep_folds"] = sweep.folds
+        if sweep.folds:  # refitted on train + validation after cross-validation
+            record["refit_folds"] = int(sweep.folds)
         record["sweep_curve"] = sweep.curve
     else:
         for name in ("tolerance", "lambda_grid", "folds", "one_se", "sweep_trees", "refine"):
