@@ -49,7 +49,7 @@ def parse_bins(spec: str) -> tuple[str, int]:
         if not 2 <= n <= 64:
             raise ValueError(f"--bins quantile:N needs 2 <= N <= 64, got {n}")
         return "quantile", n
-    raise ValueError(f"--bins must be 'mean-std' or 'quantile:N', got {spec!r}")
+    raise ValueError(f"--bins must be 'mean-std', 'quantile:N' or (nb-static, nb-stop) 'auto', got {spec!r}")
 
 
 def fit_bins(X: np.ndarray, spec: str = "mean-std") -> Bins:

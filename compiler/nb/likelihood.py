@@ -48,9 +48,10 @@ def gaussian_counts(X: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins, wi
     for j in range(d):
         col = X32[:, j].astype(np.float64)
         zero = bool(bins.zero_bin[j])
-        edges = gap_midpoints(bins.edges[j].astype(np.float64), np.unique(col[col != 0] if zero else col))
+        spread_of = col[col != 0] if zero else col
+        edges = gap_midpoints(bins.edges[j].astype(np.float64), np.unique(spread_of))
         first = 1 if zero else 0  # the first interval bin
-        spread = float(np.std(col[col != 0] if zero else col)) if col.size else 0.0
+        spread = float(np.std(spread_of)) if spread_of.size else 0.0
         for c in range(n_classes):
             v = col[y == c]
             if zero:
@@ -91,6 +92,8 @@ def gap_midpoints(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
     discrete feature. An edge is a training value (the quantile and mean-std rules put it on one or between
     two), so without this a 0/1 feature with its edge at 0 would have half of the Gaussian's mass at 0
     integrated into the bin above the edge."""
+    if values.size == 0:  # no training value to move towards (a zero-inflated feature that is always 0)
+        return edges
     nxt = np.searchsorted(values, edges, side="right")
     return np.where(nxt < values.size, 0.5 * (edges + values[np.minimum(nxt, values.size - 1)]), edges)
 

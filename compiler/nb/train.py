@@ -271,8 +271,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     classes judged on at least 200 validation rows, else ig), tolerance
     (None = 0.01 for K > 2 classes on at least 200 validation rows, where every
     budget up to 100 is judged; else 0, the best of the coarse grid), bins
-    ('mean-std' or 'quantile:N'), early_stopping (learn stop points), support
-    and performance (the paper's s and p), criterion:
+    ('mean-std', 'quantile:N' or 'auto'; auto: the paper's mean-std, quantile:8 or quantile:32 with Gaussian
+    entries, whichever naive Bayes on every feature is most accurate cross-validated on the pooled rows:
+    compiler.nb.table_form; fitted ``bins_``, ``likelihood_``, ``table_forms_``), early_stopping (learn stop
+    points), support and performance (the paper's s and p), criterion:
     'safe' (default: no loss on the stopped validation rows, ties allowed,
     >= 99.75% agreement with the full model and a rule-of-three bound
     (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
@@ -281,7 +283,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     check costs in feature reads: a stop point is kept only if the reads its
     stopped validation rows skip are at least stop_cost x the running rows,
     so stopping never costs more than it saves; 0 turns the rule off); alpha
-    (Laplace smoothing); likelihood ('counts', the paper's: the entries from
+    (Laplace smoothing); likelihood (None: counts, or the form bins='auto' keeps; 'counts', the paper's: the
+    entries from
     the class-bin counts; 'gaussian': from a Gaussian per class and feature integrated over each bin,
     zero-inflated where a feature has a zero bin: compiler.nb.likelihood; with fine quantile bins it
     approaches GaussianNB),
@@ -300,7 +303,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str = "mean-std",
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
-                 alpha: float = 1.0, likelihood: str = "counts", tolerance: float | None = None,
+                 alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
                  n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
@@ -326,8 +329,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"ordering must be one of {', '.join(ORDERINGS)}, got {self.ordering!r}")
         if self.criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {self.criterion!r}")
-        parse_bins(self.bins)
-        check_likelihood(self.likelihood)
+        if self.bins != "auto":
+            parse_bins(self.bins)
+        if self.likelihood is not None:
+            check_likelihood(self.likelihood)
         if self.budget is not None and (not isinstance(self.budget, (int, np.integer)) or self.budget < 1):
             raise ValueError(f"budget must be a positive integer, got {self.budget!r}")
         if not 0 <= self.support < 1:
@@ -364,11 +369,12 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         costs = None if self.costs is None else np.asarray(self.costs, dtype=np.float32)
         if costs is not None and costs.shape != (X.shape[1],):
             raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
+        self._choose_form(X, y, X_val, y_val)
         if self.classes_.size > 2:
             return self._fit_multi(X, y, X_val, y_val, costs)
-        bins = fit_bins(X, self.bins)
+        bins = fit_bins(X, self.bins_)
         B = bins.transform(X)
-        tables, counts = fit_tables(B, y, bins, self.alpha, self.likelihood, X)
+        tables, counts = fit_tables(B, y, bins, self.alpha, self.likelihood_, X)
         self.weights_ = class_weights(y_val)
         order = self._order(tables, counts, B, X_val, y_val)
         self.ordering_ = order
@@ -394,6 +400,17 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.static_threshold_ = float(t_static)
         return self
 
+    def _choose_form(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray) -> None:
+        """bins_, likelihood_ and table_forms_: as given, or judged (bins='auto': compiler.nb.table_form)."""
+        self.table_forms_: list[dict[str, object]] = []
+        if self.bins != "auto":
+            self.bins_, self.likelihood_ = str(self.bins), self.likelihood or "counts"
+            return
+        from compiler.nb.table_form import choose_table_form  # noqa: PLC0415 - imports the orderings
+
+        self.bins_, self.likelihood_, self.table_forms_ = choose_table_form(
+            X, y, X_val, y_val, int(self.classes_.size), int(self.random_state), self.alpha, self.likelihood)
+
     def _fit_multi(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
                    costs: np.ndarray | None) -> NaiveBayesBudget:
         """K > 2 classes: K-class tables, the fewest features within the tolerance of the best validation
@@ -407,9 +424,9 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             overtake_bounds,
         )
 
-        bins = fit_bins(X, self.bins)
+        bins = fit_bins(X, self.bins_)
         B = bins.transform(X)
-        tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha, self.likelihood, X)
+        tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha, self.likelihood_, X)
         # the wrapper and the fine budget search judge on the validation rows: with fewer than CV_BELOW (the
         # sweeps' small-set rule) the filter order and the coarse grid's best budget, as before round 22
         fine = X_val.shape[0] >= CV_BELOW
