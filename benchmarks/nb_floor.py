@@ -1,7 +1,7 @@
 """NB at the floor: instructions per prediction and per feature read, static vs early-stopping NB.
 
 Usage: .venv/bin/python benchmarks/nb_floor.py [--data keel:magic ...] [--rows 200] [--no-qemu] [--no-peer]
-                                               [--form tables|code|both]
+                                               [--form tables|code|both] [--bins quantile:32]
 
 Per data set: `frugalml train nb-static DATA` picks the budget k (best static validation accuracy);
 `frugalml train nb-stop DATA --budget k` learns stop points at the same budget. Both are exported
@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--form", choices=["tables", "code", "both"], default="both",
                     help="export form(s) counted (default both)")
+    ap.add_argument("--bins", default=None,
+                    help="nb-* --bins of both models (default: the kinds' own, the paper's mean-std; e.g. quantile:32 "
+                    "for the fixed-stride walk of many edges)")
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK_DATA}, 20 rows, no Cortex-M columns, peers never installed (seconds)")
     figures.add_argument(ap)
@@ -129,13 +132,14 @@ def main(argv: list[str] | None = None) -> int:
         for spec in a.data:
             out = Path(tmp) / spec.replace(":", "_")
             out.mkdir(parents=True)
+            bins = ["--bins", a.bins] if a.bins else []
             try:
-                static = train(spec, "nb-static", out, [])
+                static = train(spec, "nb-static", out, bins)
             except subprocess.CalledProcessError as exc:
                 print(f"{spec:<22} unavailable: {exc.stderr.decode().strip().splitlines()[-1:]}")
                 continue
             k = budget_of(static)
-            stop = train(spec, "nb-stop", out, ["--budget", str(k)])
+            stop = train(spec, "nb-stop", out, [*bins, "--budget", str(k)])
             for form in forms:
                 for name, model in (("static", static), ("stop", stop)):
                     cells = []

@@ -16,7 +16,7 @@ from typing import Any
 import click
 import numpy as np
 
-from compiler import tasks
+from compiler import report_text, tasks
 from compiler.codegen import check_code_kind, render_code_header
 from compiler.costs import CostsError
 from compiler.header import (
@@ -319,17 +319,10 @@ def eval_text(report: dict[str, Any]) -> list[str]:
         if key in ("per_class", "confusion"):
             continue
         lines.append(f"{key:>18}: {value:.4f}" if isinstance(value, float) else f"{key:>18}: {value}")
-    lines += ["", "per true class:", f"{'class':>12} {'rows':>6} {'accuracy':>9} {'features':>9} {'cost':>10}"]
-    for name, c in report["per_class"].items():
-        lines.append(f"{name[:12]:>12} {c['n']:>6} {c['accuracy']:>9.4f} {c['mean_features']:>9.2f} "
-                     f"{c['mean_cost']:>10.4g}")
+    lines += ["", "per true class:", *report_text.per_class_lines(report["per_class"])]
     conf = report["confusion"]
-    labels = [str(v)[:6] for v in conf["labels"]]
-    none = any(conf["none"])
     lines += ["", "confusion matrix (rows: true class, columns: predicted):",
-              f"{'':>8}" + "".join(f"{v:>7}" for v in labels) + (f"{'none':>7}" if none else "")]
-    for name, row, extra in zip(labels, conf["matrix"], conf["none"]):
-        lines.append(f"{name:>8}" + "".join(f"{v:>7}" for v in row) + (f"{extra:>7}" if none else ""))
+              *report_text.confusion_lines(conf["labels"], conf["matrix"], conf["none"])]
     return lines
 
 
@@ -422,7 +415,11 @@ def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: st
         "positive_class_index": 1 if len(model.classes) == 2 else None,
     }
     info.update(t.describe(model.feature_names))
-    info["training"] = model.meta.get("training", {})
+    trained = model.meta.get("training", {})
+    if "bins_chosen" in trained:  # NB: the bins and entries its tables were estimated with
+        info["table_form"] = (f"{trained['bins_chosen']} bins, {trained['likelihood_chosen']} entries"
+                              + (" (kept by --bins auto)" if trained.get("table_forms") else ""))
+    info["training"] = trained
     if as_json:
         click.echo(json.dumps(info, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)))
         return

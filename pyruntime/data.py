@@ -74,6 +74,11 @@ def _labels(y: np.ndarray | list, source: str = "data") -> np.ndarray:
     return out
 
 
+def _cell(r: int, name: str, first_line: int | None) -> str:
+    """Where a bad value sits, as the CSV reader says it ("line 7: column 'b'"), or by row for arrays."""
+    return f"row {r + 1}: feature {name!r}" if first_line is None else f"line {r + first_line}: column {name!r}"
+
+
 def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
             first_line: int | None = None) -> Dataset:
     """A checked Dataset; ``first_line``: the file line of row 0 (a CSV's errors name lines, as its parser's)."""
@@ -88,13 +93,11 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
         raise DataError(f"{source}: {X.shape[0]} rows but {len(y)} labels")
     if not np.all(np.isfinite(X)):
         r, c = np.argwhere(~np.isfinite(X))[0]
-        where = f"row {r + 1}" if first_line is None else f"line {r + first_line}"
-        raise DataError(f"{source}: {where} feature {names[c]!r} is NaN or infinite")
+        raise DataError(f"{source} {_cell(r, names[c], first_line)} is NaN or infinite")
     big = np.abs(X) > float(np.finfo(np.float32).max)
     if np.any(big):  # the runtime reads float32: it would be infinite there
         r, c = np.argwhere(big)[0]
-        where = f"row {r + 1}" if first_line is None else f"line {r + first_line}"
-        raise DataError(f"{source}: {where} feature {names[c]!r} is {X[r, c]:g}, beyond float32 (|x| <= 3.4e38): "
+        raise DataError(f"{source} {_cell(r, names[c], first_line)} is {X[r, c]:g}, beyond float32 (|x| <= 3.4e38): "
                         "the device reads float32")
     return Dataset(X=X, y=_labels(y, source), feature_names=list(names), name=source)
 

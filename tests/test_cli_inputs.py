@@ -286,7 +286,7 @@ def test_an_empty_cell_is_named_a_missing_value(work: Path, tmp_path: Path) -> N
     rows[3][2] = "nan"
     (tmp_path / "n.csv").write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
     one_line_error(*run("predict", work / "m.msgpack", tmp_path / "n.csv"),
-                   "n.csv: line 5 feature 'w2' is NaN or infinite")
+                   "n.csv line 5: column 'w2' is NaN or infinite")
 
 
 def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
@@ -429,7 +429,7 @@ def test_a_value_beyond_float32_names_its_line(tmp_path: Path) -> None:
     huge = tmp_path / "h.csv"
     huge.write_text(csv_text(X, ["a" if t else "b" for t in y]))
     model, header = tmp_path / "m.msgpack", tmp_path / "m.h"
-    want = ("h.csv: line 8 feature ", "is -1e+39, beyond float32")
+    want = ("h.csv line 8: column ", "is -1e+39, beyond float32")
     one_line_error(*run("train", "miser", huge, "-o", model), *want)
     code, _, err = run("train", "miser", good, "--lambda", "0", "-o", model)
     assert code == 0, err

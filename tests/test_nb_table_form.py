@@ -94,6 +94,9 @@ def test_cli_bins_auto_records_the_form_and_the_runtime_agrees(tmp_path: Path) -
     tr = m.meta["training"]
     assert tr["bins"] == "auto" and tr["bins_chosen"] in ("quantile:8", "quantile:32")
     assert [f["bins"] for f in tr["table_forms"]] == [f[0] for f in AUTO_FORMS]
+    code, out, _ = run("inspect", model)
+    assert code == 0 and f"table form: {tr['bins_chosen']} bins, {tr['likelihood_chosen']} entries (kept by --bins " \
+        "auto)" in out, out
     for numeric in ("float32", "q15"):
         ref = m.tables.predict_reference(X) if numeric == "float32" else m.tables.q15().predict_reference(X)
         got = c_evaluator(m, numeric).predict(X)
@@ -109,19 +112,33 @@ def test_the_default_stays_the_papers_bins(tmp_path: Path) -> None:
     tr = fmt.load(tmp_path / "m.msgpack").meta["training"]
     assert tr["bins_chosen"] == "mean-std" and tr["likelihood_chosen"] == "counts" and "table_forms" not in tr
     assert "table forms" not in err
+    code, out, _ = run("inspect", tmp_path / "m.msgpack")
+    assert code == 0 and "table form: mean-std bins, counts entries\n" in out, out
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("nb-static", "--bins", "auto:3"), "--bins must be 'mean-std', 'quantile:N' or (nb-static, nb-stop) 'auto'"),
-    (("skyline", "--base", "nb", "--bins", "auto"), "--bins auto is nb-static's and nb-stop's"),
+    (("nb-static", "--bins", "auto:3"), "'auto:3': give mean-std, quantile:N (2 <= N <= 64) or auto"),
+    (("nb-stop", "--bins", "quantile:1"), "'quantile:1': give mean-std, quantile:N (2 <= N <= 64) or auto"),
+    (("nb-stop", "--bins", "AUTO"), "'AUTO': give mean-std, quantile:N (2 <= N <= 64) or auto"),
+    (("skyline", "--base", "nb", "--bins", "auto"), "'auto': give mean-std or quantile:N (2 <= N <= 64)"),
 ])
-def test_bad_bins_are_refused_in_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+def test_bad_bins_are_refused_in_one_line_before_the_data_is_read(tmp_path: Path, args: tuple[str, ...],
+                                                                  message: str) -> None:
     X, y = stripes(300, 8)
     data = write_csv(tmp_path / "s.csv", X, [str(v) for v in y])
     out = tmp_path / "m.msgpack"
     code, _, err = run("train", args[0], data, *args[1:], "-o", out)
     assert code == 2 and message in err and not out.exists(), err
-    assert len([line for line in err.splitlines() if line.strip()]) <= 2, err
+    assert [line for line in err.splitlines() if line.strip()] == [line for line in err.splitlines()
+                                                                  if "Invalid value for '--bins'" in line], err
+
+
+def test_skyline_help_does_not_offer_auto() -> None:
+    code, out, _ = run("train", "skyline", "--help")
+    out = " ".join(out.split())
+    assert code == 0 and "auto (the most accurate" not in out and "mean-std (default: the paper's" in out
+    code, out, _ = run("train", "nb-stop", "--help")
+    assert code == 0 and "or auto (the most accurate" in " ".join(out.split())
 
 
 def test_gaussian_entries_take_a_feature_that_is_always_zero() -> None:

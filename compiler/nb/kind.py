@@ -11,27 +11,52 @@ import numpy as np
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
+from compiler.nb.discretize import parse_bins
 from compiler.nb.header import nb_tables
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.tasks import Task, balanced_validation_accuracy, check_not_trivial
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
-NB_TABLE_OPTIONS = [  # also skyline's with --base nb (each feature set's model is NB tables)
-    click.Option(["--bins"], default=None,
-                 help="Discretization: mean-std (default: the paper's four bins, and the runtime's fastest walk), "
-                      "quantile:N, or auto [nb-*: the most accurate of mean-std, quantile:8 and quantile:32 with "
-                      "gaussian entries, judged by 5-fold cross-validation of NB on every feature on the train and "
-                      "validation parts pooled; often several points more accurate (docs/nb_stop.md), at more "
-                      "instructions per feature read when it keeps finer bins; skyline --base nb: not offered]."),
+
+def bins_option(auto: bool) -> click.Option:
+    """--bins, checked when the command line is parsed (before any data is read); ``auto`` offered by nb-*."""
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None or (auto and value == "auto"):
+            return value
+        try:
+            parse_bins(value)
+        except ValueError:
+            forms = "mean-std, quantile:N (2 <= N <= 64) or auto" if auto else "mean-std or quantile:N (2 <= N <= 64)"
+            raise click.BadParameter(f"{value!r}: give {forms}") from None
+        return value
+
+    if auto:
+        text = ("Discretization: mean-std (default: the paper's four bins, and the runtime's fastest walk), "
+                "quantile:N (N equal-mass bins, 2 <= N <= 64), or auto (the most accurate of mean-std, quantile:8 "
+                "and quantile:32 with gaussian entries, judged by 5-fold cross-validation of NB on every feature on "
+                "the train and validation parts pooled; often several points more accurate, docs/nb_stop.md, at "
+                "more instructions per feature read when it keeps finer bins).")
+    else:
+        text = ("Discretization of the NB tables: mean-std (default: the paper's four bins) or quantile:N (N "
+                "equal-mass bins, 2 <= N <= 64) [skyline --base nb].")
+    return click.Option(["--bins"], default=None, callback=check, help=text)
+
+
+LIKELIHOOD_HELP = ("What the table entries log P(bin | class) are estimated from: counts (default), the training "
+                   "rows in each bin (the paper's); gaussian, a Gaussian per class and feature integrated over each "
+                   "bin, zero-inflated with mean-std bins (with --bins quantile:32 or finer it approaches GaussianNB, "
+                   "and fine bins need fewer rows per class than counts)")
+NB_TABLE_OPTIONS = [  # skyline's with --base nb (each feature set's model is NB tables)
+    bins_option(auto=False),
     click.Option(["--likelihood"], type=click.Choice(["counts", "gaussian"]), default=None,
-                 help="What the table entries log P(bin | class) are estimated from [nb-*, skyline --base nb; "
-                      "default counts, the training rows in each bin (the paper's; with --bins auto: the kept "
-                      "form's, and a given --likelihood fixes the entries while auto judges the bins); gaussian: a "
-                      "Gaussian per class "
-                      "and feature integrated over each bin, zero-inflated with mean-std bins; with --bins "
-                      "quantile:32 or finer it approaches GaussianNB, and fine bins need fewer rows per class than "
-                      "counts]."),
+                 help=LIKELIHOOD_HELP + " [skyline --base nb]."),
+]
+NB_FORM_OPTIONS = [  # nb-static's and nb-stop's: --bins auto too
+    bins_option(auto=True),
+    click.Option(["--likelihood"], type=click.Choice(["counts", "gaussian"]), default=None,
+                 help=LIKELIHOOD_HELP + "; with --bins auto, the kept form's unless given: then it fixes the "
+                 "entries and auto judges the bins."),
 ]
 NB_OPTIONS = [
     click.Option(["--ordering"], type=click.Choice(["auto", "ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
@@ -45,7 +70,7 @@ NB_OPTIONS = [
                  help="Validation accuracy the chosen --budget may give up against the best budget, absolute "
                       "[nb-*; default 0.01 for K > 2 classes judged on at least 200 validation rows (every budget "
                       "up to 100 judged), else 0 (the best budget of the grid 5, 10, 25, 50, ...)]."),
-    *NB_TABLE_OPTIONS,
+    *NB_FORM_OPTIONS,
 ]
 STOP_OPTIONS = [
     click.Option(["--support"], type=click.FloatRange(0, 1, max_open=True), default=None,

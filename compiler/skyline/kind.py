@@ -102,9 +102,6 @@ def base_estimator(base: str, d: int, seed: int, opts: dict[str, Any] | None = N
     opts = opts or {}
     if base != "nb" and ("bins" in opts or "likelihood" in opts):
         raise click.UsageError("--bins and --likelihood apply to --base nb only")
-    if opts.get("bins") == "auto":
-        raise click.UsageError("--bins auto is nb-static's and nb-stop's: give skyline --base nb mean-std or "
-                               "quantile:N")
     if base == "nb":
         from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - scikit-learn
 

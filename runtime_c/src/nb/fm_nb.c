@@ -302,27 +302,41 @@ static int nb_read(const fm_reader *in, uint32_t j, uint32_t *bits)
     return fm_bits_nonfinite(*bits) ? FM_E_VALUE : FM_OK;
 }
 
-/* Table slot of a finite value: 0 for an exact zero, else 1 + #{edges < v}.
- * Branch-free in the value (zeros are common in sparse data). */
+/* #{c < n : e[c] < v} of edges sorted ascending (the checks refuse others): a branch-free binary search, each
+ * step halves the candidates by one compare and a conditional add, so a position of many edges (quantile:32)
+ * costs log2(n) + 1 compares where counting every edge cost n; up to two edges (the paper's bins) the
+ * compares are written out. A NaN passes no compare (0), as in the count. */
+#define NB_BELOW(name, T)                                                                                \
+    static inline uint32_t name(const T *e, uint32_t n, T v)                                             \
+    {                                                                                                    \
+        const T *b = e;                                                                                  \
+        if (n <= 2u) { /* the paper's mean-std bins: no loop */                                          \
+            return n == 2u ? (uint32_t)(e[0] < v) + (uint32_t)(e[1] < v) : n == 1u ? (uint32_t)(e[0] < v) : 0u; \
+        }                                                                                                \
+        while (n > 1u) {                                                                                 \
+            const uint32_t half = n >> 1;                                                                \
+            b += b[half - 1u] < v ? half : 0u;                                                           \
+            n -= half;                                                                                   \
+        }                                                                                                \
+        return (uint32_t)(b - e) + (uint32_t)(b[0] < v);                                                 \
+    }
+NB_BELOW(nb_below_f32, float)
+NB_BELOW(nb_below_key, int32_t)
+#undef NB_BELOW
+
+/* The table slot of a finite value (bits) at a fixed-stride position: 0 for an exact zero, else 1 + the edges
+ * below it; branch-free in the value (zeros are common in sparse data). */
 static inline uint32_t nb_slot_f32(const float *e, uint32_t n_edges, uint32_t bits)
 {
     float v;
-    uint32_t c, cnt = 1u;
     memcpy(&v, &bits, sizeof v);
-    for (c = 0; c < n_edges; ++c) {
-        cnt += (uint32_t)(e[c] < v);
-    }
-    return cnt & ((uint32_t)0 - (uint32_t)((bits & 0x7fffffffu) != 0u));
+    return (1u + nb_below_f32(e, n_edges, v)) & ((uint32_t)0 - (uint32_t)((bits & 0x7fffffffu) != 0u));
 }
 
 static inline uint32_t nb_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t bits)
 {
     int32_t key = fm_key_bits(bits);
-    uint32_t c, cnt = 1u;
-    for (c = 0; c < n_edges; ++c) {
-        cnt += (uint32_t)(e[c] < key);
-    }
-    return cnt & ((uint32_t)0 - (uint32_t)(key != 0));
+    return (1u + nb_below_key(e, n_edges, key)) & ((uint32_t)0 - (uint32_t)(key != 0));
 }
 
 
@@ -921,22 +935,14 @@ static inline int32_t nbk_q15_top2(const uint32_t *acc, uint32_t k, uint32_t *le
     return best - second;
 }
 
-/* nb_slot_q15 for the K-class walk: +0 (key 0) to slot 0 by one branch, the edges two at a time. */
+/* nb_slot_q15 for the K-class walk: +0 (key 0) to slot 0 by one branch, then the binary search. */
 static inline uint32_t nbk_slot_q15(const int32_t *e, uint32_t n_edges, uint32_t bits)
 {
     const int32_t key = fm_key_bits(bits);
-    uint32_t c, cnt = 1u;
     if (key == 0) {
         return 0u;
     }
-    for (c = 0; c + 2u <= n_edges; c += 2u) {
-        cnt += (uint32_t)(e[c] < key);
-        cnt += (uint32_t)(e[c + 1u] < key);
-    }
-    if (c < n_edges) {
-        cnt += (uint32_t)(e[c] < key);
-    }
-    return cnt;
+    return 1u + nb_below_key(e, n_edges, key);
 }
 
 /* The answer of a K-class q15 walk that read positions 0..n-1 and stopped at stage (0: the end). */

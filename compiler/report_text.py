@@ -1,0 +1,55 @@
+"""`eval`'s text tables with class labels as given: padded by their width on a terminal (a CJK character takes two
+columns, a combining mark none), never cut so that two labels read alike."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+LABEL_COLUMNS = 8  # a confusion matrix whose labels are all this wide or narrower heads its columns by label
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of text: 2 for wide and full-width characters, 0 for combining marks, else 1."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+               for ch in text)
+
+
+def rjust(text: str, width: int) -> str:
+    """text right-aligned in width terminal columns (str.rjust counts characters)."""
+    return " " * max(0, width - display_width(text)) + text
+
+
+def ljust(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+def per_class_lines(per_class: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per true class: rows, accuracy, mean features read and cost."""
+    w = max([display_width("class"), *(display_width(n) for n in per_class)])
+    lines = [f"{rjust('class', w)} {'rows':>6} {'accuracy':>9} {'features':>9} {'cost':>10}"]
+    for name, c in per_class.items():
+        lines.append(f"{rjust(name, w)} {c['n']:>6} {c['accuracy']:>9.4f} {c['mean_features']:>9.2f} "
+                     f"{c['mean_cost']:>10.4g}")
+    return lines
+
+
+def confusion_lines(labels: Sequence[str], matrix: Sequence[Sequence[int]], none: Sequence[int]) -> list[str]:
+    """The confusion matrix (rows: true class, columns: predicted; a `none` column when some rows got no class).
+    Labels up to LABEL_COLUMNS columns wide head the columns; longer ones are numbered, each row naming its number
+    and its whole label."""
+    texts = [str(v) for v in labels]
+    numbered = any(display_width(t) > LABEL_COLUMNS for t in texts)
+    heads = [str(i) for i in range(len(texts))] if numbered else texts
+    rows = [f"{i} {t}" for i, t in enumerate(texts)] if numbered else texts
+    show_none = any(none)
+    cells = [str(v) for r in matrix for v in r] + ([str(v) for v in none] + ["none"] if show_none else [])
+    cw = max([display_width(h) for h in heads] + [len(c) for c in cells] + [4]) + 1
+    rw = max(display_width(r) for r in rows) if rows else 0
+    out = [(ljust("", rw) if numbered else rjust("", rw)) + "".join(rjust(h, cw) for h in heads)
+           + (rjust("none", cw) if show_none else "")]
+    for name, row, extra in zip(rows, matrix, none, strict=True):
+        out.append((ljust(name, rw) if numbered else rjust(name, rw)) + "".join(rjust(str(v), cw) for v in row)
+                   + (rjust(str(extra), cw) if show_none else ""))
+    return out

@@ -1,0 +1,36 @@
+"""`eval`'s text tables (compiler.report_text): labels padded by their terminal width and never cut."""
+
+from __future__ import annotations
+
+from compiler.report_text import confusion_lines, display_width, per_class_lines, rjust
+
+
+def test_display_width_counts_terminal_columns() -> None:
+    assert display_width("abc") == 3
+    assert display_width("日本-語") == 7  # three wide characters and a hyphen
+    assert display_width("nai\u0308ve") == 5  # a combining diaeresis takes no column
+    assert rjust("日本", 6) == "  日本"
+
+
+def test_short_labels_head_the_columns_and_line_up() -> None:
+    lines = confusion_lines(["a", "日本"], [[3, 1], [0, 12]], [0, 0])
+    assert [line.split() for line in lines] == [["a", "日本"], ["a", "3", "1"], ["日本", "0", "12"]]
+    assert len({display_width(x) for x in lines}) == 1  # every line as wide on a terminal
+    assert "none" not in lines[0]
+
+
+def test_long_labels_that_share_a_prefix_are_numbered_and_kept_whole() -> None:
+    labels = ["naïve-bayes-one", "naïve-bayes-two", "日本-語"]
+    lines = confusion_lines(labels, [[1, 0, 0], [0, 2, 0], [0, 0, 3]], [0, 1, 0])
+    assert lines[0].split() == ["0", "1", "2", "none"]
+    assert [line.split()[:2] for line in lines[1:]] == [["0", "naïve-bayes-one"], ["1", "naïve-bayes-two"],
+                                                         ["2", "日本-語"]]
+    assert lines[2].split()[2:] == ["0", "2", "0", "1"]
+    assert len({display_width(x) for x in lines}) == 1
+
+
+def test_per_class_lines_keep_the_whole_label() -> None:
+    row = {"n": 4, "accuracy": 0.5, "mean_features": 2.0, "mean_cost": 2.0}
+    lines = per_class_lines({"a-very-long-class-label": row, "b": row})
+    assert lines[1].split()[0] == "a-very-long-class-label" and lines[2].split()[0] == "b"
+    assert len({display_width(x) for x in lines}) == 1
