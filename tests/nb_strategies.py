@@ -17,7 +17,9 @@ def nb_models(draw: st.DrawFn, max_features: int = 12, with_costs: bool | None =
     rng = np.random.default_rng(seed)
     order = rng.permutation(n_features)[:k]
     zero_bin = rng.integers(0, 2, k).astype(np.uint8)
-    n_edges = rng.integers(0, 5, k)
+    # mostly the few edges of mean-std bins; sometimes quantile-sized lists (the runtime's binary search over the
+    # fixed-stride edges, duplicates and padding included)
+    n_edges = rng.integers(0, 5, k) if rng.random() < 0.7 else rng.integers(0, 40, k)
     edges = [np.sort(rng.choice(np.float32([-2, -1, -0.5, 0, 0.25, 0.5, 1, 3]), size=n, replace=True)
                      if rng.random() < 0.5 else rng.normal(size=n).astype(np.float32)).astype(np.float32)
              for n in n_edges]
