@@ -212,3 +212,39 @@ def test_train_with_measured_costs_writes_model_and_costs(tmp_path: Path) -> Non
                        "--lambda", "0", "-o", out / "m.msgpack")
     assert code == 0, err
     assert sorted(p.name for p in out.iterdir()) == ["m.msgpack", "m.msgpack.costs.csv"]
+
+
+def test_measured_costs_of_unequal_windows_are_written_at_their_median_length(tmp_path: Path) -> None:
+    """Windows of 16 to 40 samples: a size fit would leave the trainers its intercept (the cost at size 0, far below
+    any window's count); the costs CSV holds one cost a feature, at the median window length, and says so."""
+    from tests.firmware_tools import require_tools  # noqa: PLC0415
+
+    require_tools("gcc", "valgrind")
+    rng = np.random.default_rng(1)
+    lines = []
+    for i in range(24):
+        label, n = ("up" if i % 2 else "down"), 16 + (i * 24) // 23
+        chans = [rng.normal(2.0 if (label == "up" and c == 0) else 0.0, 1.0, n) for c in range(2)]
+        lines.append(":".join(",".join(f"{v:.4f}" for v in ch) for ch in chans) + ":" + label)
+    ts = tmp_path / "u.ts"
+    ts.write_text("@problemName toy\n@equalLength false\n@classLabel true down up\n@data\n" + "\n".join(lines) + "\n")
+    plan = tmp_path / "plan.txt"
+    plan.write_text("c0__mean\nc1__standard_deviation\n")
+    model = tmp_path / "m.msgpack"
+    code, _, err = run("train", "miser", ts, "--features", plan, "--costs", "measured", "--on", "host",
+                       "--lambda", "0", "-o", model)
+    assert code == 0, err
+    median = int(np.round(np.median([16 + (i * 24) // 23 for i in range(24)])))
+    assert f"windows of 16 to 40 samples: the costs are written at their median length, {median}" in err, err
+    rows = (tmp_path / "m.msgpack.costs.csv").read_text().splitlines()
+    assert rows[0] == "feature,cost,group" and len(rows) > 3
+    assert all(float(r.split(",")[1]) > 0 for r in rows[1:])
+
+
+def test_profile_costs_refuses_to_write_over_its_plan(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.txt"
+    plan.write_text("c0__mean\n")
+    code, _, err = run("profile-costs", "--on", "host", "--channels", "1", "--plan", plan, "--lengths", "16",
+                       "--windows", "1", "-o", plan)
+    assert code == 2 and "is the plan file: writing it would destroy the input" in err, err
+    assert plan.read_text() == "c0__mean\n"

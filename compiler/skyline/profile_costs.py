@@ -25,7 +25,7 @@ import click
 import numpy as np
 from scipy.optimize import nnls
 
-from compiler.options import OutputFile
+from compiler.options import OutputFile, refuse_overwriting_input
 
 UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 DEFAULT_SIZES = (100, 300, 1000, 3000, 10000)
@@ -168,6 +168,7 @@ def profile_costs_command(features_file: str | None, sizes: str, repeats: int, p
     """Time the feature functions of FEATURES_FILE over item sizes and fit c0 + c1*n + c2*n^2 each; or, with
     --on TARGET --channels N, count each group's and each feature's instructions of the C feature library at
     several window lengths and write the costs CSV with groups (compiler/features/profile.py)."""
+    refuse_overwriting_input(output, plan_file=plan_spec, features_file=features_file)
     if on_target is not None:
         if features_file is not None:
             raise click.UsageError("give FEATURES_FILE or --on TARGET, not both")
