@@ -119,6 +119,9 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         costs = tasks.task_costs(task, costs_path)
         click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
                    f"{task.data.X.shape[1]} features", err=True)
+        if task.test.size == 0:
+            click.echo(f"warning: the test part of {data} is empty (too few rows a class for the split to hold one "
+                       "out): `frugalml eval` will need other labelled data", err=True)
         model = KINDS[kind].train(kind, task, given, costs)
         size = fmt.save(model, output)
         if measured is not None:
@@ -134,8 +137,7 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
     # validation part, or --folds): its validation figures are then in-sample
     folds = int(tr.get("refit_folds") or 0)
     label = "in-sample " if folds > 1 else "validation "
-    extras = ", ".join(f"{k.replace('validation_', label)}={v:.4g}" if isinstance(v, float)
-                       else f"{k.replace('validation_', label)}={v}" for k, v in tr.items()
+    extras = ", ".join(f"{k.replace('validation_', label)}={report_text.figure_text(v)}" for k, v in tr.items()
                        if k.startswith("validation_") or k == "budget_chosen")
     if folds > 1 and extras:
         extras = (f"chosen by {folds}-fold cross-validation and refitted on the train and validation parts, so "
@@ -318,7 +320,8 @@ def eval_text(report: dict[str, Any]) -> list[str]:
     for key, value in report.items():
         if key in ("per_class", "confusion"):
             continue
-        lines.append(f"{key:>18}: {value:.4f}" if isinstance(value, float) else f"{key:>18}: {value}")
+        lines.append(f"{key:>18}: {value:.4f}" if isinstance(value, float)
+                     else f"{key:>18}: {report_text.figure_text(value)}")
     lines += ["", "per true class:", *report_text.per_class_lines(report["per_class"])]
     conf = report["confusion"]
     lines += ["", "confusion matrix (rows: true class, columns: predicted):",

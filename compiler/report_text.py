@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 LABEL_COLUMNS = 8  # a confusion matrix whose labels are all this wide or narrower heads its columns by label
+LONG_COUNTS = 16  # a list of counts longer than this (an exit histogram over 100 stages) prints its nonzero entries
 
 
 def display_width(text: str) -> int:
@@ -53,3 +54,22 @@ def confusion_lines(labels: Sequence[str], matrix: Sequence[Sequence[int]], none
         out.append((ljust(name, rw) if numbered else rjust(name, rw)) + "".join(rjust(str(v), cw) for v in row)
                    + (rjust(str(extra), cw) if show_none else ""))
     return out
+
+
+def counts_text(counts: Sequence[Any]) -> str:
+    """A histogram for a report line: as a list when short, else its nonzero entries as {index: count} and the
+    length (an exit histogram over 100 stages is mostly zeros)."""
+    values = list(counts)
+    if len(values) <= LONG_COUNTS:
+        return str(values)
+    nonzero = ", ".join(f"{i}: {v}" for i, v in enumerate(values) if v)
+    return f"{{{nonzero}}} of {len(values)}"
+
+
+def figure_text(value: Any) -> str:
+    """One figure of a report line: floats to 4 significant digits, long count lists by counts_text."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return counts_text(value)
+    return str(value)

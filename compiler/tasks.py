@@ -112,7 +112,11 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     if meta.get("dataset", {}).get("fingerprint") == data.fingerprint and "split" in meta:
         s = meta["split"]
         split = Split(seed=int(s["seed"]), train=float(s["train"]), validation=float(s["validation"]))
-        return data, y, split.indices(y)[2], "test"
+        test = split.indices(y)[2]
+        if test.size == 0:
+            raise DataError(f"the test part of {spec} is empty (too few rows a class for the model's split to hold "
+                            "one out): evaluate on other labelled data")
+        return data, y, test, "test"
     return data, y, np.arange(data.n_rows), "all"
 
 

@@ -12,6 +12,7 @@ import pytest
 from cli_work import run
 
 from compiler.costs import CostsError, load_costs
+from compiler.report_text import counts_text
 from pyruntime.data import is_number, make_sparse_binary
 from pyruntime.errors import DataError
 from pyruntime.format import load
@@ -485,3 +486,36 @@ def test_each_kind_records_whether_it_refitted_and_the_report_follows(tmp_path: 
     assert ("in-sample accuracy=" in last) == refit and ("validation accuracy=" in last) == (not refit), last
     if refit:
         assert f"chosen by {folds}-fold cross-validation and refitted" in last
+
+
+def test_a_split_that_holds_no_row_out_warns_at_train_and_eval_refuses(tmp_path: Path) -> None:
+    """Three rows a class: the 60/20/20 split keeps 2 for training, 1 for validation and none for the test part.
+    train says so; eval on the same data refuses in one line (it printed accuracy 0 of 0 rows and exit 0)."""
+    X = np.array([[0.1, 0.2], [0.3, 0.1], [0.2, 0.4], [2.1, 2.2], [2.3, 2.1], [2.2, 2.4]])
+    data = tmp_path / "six.csv"
+    data.write_text(csv_text(X, ["x"] * 3 + ["y"] * 3))
+    model = tmp_path / "m.msgpack"
+    code, _, err = run("train", "nb-static", data, "-o", model)
+    assert code == 0, err
+    assert f"warning: the test part of {data} is empty" in err, err
+    code, out, err = run("eval", model, data)
+    one_line_error(code, out, err, f"the test part of {data} is empty", "evaluate on other labelled data")
+    other = tmp_path / "other.csv"
+    other.write_text(csv_text(X[[0, 4]], ["x", "y"]))
+    code, out, err = run("eval", model, other, "--json")
+    assert code == 0 and json.loads(out)["n"] == 2 and json.loads(out)["rows"] == "all", (code, out, err)
+
+
+def test_a_cascade_judged_by_cross_validation_prints_one_progress_line(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cascade's folds fit a miser ensemble for every lambda and fold: one summary line for the whole
+    search (it printed a 'miser boosting: done' line for each of them), and its exit histograms, one entry a
+    stage, as their nonzero entries."""
+    monkeypatch.setenv("FRUGALML_PROGRESS", "summary")
+    code, _, err = run("train", "cascade", "sklearn:wine", "--trees", "20", "-o", tmp_path / "w.msgpack")
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert [ln for ln in lines if ": done: " in ln] == [ln for ln in lines if ln.startswith(
+        "cascade exits by cross-validation: done: ")] and len([ln for ln in lines if ": done: " in ln]) == 1, err
+    hist = load(tmp_path / "w.msgpack").meta["training"]["validation_exit_histogram"]
+    assert f"exit_histogram={counts_text(hist)}" in lines[-1], lines[-1]

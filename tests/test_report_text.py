@@ -1,8 +1,17 @@
-"""`eval`'s text tables (compiler.report_text): labels padded by their terminal width and never cut."""
+"""`eval`'s text tables (compiler.report_text): labels padded by their terminal width and never cut; histograms
+short as lists, long as their nonzero entries."""
 
 from __future__ import annotations
 
-from compiler.report_text import confusion_lines, display_width, per_class_lines, rjust
+from compiler.report_text import (
+    LONG_COUNTS,
+    confusion_lines,
+    counts_text,
+    display_width,
+    figure_text,
+    per_class_lines,
+    rjust,
+)
 
 
 def test_display_width_counts_terminal_columns() -> None:
@@ -34,3 +43,22 @@ def test_per_class_lines_keep_the_whole_label() -> None:
     lines = per_class_lines({"a-very-long-class-label": row, "b": row})
     assert lines[1].split()[0] == "a-very-long-class-label" and lines[2].split()[0] == "b"
     assert len({display_width(x) for x in lines}) == 1
+
+
+def test_a_short_histogram_prints_as_a_list() -> None:
+    assert counts_text([0, 3, 0, 1]) == "[0, 3, 0, 1]"
+    assert counts_text([1] * LONG_COUNTS) == str([1] * LONG_COUNTS)
+
+
+def test_a_long_histogram_prints_its_nonzero_entries_and_its_length() -> None:
+    h = [0] * 100
+    h[5], h[40], h[99] = 47, 2, 10
+    assert counts_text(h) == "{5: 47, 40: 2, 99: 10} of 100"
+    assert counts_text([0] * (LONG_COUNTS + 1)) == f"{{}} of {LONG_COUNTS + 1}"
+
+
+def test_figures_of_a_report_line() -> None:
+    assert figure_text(0.123456) == "0.1235"
+    assert figure_text(7) == "7"
+    assert figure_text([0] * 20 + [3]) == "{20: 3} of 21"
+    assert figure_text(["a", "b"]) == "['a', 'b']"

@@ -27,11 +27,13 @@ from compiler.options import (
     floats_text,
     stratified_folds,
 )
+from compiler.report_text import counts_text
 from compiler.tasks import balanced_validation_accuracy, check_not_trivial, parse_floats, split
 from compiler.trees.code import left_percents
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
 from pyruntime.format import ModelFile
+from pyruntime.progress import Progress, track
 from pyruntime.result import Predictions
 from pyruntime.trees.cascade import TreeCascade
 
@@ -141,7 +143,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                     if min(everys) < 1 or any(float(v) != int(v) for v in
                                               parse_floats(opts["exit_every_grid"], "--exit-every-grid")):
                         raise click.UsageError("--exit-every-grid takes whole numbers of iterations >= 1")
-                fitted = {(lam, n): cascade(lam, n) for lam in grid for n in everys}
+                pairs = [(lam, n) for lam in grid for n in everys]
+                fitted = {pair: cascade(*pair) for pair in track(pairs, "cascade exits by cross-validation",
+                                                                 unit="ensemble")}
                 curve = [{"lambda": lam, "every": n, **e.cv_} for (lam, n), e in fitted.items()]
                 tol = one_se(curve[0]["cv_full_accuracy"], y.size)  # the first lambda's whole ensembles, no exit
                 budget = None
@@ -159,13 +163,15 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
             else:
                 if "exit_budget" in opts:
                     raise click.UsageError("--exit-budget needs --exit-lambdas or --exit-every-grid")
-                est = cascade(lam0, int(every))
+                with Progress("cascade exits by cross-validation", 1, unit="ensemble") as bar:
+                    est = cascade(lam0, int(every))
+                    bar.update()
             record.update(est.cv_)
             record["refit_folds"] = len(folds)  # the kept ensemble fitted on train + validation
             click.echo(f"cascade: exits by {len(folds)}-fold cross-validation: held-out accuracy "
                        f"{est.cv_['cv_accuracy']:.4f} (full ensembles {est.cv_['cv_full_accuracy']:.4f}), mean cost "
                        f"{est.cv_['cv_cost']:.2f}, {est.cv_['cv_features']:.2f} features, exits "
-                       f"{est.cv_['cv_exit_histogram']}", err=True)
+                       f"{counts_text(est.cv_['cv_exit_histogram'])}", err=True)
         else:
             for name in ("exit_lambdas", "exit_every_grid", "exit_budget"):
                 if name in opts:
