@@ -8,8 +8,9 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
@@ -20,11 +21,12 @@ from pyruntime.cli_errors import OneLineErrors
 
 from .emulator import CycleValues, Emulator
 from .energy_counters import find_counters
+from .framing import decodes_as
 from .measure import Measurement, RunSettings, format_report
 from .meters import METERS, UT_D02, find_meter
 from .protocols import PROTOCOLS
 from .reading import Reading
-from .sources import MeterError, PortLost, Source
+from .sources import MeterError, PortLost, SerialSource, Source
 from .spec import open_spec
 from .workload import (
     WorkloadCheckError,
@@ -36,6 +38,8 @@ from .workload import (
 
 METER_HELP = ("METER:PORT (e.g. tenma-72-7730a:/dev/ttyUSB0), emulated:METER, sigrok:DRIVER[:PORT], "
               "powercap[:FILTER] or hwmon[:FILTER]")
+#: bytes `power read` collects before it checks that they are the named meter's packets (6 of the longest)
+PROBE_BYTES = 6 * max(p.packet_size for p in PROTOCOLS.values())
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -113,6 +117,7 @@ def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: boo
     t0 = time.monotonic()
     got = 0
     code = 0
+    probed = False
     try:
         while (samples is None or got < samples) and (seconds is None or time.monotonic() - t0 < seconds):
             try:
@@ -128,14 +133,30 @@ def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: boo
                 _print_reading(s.reading, s.t - t0, s.raw, as_json)
             if code:
                 break
+            if not probed and isinstance(source, SerialSource) and len(source.captured) >= PROBE_BYTES:
+                probed = True
+                _fail_if_other_family(source)
     except KeyboardInterrupt:
         pass
     finally:
         source.close()
+    if not code and not probed and isinstance(source, SerialSource):  # stopped before PROBE_BYTES came in
+        _fail_if_other_family(source)
     stats = source.stats()
     if stats:
         click.echo("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stats.items()), err=True)
     sys.exit(code)
+
+
+def _fail_if_other_family(source: SerialSource) -> None:
+    """Exit 2 with one line when the bytes read are not the named meter's packets but another family's."""
+    proto = decodes_as(bytes(source.captured), source.meter.proto, PROTOCOLS.values())
+    if proto is None:
+        return
+    family = [m.name for m in METERS if m.protocol == proto.name]
+    shown = ", ".join(family) if len(family) <= 5 else ", ".join(family[:4]) + f" and {len(family) - 4} more"
+    _fail(f"{source.port} does not send {source.meter.name} ({source.meter.protocol}) packets; these bytes "
+          f"decode as {proto.name} ({shown}): try --meter {family[0]}:{source.port}")
 
 
 def _print_reading(r: Reading, t: float, raw: bytes, as_json: bool) -> None:
@@ -211,6 +232,31 @@ class _Progress:
         self.bar.note(f"[{phase}] {elapsed:5.1f}/{planned:.1f} s  {n} readings  last {shown}")
 
 
+def _say(line: str) -> None:
+    """One line on stderr, above the progress bar when one is drawn."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
+def _stop_on_sigterm(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: the Measurement ends, keeps its logs and reports what it measured
+    (only the main thread can take a signal handler; elsewhere SIGTERM keeps its default)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _out_dir_problem(out: Path) -> str:
     """Why the run directory cannot be created or written, without creating anything ('' if it can)."""
     if out.exists():
@@ -262,7 +308,8 @@ def _remove_dirs(dirs: list[Path]) -> None:
 @click.option("--compare", type=click.Path(exists=True, dir_okay=False),
               help="Model B: runs alternate A B A B ...; the report gives the energy ratio B/A.")
 @click.option("--idle-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              help="Idle phase before the workload (extended when it yields too few readings).")
+              help="Idle phase before the workload, always run in full; extended when it yields fewer than "
+              "--min-samples readings, by at most --max-seconds.")
 @click.option("--min-samples", type=click.IntRange(min=2), default=30, show_default=True,
               help="Meter readings needed in the idle phase and per model; fewer -> no figure.")
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
@@ -270,7 +317,8 @@ def _remove_dirs(dirs: list[Path]) -> None:
 @click.option("--settle-seconds", type=click.FloatRange(min=0), default=0.5, show_default=True,
               help="Readings this soon after a phase starts are left out (meter lag).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
-              help="Cap on the workload time per model (the run then may rest on too few samples).")
+              help="Cap on the workload time per model and on the idle phase's extension (the run then may "
+              "rest on too few samples; a capped idle phase says so on stderr).")
 @click.option("--numeric", type=click.Choice(["float32", "q15"]), help="Runtime arithmetic of the workload.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Run directory: samples.csv, summary.json, plot.png.")
@@ -348,10 +396,10 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
                            max_load_seconds=max_seconds)
     progress = None if quiet else _Progress(listener)
     try:
-        with progress.bar if progress is not None else contextlib.nullcontext():
+        with _sigterm_as_ctrl_c(), progress.bar if progress is not None else contextlib.nullcontext():
             summary = Measurement(source, models, data, workload, settings, out,
                                   progress.phase if progress is not None else listener,  # type: ignore[arg-type]
-                                  progress).run()
+                                  progress, _say).run()
     finally:
         source.close()
     click.echo(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))

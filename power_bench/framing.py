@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .protocols import Protocol
@@ -89,3 +90,27 @@ class PacketFramer:
             "dropped_packets": self.dropped_packets,
             "garbage_bytes": self.garbage_bytes,
         }
+
+
+def coverage(protocol: Protocol, raw: bytes) -> tuple[int, float]:
+    """(packets decoded, share of ``raw``'s bytes inside them) when ``raw`` is framed as ``protocol``."""
+    framer = PacketFramer(protocol)
+    framer.feed(raw)
+    return framer.packets, framer.packets * protocol.packet_size / max(len(raw), 1)
+
+
+def decodes_as(raw: bytes, named: Protocol, candidates: Iterable[Protocol], min_packets: int = 3,
+               share: float = 0.5) -> Protocol | None:
+    """The protocol ``raw`` really is when it does not read as ``named``: ``None`` while ``named`` decodes at
+    least ``share`` of the bytes; else the candidate decoding the largest share (at least ``share`` and
+    ``min_packets`` packets), if any. Tells a meter of another family from a line of noise."""
+    if coverage(named, raw)[1] >= share:
+        return None
+    best: tuple[float, Protocol] | None = None
+    for proto in candidates:
+        if proto.name == named.name:
+            continue
+        packets, covered = coverage(proto, raw)
+        if packets >= min_packets and covered >= share and (best is None or covered > best[0]):
+            best = (covered, proto)
+    return best[1] if best else None

@@ -29,6 +29,7 @@ from .workload import ArgvBuilder, WorkloadError, WorkloadInterrupted, run_workl
 
 ProgressFn = Callable[[str, float, float, int, "Reading | None"], None]
 PhaseListener = Callable[[str], None]
+NoticeFn = Callable[[str], None]
 
 
 @dataclass
@@ -212,7 +213,7 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
                             "confidence; run longer or use a finer range")
     if short:
         errors.append(f"too few samples for a meaningful figure ({', '.join(short)}; need "
-                      f"{settings.min_samples} each): run longer (--idle-seconds, --rounds) "
+                      f"{settings.min_samples} each): run longer (--idle-seconds, --rounds, --max-seconds) "
                       "or lower --min-samples")
     if readings and not usable:
         errors.insert(0, "no usable readings: " + "; ".join(warnings[:1]))
@@ -241,6 +242,8 @@ class Measurement:
     out_dir: Path = Path("power-run")
     phase_listener: PhaseListener | None = None
     progress: ProgressFn | None = None
+    notice: NoticeFn | None = None  # told (one line) when the run deviates from what was asked
+    notes: list[str] = field(default_factory=list, init=False)  # those lines (summary.json's "notes" too)
 
     def _phase(self, recorder: Recorder, name: str, planned: float = 0.0) -> None:
         recorder.set_phase(name, planned)
@@ -253,6 +256,7 @@ class Measurement:
         if expected == "A" and not st.volts:
             raise ValueError("--volts is required when the meter measures current")
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.notes = []
         t0 = time.monotonic()
         log = CsvLog(self.out_dir / "samples.csv", t0)
         recorder = Recorder(self.source, log, self.progress)
@@ -268,9 +272,9 @@ class Measurement:
             rate, usable = self._idle_counts(recorder, idle_start, expected)
             if usable < st.min_samples and rate > 0:  # a slow meter or a short idle phase: extend it
                 unsettled = max(0.0, idle_start + st.settle_seconds - time.monotonic())  # idle <= settle time
-                extra = st.margin * (st.min_samples - usable) / rate + unsettled
+                extra = self._idle_extension(st.margin * (st.min_samples - usable) / rate + unsettled)
                 self._phase(recorder, "idle", st.idle_seconds + extra)
-                _wait(min(extra, st.max_load_seconds), recorder.lost)
+                _wait(extra, recorder.lost)
                 rate, usable = self._idle_counts(recorder, idle_start, expected)
             idle_window = (idle_start, time.monotonic())
             if recorder.lost.is_set():
@@ -284,9 +288,10 @@ class Measurement:
                 floor = max(st.min_load_seconds / st.rounds, st.settle_seconds + 2.0 / rate)
                 per_segment = min(max(floor, needed), st.max_load_seconds / st.rounds)
                 self._run_segments(recorder, segments, errors, per_segment)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or a signal handler raising KeyboardInterrupt("SIGTERM")
             interrupted = True
-            errors.append("interrupted (Ctrl-C); the result covers what was measured before")
+            errors.append(f"interrupted ({exc.args[0] if exc.args else 'Ctrl-C'}); "
+                          "the result covers what was measured before")
         finally:
             self._phase(recorder, "end")
             recorder.stop()
@@ -313,7 +318,7 @@ class Measurement:
             "segments": [{**asdict(s), "t_start": s.t_start - t0, "t_end": s.t_end - t0} for s in segments],
             "idle_window_s": [idle_window[0] - t0, idle_window[1] - t0] if idle_window else None,
             "meter_stats": self.source.stats(),
-            "notes": list(self.source.notes),
+            "notes": list(self.source.notes) + self.notes,
             "files": {"csv": "samples.csv", "summary": "summary.json", "plot": "plot.png"},
         }
         write_summary(self.out_dir / "summary.json", summary)
@@ -329,6 +334,22 @@ class Measurement:
                   for s in segments if s.complete],
                  expected, f"{self.source.label}: {status}", summary["models"], summary["ratio"])
         return summary
+
+    def _idle_extension(self, needed: float) -> float:
+        """Seconds to extend the idle phase by: ``needed``, capped by max_load_seconds (--max-seconds),
+        with a notice when the cap cuts it short."""
+        st = self.settings
+        if needed <= st.max_load_seconds:
+            return needed
+        self._note(f"warning: the idle phase is extended by {st.max_load_seconds:g} s, not the {needed:.3g} s "
+                   f"that {st.min_samples} idle readings (--min-samples) need: --max-seconds "
+                   f"{st.max_load_seconds:g} caps the extension; raise --max-seconds or --idle-seconds")
+        return st.max_load_seconds
+
+    def _note(self, line: str) -> None:
+        self.notes.append(line)
+        if self.notice is not None:
+            self.notice(line)
 
     def _idle_counts(self, recorder: Recorder, idle_start: float, expected: str) -> tuple[float, int]:
         """(readings per second since idle_start, usable readings after the settle time)."""

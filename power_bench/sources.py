@@ -81,11 +81,15 @@ class SerialSource(Source):
     bit 7 of every byte, which is what a 7O1 UART delivers.
     """
 
+    #: how many of the first bytes read are kept in ``captured`` (as read, before any bit is cleared)
+    CAPTURE_BYTES = 4096
+
     def __init__(self, meter: Meter, port: str) -> None:
         super().__init__(label=f"{meter.name}:{port}", expected_unit="A")
         self.meter = meter
         self.port = port
         self.framer = PacketFramer(meter.proto)
+        self.captured = bytearray()  # e.g. to tell which protocol the bytes are when they are not the meter's
         self._serial: serial.Serial | None = None
 
     def _make(self, bytesize: int, parity: str) -> serial.Serial:
@@ -129,6 +133,7 @@ class SerialSource(Source):
                 out += [Sample.from_frame(f, t, wall) for f in self.framer.finish()]
                 raise PortLost(f"lost {self.port} while reading: {exc}", out) from exc
             if data:
+                self.captured += data[: max(0, self.CAPTURE_BYTES - len(self.captured))]
                 t, wall = time.monotonic(), time.time()
                 out += [Sample.from_frame(f, t, wall) for f in self.framer.feed(data)]
             if time.monotonic() >= deadline:

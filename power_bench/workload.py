@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -96,26 +97,56 @@ def run_workload(
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as exc:
         raise WorkloadError(f"cannot start the workload {argv[0]!r}: {exc}") from exc
+    try:
+        out, err = _wait_for(proc, t_start, stop, timeout)
+    except BaseException:  # Ctrl-C / SIGTERM of the measuring process: the workload must not outlive it
+        _end(proc)
+        raise
+    t_end = time.monotonic()
+    if proc.returncode != 0:
+        raise WorkloadError(failure_message(proc.returncode, err))
+    predictions, seconds = parse_report(out)
+    return WorkloadResult(predictions, seconds, t_start, t_end)
+
+
+def _wait_for(proc: subprocess.Popen[str], t_start: float, stop: threading.Event | None,
+              timeout: float | None) -> tuple[str, str]:
+    """(stdout, stderr) once the workload exited; WorkloadInterrupted when ``stop`` is set or it runs late."""
     while True:
         try:
-            out, err = proc.communicate(timeout=0.05)
-            break
+            return proc.communicate(timeout=0.05)
         except subprocess.TimeoutExpired:
             late = timeout is not None and time.monotonic() - t_start > timeout
             if (stop is not None and stop.is_set()) or late:
-                proc.terminate()
-                try:
-                    proc.communicate(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.communicate()
+                _end(proc)
                 raise WorkloadInterrupted("workload timed out" if late else "workload stopped") from None
-    t_end = time.monotonic()
-    if proc.returncode != 0:
-        tail = " | ".join(err.strip().splitlines()[-3:])
-        raise WorkloadError(f"the workload exited with code {proc.returncode}: {tail}")
-    predictions, seconds = parse_report(out)
-    return WorkloadResult(predictions, seconds, t_start, t_end)
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    """Terminate the workload (kill it if it lingers) and reap it."""
+    proc.terminate()  # a no-op when it has exited
+    try:
+        proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
+def failure_message(returncode: int, stderr: str, lines: int = 3, chars: int = 300) -> str:
+    """``the workload exited with code N`` (or was killed by a signal), then the last ``lines`` lines of
+    its stderr (at most ``chars`` characters), or that it printed nothing there."""
+    how = f"exited with code {returncode}"
+    if returncode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"was killed by signal {-returncode}"
+    tail = " | ".join([line.strip() for line in stderr.splitlines() if line.strip()][-lines:])
+    if not tail:
+        return f"the workload {how}, no output on stderr"
+    if len(tail) > chars:
+        tail = "..." + tail[-chars:]
+    return f"the workload {how}, stderr: {tail}"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -154,6 +154,7 @@ def test_data_that_does_not_load_fails_before_measuring(work: Path, tmp_path: Pa
         (f"{sys.executable} -c \"import sys; sys.exit('no such model on the device')\" {{seconds}}",
          "no such model on the device"),
         (f"{sys.executable} -c \"print('hello')\" {{seconds}}", "cannot read the workload's last line"),
+        (f"{sys.executable} -c \"import sys; sys.exit(3)\" {{seconds}}", "exited with code 3, no output on stderr"),
         ("/nonexistent/bench {model} {data} {seconds}", "cannot start the workload"),
     ],
 )

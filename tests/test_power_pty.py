@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from power_bench import cli as power_cli
 from power_bench.cli import power
 from power_bench.emulator import CycleValues, Emulator
+from power_bench.framing import decodes_as
 from power_bench.meters import METERS, Meter, find_meter
+from power_bench.protocols import PROTOCOLS
 from power_bench.sources import PortLost, Sample, SerialSource
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,3 +188,50 @@ def test_reopening_a_seven_bit_port_falls_back_cleanly() -> None:
                        for s in samples if s.kind == "packet")
             assert sum(s.reading is not None for s in samples) >= 3
             assert all("8N1" in note for note in source.notes)
+
+
+@pytest.mark.parametrize("sent", FAMILY_METERS)
+def test_bytes_of_another_family_are_recognised(sent: str) -> None:
+    """Each family's packets (with junk, from mid-packet) read as every other family name the family sent;
+    read as their own family, or as noise, they name none."""
+    meter = find_meter(sent)
+    emu = Emulator(meter, CycleValues.parse("123.4mA,-0.512A,5V,OLmA"), garbage=0.3, seed=5)
+    raw = b"".join(emu.packets(8))[5 : 5 + power_cli.PROBE_BYTES]
+    for named in FAMILY_METERS:
+        got = decodes_as(raw, find_meter(named).proto, PROTOCOLS.values())
+        assert (got.name if got else None) == (None if named == sent else meter.protocol), named
+    noise = bytes(range(256)) * 2
+    assert all(decodes_as(noise, p, PROTOCOLS.values()) is None for p in PROTOCOLS.values())
+
+
+@pytest.mark.parametrize(
+    ("sent", "named", "hint"),
+    [
+        ("uni-t-ut61d", "uni-t-ut60e", "fs9922 (uni-t-ut61b, uni-t-ut61c, uni-t-ut61d, voltcraft-vc830): "
+                                       "try --meter uni-t-ut61b:"),
+        ("uni-t-ut61e", "tenma-72-7730a", "es51922 (uni-t-ut61e): try --meter uni-t-ut61e:"),  # some pass as ut71x
+        ("tenma-72-7730a", "uni-t-ut61e", "ut71x (tenma-72-7730a, tenma-72-7732, tenma-72-9380a, uni-t-ut71a and "
+                                          "7 more): try --meter tenma-72-7730a:"),
+        ("uni-t-ut60e", "uni-t-ut61d", "fs9721 (uni-t-ut60a, uni-t-ut60e, tenma-72-7745, voltcraft-vc820, "
+                                       "voltcraft-vc840): try --meter uni-t-ut60a:"),
+    ],
+    ids=["fs9922-as-fs9721", "es51922-as-ut71x", "ut71x-as-es51922", "fs9721-as-fs9922"],
+)
+@pytest.mark.parametrize("when", ["while reading", "at the end"])
+def test_read_of_a_meter_of_another_family_says_which_it_is(sent: str, named: str, hint: str, when: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    if when == "at the end":  # stopped (--seconds, Ctrl-C) before PROBE_BYTES arrived: checked on what came
+        monkeypatch.setattr(power_cli, "PROBE_BYTES", 10**9)
+    with Emulator(find_meter(sent), CycleValues.parse("123.4mA,-0.512A,5V"), interval=0.005) as emu:
+        seconds = "0.5" if when == "at the end" else "20"
+        res = CliRunner().invoke(power, ["read", "--meter", f"{named}:{emu.path}", "--seconds", seconds])
+    assert res.exit_code == 2, (res.output, res.exception)
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"error: {emu.path} does not send {named} ")
+    assert f"these bytes decode as {hint}{emu.path}\n" in res.stderr
+
+
+def test_read_of_the_named_family_gives_no_hint() -> None:
+    with Emulator(find_meter("uni-t-ut61e"), CycleValues.parse("123.4mA"), interval=0.005, garbage=0.2) as emu:
+        res = CliRunner().invoke(power, ["read", "--meter", f"uni-t-ut61e:{emu.path}", "--samples", "40"])
+    assert res.exit_code == 0, res.output
+    assert len(res.stdout.splitlines()) == 40 and "decode as" not in res.stderr

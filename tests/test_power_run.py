@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +21,9 @@ from power_bench.measure import Measurement, RunSettings
 from power_bench.meters import find_meter
 from power_bench.reading import Quantity, parse_quantity
 from power_bench.sources import SerialSource
-from power_bench.workload import ArgvBuilder, parse_report, template_workload
+from power_bench.workload import ArgvBuilder, WorkloadError, parse_report, run_workload, template_workload
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PREDICTIONS = 1000
 FAKE = ("import json, sys, time; s = float(sys.argv[1]); time.sleep(s); print('log line'); "
@@ -173,6 +180,52 @@ def test_too_few_samples_gives_no_number(tmp_path: Path) -> None:
     assert any("too few samples" in e for e in s["errors"])
 
 
+def test_idle_extension_cut_by_max_seconds_says_so(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="100mA", A="150mA"), noise=0.001)
+    st = RunSettings(volts=5.0, idle_seconds=0.3, min_samples=200, settle_seconds=0.05, max_load_seconds=0.4)
+    told: list[str] = []
+    m = find_meter("tenma-72-7730a")
+    with Emulator(m, profile, interval=0.02) as emu:
+        source = SerialSource(m, emu.path)
+        source.open()
+        try:
+            s = Measurement(source, [("A", "a.msgpack")], "data.csv", fake_workload, st, tmp_path / "run",
+                            profile.set_phase, notice=told.append).run()
+        finally:
+            source.close()
+    assert len(told) == 1, told
+    assert told[0].startswith("warning: the idle phase is extended by 0.4 s, not the ")
+    assert "200 idle readings (--min-samples)" in told[0] and "--max-seconds 0.4 caps the extension" in told[0]
+    assert told[0] in s["notes"]
+    assert s["idle"]["samples"] < 200 and s["status"] == "insufficient"
+    assert any("--max-seconds" in e for e in s["errors"] if "too few samples" in e)
+
+
+def test_workload_failure_without_stderr_says_so(tmp_path: Path) -> None:
+    profile = PhaseProfile(levels(idle="100mA", A="150mA"))
+    silent = template_workload(f"{sys.executable} -c \"import sys; sys.exit(3)\"")
+    s = run_emulated(tmp_path, profile, workload=silent)
+    assert s["status"] == "error"
+    assert "workload for A (a.msgpack) failed: the workload exited with code 3, no output on stderr" in s["errors"]
+
+
+def test_workload_failure_message_gives_a_short_stderr_tail() -> None:
+    def failure(code: str) -> str:
+        with pytest.raises(WorkloadError) as info:
+            run_workload([sys.executable, "-c", code])
+        return str(info.value)
+
+    assert failure("import sys; sys.exit(3)") == "the workload exited with code 3, no output on stderr"
+    assert failure("import sys; sys.stderr.write('\\n \\n'); sys.exit(4)") == (
+        "the workload exited with code 4, no output on stderr")
+    lines = "import sys; [print(f'line {i}', file=sys.stderr) for i in range(6)]; sys.exit(1)"
+    assert failure(lines) == "the workload exited with code 1, stderr: line 3 | line 4 | line 5"
+    long = failure("import sys; sys.stderr.write('x' * 5000 + 'END'); sys.exit(1)")
+    assert long.endswith("xEND") and len(long) < 400
+    killed = failure("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert killed == "the workload was killed by SIGKILL, no output on stderr"
+
+
 def test_workload_failure_is_reported(tmp_path: Path) -> None:
     profile = PhaseProfile(levels(idle="100mA", A="150mA"))
     failing = template_workload(f"{sys.executable} -c \"import sys; sys.exit('no model')\"")
@@ -219,6 +272,75 @@ def test_cli_run_too_few_samples_exit_1_without_number(tmp_path: Path) -> None:
                               "--emulate", "idle=100mA,A=150mA,interval=0.05")
     assert code == 1
     assert "too few samples" in out and "no figure" in out
+    # the idle phase needed ~30 s more for 500 readings: --max-seconds cut it to 0.5 s, and says so once
+    told = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(told) == 1 and "idle phase is extended by 0.5 s" in told[0] and "--max-seconds 0.5" in told[0]
+
+
+def test_cli_run_help_says_max_seconds_caps_the_idle_phase() -> None:
+    res = CliRunner().invoke(power, ["run", "--help"], terminal_width=400, max_content_width=400)
+    options = {line.split()[0]: line for line in res.stdout.splitlines() if line.strip().startswith("--")}
+    assert "by at most --max-seconds" in options["--idle-seconds"]
+    assert "idle phase's extension" in options["--max-seconds"]
+
+
+SLOW = """import json, os, sys, time
+seconds = float(sys.argv[1])
+if seconds > 0.1:  # the measured run, not the trial run: tell the test it runs, then outlast the test
+    with open(sys.argv[2] + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+    time.sleep(60)
+print(json.dumps({"predictions": 10, "seconds": seconds}))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_mid_run_stops_workload_and_reports_what_was_measured(tmp_path: Path, sig: signal.Signals) -> None:
+    if sig == signal.SIGINT and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        pytest.skip("SIGINT is ignored in this process, so in its children too")
+    (tmp_path / "m.msgpack").write_bytes(b"x")
+    (tmp_path / "slow.py").write_text(SLOW)
+    marker = tmp_path / "workload.pid"
+    out = tmp_path / "out"
+    command = " ".join(shlex.quote(a) for a in (sys.executable, str(tmp_path / "slow.py"))) + \
+        f" {{seconds}} {shlex.quote(str(marker))}"
+    argv = [sys.executable, "-m", "power_bench", "run", "--meter", "emulated:uni-t-ut61e", "--volts", "5",
+            "--model", str(tmp_path / "m.msgpack"), "--data", "x", "--idle-seconds", "0.3", "--settle-seconds",
+            "0.05", "--min-samples", "5", "--emulate", "idle=100mA,A=150mA,interval=0.01",
+            "--workload-cmd", command, "-o", str(out)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = 0
+    give_up = time.monotonic() + 120  # only against a hang; nothing is asserted about time
+    try:
+        while not marker.exists() and proc.poll() is None and time.monotonic() < give_up:
+            time.sleep(0.02)  # readiness: the measured workload has started
+        assert marker.exists(), proc.communicate()
+        pid = int(marker.read_text())
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        workload_alive = False
+    else:
+        workload_alive = True
+        os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 1, (proc.returncode, stdout, stderr)
+    assert not workload_alive, "the workload outlived the run"
+    reason = "SIGTERM" if sig == signal.SIGTERM else "Ctrl-C"
+    assert "idle: mean 0.1 A over" in stdout and stdout.rstrip().endswith("status: partial")
+    assert f"error: interrupted ({reason}); the result covers what was measured before" in stdout
+    assert f"logs: {out}/samples.csv" in stderr and "Traceback" not in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "partial" and summary["idle"]["samples"] > 0
+    rows = list(csv.DictReader((out / "samples.csv").open()))
+    assert {r["phase"] for r in rows if r["kind"] == "packet"} >= {"idle", "A"}
+    assert (out / "plot.png").exists()
 
 
 def test_cli_run_bad_usage_exit_2(tmp_path: Path) -> None:
