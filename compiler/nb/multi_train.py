@@ -62,9 +62,13 @@ def fit_multi_tables(B: np.ndarray, y: np.ndarray, n_classes: int, bins: Bins, a
     from a per-class Gaussian of the raw rows X: compiler.nb.likelihood); also returns the class-bin counts."""
     ll64, counts = log_likelihoods(B, y, n_classes, bins, alpha, likelihood, X)
     ll = [t.astype(np.float32) for t in ll64]
+    return NBMultiTables(bins=bins, ll=ll, d0=log_prior(y, n_classes, alpha).astype(np.float32)), counts
+
+
+def log_prior(y: np.ndarray, n_classes: int, alpha: float = 1.0) -> np.ndarray:
+    """The runtime's Laplace-smoothed log prior of each class, float64: log((n_c + alpha) / (n + alpha K))."""
     prior = np.bincount(y, minlength=n_classes).astype(np.float64)
-    d0 = np.log((prior + alpha) / (prior.sum() + alpha * n_classes)).astype(np.float32)
-    return NBMultiTables(bins=bins, ll=ll, d0=d0), counts
+    return np.log((prior + alpha) / (prior.sum() + alpha * n_classes))
 
 
 def overtake_bounds(model: NBMultiModel) -> np.ndarray:

@@ -23,6 +23,7 @@ import numpy as np
 
 from compiler.nb.discretize import fit_bins
 from compiler.nb.likelihood import log_likelihoods
+from compiler.nb.multi_train import log_prior
 
 AUTO_FORMS: tuple[tuple[str, str], ...] = (("mean-std", "counts"), ("quantile:8", "counts"),
                                            ("quantile:32", "gaussian"))
@@ -33,12 +34,11 @@ AUTO_FOLDS = 5
 def full_nb_accuracy(X: np.ndarray, y: np.ndarray, Xe: np.ndarray, ye: np.ndarray, n_classes: int, bins: str,
                      likelihood: str, alpha: float = 1.0) -> float:
     """Accuracy on (Xe, ye) of the naive Bayes on every feature fitted on (X, y) with these bins and entries
-    (the runtime's prior: log((n_c + alpha) / (n + alpha K)))."""
+    (the runtime's prior, in float64)."""
     b = fit_bins(X, bins)
     B = b.transform(X)
     ll, _ = log_likelihoods(B, y, n_classes, b, alpha, likelihood, X)
-    prior = np.bincount(y, minlength=n_classes).astype(np.float64)
-    score = np.tile(np.log((prior + alpha) / (prior.sum() + alpha * n_classes)), (Xe.shape[0], 1))
+    score = np.tile(log_prior(y, n_classes, alpha), (Xe.shape[0], 1))
     Be = b.transform(Xe).astype(np.intp)
     for j, table in enumerate(ll):
         score += table[Be[:, j]]

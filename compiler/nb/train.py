@@ -283,20 +283,19 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     check costs in feature reads: a stop point is kept only if the reads its
     stopped validation rows skip are at least stop_cost x the running rows,
     so stopping never costs more than it saves; 0 turns the rule off); alpha
-    (Laplace smoothing); likelihood (None: counts, or the form bins='auto' keeps; 'counts', the paper's: the
-    entries from
-    the class-bin counts; 'gaussian': from a Gaussian per class and feature integrated over each bin,
-    zero-inflated where a feature has a zero bin: compiler.nb.likelihood; with fine quantile bins it
-    approaches GaussianNB),
-    validation_fraction (used when fit gets no eval_set); costs (per-feature
+    (Laplace smoothing); likelihood (None: counts, or the form bins='auto' keeps;
+    'counts', the paper's: the entries from the class-bin counts; 'gaussian':
+    from a Gaussian per class and feature integrated over each bin, zero-inflated
+    where a feature has a zero bin: compiler.nb.likelihood; with fine quantile
+    bins it approaches GaussianNB), validation_fraction (used when fit gets no eval_set); costs (per-feature
     acquisition costs, reported per prediction; None = 1 each).
 
     y may hold any K >= 2 labels (``classes_``; for two, the second is the
     positive class). K > 2 classes train K-class tables with margin stop points
-    (compiler.nb.multi_train; ordering 'greedy' there adds the feature that most raises the validation
-    rows' log-probability of their class). Validation
-    data, which picks the budget and the stop points, comes as ``fit(X, y, eval_set=(X_val, y_val))``, as for every
-    frugalml estimator.
+    (compiler.nb.multi_train; ordering 'greedy' there adds the feature that most
+    raises the validation rows' log-probability of their class). Validation data,
+    which picks the budget and the stop points, comes as
+    ``fit(X, y, eval_set=(X_val, y_val))``, as for every frugalml estimator.
     n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
     """
 
