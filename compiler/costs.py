@@ -5,7 +5,10 @@ feature) or ``feature,c0,c1,c2`` (cost c0 + c1*n + c2*n^2 for an item of size
 n). ``feature`` is a feature name or a 0-based column index, or ``*`` for every
 feature the file does not name. Every feature needs a cost: a file that leaves
 some out without a ``*`` row is an error (listing them), as is a feature named
-twice.
+twice. Rows naming features of the feature library's catalog (and their groups)
+that the data do not have are left out: the costs of a wider feature plan price
+a plan of some of its features by name. A file that ends in the middle of a line
+(no newline at its end) and cannot be used is reported as cut off.
 
 Feature groups: an optional last column ``group`` names the groups a feature
 uses (``;`` between several). A row whose name is a group (named in some
@@ -27,12 +30,18 @@ than the truth); ``cost_of`` charges each group once for a set of features.
 from __future__ import annotations
 
 import csv
+import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pyruntime.errors import DataError
+from pyruntime.features.catalog import GROUP_NAMES, parse_name
 from pyruntime.numtext import parse_number
+
+START_GROUP = "window__start"  # the window's start: a group every feature uses (compiler/features/profile.py)
 
 
 class CostsError(ValueError):
@@ -87,15 +96,43 @@ def _poly(c: np.ndarray, size: float) -> np.ndarray:
 
 
 def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
-    """Read a costs CSV for a data set with the given feature names."""
-    n = len(feature_names)
-    coef = FeatureCosts.uniform(n).coef.copy()
-    index = {name: j for j, name in enumerate(feature_names)}
+    """Read a costs CSV for a data set with the given feature names. Rows naming features (or groups) of the
+    feature library that the data do not have are left out: a file profiled for a wider plan prices a model of
+    fewer of its features, taken by name. A file that ends in the middle of a line and cannot be used is
+    reported as cut off."""
     p = Path(path)
     if not p.is_file():
         raise CostsError(f"costs file not found: {p}")
     with p.open(newline="") as fh:
-        rows = list(csv.reader(fh))
+        text = fh.read()
+    rows = list(csv.reader(io.StringIO(text)))
+    try:
+        return _parse_costs(p, rows, feature_names)
+    except CostsError as exc:
+        if not text or text.endswith(("\n", "\r")):
+            raise
+        raise CostsError(_cut_off(p, text, rows, feature_names, str(exc))) from None
+
+
+def _cut_off(p: Path, text: str, rows: list[list[str]], names: list[str], reason: str) -> str:
+    """The error of a file without a newline at its end that cannot be used: most likely cut off (a copy or a
+    write interrupted); the features with no complete row (the last line is not one) name what is lost."""
+    lines = text.splitlines()
+    last = lines[-1] if len(lines[-1]) <= 60 else lines[-1][:57] + "..."
+    cut = f"ends in the middle of line {len(lines)} (no newline after {last!r})"
+    complete = {r[0].strip() for r in rows[1:-1] if r}
+    missing = [n for j, n in enumerate(names) if n not in complete and str(j) not in complete]
+    if not missing or "*" in complete:
+        return f"{reason}; the file {cut}: if it was cut off, write it again"
+    return (f"costs file {p} {cut}: it looks cut off, and {len(missing)} of the {len(names)} features have no "
+            f"complete row (the first {missing[0]!r}): write the file again (`frugalml profile-costs ... -o {p}`) or "
+            "complete it")
+
+
+def _parse_costs(p: Path, rows: list[list[str]], feature_names: list[str]) -> FeatureCosts:
+    n = len(feature_names)
+    coef = FeatureCosts.uniform(n).coef.copy()
+    index = {name: j for j, name in enumerate(feature_names)}
     if not rows:
         raise CostsError(f"costs file {p} is empty")
     header = [h.strip().lower() for h in rows[0]]
@@ -121,6 +158,7 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
     group_line: dict[int, int] = {}
     feature_groups: dict[int, tuple[int, ...]] = {}
     given: dict[int, int] = {}
+    other: list[str] = []  # features and groups of the feature library the data do not use
     default: list[float] | None = None
     default_groups: tuple[int, ...] = ()
     for lineno, row in body:
@@ -148,6 +186,9 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
             try:
                 j = int(name)
             except ValueError:
+                if _library_name(name, grouped):
+                    other.append(name)
+                    continue
                 hint = ("; a costs file for raw windows must be profiled for the same feature plan: "
                         "`frugalml profile-costs --on TARGET --channels N --plan FILE`" if "__" in name else "")
                 raise CostsError(f"costs file {p} line {lineno}: unknown feature {name!r}{hint}") from None
@@ -163,21 +204,58 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
         feature_groups[j] = groups
     missing = [j for j in range(n) if j not in given]
     if missing and default is None:
-        names = ", ".join(feature_names[j] for j in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise CostsError(f"costs file {p} gives no cost for {len(missing)} of the {n} features ({names}): "
-                         "add a row for each, or a row '*' with the cost of every feature not named")
+        raise CostsError(_missing(p, feature_names, missing, other, grouped))
     for j in missing:
         coef[j, :] = 0.0
         coef[j, :cols] = default
         feature_groups[j] = default_groups
     if not grouped:
         return FeatureCosts(coef)
-    unpriced = [g for i, g in enumerate(group_names) if i not in group_line]
+    fg = tuple(feature_groups[j] for j in range(n))
+    priced = {group_names[i] for i in group_line}
+    if other:  # the groups only the left-out rows use are not the data's
+        group_names, group_coef, fg = _used_groups(group_names, group_coef, fg)
+    unpriced = [g for g in group_names if g not in priced]
     if unpriced:
         raise CostsError(f"costs file {p}: group {unpriced[0]!r} has no cost row (add a row '{unpriced[0]},COST,')")
-    fg = tuple(feature_groups[j] for j in range(n))
     alone = coef + np.array([group_coef[list(g)].sum(axis=0) if g else np.zeros(3) for g in fg])
     return FeatureCosts(alone, coef, tuple(group_names), group_coef, fg)
+
+
+def _missing(p: Path, names: list[str], missing: list[int], other: list[str], grouped: bool) -> str:
+    """The error of features without a cost, the first named first; a file of another (wider) plan, or one cut
+    short, says so."""
+    listed = ", ".join(names[j] for j in missing[:5]) + (", ..." if len(missing) > 5 else "")
+    extra = [n for n in other if not _group_like(n)]
+    why = (f"; it names {len(extra)} other feature{'s' * (len(extra) != 1)} (profiled for another feature plan)"
+           if extra else "")
+    again = ("; or profile this plan: `frugalml profile-costs --on TARGET --channels N --plan FILE`" if extra
+             else "; if profile-costs wrote it, it was cut short: write it again" if grouped else "")
+    return (f"costs file {p} gives no cost for {len(missing)} of the {len(names)} features ({listed}){why}: add a "
+            f"row for each, or a row '*' with the cost of every feature not named{again}")
+
+
+def _library_name(name: str, grouped: bool) -> bool:
+    """A feature of the feature library's catalog (c1__fft_centroid), or in a file with groups one of its groups
+    (c1__spectrum, window__start): a costs file profiled for a wider plan names those the data do not use."""
+    try:
+        parse_name(name)
+    except DataError:
+        return grouped and _group_like(name)
+    return True
+
+
+def _group_like(name: str) -> bool:
+    chans, _, kind = name.partition("__")
+    return name == START_GROUP or (bool(re.fullmatch(r"c\d+(?:_c\d+){0,2}", chans)) and kind in GROUP_NAMES.values())
+
+
+def _used_groups(names: list[str], coef: np.ndarray, fg: tuple[tuple[int, ...], ...]
+                 ) -> tuple[list[str], np.ndarray, tuple[tuple[int, ...], ...]]:
+    """Only the groups some feature uses, in their order, and the features' group indices into them."""
+    used = sorted({g for groups in fg for g in groups})
+    new = {g: i for i, g in enumerate(used)}
+    return [names[g] for g in used], coef[used], tuple(tuple(new[g] for g in groups) for groups in fg)
 
 
 def _group_names(p: Path, body: list[tuple[int, list[str]]], index: dict[str, int]) -> list[str]:

@@ -316,12 +316,20 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     return _finish(X, y, [names[i] for i in feat], str(path))
 
 
+def _npz_shape_error(path: Path, shape: tuple[int, ...]) -> str:
+    """An NPZ's X of a dimension count no reader takes: the shape found and the two accepted."""
+    return (f"{path}: X has shape {shape} ({len(shape)}-D); an NPZ's X is a feature table of (rows, features) or raw "
+            "windows of (rows, channels, length)")
+
+
 def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: list[str] | None = None) -> Dataset:
     try:
         with np.load(path, allow_pickle=False) as z:
             if "X" not in z or ("y" not in z and unlabelled is None):
                 raise DataError(f"{path}: an NPZ data set needs arrays 'X' and 'y'")
             X = z["X"]
+            if X.ndim not in (2, 3):
+                raise DataError(_npz_shape_error(path, X.shape))
             labelled = "y" in z
             y = z["y"] if labelled else np.full(len(X), "")
             names = [str(n) for n in z["feature_names"]] if "feature_names" in z else None
@@ -334,8 +342,6 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
 
         ds = _from_windows(windows_from_array(X, y, str(path)), features)
     else:
-        if X.ndim != 2:
-            raise DataError(f"{path}: X must be 2-D, got shape {X.shape}")
         try:
             X = X.astype(np.float64)
         except (TypeError, ValueError):

@@ -36,11 +36,18 @@ def pipeline_bench(model_path: str, data: str, target: str, rows: int, as_json: 
     if as_json:
         click.echo(json.dumps(report))
         return
-    click.echo(f"{target} ({report['numeric']}), mean over {report['windows']} windows of {report['window_len']} "
-               "samples")
+    click.echo(f"{target} ({report['numeric']}), mean over {report['windows']} windows of {_samples(report)} samples")
     for key, label in LABELS.items():
         if key in report:
             click.echo(f"{label:<46}{report[key]:>12}")
+
+
+def _samples(report: dict[str, object]) -> str:
+    """The windows' length, or the range of their lengths ("48 to 80") when they differ."""
+    lengths = report.get("window_lengths")
+    if isinstance(lengths, list) and lengths:
+        return f"{lengths[0]} to {lengths[-1]}"
+    return str(report["window_len"])
 
 
 def _fail(message: str) -> None:

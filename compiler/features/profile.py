@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler.costs import START_GROUP  # the window's start: its group in the costs CSV, every feature uses it
 from compiler.skyline.profile_costs import fit_polynomial
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.features import catalog as cat
@@ -46,7 +47,6 @@ DEFAULT_LENGTHS = (32, 64, 128, 256)
 NONE = 0xFFFF
 ALL = 0xFFFE  # the plan's features in one context
 START = 0xFFFD  # the window's start itself (fm_feat_begin)
-START_GROUP = "window__start"  # its group in the costs CSV: every feature uses it
 
 
 class ProfileError(ValueError):
@@ -186,6 +186,11 @@ def _plugin() -> Path:
     return PLUGIN
 
 
+def _shared(runtime_obj: Path | None) -> list[str]:
+    """make's RUNTIME_OBJ: the compiled runtime shared by several builds (none: in the build folder)."""
+    return [] if runtime_obj is None else [f"RUNTIME_OBJ={runtime_obj}"]
+
+
 def _qemu_marks(out: Path) -> list[int]:
     marks = [int(v) for v in re.findall(r"^mark (\d+)$", out.read_text(), re.M)]
     if "lost_marks" in out.read_text():
@@ -193,16 +198,35 @@ def _qemu_marks(out: Path) -> list[int]:
     return marks
 
 
-def count_steps(header: Path, target: str, work: Path, n_steps: int, app: Path = TOOL) -> list[int]:
+HOST_FLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic")
+
+
+def _host_objects(folder: Path) -> list[str]:
+    """The runtime's sources compiled for the host into folder, once (the same flags and link order as the sources
+    given to one gcc command: the same code): several builds of one run share them."""
+    src = RUNTIME / "src"
+    objs = []
+    for c in runtime_sources():
+        obj = folder / (str(c.relative_to(src).with_suffix(".o")).replace("/", "__"))
+        if not obj.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            _run(["gcc", *HOST_FLAGS, *runtime_include_flags(), "-c", str(c), "-o", str(obj)],
+                 "building the runtime for the profile program")
+        objs.append(str(obj))
+    return objs
+
+
+def count_steps(header: Path, target: str, work: Path, n_steps: int, app: Path = TOOL,
+                runtime_obj: Path | None = None) -> list[int]:
     """Instructions of each step's measured call (marks' overhead included): app (the profile program by default)
-    built with FM_MODEL_HEADER=header calls fm_profile_mark twice a step."""
+    built with FM_MODEL_HEADER=header calls fm_profile_mark twice a step. runtime_obj: a folder for the compiled
+    runtime, shared by several calls (bench's windows of several lengths); None: compiled afresh in work."""
     if target == "host":
         _require("gcc", "valgrind")
         exe = work / "fm_feat_profile"
-        srcs = [str(p) for p in runtime_sources()]
-        _run(["gcc", "-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-pedantic",
-              *runtime_include_flags(), f"-DFM_MODEL_HEADER=\"{header}\"", str(app), *srcs, "-o", str(exe)],
-             "building the profile program")
+        srcs = [str(p) for p in runtime_sources()] if runtime_obj is None else _host_objects(runtime_obj)
+        _run(["gcc", *HOST_FLAGS, *runtime_include_flags(), f"-DFM_MODEL_HEADER=\"{header}\"", str(app), *srcs,
+              "-o", str(exe)], "building the profile program")
         out = work / "cg.out"
         # bind libc symbols at load: the first memset (GCC turns zeroing loops into calls) would otherwise pay
         # the dynamic linker's lazy binding inside a measured call
@@ -221,7 +245,7 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int, app: Path =
         folder, nm = ROOT / "firmware_examples" / "cortex_m", "arm-none-eabi-nm"
         build = work / "build"
         base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={app}",
-                f"TARGET={target}", f"BUILD={build}", "QEMU_TIMEOUT=600"]
+                f"TARGET={target}", f"BUILD={build}", "QEMU_TIMEOUT=600", *_shared(runtime_obj)]
         if target == "cortex-m0":
             base.append("MACHINE=mps2-an385")  # M0 code on a machine with the RAM for the windows (micro:bit: 16 KB)
         _run([*base, "all"], f"building the profile program for {target}")
@@ -232,7 +256,7 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int, app: Path =
         _require("aarch64-linux-gnu-gcc", "qemu-aarch64")
         folder, build = ROOT / "firmware_examples" / "raspberry_pi", work / "build"
         base = ["make", "-s", "-C", str(folder), f"RUNTIME={RUNTIME}", f"MODEL={header}", f"APP={app}",
-                "CROSS=aarch64-linux-gnu-", f"BUILD={build}"]
+                "CROSS=aarch64-linux-gnu-", f"BUILD={build}", *_shared(runtime_obj)]
         _run([*base, "all"], "building the profile program for the Pi (aarch64)")
         mark = _symbol("aarch64-linux-gnu-nm", build / "fm_pi")
         out = work / "insns"
