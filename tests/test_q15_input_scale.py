@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
-from compiler.cstc.kind import _tables
+from compiler.cstc.kind import cstc_model_tables
 from compiler.gated.kind import f0_tables, gated_tables
 from compiler.gated.l1_gate import L1GateClassifier
 from pyruntime.evaluators import c_evaluator
@@ -29,7 +29,7 @@ def test_cstc_tables_take_the_largest_input_of_the_features_read() -> None:
     ir = {"n_features": 5, "term_start": np.array([0, 2], np.uint32), "feature": np.array([1, 3], np.int32),
           "weight": np.array([0.5, -1.0], np.float32), "bias": np.zeros(1, np.float32),
           "threshold": np.zeros(1, np.float32), "upper": np.array([-1], np.int32), "lower": np.array([-1], np.int32)}
-    t = _tables(ir, X)
+    t = cstc_model_tables(ir, X)
     assert t.input_absmax == float(np.abs(X[:, [1, 3]]).max())
     assert t.input_absmax < 10.0
 

@@ -142,7 +142,7 @@ def train_cstc(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts |
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         model = cstc_estimator(float(opts.get("lambda", DEFAULTS["lambda"])), opts, c, seed)
         model.fit(Xtr, ytr, eval_set=(Xva, yva))
-    tables = _tables(model.to_ir(), Xtr if cv_acc is None else np.concatenate([Xtr, Xva]))
+    tables = cstc_model_tables(model.to_ir(), Xtr if cv_acc is None else np.concatenate([Xtr, Xva]))
     rep = validation_report(tables, Xva, yva)
     # judged on rows it was not fitted on: the kept point's cross-validated accuracy when refitted on the pooled rows
     judged_acc = rep["validation_accuracy"] if cv_acc is None else cv_acc
@@ -165,7 +165,7 @@ def _validation_curve(grid: list[float], opts: dict[str, Any], costs: np.ndarray
     with Progress("cstc lambda sweep", total=len(grid)) as progress:
         for lam in grid:
             m = cstc_estimator(lam, opts, costs, seed).fit(Xtr, ytr, eval_set=(Xva, yva))
-            rep = validation_report(_tables(m.to_ir(), Xtr), Xva, yva)
+            rep = validation_report(cstc_model_tables(m.to_ir(), Xtr), Xva, yva)
             fitted.append(m)
             curve.append({"lambda": lam, "validation_accuracy": rep["validation_accuracy"],
                           "validation_cost": rep["validation_mean_cost"], "nodes": len(m._reachable())})
@@ -184,7 +184,7 @@ def _cross_validated_curve(grid: list[float], opts: dict[str, Any], costs: np.nd
             sums = np.zeros(3)
             for tr, te in folds:
                 m = cstc_estimator(lam, opts, costs, seed).fit(X[tr], y[tr], eval_set=(X[te], y[te]))
-                rep = validation_report(_tables(m.to_ir(), X[tr]), X[te], y[te])
+                rep = validation_report(cstc_model_tables(m.to_ir(), X[tr]), X[te], y[te])
                 sums += te.size * np.array([rep["validation_accuracy"], rep["validation_mean_cost"],
                                             len(m._reachable())])
                 progress.update()
@@ -193,7 +193,7 @@ def _cross_validated_curve(grid: list[float], opts: dict[str, Any], costs: np.nd
     return curve
 
 
-def _tables(ir: dict[str, Any], X: np.ndarray) -> CSTCModel:
+def cstc_model_tables(ir: dict[str, Any], X: np.ndarray) -> CSTCModel:
     """The float32 tables of a trained tree; input_absmax (the q15 input shift) over the features it reads only:
     a large column the tree never reads must not cost the others their fixed-point resolution."""
     used = np.unique(np.asarray(ir["feature"], dtype=np.intp))

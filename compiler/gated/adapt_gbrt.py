@@ -170,7 +170,7 @@ def _f32_floor(thr: np.ndarray) -> np.ndarray:
 
 
 def sklearn_to_tree_ensemble(est: BaseEstimator, costs: np.ndarray) -> dict | None:
-    """Model IR for a fitted RandomForest/ExtraTrees or GradientBoosting classifier; None otherwise.
+    """Model IR for a fitted RandomForest/ExtraTrees, GradientBoosting or DecisionTree classifier; None otherwise.
 
     Forests: one output per class (one output for two classes, decision
     threshold 0.5), leaf values = class fraction / n_trees. Gradient boosting:
@@ -202,11 +202,12 @@ def sklearn_to_tree_ensemble(est: BaseEstimator, costs: np.ndarray) -> dict | No
                 trees.append(convert(t, est.learning_rate * t.tree_.value[:, 0, 0]))
                 outputs.append(k)
         return ensemble_to_ir(trees, outputs, base, d, costs, 0.0)
-    if hasattr(est, "estimators_") and all(hasattr(t, "tree_") for t in est.estimators_) \
+    members = [est] if hasattr(est, "tree_") else getattr(est, "estimators_", None)  # one tree: a forest of one
+    if members is not None and all(hasattr(t, "tree_") for t in members) \
             and hasattr(est, "n_classes_") and np.ndim(est.n_classes_) == 0:
-        n_t = len(est.estimators_)
+        n_t = len(members)
         K = int(est.n_classes_)
-        for t in est.estimators_:
+        for t in members:
             v = t.tree_.value[:, 0, :]
             frac = v / np.maximum(v.sum(axis=1, keepdims=True), 1e-300)
             ks = [1] if K == 2 else list(range(K))

@@ -117,11 +117,12 @@ def base_estimator(base: str, d: int, seed: int, opts: dict[str, Any] | None = N
                            "compiler.skyline.classifier.SkylineClassifier)")
 
 
-def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int,
-                   n_classes: int = 2) -> NBModel | NBMultiModel | LinearScorer | MultiLinear:
+def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int, n_classes: int = 2,
+                   classes: Sequence[Any] | None = None) -> NBModel | NBMultiModel | LinearScorer | MultiLinear:
     """One indexed model's runtime tables over the full input vector (reads only ``cols``); K > 2 classes:
     K-class NB tables or K class scorers (the empty set: no features, the majority class's prior or bias
-    1, 0 for the others)."""
+    1, 0 for the others). ``majority`` is a class index; ``classes`` the labels the models were fitted on
+    (default 0 .. K-1, the CLI's class indices)."""
     sign = 1.0 if int(majority) == 1 else -1.0
     if base == "nb" and n_classes > 2:
         if est is None:
@@ -139,28 +140,31 @@ def runtime_tables(base: str, est: Any, cols: list[int], d: int, majority: int,
         m: NBModel = est.model_
         return NBModel(**{**m.to_dict(), "n_features": d, "order": np.asarray(cols)[m.order], "costs": None})
     if n_classes > 2:
-        return linear_k_tables(est, cols, d, majority, n_classes)
+        return linear_k_tables(est, cols, d, majority, n_classes, classes)
     if est is None:
         return LinearScorer(n_features=d, feature=np.zeros(0), weight=np.zeros(0), bias=sign)
-    require_binary(est)
+    require_binary(est, classes)
     return LinearScorer(n_features=d, feature=np.asarray(cols), weight=est.coef_[0], bias=float(est.intercept_[0]))
 
 
-def linear_k_tables(est: Any, cols: list[int], d: int, majority: int, n_classes: int) -> MultiLinear:
-    """K class scorers of one feature set's multinomial logistic regression (classes 0 .. K-1)."""
+def linear_k_tables(est: Any, cols: list[int], d: int, majority: int, n_classes: int,
+                    classes: Sequence[Any] | None = None) -> MultiLinear:
+    """K class scorers of one feature set's multinomial logistic regression (``classes``, default 0 .. K-1)."""
     if est is None:
         z = np.zeros(0)
         return MultiLinear(tuple(LinearScorer(n_features=d, feature=z, weight=z, bias=float(c == int(majority)))
                                  for c in range(n_classes)))
-    if list(getattr(est, "classes_", [])) != list(range(n_classes)):
+    if list(getattr(est, "classes_", [])) != list(range(n_classes) if classes is None else classes):
         raise ValueError(f"skyline: every feature set's training part must hold all {n_classes} classes")
     return MultiLinear(tuple(LinearScorer(n_features=d, feature=np.asarray(cols), weight=est.coef_[c],
                                           bias=float(est.intercept_[c])) for c in range(n_classes)))
 
 
-def require_binary(est: Any) -> None:
-    if list(getattr(est, "classes_", [0, 1])) != [0, 1]:
-        raise ValueError("skyline: every feature set's training part must hold both classes 0 and 1")
+def require_binary(est: Any, classes: Sequence[Any] | None = None) -> None:
+    expected = [0, 1] if classes is None else list(classes)
+    if list(getattr(est, "classes_", expected)) != expected:
+        raise ValueError(f"skyline: every feature set's training part must hold both classes {expected[0]!r} and "
+                         f"{expected[1]!r}")
 
 
 def _msgpack_count(n: int) -> int | float:
