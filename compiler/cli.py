@@ -465,7 +465,8 @@ def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
               "label, lazy and eager) on host (callgrind), cortex-m0/m3/m4f/m33 or pi (QEMU).")
 @click.option("--rows", type=click.IntRange(min=1, max=200), default=20, show_default=True,
               help="With --on: the first windows of DATA to run.")
-@click.option("--json", "as_json", is_flag=True, help="With --on: print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the table's rows, or with --on the "
+              "pipeline's counts).")
 @click.option("--costs", "costs_path", default=None, metavar="FILE",
               help="With --on: also the extraction the costs CSV (profiled on the same target) predicts for the "
               "features each window read, and its mean error against the counted extraction.")
@@ -483,6 +484,8 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
         return
     if costs_path is not None:
         raise click.UsageError("--costs goes with --on TARGET")
+    if click.get_current_context().get_parameter_source("rows").name != "DEFAULT":
+        raise click.UsageError("--rows goes with --on TARGET (the timing table runs every row of DATA's test part)")
     num = numeric_for(target_name, numeric)
     table = []
     for path in model_paths:
@@ -496,6 +499,11 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
     names = [Path(path).name for path in model_paths]
     if len(set(names)) < len(names):  # the same file name in several folders: the paths as given tell them apart
         names = list(model_paths)
+    if as_json:
+        click.echo(json.dumps({"models": [{"model": name, "weighted_accuracy": acc, "mean_features": feats,
+                                           "ns_per_prediction": ns, "speedup": base / ns}
+                                          for name, (_, acc, feats, ns) in zip(names, table, strict=True)]}))
+        return
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
     for name, (_, acc, feats, ns) in zip(names, table, strict=True):
         click.echo(f"{name:<30} {acc:>7.4f} {feats:>9.2f} {ns:>9.1f} {base / ns:>7.2f}x")

@@ -44,8 +44,9 @@ class KindSpec:
 # every kind accepts --allow-trivial (the trainers call compiler.tasks.check_not_trivial)
 ALLOW_TRIVIAL = click.Option(
     ["--allow-trivial"], is_flag=True, default=False,
-    help="Write the model even when it is trivial (validation accuracy not above the majority class's, or "
-         "it reads no feature while f0 / the full model is much better) [every kind].")
+    help="Write the model even when it is trivial (on validation, accuracy not above the majority class's and "
+         "balanced accuracy not above 1/K, or it reads no feature while f0 / the full model is 5 points better) "
+         "[every kind].")
 
 KINDS: dict[str, KindSpec] = {}
 # eval extras by the kind written in the model file (a trainer may write another kind, e.g. adapt-lin -> gated)

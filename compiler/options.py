@@ -104,24 +104,30 @@ def floats_text(values: tuple[float, ...]) -> str:
     return ",".join(f"{v:g}" for v in values)
 
 
+GATED_TREE_DEFAULTS = {"trees": 50, "depth": 3, "step": 0.1}  # adapt-gbrt's gate and f1
 _M, _C = MISER_DEFAULTS, CASCADE_DEFAULTS
 TREE_OPTIONS = [
     click.Option(["--lambda"], type=click.FloatRange(min=0), default=None,
-                 help=f"Feature-cost penalty lambda [miser: default {_M['lambda']:g}; cascade (CSCC): the "
-                      "accuracy/cost trade-off of its objective, default: the cheapest on validation of 0.1, 1, 10; "
+                 help=f"Feature-cost penalty lambda [miser: default {_M['lambda']:g}; cascade: CSCC's "
+                      "accuracy/cost trade-off (given, it trains CSCC instead of the default frontier), default: the "
+                      "cheapest on validation of 0.1, 1, 10; "
                       f"cascade --early-exit-every: the ensemble's, default {_C['early_exit_lambda']:g}]."),
     click.Option(["--trees"], type=click.IntRange(min=1), default=None,
                  help="Boosting iterations [miser: at most, chosen on validation with early stopping, default "
-                      f"{_M['trees']}; cascade (CSCC): trees of the boosting trick per --pool-lambdas entry, default "
-                      f"{_C['trees']}; --early-exit-every: {_C['trees']}]."),
+                      f"{_M['trees']}; cascade: of each ensemble (CSCC: trees of the boosting trick per --pool-lambdas "
+                      f"entry), default {_C['trees']}; adapt-gbrt: of the gate and of f1, default "
+                      f"{GATED_TREE_DEFAULTS['trees']}]."),
     click.Option(["--depth"], type=click.IntRange(1, 16), default=None,
                  help=f"Tree depth [cascade: default {_C['depth']}; miser: depth-wise trees of this depth (the "
-                      "paper's), default: leaf-wise trees of --leaves leaves]."),
+                      f"paper's), default: leaf-wise trees of --leaves leaves; adapt-gbrt: default "
+                      f"{GATED_TREE_DEFAULTS['depth']}]."),
     click.Option(["--step"], type=click.FloatRange(0, 1, min_open=True), default=None,
-                 help=f"Learning rate [miser, cascade; default {_M['step']:g}]."),
+                 help=f"Learning rate [miser, cascade, adapt-gbrt; default {_M['step']:g}]."),
     click.Option(["--loss"], type=click.Choice(list(LOSSES)), default=None,
                  help="Boosting loss [miser: default logistic (two classes) or multiclass-log, squared = the paper's "
-                      "stage-wise regression; cascade: default logistic]."),
+                      "stage-wise regression; cascade: with --early-exit-every, or the exits judged by "
+                      "cross-validation (a validation part under 200 rows), default logistic (two classes) or "
+                      "multiclass-log; refused with the default frontier]."),
     click.Option(["--tree-cost"], type=click.FloatRange(min=0), default=None,
                  help="Evaluation cost e per tree, added to the feature cost in the test-time cost "
                       f"[miser, cascade; default {_M['tree_cost']:g}]."),
@@ -129,10 +135,12 @@ TREE_OPTIONS = [
 
 SWEEP_OPTIONS = [
     click.Option(["--sweep"], is_flag=True, default=False,
-                 help="Fit a grid of lambda, print validation accuracy vs test-time cost, keep the cheapest model "
-                      "within --tolerance of lambda = 0 [miser]."),
+                 help="Fit a grid, print validation accuracy vs test-time cost, keep the cheapest model within "
+                      "--tolerance of the reference [miser: the --lambda-grid, reference lambda = 0; adapt-gbrt, "
+                      "adapt-lin, l1-gate: --pfull-grid x --gamma-grid, reference f0]."),
     click.Option(["--tolerance"], type=click.FloatRange(0, 1), default=None,
-                 help=f"Accuracy the --sweep may give up, absolute [miser; default {SWEEP_TOLERANCE:g}]."),
+                 help=f"Accuracy the --sweep may give up, absolute [miser, adapt-gbrt, adapt-lin, l1-gate; default "
+                      f"{SWEEP_TOLERANCE:g}]."),
     click.Option(["--lambda-grid"], default=None,
                  help=f"Comma-separated lambdas of --sweep (0 is always added) [miser; default "
                       f"{floats_text(DEFAULT_GRID)}]."),

@@ -47,7 +47,8 @@ PARALLEL_OPTIONS = [
                       "default 1]."),
     click.Option(["--scheduler"], default=None, metavar="ADDRESS",
                  help="Run the sweep's fits on the Dask cluster at ADDRESS, e.g. tcp://host:8786 (needs "
-                      "frugalml[cluster]; docs/scaling.md) [the kinds of --jobs]."),
+                      "frugalml[cluster]; docs/scaling.md) [miser, adapt-gbrt, adapt-lin, l1-gate with --sweep; "
+                      "nb-* budget search; skyline]."),
 ]
 
 

@@ -101,9 +101,11 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     known = set(meta.get("labels") or ([] if "rest" in classes else classes))
     unseen = sorted(labels - known) if known else []
     if unseen:
+        column = meta.get("target_column")
+        where = f"column {column!r}, as in training" if column else "a column named target/class/label/y, else the last"
         raise DataError(f"{spec} has labels the model never saw in training ({', '.join(unseen[:6])}"
                         f"{', ...' if len(unseen) > 6 else ''}; the model knows {', '.join(sorted(known)[:6])}): "
-                        "check --target-column or the data")
+                        f"check the data's label column ({where})")
     if positive is not None or len(classes) == 2:
         y = (data.y == (positive if positive is not None else classes[1])).astype(np.int64)
     else:

@@ -37,7 +37,7 @@ from .workload import (
 )
 
 METER_HELP = ("METER:PORT (e.g. tenma-72-7730a:/dev/ttyUSB0), emulated:METER, sigrok:DRIVER[:PORT], "
-              "powercap[:FILTER] or hwmon[:FILTER]")
+              "powercap[:FILTER], hwmon[:FILTER] or energy[:FILTER] (either Linux energy counter)")
 #: bytes `power read` collects before it checks that they are the named meter's packets (6 of the longest)
 PROBE_BYTES = 6 * max(p.packet_size for p in PROTOCOLS.values())
 

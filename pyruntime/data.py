@@ -202,8 +202,8 @@ def _default_target(path: Path, header: list[str], model_features: list[str] | N
             rest = [i for i, h in enumerate(header) if h not in known]
             if len(rest) > 1:
                 raise DataError(f"{path}: columns {', '.join(repr(header[i]) for i in rest)} are not features of the "
-                                "model: keep the model's features and at most one label column (or name it with "
-                                "--target-column)")
+                                "model: keep the model's features and at most one label column (a column named "
+                                f"{'/'.join(TARGET_NAMES)} is taken as the label)")
             return rest[0] if rest else None
         if len(header) == len(model_features):
             return None
@@ -454,15 +454,16 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
     without y, is read as rows without labels (``labelled`` False: fine to predict, not to evaluate)."""
     names = meta.get("feature_names")
     ds = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"), unlabelled=names or [])
-    if ds.plan is None and names and len(ds.feature_names) < len(names) and set(ds.feature_names) < set(names):
-        lost = [n for n in names if n not in set(ds.feature_names)]
-        raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: columns "
-                        f"{', '.join(map(repr, lost[:8]))}{', ...' if len(lost) > 8 else ''} are missing")
-    if ds.plan is None and names and set(names) < set(ds.feature_names):
-        extra = [n for n in ds.feature_names if n not in set(names)]
-        raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: columns "
-                        f"{', '.join(map(repr, extra))} are not features of the model (keep its features and at most "
-                        "one label column)")
+    if ds.plan is None and names:
+        have, want = set(ds.feature_names), set(names)
+        lost = [n for n in names if n not in have] if len(ds.feature_names) < len(names) and have < want else []
+        extra = [n for n in ds.feature_names if n not in want] if want < have else []
+        if lost or extra:
+            what = (f"{', '.join(map(repr, lost[:8]))}{', ...' if len(lost) > 8 else ''} are missing" if lost else
+                    f"{', '.join(map(repr, extra))} are not features of the model (keep its features and at most "
+                    "one label column)")
+            raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: "
+                            f"columns {what}")
     if ds.plan is None and names and ds.feature_names != names and len(set(names)) == len(names) \
             and _only_features(ds.feature_names, names):
         ds.X = ds.X[:, [ds.feature_names.index(n) for n in names]]

@@ -46,7 +46,9 @@ def one_line_error(code: int, out: str, err: str, *needles: str) -> None:
 def test_eval_on_labels_the_model_never_saw(work: Path, tmp_path: Path) -> None:
     X, _ = make_sparse_binary(50, N, seed=9)
     (tmp_path / "zz.csv").write_text(csv_text(X, ["zz"] * 50))
-    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "zz.csv"), "never saw", "zz", "ham, spam")
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "zz.csv"), "never saw", "zz", "ham, spam",
+                   "check the data's label column (a column named target/class/label/y, else the last)")
+    assert "--target-column" not in run("eval", work / "m.msgpack", tmp_path / "zz.csv")[2]  # not an eval option
     # a subset of the known labels is fine (evaluating on one class only)
     (tmp_path / "ham.csv").write_text(csv_text(X, ["ham"] * 50))
     code, out, err = run("eval", work / "m.msgpack", tmp_path / "ham.csv", "--json")
@@ -264,7 +266,8 @@ def test_columns_beside_the_models_features_and_label_are_named(work: Path, tmp_
     (tmp_path / "two.csv").write_text("id,note," + ",".join(header[:N]) + "\n" + "".join(
         f"{i},x," + ",".join(r[:N]) + "\n" for i, r in enumerate(rows)))
     one_line_error(*run("predict", work / "m.msgpack", tmp_path / "two.csv"),
-                   "columns 'id', 'note' are not features of the model")
+                   "columns 'id', 'note' are not features of the model", "at most one label column (a column named")
+    assert "--target-column" not in run("predict", work / "m.msgpack", tmp_path / "two.csv")[2]
     (tmp_path / "extra.csv").write_text("id," + ",".join(header) + "\n" + "".join(
         f"{i}," + ",".join(r) + "\n" for i, r in enumerate(rows)))
     one_line_error(*run("eval", work / "m.msgpack", tmp_path / "extra.csv"),
@@ -519,3 +522,32 @@ def test_a_cascade_judged_by_cross_validation_prints_one_progress_line(tmp_path:
         "cascade exits by cross-validation: done: ")] and len([ln for ln in lines if ": done: " in ln]) == 1, err
     hist = load(tmp_path / "w.msgpack").meta["training"]["validation_exit_histogram"]
     assert f"exit_histogram={counts_text(hist)}" in lines[-1], lines[-1]
+
+
+def test_each_kinds_help_names_its_own_defaults_and_ranges() -> None:
+    """Shared options' help as each kind sees it: adapt-gbrt's tree defaults (it showed the cascade's
+    '--early-exit-every: 100'), cstc's depth range as checked when parsed, the gated sweep's reference."""
+    _, gbrt, _ = run("train", "adapt-gbrt", "--help")
+    text = " ".join(gbrt.split())
+    assert "Boosting iterations. [of the gate and of f1, default 50]" in text, text
+    assert "--early-exit-every" not in text and "(CSCC)" not in text
+    assert "reference f0" in text and "lambda = 0" not in text
+    _, cstc, _ = run("train", "cstc", "--help")
+    assert "1<=x<=10" in cstc and "1<=x<=16" not in cstc and "lambda = 0" not in cstc
+    _, miser, _ = run("train", "miser", "--help")
+    assert "the kinds of --jobs" not in miser and "reference lambda = 0" in " ".join(miser.split())
+
+
+def test_cstc_depth_beyond_its_range_is_refused_before_the_data_is_read(tmp_path: Path) -> None:
+    code, out, err = run("train", "cstc", tmp_path / "missing.csv", "--depth", "12", "-o", tmp_path / "m.msgpack")
+    assert code == 2 and "--depth" in err and "1<=x<=10" in err and "missing.csv" not in err, err
+    assert not (tmp_path / "m.msgpack").exists()
+
+
+def test_bench_table_as_json_and_rows_only_with_a_target(work: Path) -> None:
+    code, out, err = run("bench", work / "m.msgpack", "--data", work / "d.csv", "--json")
+    assert code == 0, err
+    row = json.loads(out)["models"][0]
+    assert row["model"] == "m.msgpack" and row["speedup"] == 1.0 and 0.5 < row["weighted_accuracy"] <= 1.0
+    code, out, err = run("bench", work / "m.msgpack", "--data", work / "d.csv", "--rows", "3")
+    assert code == 2 and "--rows goes with --on TARGET" in err, err

@@ -52,10 +52,15 @@ def _shared(name: str, options: list[click.Option], extra: str) -> click.Option:
 
 CSTC_OPTIONS = [
     _shared("lambda", TREE_OPTIONS, f"weight of the expected path cost, default {DEFAULTS['lambda']:g}"),
-    _shared("depth", TREE_OPTIONS, f"levels of classifier nodes (1..10), default {DEFAULTS['depth']}"),
-    _shared("sweep", SWEEP_OPTIONS, "fit --lambda-grid, keep the cheapest within --tolerance of the best"),
+    click.Option(["--depth"], type=click.IntRange(1, 10), default=None,
+                 help=f"Levels of classifier nodes [cstc; default {DEFAULTS['depth']}]."),
+    click.Option(["--sweep"], is_flag=True, default=False,
+                 help="Fit the --lambda-grid, print validation accuracy vs test-time cost, keep the cheapest model "
+                      "within --tolerance of the most accurate [cstc]."),
     _shared("tolerance", SWEEP_OPTIONS, "default 0.01"),
-    _shared("lambda_grid", SWEEP_OPTIONS, "default " + ",".join(f"{v:g}" for v in DEFAULT_GRID)),
+    click.Option(["--lambda-grid"], default=None,
+                 help="Comma-separated lambdas of --sweep [cstc; default "
+                      + ",".join(f"{v:g}" for v in DEFAULT_GRID) + "]."),
     folds_option("lambda", "each fold's tree pruned on its held-out rows",
                  "the kept lambda is then refitted on both parts, unpruned", "cstc"),
     click.Option(["--rho"], type=click.FloatRange(min=0), default=None,

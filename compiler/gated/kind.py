@@ -36,7 +36,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.header import gated_c_tables
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
-from compiler.options import SWEEP_OPTIONS, TREE_OPTIONS, folds_option, sweep_folds
+from compiler.options import GATED_TREE_DEFAULTS, SWEEP_OPTIONS, TREE_OPTIONS, folds_option, sweep_folds
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import balanced_validation_accuracy, check_not_trivial, parse_floats, split
 from compiler.trees.options import CLASS_TREES_OPTIONS
@@ -179,8 +179,9 @@ class _Fitter:
         Xtr, ytr = self.Xtr.astype(np.float64), self.ytr
         if self.kind == "adapt-gbrt":
             m = AdaptGbrtClassifier(hpc=self._f0 if self._f0 is not None else self.hpc, p_full=p, gamma=gamma,
-                                    n_trees=int(self.opts.get("trees", 50)), max_depth=int(self.opts.get("depth", 3)),
-                                    step=float(self.opts.get("step", 0.1)), costs=self.costs,
+                                    n_trees=int(self.opts.get("trees", GATED_TREE_DEFAULTS["trees"])),
+                                    max_depth=int(self.opts.get("depth", GATED_TREE_DEFAULTS["depth"])),
+                                    step=float(self.opts.get("step", GATED_TREE_DEFAULTS["step"])), costs=self.costs,
                                     class_trees=self.class_trees, random_state=self.seed)
             m.fit(self.Xtr, ytr, f0_proba=self._f0_proba)
             if self._f0 is None:

@@ -167,7 +167,11 @@ def profile_costs_command(features_file: str | None, sizes: str, repeats: int, p
                           n_windows: int, at_length: int | None, output: str) -> None:
     """Time the feature functions of FEATURES_FILE over item sizes and fit c0 + c1*n + c2*n^2 each; or, with
     --on TARGET --channels N, count each group's and each feature's instructions of the C feature library at
-    several window lengths and write the costs CSV with groups (compiler/features/profile.py)."""
+    several window lengths and write the costs CSV with groups (compiler/features/profile.py).
+
+    FEATURES_FILE is a Python file defining a dict FEATURES (name -> function of one item) or functions named
+    feature_NAME (and optionally make_item(n), an item of size n); each is timed on items of every --sizes size
+    and its cost written in --unit (us, ms, ns or s of wall time)."""
     refuse_overwriting_input(output, plan_file=plan_spec, features_file=features_file)
     if on_target is not None:
         if features_file is not None:
