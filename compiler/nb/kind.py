@@ -34,9 +34,9 @@ def bins_option(auto: bool) -> click.Option:
     if auto:
         text = ("Discretization: mean-std (default: the paper's four bins, and the runtime's fastest walk), "
                 "quantile:N (N equal-mass bins, 2 <= N <= 64), or auto (the most accurate of mean-std with counts, "
-                "quantile:8 with counts and quantile:32 with gaussian entries, judged by 5-fold cross-validation of NB on every feature on "
-                "the train and validation parts pooled; often several points more accurate, docs/nb_stop.md, at "
-                "more instructions per feature read when it keeps finer bins).")
+                "quantile:8 with counts and quantile:32 with gaussian entries, judged by 5-fold cross-validation "
+                "of NB on every feature on the train and validation parts pooled; often several points more "
+                "accurate, docs/nb_stop.md, at more instructions per feature read when it keeps finer bins).")
     else:
         text = ("Discretization of the NB tables: mean-std (default: the paper's four bins) or quantile:N (N "
                 "equal-mass bins, 2 <= N <= 64) [skyline --base nb].")
