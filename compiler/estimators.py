@@ -52,6 +52,17 @@ def encode_classes(est: Any, y: Any, what: str) -> np.ndarray:
     return np.searchsorted(est.classes_, y).astype(np.int64)
 
 
+def check_split_classes(y: Any, avoid: str) -> None:
+    """Before a stratified internal validation split of the training labels ``y``: every class needs at least
+    2 rows (one for each part). ``avoid`` ends the message: how the caller's estimator does without the split."""
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    few = classes[counts < 2]
+    if few.size:
+        raise ValueError(f"training data: class{'es' if few.size > 1 else ''} {few[:5].tolist()} "
+                         f"{'have' if few.size > 1 else 'has'} a single row, too few for the internal stratified "
+                         f"validation split (at least 2 rows of every class); {avoid}")
+
+
 def encode_binary(est: Any, y: Any, what: str) -> np.ndarray:
     """Labels of further data (e.g. validation) as 0/1 against est.classes_; unseen labels are an error."""
     return encode_classes(est, y, what)

@@ -390,7 +390,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         Zva = yva = None
         if eval_set is not None:
             Zva = self._eval_inputs(eval_set)
-            yva = (np.asarray(eval_set[1]) == self.classes_[1]).astype(np.int64)
+            yva = encode_classes(self, eval_set[1], "validation data")  # 0/1: 1 = classes_[1]
 
         def start(rng: np.random.Generator | None) -> tuple[float, np.ndarray]:
             self._fit_start(Z, ys, G, Zva, yva, rng)
@@ -412,8 +412,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return self._standardize(Phi)
 
     def _eval_inputs(self, eval_set: tuple[Any, Any]) -> np.ndarray:
-        """The validation rows' standardized phi(x)."""
-        return self._standardize(self._phi(np.asarray(eval_set[0], dtype=np.float64)))
+        """The validation rows' standardized phi(x) (their X checked as predict's: as many features as in fit)."""
+        return self._standardize(self._phi(check_X(self, eval_set[0], "classes_")))
 
     def _best_start(self, start: Callable[[np.random.Generator | None], tuple[float, np.ndarray]],
                     state: tuple[str, ...], eval_set: tuple[Any, Any] | None) -> CSTCClassifier:
@@ -611,7 +611,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         Zva = yva = None
         if eval_set is not None:
             Zva = self._eval_inputs(eval_set)
-            yva = encode_classes(self, eval_set[1], "eval_set")
+            yva = encode_classes(self, eval_set[1], "validation data")
 
         def start(rng: np.random.Generator | None) -> tuple[float, np.ndarray]:
             self._fit_start_k(Z, Y, G, Zva, yva, rng)

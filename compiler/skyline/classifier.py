@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 
 from compiler.costs import FeatureCosts
+from compiler.estimators import encode_classes
 from compiler.options import CV_BELOW, CV_FOLDS
 from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
@@ -173,9 +174,11 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        X, y = validate_data(self, X, y)
+        X, y = validate_data(self, X, y, ensure_min_samples=2)  # as fit_classes (X keeps its numeric dtype)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError("training data has a single class: nothing to learn (needs 2 classes)")
         if not self.__sklearn_tags__().classifier_tags.multi_class and self.classes_.size > 2:
             raise ValueError(f"Only binary classification is supported with base {self.base!r} "
                              f"({self.classes_.size} classes; use --positive LABEL for one-vs-rest).")
@@ -188,7 +191,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                 stratify=y if np.min(np.unique(y, return_counts=True)[1]) >= 2 else None)
         else:
             X_tr, y_tr = X, y
-            X_va, y_va = check_X_y(*eval_set)
+            X_va, y_va = check_X_y(validate_data(self, eval_set[0], reset=False), eval_set[1])
+            encode_classes(self, y_va, "validation data")  # labels only checked: the base models take them as given
         base = make_base(self.base, self.random_state)
         self.cv_used_ = int(self.cv) if int(self.cv) >= 2 and len(y_va) < int(self.cv_below) else 0
         oracle = AccuracyOracle(base, X_tr, y_tr, X_va, y_va, cv=self.cv_used_, random_state=self.random_state)

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from compiler.estimators import encode_classes
 from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import GreedyMiserClassifier, decide, proba_of_scores
@@ -232,7 +233,8 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
     def predict_full(self, X: np.ndarray) -> np.ndarray:
         """Labels of the whole ensemble without exits."""
         check_is_fitted(self, "ir_")
-        s = ir_staged_scores(self.ir_, X)[0]
+        X32 = validate_data(self, X, dtype=np.float32, reset=False)
+        s = ir_staged_scores(self.ir_, X32)[0]
         return self.classes_[decide(s, self.ir_["decision_threshold"])]
 
     def exit_histogram(self, X: np.ndarray) -> np.ndarray:
@@ -272,7 +274,11 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 
 
 class EarlyExitEnsemble(ExitingEnsemble):
-    """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations."""
+    """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations.
+
+    ``model`` is already fitted and ``fit(X_val, y_val)`` learns only the exits, so ``sklearn.base.clone`` (which
+    clones ``model`` unfitted) gives an estimator whose fit raises NotFittedError: it cannot go into
+    ``cross_val_score`` or ``GridSearchCV`` (``fit_folds`` learns the exits by cross-validation instead)."""
 
     def __init__(self, model: GreedyMiserClassifier, every: int = 10,
                  min_agreement: float = CASCADE_DEFAULTS["min_agreement"], thresholds: str = "per-stage") -> None:
@@ -285,8 +291,9 @@ class EarlyExitEnsemble(ExitingEnsemble):
         """Learn the exit thresholds on validation data (the model is already trained): the rows
         given here are the validation rows (the miser model was fitted with its own eval_set)."""
         self._set_model()
-        yva = np.searchsorted(self.classes_, np.asarray(y_val))
-        self._learn_exits(as_float32_matrix(X_val), yva)
+        Xva = as_float32_matrix(validate_data(self, X_val, dtype=np.float32, reset=False))
+        yva = encode_classes(self, y_val, "validation data")
+        self._learn_exits(Xva, yva)
         return self
 
     def fit_folds(self, X: np.ndarray, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],

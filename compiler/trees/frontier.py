@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.estimators import check_split_classes, encode_classes
 from compiler.options import CASCADE_DEFAULTS, DEFAULT_GRID
 from compiler.trees.cascade import EarlyExitEnsemble
 from compiler.trees.cost_tree import as_float32_matrix
@@ -110,14 +111,18 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         X32, y = validate_data(self, X, y, dtype=np.float32, ensure_min_samples=2)
         check_classification_targets(y)
         if eval_set is None:
+            check_split_classes(y, "eval_set=(X_val, y_val) avoids that split (validation_fraction must be in "
+                                   "(0, 1) here: the candidates are judged on a validation part)")
             tr, va = train_test_split(np.arange(len(y)), test_size=self.validation_fraction,
                                       random_state=self.random_state, stratify=y)
             Xtr, ytr, Xva, yva = X32[tr], y[tr], X32[va], y[va]
         else:
-            Xtr, ytr, Xva, yva = X32, y, as_float32_matrix(eval_set[0]), np.asarray(eval_set[1])
+            Xva = as_float32_matrix(validate_data(self, eval_set[0], dtype=np.float32, reset=False))
+            Xtr, ytr, yva = X32, y, np.asarray(eval_set[1])
         self.classes_ = np.unique(ytr)
         if self.classes_.size < 2:
             raise ValueError("need at least two classes (1 class in the training rows)")
+        yva_idx = encode_classes(self, yva, "validation data")
         c = cost_vector(self.costs, self.n_features_in_)
         fc = self.costs
         charged = fc if isinstance(fc, FeatureCosts) and fc.has_groups else c  # groups: each charged once
@@ -128,7 +133,6 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
                      if v is not None})
         self.sweep_ = sweep_on_split(opts, charged, seed, Xtr, ytr, Xva, yva, list(self.lambdas),
                                      lambda _: float(self.tolerance), with_models=True)
-        yva_idx = np.searchsorted(self.classes_, yva)
         cands: list[tuple[str, Any, dict[str, Any]]] = []
 
         def add(name: str, est: Any) -> None:
@@ -177,16 +181,22 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "ir_")
         return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.ir_.items()}
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
+    def _input(self, X: Any) -> np.ndarray:
+        """X checked against fit's (number of features, feature names) before best_estimator_, fitted on arrays,
+        sees it."""
         check_is_fitted(self, "best_estimator_")
+        return validate_data(self, X, reset=False)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        X = self._input(X)  # first: unfitted -> NotFittedError
         return self.best_estimator_.predict(X)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "best_estimator_")
+        X = self._input(X)
         return self.best_estimator_.predict_proba(X)
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "best_estimator_")
+        X = self._input(X)
         return self.best_estimator_.decision_function(X)
 
 

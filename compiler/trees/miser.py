@@ -38,6 +38,7 @@ from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
 from compiler.boosting.penalty import GroupedCosts
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.estimators import check_split_classes, encode_classes
 from compiler.options import LOSSES, MISER_DEFAULTS  # noqa: E402,F401 - one list of losses, one of defaults
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import (
@@ -202,9 +203,12 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         w = _check_sample_weight(sample_weight, X32, dtype=np.float64)
         if eval_set is not None:
             Xtr, ytr, wtr = X32, y_idx, w
-            Xva = as_float32_matrix(eval_set[0])
-            yva = np.searchsorted(self.classes_, np.asarray(eval_set[1]))
+            Xva = as_float32_matrix(validate_data(self, eval_set[0], dtype=np.float32, reset=False))
+            yva = encode_classes(self, eval_set[1], "validation data")
         elif self.validation_fraction > 0:
+            check_split_classes(y, "eval_set=(X_val, y_val) or validation_fraction=0 avoids that split "
+                                   "(validation_fraction=0: no validation part, all n_trees trees are kept, "
+                                   "no early stopping)")
             idx = np.arange(len(y))
             tr, va = train_test_split(idx, test_size=self.validation_fraction, random_state=self.random_state,
                                       stratify=y_idx)
