@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pyruntime.errors import DataError
-from pyruntime.features.catalog import GROUP_NAMES, parse_name
+from pyruntime.features.catalog import looks_like_group_name, parse_name
 from pyruntime.numtext import parse_number
 
 START_GROUP = "window__start"  # the window's start: a group every feature uses (compiler/features/profile.py)
@@ -246,8 +245,7 @@ def _library_name(name: str, grouped: bool) -> bool:
 
 
 def _group_like(name: str) -> bool:
-    chans, _, kind = name.partition("__")
-    return name == START_GROUP or (bool(re.fullmatch(r"c\d+(?:_c\d+){0,2}", chans)) and kind in GROUP_NAMES.values())
+    return name == START_GROUP or looks_like_group_name(name)
 
 
 def _used_groups(names: list[str], coef: np.ndarray, fg: tuple[tuple[int, ...], ...]

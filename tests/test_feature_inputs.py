@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from test_features_cli import one_line_error, run
 
-from compiler.cli import cli
 from compiler.costs import CostsError, load_costs
 
 PLAN = ["c0__mean", "c1__standard_deviation"]
@@ -24,19 +23,6 @@ WIDE = ("feature,cost,group\r\nwindow__start,225.0,\r\nc0__pass,316.0,\r\nc0__ce
 WIDE_NAMES = ["c0__mean", "c0__standard_deviation", "c1__mean", "c1__standard_deviation", "c1__fft_centroid"]
 
 
-def run(*args: str | Path) -> tuple[int, str, str]:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    return r.exit_code, r.stdout, r.stderr
-
-
-def one_line_error(result: tuple[int, str, str], *needles: str) -> str:
-    code, _, err = result
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 def toy_ts(path: Path, lengths: list[int]) -> Path:

@@ -26,13 +26,15 @@ def run(*args: str | Path) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def one_line_error(result: tuple[int, str, str], *needles: str) -> None:
+def one_line_error(result: tuple[int, str, str], *needles: str) -> str:
+    """The one `error:` line of an exit-2 result, holding every needle."""
     code, _, err = result
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     for n in needles:
         assert n in lines[0], lines[0]
+    return lines[0]
 
 
 def test_features_lists_the_catalog_by_tier() -> None:

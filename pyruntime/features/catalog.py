@@ -173,6 +173,16 @@ def group_name(group: tuple[int, int]) -> str:
     return f"{chans}__{GROUP_NAMES[kind]}"
 
 
+_GROUP_CHANNELS = re.compile(r"c\d+(?:_c\d+){0,2}")
+
+
+def looks_like_group_name(text: str) -> bool:
+    """Whether text has the form of a group's name (group_name's: one to three channels, a group kind), as a costs
+    file profiled for another plan names its groups."""
+    chans, _, kind = text.partition("__")
+    return bool(_GROUP_CHANNELS.fullmatch(chans)) and kind in GROUP_NAMES.values()
+
+
 _CHANNELS = re.compile(r"^c\d+(?:_c\d+)*$")
 
 
