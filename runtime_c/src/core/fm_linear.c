@@ -88,18 +88,12 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *me
 {
     uint32_t k;
     int32_t a;
-    uint8_t one_shift;
-    const uint8_t *shift; /* term k's shift: term_shift[k], or in_shift for every term (step 0) */
-    uint32_t step;
     if (m == NULL || in == NULL || memo == NULL || acc == NULL || out == NULL || memo->n < m->n_features ||
         m->in_shift > FM_MAX_SHIFT) {
         return FM_E_ARG;
     }
-    one_shift = (uint8_t)m->in_shift;
-    shift = m->term_shift != NULL ? m->term_shift : &one_shift;
-    step = m->term_shift != NULL ? 1u : 0u;
     a = *acc;
-    for (k = 0; k < m->nnz; ++k, shift += step) {
+    for (k = 0; k < m->nnz; ++k) {
         float x;
         int64_t p;
         uint32_t sh;
@@ -108,7 +102,7 @@ int fm_linear_q15_score(const fm_linear_q15 *m, const fm_reader *in, fm_memo *me
             return rc;
         }
         /* term shifts beyond 60 are refused by the check; the mask keeps an unchecked table's shift defined */
-        sh = *shift & 63u;
+        sh = (m->term_shift != NULL ? m->term_shift[k] : m->in_shift) & 63u;
         p = (int64_t)m->weight_q[k] * (int64_t)fm_float_to_fixed(fm_float_bits(x), m->in_shift);
         /* divide by 2^sh, truncating toward zero, without relying on
          * the implementation-defined right shift of negative numbers */
