@@ -135,9 +135,10 @@ def _gated(est: Any, X: np.ndarray | None) -> Any:
     from compiler.gated.common import PrefitF0  # noqa: PLC0415
     from compiler.gated.kind import f0_tables, gated_tables  # noqa: PLC0415
 
-    f0 = est.f0_.estimator if isinstance(est.f0_, PrefitF0) else est.f0_
+    prefit = isinstance(est.f0_, PrefitF0)  # adapt-lin / l1-gate wrap f0; adapt-gbrt keeps the estimator
+    f0 = est.f0_.estimator if prefit else est.f0_
+    hpc = est.f0_.kind if prefit else type(f0).__name__
     costs = np.asarray(est.costs_, dtype=np.float64)
-    hpc = est.f0_.kind if isinstance(est.f0_, PrefitF0) else type(f0).__name__
     try:
         f0_part = f0_tables(f0, costs, hpc, remote=False)
     except ValueError as exc:
