@@ -4,6 +4,7 @@ are an error (exit 2), never a silent pass."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,24 @@ def test_modules_a_cli_subprocess_loaded_are_recorded(tmp_path: Path, monkeypatc
     start = figures.snapshot()
     sources = figures.loaded_sources(start, children=out)
     assert sources["compiler/trees/kind_miser.py"] == start["compiler/trees/kind_miser.py"]
+
+
+def test_a_figure_records_its_environment_and_the_check_names_what_moved(repo: Path) -> None:
+    src = {"benchmarks/b.py": figures.file_hash(repo / "benchmarks" / "b.py")}
+    figures.write_figure(CMD, "t\n", src, root=repo)
+    env = figures.read_manifest(repo / "docs" / "figures.json")[CMD]["environment"]
+    import numpy  # noqa: PLC0415
+
+    assert env["numpy"] == numpy.__version__ and env["python"] == sys.version.split()[0]
+    assert {"scipy", "scikit-learn", "cffi", "msgpack", "cc", "machine"} <= set(env)
+    res = check(repo, "--environment")
+    assert res.returncode == 0 and res.stdout.strip() == "every figure was written in this environment"
+    manifest = figures.read_manifest(repo / "docs" / "figures.json")
+    manifest[CMD]["environment"]["numpy"] = "1.0.0"
+    (repo / "docs" / "figures.json").write_text(json.dumps(manifest))
+    res = check(repo, "--environment")
+    assert res.stdout.strip() == f"{CMD}: numpy 1.0.0 -> {numpy.__version__}"
+    assert check(repo, "--strict").returncode == 0  # another environment is not staleness
+    del manifest[CMD]["environment"]
+    (repo / "docs" / "figures.json").write_text(json.dumps(manifest))
+    assert "no environment recorded" in check(repo, "--environment").stdout

@@ -5,12 +5,15 @@ A figure is a block of README.md or docs/*.md between `<!-- figure: COMMAND | co
 of every repository file the run loaded; a figure is stale when one of those files changed or is gone,
 or when it has no record (never written by its command).
 
-    .venv/bin/python tools/check_figures.py [--root DIR] [--strict] [--commands]
+    .venv/bin/python tools/check_figures.py [--root DIR] [--strict] [--commands] [--environment]
 
 Prints one line per stale figure (doc:line, command, the changed files) and a summary. Exit 0 unless
 --strict and something is stale (1), or a marker is malformed / the record unreadable (2).
 --commands prints only the distinct commands of the stale figures, one a line (what `make figures`
 reruns with --write-docs).
+--environment prints instead, per figure command, where the environment its run recorded (Python, numpy, scipy,
+scikit-learn, cffi, msgpack, the C compiler, the machine) differs from this one: not staleness (the code is
+the same), but the first thing to look at when a rerun moves a figure.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common.figures import FigureError, all_blocks, file_hash, read_manifest  # noqa: E402
+from benchmarks.common.figures import FigureError, all_blocks, environment, file_hash, read_manifest  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,39 @@ def stale_figures(root: Path) -> tuple[list[Stale], int]:
     return out, len(found)
 
 
+def environment_changes(root: Path, now: dict[str, str] | None = None) -> list[str]:
+    """One line per figure command whose recorded environment differs from ``now`` (default: this one's)."""
+    now = environment() if now is None else now
+    out = []
+    for command, rec in sorted(read_manifest(root / "docs" / "figures.json").items()):
+        then = rec.get("environment")
+        if then is None:
+            out.append(f"{command}: no environment recorded (written before figures recorded one)")
+            continue
+        diff = [f"{k} {then.get(k, 'absent')} -> {now.get(k, 'absent')}" for k in sorted(set(then) | set(now))
+                if then.get(k) != now.get(k)]
+        if diff:
+            out.append(f"{command}: " + "; ".join(diff))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this one)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a figure is stale")
     ap.add_argument("--commands", action="store_true", help="print only the stale figures' commands, one a line")
+    ap.add_argument("--environment", action="store_true",
+                    help="print where each figure's recorded environment (packages, compiler, machine) differs "
+                         "from this one")
     args = ap.parse_args(argv)
+    if args.environment:
+        try:
+            lines = environment_changes(args.root.resolve())
+        except (json.JSONDecodeError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(lines) if lines else "every figure was written in this environment")
+        return 0
     try:
         stale, total = stale_figures(args.root.resolve())
     except (FigureError, json.JSONDecodeError, KeyError, OSError) as exc:

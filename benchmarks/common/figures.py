@@ -14,7 +14,9 @@ command) replaces every block whose command is the run's own with the run's
 stdout, and records in docs/figures.json the hash of every repository file the
 run loaded (its Python modules, the C runtime, the benchmark's C sources), so
 that tools/check_figures.py can list the figures whose generating code changed
-after they were written.
+after they were written, and the environment the run had (Python, the numeric
+packages, the C compiler, the machine): the same code can give other figures
+with another numpy or scikit-learn, so a moved figure can be traced to either.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import hashlib
 import io
 import json
 import os
+import platform
 import re
 import shlex
 import subprocess
@@ -33,6 +36,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from compiler.cli import SOURCES_DIR_ENV, loaded_repo_modules  # each CLI subprocess writes its modules there
@@ -47,6 +51,8 @@ FLAG = "--write-docs"
 # the benchmarks' C harnesses and the shared helpers.
 ALWAYS = ("runtime_c/include", "runtime_c/src", "benchmarks/c", "benchmarks/common")
 WRITER = "benchmarks/common/figures.py"
+# The packages whose versions a figure records: what the trainers and the reference evaluators compute with.
+ENV_PACKAGES = ("numpy", "scipy", "scikit-learn", "cffi", "msgpack")
 
 
 class FigureError(Exception):
@@ -147,6 +153,23 @@ def read_manifest(path: Path = MANIFEST) -> dict[str, dict]:
     return json.loads(path.read_text())
 
 
+def environment() -> dict[str, str]:
+    """What else a figure depends on besides the repository's files: Python, ENV_PACKAGES' versions, the host C
+    compiler (first line of `cc --version`, the runtime's cffi build) and the machine."""
+    env = {"python": platform.python_version(), "machine": platform.machine()}
+    for name in ENV_PACKAGES:
+        try:
+            env[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            env[name] = "absent"
+    try:
+        out = subprocess.run(["cc", "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
+        env["cc"] = out.splitlines()[0].strip() if out else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        env["cc"] = "unknown"
+    return env
+
+
 def write_figure(command: str, text: str, sources: dict[str, str], root: Path = ROOT,
                  today: str | None = None) -> list[Path]:
     """Replace the body of every block stated with `command`; returns the docs changed (FigureError if none)."""
@@ -171,7 +194,7 @@ def write_figure(command: str, text: str, sources: dict[str, str], root: Path = 
                           f"'<!-- figure: {command} | commit - | - -->' and '{END}' where the figure belongs")
     manifest_path = root / "docs" / "figures.json"
     manifest = read_manifest(manifest_path)
-    manifest[command] = {"commit": commit, "date": today, "sources": sources}
+    manifest[command] = {"commit": commit, "date": today, "sources": sources, "environment": environment()}
     manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return changed
 
