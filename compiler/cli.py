@@ -155,7 +155,7 @@ TRAIN_DESCRIPTION = (
 )
 TRAIN_COMMON: list[click.Parameter] = [
     click.Argument(["data"]),
-    click.Option(["-o", "--output"], required=True, type=OutputFile(), help="Model file to write."),
+    click.Option(["-o", "--output"], required=True, type=OutputFile(), metavar="MODEL", help="Model file to write."),
     click.Option(["--positive"], default=None, help="Label of the positive class (one-vs-rest for multi-class data)."),
     click.Option(["--target-column"], default=None,
                  help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
@@ -458,7 +458,8 @@ def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
 # ------------------------------------------------------------------ bench ----
 @cli.command()
 @click.argument("model_paths", metavar="MODEL...", nargs=-1, required=True)
-@click.option("--data", required=True, help="DATA whose rows are predicted (test part for the training set).")
+@click.option("--data", required=True, metavar="DATA",
+              help="DATA whose rows are predicted (test part for the training set).")
 @numeric_options
 @click.option("--on", "on_target", default=None, metavar="TARGET",
               help="Instead: instructions per prediction of one raw-window model's whole pipeline (raw window to "

@@ -63,11 +63,6 @@ def check_split_classes(y: Any, avoid: str) -> None:
                          f"validation split (at least 2 rows of every class); {avoid}")
 
 
-def encode_binary(est: Any, y: Any, what: str) -> np.ndarray:
-    """Labels of further data (e.g. validation) as 0/1 against est.classes_; unseen labels are an error."""
-    return encode_classes(est, y, what)
-
-
 def check_X(est: Any, X: Any, attribute: str, dtype: Any = np.float64) -> np.ndarray:
     """X for predict: est fitted (attribute set), same number of features as in fit."""
     check_is_fitted(est, attribute)

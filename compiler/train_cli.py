@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from compiler.kinds import KindSpec
+from pyruntime.cli_errors import RequiredInUsage
 
 BRACKET = re.compile(r"\s*\[([^\[\]]*)\]\.?\s*$")
 
@@ -65,8 +66,9 @@ def help_for_kind(help_text: str, kind: str, all_kinds: list[str]) -> str:
     return f"{main}." + (f" [{'; '.join(notes)}]" if notes else "")
 
 
-class KindCommand(click.Command):
-    """One kind's train command; an option of another kind is reported as not applying."""
+class KindCommand(RequiredInUsage):
+    """One kind's train command (usage ``frugalml train KIND [OPTIONS] DATA -o MODEL``); an option of another
+    kind is reported as not applying."""
 
     def __init__(self, *args: Any, foreign: set[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

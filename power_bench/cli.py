@@ -101,7 +101,7 @@ def _open(spec: str, **kwargs: object) -> tuple[Source, object]:
 
 
 @power.command("read")
-@click.option("--meter", "spec", required=True, help=METER_HELP)
+@click.option("--meter", "spec", required=True, metavar="METER", help=METER_HELP)
 @click.option("--samples", type=click.IntRange(min=1), help="Stop after N decoded readings.")
 @click.option("--seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after S seconds.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per reading.")
@@ -148,15 +148,23 @@ def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: boo
     sys.exit(code)
 
 
-def _fail_if_other_family(source: SerialSource) -> None:
-    """Exit 2 with one line when the bytes read are not the named meter's packets but another family's."""
+def other_family(source: SerialSource) -> str | None:
+    """The line naming the meter family the bytes read decode as, when they are not the named meter's packets
+    but another family's (``None`` when they are the meter's, or noise)."""
     proto = decodes_as(bytes(source.captured), source.meter.proto, PROTOCOLS.values())
     if proto is None:
-        return
+        return None
     family = [m.name for m in METERS if m.protocol == proto.name]
     shown = ", ".join(family) if len(family) <= 5 else ", ".join(family[:4]) + f" and {len(family) - 4} more"
-    _fail(f"{source.port} does not send {source.meter.name} ({source.meter.protocol}) packets; these bytes "
-          f"decode as {proto.name} ({shown}): try --meter {family[0]}:{source.port}")
+    return (f"{source.port} does not send {source.meter.name} ({source.meter.protocol}) packets; these bytes "
+            f"decode as {proto.name} ({shown}): try --meter {family[0]}:{source.port}")
+
+
+def _fail_if_other_family(source: SerialSource) -> None:
+    """Exit 2 with one line when the bytes read are not the named meter's packets but another family's."""
+    hint = other_family(source)
+    if hint is not None:
+        _fail(hint)
 
 
 def _print_reading(r: Reading, t: float, raw: bytes, as_json: bool) -> None:
@@ -299,12 +307,12 @@ def _remove_dirs(dirs: list[Path]) -> None:
 
 
 @power.command("run")
-@click.option("--meter", "spec", required=True, help=METER_HELP)
+@click.option("--meter", "spec", required=True, metavar="METER", help=METER_HELP)
 @click.option("--volts", type=click.FloatRange(min=0, min_open=True),
               help="Supply voltage of the device (required when the meter reads current).")
 @click.option("--model", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Model A (msgpack).")
-@click.option("--data", required=True, help="Data the workload loops over (path or bundled name).")
+@click.option("--data", required=True, metavar="DATA", help="Data the workload loops over (path or bundled name).")
 @click.option("--compare", type=click.Path(exists=True, dir_okay=False),
               help="Model B: runs alternate A B A B ...; the report gives the energy ratio B/A.")
 @click.option("--idle-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
@@ -320,7 +328,7 @@ def _remove_dirs(dirs: list[Path]) -> None:
               help="Cap on the workload time per model and on the idle phase's extension (the run then may "
               "rest on too few samples; a capped idle phase says so on stderr).")
 @click.option("--numeric", type=click.Choice(["float32", "q15"]), help="Runtime arithmetic of the workload.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), metavar="RUN_DIR",
               help="Run directory: samples.csv, summary.json, plot.png.")
 @click.option("--workload-cmd", help="Workload command template with {model} {data} {seconds} "
               "[default: python -m pyruntime.workload]; its last stdout line must be "
@@ -352,8 +360,8 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     Before anything is measured, the workload is checked: each model loads, the data loads and has the
     model's feature count, and one prediction works (with --workload-cmd: a short trial run of the
     command must report its count). Exit status: 0 full result, 1 partial or no figure (too few
-    samples, port lost, workload failed mid-run; logs are kept), 2 bad usage or input (one line on
-    stderr, RUN_DIR not created).
+    samples, port lost, workload failed mid-run, a meter of another family: one more line names it;
+    logs are kept), 2 bad usage or input (one line on stderr, RUN_DIR not created).
     """
     if emulate and not spec.lower().startswith("emulated:"):
         _fail("--emulate only applies to --meter emulated:METER")
@@ -404,4 +412,8 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
         source.close()
     click.echo(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     click.echo(f"logs: {out_dir}/samples.csv, {out_dir}/summary.json, {out_dir}/plot.png", err=True)
+    if summary["status"] != "ok" and isinstance(source, SerialSource):  # no figure: a meter of another family?
+        hint = other_family(source)
+        if hint is not None:
+            click.echo(f"error: {hint}", err=True)
     sys.exit(0 if summary["status"] == "ok" else 1)

@@ -1,6 +1,7 @@
 """The command-line error contract shared by the ``frugalml`` CLI (compiler) and ``python -m
-power_bench``: usage errors as one line on stderr (``error: ...``) with exit code 2, and
-NoArgsIsHelp printing the help. Imported by the CLIs only."""
+power_bench``: usage errors as one line on stderr (``error: ...``) with exit code 2,
+NoArgsIsHelp printing the help, and usage lines that name the required options. Imported by the
+CLIs only."""
 
 from __future__ import annotations
 
@@ -10,9 +11,36 @@ from typing import Any
 
 import click
 
+NBSP = "\u00a0"  # joins an option to its metavar while the usage line is wrapped (textwrap does not break it)
+
+
+class RequiredInUsage(click.Command):
+    """A command whose usage line names its required options after its arguments
+    (``Usage: frugalml export-c [OPTIONS] MODEL -o FILE``); click's shows them only under [OPTIONS]."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option) and param.required and not param.is_flag:
+                try:
+                    metavar = param.make_metavar(ctx)
+                except TypeError:  # click < 8.2: make_metavar() takes no context
+                    metavar = param.make_metavar()  # type: ignore[call-arg]
+                pieces.append(f"{param.opts[0]} {metavar}")
+        return pieces
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's usage line, never wrapped between an option and its metavar (``-o`` / ``RUN_DIR``)."""
+        start = len(formatter.buffer)
+        formatter.write_usage(ctx.command_path, " ".join(p.replace(" ", NBSP) for p in self.collect_usage_pieces(ctx)))
+        formatter.buffer[start:] = [text.replace(NBSP, " ") for text in formatter.buffer[start:]]
+
 
 class OneLineErrors(click.Group):
-    """A click group whose usage errors are one line on stderr ("error: ..."), exit code 2."""
+    """A click group whose usage errors are one line on stderr ("error: ..."), exit code 2; its commands
+    name their required options in their usage line (RequiredInUsage)."""
+
+    command_class = RequiredInUsage
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         kwargs["standalone_mode"] = False

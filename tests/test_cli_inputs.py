@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_work import run
+from click.testing import CliRunner
 
+from compiler.cli import cli
 from compiler.costs import CostsError, load_costs
 from compiler.report_text import counts_text
 from pyruntime.data import is_number, make_sparse_binary
@@ -536,6 +538,48 @@ def test_each_kinds_help_names_its_own_defaults_and_ranges() -> None:
     assert "1<=x<=10" in cstc and "1<=x<=16" not in cstc and "lambda = 0" not in cstc
     _, miser, _ = run("train", "miser", "--help")
     assert "the kinds of --jobs" not in miser and "reference lambda = 0" in " ".join(miser.split())
+
+
+def test_each_kinds_usage_line_names_data_and_the_required_output() -> None:
+    """`train KIND --help` and a usage error show -o MODEL, which is required (the line read `[OPTIONS] DATA`)."""
+    _, listing, _ = run("train", "--help")
+    section = listing.split("Kinds:\n", 1)[1]
+    kinds = [line.split()[0] for line in section.splitlines() if line.startswith("  ") and line[2] != " "]
+    assert {"cascade", "miser", "nb-stop", "adapt-lin"} <= set(kinds), kinds
+    for kind in kinds:
+        code, out, _ = run("train", kind, "--help")
+        assert code == 0 and out.splitlines()[0].endswith(f" train {kind} [OPTIONS] DATA -o MODEL"), out
+    kind_cmd = cli.commands["train"].commands["adapt-lin"]  # click's own usage error (missing DATA) prints it too
+    res = CliRunner().invoke(kind_cmd, [], prog_name="frugalml train adapt-lin")
+    assert res.exit_code == 2 and res.output.startswith("Usage: frugalml train adapt-lin [OPTIONS] DATA -o MODEL\n")
+
+
+@pytest.mark.parametrize(("argv", "usage"), [
+    (["export-c"], "export-c [OPTIONS] MODEL -o FILE"),
+    (["bench"], "bench [OPTIONS] MODEL... --data DATA"),
+    (["profile-costs"], "profile-costs [OPTIONS] [FEATURES_FILE] -o FILE"),
+    (["power", "read"], "power read [OPTIONS] --meter METER"),
+    (["power", "run"], "power run [OPTIONS] --meter METER --model FILE --data DATA -o RUN_DIR"),
+    (["eval"], "eval [OPTIONS] MODEL DATA"),
+])
+def test_usage_line_names_the_required_options(argv: list[str], usage: str) -> None:
+    """Every command's usage line names its required options after its arguments, an option never
+    wrapped apart from its metavar."""
+    code, out, _ = run(*argv, "--help")
+    head = out.split("\n\n", 1)[0]
+    assert code == 0 and " ".join(head.split()).endswith(usage), head
+    assert not any(line.rstrip().endswith((" -o", " --data", " --meter", " --model")) for line in head.splitlines())
+
+
+def test_cscc_options_say_they_train_cscc_instead_of_the_default_frontier() -> None:
+    """--stages, --pool-lambdas and --rho: any of them given trains CSCC, not the default frontier (as --lambda
+    already said); their help says so."""
+    params = {p.name: p for p in cli.commands["train"].commands["cascade"].params}
+    for name in ("stages", "pool_lambdas", "rho", "lambda"):
+        text = params[name].help or ""
+        assert "CSCC" in text and "instead of the default frontier" in text, (name, text)
+    _, out, _ = run("train", "cascade", "--help")
+    assert " ".join(out.split()).count("trains CSCC instead of the default frontier") == 4
 
 
 def test_cstc_depth_beyond_its_range_is_refused_before_the_data_is_read(tmp_path: Path) -> None:

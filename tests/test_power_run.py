@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from power_bench.cli import power
-from power_bench.emulator import Emulator, PhaseProfile
+from power_bench.emulator import CycleValues, Emulator, PhaseProfile
 from power_bench.measure import Measurement, RunSettings
 from power_bench.meters import find_meter
 from power_bench.reading import Quantity, parse_quantity
@@ -271,10 +271,23 @@ def test_cli_run_too_few_samples_exit_1_without_number(tmp_path: Path) -> None:
     code, out, err = _cli_run(tmp_path, "--volts", "5", "--min-samples", "500", "--max-seconds", "0.5",
                               "--emulate", "idle=100mA,A=150mA,interval=0.05")
     assert code == 1
-    assert "too few samples" in out and "no figure" in out
+    assert "too few samples" in out and "no figure" in out and "decode as" not in err
     # the idle phase needed ~30 s more for 500 readings: --max-seconds cut it to 0.5 s, and says so once
     told = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(told) == 1 and "idle phase is extended by 0.5 s" in told[0] and "--max-seconds 0.5" in told[0]
+
+
+def test_cli_run_on_a_meter_of_another_family_says_which_it_is(tmp_path: Path) -> None:
+    """A UT61D (fs9922) named as a UT60E (fs9721): nothing decodes, no figure (exit 1, logs kept), and the
+    line `power read` gives names the family the bytes decode as."""
+    with Emulator(find_meter("uni-t-ut61d"), CycleValues.parse("123.4mA"), interval=0.005) as emu:
+        code, out, err = _cli_run(tmp_path, "--volts", "5", "--meter", f"uni-t-ut60e:{emu.path}")
+    assert code == 1, out + err
+    assert "no readings from the meter during the idle phase" in out
+    assert err.splitlines()[-1] == (
+        f"error: {emu.path} does not send uni-t-ut60e (fs9721) packets; these bytes decode as fs9922 (uni-t-ut61b, "
+        f"uni-t-ut61c, uni-t-ut61d, voltcraft-vc830): try --meter uni-t-ut61b:{emu.path}"), err
+    assert (tmp_path / "out" / "samples.csv").exists()
 
 
 def test_cli_run_help_says_max_seconds_caps_the_idle_phase() -> None:

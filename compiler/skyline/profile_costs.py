@@ -26,6 +26,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from compiler.options import OutputFile, refuse_overwriting_input
+from pyruntime.cli_errors import RequiredInUsage
 
 UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 DEFAULT_SIZES = (100, 300, 1000, 3000, 10000)
@@ -138,7 +139,7 @@ def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) ->
             w.writerow([name, repr(float(c[0])), repr(float(c[1])), repr(float(c[2]))])
 
 
-@click.command("profile-costs")
+@click.command("profile-costs", cls=RequiredInUsage)
 @click.argument("features_file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--sizes", default=",".join(map(str, DEFAULT_SIZES)), show_default=True,
               help="Item sizes to time, comma-separated.")

@@ -53,7 +53,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.estimators import binary_only, check_X, encode_binary, fit_binary
+from compiler.estimators import binary_only, check_X, encode_classes, fit_binary
 from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cascade import ExitingEnsemble, balanced_weights
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves, ir_staged_scores, ir_tree_features
@@ -403,7 +403,7 @@ class CsccCascadeClassifier(ExitingEnsemble):
         if eval_set is not None:
             Xtr, ytr = X32, y_idx
             Xva = check_X(self, eval_set[0], "classes_", dtype=np.float32)
-            yva = encode_binary(self, eval_set[1], "validation data")
+            yva = encode_classes(self, eval_set[1], "validation data")
         else:
             tr, va = train_test_split(np.arange(len(y_idx)), test_size=float(self.validation_fraction),
                                       random_state=self.random_state, stratify=y_idx)

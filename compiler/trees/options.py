@@ -56,15 +56,16 @@ MISER_OPTIONS = [
                       "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
                       "p = (correct+1)/(n+2)) [miser]."),
 ]
+CSCC_GIVEN = "Given, trains CSCC instead of the default frontier"  # kind_cascade.CSCC_ONLY's options
 CASCADE_OPTIONS = [
     click.Option(["--stages"], type=click.IntRange(min=1), default=None,
-                 help=f"Number of cascade stages K [cascade; default {_C['stages']}]."),
+                 help=f"CSCC: number of cascade stages K. {CSCC_GIVEN} [cascade; default {_C['stages']}]."),
     click.Option(["--pool-lambdas"], default=None,
-                 help="Comma-separated Greedy Miser lambdas of the pre-trained trees CSCC weighs (--trees trees each; "
-                      "0 = the paper's plain stage-wise regression) "
+                 help="CSCC: comma-separated Greedy Miser lambdas of the pre-trained trees it weighs (--trees trees "
+                      f"each; 0 = the paper's plain stage-wise regression). {CSCC_GIVEN} "
                       f"[cascade; default {floats_text(_C['pool_lambdas'])}]."),
     click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
-                 help=f"l1 regularisation of the CSCC stage weights [cascade; default {_C['rho']:g}]."),
+                 help=f"CSCC: l1 regularisation of the stage weights. {CSCC_GIVEN} [cascade; default {_C['rho']:g}]."),
     click.Option(["--early-exit-every"], type=click.IntRange(min=1), default=None,
                  help="Baseline instead of CSCC: one miser ensemble with an exit test every N iterations, exits "
                       "learned on validation on both sides [cascade]."),
