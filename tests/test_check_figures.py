@@ -119,7 +119,7 @@ def test_a_figure_records_its_environment_and_the_check_names_what_moved(repo: P
     import numpy  # noqa: PLC0415
 
     assert env["numpy"] == numpy.__version__ and env["python"] == sys.version.split()[0]
-    assert {"scipy", "scikit-learn", "cffi", "msgpack", "cc", "machine"} <= set(env)
+    assert {"scipy", "scikit-learn", "cffi", "msgpack", "cc", "machine", "cpu", "blas"} <= set(env)
     res = check(repo, "--environment")
     assert res.returncode == 0 and res.stdout.strip() == "every figure was written in this environment"
     manifest = figures.read_manifest(repo / "docs" / "figures.json")

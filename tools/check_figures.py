@@ -12,8 +12,8 @@ Prints one line per stale figure (doc:line, command, the changed files) and a su
 --commands prints only the distinct commands of the stale figures, one a line (what `make figures`
 reruns with --write-docs).
 --environment prints instead, per figure command, where the environment its run recorded (Python, numpy, scipy,
-scikit-learn, cffi, msgpack, the C compiler, the machine) differs from this one: not staleness (the code is
-the same), but the first thing to look at when a rerun moves a figure.
+scikit-learn, cffi, msgpack, the C compiler, the machine, the CPU and its BLAS kernels) differs from this one: not
+staleness (the code is the same), but the first thing to look at when a rerun moves a figure.
 """
 
 from __future__ import annotations

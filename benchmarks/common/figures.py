@@ -155,19 +155,39 @@ def read_manifest(path: Path = MANIFEST) -> dict[str, dict]:
 
 def environment() -> dict[str, str]:
     """What else a figure depends on besides the repository's files: Python, ENV_PACKAGES' versions, the host C
-    compiler (first line of `cc --version`, the runtime's cffi build) and the machine."""
+    compiler (first line of `cc --version`, the runtime's cffi build), the machine, the CPU and the BLAS kernels
+    numpy and scipy run on it (CSCC's L-BFGS-B weights moved between two machines with the same code)."""
     env = {"python": platform.python_version(), "machine": platform.machine()}
     for name in ENV_PACKAGES:
         try:
             env[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             env[name] = "absent"
+    env["cpu"] = _cpu_model()
+    try:  # the BLAS kernels numpy / scipy picked for this CPU (OpenBLAS DYNAMIC_ARCH: Haswell, SkylakeX, ...)
+        from threadpoolctl import threadpool_info  # noqa: PLC0415
+
+        env["blas"] = "; ".join(sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+                                        for i in threadpool_info() if i.get("user_api") == "blas"})) or "none"
+    except ImportError:
+        env["blas"] = "unknown"
     try:
         out = subprocess.run(["cc", "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
         env["cc"] = out.splitlines()[0].strip() if out else "unknown"
     except (OSError, subprocess.SubprocessError):
         env["cc"] = "unknown"
     return env
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo; platform.processor() elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def write_figure(command: str, text: str, sources: dict[str, str], root: Path = ROOT,
