@@ -165,6 +165,7 @@ def environment() -> dict[str, str]:
             env[name] = "absent"
     env["cpu"] = _cpu_model()
     try:  # the BLAS kernels numpy / scipy picked for this CPU (OpenBLAS DYNAMIC_ARCH: Haswell, SkylakeX, ...)
+        import scipy.linalg  # noqa: F401, PLC0415  (loads scipy's BLAS too: every run records the same set)
         from threadpoolctl import threadpool_info  # noqa: PLC0415
 
         env["blas"] = "; ".join(sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
