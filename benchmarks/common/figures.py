@@ -15,8 +15,8 @@ stdout, and records in docs/figures.json the hash of every repository file the
 run loaded (its Python modules, the C runtime, the benchmark's C sources), so
 that tools/check_figures.py can list the figures whose generating code changed
 after they were written, and the environment the run had (Python, the numeric
-packages, the C compiler, the machine): the same code can give other figures
-with another numpy or scikit-learn, so a moved figure can be traced to either.
+packages, the C compiler, the machine, the CPU and its BLAS kernels): the same
+code can give other figures elsewhere, so a moved figure can be traced to either.
 """
 
 from __future__ import annotations
@@ -164,20 +164,29 @@ def environment() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             env[name] = "absent"
     env["cpu"] = _cpu_model()
-    try:  # the BLAS kernels numpy / scipy picked for this CPU (OpenBLAS DYNAMIC_ARCH: Haswell, SkylakeX, ...)
-        import scipy.linalg  # noqa: F401, PLC0415  (loads scipy's BLAS too: every run records the same set)
-        from threadpoolctl import threadpool_info  # noqa: PLC0415
-
-        env["blas"] = "; ".join(sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
-                                        for i in threadpool_info() if i.get("user_api") == "blas"})) or "none"
-    except ImportError:
-        env["blas"] = "unknown"
+    env["blas"] = _blas_kernels()
     try:
         out = subprocess.run(["cc", "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
         env["cc"] = out.splitlines()[0].strip() if out else "unknown"
     except (OSError, subprocess.SubprocessError):
         env["cc"] = "unknown"
     return env
+
+
+def _blas_kernels() -> str:
+    """The BLAS libraries numpy and scipy load and the kernels they picked for this CPU (OpenBLAS DYNAMIC_ARCH:
+    Haswell, SkylakeX, ...). scipy's is loaded first, so a run that imported scipy and one that did not record
+    the same set."""
+    try:
+        from threadpoolctl import threadpool_info  # noqa: PLC0415
+    except ImportError:
+        return "unknown"
+    try:
+        import scipy.linalg  # noqa: F401, PLC0415
+    except ImportError:
+        pass
+    return "; ".join(sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+                             for i in threadpool_info() if i.get("user_api") == "blas"})) or "none"
 
 
 def _cpu_model() -> str:
