@@ -35,3 +35,59 @@ def test_pooled_stop_points_meet_the_safe_criterion_and_stop_more() -> None:
         assert np.sum(p.label[early] == y[va][early]) >= np.sum(full[early] == y[va][early])
         assert (np.sum(p.label[early] != full[early]) + 3) <= rule.disagreement * n
     assert read[True] < read[False]
+
+
+def _wine_split(seed: int) -> tuple[np.ndarray, ...]:
+    from sklearn.datasets import load_wine  # noqa: PLC0415
+    from sklearn.model_selection import train_test_split  # noqa: PLC0415
+
+    X, y = load_wine(return_X_y=True)
+    Xa, Xt, ya, yt = train_test_split(X, y, test_size=0.2, stratify=y, random_state=seed)
+    Xr, Xv, yr, yv = train_test_split(Xa, ya, test_size=0.25, stratify=ya, random_state=seed)
+    return Xr, yr, Xv, yv, Xt, yt
+
+
+def test_a_small_validation_part_learns_its_cuts_out_of_fold_on_the_pooled_rows() -> None:
+    """Wine's 36 validation rows cannot meet 'safe' (the rule of three wants 150 stopped rows): its cuts come
+    from out-of-fold scores of the 142 pooled rows, where no stopped row's early answer differs from its fold
+    model's full answer; the cuts stay under the exact overtake bound and the model reads fewer features."""
+    from compiler.nb.discretize import fit_bins  # noqa: PLC0415
+    from compiler.nb.multi_train import pooled_partial_scores  # noqa: PLC0415
+    from compiler.options import CV_FOLDS, stratified_folds  # noqa: PLC0415
+
+    Xr, yr, Xv, yv, Xt, _ = _wine_split(0)
+    est = NaiveBayesBudget(budget=13).fit(Xr, yr, eval_set=(Xv, yv))
+    model: NBMultiModel = est.model_
+    assert len(model.stop_at) > 0
+    # the validation rows alone learn nothing: the rule before round 30
+    static = NaiveBayesBudget(budget=13, early_stopping=False).fit(Xr, yr, eval_set=(Xv, yv)).model_
+    bounds = overtake_bounds(static)
+    assert learn_margin_stops(static.partial_scores(Xv), yv, bounds, StopRule()) == []
+    # the learned cuts, recomputed from the pooled out-of-fold scores: zero disagreements on the stopped rows
+    y_pool = np.concatenate([yr, yv])
+    P, y_stop = pooled_partial_scores(fit_bins(Xr.astype(np.float32)), Xr, yr, Xv, yv, 3, np.asarray(model.order),
+                                      13, 1.0, "counts", stratified_folds(y_pool, CV_FOLDS, 0))
+    assert P.shape == (y_pool.size, 14, 3) and sorted(y_stop.tolist()) == sorted(y_pool.tolist())
+    full = np.argmax(P[:, -1], axis=1)
+    running = np.ones(P.shape[0], dtype=bool)
+    for at, cut in zip(model.stop_at, model.stop_margin):
+        assert np.float32(cut) <= bounds[at]
+        lead, margin = (np.argmax(P[:, at], axis=1), np.sort(P[:, at], axis=1))
+        margin = (margin[:, -1] - margin[:, -2]).astype(np.float32)
+        stopped = running & (margin > np.float32(cut))
+        assert stopped.any() and np.array_equal(lead[stopped], full[stopped])
+        running &= ~stopped
+    p = model.predict_reference(Xt)
+    assert float(np.mean(p.n_read)) < 13 and p.stage.max() > 0
+
+
+def test_the_pooled_rule_is_only_for_small_validation_parts() -> None:
+    """200 validation rows or more: the cuts come from the validation rows alone, as before (digits)."""
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(1).permutation(len(y))
+    tr, va = idx[:1000], idx[1000:1250]
+    est = NaiveBayesBudget(budget=30).fit(X[tr], y[tr], eval_set=(X[va], y[va]))
+    static = NaiveBayesBudget(budget=30, early_stopping=False).fit(X[tr], y[tr], eval_set=(X[va], y[va])).model_
+    stops = learn_margin_stops(static.partial_scores(X[va]), y[va], overtake_bounds(static), StopRule())
+    assert stops and [s[0] for s in stops] == list(est.model_.stop_at)
+    assert np.allclose([s[1] for s in stops], est.model_.stop_margin)

@@ -12,7 +12,7 @@ integers: weight n1 for a negative row, n0 for a positive row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
 from typing import Any
@@ -24,7 +24,7 @@ from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
 from compiler.nb.orderings import ORDERINGS, fcbf, rank
-from compiler.options import CV_BELOW
+from compiler.options import CV_BELOW, auto_folds, stratified_folds
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
@@ -421,6 +421,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             greedy_order,
             learn_margin_stops,
             overtake_bounds,
+            pooled_partial_scores,
         )
 
         bins = fit_bins(X, self.bins_)
@@ -448,9 +449,17 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         static = tables.model(order[: self.budget_], X.shape[1], costs)
         stops: list[tuple[int, float]] = []
         if self.early_stopping and self.budget_ > 1:
-            stops = learn_margin_stops(static.partial_scores(X_val), y_val, overtake_bounds(static),
-                                       StopRule(self.criterion, self.support, self.performance, self.disagreement,
-                                                float(self.stop_cost)))
+            rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
+            P, y_stop = static.partial_scores(X_val), y_val
+            y_pool = np.concatenate([y, y_val])
+            folds = 0 if fine else auto_folds(X_val.shape[0], y_pool, None)
+            if folds:  # a small validation part: the cuts judged out of fold on the pooled rows (module docstring)
+                P, y_stop = pooled_partial_scores(
+                    bins, X, y, X_val, y_val, int(self.classes_.size), order[: self.budget_], X.shape[1],
+                    self.alpha, self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
+                if rule.criterion == "safe":
+                    rule = replace(rule, disagreement=1.0)  # the rule-of-three term off
+            stops = learn_margin_stops(P, y_stop, overtake_bounds(static), rule)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
         return self
