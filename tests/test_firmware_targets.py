@@ -127,6 +127,19 @@ def test_cli_interface_cortex_m3(models: dict[str, Path], tmp_path: Path) -> Non
     assert p.stdout == expected and len(expected.splitlines()) == rows
 
 
+def test_cortex_m_build_of_a_header_without_rows_fails_with_one_error(models: dict[str, Path],
+                                                                      tmp_path: Path) -> None:
+    """A header exported without --embed: the build stops on the one #error naming the fix, with no cascade of
+    undeclared names after it (a deployer's trial saw a dozen)."""
+    require_tools(*CORTEX_M_TOOLS)
+    header = tmp_path / "model.h"
+    frugalml("export-c", models["sparse"], "-o", header, "--target", "cortex-m3")
+    p = make(CORTEX_M, f"MODEL={header}", "TARGET=cortex-m3", f"BUILD={tmp_path / 'b'}", "run", check=False)
+    errors = [line for line in p.stderr.splitlines() if "error:" in line]
+    assert p.returncode != 0
+    assert len(errors) == 1 and "export it with --embed DATA --rows N" in errors[0], p.stderr
+
+
 def test_sparse_model_stops_early_on_some_rows(models: dict[str, Path], tmp_path: Path) -> None:
     """The sparse model exercises the stop points: rows end after different numbers of features."""
     _, expected = export(models["sparse"], "sparse", tmp_path, "host")

@@ -29,6 +29,11 @@
 
 #include "fm_cost_text.h"
 
+#ifndef FM_N_ROWS
+/* One error, not a cascade of undeclared names after it: the rest of the file is in the #else. */
+#error "the model header has no embedded rows: export it with --embed DATA --rows N"
+#else
+
 #if defined(FM_N_WINDOWS) && defined(FM_PREDICT_WINDOW) && !defined(FM_ROWS_ONLY)
 #define FM_USE_WINDOWS 1
 #define FM_N_INPUTS FM_N_WINDOWS
@@ -37,9 +42,6 @@
 #define FM_N_INPUTS FM_N_ROWS
 #endif
 
-#ifndef FM_N_ROWS
-#error "the model header has no embedded rows: export it with --embed DATA --rows N"
-#endif
 #ifndef FM_REPEAT
 #define FM_REPEAT 1
 #endif
@@ -135,3 +137,5 @@ int main(void)
     }
     return 0;
 }
+
+#endif /* FM_N_ROWS */
