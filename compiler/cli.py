@@ -31,6 +31,7 @@ from compiler.header import (
 )
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
 from compiler.options import OutputFile, refuse_overwriting_input
+from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
@@ -242,9 +243,12 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             q15_agreement(model, data.X, c_evaluator(model, "q15").predict(data.X))
         if data.windows is not None:
             series = data.windows.series[: rows or 20]
-            windows = series if len({s.shape for s in series}) == 1 and form == "tables" else None
+            lazy = has_pipeline(model.meta, tables)
+            windows = series if len({s.shape for s in series}) == 1 and form == "tables" and lazy else None
             if windows is None:
                 why = ("--form code has no on-device feature pipeline" if form == "code"
+                       else f"the {model.kind} model has no on-device feature pipeline (FM_PREDICT_WINDOW: "
+                       f"{PIPELINE_KINDS} tables)" if not lazy
                        else "the embedded windows have unequal lengths (FM_PREDICT_WINDOW takes one length)")
                 click.echo(f"warning: {why}: the header embeds the rows of features computed on the host "
                            "(FM_ROWS), not the raw windows", err=True)
@@ -386,10 +390,12 @@ def q15_agreement(model: fmt.ModelFile, X: np.ndarray, pred: Any) -> float:
         return 1.0
     agree = float(np.mean(c_evaluator(model, "float32").predict(X).label == pred.label))
     if agree < Q15_AGREEMENT_WARN:
+        remedy = ("they are computed from raw windows by the model's feature plan, so use float32 tables "
+                  "(--numeric float32)" if "feature_plan" in model.meta
+                  else "center and scale them before training, or use float32 tables")
         click.echo(f"warning: the q15 tables give the float32 tables' label on {100 * agree:.1f}% of these rows "
                    "only: features of large magnitude or with a large offset (e.g. 100000 +- 5) lose their "
-                   "resolution in fixed point; center and scale them before training, or use float32 tables",
-                   err=True)
+                   f"resolution in fixed point; {remedy}", err=True)
     return agree
 
 

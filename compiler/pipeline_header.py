@@ -34,6 +34,8 @@ LAZY_CALLS = {
     "fm_nbk_q15": ("fm_nbk_q15_predict(&{m}, r, out)", None),
 }
 
+PIPELINE_KINDS = "miser, cascade, nb-static and nb-stop"  # the kinds whose tables are in LAZY_CALLS
+
 
 def has_pipeline(meta: dict[str, Any], tables: CTables) -> bool:
     return "feature_plan" in meta and tables.struct_type in LAZY_CALLS

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -109,3 +110,37 @@ def test_embed_says_when_the_raw_windows_are_left_out(tmp_path: Path) -> None:
     code, _, err = run("export-c", model, "-o", tmp_path / "u.h", "--embed", uneq, "--rows", "3")
     assert code == 0 and "FM_N_WINDOWS" not in (tmp_path / "u.h").read_text(), err
     assert "warning: the embedded windows have unequal lengths" in err
+
+
+def test_embed_warns_when_the_kind_has_no_window_pipeline(tmp_path: Path) -> None:
+    """A gated model trained on windows has a feature plan but no FM_PREDICT_WINDOW: export-c embeds the host's
+    feature rows, not windows no call would use, and says so."""
+    model = tmp_path / "g.msgpack"
+    code, _, err = run("train", "adapt-lin", "uea:BasicMotions", "--hpc-remote", "-o", model)
+    assert code == 0, err
+    code, _, err = run("export-c", model, "-o", tmp_path / "g.h", "--embed", TEST_TS, "--rows", "3")
+    text = (tmp_path / "g.h").read_text()
+    assert code == 0 and "FM_N_WINDOWS" not in text and "FM_N_ROWS 3u" in text and "FM_PREDICT_WINDOW" not in text
+    assert "warning: the gated model has no on-device feature pipeline" in err
+
+
+def test_q15_warning_advice_fits_plan_features(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Features a plan computes on the device cannot be scaled before training: the q15 warning says float32."""
+    from types import SimpleNamespace
+
+    from compiler.cli import q15_agreement
+    from pyruntime import format as fmt
+    from pyruntime.data import load_dataset
+
+    model_path = tmp_path / "m.msgpack"
+    code, _, err = run("train", *KINDS["nb-stop"], "-o", model_path)
+    assert code == 0, err
+    model = fmt.load(str(model_path))
+    X = load_dataset("uea:BasicMotions").X[:8]
+    wrong = SimpleNamespace(label=np.full(X.shape[0], -5))  # no row agrees
+    assert q15_agreement(model, X, wrong) == 0.0
+    err = capsys.readouterr().err
+    assert "use float32 tables (--numeric float32)" in err and "center and scale" not in err
+    model.meta.pop("feature_plan")
+    q15_agreement(model, X, wrong)
+    assert "center and scale" in capsys.readouterr().err

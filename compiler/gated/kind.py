@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the trainers import scikit-learn: only when training (CLI s
 
 TRAINERS = ("adapt-gbrt", "adapt-lin", "l1-gate")
 DEFAULT_P_GRID = (0.1, 0.2, 0.3, 0.5, 0.6, 0.65, 0.7)  # fine where f0 takes most inputs: see docs/gated.md
-DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1)}
+DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001, 0.01, 0.03, 0.1, 0.3)}
 # l1-gate's default gammas are shares of the data's own gamma_max (compiler.gated.l1_gate.GAMMA_SHARES)
 DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
@@ -79,7 +79,7 @@ GATED_OPTIONS = [
                  "adapt-gbrt, adapt-lin, l1-gate"),
     click.Option(["--gamma-grid"], default=None,
                  help="Comma-separated gamma values of --sweep [adapt-gbrt: 0.01,0.03,0.1,0.3; adapt-lin: "
-                      "0.001,0.01,0.03,0.1; l1-gate: 0 and 0.03,0.1,0.2,0.35,0.5,0.7 of gamma_max, the smallest "
+                      "0.001,0.01,0.03,0.1,0.3; l1-gate: 0 and 0.03,0.1,0.2,0.35,0.5,0.7 of gamma_max, the smallest "
                       "gamma at which f1 keeps no feature, on the rows the sweep fits]."),
 ]
 GATE_OPTION = click.Option(

@@ -451,9 +451,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.early_stopping and self.budget_ > 1:
             rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
             P, y_stop = static.partial_scores(X_val), y_val
-            y_pool = np.concatenate([y, y_val])
-            folds = 0 if fine else auto_folds(X_val.shape[0], y_pool, None)
-            if folds:  # a small validation part: the cuts judged out of fold on the pooled rows (module docstring)
+            y_pool = None if fine else np.concatenate([y, y_val])
+            folds = 0 if y_pool is None else auto_folds(X_val.shape[0], y_pool, None)
+            if y_pool is not None and folds:  # a small validation part: the cuts judged out of fold on the pooled
+                # rows (module docstring)
                 P, y_stop = pooled_partial_scores(
                     bins, X, y, X_val, y_val, int(self.classes_.size), order[: self.budget_], X.shape[1],
                     self.alpha, self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
