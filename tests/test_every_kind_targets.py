@@ -162,3 +162,17 @@ def test_arduino_sketch_compiles_as_cxx(work: Path, tmp_path: Path, kind: str) -
             make(FIRMWARE / "arduino", f"MODEL={header}", f"TARGET={target}", f"BUILD={build}", "check")
             got = object_bytes(build / "sketch.o")  # the header's tables and rows, and the sketch's code
             assert SKETCH_MIN <= got <= embedded_bytes(header) + SKETCH_CODE, (kind, form, numeric, got)
+
+
+def test_pipeline_kinds_names_exactly_the_kinds_with_a_window_pipeline(work: Path) -> None:
+    """export-c's warning names the kinds with an on-device feature pipeline from PIPELINE_KINDS, a text written
+    beside LAZY_CALLS: it must name exactly the registered kinds whose float32 and q15 tables LAZY_CALLS evaluates
+    window by window (a kind added to LAZY_CALLS, or one whose tables change struct, fails here)."""
+    from compiler.header import c_tables
+    from compiler.pipeline_header import LAZY_CALLS, PIPELINE_KINDS
+
+    named = {k.strip() for part in PIPELINE_KINDS.split(" and ") for k in part.split(",")}
+    lazy = {kind for kind in KINDS
+            if all(c_tables(fmt.load(model_of(work, kind)), num).struct_type in LAZY_CALLS
+                   for num in ("float32", "q15"))}
+    assert named == lazy
