@@ -191,7 +191,8 @@ def _default_target(path: Path, header: list[str], model_features: list[str] | N
     """The label column when none is named: a column called target/class/label/y, else the last one. For a
     model's data (``model_features``: its feature names) the columns are read by name where they can be: when
     every feature of the model is named, the one other column is the label (none: rows without labels; more:
-    an error naming them), and a file of exactly the model's feature count with no such column has no labels."""
+    an error naming them), and a file of exactly the model's feature count, or of some of its features and no other
+    column, with no such column has no labels."""
     lower = [h.lower() for h in header]
     hits = [lower.index(t) for t in TARGET_NAMES if t in lower]
     if hits:
@@ -205,8 +206,8 @@ def _default_target(path: Path, header: list[str], model_features: list[str] | N
                                 "model: keep the model's features and at most one label column (a column named "
                                 f"{'/'.join(TARGET_NAMES)} is taken as the label)")
             return rest[0] if rest else None
-        if len(header) == len(model_features):
-            return None
+        if len(header) == len(model_features) or set(header) <= known:
+            return None  # only the model's feature names (some missing: load_for_model names them): no labels
     return len(header) - 1
 
 

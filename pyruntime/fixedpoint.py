@@ -36,6 +36,15 @@ def to_fixed(value: float, shift: int, lo: int = INT32_MIN, hi: int = INT32_MAX)
     return int(np.clip(np.round(np.float64(value) * 2.0**shift), lo, hi))
 
 
+def weight_shift(wmax: float, bound: float | None = None) -> int:
+    """A scorer's weight shift: the largest that keeps every weight (|w| <= wmax) in int16 and, given ``bound``
+    (the scorer's score bound |bias| + |threshold| + sum |w| * input absmax), every partial score in half the
+    int32 range. Without the bound, weights far below their inputs' magnitude (features of order 1e6 and weights
+    of order 1e-6) took shift 30 and saturated the bias and the sums."""
+    shift = pick_shift(wmax)
+    return shift if bound is None else min(shift, pick_shift(bound, INT32_MAX // 2))
+
+
 def pick_shift(peak: float, limit: int = 32767) -> int:
     """Largest shift in 0..30 with round(peak * 2**shift) <= limit (0 if none fits)."""
     shift = MAX_SHIFT

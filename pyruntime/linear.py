@@ -28,7 +28,7 @@ import numpy as np
 from pyruntime.arrays import FieldTables, check_inputs, require, set_arrays
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.errors import FM_OK
-from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, float_to_fixed, pick_shift, to_fixed
+from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, float_to_fixed, pick_shift, to_fixed, weight_shift
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
@@ -101,8 +101,13 @@ class LinearScorer(FieldTables):
     def predict_reference(self, X: Any) -> Predictions:
         return self.reference(check_inputs(X, self.n_features))[0]
 
-    def q15(self, in_shift: int = 16, w_shift: int | None = None) -> LinearScorerQ15:
-        return quantize_linear(self, in_shift, w_shift)
+    def score_bound(self, absmax: float) -> float:
+        """|bias| + |threshold| + sum |w| * absmax: no partial score exceeds it on inputs within +-absmax."""
+        return (abs(float(self.bias)) + abs(float(self.decision_threshold))
+                + float(np.abs(self.weight.astype(np.float64)).sum()) * float(absmax))
+
+    def q15(self, in_shift: int = 16, w_shift: int | None = None, absmax: float | None = None) -> LinearScorerQ15:
+        return quantize_linear(self, in_shift, w_shift, absmax=absmax)
 
 
 # -- fixed-point scorer ----------------------------------------------------------
@@ -191,14 +196,16 @@ class LinearScorerQ15(FieldTables):
 
 
 def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None,
-                    term_shifts: bool = True) -> LinearScorerQ15:
+                    term_shifts: bool = True, absmax: float | None = None) -> LinearScorerQ15:
     """Fixed-point tables: inputs scaled by 2**in_shift (choose it so that |x| * 2**in_shift < 2**31),
-    weights by 2**w_shift (default: the largest that keeps every weight in int16). With ``term_shifts``, a
+    weights by 2**w_shift (default: the largest that keeps every weight in int16 and, given the inputs' largest
+    |x| ``absmax``, the score bound in half the int32 range: fixedpoint.weight_shift). With ``term_shifts``, a
     weight that is not exact at w_shift is scaled by 2**(w_shift + e), e the largest that keeps it in int16, and
     its product shifted by in_shift + e (term_shift; None when no weight gains a bit)."""
     require(0 <= in_shift <= MAX_SHIFT, "in_shift must be in 0..30")
     if w_shift is None:
-        w_shift = pick_shift(float(np.max(np.abs(s.weight), initial=0.0)))
+        w_shift = weight_shift(float(np.max(np.abs(s.weight), initial=0.0)),
+                               None if absmax is None else s.score_bound(absmax))
     require(0 <= w_shift <= MAX_SHIFT, "w_shift must be in 0..30")
     w = s.weight.astype(np.float64)
     extra = np.zeros(len(w), np.int64)

@@ -458,6 +458,12 @@ def test_a_missing_feature_column_is_named(tmp_path: Path) -> None:
     for cmd in ("predict", "eval"):
         one_line_error(*run(cmd, model, tmp_path / "few.csv"), "few.csv has 3 features, the model expects 4: "
                        "columns 'f2' are missing")
+    # no label column and a feature missing: the last column is a feature, not the label (it was named missing)
+    (tmp_path / "nolabel.csv").write_text("f0,f1,f3\n" + "".join(
+        ",".join(f"{v:.4f}" for v in r[[0, 1, 3]]) + "\n" for r in X))
+    for cmd in ("predict", "eval"):
+        one_line_error(*run(cmd, model, tmp_path / "nolabel.csv"), "nolabel.csv has 3 features, the model expects "
+                       "4: columns 'f2' are missing")
 
 
 def test_a_model_refitted_on_the_validation_rows_does_not_call_its_figures_validation(tmp_path: Path) -> None:

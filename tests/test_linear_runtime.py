@@ -261,3 +261,29 @@ def test_term_shifts_keep_small_weights_beside_large_ones(cmod: Any) -> None:
     # a map written before term shifts loads as one shift for every term
     old = {k: v for k, v in fine.to_dict().items() if k != "term_shift"}
     assert LinearScorerQ15.from_dict(old).term_shift is None
+
+
+def test_weight_shift_keeps_the_score_bound_of_large_inputs_in_int32(cmod: Any) -> None:
+    """Features of order 1e6 and weights of order 1e-6 (a standardisation folded into the weights): the weight
+    shift of the largest |w| alone (30) saturated the bias (3 * 2**30 > 2**31) and q15 lost every label; with
+    the inputs' largest |x| the shift keeps |bias| + |threshold| + sum |w| * absmax in half the int32 range and
+    q15 gives float32's label on every row, the C scorer equal to the reference."""
+    rng = np.random.default_rng(5)
+    X = (rng.normal(size=(400, 3)) * 1e6).astype(np.float32)
+    m = LinearScorer(n_features=3, feature=np.arange(3), weight=np.array([1.1e-6, -4.2e-7, 3e-7]), bias=3.0,
+                     decision_threshold=3.0)
+    absmax = float(np.abs(X).max())
+    f32 = m.predict_reference(X).label
+    old = m.q15(in_shift=in_shift_for(absmax))  # no bound: the weight shift of the largest |w|
+    assert old.w_shift == 30 and old.bias_q == INT32_MAX
+    assert 0.3 < np.mean(f32) < 0.7 and np.mean(old.predict_reference(X).label == f32) < 0.7
+    q = m.q15(in_shift=in_shift_for(absmax), absmax=absmax)
+    assert q.w_shift < 30 and abs(q.bias_q) < INT32_MAX // 2
+    assert 2.0**q.w_shift * m.score_bound(absmax) <= INT32_MAX // 2
+    assert 2.0 ** (q.w_shift + 1) * m.score_bound(absmax) > INT32_MAX // 2  # the largest such shift
+    assert np.array_equal(q.predict_reference(X).label, f32)
+    assert_same(CLinear(q, cmod.ffi, cmod.lib), q, X[:40])
+    # inputs of order 1: the bound does not bind and the tables are as before
+    small = LinearScorer(n_features=3, feature=np.arange(3), weight=np.array([1.5, -0.5, 0.25]), bias=0.3)
+    assert small.q15(in_shift=28, absmax=4.0).to_dict().keys() == small.q15(in_shift=28).to_dict().keys()
+    assert small.q15(in_shift=28, absmax=4.0).w_shift == small.q15(in_shift=28).w_shift

@@ -71,3 +71,31 @@ def test_cli_cstc_q15_keeps_its_answers_beside_an_unread_huge_column(tmp_path: o
     f32 = c_evaluator(m, "float32").predict(X).label
     q15 = c_evaluator(m, "q15").predict(X).label
     assert np.mean(f32 == q15) >= 0.99  # before: one input shift for 1e9 sent every row to one class
+
+
+def test_cli_linear_kinds_q15_answer_as_float32_on_inputs_of_order_1e6(tmp_path: object) -> None:
+    """Every feature of order 1e6 and read: the linear parts' weights are of order 1e-6 and their weight shift
+    must keep the score (not only the weights) in int32 (before: q15 gave float32's label on 30-64% of the rows
+    and export-c warned)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from cli_work import run  # noqa: PLC0415
+    from test_multiclass import write_csv  # noqa: PLC0415
+
+    from pyruntime import format as fmt  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 4, 400)
+    X = (rng.normal(size=(400, 5)) + 0.8 * y[:, None]) * 1e6
+    csv = write_csv(Path(str(tmp_path)) / "big.csv", X, [f"c{v}" for v in y])
+    for kind, opts in (("adapt-lin", ()), ("l1-gate", ()), ("skyline", ("--base", "linear"))):
+        out = Path(str(tmp_path)) / f"{kind}.msgpack"
+        code, _, err = run("train", kind, csv, "-o", out, *opts)
+        assert code == 0, err
+        m = fmt.load(out)
+        f32 = c_evaluator(m, "float32").predict(X).label
+        q15 = c_evaluator(m, "q15").predict(X).label
+        assert np.mean(f32 == q15) >= 0.99, kind
+        code, _, err = run("export-c", out, "-o", Path(str(tmp_path)) / f"{kind}.h", "--numeric", "q15",
+                           "--embed", csv)
+        assert code == 0 and "warning" not in err, (kind, err)

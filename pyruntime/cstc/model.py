@@ -32,7 +32,7 @@ from pyruntime.arrays import check_inputs, kind_tables, require, set_arrays, tab
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.errors import FM_OK
-from pyruntime.fixedpoint import INT32_MAX, MAX_SHIFT, pick_shift, to_fixed
+from pyruntime.fixedpoint import MAX_SHIFT, to_fixed, weight_shift
 from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
@@ -224,7 +224,7 @@ class CSTCModel:
                 wmax = max(wmax, float(np.max(np.abs(w), initial=0.0)))
                 thr = abs(float(self.threshold[k])) if s_ == k else 0.0
                 bound = max(bound, abs(float(self.bias[s_])) + thr + float(np.abs(w).sum()) * amax)
-            shift = min(pick_shift(wmax), pick_shift(bound, INT32_MAX // 2))
+            shift = weight_shift(wmax, bound)
             ws.append(shift)
             shift_of[group] = shift
         wq = [np.clip(np.round(self.weight[int(self.term_start[s_]):int(self.term_start[s_ + 1])].astype(np.float64)

@@ -276,14 +276,17 @@ class GatedModel:
         return self.reference(check_inputs(X, self.n_features))[0]
 
     def q15(self) -> GatedModelQ15:
-        """Fixed-point tables: linear parts with input shift in_shift_for(input_absmax), trees by
+        """Fixed-point tables: linear parts with input shift in_shift_for(input_absmax) and the weight shift that
+        keeps their score bound over inputs within +-input_absmax in int32 (fixedpoint.weight_shift), trees by
         quantize_trees; the shared costs quantized once (same units in every part)."""
-        shift = in_shift_for(max(self.input_absmax, 1.0))
+        amax = max(self.input_absmax, 1.0)
+        shift = in_shift_for(amax)
 
         def q(part: Part | None) -> PartQ15 | None:
             if part is None:
                 return None
-            return part.q15(in_shift=shift) if isinstance(part, (LinearScorer, MultiLinear)) else part.q15()
+            return (part.q15(in_shift=shift, absmax=amax) if isinstance(part, (LinearScorer, MultiLinear))
+                    else part.q15())
 
         _, unit = quantize_costs(self.costs)
         f1 = q(self.f1)

@@ -181,14 +181,15 @@ class SkylineModel(_Indexed):
 
     def q15(self) -> SkylineQ15:
         """The q15 tables: the same index, budgets and defaults, each model's q15 form (NB: fm_nb_q15 /
-        fm_nbk_q15; linear: fm_linear_q15 with the input shift of the training inputs' largest |x| and, for
-        K class scorers, one weight shift for all K)."""
+        fm_nbk_q15; linear: fm_linear_q15 with the input shift of the training inputs' largest |x|, a weight shift that
+        keeps the score bound over such inputs in int32 and, for K class scorers, one weight shift for all K)."""
         if self.base == "linear":
             if self.input_absmax is None:
                 raise ValueError("this skyline model file has no input_absmax (written before q15 skyline tables): "
                                  "the linear scorers' q15 input shift is unknown; retrain it, or export float32")
-            shift = in_shift_for(self.input_absmax)
-            models = [m.q15(shift) if isinstance(m, MultiLinear) else m.q15(in_shift=shift) for m in self.models]
+            shift, amax = in_shift_for(self.input_absmax), float(self.input_absmax)
+            models = [m.q15(shift, absmax=amax) if isinstance(m, MultiLinear) else m.q15(in_shift=shift, absmax=amax)
+                      for m in self.models]
         else:
             models = [m.q15() for m in self.models]
         return SkylineQ15(index=self.index, base_code=self.base_code, models=models,
