@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import os
 import sys
 from collections.abc import Iterator
@@ -38,10 +39,15 @@ KINDS = "l1-gate,adapt-lin"
 
 @contextlib.contextmanager
 def one_shift() -> Iterator[None]:
-    """quantize_linear without term shifts while the block runs (every part's q15() goes through it)."""
+    """quantize_linear without term shifts while the block runs (every part's q15() goes through it). The default
+    is found by name: a parameter added after ``term_shifts`` (round 32's ``absmax``) must not take its place."""
     saved = linear.quantize_linear.__defaults__
     assert saved is not None
-    linear.quantize_linear.__defaults__ = (*saved[:-1], False)
+    names = [p.name for p in inspect.signature(linear.quantize_linear).parameters.values()
+             if p.default is not inspect.Parameter.empty]
+    patched = list(saved)
+    patched[names.index("term_shifts")] = False
+    linear.quantize_linear.__defaults__ = tuple(patched)
     try:
         yield
     finally:
