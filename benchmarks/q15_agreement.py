@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import os
 import sys
 from collections.abc import Iterator
@@ -39,19 +38,15 @@ KINDS = "l1-gate,adapt-lin"
 
 @contextlib.contextmanager
 def one_shift() -> Iterator[None]:
-    """quantize_linear without term shifts while the block runs (every part's q15() goes through it). The default
-    is found by name: a parameter added after ``term_shifts`` (round 32's ``absmax``) must not take its place."""
-    saved = linear.quantize_linear.__defaults__
-    assert saved is not None
-    names = [p.name for p in inspect.signature(linear.quantize_linear).parameters.values()
-             if p.default is not inspect.Parameter.empty]
-    patched = list(saved)
-    patched[names.index("term_shifts")] = False
-    linear.quantize_linear.__defaults__ = tuple(patched)
+    """quantize_linear without term shifts while the block runs (every part's q15() goes through it): its
+    keyword-only default ``term_shifts`` set to False, every other default kept."""
+    saved = linear.quantize_linear.__kwdefaults__
+    assert saved is not None and "term_shifts" in saved
+    linear.quantize_linear.__kwdefaults__ = {**saved, "term_shifts": False}
     try:
         yield
     finally:
-        linear.quantize_linear.__defaults__ = saved
+        linear.quantize_linear.__kwdefaults__ = saved
 
 
 def labels(model: Any, X: np.ndarray, numeric: str) -> np.ndarray:

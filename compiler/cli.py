@@ -189,6 +189,13 @@ def flash_budget(target: str | None, given: str | None) -> int | None:
     return FLASH_BUDGETS.get(target) if target else None
 
 
+def trained_as(model: fmt.ModelFile) -> str:
+    """The kind a model was trained as, as the user typed it (adapt-lin, cascade), with its file kind when they
+    differ: "adapt-lin (gated tables)"."""
+    kind = str(model.meta.get("training", {}).get("kind") or model.kind)
+    return kind if kind == model.kind else f"{kind} ({model.kind} tables)"
+
+
 @cli.command("export-c")
 @click.argument("model_path", metavar="MODEL")
 @click.option("-o", "--output", required=True, type=OutputFile(), help="Header file to write.")
@@ -247,7 +254,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
             windows = series if len({s.shape for s in series}) == 1 and form == "tables" and lazy else None
             if windows is None:
                 why = ("--form code has no on-device feature pipeline" if form == "code"
-                       else f"the {model.kind} model has no on-device feature pipeline (FM_PREDICT_WINDOW: "
+                       else f"the {trained_as(model)} model has no on-device feature pipeline (FM_PREDICT_WINDOW: "
                        f"{PIPELINE_KINDS} tables)" if not lazy
                        else "the embedded windows have unequal lengths (FM_PREDICT_WINDOW takes one length)")
                 click.echo(f"warning: {why}: the header embeds the rows of features computed on the host "

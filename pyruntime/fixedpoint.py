@@ -4,6 +4,8 @@ of table values and the choice of a shift."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from pyruntime.arrays import require
@@ -43,6 +45,23 @@ def weight_shift(wmax: float, bound: float | None = None) -> int:
     of order 1e-6) took shift 30 and saturated the bias and the sums."""
     shift = pick_shift(wmax)
     return shift if bound is None else min(shift, pick_shift(bound, INT32_MAX // 2))
+
+
+def score_bound(bias: float, threshold: float, weights: np.ndarray, absmax: float) -> float:
+    """|bias| + |threshold| + sum |w| * absmax: no partial score of a linear scorer exceeds it on inputs within
+    +-absmax (the bound weight_shift keeps in int32)."""
+    wsum = float(np.abs(np.asarray(weights, np.float64)).sum())
+    return abs(float(bias)) + abs(float(threshold)) + wsum * float(absmax)
+
+
+def scorers_weight_shift(scorers: Iterable[tuple[float, float, np.ndarray]], absmax: float | None) -> int:
+    """One weight shift for linear scorers (bias, threshold, weights) that share an accumulator scale: weight_shift
+    of their largest |w| and, given the inputs' largest |x| ``absmax``, their largest score bound."""
+    parts = list(scorers)
+    require(len(parts) > 0, "scorers_weight_shift needs at least one scorer")
+    wmax = max(float(np.max(np.abs(np.asarray(w, np.float64)), initial=0.0)) for _, _, w in parts)
+    bound = None if absmax is None else max(score_bound(b, t, w, absmax) for b, t, w in parts)
+    return weight_shift(wmax, bound)
 
 
 def pick_shift(peak: float, limit: int = 32767) -> int:

@@ -28,7 +28,16 @@ import numpy as np
 from pyruntime.arrays import FieldTables, check_inputs, require, set_arrays
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.errors import FM_OK
-from pyruntime.fixedpoint import INT32_MAX, INT32_MIN, MAX_SHIFT, float_to_fixed, pick_shift, to_fixed, weight_shift
+from pyruntime.fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_SHIFT,
+    float_to_fixed,
+    pick_shift,
+    score_bound,
+    scorers_weight_shift,
+    to_fixed,
+)
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
@@ -102,11 +111,15 @@ class LinearScorer(FieldTables):
         return self.reference(check_inputs(X, self.n_features))[0]
 
     def score_bound(self, absmax: float) -> float:
-        """|bias| + |threshold| + sum |w| * absmax: no partial score exceeds it on inputs within +-absmax."""
-        return (abs(float(self.bias)) + abs(float(self.decision_threshold))
-                + float(np.abs(self.weight.astype(np.float64)).sum()) * float(absmax))
+        """|bias| + |threshold| + sum |w| * absmax (fixedpoint.score_bound): no partial score exceeds it on inputs
+        within +-absmax."""
+        return score_bound(self.bias, self.decision_threshold, self.weight, absmax)
 
-    def q15(self, in_shift: int = 16, w_shift: int | None = None, absmax: float | None = None) -> LinearScorerQ15:
+    def bound_terms(self) -> tuple[float, float, np.ndarray]:
+        """(bias, threshold, weights): the terms of its score bound (fixedpoint.scorers_weight_shift)."""
+        return float(self.bias), float(self.decision_threshold), self.weight
+
+    def q15(self, in_shift: int = 16, w_shift: int | None = None, *, absmax: float | None = None) -> LinearScorerQ15:
         return quantize_linear(self, in_shift, w_shift, absmax=absmax)
 
 
@@ -195,7 +208,7 @@ class LinearScorerQ15(FieldTables):
 
 
 
-def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None,
+def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = None, *,
                     term_shifts: bool = True, absmax: float | None = None) -> LinearScorerQ15:
     """Fixed-point tables: inputs scaled by 2**in_shift (choose it so that |x| * 2**in_shift < 2**31),
     weights by 2**w_shift (default: the largest that keeps every weight in int16 and, given the inputs' largest
@@ -204,8 +217,7 @@ def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = N
     its product shifted by in_shift + e (term_shift; None when no weight gains a bit)."""
     require(0 <= in_shift <= MAX_SHIFT, "in_shift must be in 0..30")
     if w_shift is None:
-        w_shift = weight_shift(float(np.max(np.abs(s.weight), initial=0.0)),
-                               None if absmax is None else s.score_bound(absmax))
+        w_shift = scorers_weight_shift([s.bound_terms()], absmax)
     require(0 <= w_shift <= MAX_SHIFT, "w_shift must be in 0..30")
     w = s.weight.astype(np.float64)
     extra = np.zeros(len(w), np.int64)
@@ -224,6 +236,15 @@ def quantize_linear(s: LinearScorer, in_shift: int = 16, w_shift: int | None = N
 def in_shift_for(absmax: float) -> int:
     """Largest input shift in 0..30 with absmax * 2**shift < 2**31 (no saturation up to absmax)."""
     return pick_shift(float(absmax), INT32_MAX - 1)
+
+
+def q15_input_scale(input_absmax: float) -> tuple[int, float]:
+    """A model's q15 input scale from its training inputs' largest |x|: (in_shift, absmax), absmax at least 1.
+    Every linear part of a gated, CSTC or skyline model is quantized with it (in_shift_for(absmax), and absmax
+    in its score bound). Inputs of order one or below all take in_shift 30; the floor of 1 keeps room in the
+    score bound for new inputs up to +-1 where the training inputs were smaller (or all zero)."""
+    amax = max(float(input_absmax), 1.0)
+    return in_shift_for(amax), amax
 
 
 # -- C binding -------------------------------------------------------------------------

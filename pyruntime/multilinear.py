@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pyruntime.arrays import check_inputs, require
-from pyruntime.fixedpoint import weight_shift
+from pyruntime.fixedpoint import scorers_weight_shift
 from pyruntime.linear import LinearScorer, LinearScorerQ15, linear_struct
 from pyruntime.memo import ReadState
 from pyruntime.result import Predictions
@@ -96,11 +96,10 @@ class MultiLinear(_Scorers):
         """Table bytes: every scorer's feature indices and weights."""
         return int(sum(s.feature.nbytes + s.weight.nbytes for s in self.scorers))
 
-    def q15(self, in_shift: int, absmax: float | None = None) -> MultiLinearQ15:
+    def q15(self, in_shift: int, *, absmax: float | None = None) -> MultiLinearQ15:
         """Every scorer with the same in_shift and one weight shift: the largest that keeps every scorer's weights
         in int16 and (given the inputs' largest |x|) every scorer's score bound in half the int32 range."""
-        w_shift = weight_shift(max(float(np.max(np.abs(s.weight), initial=0.0)) for s in self.scorers),
-                               None if absmax is None else max(s.score_bound(absmax) for s in self.scorers))
+        w_shift = scorers_weight_shift([s.bound_terms() for s in self.scorers], absmax)
         return MultiLinearQ15(tuple(s.q15(in_shift=in_shift, w_shift=w_shift) for s in self.scorers))
 
 

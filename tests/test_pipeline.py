@@ -121,7 +121,17 @@ def test_embed_warns_when_the_kind_has_no_window_pipeline(tmp_path: Path) -> Non
     code, _, err = run("export-c", model, "-o", tmp_path / "g.h", "--embed", TEST_TS, "--rows", "3")
     text = (tmp_path / "g.h").read_text()
     assert code == 0 and "FM_N_WINDOWS" not in text and "FM_N_ROWS 3u" in text and "FM_PREDICT_WINDOW" not in text
-    assert "warning: the gated model has no on-device feature pipeline" in err
+    assert "warning: the adapt-lin (gated tables) model has no on-device feature pipeline" in err
+
+
+def test_trained_as_names_the_trainer_and_the_file_kind_only_when_they_differ() -> None:
+    from types import SimpleNamespace
+
+    from compiler.cli import trained_as
+
+    assert trained_as(SimpleNamespace(kind="gated", meta={"training": {"kind": "l1-gate"}})) == "l1-gate (gated tables)"
+    assert trained_as(SimpleNamespace(kind="cstc", meta={"training": {"kind": "cstc"}})) == "cstc"
+    assert trained_as(SimpleNamespace(kind="nb", meta={})) == "nb"  # a file without a training record
 
 
 def test_q15_warning_advice_fits_plan_features(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

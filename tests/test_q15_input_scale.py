@@ -99,3 +99,33 @@ def test_cli_linear_kinds_q15_answer_as_float32_on_inputs_of_order_1e6(tmp_path:
         code, _, err = run("export-c", out, "-o", Path(str(tmp_path)) / f"{kind}.h", "--numeric", "q15",
                            "--embed", csv)
         assert code == 0 and "warning" not in err, (kind, err)
+
+
+def test_q15_input_scale_floors_absmax_at_one_and_keeps_no_saturation_above() -> None:
+    from pyruntime.fixedpoint import INT32_MAX  # noqa: PLC0415
+    from pyruntime.linear import in_shift_for, q15_input_scale  # noqa: PLC0415
+
+    assert q15_input_scale(0.0) == q15_input_scale(0.25) == q15_input_scale(1.0) == (30, 1.0)
+    for absmax in (1.5, 1000.0, 3.0e6, 1.0e9):
+        shift, amax = q15_input_scale(absmax)
+        assert amax == absmax and shift == in_shift_for(absmax)
+        assert absmax * 2.0**shift < 2**31 and (shift == 30 or absmax * 2.0 ** (shift + 1) > INT32_MAX - 1)
+
+
+def test_scorers_weight_shift_is_the_largest_that_holds_every_scorer() -> None:
+    """One shift for scorers sharing an accumulator: no weight leaves int16, no scorer's score bound leaves half
+    the int32 range, and one more bit would break one of the two (the bound or the weights)."""
+    from pyruntime.fixedpoint import INT32_MAX, score_bound, scorers_weight_shift  # noqa: PLC0415
+
+    rng = np.random.default_rng(4)
+    for absmax in (None, 1.0, 250.0, 4.0e6):
+        parts = [(float(rng.normal()), float(rng.normal()), rng.normal(size=6) * 10.0 ** rng.integers(-7, 2))
+                 for _ in range(3)]
+        shift = scorers_weight_shift(parts, absmax)
+        wmax = max(float(np.abs(w).max()) for _, _, w in parts)
+        assert round(wmax * 2.0**shift) <= 32767
+        bounds = [] if absmax is None else [score_bound(b, t, w, absmax) for b, t, w in parts]
+        assert all(bd * 2.0**shift <= INT32_MAX // 2 + 0.5 for bd in bounds)
+        if shift < 30:
+            assert round(wmax * 2.0 ** (shift + 1)) > 32767 or any(
+                round(bd * 2.0 ** (shift + 1)) > INT32_MAX // 2 for bd in bounds)

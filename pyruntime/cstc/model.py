@@ -32,8 +32,8 @@ from pyruntime.arrays import check_inputs, kind_tables, require, set_arrays, tab
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.errors import FM_OK
-from pyruntime.fixedpoint import MAX_SHIFT, to_fixed, weight_shift
-from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for
+from pyruntime.fixedpoint import MAX_SHIFT, scorers_weight_shift, to_fixed
+from pyruntime.linear import LinearScorer, LinearScorerQ15, q15_input_scale
 from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_costs
 from pyruntime.result import Predictions
 
@@ -207,24 +207,19 @@ class CSTCModel:
         return self.reference(check_inputs(X, self.n_features))[0]
 
     def q15(self) -> CSTCModelQ15:
-        """Fixed-point tables: inputs scaled by 2**in_shift_for(input_absmax); node k's weights by
-        2**w_shift[k], the largest shift that keeps its weights in int16 and its score bound
-        |bias| + |threshold| + sum |w| * input_absmax in int32."""
-        in_shift = in_shift_for(max(self.input_absmax, 1.0))
-        amax = max(self.input_absmax, 1.0)
+        """Fixed-point tables: inputs scaled by 2**in_shift (linear.q15_input_scale of input_absmax); node k's
+        weights by 2**w_shift[k], the largest shift that keeps its weights in int16 and its score bound
+        |bias| + |threshold| + sum |w| * absmax in int32 (fixedpoint.scorers_weight_shift; a K-class leaf's class
+        scorers share one shift)."""
+        in_shift, amax = q15_input_scale(self.input_absmax)
         ns = self.n_scorers
         shift_of = np.zeros(ns, np.int64)  # the weight shift every scorer is quantized with
         ws = []
         for k in range(self.n_nodes):
             group = [k, *self.class_scorers(k)]  # a K-class leaf: one shift for its class scorers
-            wmax, bound = 0.0, 0.0
-            for s_ in group:
-                a, b = int(self.term_start[s_]), int(self.term_start[s_ + 1])
-                w = self.weight[a:b].astype(np.float64)
-                wmax = max(wmax, float(np.max(np.abs(w), initial=0.0)))
-                thr = abs(float(self.threshold[k])) if s_ == k else 0.0
-                bound = max(bound, abs(float(self.bias[s_])) + thr + float(np.abs(w).sum()) * amax)
-            shift = weight_shift(wmax, bound)
+            shift = scorers_weight_shift([(float(self.bias[s_]), float(self.threshold[k]) if s_ == k else 0.0,
+                                           self.weight[int(self.term_start[s_]):int(self.term_start[s_ + 1])])
+                                          for s_ in group], amax)
             ws.append(shift)
             shift_of[group] = shift
         wq = [np.clip(np.round(self.weight[int(self.term_start[s_]):int(self.term_start[s_ + 1])].astype(np.float64)

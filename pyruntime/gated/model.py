@@ -37,7 +37,7 @@ from pyruntime.arrays import as_array, check_inputs, kind_tables, require, table
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
-from pyruntime.linear import LinearScorer, LinearScorerQ15, in_shift_for, linear_struct
+from pyruntime.linear import LinearScorer, LinearScorerQ15, linear_struct, q15_input_scale
 from pyruntime.memo import ReadState, quantize_costs
 from pyruntime.multilinear import MultiLinear, MultiLinearQ15, multi_eval, multi_struct
 from pyruntime.result import Predictions
@@ -276,11 +276,10 @@ class GatedModel:
         return self.reference(check_inputs(X, self.n_features))[0]
 
     def q15(self) -> GatedModelQ15:
-        """Fixed-point tables: linear parts with input shift in_shift_for(input_absmax) and the weight shift that
-        keeps their score bound over inputs within +-input_absmax in int32 (fixedpoint.weight_shift), trees by
-        quantize_trees; the shared costs quantized once (same units in every part)."""
-        amax = max(self.input_absmax, 1.0)
-        shift = in_shift_for(amax)
+        """Fixed-point tables: linear parts with the input scale of linear.q15_input_scale(input_absmax) and the
+        weight shift that keeps their score bound over such inputs in int32 (fixedpoint.scorers_weight_shift),
+        trees by quantize_trees; the shared costs quantized once (same units in every part)."""
+        shift, amax = q15_input_scale(self.input_absmax)
 
         def q(part: Part | None) -> PartQ15 | None:
             if part is None:

@@ -31,7 +31,7 @@ from pyruntime.arrays import check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
 from pyruntime.describe import feature_name, jsonable
 from pyruntime.errors import ModelFormatError, raise_for
-from pyruntime.linear import LinearScorer, in_shift_for, linear_struct
+from pyruntime.linear import LinearScorer, linear_struct, q15_input_scale
 from pyruntime.multilinear import MultiLinear
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
@@ -187,7 +187,7 @@ class SkylineModel(_Indexed):
             if self.input_absmax is None:
                 raise ValueError("this skyline model file has no input_absmax (written before q15 skyline tables): "
                                  "the linear scorers' q15 input shift is unknown; retrain it, or export float32")
-            shift, amax = in_shift_for(self.input_absmax), float(self.input_absmax)
+            shift, amax = q15_input_scale(self.input_absmax)
             models = [m.q15(shift, absmax=amax) if isinstance(m, MultiLinear) else m.q15(in_shift=shift, absmax=amax)
                       for m in self.models]
         else:
