@@ -199,7 +199,8 @@ def trained_as(model: fmt.ModelFile) -> str:
 @cli.command("export-c")
 @click.argument("model_path", metavar="MODEL")
 @click.option("-o", "--output", required=True, type=OutputFile(), help="Header file to write.")
-@click.option("--name", default="model", show_default=True, help="C identifier prefix of the tables.")
+@click.option("--name", default="model", show_default=True,
+              help="C identifier prefix of the tables (not fm or fm_..., the runtime's prefix, in any case).")
 @numeric_options
 @click.option("--flash-budget", "flash_budget_text", default=None, metavar="BYTES",
               help="Refuse a model whose const data exceeds BYTES (K/M suffixes; 0 or none: no limit). "

@@ -34,6 +34,7 @@ import numpy as np
 
 from compiler.pipeline_header import pipeline_section, window_rows
 from pyruntime.costtext import no_label_text
+from pyruntime.data import check_label_texts
 from pyruntime.format import ModelFile
 from pyruntime.layout import is_struct, struct_fields, struct_layout
 
@@ -261,8 +262,9 @@ def check_name(name: str) -> str:
         raise ValueError(f"--name must be a C identifier (letters, digits, _; at most 41), got {name!r}")
     if name in C_KEYWORDS:
         raise ValueError(f"--name {name!r} is a C/C++ keyword; choose another identifier")
-    if re.match(r"_[A-Z_]|__", name) or name.startswith(("fm_", "FM_")):
-        raise ValueError(f"--name {name!r} is reserved (leading underscore or the runtime's fm_ prefix)")
+    if re.match(r"_[A-Z_]|__", name) or name.lower() == "fm" or name.lower().startswith("fm_"):
+        raise ValueError(f"--name {name!r} is reserved (a leading underscore, or fm / fm_ in any case: the runtime's "
+                         "prefix; NAME_N_FEATURES would redefine FM_N_FEATURES)")
     return name
 
 
@@ -284,8 +286,9 @@ def cost_macros(model: ModelFile, numeric: str) -> list[str]:
 
 
 def c_string(text: str) -> str:
-    """A C string literal of text (UTF-8; quotes, backslashes and non-printable bytes escaped; "??" split
-    so that no trigraph forms)."""
+    """A C string literal of text (UTF-8; quotes, backslashes and non-printable bytes escaped; every "?" that
+    a "?" follows closed and reopened ("?""?") so that no trigraph forms, also in runs of three or more: a
+    non-overlapping replace of "??" left "???!" as "?""??!", a trigraph for "|")."""
     out = []
     for b in text.encode():
         ch = chr(b)
@@ -295,7 +298,7 @@ def c_string(text: str) -> str:
             out.append(ch)
         else:
             out.append(f"\\{b:03o}")
-    return '"' + "".join(out).replace("??", '?""?') + '"'
+    return '"' + re.sub(r"\?(?=\?)", '?""', "".join(out)) + '"'
 
 
 def label_macros(model: ModelFile, name: str) -> list[str]:
@@ -305,6 +308,7 @@ def label_macros(model: ModelFile, name: str) -> list[str]:
     as `frugalml predict` prints it."""
     classes = model.classes
     check_classes(len(classes), "the header's label table")
+    check_label_texts(classes)  # a model made in Python: a NUL would end its C text early
     none = no_label_text(classes)
     return [
         f"#define {name.upper()}_N_CLASSES {len(classes)}u",

@@ -63,6 +63,13 @@ class Task:
         return ModelFile(kind=kind, tables=tables, meta=meta)
 
 
+def label_list(labels: list[str], most: int = 6) -> str:
+    """The first ``most`` labels, quoted (a label may hold a comma), then how many more: "'a', 'b', ... (12 in
+    all)"."""
+    head = ", ".join(repr(v) for v in labels[:most])
+    return head if len(labels) <= most else f"{head}, ... ({len(labels)} in all)"
+
+
 def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0,
             features: str | None = None) -> Task:
     """The task of DATA; raw windows become the columns of the --features plan (default: the default plan)."""
@@ -103,9 +110,8 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     if unseen:
         column = meta.get("target_column")
         where = f"column {column!r}, as in training" if column else "a column named target/class/label/y, else the last"
-        raise DataError(f"{spec} has labels the model never saw in training ({', '.join(unseen[:6])}"
-                        f"{', ...' if len(unseen) > 6 else ''}; the model knows {', '.join(sorted(known)[:6])}): "
-                        f"check the data's label column ({where})")
+        raise DataError(f"{spec} has labels the model never saw in training ({label_list(unseen)}; the model "
+                        f"knows {label_list(sorted(known))}): check the data's label column ({where})")
     if positive is not None or len(classes) == 2:
         y = (data.y == (positive if positive is not None else classes[1])).astype(np.int64)
     else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
+import unicodedata
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -526,9 +527,21 @@ def label_order(labels: set[str] | list[str]) -> list[str]:
     return sorted(uniq)
 
 
+def check_label_texts(classes: list[str]) -> None:
+    """Refuse a class label holding a control character other than tab (NUL, a line break, ...): `predict` and
+    the firmware print one label per line, and the C header's label table is C text, where a NUL ends the
+    label early."""
+    for c in classes:
+        bad = next((ch for ch in c if ch != "\t" and unicodedata.category(ch) == "Cc"), None)
+        if bad is not None:
+            raise DataError(f"label {c!r} holds the control character {bad!r}: labels are printed one per line and "
+                            "stored as C text in exported headers; rename the class")
+
+
 def encode_labels(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list[str]]:
     """Labels as class indices; returns (y_idx, classes). With positive, a one-vs-rest binary task:
-    (y == positive as 0/1, [negative name or "rest", positive])."""
+    (y == positive as 0/1, [negative name or "rest", positive]). Labels with control characters are refused
+    (check_label_texts)."""
     classes = label_order(y.tolist())
     if positive is not None:
         positive = _label_str(positive)
@@ -536,12 +549,14 @@ def encode_labels(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list
             raise DataError(f"--positive {positive!r} is not a label of the data (labels: {', '.join(classes[:10])})")
         neg = [c for c in classes if c != positive]
         neg_name = neg[0] if len(neg) == 1 else "rest"
+        check_label_texts([neg_name, positive])  # the texts the model keeps
         return (y == positive).astype(np.int64), [neg_name, positive]
     if len(classes) == 1:
         raise DataError(f"only one class ({classes[0]!r}) in the data: nothing to learn")
     if len(classes) > MAX_CLASSES:
         raise DataError(f"the target has {len(classes)} classes, more than the {MAX_CLASSES} the runtime holds: "
                         "pass --positive LABEL for one-vs-rest, or merge classes")
+    check_label_texts(classes)
     index = {c: i for i, c in enumerate(classes)}
     return np.array([index[v] for v in y.tolist()], dtype=np.int64), classes
 

@@ -48,7 +48,7 @@ def one_line_error(code: int, out: str, err: str, *needles: str) -> None:
 def test_eval_on_labels_the_model_never_saw(work: Path, tmp_path: Path) -> None:
     X, _ = make_sparse_binary(50, N, seed=9)
     (tmp_path / "zz.csv").write_text(csv_text(X, ["zz"] * 50))
-    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "zz.csv"), "never saw", "zz", "ham, spam",
+    one_line_error(*run("eval", work / "m.msgpack", tmp_path / "zz.csv"), "never saw", "'zz'", "'ham', 'spam'",
                    "check the data's label column (a column named target/class/label/y, else the last)")
     assert "--target-column" not in run("eval", work / "m.msgpack", tmp_path / "zz.csv")[2]  # not an eval option
     # a subset of the known labels is fine (evaluating on one class only)

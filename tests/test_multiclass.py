@@ -276,7 +276,7 @@ def test_a_test_label_never_seen_in_training_is_refused(work: Path, tmp_path: Pa
     (tmp_path / "new.csv").write_text("\n".join([lines[0], *lines[1:5], lines[5].rsplit(",", 1)[0] + ",mystery"])
                                       + "\n")
     assert_refused(run("eval", work / "m.msgpack", tmp_path / "new.csv"),
-                   "has labels the model never saw in training (mystery")
+                   "has labels the model never saw in training ('mystery'")
 
 
 def test_a_costs_file_for_another_feature_count_is_refused(work: Path, tmp_path: Path) -> None:

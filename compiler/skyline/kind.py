@@ -38,7 +38,7 @@ from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval,
 from compiler.nb.kind import NB_TABLE_OPTIONS
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.skyline.header import skyline_tables
-from compiler.tasks import check_not_trivial
+from compiler.tasks import TrivialModelError, check_not_trivial
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.linear import LinearScorer
@@ -218,6 +218,12 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                     "the --base model"))
     Xva, yva = X[task.validation], y[task.validation]
     val = tables.predict_reference(Xva)  # at the stored default budget and size: what predict(X) answers
+    if bool(np.all(val.label < 0)) and not opts.get("allow_trivial"):  # every call of predict would answer "none"
+        cheapest = float(np.min(poly_cost(tables.index.model_coef, tables.default_size), initial=math.inf))
+        raise TrivialModelError(f"{kind}: no model fits the default budget {tables.default_budget:g} at size "
+                                f"{tables.default_size:g} (the cheapest costs {cheapest:g} there), so every "
+                                "prediction would be \"nothing fits\": raise --default-budget, drop "
+                                "--no-empty-model, or give --allow-trivial to write it anyway")
     record.update({"validation_accuracy": float(np.mean(val.label == yva)),
                    "validation_mean_cost": float(np.mean(val.cost)),
                    "validation_mean_features": float(np.mean(val.n_read))})

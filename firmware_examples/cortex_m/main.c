@@ -121,7 +121,7 @@ int main(void)
 #else
             int rc = FM_PREDICT_VEC(FM_ROWS[i], FM_N_FEATURES, &r);
 #endif
-            if (rc != FM_OK) {
+            if (!FM_ANSWERED(rc)) { /* FM_E_BUDGET (nothing fits) is an answer: label -1, as predict prints */
                 print_error((int32_t)i, rc);
                 return 1;
             }

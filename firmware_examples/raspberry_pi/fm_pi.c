@@ -58,7 +58,7 @@ static int predict_print(const float *x, unsigned long row, int quiet)
 {
     fm_result r;
     int rc = FM_PREDICT_VEC(x, FM_N_FEATURES, &r);
-    if (rc != FM_OK) {
+    if (!FM_ANSWERED(rc)) { /* FM_E_BUDGET (nothing fits) is an answer: label -1, as predict prints it */
         fprintf(stderr, "fm_pi: row %lu: prediction failed (error %d: %s)\n", row, rc, fm_strerror(rc));
         return 1;
     }
@@ -97,12 +97,16 @@ static void skip_line(FILE *in, int last)
     }
 }
 
-/* Parses a text number; 0 on success. */
+/* Parses a text number; 0 on success. As `frugalml predict` reads it: to the
+ * nearest double, then to float (strtof rounds once, straight to float, and
+ * about half the float midpoints a float64 prints, e.g. 6.186421632766724,
+ * land on the other float: then a threshold between the two split the row
+ * the other way). */
 static int parse_float(const char *tok, float *v)
 {
     char *end;
     errno = 0;
-    *v = strtof(tok, &end);
+    *v = (float)strtod(tok, &end);
     return (end == tok || *end != '\0') ? 1 : 0;
 }
 
@@ -110,7 +114,7 @@ static int parse_float(const char *tok, float *v)
  * for the workload. Returns 0, 1 (prediction failed) or 2 (bad input). */
 static int run_stream(FILE *in, const char *name, int quiet, float *store, uint32_t cap, uint32_t *n_kept)
 {
-    float x[FM_N_FEATURES];
+    float x[FM_N_FEATURES] = {0.0f}; /* set before use; zeroed so gcc -O2 sees it (a model reading nothing) */
     char tok[128];
     unsigned long line = 0, rows = 0;
     int c = 0;
@@ -185,7 +189,7 @@ static int workload(const row_set *rs, unsigned long repeat, double seconds, con
         for (i = 0; i < rs->n_rows; ++i) {
             /* a failed prediction leaves out unspecified (code form): count it as label -1 */
             int rc = FM_PREDICT_VEC(rs->rows + (size_t)i * FM_N_FEATURES, FM_N_FEATURES, &r);
-            sink += rc == FM_OK ? r.label : -1;
+            sink += FM_ANSWERED(rc) ? r.label : -1;
         }
         done += rs->n_rows;
     }

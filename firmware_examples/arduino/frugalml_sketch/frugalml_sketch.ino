@@ -103,7 +103,7 @@ void loop()
     const fm_reader reader = {fm_read_analog, nullptr};
     fm_result r;
     const int rc = FM_PREDICT_READER(&reader, &r);
-    if (rc != FM_OK) {
+    if (!FM_ANSWERED(rc)) {  // FM_E_BUDGET (nothing fits) is an answer: label -1, as predict prints it
         Serial.print("error ");
         Serial.print(rc);
         Serial.print(": ");

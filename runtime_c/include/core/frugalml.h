@@ -39,6 +39,12 @@ typedef enum {
     FM_E_FEATURE = -9  /* features: unknown feature id or parameter */
 } fm_status;
 
+/* Whether a call's fm_result holds an answer to print: FM_OK, or FM_E_BUDGET
+ * (a budget index: nothing fits the call's budget; the result is filled in
+ * with label FM_LABEL_DEFER, nothing read, cost 0, as `frugalml predict`
+ * prints it). Every other status is a failure and leaves the result unspecified. */
+#define FM_ANSWERED(status) ((status) == FM_OK || (status) == FM_E_BUDGET)
+
 /* Message of a status code; "unknown status code" for any other value.
  * Never NULL, a string literal (no state). */
 const char *fm_strerror(int status);
