@@ -1,12 +1,13 @@
-"""NB's table forms: the paper's four mean-std bins (the default) against `--bins auto` (round 27).
+"""NB's table forms: the paper's four mean-std bins against `--bins auto` (round 27; K > 2's default since round 34).
 
     .venv/bin/python benchmarks/nb_table_forms.py [--sets keel:texture,sklearn:wine] [--seeds 0,1,2]
         [--write-docs]
 
 Per data set and split seed (`frugalml train`'s 60/20/20 split): nb-static trained as `frugalml train nb-static
-DATA` trains it, once with the defaults (`--bins mean-std`, the paper's) and once with `--bins auto` (the most
-accurate of mean-std, quantile:8 and quantile:32 with Gaussian entries, each as NB on every feature, 5-fold
-cross-validated on the train and validation parts pooled; compiler.nb.table_form). Printed: each form's
+DATA --bins ...` trains it, once with `--bins mean-std` (the paper's; the default for two classes) and once with
+`--bins auto` (the default for K > 2 classes: the most accurate of mean-std, quantile:8 and quantile:32 with
+Gaussian entries, each as NB on every feature, 5-fold cross-validated on the train and validation parts pooled,
+mean-std kept unless beaten by more than one standard error; compiler.nb.table_form). Printed: each form's
 cross-validated figure, the kept form, the test accuracy and the features read of both models, and scikit-learn's
 GaussianNB on the raw inputs (every feature) for scale; on seed 0 also x86 instructions per prediction of both
 models' float32 tables (`export-c --embed DATA`, callgrind, as benchmarks/nb_floor.py counts them): finer bins
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             for seed in seeds:
                 task = tasks.prepare(spec, seed=seed)
                 where = Path(tmp) / f"{spec.replace(':', '_')}_{seed}" if seed == 0 else None
-                paper, paper_feats, _, paper_ir = nb_row(task, {}, spec, where and where / "paper")
+                paper, paper_feats, _, paper_ir = nb_row(task, {"bins": "mean-std"}, spec, where and where / "paper")
                 auto, auto_feats, record, auto_ir = nb_row(task, {"bins": "auto"}, spec, where and where / "auto")
                 cv = " / ".join(f"{f['accuracy']:.4f}" for f in record["table_forms"])
                 kept = f"{record['bins_chosen']} {record['likelihood_chosen']}"

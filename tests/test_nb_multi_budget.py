@@ -16,6 +16,7 @@ from compiler.nb.discretize import fit_bins
 from compiler.nb.multi_train import NBMultiTables, fit_multi_tables
 from compiler.nb.orderings import rank
 from compiler.nb.train import BUDGET_GRID, NaiveBayesBudget
+from compiler.options import CV_FOLDS, stratified_folds
 from pyruntime import format as fmt
 
 
@@ -73,20 +74,52 @@ def test_budget_is_the_fewest_features_within_the_tolerance(tolerance: float) ->
     assert est.model_.n_used == est.budget_
 
 
-def test_defaults_fall_back_to_ig_and_the_coarse_grid_under_200_validation_rows() -> None:
+def test_under_200_validation_rows_the_order_and_budget_are_judged_out_of_fold() -> None:
+    """199 validation rows: the greedy order's steps and the budget's curve over the train and validation rows
+    pooled, each fold's rows scored by the tables of the other folds (the stop cuts' folds); checked through the
+    model's own float32 partial sums."""
     X, y = k_class(1400, seed=3)
-    small = NaiveBayesBudget(early_stopping=False).fit(X[:1000], y[:1000], eval_set=(X[1000:1199], y[1000:1199]))
-    ig = NaiveBayesBudget(ordering="ig", tolerance=0.0, early_stopping=False).fit(
-        X[:1000], y[:1000], eval_set=(X[1000:1199], y[1000:1199]))
+    Xtr, ytr, Xva, yva = X[:1000], y[:1000], X[1000:1199], y[1000:1199]
+    small = NaiveBayesBudget(bins="mean-std", early_stopping=False).fit(Xtr, ytr, eval_set=(Xva, yva))
+    pooled = np.concatenate([ytr, yva])
+    folds = stratified_folds(pooled, CV_FOLDS, 0)
+    bins = fit_bins(Xtr)
+    parts = multi_train.out_of_fold_parts(bins, Xtr, ytr, Xva, yva, 4, 1.0, "counts", folds)
+    assert [te.size for _, _, te in parts] == [te.size for _, te in folds] and sum(te.size for _, te in folds) == 1199
+
+    def pooled_log_prob(order: list[int]) -> float:
+        return sum(t.size * mean_log_prob(tables, order, Xf, t) for tables, Xf, t in parts) / 1199
+
+    order = small.ordering_.tolist()
+    for step in range(3):  # each step the candidate of the highest pooled out-of-fold log-probability
+        left = [j for j in range(9) if j not in order[:step]]
+        assert order[step] == max(left, key=lambda j: pooled_log_prob(order[:step] + [j])), step
+    assert sorted(small.static_curve_) == list(range(1, 10))  # every budget, as with 200 rows
+    for k in (1, 5, 9):
+        right = sum(int(np.sum(np.argmax(tables.model(np.array(order[:k]), 9).partial_scores(Xf)[:, -1], axis=1)
+                               == t)) for tables, Xf, t in parts)
+        assert small.static_curve_[k] == right / 1199, k
+    best = max(small.static_curve_.values())
+    assert small.budget_ == min(k for k, v in small.static_curve_.items() if v >= best - 0.01)
+    large = NaiveBayesBudget(bins="mean-std", early_stopping=False).fit(
+        X[:1000], y[:1000], eval_set=(X[1000:1200], y[1000:1200]))
+    greedy = NaiveBayesBudget(bins="mean-std", ordering="greedy", early_stopping=False).fit(
+        X[:1000], y[:1000], eval_set=(X[1000:1200], y[1000:1200]))
+    assert large.ordering_.tolist() == greedy.ordering_.tolist()
+    assert sorted(large.static_curve_) == list(range(1, 10))
+
+
+def test_a_class_under_five_pooled_rows_falls_back_to_ig_and_the_coarse_grid() -> None:
+    X, y = k_class(1300, seed=5)
+    y[[3, 1100, 1150]] = 4  # a fifth class of three rows: no five folds
+    Xtr, ytr, Xva, yva = X[:1000], y[:1000], X[1000:1199], y[1000:1199]
+    small = NaiveBayesBudget(bins="mean-std", early_stopping=False).fit(Xtr, ytr, eval_set=(Xva, yva))
+    ig = NaiveBayesBudget(bins="mean-std", ordering="ig", tolerance=0.0, early_stopping=False).fit(
+        Xtr, ytr, eval_set=(Xva, yva))
     assert small.ordering_.tolist() == ig.ordering_.tolist()
     assert sorted(small.static_curve_) == sorted({min(k, 9) for k in BUDGET_GRID})
     best = max(small.static_curve_.values())
     assert small.budget_ == min(k for k, v in small.static_curve_.items() if v == best)
-    large = NaiveBayesBudget(early_stopping=False).fit(X[:1000], y[:1000], eval_set=(X[1000:1200], y[1000:1200]))
-    greedy = NaiveBayesBudget(ordering="greedy", early_stopping=False).fit(
-        X[:1000], y[:1000], eval_set=(X[1000:1200], y[1000:1200]))
-    assert large.ordering_.tolist() == greedy.ordering_.tolist()
-    assert sorted(large.static_curve_) == list(range(1, 10))
 
 
 def test_two_classes_auto_is_the_ig_model() -> None:

@@ -56,11 +56,12 @@ def test_a_small_validation_part_learns_its_cuts_out_of_fold_on_the_pooled_rows(
     from compiler.options import CV_FOLDS, stratified_folds  # noqa: PLC0415
 
     Xr, yr, Xv, yv, Xt, _ = _wine_split(0)
-    est = NaiveBayesBudget(budget=13).fit(Xr, yr, eval_set=(Xv, yv))
+    est = NaiveBayesBudget(budget=13, bins="mean-std").fit(Xr, yr, eval_set=(Xv, yv))
     model: NBMultiModel = est.model_
     assert len(model.stop_at) > 0
     # the validation rows alone learn nothing: the rule before round 30
-    static = NaiveBayesBudget(budget=13, early_stopping=False).fit(Xr, yr, eval_set=(Xv, yv)).model_
+    static = NaiveBayesBudget(budget=13, bins="mean-std", early_stopping=False).fit(Xr, yr,
+                                                                                   eval_set=(Xv, yv)).model_
     bounds = overtake_bounds(static)
     assert learn_margin_stops(static.partial_scores(Xv), yv, bounds, StopRule()) == []
     # the learned cuts, recomputed from the pooled out-of-fold scores: zero disagreements on the stopped rows

@@ -1,6 +1,7 @@
 """``--bins auto`` (compiler.nb.table_form): the judged form is the one whose NB on every feature is most accurate
-held out, the paper's mean-std stays on ties, the kept form trains exactly the model its explicit options train,
-the C runtime agrees with the reference on it, and bad input is refused."""
+held out, the paper's mean-std stays on ties and gives way only past one standard error, the kept form trains
+exactly the model its explicit options train, the default is the paper's form for two classes and the judged one
+for K > 2, the C runtime agrees with the reference on it, and bad input is refused."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ import pytest
 from cli_work import run
 from test_multiclass import write_csv
 
-from compiler.nb.table_form import AUTO_FORMS, candidate_forms, choose_table_form, full_nb_accuracy
+from compiler.nb.table_form import (
+    AUTO_FORMS,
+    AUTO_MARGIN,
+    candidate_forms,
+    choose_table_form,
+    full_nb_accuracy,
+    switch_margin,
+)
 from compiler.nb.train import NaiveBayesBudget
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator
@@ -77,7 +85,7 @@ def test_the_kept_form_trains_exactly_the_model_its_options_train(k: int) -> Non
     assert a.keys() == b.keys()
     for key in a:
         assert np.array_equal(np.asarray(a[key]), np.asarray(b[key])), key
-    paper = NaiveBayesBudget(early_stopping=False).fit(Xtr, ytr, eval_set=(Xva, yva))
+    paper = NaiveBayesBudget(bins="mean-std", early_stopping=False).fit(Xtr, ytr, eval_set=(Xva, yva))
     assert paper.bins_ == "mean-std" and paper.likelihood_ == "counts" and paper.table_forms_ == []
     assert np.mean(auto.predict(Xva) == yva) > np.mean(paper.predict(Xva) == yva) + 0.2
 
@@ -104,7 +112,48 @@ def test_cli_bins_auto_records_the_form_and_the_runtime_agrees(tmp_path: Path) -
         assert np.array_equal(np.asarray(got.n_read), np.asarray(ref.n_read)), numeric
 
 
-def test_the_default_stays_the_papers_bins(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("k", "default"), [(2, "mean-std"), (3, "auto")])
+def test_the_default_form_is_the_papers_for_two_classes_and_judged_for_more(k: int, default: str) -> None:
+    """bins=None (the default): exactly the model of bins='mean-std' for two classes, of bins='auto' for K > 2."""
+    X, y = stripes(1500, 8, k)
+    fit = {"early_stopping": False}
+    got = NaiveBayesBudget(**fit).fit(X[:1000], y[:1000], eval_set=(X[1000:], y[1000:]))
+    want = NaiveBayesBudget(bins=default, **fit).fit(X[:1000], y[:1000], eval_set=(X[1000:], y[1000:]))
+    assert got.get_params()["bins"] is None
+    assert (got.bins_, got.likelihood_, got.table_forms_) == (want.bins_, want.likelihood_, want.table_forms_)
+    assert bool(got.table_forms_) == (k > 2)
+    a, b = got.model_.to_dict(), want.model_.to_dict()
+    for key in a:
+        assert np.asarray(a[key]).tobytes() == np.asarray(b[key]).tobytes(), key
+
+
+def test_switch_margin_is_one_standard_error_and_at_least_the_floor() -> None:
+    assert switch_margin(0.9, 900) == pytest.approx(0.01)  # sqrt(0.9 * 0.1 / 900)
+    assert switch_margin(0.5, 100) == pytest.approx(0.05)
+    assert switch_margin(0.999, 100_000) == AUTO_MARGIN  # the floor
+    assert switch_margin(1.0, 10) == AUTO_MARGIN and switch_margin(0.0, 10) == AUTO_MARGIN
+
+
+@pytest.mark.parametrize(("figures", "kept"), [
+    ((0.900, 0.909, 0.905), ("mean-std", "counts")),  # +0.009 < one SE (0.0095 on 1,000 rows): the paper's
+    ((0.900, 0.911, 0.905), ("quantile:8", "counts")),  # +0.011: q8
+    ((0.900, 0.911, 0.912), ("quantile:32", "gaussian")),  # past the margin, the best of the others
+])
+def test_another_form_must_beat_the_papers_by_a_standard_error(monkeypatch: pytest.MonkeyPatch,
+                                                              figures: tuple[float, ...],
+                                                              kept: tuple[str, str]) -> None:
+    from compiler.nb import table_form
+
+    by_form = dict(zip(AUTO_FORMS, figures))
+    monkeypatch.setattr(table_form, "full_nb_accuracy",
+                        lambda X, y, Xe, ye, k, bins, likelihood, alpha=1.0: by_form[bins, likelihood])
+    X, y = stripes(1000, 9)  # 1,000 rows judged in 5 folds
+    bins, likelihood, curve = choose_table_form(X[:800], y[:800], X[800:], y[800:], 2, seed=0)
+    assert (bins, likelihood) == kept
+    assert curve[0]["margin"] == pytest.approx(np.sqrt(0.9 * 0.1 / 1000))
+
+
+def test_the_default_stays_the_papers_bins_for_two_classes(tmp_path: Path) -> None:
     X, y = stripes(600, 7)
     data = write_csv(tmp_path / "s.csv", X, [str(v) for v in y])
     code, _, err = run("train", "nb-static", data, "-o", tmp_path / "m.msgpack")
@@ -114,6 +163,21 @@ def test_the_default_stays_the_papers_bins(tmp_path: Path) -> None:
     assert "table forms" not in err
     code, out, _ = run("inspect", tmp_path / "m.msgpack")
     assert code == 0 and "table form: mean-std bins, counts entries\n" in out, out
+
+
+def test_cli_k_classes_judge_the_form_by_default(tmp_path: Path) -> None:
+    X, y = stripes(900, 10, 3)
+    data = write_csv(tmp_path / "s.csv", X, [f"c{v}" for v in y])
+    code, _, err = run("train", "nb-static", data, "-o", tmp_path / "m.msgpack")
+    assert code == 0, err
+    tr = fmt.load(tmp_path / "m.msgpack").meta["training"]
+    assert "bins" not in tr and tr["bins_chosen"] != "mean-std"
+    assert [f["bins"] for f in tr["table_forms"]] == [f[0] for f in AUTO_FORMS]
+    assert f"(another form must beat the first by more than {tr['table_forms'][0]['margin']:.4f})" in err
+    code, _, err = run("train", "nb-static", data, "--bins", "mean-std", "-o", tmp_path / "p.msgpack")
+    assert code == 0 and "table forms" not in err
+    tr = fmt.load(tmp_path / "p.msgpack").meta["training"]
+    assert tr["bins_chosen"] == "mean-std" and "table_forms" not in tr
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -32,11 +32,13 @@ def bins_option(auto: bool) -> click.Option:
         return value
 
     if auto:
-        text = ("Discretization: mean-std (default: the paper's four bins, and the runtime's fastest walk), "
-                "quantile:N (N equal-mass bins, 2 <= N <= 64), or auto (the most accurate of mean-std with counts, "
-                "quantile:8 with counts and quantile:32 with gaussian entries, judged by 5-fold cross-validation "
-                "of NB on every feature on the train and validation parts pooled; often several points more "
-                "accurate, docs/nb_stop.md, at more instructions per feature read when it keeps finer bins).")
+        text = ("Discretization: mean-std (the paper's four bins, and the runtime's fastest walk), quantile:N "
+                "(N equal-mass bins, 2 <= N <= 64), or auto (the most accurate of mean-std with counts, quantile:8 "
+                "with counts and quantile:32 with gaussian entries, judged by 5-fold cross-validation of NB on "
+                "every feature on the train and validation parts pooled; mean-std kept unless another beats it by "
+                "more than one standard error; often several points more accurate, docs/nb_stop.md, at more "
+                "instructions per feature read when it keeps finer bins). [default: mean-std for two classes, "
+                "auto for more]")
     else:
         text = ("Discretization of the NB tables: mean-std (default: the paper's four bins) or quantile:N (N "
                 "equal-mass bins, 2 <= N <= 64) [skyline --base nb].")
@@ -60,16 +62,18 @@ NB_FORM_OPTIONS = [  # nb-static's and nb-stop's: --bins auto too
 ]
 NB_OPTIONS = [
     click.Option(["--ordering"], type=click.Choice(["auto", "ig", "chi2", "dcp", "greedy", "fcbf"]), default=None,
-                 help="Feature ordering [nb-*; default auto: greedy for K > 2 classes judged on at least 200 "
-                      "validation rows (forward selection on their log-probability of their class), else ig "
-                      "(information gain)]."),
+                 help="Feature ordering [nb-*; default auto: greedy for K > 2 classes (forward selection on the "
+                      "validation rows' log-probability of their class; under 200 validation rows on out-of-fold "
+                      "scores of the train and validation rows pooled), ig (information gain) for two classes or a "
+                      "class of fewer than 5 rows]."),
     click.Option(["--budget"], type=click.IntRange(min=1), default=None,
                  help="Features the model may read, k [nb-*; default: chosen on validation, the fewest features "
                       "within --tolerance of the best static accuracy]."),
     click.Option(["--tolerance"], type=click.FloatRange(0, 1), default=None,
                  help="Validation accuracy the chosen --budget may give up against the best budget, absolute "
-                      "[nb-*; default 0.01 for K > 2 classes judged on at least 200 validation rows (every budget "
-                      "up to 100 judged), else 0 (the best budget of the grid 5, 10, 25, 50, ...)]."),
+                      "[nb-*; default 0.01 for K > 2 classes with the greedy order (every budget up to 100 judged; "
+                      "under 200 validation rows out of fold on the pooled rows), else 0 (the best budget of the "
+                      "grid 5, 10, 25, 50, ...)]."),
     *NB_FORM_OPTIONS,
 ]
 STOP_OPTIONS = [
@@ -98,7 +102,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         budget = task.n_features
     est = NaiveBayesBudget(
         budget=budget, ordering=opts.get("ordering", "auto"), tolerance=opts.get("tolerance"),
-        bins=opts.get("bins", "mean-std"), likelihood=opts.get("likelihood"),
+        bins=opts.get("bins"), likelihood=opts.get("likelihood"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", DEFAULT_STOP_COST),
@@ -110,7 +114,9 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     if est.table_forms_:
         click.echo(f"nb: table forms, accuracy of NB on every feature ({est.table_forms_[0]['judged']}): " +
                    ", ".join(f"{f['bins']}/{f['likelihood']} {f['accuracy']:.4f}{' <- kept' if f.get('kept') else ''}"
-                             for f in est.table_forms_), err=True)
+                             for f in est.table_forms_) +
+                   (f" (another form must beat the first by more than {float(est.table_forms_[0]['margin']):.4f})"
+                    if "margin" in est.table_forms_[0] else ""), err=True)
     model = est.model_
     val = model.predict_reference(X[task.validation])
     yv = y[task.validation]

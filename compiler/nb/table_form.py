@@ -5,7 +5,8 @@ features that are roughly one bump per class; where a class sits between two oth
 is skewed, four bins merge what the classes keep apart. ``auto`` judges three forms of the same naive Bayes
 and keeps the most accurate:
 
-- ``mean-std`` + ``counts`` (the paper's; kept on ties and unless another form beats it by ``AUTO_MARGIN``),
+- ``mean-std`` + ``counts`` (the paper's; kept unless another form beats it by more than one standard error of
+  its held-out accuracy, and at least ``AUTO_MARGIN``: ``switch_margin``),
 - ``quantile:8`` + ``counts`` (eight equal-mass bins),
 - ``quantile:32`` + ``gaussian`` (a Gaussian per class and feature integrated over 32 bins: GaussianNB in tables).
 
@@ -27,8 +28,18 @@ from compiler.nb.multi_train import log_prior
 
 AUTO_FORMS: tuple[tuple[str, str], ...] = (("mean-std", "counts"), ("quantile:8", "counts"),
                                            ("quantile:32", "gaussian"))
-AUTO_MARGIN = 0.005  # another form must beat the paper's by more than this held-out accuracy
+AUTO_MARGIN = 0.005  # another form must beat the paper's by more than this held-out accuracy, at least
 AUTO_FOLDS = 5
+
+
+def switch_margin(accuracy: float, n_rows: int) -> float:
+    """How much held-out accuracy another form must gain over the paper's to replace it: one standard error of
+    the paper form's accuracy over the ``n_rows`` rows it was judged on, sqrt(p (1 - p) / n) (Breiman's
+    one-standard-error rule, as miser's --one-se), and at least AUTO_MARGIN. The paper's form keeps the
+    runtime's fastest walk and the paper's figures, so it gives way only to a gain the rows can tell from
+    noise."""
+    p = min(max(float(accuracy), 0.0), 1.0)
+    return max(AUTO_MARGIN, float(np.sqrt(p * (1.0 - p) / max(int(n_rows), 1))))
 
 
 def full_nb_accuracy(X: np.ndarray, y: np.ndarray, Xe: np.ndarray, ye: np.ndarray, n_classes: int, bins: str,
@@ -56,7 +67,7 @@ def choose_table_form(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np
                       seed: int, alpha: float = 1.0,
                       likelihood: str | None = None) -> tuple[str, str, list[dict[str, object]]]:
     """(bins, likelihood, curve): the form of ``candidate_forms(likelihood)`` with the best cross-validated
-    accuracy on the pooled rows (the first, mean-std, unless another beats it by more than ``AUTO_MARGIN``);
+    accuracy on the pooled rows (the first, mean-std, unless another beats it by more than ``switch_margin``);
     curve lists each form's figure. Fewer than ``AUTO_FOLDS`` rows in a class: judged on the validation part
     instead."""
     Xp, yp = np.concatenate([X, X_val]), np.concatenate([y, y_val])
@@ -73,9 +84,12 @@ def choose_table_form(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np
         acc = float(np.mean([full_nb_accuracy(Xp[tr], yp[tr], Xp[te], yp[te], n_classes, bins, entries, alpha)
                              for tr, te in parts]))
         curve.append({"bins": bins, "likelihood": entries, "accuracy": acc, "judged": judged})
+    n_judged = sum(int(te.size) for _, te in parts)
+    margin = switch_margin(float(curve[0]["accuracy"]), n_judged)
+    curve[0]["margin"] = margin  # what another form had to gain
     best = 0
     for i, p in enumerate(curve[1:], start=1):
-        if float(p["accuracy"]) > float(curve[best]["accuracy"]) + (AUTO_MARGIN if best == 0 else 0.0):
+        if float(p["accuracy"]) > float(curve[best]["accuracy"]) + (margin if best == 0 else 0.0):
             best = i
     curve[best]["kept"] = True
     return str(curve[best]["bins"]), str(curve[best]["likelihood"]), curve

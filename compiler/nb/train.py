@@ -260,6 +260,13 @@ def _budget_accuracy(y_val: np.ndarray, weights: tuple[int, int], scores: np.nda
     return weighted_accuracy(y_val, (scores > t).astype(int), weights)
 
 
+def default_bins(n_classes: int) -> str:
+    """The bins when none are given: the paper's mean-std for two classes (and the runtime's two-edge walk),
+    'auto' (judged, compiler.nb.table_form) for K > 2, whose tables the runtime walks by fixed-stride edges
+    whatever the bins (docs/nb_stop.md, "Judged table forms")."""
+    return "auto" if n_classes > 2 else "mean-std"
+
+
 # ------------------------------------------------------------ estimator ----
 class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     """Naive Bayes over the top-k features of an ordering, static or with stop points.
@@ -268,12 +275,16 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     classes the grid value with the best static validation weighted accuracy,
     for K > 2 the fewest features within ``tolerance`` of the best accuracy),
     ordering (auto, ig, chi2, dcp, greedy, fcbf; auto = greedy for K > 2
-    classes judged on at least 200 validation rows, else ig), tolerance
-    (None = 0.01 for K > 2 classes on at least 200 validation rows, where every
-    budget up to 100 is judged; else 0, the best of the coarse grid), bins
+    classes, judged on the validation rows, or under 200 of them on out-of-fold
+    scores of the train and validation rows pooled; ig for two classes or a
+    class of fewer than 5 pooled rows), tolerance (None = 0.01 for K > 2
+    classes with the greedy order, where every budget up to 100 is judged, on
+    the same rows as the order; else 0, the best of the coarse grid), bins
     ('mean-std', 'quantile:N' or 'auto'; auto: the paper's mean-std, quantile:8 or quantile:32 with Gaussian
-    entries, whichever naive Bayes on every feature is most accurate cross-validated on the pooled rows:
-    compiler.nb.table_form; fitted ``bins_``, ``likelihood_``, ``table_forms_``), early_stopping (learn stop
+    entries, whichever naive Bayes on every feature is most accurate cross-validated on the pooled rows, the
+    paper's unless another beats it by more than a standard error: compiler.nb.table_form; None, the default:
+    'mean-std' for two classes, 'auto' for K > 2; fitted ``bins_``, ``likelihood_``, ``table_forms_``),
+    early_stopping (learn stop
     points), support and performance (the paper's s and p), criterion:
     'safe' (default: no loss on the stopped validation rows, ties allowed,
     >= 99.75% agreement with the full model and a rule-of-three bound
@@ -299,7 +310,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
     """
 
-    def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str = "mean-std",
+    def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str | None = None,
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
                  alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
@@ -328,7 +339,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"ordering must be one of {', '.join(ORDERINGS)}, got {self.ordering!r}")
         if self.criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {self.criterion!r}")
-        if self.bins != "auto":
+        if self.bins not in (None, "auto"):
             parse_bins(self.bins)
         if self.likelihood is not None:
             check_likelihood(self.likelihood)
@@ -400,10 +411,12 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         return self
 
     def _choose_form(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray) -> None:
-        """bins_, likelihood_ and table_forms_: as given, or judged (bins='auto': compiler.nb.table_form)."""
+        """bins_, likelihood_ and table_forms_: as given, or judged (bins='auto', the default for K > 2 classes:
+        compiler.nb.table_form)."""
         self.table_forms_: list[dict[str, object]] = []
-        if self.bins != "auto":
-            self.bins_, self.likelihood_ = str(self.bins), self.likelihood or "counts"
+        bins = default_bins(int(self.classes_.size)) if self.bins is None else str(self.bins)
+        if bins != "auto":
+            self.bins_, self.likelihood_ = bins, self.likelihood or "counts"
             return
         from compiler.nb.table_form import choose_table_form  # noqa: PLC0415 - imports the orderings
 
@@ -417,9 +430,12 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         from compiler.nb.multi_train import (  # noqa: PLC0415 - imports this module
             budget_candidates,
             choose_budget,
+            choose_budget_parts,
             fit_multi_tables,
             greedy_order,
+            greedy_order_parts,
             learn_margin_stops,
+            out_of_fold_parts,
             overtake_bounds,
             pooled_partial_scores,
         )
@@ -427,20 +443,34 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         bins = fit_bins(X, self.bins_)
         B = bins.transform(X)
         tables, counts = fit_multi_tables(B, y, int(self.classes_.size), bins, self.alpha, self.likelihood_, X)
-        # the wrapper and the fine budget search judge on the validation rows: with fewer than CV_BELOW (the
-        # sweeps' small-set rule) the filter order and the coarse grid's best budget, as before round 22
+        # the wrapper and the fine budget search judge on the validation rows; with fewer than CV_BELOW (the
+        # sweeps' small-set rule) and CV_FOLDS rows of every class, on out-of-fold scores of the train and
+        # validation rows pooled (the stop cuts' folds, below; round 34); without the folds, the filter order and
+        # the coarse grid's best budget, as before round 22
         fine = X_val.shape[0] >= CV_BELOW
-        ordering = ("greedy" if fine else "ig") if self.ordering == "auto" else self.ordering
+        y_pool = None if fine else np.concatenate([y, y_val])
+        folds = 0 if y_pool is None else auto_folds(X_val.shape[0], y_pool, None)
+        parts = None
+        if folds and self.ordering in ("auto", "greedy"):
+            parts = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
+                                      self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
+        ordering = ("greedy" if fine or parts else "ig") if self.ordering == "auto" else self.ordering
         if ordering == "fcbf":
             order = fcbf(counts, B, counts.shape[1])
         elif ordering == "greedy":
             d = X.shape[1]
-            order = greedy_order(tables, X_val, y_val, min(d, self.budget or min(d, 100)), rank("ig", counts))
+            limit = min(d, self.budget or min(d, 100))
+            order = (greedy_order(tables, X_val, y_val, limit, rank("ig", counts)) if parts is None
+                     else greedy_order_parts(parts, limit, rank("ig", counts)))
         else:
             order = rank(ordering, counts)
         self.ordering_ = order
         if self.budget is not None:
             self.budget_, self.static_curve_ = min(int(self.budget), order.size), {}
+        elif parts is not None and ordering == "greedy":
+            self.budget_, self.static_curve_ = choose_budget_parts(
+                parts, order, budget_candidates(order.size, BUDGET_GRID, every=100), X.shape[1],
+                0.01 if self.tolerance is None else float(self.tolerance))
         else:
             self.budget_, self.static_curve_ = choose_budget(
                 tables, order, X_val, y_val,
@@ -451,8 +481,6 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.early_stopping and self.budget_ > 1:
             rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
             P, y_stop = static.partial_scores(X_val), y_val
-            y_pool = None if fine else np.concatenate([y, y_val])
-            folds = 0 if y_pool is None else auto_folds(X_val.shape[0], y_pool, None)
             if y_pool is not None and folds:  # a small validation part: the cuts judged out of fold on the pooled
                 # rows (module docstring)
                 P, y_stop = pooled_partial_scores(
