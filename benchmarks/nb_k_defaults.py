@@ -18,7 +18,6 @@ defaults, and scikit-learn's GaussianNB on the raw inputs (every feature) for sc
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -30,11 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.sets_seeds import SetsSeeds  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.options import CV_BELOW  # noqa: E402
 
 SETS = ("sklearn:wine,keel:iris,keel:vehicle,keel:movement_libras,keel:vowel,keel:hayes-roth,keel:led7digit,"
         "keel:texture,keel:segment,keel:satimage,sklearn:digits")
+RUNS = SetsSeeds(SETS, "0,1,2,3,4", "keel:iris", "0,1")
 
 
 def fit(task: tasks.Task, **params: Any) -> tuple[float, float, Any]:
@@ -70,14 +71,7 @@ def runs(task: tasks.Task) -> dict[str, tuple[float, float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", default=None, help=f"comma-separated K-class data specs [{SETS}]")
-    ap.add_argument("--seeds", default=None, help="comma-separated split seeds [0,1,2,3,4]")
-    ap.add_argument("--quick", action="store_true", help="keel:iris, seeds 0-1")
-    figures.add_argument(ap)
-    args = ap.parse_args(argv)
-    sets = (args.sets or ("keel:iris" if args.quick else SETS)).split(",")
-    seeds = [int(s) for s in (args.seeds or ("0,1" if args.quick else "0,1,2,3,4")).split(",")]
+    sets, seeds = RUNS.parse(argv, __doc__.splitlines()[0], "K-class data specs")
     print(f"test accuracy / mean features read, means over split seeds {','.join(map(str, seeds))}; "
           "33: round 33's defaults, 34: this round's\n")
     print("| data | K | val rows | forms kept (34) | all 33 | all 34 | nb-static 33 | nb-static 34 | nb-stop 33 "

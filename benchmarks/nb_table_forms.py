@@ -17,7 +17,6 @@ on test. --quick: keel:hayes-roth, seed 0.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.sets_seeds import SetsSeeds  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.nb.kind import train_nb  # noqa: E402
 from pyruntime import format as fmt  # noqa: E402
@@ -38,6 +38,7 @@ from pyruntime import format as fmt  # noqa: E402
 SETS = ("keel:texture,keel:segment,keel:vehicle,keel:vowel,keel:satimage,keel:hayes-roth,keel:movement_libras,"
         "keel:led7digit,keel:contraceptive,sklearn:wine,sklearn:digits,keel:pima,keel:sonar,keel:german,"
         "keel:magic,keel:spambase,keel:bands,keel:phoneme,keel:twonorm,sklearn:breast_cancer")
+RUNS = SetsSeeds(SETS, "0,1,2", "keel:hayes-roth", "0")
 
 
 def nb_row(task: tasks.Task, opts: dict[str, str], spec: str, work: Path | None) -> tuple[float, float, dict, str]:
@@ -66,14 +67,7 @@ def gaussian_nb(task: tasks.Task) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", default=None, help=f"comma-separated data specs [{SETS}]")
-    ap.add_argument("--seeds", default=None, help="comma-separated split seeds [0,1,2]")
-    ap.add_argument("--quick", action="store_true", help="keel:hayes-roth, seed 0")
-    figures.add_argument(ap)
-    args = ap.parse_args(argv)
-    sets = (args.sets or ("keel:hayes-roth" if args.quick else SETS)).split(",")
-    seeds = [int(s) for s in (args.seeds or ("0" if args.quick else "0,1,2")).split(",")]
+    sets, seeds = RUNS.parse(argv, __doc__.splitlines()[0], "data specs")
     print("| data | seed | K | cv mean-std / q8 / q32 gauss | kept | mean-std test (feat) | auto test (feat) "
           "| auto - mean-std | x86 instr mean-std / auto | GaussianNB |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -71,6 +71,19 @@ class FeatureCosts:
         groups = {g for j in feats for g in self.feature_groups[j]}
         return float(own[feats].sum() + _poly(self.group_coef, size)[sorted(groups)].sum())  # type: ignore[arg-type]
 
+    def marginal(self, chosen: list[int] | np.ndarray, size: float = 0.0) -> np.ndarray:
+        """What reading each feature would add to the cost of the ``chosen`` features: its own cost and the
+        groups it uses that no chosen feature has paid (a chosen feature: 0)."""
+        if not self.has_groups:
+            add = self.at(size).copy()
+        else:
+            paid = {g for j in np.asarray(chosen, dtype=np.int64).ravel() for g in self.feature_groups[int(j)]}
+            group = _poly(self.group_coef, size)  # type: ignore[arg-type]
+            add = _poly(self.own_coef, size) + np.array(  # type: ignore[arg-type]
+                [sum(float(group[g]) for g in gs if g not in paid) for gs in self.feature_groups])
+        add[np.asarray(chosen, dtype=np.int64)] = 0.0
+        return add
+
     @classmethod
     def uniform(cls, n_features: int, cost: float = 1.0) -> FeatureCosts:
         coef = np.zeros((n_features, 3))

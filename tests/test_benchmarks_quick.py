@@ -32,6 +32,7 @@ EXPECTED = {
     "multiclass.py": "sklearn GradientBoosting",
     "multiclass_seeds.py": "early exits every 10 iterations",
     "nb_floor.py": "x86 f32",
+    "nb_cost_aware.py": "| data | K | features | nb-static plain |",
     "nb_k_defaults.py": "| data | K | val rows | forms kept (34) |",
     "nb_table_forms.py": "| data | seed | K | cv mean-std",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",

@@ -62,3 +62,21 @@ def test_bad_group_files(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(CostsError, match=message) as exc:
         load_costs(write(tmp_path, text), NAMES)
     assert "\n" not in str(exc.value)
+
+
+def test_marginal_cost_is_what_a_feature_adds_to_the_chosen(tmp_path: Path) -> None:
+    """FeatureCosts.marginal(chosen)[j] == cost_of(chosen + [j]) - cost_of(chosen): its own cost and the groups no
+    chosen feature has paid; a chosen feature adds nothing (the K-class NB cost-aware greedy step's cost)."""
+    p = write(tmp_path, "feature,cost,group\nc0__pass,100,\nc0__spectrum,850,\nc0__mean,2,c0__pass\n"
+                        "c0__fft_centroid,30,c0__pass;c0__spectrum\nc0__fft_dominant_frequency,12,c0__pass;c0__spectrum\n"
+                        "*,5,\n")
+    c = load_costs(p, NAMES)
+    assert c.marginal([]).tolist() == c.at(0).tolist() == [102, 980, 962, 5]
+    assert c.marginal([0]).tolist() == [0, 880, 862, 5]  # the pass paid by c0__mean
+    assert c.marginal([1]).tolist() == [2, 0, 12, 5]  # both groups paid by the centroid
+    for chosen in ([], [0], [1], [3], [0, 3], [1, 2]):
+        m = c.marginal(chosen)
+        for j in range(4):
+            assert m[j] == (0 if j in chosen else c.cost_of([*chosen, j]) - c.cost_of(chosen))
+    plain = load_costs(write(tmp_path, "feature,cost\nc0__mean,3\n*,7\n"), NAMES)
+    assert plain.marginal([2]).tolist() == [3, 7, 0, 7]

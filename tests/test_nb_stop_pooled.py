@@ -52,7 +52,7 @@ def test_a_small_validation_part_learns_its_cuts_out_of_fold_on_the_pooled_rows(
     from out-of-fold scores of the 142 pooled rows, where no stopped row's early answer differs from its fold
     model's full answer; the cuts stay under the exact overtake bound and the model reads fewer features."""
     from compiler.nb.discretize import fit_bins  # noqa: PLC0415
-    from compiler.nb.multi_train import pooled_partial_scores  # noqa: PLC0415
+    from compiler.nb.multi_train import out_of_fold_parts, pooled_partial_scores  # noqa: PLC0415
     from compiler.options import CV_FOLDS, stratified_folds  # noqa: PLC0415
 
     Xr, yr, Xv, yv, Xt, _ = _wine_split(0)
@@ -66,8 +66,9 @@ def test_a_small_validation_part_learns_its_cuts_out_of_fold_on_the_pooled_rows(
     assert learn_margin_stops(static.partial_scores(Xv), yv, bounds, StopRule()) == []
     # the learned cuts, recomputed from the pooled out-of-fold scores: zero disagreements on the stopped rows
     y_pool = np.concatenate([yr, yv])
-    P, y_stop = pooled_partial_scores(fit_bins(Xr.astype(np.float32)), Xr, yr, Xv, yv, 3, np.asarray(model.order),
-                                      13, 1.0, "counts", stratified_folds(y_pool, CV_FOLDS, 0))
+    parts = out_of_fold_parts(fit_bins(Xr.astype(np.float32)), Xr, yr, Xv, yv, 3, 1.0, "counts",
+                              stratified_folds(y_pool, CV_FOLDS, 0))
+    P, y_stop = pooled_partial_scores(parts, np.asarray(model.order), 13)
     assert P.shape == (y_pool.size, 14, 3) and sorted(y_stop.tolist()) == sorted(y_pool.tolist())
     full = np.argmax(P[:, -1], axis=1)
     running = np.ones(P.shape[0], dtype=bool)

@@ -66,6 +66,10 @@ NB_OPTIONS = [
                       "validation rows' log-probability of their class; under 200 validation rows on out-of-fold "
                       "scores of the train and validation rows pooled), ig (information gain) for two classes or a "
                       "class of fewer than 5 rows]."),
+    click.Option(["--cost-aware/--no-cost-aware"], default=None,
+                 help="With --costs that differ, K > 2 classes and the greedy order: each step adds the feature with "
+                      "the largest rise in log-probability per unit of what it adds to the cost (a feature group's "
+                      "cost paid once) [nb-*; default on; off: the largest rise, the costs only reported]."),
     click.Option(["--budget"], type=click.IntRange(min=1), default=None,
                  help="Features the model may read, k [nb-*; default: chosen on validation, the fewest features "
                       "within --tolerance of the best static accuracy]."),
@@ -106,7 +110,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", DEFAULT_STOP_COST),
-        random_state=task.split.seed, costs=None if costs is None else costs.at(0.0).astype(np.float32),
+        random_state=task.split.seed, costs=costs, cost_aware=opts.get("cost_aware") is not False,
         n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )
     X, y = task.data.X, task.y

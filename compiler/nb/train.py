@@ -12,6 +12,7 @@ integers: weight n1 for a negative row, n0 for a positive row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from compiler.costs import FeatureCosts
 from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
@@ -299,7 +301,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     from a Gaussian per class and feature integrated over each bin, zero-inflated
     where a feature has a zero bin: compiler.nb.likelihood; with fine quantile
     bins it approaches GaussianNB), validation_fraction (used when fit gets no eval_set); costs (per-feature
-    acquisition costs, reported per prediction; None = 1 each).
+    acquisition costs, an array or a compiler.costs.FeatureCosts with groups, reported per prediction; None =
+    1 each); cost_aware (K > 2 classes, the greedy order: with costs that differ, each step adds the feature
+    with the largest rise in log-probability per unit of what it adds to the cost, groups paid once;
+    False: the largest rise, costs only reported).
 
     y may hold any K >= 2 labels (``classes_``; for two, the second is the
     positive class). K > 2 classes train K-class tables with margin stop points
@@ -315,7 +320,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
                  alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
-                 n_jobs: int | None = None, scheduler: str | None = None) -> None:
+                 cost_aware: bool = True, n_jobs: int | None = None, scheduler: str | None = None) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -331,6 +336,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.costs = costs
+        self.cost_aware = cost_aware
         self.n_jobs = n_jobs
         self.scheduler = scheduler
 
@@ -376,12 +382,14 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                 raise ValueError("validation data: y must have one label per row of X")
         if X_val.shape[0] == 0:
             raise ValueError("validation data is empty")
-        costs = None if self.costs is None else np.asarray(self.costs, dtype=np.float32)
+        group_costs = self.costs if isinstance(self.costs, FeatureCosts) else None
+        costs = (None if self.costs is None
+                 else np.asarray(self.costs.at(0.0) if group_costs is not None else self.costs, dtype=np.float32))
         if costs is not None and costs.shape != (X.shape[1],):
             raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
         self._choose_form(X, y, X_val, y_val)
         if self.classes_.size > 2:
-            return self._fit_multi(X, y, X_val, y_val, costs)
+            return self._fit_multi(X, y, X_val, y_val, costs, group_costs)
         bins = fit_bins(X, self.bins_)
         B = bins.transform(X)
         tables, counts = fit_tables(B, y, bins, self.alpha, self.likelihood_, X)
@@ -424,7 +432,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             X, y, X_val, y_val, int(self.classes_.size), int(self.random_state), self.alpha, self.likelihood)
 
     def _fit_multi(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
-                   costs: np.ndarray | None) -> NaiveBayesBudget:
+                   costs: np.ndarray | None, group_costs: FeatureCosts | None = None) -> NaiveBayesBudget:
         """K > 2 classes: K-class tables, the fewest features within the tolerance of the best validation
         accuracy, margin stop points (compiler.nb.multi_train)."""
         from compiler.nb.multi_train import (  # noqa: PLC0415 - imports this module
@@ -450,18 +458,20 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         fine = X_val.shape[0] >= CV_BELOW
         y_pool = None if fine else np.concatenate([y, y_val])
         folds = 0 if y_pool is None else auto_folds(X_val.shape[0], y_pool, None)
-        parts = None
-        if folds and self.ordering in ("auto", "greedy"):
-            parts = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
-                                      self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
+        oof = None  # the folds' parts, fitted once for the greedy order, the budget and the stop cuts
+        if folds and (self.ordering in ("auto", "greedy") or self.early_stopping):
+            oof = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
+                                    self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
+        parts = oof if self.ordering in ("auto", "greedy") else None
         ordering = ("greedy" if fine or parts else "ig") if self.ordering == "auto" else self.ordering
         if ordering == "fcbf":
             order = fcbf(counts, B, counts.shape[1])
         elif ordering == "greedy":
             d = X.shape[1]
             limit = min(d, self.budget or min(d, 100))
-            order = (greedy_order(tables, X_val, y_val, limit, rank("ig", counts)) if parts is None
-                     else greedy_order_parts(parts, limit, rank("ig", counts)))
+            step = self._step_costs(costs, group_costs)
+            order = (greedy_order(tables, X_val, y_val, limit, rank("ig", counts), step) if parts is None
+                     else greedy_order_parts(parts, limit, rank("ig", counts), step))
         else:
             order = rank(ordering, counts)
         self.ordering_ = order
@@ -481,17 +491,34 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.early_stopping and self.budget_ > 1:
             rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
             P, y_stop = static.partial_scores(X_val), y_val
-            if y_pool is not None and folds:  # a small validation part: the cuts judged out of fold on the pooled
-                # rows (module docstring)
-                P, y_stop = pooled_partial_scores(
-                    bins, X, y, X_val, y_val, int(self.classes_.size), order[: self.budget_], X.shape[1],
-                    self.alpha, self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
+            if oof is not None:  # a small validation part: the cuts judged out of fold on the pooled rows (module
+                # docstring)
+                P, y_stop = pooled_partial_scores(oof, order[: self.budget_], X.shape[1])
                 if rule.criterion == "safe":
                     rule = replace(rule, disagreement=1.0)  # the rule-of-three term off
             stops = learn_margin_stops(P, y_stop, overtake_bounds(static), rule)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
         return self
+
+    def _step_costs(self, costs: np.ndarray | None, group_costs: FeatureCosts | None
+                    ) -> Callable[[list[int]], np.ndarray] | None:
+        """The K-class greedy order's cost of adding each feature to those chosen (multi_train.greedy_order_parts),
+        or None: cost_aware off, no costs, or every feature costing the same with no groups (the cost-aware step
+        would pick as the plain one does)."""
+        if not self.cost_aware or costs is None:
+            return None
+        if group_costs is not None and group_costs.has_groups:
+            return group_costs.marginal
+        if np.all(costs == costs[0]):
+            return None
+        c = costs.astype(np.float64)
+
+        def own(chosen: list[int]) -> np.ndarray:
+            add = c.copy()
+            add[np.asarray(chosen, dtype=np.int64)] = 0.0
+            return add
+        return own
 
     def _order(self, tables: NBTables, counts: np.ndarray, B: np.ndarray, X_val: np.ndarray,
                y_val: np.ndarray) -> np.ndarray:
