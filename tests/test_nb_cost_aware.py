@@ -145,3 +145,12 @@ def test_cli_costs_move_the_order_and_no_cost_aware_keeps_the_plain_one(tmp_path
     assert orders["plain"] == orders["none"]
     assert orders["aware"] != orders["plain"]
     assert sum(COSTS[orders["aware"]]) < sum(COSTS[orders["plain"]])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_costs_that_are_not_finite_and_non_negative_are_refused_at_fit(bad: float) -> None:
+    Xr, Xv, yr, yv = _wine(0)
+    costs = COSTS.copy()
+    costs[3] = bad
+    with pytest.raises(ValueError, match="costs must be finite and >= 0"):
+        NaiveBayesBudget(costs=costs).fit(Xr, yr, eval_set=(Xv, yv))

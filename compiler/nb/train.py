@@ -387,6 +387,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                  else np.asarray(self.costs.at(0.0) if group_costs is not None else self.costs, dtype=np.float32))
         if costs is not None and costs.shape != (X.shape[1],):
             raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
+        if costs is not None and not (np.all(np.isfinite(costs)) and np.all(costs >= 0)):
+            raise ValueError("costs must be finite and >= 0")
         self._choose_form(X, y, X_val, y_val)
         if self.classes_.size > 2:
             return self._fit_multi(X, y, X_val, y_val, costs, group_costs)
