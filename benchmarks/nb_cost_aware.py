@@ -11,7 +11,7 @@ the new order.
 
 Per data set, means over the split seeds of `frugalml train`'s 60/20/20 split, each seed with its own
 Yahoo-like costs (one of 1, 5, 10, 20, 50, 100, 150, 200 per feature, drawn with the split seed:
-benchmarks/common/tree_peers.yahoo_costs): test accuracy and mean cost per prediction of the float32 reference
+yahoo_costs in benchmarks/common/tree_peers.py): test accuracy and mean cost per prediction of the float32 reference
 (the C runtime equals it bit for bit) for nb-static and nb-stop at their defaults, plain step and cost-aware
 step. --quick: sklearn:wine, seed 0.
 """
