@@ -86,8 +86,14 @@ class FeatureCosts:
 
     @classmethod
     def uniform(cls, n_features: int, cost: float = 1.0) -> FeatureCosts:
-        coef = np.zeros((n_features, 3))
-        coef[:, 0] = cost
+        return cls.constant(np.full(n_features, float(cost)))
+
+    @classmethod
+    def constant(cls, costs: np.ndarray) -> FeatureCosts:
+        """Constant costs, one per feature, no groups."""
+        c = np.asarray(costs, dtype=np.float64).ravel()
+        coef = np.zeros((c.size, 3))
+        coef[:, 0] = c
         return cls(coef)
 
     @property
@@ -97,6 +103,11 @@ class FeatureCosts:
     @property
     def is_constant(self) -> bool:
         return bool(np.all(self.coef[:, 1:] == 0))
+
+    @property
+    def is_uniform(self) -> bool:
+        """Every feature costs the same, whatever the item's size, with no groups."""
+        return not self.has_groups and bool(np.all(self.coef == self.coef[:1]))
 
     def at(self, size: float = 0.0) -> np.ndarray:
         """Cost of every feature (read alone, with its groups) for an item of the given size."""

@@ -14,10 +14,7 @@ YAHOO_COSTS = np.array([1, 5, 10, 20, 50, 100, 150, 200], dtype=float)
 
 def yahoo_costs(n_features: int, seed: int = 0) -> FeatureCosts:
     """Constant costs drawn (the generator's seed: ``seed``) from YAHOO_COSTS, one per feature."""
-    c = np.random.default_rng(seed).choice(YAHOO_COSTS, size=n_features)
-    coef = np.zeros((n_features, 3))
-    coef[:, 0] = c
-    return FeatureCosts(coef)
+    return FeatureCosts.constant(np.random.default_rng(seed).choice(YAHOO_COSTS, size=n_features))
 
 
 def register_tree_kinds() -> None:

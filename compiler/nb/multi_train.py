@@ -206,8 +206,9 @@ class _GreedyPart:
         self.W = np.exp(self.LL.T)  # [K, all bins]
         self.score = np.tile(tables.d0.astype(np.float64), (self.B.shape[0], 1))
 
-    def gains(self, cand: np.ndarray) -> np.ndarray:
-        """The rows' mean log-probability of their class with each candidate feature added."""
+    def gains(self, cand: np.ndarray) -> tuple[np.ndarray, float]:
+        """The rows' mean log-probability of their class with each candidate feature added, and with the
+        features added so far (the cost-aware step's baseline)."""
         # log p(class) = S[y] + l_j(x_j | y) - logsumexp_c(S[c] + l_j(x_j | c)). A feature's entries depend
         # only on its bin, so sum_c exp(S[c] - max S) exp(l_j(b | c)) for every bin b of every feature is one
         # product A @ W (W: the exp of every feature's table, its bins as columns); no exp per row and candidate.
@@ -225,13 +226,8 @@ class _GreedyPart:
             M = A @ self.W[:, lo:hi]  # [n, the bins of features js[0] .. js[-1]]
             gains[a:e] = (self.LL[col, y[:, None]] - np.log(M[rows[:, None], col - lo])).mean(axis=0)
             a = e
-        return gains + (self.score[rows, y] - top).mean()  # the same for every candidate: log-probabilities
-
-    def now(self) -> float:
-        """The rows' mean log-probability of their class with the features added so far."""
-        top = self.score.max(axis=1)
-        lse = top + np.log(np.exp(self.score - top[:, None]).sum(axis=1))
-        return float((self.score[self.rows, self.y] - lse).mean())
+        now = float((self.score[rows, y] - (top + np.log(A.sum(axis=1)))).mean())
+        return gains + (self.score[rows, y] - top).mean(), now  # the shift: the same for every candidate
 
     def add(self, j: int) -> None:
         self.score += self.tables.ll[j][self.B[:, j]]
@@ -268,17 +264,17 @@ def greedy_order_parts(parts: list[tuple[NBMultiTables, np.ndarray, np.ndarray]]
     chosen: list[int] = []
     for _ in track(range(min(limit, len(left))), "nb greedy ordering", unit="feature"):
         cand = np.sort(np.asarray(left, dtype=np.intp))  # blocks of neighbouring features share W's columns
+        steps = [p.gains(cand) for p in scored]
         if len(scored) == 1:  # one part: its own mean, so greedy_order's sums stay bit-identical to before parts
-            gains = scored[0].gains(cand)
+            gains, now = steps[0]
         else:
-            gains = sum(n * p.gains(cand) for n, p in zip(n_rows, scored)) / n_rows.sum()
+            gains = sum(n * g for n, (g, _) in zip(n_rows, steps)) / n_rows.sum()
+            now = sum(n * v for n, (_, v) in zip(n_rows, steps)) / n_rows.sum()
         by_feature = np.empty(d)
         by_feature[cand] = gains
         if step_costs is None:
             at = int(np.argmax(by_feature[left]))  # ties: the first in tie_order
         else:
-            now = (scored[0].now() if len(scored) == 1
-                   else sum(n * p.now() for n, p in zip(n_rows, scored)) / n_rows.sum())
             at = cost_aware_pick(by_feature[left] - now, np.asarray(step_costs(chosen), dtype=np.float64)[left])
         j = left.pop(at)
         chosen.append(j)

@@ -512,15 +512,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             return None
         if group_costs is not None and group_costs.has_groups:
             return group_costs.marginal
-        if np.all(costs == costs[0]):
-            return None
-        c = costs.astype(np.float64)
-
-        def own(chosen: list[int]) -> np.ndarray:
-            add = c.copy()
-            add[np.asarray(chosen, dtype=np.int64)] = 0.0
-            return add
-        return own
+        flat = FeatureCosts.constant(costs)  # the float32 costs the model reports, as the step weighs them
+        return None if flat.is_uniform else flat.marginal
 
     def _order(self, tables: NBTables, counts: np.ndarray, B: np.ndarray, X_val: np.ndarray,
                y_val: np.ndarray) -> np.ndarray:
