@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.costs import CostsError, load_costs
+from compiler.costs import CostsError, FeatureCosts, load_costs
 
 NAMES = ["c0__mean", "c0__fft_centroid", "c0__fft_dominant_frequency", "c1__mean"]
 
@@ -80,3 +80,19 @@ def test_marginal_cost_is_what_a_feature_adds_to_the_chosen(tmp_path: Path) -> N
             assert m[j] == (0 if j in chosen else c.cost_of([*chosen, j]) - c.cost_of(chosen))
     plain = load_costs(write(tmp_path, "feature,cost\nc0__mean,3\n*,7\n"), NAMES)
     assert plain.marginal([2]).tolist() == [3, 7, 0, 7]
+
+
+def test_constant_costs_and_uniformity(tmp_path: Path) -> None:
+    """FeatureCosts.constant: one constant cost per feature, no groups; is_uniform only when every feature costs the
+    same at every size with no groups (the K-class NB greedy step then picks as the plain one)."""
+    c = FeatureCosts.constant(np.array([3, 7, 0, 7], dtype=np.float32))
+    assert c.at(0).tolist() == c.at(50).tolist() == [3, 7, 0, 7] and not c.has_groups and c.is_constant
+    assert c.marginal([1]).tolist() == [3, 0, 0, 7] and c.cost_of([1, 3]) == 14
+    assert not c.is_uniform
+    assert FeatureCosts.uniform(4, 2.5).is_uniform and FeatureCosts.constant(np.full(4, 2.5)).is_uniform
+    assert load_costs(write(tmp_path, "feature,cost\n*,2\n"), NAMES).is_uniform
+    assert not load_costs(write(tmp_path, "feature,c0,c1,c2\nc0__mean,2,1,0\n*,2,0,0\n"), NAMES).is_uniform
+    grouped = load_costs(write(tmp_path, "feature,cost,group\ng,4,\nc0__mean,1,g\n*,1,\n"), NAMES)
+    assert not grouped.is_uniform  # a group paid once makes features' costs depend on what else is read
+    grouped_even = load_costs(write(tmp_path, "feature,cost,group\ng,4,\n*,1,g\n"), NAMES)
+    assert not grouped_even.is_uniform

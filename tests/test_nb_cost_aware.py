@@ -121,7 +121,8 @@ def test_out_of_fold_order_is_cost_aware_and_cheaper_on_wine() -> None:
 
 def test_cli_costs_move_the_order_and_no_cost_aware_keeps_the_plain_one(tmp_path: Path) -> None:
     """`train nb-static --costs F`: the K-class greedy order is cost-aware by default; --no-cost-aware trains the
-    order the same data gives without costs (the costs only reported), and the model file records the choice."""
+    order the same data gives without costs (the costs only reported), and the model file records the choice;
+    --cost-aware without --costs warns that it changes nothing and trains the plain order."""
     from cli_work import run  # noqa: PLC0415
     from test_multiclass import write_csv  # noqa: PLC0415
 
@@ -132,18 +133,21 @@ def test_cli_costs_move_the_order_and_no_cost_aware_keeps_the_plain_one(tmp_path
     costs = tmp_path / "costs.csv"
     costs.write_text("feature,cost\n" + "".join(f"f{j},{c:g}\n" for j, c in enumerate(COSTS)))
     orders = {}
-    for name, extra in (("none", ()), ("aware", ("--costs", costs)), ("plain", ("--costs", costs, "--no-cost-aware"))):
+    warning = "warning: --cost-aware without --costs: every feature costs 1, so the greedy order is the plain one"
+    for name, extra in (("none", ()), ("aware", ("--costs", costs)), ("plain", ("--costs", costs, "--no-cost-aware")),
+                        ("aware, no costs", ("--cost-aware",)), ("aware, given", ("--costs", costs, "--cost-aware"))):
         out = tmp_path / f"{name}.msgpack"
         code, _, err = run("train", "nb-static", data, *extra, "-o", out)
         assert code == 0, err
+        assert (warning in err) == (name == "aware, no costs"), err
         m = fmt.load(out)
         orders[name] = [int(j) for j in m.tables.order]
         if name == "plain":
             assert m.meta["training"]["cost_aware"] is False
         elif name == "aware":
             assert "cost_aware" not in m.meta["training"]  # the default: not given
-    assert orders["plain"] == orders["none"]
-    assert orders["aware"] != orders["plain"]
+    assert orders["plain"] == orders["none"] == orders["aware, no costs"]
+    assert orders["aware"] == orders["aware, given"] != orders["plain"]
     assert sum(COSTS[orders["aware"]]) < sum(COSTS[orders["plain"]])
 
 

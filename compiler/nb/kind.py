@@ -113,6 +113,9 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         random_state=task.split.seed, costs=costs, cost_aware=opts.get("cost_aware") is not False,
         n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )
+    if opts.get("cost_aware") is True and costs is None:
+        click.echo("warning: --cost-aware without --costs: every feature costs 1, so the greedy order is the plain "
+                   "one", err=True)
     X, y = task.data.X, task.y
     est.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     if est.table_forms_:
