@@ -85,8 +85,9 @@ def test_a_small_validation_part_learns_its_cuts_out_of_fold_on_the_pooled_rows(
         # the rule of three at POOLED_DISAGREEMENT (5%) on the rows stopped so far: (0 + 3) / stopped <= 0.05
         assert 3 <= POOLED_DISAGREEMENT * int((~running).sum())
     # exactly the cuts learn_margin_stops gives on the pooled scores under that rule
-    rule = replace(StopRule(), disagreement=POOLED_DISAGREEMENT)
-    assert [s[0] for s in learn_margin_stops(P, y_stop, bounds, rule)] == list(model.stop_at)
+    stops = learn_margin_stops(P, y_stop, bounds, replace(StopRule(), disagreement=POOLED_DISAGREEMENT))
+    assert [s[0] for s in stops] == list(model.stop_at)
+    assert np.array_equal(np.float32([s[1] for s in stops]), np.float32(model.stop_margin))
     p = model.predict_reference(Xt)
     assert float(np.mean(p.n_read)) < 13 and p.stage.max() > 0
 
