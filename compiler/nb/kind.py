@@ -89,8 +89,7 @@ STOP_OPTIONS = [
                  help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule]."),
     click.Option(["--disagreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02; K-class "
-                      "models with under 200 validation rows, whose cuts are learned out of fold, use at least "
-                      "0.05]."),
+                      "models with under 200 validation rows, whose cuts are learned out of fold, leave it out]."),
     click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
                  "saves on validation outweigh the check every running row pays [nb-stop; default 1.5; 0: off]."),

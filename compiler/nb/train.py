@@ -36,13 +36,6 @@ from pyruntime.progress import Progress, track
 CRITERIA = ("agree", "paper", "relerr", "safe")
 BUDGET_GRID = (5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000)
 AGREEMENT = Fraction(9975, 10000)
-# The rule-of-three bound of 'safe' when a K-class model's cuts are learned out of fold on the pooled train
-# and validation rows (a validation part under CV_BELOW rows): 5% wants 60 stopped rows, a third of the
-# ~180 pooled rows of the smallest sets, where the default 2% (150) can never be met. Round 36 measured the
-# term left out there: wine's stop points lost 1.71 points against the same model without them, 0.57 with
-# the term at 5% (3.72 reads of 13 instead of 3.53); at 200-row subsamples of eight larger sets -0.125 ->
-# -0.0625 points on average, 3-8% more reads.
-POOLED_DISAGREEMENT = 0.05
 
 
 # ---------------------------------------------------------------- metrics ----
@@ -503,8 +496,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             if oof is not None:  # a small validation part: the cuts judged out of fold on the pooled rows (module
                 # docstring)
                 P, y_stop = pooled_partial_scores(oof, order[: self.budget_], X.shape[1])
-                if rule.criterion == "safe":  # the rule of three at 5% there, unless the user's bound is looser
-                    rule = replace(rule, disagreement=max(rule.disagreement, POOLED_DISAGREEMENT))
+                if rule.criterion == "safe":
+                    rule = replace(rule, disagreement=1.0)  # the rule-of-three term off
             stops = learn_margin_stops(P, y_stop, overtake_bounds(static), rule)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
