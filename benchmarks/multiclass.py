@@ -1,7 +1,9 @@
 """K-class kinds side by side with their scikit-learn counterparts of the same shape (issue 19's
 acceptance figures; not a test). On each bundled K-class set, the same 60/20/20 split (--seed) as
 `frugalml train`; frugalml models are evaluated by the C runtime (float32) on the test part, the
-scikit-learn models fit on the train part.
+scikit-learn models fit on the train part (the NB counterparts on the rows the K-class NB's tables learn from:
+train and validation pooled under 200 validation rows, as on wine, where its choices are cross-validated and
+its tables refitted on both since round 37).
 
     .venv/bin/python benchmarks/multiclass.py [--data sklearn:digits,sklearn:wine] [--seed 0] [--trees 100]
         [--kinds nb,trees,skyline,gated,cstc]
@@ -119,10 +121,22 @@ def frugalml_row(task: Any, kind: str, opts: dict[str, Any]) -> dict[str, float]
     return c_row(task, train(task, kind, opts))
 
 
-def sklearn_row(est: Any, task: Any, transform: Any = None) -> dict[str, float]:
+def sklearn_row(est: Any, task: Any, transform: Any = None, rows: np.ndarray | None = None) -> dict[str, float]:
+    """A scikit-learn model fitted on ``rows`` (default: the train part) and scored on the test part."""
     X = task.data.X if transform is None else transform(task.data.X)
-    est.fit(X[task.train], task.y[task.train])
+    rows = task.train if rows is None else rows
+    est.fit(X[rows], task.y[rows])
     return metrics(task, est.predict(X[task.test]), task.n_features)
+
+
+def nb_rows_learned(task: Any) -> np.ndarray:
+    """The rows a K-class NB's final tables learn from: the train part, or the train and validation parts
+    pooled when its choices are cross-validated on them (a validation part under CV_BELOW rows,
+    compiler.options.auto_folds), so that its scikit-learn counterparts see the same rows."""
+    from compiler.options import auto_folds  # noqa: PLC0415
+
+    pooled = np.concatenate([task.train, task.validation])
+    return pooled if auto_folds(len(task.validation), task.y[pooled], None) else task.train
 
 
 def binned(bins: Any, X: np.ndarray) -> np.ndarray:
@@ -150,20 +164,21 @@ def nb_rows(task: Any) -> list[Row]:
     def categorical(bins: Any) -> Any:
         return CategoricalNB(min_categories=[bins.n_bins(j) for j in range(task.n_features)])
 
-    bins = fit_bins(task.data.X[task.train])
+    bins = fit_bins(task.data.X[task.train])  # the bins come from the train part in either case
+    rows = nb_rows_learned(task)
     default = train(task, "nb-static", {"budget": task.n_features})
     form = default.meta["training"]
     if form["likelihood_chosen"] == "counts":  # the same model in scikit-learn: counts of the same bins
         same_bins = fit_bins(task.data.X[task.train], form["bins_chosen"])
-        same = sklearn_row(categorical(same_bins), task, partial(binned, same_bins))
+        same = sklearn_row(categorical(same_bins), task, partial(binned, same_bins), rows)
     else:
-        same = sklearn_row(GaussianNB(), task)
+        same = sklearn_row(GaussianNB(), task, rows=rows)
     return [
         (NB_ALL, frugalml_row(task, "nb-static", {"budget": task.n_features, "bins": "mean-std"})),
-        (NB_CAT, sklearn_row(categorical(bins), task, partial(binned, bins))),
+        (NB_CAT, sklearn_row(categorical(bins), task, partial(binned, bins), rows)),
         (NB_DEF, c_row(task, default)),
         (NB_SAME, same),
-        (NB_GNB, sklearn_row(GaussianNB(), task)),
+        (NB_GNB, sklearn_row(GaussianNB(), task, rows=rows)),
         (NB_GAUSS, frugalml_row(task, "nb-static", {"budget": task.n_features, "bins": "quantile:32",
                                                      "likelihood": "gaussian"})),
         (NB_VAL, frugalml_row(task, "nb-static", {})),

@@ -93,3 +93,33 @@ def test_the_pooled_rule_is_only_for_small_validation_parts() -> None:
     stops = learn_margin_stops(static.partial_scores(X[va]), y[va], overtake_bounds(static), StopRule())
     assert stops and [s[0] for s in stops] == list(est.model_.stop_at)
     assert np.allclose([s[1] for s in stops], est.model_.stop_margin)
+
+
+def test_a_small_validation_part_refits_the_final_tables_on_the_pooled_rows() -> None:
+    """Under 200 validation rows the order, budget and cuts are judged on the train and validation rows pooled,
+    so the final tables learn from all of them (wine: 106 + 36 rows), with the train part's bins; the prior
+    counts the pooled rows. With 200 validation rows or more (digits) the tables are the train part's alone."""
+    from compiler.nb.discretize import fit_bins  # noqa: PLC0415
+    from compiler.nb.multi_train import fit_multi_tables, log_prior  # noqa: PLC0415
+
+    def expected(est: NaiveBayesBudget, X_fit: np.ndarray, y_fit: np.ndarray, X_bins: np.ndarray) -> NBMultiModel:
+        bins = fit_bins(X_bins.astype(np.float32), est.bins_)
+        X32 = X_fit.astype(np.float32)
+        tables, _ = fit_multi_tables(bins.transform(X32), y_fit, 3 if y_fit.max() == 2 else 10, bins, est.alpha,
+                                     est.likelihood_, X32)
+        return tables.model(est.ordering_[: est.budget_], X_fit.shape[1])
+
+    Xr, yr, Xv, yv, _, _ = _wine_split(0)
+    for stop in (False, True):
+        est = NaiveBayesBudget(early_stopping=stop).fit(Xr, yr, eval_set=(Xv, yv))
+        pooled_X, pooled_y = np.concatenate([Xr, Xv]), np.concatenate([yr, yv])
+        want = expected(est, pooled_X, pooled_y, Xr)
+        assert np.array_equal(est.model_.d, want.d) and np.array_equal(est.model_.d0, want.d0)
+        assert np.array_equal(est.model_.d0, log_prior(pooled_y, 3).astype(np.float32))
+        assert not np.array_equal(est.model_.d0, log_prior(yr, 3).astype(np.float32))
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(1).permutation(len(y))
+    tr, va = idx[:1000], idx[1000:1250]
+    est = NaiveBayesBudget(budget=30, early_stopping=False).fit(X[tr], y[tr], eval_set=(X[va], y[va]))
+    want = expected(est, X[tr], y[tr], X[tr])
+    assert np.array_equal(est.model_.d, want.d) and np.array_equal(est.model_.d0, want.d0)

@@ -16,7 +16,9 @@ such a model never stopped before its last feature. There the cuts are learned o
 of the train and validation rows pooled (CV_FOLDS folds, the final bins and order: pooled_partial_scores), and
 'safe' keeps its other two terms, no loss on the stopped rows and 99.75% agreement with the full model (on
 fewer than 400 pooled rows: no stopped row whose early answer differs from its fold model's full answer),
-without the rule-of-three term no small set can meet. The exact overtake bound still caps every cut.
+without the rule-of-three term no small set can meet. The exact overtake bound still caps every cut. Since
+every choice is then made on the pooled rows, the final tables are refitted on all of them (with the train
+part's bins), as miser --sweep and cstc refit after cross-validation.
 
 Every decision is made on the float32 sums the runtime computes (NBMultiModel.partial_scores). Accuracy is
 plain (every validation row weighs 1); `eval` reports balanced accuracy beside it.

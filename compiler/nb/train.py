@@ -488,6 +488,11 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                 tables, order, X_val, y_val,
                 budget_candidates(order.size, BUDGET_GRID, every=100 if fine else 0), X.shape[1],
                 (0.01 if fine else 0.0) if self.tolerance is None else float(self.tolerance))
+        if oof is not None:  # the choices were made on the pooled rows: the final tables learn from all of them,
+            # as miser --sweep and cstc refit after cross-validation (the train part's bins, the folds' bins)
+            X_pool = np.concatenate([X, np.asarray(X_val, dtype=X.dtype)])
+            tables, _ = fit_multi_tables(bins.transform(X_pool), y_pool, int(self.classes_.size), bins, self.alpha,
+                                         self.likelihood_, X_pool)
         static = tables.model(order[: self.budget_], X.shape[1], costs)
         stops: list[tuple[int, float]] = []
         if self.early_stopping and self.budget_ > 1:
