@@ -105,8 +105,8 @@ def test_a_small_validation_part_refits_the_final_tables_on_the_pooled_rows() ->
     def expected(est: NaiveBayesBudget, X_fit: np.ndarray, y_fit: np.ndarray, X_bins: np.ndarray) -> NBMultiModel:
         bins = fit_bins(X_bins.astype(np.float32), est.bins_)
         X32 = X_fit.astype(np.float32)
-        tables, _ = fit_multi_tables(bins.transform(X32), y_fit, 3 if y_fit.max() == 2 else 10, bins, est.alpha,
-                                     est.likelihood_, X32)
+        tables, _ = fit_multi_tables(bins.transform(X32), y_fit, est.classes_.size, bins, est.alpha, est.likelihood_,
+                                     X32)
         return tables.model(est.ordering_[: est.budget_], X_fit.shape[1])
 
     Xr, yr, Xv, yv, _, _ = _wine_split(0)
