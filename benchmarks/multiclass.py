@@ -129,14 +129,13 @@ def sklearn_row(est: Any, task: Any, transform: Any = None, rows: np.ndarray | N
     return metrics(task, est.predict(X[task.test]), task.n_features)
 
 
-def nb_rows_learned(task: Any) -> np.ndarray:
-    """The rows a K-class NB's final tables learn from: the train part, or the train and validation parts
-    pooled when its choices are cross-validated on them (a validation part under CV_BELOW rows,
-    compiler.options.auto_folds), so that its scikit-learn counterparts see the same rows."""
-    from compiler.options import auto_folds  # noqa: PLC0415
-
+def nb_rows_learned(task: Any, model: Any) -> np.ndarray:
+    """The rows a K-class NB model's final tables learned from, as its file records them: the train part, or the
+    train and validation parts pooled when its choices were cross-validated on them and the tables refitted
+    (``refit_folds``: a validation part under CV_BELOW rows, compiler.options.auto_folds), so that its
+    scikit-learn counterparts see the same rows."""
     pooled = np.concatenate([task.train, task.validation])
-    return pooled if auto_folds(len(task.validation), task.y[pooled], None) else task.train
+    return pooled if model.meta["training"].get("refit_folds") else task.train
 
 
 def binned(bins: Any, X: np.ndarray) -> np.ndarray:
@@ -165,8 +164,8 @@ def nb_rows(task: Any) -> list[Row]:
         return CategoricalNB(min_categories=[bins.n_bins(j) for j in range(task.n_features)])
 
     bins = fit_bins(task.data.X[task.train])  # the bins come from the train part in either case
-    rows = nb_rows_learned(task)
     default = train(task, "nb-static", {"budget": task.n_features})
+    rows = nb_rows_learned(task, default)
     form = default.meta["training"]
     if form["likelihood_chosen"] == "counts":  # the same model in scikit-learn: counts of the same bins
         same_bins = fit_bins(task.data.X[task.train], form["bins_chosen"])

@@ -121,9 +121,10 @@ def resolve_spec(spec: str, out: Path) -> str:
         return str(path)
 
 
-def _fit_ordering(Xtr: np.ndarray, ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray, kmax: int, ordering: str):
+def _fit_ordering(Xtr: np.ndarray, ytr: np.ndarray, Xva: np.ndarray, yva: np.ndarray, kmax: int, seed: int,
+                  ordering: str):
     """fit_base for one ordering (the training part of a run; timings stay in this process)."""
-    return fit_base(Xtr, ytr, Xva, yva, ordering, kmax)
+    return fit_base(Xtr, ytr, Xva, yva, ordering, kmax, seed=seed)
 
 
 def run_case(case: Case, out: Path, peer_py: Path | None, jobs: int | None = None,
@@ -142,7 +143,7 @@ def run_case(case: Case, out: Path, peer_py: Path | None, jobs: int | None = Non
         w = class_weights(yva)
         d = X.shape[1]
         budgets = sorted({min(k, d) for k in BUDGETS})
-        bases = run_map(partial(_fit_ordering, Xtr, ytr, Xva, yva, budgets[-1]), ORDERINGS, jobs, scheduler)
+        bases = run_map(partial(_fit_ordering, Xtr, ytr, Xva, yva, budgets[-1], seed), ORDERINGS, jobs, scheduler)
         for ordering, base in zip(ORDERINGS, bases, strict=True):
             for k in budgets:
                 models, val_wa = models_at(base, k, CRITERIA)

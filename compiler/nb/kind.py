@@ -13,6 +13,7 @@ from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.discretize import parse_bins
 from compiler.nb.header import nb_tables
+from compiler.options import CV_BELOW, CV_FOLDS
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.tasks import Task, balanced_validation_accuracy, check_not_trivial
 from pyruntime.format import ModelFile
@@ -78,6 +79,13 @@ NB_OPTIONS = [
                       "[nb-*; default 0.01 for K > 2 classes with the greedy order (every budget up to 100 judged; "
                       "under 200 validation rows out of fold on the pooled rows), else 0 (the best budget of the "
                       "grid 5, 10, 25, 50, ...)]."),
+    click.Option(["--folds"], type=click.IntRange(min=1), default=None,
+                 help="The small-set rule: judge on stratified K-fold out-of-fold scores of the train and validation "
+                      "parts pooled instead of on the validation part alone: nb-stop's stop cuts and threshold, and "
+                      "for K > 2 classes the greedy order and the budget, whose final tables are then refitted on "
+                      "both parts (two-class tables stay the train part's). For small sets, where one validation "
+                      f"row is several points; 1: the validation part alone [nb-*; default {CV_FOLDS} when the "
+                      f"validation part has fewer than {CV_BELOW} rows and every class has {CV_FOLDS} rows, else 1]."),
     *NB_FORM_OPTIONS,
 ]
 STOP_OPTIONS = [
@@ -88,8 +96,9 @@ STOP_OPTIONS = [
     click.Option(["--criterion"], type=click.Choice(["safe", "agree", "paper", "relerr"]), default=None,
                  help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule]."),
     click.Option(["--disagreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
-                 help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02; K-class "
-                      "models with under 200 validation rows, whose cuts are learned out of fold, leave it out]."),
+                 help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02; models "
+                      "whose cuts are learned out of fold (--folds; under 200 validation rows by default) leave it "
+                      "out]."),
     click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
                  "saves on validation outweigh the check every running row pays [nb-stop; default 1.5; 0: off]."),
@@ -111,6 +120,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
         disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", DEFAULT_STOP_COST),
         random_state=task.split.seed, costs=costs, cost_aware=opts.get("cost_aware") is not False,
+        folds=opts.get("folds"),
         n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
     )
     if opts.get("cost_aware") is True and costs is None:
@@ -137,6 +147,10 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         "validation_accuracy": float(np.mean(val.label == yv)),
         "validation_mean_features": float(val.n_read.mean()),
         "static_curve": {str(k): v for k, v in est.static_curve_.items()},
+        # the small-set rule's folds (0: the validation part alone): refit_folds when the tables were refitted on
+        # the train and validation parts (K classes; the CLI then calls the validation figures in-sample),
+        # cut_folds when the stop cuts were judged out of fold on them
+        "refit_folds": int(est.refit_folds_), "cut_folds": int(est.cut_folds_),
         # share of exact zeros per reading position on the training rows: where the generated code
         # (export-c --form code) tests for zero (compiler/nb/code.py)
         "code_hints": {"zero_share": [round(float(v), 4) for v in

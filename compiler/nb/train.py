@@ -8,6 +8,14 @@ and thresholds behave on the device exactly as they did in training.
 Weighted accuracy gives a negative error cost 1 and a positive error cost
 f(0)/f(1) (class frequencies of the validation set). It is computed on
 integers: weight n1 for a negative row, n0 for a positive row.
+
+The small-set rule (compiler.options.auto_folds; ``folds``): with fewer than
+200 validation rows, one row is half a point and the safe criterion's
+rule-of-three term cannot pass on either side (it needs 150 stopped rows), so
+nb-stop judges its stop cuts and threshold on out-of-fold scores of the train
+and validation rows pooled (each fold's tables fitted on the other folds, the
+weights from the pooled class counts), with the rule-of-three term left out as
+for K classes; the budget, order and tables stay those of today's path.
 """
 
 from __future__ import annotations
@@ -124,6 +132,22 @@ def partial_scores(model: NBModel, X: np.ndarray) -> np.ndarray:
         acc = (acc + entries[:, i]).astype(np.float32)
         out[:, i + 1] = acc
     return out
+
+
+def pooled_binary_scores(bins: Bins, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
+                         order: np.ndarray, alpha: float, likelihood: str,
+                         folds: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold float32 partial scores [rows, k+1] of the train and validation rows pooled and their labels
+    (fold after fold): per fold, two-class tables fitted on the other folds with the final bins, read in the
+    final order (the binary stop cuts' small-set rule; compiler.nb.multi_train.out_of_fold_parts for K)."""
+    Xp = np.concatenate([X, np.asarray(X_val, dtype=X.dtype)])
+    yp = np.concatenate([y, y_val])
+    scores, labels = [], []
+    for tr, te in folds:
+        tables, _ = fit_tables(bins.transform(Xp[tr]), yp[tr], bins, alpha, likelihood, Xp[tr])
+        scores.append(partial_scores(tables.model(order, 0.0, X.shape[1]), Xp[te]))
+        labels.append(yp[te])
+    return np.concatenate(scores), np.concatenate(labels)
 
 
 # --------------------------------------------------------- stop points ----
@@ -304,7 +328,12 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     acquisition costs, an array or a compiler.costs.FeatureCosts with groups, reported per prediction; None =
     1 each); cost_aware (K > 2 classes, the greedy order: with costs that differ, each step adds the feature
     with the largest rise in log-probability per unit of what it adds to the cost, groups paid once;
-    False: the largest rise, costs only reported).
+    False: the largest rise, costs only reported); folds (the small-set rule: None = CV_FOLDS when the
+    validation part has fewer than 200 rows and every class has CV_FOLDS rows pooled, else 1; 1 = the validation
+    part alone; K >= 2: K folds whatever its size): with folds, the stop cuts and the binary threshold of nb-stop
+    are judged on out-of-fold scores of the train and validation rows pooled (the binary tables stay the train
+    part's: ``cut_folds_``), and for K > 2 classes the greedy order and the budget too, the final tables then
+    refitted on the pooled rows (``refit_folds_``; 0 when not).
 
     y may hold any K >= 2 labels (``classes_``; for two, the second is the
     positive class). K > 2 classes train K-class tables with margin stop points
@@ -320,7 +349,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
                  alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
-                 cost_aware: bool = True, n_jobs: int | None = None, scheduler: str | None = None) -> None:
+                 cost_aware: bool = True, folds: int | None = None, n_jobs: int | None = None,
+                 scheduler: str | None = None) -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -337,6 +367,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.costs = costs
         self.cost_aware = cost_aware
+        self.folds = folds
         self.n_jobs = n_jobs
         self.scheduler = scheduler
 
@@ -363,6 +394,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
         if self.tolerance is not None and not 0 <= self.tolerance <= 1:
             raise ValueError(f"tolerance must be in [0, 1], got {self.tolerance}")
+        if self.folds is not None and (not isinstance(self.folds, (int, np.integer)) or self.folds < 1):
+            raise ValueError(f"folds must be a positive integer (1: the validation part alone), got {self.folds!r}")
 
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> NaiveBayesBudget:
         """Fit on (X, y); eval_set=(X_val, y_val) picks the budget and stop points (default: a
@@ -401,17 +434,26 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.budget_, self.static_curve_ = self._choose_budget(tables, order, X_val, y_val)
         k = self.budget_
         static = tables.model(order[:k], 0.0, X.shape[1], costs)
-        P = partial_scores(static, X_val)
-        t_static = best_threshold(P[:, k], y_val, self.weights_)
+        P, y_stop, w_stop = partial_scores(static, X_val), y_val, self.weights_
+        rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
+        self.refit_folds_, self.cut_folds_ = 0, 0
+        if self.early_stopping and k > 1:
+            y_pool = np.concatenate([y, y_val])
+            folds = auto_folds(X_val.shape[0], y_pool, self.folds)
+            if folds:  # a small validation part: the stop cuts and the threshold judged out of fold on the train
+                # and validation rows pooled, as for K classes (module docstring); the tables stay the train part's
+                P, y_stop = pooled_binary_scores(bins, X, y, X_val, y_val, order[:k], self.alpha, self.likelihood_,
+                                                 stratified_folds(y_pool, folds, int(self.random_state)))
+                w_stop, self.cut_folds_ = class_weights(y_stop), folds
+                if rule.criterion == "safe":
+                    rule = replace(rule, disagreement=1.0)  # the rule-of-three term off
+        t_static = best_threshold(P[:, k], y_stop, w_stop)
         stops: list[tuple[int, float, float]] = []
         t = t_static
         if self.early_stopping and k > 1:
-            stops, running = learn_stop_points(
-                P, y_val, t_static, self.weights_,
-                StopRule(self.criterion, self.support, self.performance, self.disagreement,
-                         float(self.stop_cost)))
+            stops, running = learn_stop_points(P, y_stop, t_static, w_stop, rule)
             if stops and running.any():
-                t = best_threshold(P[running, k], y_val[running], self.weights_)
+                t = best_threshold(P[running, k], y_stop[running], w_stop)
         model = tables.model(order[:k], t, X.shape[1], costs)
         if stops:
             model = NBModel(**{**model.to_dict(), "stop_at": [s[0] for s in stops],
@@ -458,8 +500,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         # validation rows pooled (the stop cuts' folds, below; round 34); without the folds, the filter order and
         # the coarse grid's best budget, as before round 22
         fine = X_val.shape[0] >= CV_BELOW
-        y_pool = None if fine else np.concatenate([y, y_val])
-        folds = 0 if y_pool is None else auto_folds(X_val.shape[0], y_pool, None)
+        y_pool = np.concatenate([y, y_val])
+        folds = auto_folds(X_val.shape[0], y_pool, self.folds)
         oof = None  # the folds' parts, fitted once for the greedy order, the budget and the stop cuts
         if folds and (self.ordering in ("auto", "greedy") or self.early_stopping):
             oof = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
@@ -488,8 +530,11 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                 tables, order, X_val, y_val,
                 budget_candidates(order.size, BUDGET_GRID, every=100 if fine else 0), X.shape[1],
                 (0.01 if fine else 0.0) if self.tolerance is None else float(self.tolerance))
+        self.refit_folds_, self.cut_folds_ = 0, 0
         if oof is not None:  # the choices were made on the pooled rows: the final tables learn from all of them,
             # as miser --sweep and cstc refit after cross-validation (the train part's bins, the folds' bins)
+            self.refit_folds_ = folds
+            self.cut_folds_ = folds if self.early_stopping and self.budget_ > 1 else 0
             X_pool = np.concatenate([X, np.asarray(X_val, dtype=X.dtype)])
             tables, _ = fit_multi_tables(bins.transform(X_pool), y_pool, int(self.classes_.size), bins, self.alpha,
                                          self.likelihood_, X_pool)
