@@ -35,6 +35,7 @@ EXPECTED = {
     "nb_cost_aware.py": "| data | K | features | nb-static plain |",
     "nb_k_defaults.py": "| data | K | val rows | forms kept (34) |",
     "nb_table_forms.py": "| data | seed | K | cv mean-std",
+    "nb_small_binary.py": "| data | val rows | features | nb-static |",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
     "pipeline.py": "eager / lazy",
     "pipeline_unseen.py": "eager / lazy",
