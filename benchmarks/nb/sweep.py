@@ -40,10 +40,9 @@ class Base:
     y_val: np.ndarray
     weights: tuple[int, int]
     n_features: int
-    P_cut: np.ndarray | None = None  # the small-set rule: pooled out-of-fold partial scores the cuts learn from
-    y_cut: np.ndarray | None = None
-
-
+    P_cut: np.ndarray | None = None  # the small-set rule: pooled out-of-fold partial scores the cuts learn from,
+    y_cut: np.ndarray | None = None  # their labels
+    w_cut: tuple[int, int] | None = None  # and the class weights of those labels
 
 
 def fit_base(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray, ordering: str,
@@ -59,6 +58,7 @@ def fit_base(X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
     if folds:  # a prefix of the scores is the scores of a smaller budget: one pass serves every k
         base.P_cut, base.y_cut = pooled_binary_scores(b, X, y, X_val, y_val, order[:kmax], 1.0, "counts",
                                                       stratified_folds(y_pool, folds, seed))
+        base.w_cut = class_weights(base.y_cut)
     return base
 
 
@@ -71,8 +71,7 @@ def models_at(base: Base, k: int, criteria: tuple[str, ...]) -> tuple[dict[str, 
     out = {"static": static}
     Pc, yc, wc, t_cut = P, base.y_val, base.weights, t_static
     if base.P_cut is not None and k > 1:
-        Pc, yc = base.P_cut[:, : k + 1], base.y_cut
-        wc = class_weights(yc)
+        Pc, yc, wc = base.P_cut[:, : k + 1], base.y_cut, base.w_cut
         t_cut = best_threshold(Pc[:, k], yc, wc)
     for crit in criteria:
         stops: list[tuple[int, float, float]] = []
