@@ -227,6 +227,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     num = numeric_for(target_name, numeric)
     if form == "code":
         check_code_kind(model.kind)
+    stop_numeric_note(model, num)
     tables = c_tables(model, num, name)
     flash = const_bytes(tables, POINTER_BYTES.get(target_name or "host", 8))
     if budget is not None and flash > budget:
@@ -271,6 +272,20 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""
     click.echo(f"wrote {output}: {model.kind}, {num} tables, {tables.table_bytes:,} table bytes, {flash:,} bytes "
                f"of flash{used}", err=True)
+
+
+def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
+    """One note line when an nb-stop model's stop points were kept for the other numeric type by the default pay
+    rule (train --numeric; files from before round 39 were kept for float32): a q15 stop check costs more reads."""
+    tr = model.meta.get("training", {})
+    if model.kind != "nb-stop" or not getattr(model.tables, "n_stops", 0) or "stop_cost" in tr:
+        return
+    kept = str(tr.get("stop_numeric", "float32"))
+    if kept != num:
+        dearer = "more" if num == "q15" else "fewer"
+        click.echo(f"note: the stop points were kept for {kept} tables (a {num} stop check costs {dearer} feature "
+                   f"reads): train with --numeric {num} (or --target) to keep them for the {num} walk "
+                   "(docs/nb_stop.md)", err=True)
 
 
 # ------------------------------------------------------------------- eval ----

@@ -137,7 +137,7 @@ def test_predict_validation_and_params() -> None:
 def test_make_f0_kinds_and_errors(tmp_path) -> None:
     assert type(make_f0("rf")).__name__ == "RandomForestClassifier"
     assert type(make_f0("gbrt")).__name__ == "GradientBoostingClassifier"
-    assert make_f0("svm-rbf").steps[-1][1].kernel == "rbf"
+    assert make_f0("svm-rbf").steps[-1][1].estimator.kernel == "rbf"
     with pytest.raises(F0Error, match="not found"):
         make_f0(str(tmp_path / "missing.pkl"))
     bad = tmp_path / "bad.pkl"

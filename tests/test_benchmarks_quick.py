@@ -37,6 +37,7 @@ EXPECTED = {
     "nb_table_forms.py": "| data | seed | K | cv mean-std",
     "nb_small_binary.py": "| data | val rows | features | nb-static |",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
+    "nb_stop_cost.py": "check/read",
     "pipeline.py": "eager / lazy",
     "pipeline_unseen.py": "eager / lazy",
     "q15_agreement.py": "term shifts",

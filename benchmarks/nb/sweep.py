@@ -11,7 +11,7 @@ pooled_binary_scores); the static models keep the validation part's threshold.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -76,9 +76,7 @@ def models_at(base: Base, k: int, criteria: tuple[str, ...]) -> tuple[dict[str, 
     for crit in criteria:
         stops: list[tuple[int, float, float]] = []
         t = t_cut
-        rule = StopRule(crit)
-        if base.P_cut is not None and crit == "safe":
-            rule = replace(rule, disagreement=1.0)
+        rule = StopRule(crit) if base.P_cut is None else StopRule(crit).pooled()
         if k > 1:
             stops, running = learn_stop_points(Pc, yc, t_cut, wc, rule)
             if stops and running.any():

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold
@@ -159,7 +160,10 @@ def make_f0(kind: Any = "rf", random_state: int | None = 0, n_estimators: int = 
     if kind == "gbrt":
         return GradientBoostingClassifier(n_estimators=n_estimators, random_state=random_state)
     if kind == "svm-rbf":
-        return make_pipeline(StandardScaler(), SVC(kernel="rbf", probability=True, random_state=random_state))
+        # Platt probabilities from 5-fold sigmoid calibration of one SVC refitted on all rows: what
+        # SVC(probability=True) did, whose parameter scikit-learn 1.9 deprecated (removed in 1.11)
+        svc = SVC(kernel="rbf", random_state=random_state)
+        return make_pipeline(StandardScaler(), CalibratedClassifierCV(svc, method="sigmoid", cv=5, ensemble=False))
     path = Path(kind)
     if not path.is_file():
         raise F0Error(f"hpc must be one of {', '.join(F0_KINDS)} or a pickled estimator file; {str(kind)!r} "

@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from compiler.costs import FeatureCosts
-from compiler.header import register_emitter
+from compiler.header import TARGETS, numeric_for, register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.discretize import parse_bins
 from compiler.nb.header import nb_tables
@@ -101,12 +101,19 @@ STOP_OPTIONS = [
                       "out]."),
     click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
-                 "saves on validation outweigh the check every running row pays [nb-stop; default 1.5; 0: off]."),
+                 "saves on validation outweigh the check every running row pays [nb-stop; default: measured per "
+                 "numeric type: 1.5, and 6 for q15 tables of two classes; 0: off]."),
+    click.Option(["--numeric"], type=click.Choice(["float32", "q15"]), default=None,
+                 help="The numeric type the tables will be exported as: the stop points are kept for its walk, "
+                 "where a q15 stop check costs more reads than a float32 one [nb-stop; default: from --target, "
+                 "else float32]."),
+    click.Option(["--target"], type=click.Choice(sorted(TARGETS)), default=None,
+                 help="The device the model is for: picks --numeric (cortex-m0/m3: q15) [nb-stop]."),
 ]
 
 
 def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
-    from compiler.nb.train import DEFAULT_STOP_COST, NaiveBayesBudget  # noqa: PLC0415 - sklearn only when training
+    from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - sklearn only when training
 
     budget = opts.get("budget")
     if budget is not None and budget > task.n_features:
@@ -118,7 +125,8 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         bins=opts.get("bins"), likelihood=opts.get("likelihood"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
-        disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost", DEFAULT_STOP_COST),
+        disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost"),
+        numeric=numeric_for(opts.get("target"), opts.get("numeric")),
         random_state=task.split.seed, costs=costs, cost_aware=opts.get("cost_aware") is not False,
         folds=opts.get("folds"),
         n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
@@ -151,6 +159,9 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         # the train and validation parts (K classes; the CLI then calls the validation figures in-sample),
         # cut_folds when the stop cuts were judged out of fold on them
         "refit_folds": int(est.refit_folds_), "cut_folds": int(est.cut_folds_),
+        # the numeric type the stop points were kept for and the pay rule's check cost (export-c warns when the
+        # tables go out as the other type)
+        **({"stop_numeric": est.numeric, "stop_cost_chosen": est.stop_cost_} if kind == "nb-stop" else {}),
         # share of exact zeros per reading position on the training rows: where the generated code
         # (export-c --form code) tests for zero (compiler/nb/code.py)
         "code_hints": {"zero_share": [round(float(v), 4) for v in

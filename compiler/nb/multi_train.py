@@ -34,6 +34,7 @@ import numpy as np
 
 from compiler.nb.discretize import Bins
 from compiler.nb.likelihood import log_likelihoods
+from compiler.nb.pooled import pooled_folds
 from compiler.nb.train import StopRule, _accepted, float32_between
 from pyruntime.nb.multi import NBMultiModel, leader_margin
 from pyruntime.progress import track
@@ -290,13 +291,8 @@ def out_of_fold_parts(bins: Bins, X: np.ndarray, y: np.ndarray, X_val: np.ndarra
                       ) -> list[tuple[NBMultiTables, np.ndarray, np.ndarray]]:
     """The train and validation rows pooled, split by ``folds``: per fold (the tables fitted on the other
     folds with the final bins, the fold's rows, their labels)."""
-    Xp = np.concatenate([X, X_val])
-    yp = np.concatenate([y, y_val])
-    parts = []
-    for tr, te in folds:
-        tables, _ = fit_multi_tables(bins.transform(Xp[tr]), yp[tr], n_classes, bins, alpha, likelihood, Xp[tr])
-        parts.append((tables, Xp[te], yp[te]))
-    return parts
+    return pooled_folds(X, y, X_val, y_val, folds, lambda Xf, yf: fit_multi_tables(
+        bins.transform(Xf), yf, n_classes, bins, alpha, likelihood, Xf)[0])
 
 
 def budget_candidates(d: int, grid: tuple[int, ...], every: int = 100) -> list[int]:

@@ -34,6 +34,7 @@ from compiler.estimators import check_X, encode_classes, fit_classes
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
 from compiler.nb.orderings import ORDERINGS, fcbf, rank
+from compiler.nb.pooled import pooled_folds
 from compiler.options import CV_BELOW, auto_folds, stratified_folds
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
@@ -85,6 +86,23 @@ def best_threshold(scores: np.ndarray, y01: np.ndarray, weights: tuple[int, int]
 # point after 3 features that made it cost as much as static NB (179.0 vs 179.7 instructions per
 # prediction); at 1.5 one stop point after 4 features reads 6.4 features at 147.5.
 DEFAULT_STOP_COST = 1.5
+NUMERICS = ("float32", "q15")
+# The default per numeric type and walk (two classes, K classes), from benchmarks/nb_stop_cost.py's fits of
+# instructions = fixed + read x features read + check x stop checks over nb-static budgets and nb-stop stop
+# costs (round 39). float32 checks cost 1.2-1.6 reads on x86 and the Cortex-M4F for two classes and 0.4-2.1 for
+# three to 26 (the reads' price follows the bins: 31 quantile edges make a read dear), so 1.5 stays; K-class q15
+# checks cost 0.3-2.4 reads on the Cortex-M3, the same 1.5. The two-class q15 walk is the exception: its reads
+# run in the step stream's ldm loop (8.9 Cortex-M3 instructions) and a check leaves it (50), 5.7 reads.
+STOP_COSTS: dict[tuple[str, bool], float] = {
+    ("float32", False): DEFAULT_STOP_COST, ("float32", True): DEFAULT_STOP_COST,
+    ("q15", False): 6.0, ("q15", True): DEFAULT_STOP_COST}
+
+
+def default_stop_cost(numeric: str, n_classes: int) -> float:
+    """The pay rule's check cost in feature reads for tables of ``numeric`` type with ``n_classes`` classes."""
+    if numeric not in NUMERICS:
+        raise ValueError(f"numeric must be one of {', '.join(NUMERICS)}, got {numeric!r}")
+    return STOP_COSTS[numeric, n_classes > 2]
 
 @dataclass
 class NBTables:
@@ -140,14 +158,10 @@ def pooled_binary_scores(bins: Bins, X: np.ndarray, y: np.ndarray, X_val: np.nda
     """Out-of-fold float32 partial scores [rows, k+1] of the train and validation rows pooled and their labels
     (fold after fold): per fold, two-class tables fitted on the other folds with the final bins, read in the
     final order (the binary stop cuts' small-set rule; compiler.nb.multi_train.out_of_fold_parts for K)."""
-    Xp = np.concatenate([X, np.asarray(X_val, dtype=X.dtype)])
-    yp = np.concatenate([y, y_val])
-    scores, labels = [], []
-    for tr, te in folds:
-        tables, _ = fit_tables(bins.transform(Xp[tr]), yp[tr], bins, alpha, likelihood, Xp[tr])
-        scores.append(partial_scores(tables.model(order, 0.0, X.shape[1]), Xp[te]))
-        labels.append(yp[te])
-    return np.concatenate(scores), np.concatenate(labels)
+    parts = pooled_folds(X, y, X_val, y_val, folds,
+                         lambda Xf, yf: fit_tables(bins.transform(Xf), yf, bins, alpha, likelihood, Xf)[0])
+    return (np.concatenate([partial_scores(t.model(order, 0.0, X.shape[1]), Xf) for t, Xf, _ in parts]),
+            np.concatenate([yf for _, _, yf in parts]))
 
 
 # --------------------------------------------------------- stop points ----
@@ -158,6 +172,11 @@ class StopRule:
     performance: float = 0.05
     disagreement: float = 0.02
     stop_cost: float = DEFAULT_STOP_COST  # what one stop check costs, in feature reads (the pay rule)
+
+    def pooled(self) -> StopRule:
+        """The rule for cuts judged out of fold on the pooled rows (the small-set rule): the safe criterion's
+        rule-of-three term off, its disagreement bound the only one (docs/nb_stop.md)."""
+        return replace(self, disagreement=1.0) if self.criterion == "safe" else self
 
 
 def _scaled(a: np.ndarray, frac: Fraction, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -319,7 +338,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     strict and stopped error <= (1 - p) x full error); stop_cost (what one stop
     check costs in feature reads: a stop point is kept only if the reads its
     stopped validation rows skip are at least stop_cost x the running rows,
-    so stopping never costs more than it saves; 0 turns the rule off); alpha
+    so stopping never costs more than it saves; 0 turns the rule off; None:
+    the measured default of ``numeric``, STOP_COSTS, kept as ``stop_cost_``);
+    numeric (the tables' numeric type the stop points are kept for, 'float32'
+    or 'q15': a q15 check costs more feature reads); alpha
     (Laplace smoothing); likelihood (None: counts, or the form bins='auto' keeps;
     'counts', the paper's: the entries from the class-bin counts; 'gaussian':
     from a Gaussian per class and feature integrated over each bin, zero-inflated
@@ -346,10 +368,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
     def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str | None = None,
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
-                 criterion: str = "safe", disagreement: float = 0.02, stop_cost: float = DEFAULT_STOP_COST,
-                 alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
-                 validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
-                 cost_aware: bool = True, folds: int | None = None, n_jobs: int | None = None,
+                 criterion: str = "safe", disagreement: float = 0.02, stop_cost: float | None = None,
+                 numeric: str = "float32", alpha: float = 1.0, likelihood: str | None = None,
+                 tolerance: float | None = None, validation_fraction: float = 0.25, random_state: int = 0,
+                 costs: Any = None, cost_aware: bool = True, folds: int | None = None, n_jobs: int | None = None,
                  scheduler: str | None = None) -> None:
         self.budget = budget
         self.ordering = ordering
@@ -360,6 +382,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.criterion = criterion
         self.disagreement = disagreement
         self.stop_cost = stop_cost
+        self.numeric = numeric
         self.alpha = alpha
         self.likelihood = likelihood
         self.tolerance = tolerance
@@ -388,8 +411,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"performance must be in [0, 1), got {self.performance}")
         if not 0 < self.disagreement <= 1:
             raise ValueError(f"disagreement must be in (0, 1], got {self.disagreement}")
-        if not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
-            raise ValueError(f"stop_cost must be a finite number >= 0, got {self.stop_cost}")
+        if self.stop_cost is not None and not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
+            raise ValueError(f"stop_cost must be a finite number >= 0 or None, got {self.stop_cost}")
+        if self.numeric not in NUMERICS:
+            raise ValueError(f"numeric must be one of {', '.join(NUMERICS)}, got {self.numeric!r}")
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
         if self.tolerance is not None and not 0 <= self.tolerance <= 1:
@@ -423,6 +448,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if costs is not None and not (np.all(np.isfinite(costs)) and np.all(costs >= 0)):
             raise ValueError("costs must be finite and >= 0")
         self._choose_form(X, y, X_val, y_val)
+        self.stop_cost_ = (default_stop_cost(self.numeric, int(self.classes_.size)) if self.stop_cost is None
+                           else float(self.stop_cost))
         if self.classes_.size > 2:
             return self._fit_multi(X, y, X_val, y_val, costs, group_costs)
         bins = fit_bins(X, self.bins_)
@@ -435,18 +462,17 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         k = self.budget_
         static = tables.model(order[:k], 0.0, X.shape[1], costs)
         P, y_stop, w_stop = partial_scores(static, X_val), y_val, self.weights_
-        rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
+        rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, self.stop_cost_)
         self.refit_folds_, self.cut_folds_ = 0, 0
         if self.early_stopping and k > 1:
             y_pool = np.concatenate([y, y_val])
             folds = auto_folds(X_val.shape[0], y_pool, self.folds)
             if folds:  # a small validation part: the stop cuts and the threshold judged out of fold on the train
                 # and validation rows pooled, as for K classes (module docstring); the tables stay the train part's
+                split = stratified_folds(y_pool, folds, int(self.random_state), self.classes_.tolist())
                 P, y_stop = pooled_binary_scores(bins, X, y, X_val, y_val, order[:k], self.alpha, self.likelihood_,
-                                                 stratified_folds(y_pool, folds, int(self.random_state)))
-                w_stop, self.cut_folds_ = class_weights(y_stop), folds
-                if rule.criterion == "safe":
-                    rule = replace(rule, disagreement=1.0)  # the rule-of-three term off
+                                                 split)
+                w_stop, self.cut_folds_, rule = class_weights(y_stop), folds, rule.pooled()
         t_static = best_threshold(P[:, k], y_stop, w_stop)
         stops: list[tuple[int, float, float]] = []
         t = t_static
@@ -504,8 +530,9 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         folds = auto_folds(X_val.shape[0], y_pool, self.folds)
         oof = None  # the folds' parts, fitted once for the greedy order, the budget and the stop cuts
         if folds and (self.ordering in ("auto", "greedy") or self.early_stopping):
+            split = stratified_folds(y_pool, folds, int(self.random_state), self.classes_.tolist())
             oof = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
-                                    self.likelihood_, stratified_folds(y_pool, folds, int(self.random_state)))
+                                    self.likelihood_, split)
         parts = oof if self.ordering in ("auto", "greedy") else None
         ordering = ("greedy" if fine or parts else "ig") if self.ordering == "auto" else self.ordering
         if ordering == "fcbf":
@@ -541,13 +568,11 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         static = tables.model(order[: self.budget_], X.shape[1], costs)
         stops: list[tuple[int, float]] = []
         if self.early_stopping and self.budget_ > 1:
-            rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, float(self.stop_cost))
+            rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, self.stop_cost_)
             P, y_stop = static.partial_scores(X_val), y_val
             if oof is not None:  # a small validation part: the cuts judged out of fold on the pooled rows (module
                 # docstring)
-                P, y_stop = pooled_partial_scores(oof, order[: self.budget_], X.shape[1])
-                if rule.criterion == "safe":
-                    rule = replace(rule, disagreement=1.0)  # the rule-of-three term off
+                (P, y_stop), rule = pooled_partial_scores(oof, order[: self.budget_], X.shape[1]), rule.pooled()
             stops = learn_margin_stops(P, y_stop, overtake_bounds(static), rule)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
