@@ -12,7 +12,7 @@ callgrind (float32 and q15), Cortex-M4F float32, Cortex-M3 and Cortex-M0 q15 und
 prediction = fixed + read x features read + check x stop checks (a row pays one check per stop point it
 reaches; the features read and the checks from the C runtime's n_read) is fitted by least squares over the
 models. check / read is the stop cost the walk would want; `default` is what the trainer uses for that numeric
-type (STOP_COSTS).
+type (compiler/nb/stop_cost.py).
 
 Part 2 counts what it buys: static NB at the budget nb-stop uses, nb-stop with the float32 default (`train
 nb-stop`) and with the q15 one (`train nb-stop --numeric q15`), on the test rows of the seed-0 split
@@ -43,7 +43,7 @@ from benchmarks.common.qemu_count import cortex_m_columns  # noqa: E402
 from benchmarks.nb_floor import qemu, x86_count  # noqa: E402
 from compiler import tasks  # noqa: E402
 
-DATASETS = ("sklearn:breast_cancer", "sklearn:wine", "sklearn:digits", "keel:letter")
+DATASETS = ("sklearn:breast_cancer", "sklearn:wine", "sklearn:digits")
 QUICK_DATA = "sklearn:breast_cancer"
 WALKS = (("x86", "float32", None), ("x86", "q15", None), ("Cortex-M4F", "float32", "cortex-m4f"),
          ("Cortex-M3", "q15", "cortex-m3"), ("Cortex-M0", "q15", "cortex-m0"))
@@ -91,7 +91,7 @@ def fit_costs(points: list[tuple[float, float, float]]) -> tuple[float, float, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    from compiler.nb.train import default_stop_cost  # noqa: PLC0415
+    from compiler.nb.stop_cost import default_stop_cost  # noqa: PLC0415
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", nargs="*", default=None,

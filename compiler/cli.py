@@ -30,6 +30,7 @@ from compiler.header import (
     render_header,
 )
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
+from compiler.nb.stop_cost import export_note
 from compiler.options import OutputFile, refuse_overwriting_input
 from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
 from compiler.train_cli import train_group
@@ -275,17 +276,12 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 
 
 def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
-    """One note line when an nb-stop model's stop points were kept for the other numeric type by the default pay
-    rule (train --numeric; files from before round 39 were kept for float32): a q15 stop check costs more reads."""
-    tr = model.meta.get("training", {})
-    if model.kind != "nb-stop" or not getattr(model.tables, "n_stops", 0) or "stop_cost" in tr:
-        return
-    kept = str(tr.get("stop_numeric", "float32"))
-    if kept != num:
-        dearer = "more" if num == "q15" else "fewer"
-        click.echo(f"note: the stop points were kept for {kept} tables (a {num} stop check costs {dearer} feature "
-                   f"reads): train with --numeric {num} (or --target) to keep them for the {num} walk "
-                   "(docs/nb_stop.md)", err=True)
+    """export-c's note on an nb-stop model whose stop points were kept for the other numeric type's walk."""
+    if model.kind == "nb-stop":
+        note = export_note(model.meta.get("training", {}), len(model.classes),
+                           int(getattr(model.tables, "n_stops", 0)), num)
+        if note:
+            click.echo(note, err=True)
 
 
 # ------------------------------------------------------------------- eval ----

@@ -13,7 +13,8 @@ from cli_work import run
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.model_selection import train_test_split
 
-from compiler.nb.train import DEFAULT_STOP_COST, STOP_COSTS, NaiveBayesBudget, default_stop_cost
+from compiler.nb.stop_cost import DEFAULT_STOP_COST, STOP_COSTS, default_stop_cost, export_note
+from compiler.nb.train import NaiveBayesBudget
 from pyruntime import format as fmt
 from pyruntime.nb.model import NBModel
 
@@ -100,6 +101,19 @@ def test_cli_records_the_walk_and_export_notes_the_other(tmp_path: Path) -> None
     assert run("train", "nb-static", "sklearn:breast_cancer", "-o", static)[0] == 0
     assert note(static, "--numeric", "q15") == []
     assert "stop_numeric" not in fmt.load(static).meta["training"]
+
+
+def test_export_note_only_where_the_price_differs(tmp_path: Path) -> None:
+    """K classes price a check alike in float32 and q15: their stop points are the same, so no note; nor for a
+    model without stop points, a --stop-cost the user gave or a file from before round 39 exported as float32."""
+    assert export_note({}, 10, 3, "q15") is None and export_note({"stop_numeric": "float32"}, 3, 2, "q15") is None
+    assert export_note({}, 2, 0, "q15") is None and export_note({"stop_cost": 1.5}, 2, 4, "q15") is None
+    assert export_note({}, 2, 4, "float32") is None
+    assert export_note({}, 2, 4, "q15") == export_note({"stop_numeric": "float32"}, 2, 4, "q15") is not None
+    wine = tmp_path / "wine.msgpack"
+    assert run("train", "nb-stop", "sklearn:wine", "-o", wine)[0] == 0
+    code, _, err = run("export-c", wine, "-o", tmp_path / "w.h", "--numeric", "q15")
+    assert code == 0 and "note: the stop points" not in err
 
 
 def test_cli_bad_numeric_writes_nothing(tmp_path: Path) -> None:

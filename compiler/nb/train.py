@@ -35,6 +35,7 @@ from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
 from compiler.nb.orderings import ORDERINGS, fcbf, rank
 from compiler.nb.pooled import pooled_folds
+from compiler.nb.stop_cost import DEFAULT_STOP_COST, NUMERICS, default_stop_cost
 from compiler.options import CV_BELOW, auto_folds, stratified_folds
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy
@@ -80,30 +81,6 @@ def best_threshold(scores: np.ndarray, y01: np.ndarray, weights: tuple[int, int]
 
 
 # ------------------------------------------------------------ NB tables ----
-# What one stop check costs, in feature reads, by default (the pay rule). The eager table walk pays
-# about 14 x86 instructions per stop point against 10 (a zero) to 18 per feature read, so 1.5 reads
-# per check, with a margin for validation-to-test drift: at 1, KEEL spambase (k = 10) kept a stop
-# point after 3 features that made it cost as much as static NB (179.0 vs 179.7 instructions per
-# prediction); at 1.5 one stop point after 4 features reads 6.4 features at 147.5.
-DEFAULT_STOP_COST = 1.5
-NUMERICS = ("float32", "q15")
-# The default per numeric type and walk (two classes, K classes), from benchmarks/nb_stop_cost.py's fits of
-# instructions = fixed + read x features read + check x stop checks over nb-static budgets and nb-stop stop
-# costs (round 39). float32 checks cost 1.2-1.6 reads on x86 and the Cortex-M4F for two classes and 0.4-2.1 for
-# three to 26 (the reads' price follows the bins: 31 quantile edges make a read dear), so 1.5 stays; K-class q15
-# checks cost 0.3-2.4 reads on the Cortex-M3, the same 1.5. The two-class q15 walk is the exception: its reads
-# run in the step stream's ldm loop (8.9 Cortex-M3 instructions) and a check leaves it (50), 5.7 reads.
-STOP_COSTS: dict[tuple[str, bool], float] = {
-    ("float32", False): DEFAULT_STOP_COST, ("float32", True): DEFAULT_STOP_COST,
-    ("q15", False): 6.0, ("q15", True): DEFAULT_STOP_COST}
-
-
-def default_stop_cost(numeric: str, n_classes: int) -> float:
-    """The pay rule's check cost in feature reads for tables of ``numeric`` type with ``n_classes`` classes."""
-    if numeric not in NUMERICS:
-        raise ValueError(f"numeric must be one of {', '.join(NUMERICS)}, got {numeric!r}")
-    return STOP_COSTS[numeric, n_classes > 2]
-
 @dataclass
 class NBTables:
     """Log-likelihood differences for every feature (before choosing the order)."""
@@ -339,9 +316,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     check costs in feature reads: a stop point is kept only if the reads its
     stopped validation rows skip are at least stop_cost x the running rows,
     so stopping never costs more than it saves; 0 turns the rule off; None:
-    the measured default of ``numeric``, STOP_COSTS, kept as ``stop_cost_``);
-    numeric (the tables' numeric type the stop points are kept for, 'float32'
-    or 'q15': a q15 check costs more feature reads); alpha
+    the measured default of ``numeric``: compiler.nb.stop_cost, kept as
+    ``stop_cost_``); alpha
     (Laplace smoothing); likelihood (None: counts, or the form bins='auto' keeps;
     'counts', the paper's: the entries from the class-bin counts; 'gaussian':
     from a Gaussian per class and feature integrated over each bin, zero-inflated
@@ -364,15 +340,17 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     which picks the budget and the stop points, comes as
     ``fit(X, y, eval_set=(X_val, y_val))``, as for every frugalml estimator.
     n_jobs and scheduler run the budget search in parallel (compiler.parallel.run_map; same result).
+    numeric ('float32' or 'q15'): the numeric type the tables will be exported as, whose walk the stop points are
+    kept for (a two-class q15 check costs more feature reads).
     """
 
     def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str | None = None,
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
                  criterion: str = "safe", disagreement: float = 0.02, stop_cost: float | None = None,
-                 numeric: str = "float32", alpha: float = 1.0, likelihood: str | None = None,
-                 tolerance: float | None = None, validation_fraction: float = 0.25, random_state: int = 0,
-                 costs: Any = None, cost_aware: bool = True, folds: int | None = None, n_jobs: int | None = None,
-                 scheduler: str | None = None) -> None:
+                 alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
+                 validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
+                 cost_aware: bool = True, folds: int | None = None, n_jobs: int | None = None,
+                 scheduler: str | None = None, numeric: str = "float32") -> None:
         self.budget = budget
         self.ordering = ordering
         self.bins = bins
@@ -382,7 +360,6 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.criterion = criterion
         self.disagreement = disagreement
         self.stop_cost = stop_cost
-        self.numeric = numeric
         self.alpha = alpha
         self.likelihood = likelihood
         self.tolerance = tolerance
@@ -393,6 +370,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.folds = folds
         self.n_jobs = n_jobs
         self.scheduler = scheduler
+        self.numeric = numeric
 
     def _check_params(self) -> None:
         if self.ordering not in ORDERINGS:

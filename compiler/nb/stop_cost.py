@@ -1,0 +1,45 @@
+"""What one nb-stop stop check costs, in feature reads: the pay rule's price (compiler.nb.train.learn_stop_points
+keeps a stop point only when the reads its stopped validation rows skip outweigh it for every running row), per
+numeric type and walk. Light (no scikit-learn): export-c reads it to note tables exported as the other type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The eager table walk pays about 14 x86 instructions per stop point against 10 (a zero) to 18 per feature read,
+# so 1.5 reads per check, with a margin for validation-to-test drift: at 1, KEEL spambase (k = 10) kept a stop
+# point after 3 features that made it cost as much as static NB (179.0 vs 179.7 instructions per prediction); at
+# 1.5 one stop point after 4 features reads 6.4 features at 147.5.
+DEFAULT_STOP_COST = 1.5
+NUMERICS = ("float32", "q15")
+# Per numeric type and walk (two classes, K classes), from benchmarks/nb_stop_cost.py's fits of instructions =
+# fixed + read x features read + check x stop checks over nb-static budgets and nb-stop stop costs (round 39).
+# float32 checks cost 1.2-1.6 reads on x86 and the Cortex-M4F for two classes and 0.4-2.1 for three to 26 (a
+# read's price follows the bins: 31 quantile edges make it dear), so 1.5 stays; K-class q15 checks cost 0.3-2.4
+# reads on the Cortex-M3, the same 1.5. The two-class q15 walk is the exception: its reads run in the step
+# stream's ldm loop (8.9 Cortex-M3 instructions) and a check leaves it (50): 5.7 reads (Cortex-M0 4.8).
+STOP_COSTS: dict[tuple[str, bool], float] = {
+    ("float32", False): DEFAULT_STOP_COST, ("float32", True): DEFAULT_STOP_COST,
+    ("q15", False): 6.0, ("q15", True): DEFAULT_STOP_COST}
+
+
+def default_stop_cost(numeric: str, n_classes: int) -> float:
+    """The pay rule's check cost in feature reads for tables of ``numeric`` type with ``n_classes`` classes."""
+    if numeric not in NUMERICS:
+        raise ValueError(f"numeric must be one of {', '.join(NUMERICS)}, got {numeric!r}")
+    return STOP_COSTS[numeric, n_classes > 2]
+
+
+def export_note(training: dict[str, Any], n_classes: int, n_stops: int, numeric: str) -> str | None:
+    """The note export-c prints when an nb-stop model's stop points were kept by the default pay rule for a numeric
+    type whose check price differs from ``numeric``'s (files from before round 39 were kept for float32), else
+    None: no stop points, a --stop-cost the user gave, or the same price."""
+    if not n_stops or "stop_cost" in training:
+        return None
+    kept = str(training.get("stop_numeric", "float32"))
+    if kept not in NUMERICS or default_stop_cost(kept, n_classes) == default_stop_cost(numeric, n_classes):
+        return None
+    dearer = "more" if default_stop_cost(numeric, n_classes) > default_stop_cost(kept, n_classes) else "fewer"
+    return (f"note: the stop points were kept for {kept} tables (a {numeric} stop check costs {dearer} feature "
+            f"reads): train with --numeric {numeric} (or --target) to keep them for the {numeric} walk "
+            "(docs/nb_stop.md)")
