@@ -15,3 +15,12 @@ def assert_round_trips(*models: Any) -> None:
         back = type(model).from_dict(d)
         for k, v in d.items():
             np.testing.assert_array_equal(getattr(back, k), v)
+
+
+def assert_same_tables(a: Any, b: Any) -> None:
+    """Two models' ``to_dict`` hold the same fields with the same bytes (dtype and every bit), naming the first
+    field that differs."""
+    da, db = a.to_dict(), b.to_dict()
+    assert da.keys() == db.keys()
+    for key, value in da.items():
+        assert np.asarray(value).tobytes() == np.asarray(db[key]).tobytes(), key

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_work import run
+from dict_round_trip import assert_same_tables
 from host_build import PRINT_ROWS, run_with_header
 from sklearn.datasets import load_digits
 
@@ -139,10 +140,7 @@ def test_binary_model_is_bit_identical_to_before(tmp_path: Path) -> None:
                        "--folds", "1")
     assert code == 0, err
     old, new = fmt.load(DATA / "v2" / "nb_stop.msgpack"), fmt.load(tmp_path / "m.msgpack")
-    a, b = old.tables.to_dict(), new.tables.to_dict()
-    assert a.keys() == b.keys()
-    for key in a:
-        assert np.asarray(a[key]).tobytes() == np.asarray(b[key]).tobytes(), key
+    assert_same_tables(old.tables, new.tables)
 
 
 @pytest.mark.parametrize("form", ["tables", "code"])

@@ -10,24 +10,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_work import run
+from dict_round_trip import assert_same_tables
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.model_selection import train_test_split
 
 from compiler.nb.stop_cost import DEFAULT_STOP_COST, STOP_COSTS, default_stop_cost, export_note
 from compiler.nb.train import NaiveBayesBudget
 from pyruntime import format as fmt
-from pyruntime.nb.model import NBModel
 
 
 def _split(loader: object, seed: int = 0) -> tuple[np.ndarray, ...]:
     X, y = loader(return_X_y=True)  # type: ignore[operator]
     Xa, _, ya, _ = train_test_split(X, y, test_size=0.2, stratify=y, random_state=seed)
     return tuple(train_test_split(Xa, ya, test_size=0.25, stratify=ya, random_state=seed))
-
-
-def _same(a: NBModel, b: NBModel) -> bool:
-    da, db = a.to_dict(), b.to_dict()
-    return da.keys() == db.keys() and all(np.array_equal(np.asarray(da[k]), np.asarray(db[k])) for k in da)
 
 
 def test_default_stop_cost_per_numeric_type() -> None:
@@ -45,9 +40,9 @@ def test_two_class_q15_keeps_the_stop_points_its_checks_pay_for() -> None:
     fit = lambda **p: NaiveBayesBudget(budget=30, **p).fit(Xr, yr, eval_set=(Xv, yv))  # noqa: E731
     f32, q15 = fit(), fit(numeric="q15")
     assert (f32.stop_cost_, q15.stop_cost_) == (DEFAULT_STOP_COST, STOP_COSTS["q15", False])
-    assert _same(f32.model_, fit(stop_cost=DEFAULT_STOP_COST).model_)
-    assert _same(q15.model_, fit(stop_cost=STOP_COSTS["q15", False]).model_)
-    assert _same(f32.model_, fit(numeric="q15", stop_cost=DEFAULT_STOP_COST).model_)
+    assert_same_tables(f32.model_, fit(stop_cost=DEFAULT_STOP_COST).model_)
+    assert_same_tables(q15.model_, fit(stop_cost=STOP_COSTS["q15", False]).model_)
+    assert_same_tables(f32.model_, fit(numeric="q15", stop_cost=DEFAULT_STOP_COST).model_)
     assert 0 < q15.model_.n_stops < f32.model_.n_stops
     # the tables are the same; the stop points differ (and so may the threshold, tuned on the rows none stops)
     for key in ("order", "edges", "d", "d0"):
@@ -59,7 +54,8 @@ def test_k_class_q15_prices_a_check_as_float32() -> None:
     Xr, Xv, yr, yv = _split(load_wine)
     a = NaiveBayesBudget().fit(Xr, yr, eval_set=(Xv, yv))
     b = NaiveBayesBudget(numeric="q15").fit(Xr, yr, eval_set=(Xv, yv))
-    assert a.stop_cost_ == b.stop_cost_ == DEFAULT_STOP_COST and _same(a.model_, b.model_)
+    assert a.stop_cost_ == b.stop_cost_ == DEFAULT_STOP_COST
+    assert_same_tables(a.model_, b.model_)
 
 
 def test_bad_numeric_is_refused_at_fit() -> None:
