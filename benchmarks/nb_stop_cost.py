@@ -68,12 +68,15 @@ def counts(model: Any, work: Path, X: np.ndarray, qemu_on: bool
 
     stop_at = np.asarray(getattr(model.tables, "stop_at", np.zeros(0)), dtype=float)
     out: dict[tuple[str, str], tuple[float, float, float | None]] = {}
+    per_numeric: dict[str, tuple[np.ndarray, Path]] = {}  # the C runtime's n_read and the header, once per type
     for name, numeric, target in WALKS:
-        n_read = np.asarray(c_evaluator(model, numeric).predict(X).n_read, dtype=float)
+        if numeric not in per_numeric:
+            header = work / numeric / "model.h"
+            header.parent.mkdir(parents=True, exist_ok=True)
+            header.write_text(render_header(model, numeric, "model", X))
+            per_numeric[numeric] = (np.asarray(c_evaluator(model, numeric).predict(X).n_read, dtype=float), header)
+        n_read, header = per_numeric[numeric]
         checks = float((stop_at[None, :] <= n_read[:, None]).sum(axis=1).mean())
-        header = work / numeric / "model.h"
-        header.parent.mkdir(parents=True, exist_ok=True)
-        header.write_text(render_header(model, numeric, "model", X))
         if target is None:
             ins: float | None = x86_count(header)[0]
         else:
@@ -92,6 +95,7 @@ def fit_costs(points: list[tuple[float, float, float]]) -> tuple[float, float, f
 
 def main(argv: list[str] | None = None) -> int:
     from compiler.nb.stop_cost import default_stop_cost  # noqa: PLC0415
+    from pyruntime.evaluators import c_evaluator  # noqa: PLC0415
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", nargs="*", default=None,
@@ -151,8 +155,6 @@ def main(argv: list[str] | None = None) -> int:
                 got = counts(model, Path(tmp) / f"e_{spec.replace(':', '_')}_{j}", X, qemu_on)
                 cells = []
                 for numeric in ("float32", "q15"):
-                    from pyruntime.evaluators import c_evaluator  # noqa: PLC0415
-
                     p = c_evaluator(model, numeric).predict(np.asarray(task.data.X[task.test], dtype=np.float32))
                     acc = float(np.mean(np.asarray(p.label) == task.y[task.test]))
                     cells.append(f"{acc:.4f} / {float(np.mean(p.n_read)):5.2f}")

@@ -22,7 +22,6 @@ from compiler.costs import CostsError
 from compiler.header import (
     FLASH_BUDGETS,
     POINTER_BYTES,
-    TARGETS,
     c_tables,
     const_bytes,
     numeric_for,
@@ -31,7 +30,7 @@ from compiler.header import (
 )
 from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
 from compiler.nb.stop_cost import export_note
-from compiler.options import OutputFile, refuse_overwriting_input
+from compiler.options import OutputFile, numeric_option, refuse_overwriting_input, target_option
 from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
@@ -63,11 +62,8 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def numeric_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--numeric", type=click.Choice(["float32", "q15"]), default=None,
-                      help="Numeric type of the tables (default: from --target, else float32).")(fn)
-    fn = click.option("--target", "target_name", type=click.Choice(sorted(TARGETS)), default=None,
-                      help="Device the tables are for: picks the numeric type (cortex-m0/m3: q15).")(fn)
-    return fn
+    fn = click.option("--numeric", **numeric_option())(fn)
+    return click.option("--target", "target_name", **target_option())(fn)
 
 
 class OneLineErrors(SharedOneLineErrors):
@@ -278,8 +274,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
     """export-c's note on an nb-stop model whose stop points were kept for the other numeric type's walk."""
     if model.kind == "nb-stop":
-        note = export_note(model.meta.get("training", {}), len(model.classes),
-                           int(getattr(model.tables, "n_stops", 0)), num)
+        note = export_note(model.meta.get("training", {}), len(model.classes), model.tables.n_stops, num)
         if note:
             click.echo(note, err=True)
 
@@ -447,6 +442,9 @@ def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: st
     if "bins_chosen" in trained:  # NB: the bins and entries its tables were estimated with
         info["table_form"] = (f"{trained['bins_chosen']} bins, {trained['likelihood_chosen']} entries"
                               + (" (kept by --bins auto)" if trained.get("table_forms") else ""))
+    if "stop_numeric" in trained:  # nb-stop: the walk its stop points were kept for
+        info["stop_points_kept_for"] = (f"{trained['stop_numeric']} tables (a stop check priced "
+                                        f"{float(trained['stop_cost_chosen']):g} feature reads)")
     info["training"] = trained
     if as_json:
         click.echo(json.dumps(info, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)))

@@ -68,13 +68,16 @@ CTYPES = {
 }
 
 
+NUMERICS = ("float32", "q15")  # the numeric types of the tables (--numeric)
+
+
 def numeric_for(target: str | None, numeric: str | None) -> str:
     """The numeric type for a target, unless given explicitly."""
     if target is not None and target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if numeric is not None:
-        if numeric not in ("float32", "q15"):
-            raise ValueError(f"--numeric must be float32 or q15, got {numeric!r}")
+        if numeric not in NUMERICS:
+            raise ValueError(f"--numeric must be {' or '.join(NUMERICS)}, got {numeric!r}")
         return numeric
     return TARGETS[target] if target else "float32"
 

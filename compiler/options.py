@@ -16,7 +16,21 @@ from typing import Any
 
 import click
 
+from compiler.header import NUMERICS, TARGETS
+
 LOSSES = ("squared", "logistic", "multiclass-log")
+
+
+def numeric_option(help: str = "Numeric type of the tables (default: from --target, else float32).",
+                   ) -> dict[str, Any]:
+    """The settings of --numeric (export-c, eval, predict, inspect, train nb-stop): the table numeric types."""
+    return {"type": click.Choice(list(NUMERICS)), "default": None, "help": help}
+
+
+def target_option(help: str = "Device the tables are for: picks the numeric type (cortex-m0/m3: q15).",
+                  ) -> dict[str, Any]:
+    """The settings of --target: the devices the tables are built and counted for."""
+    return {"type": click.Choice(sorted(TARGETS)), "default": None, "help": help}
 
 DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 SWEEP_TOLERANCE = 0.01

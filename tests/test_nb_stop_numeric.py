@@ -5,6 +5,7 @@ walks keep 1.5, and a float32 model is the one trained before round 39."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,13 @@ def test_cli_records_the_walk_and_export_notes_the_other(tmp_path: Path) -> None
     assert run("train", "nb-static", "sklearn:breast_cancer", "-o", static)[0] == 0
     assert note(static, "--numeric", "q15") == []
     assert "stop_numeric" not in fmt.load(static).meta["training"]
+    # inspect says which walk the stop points were kept for, at what price (text and --json)
+    code, out, _ = run("inspect", q15)
+    assert code == 0 and f"stop points kept for: q15 tables (a stop check priced {STOP_COSTS['q15', False]:g} " \
+        "feature reads)" in out
+    kept = json.loads(run("inspect", f32, "--json")[1])["stop_points_kept_for"]
+    assert kept == f"float32 tables (a stop check priced {DEFAULT_STOP_COST:g} feature reads)"
+    assert "stop_points_kept_for" not in json.loads(run("inspect", static, "--json")[1])
 
 
 def test_export_note_only_where_the_price_differs(tmp_path: Path) -> None:

@@ -9,11 +9,11 @@ import click
 import numpy as np
 
 from compiler.costs import FeatureCosts
-from compiler.header import TARGETS, numeric_for, register_emitter
+from compiler.header import numeric_for, register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.nb.discretize import parse_bins
 from compiler.nb.header import nb_tables
-from compiler.options import CV_BELOW, CV_FOLDS
+from compiler.options import CV_BELOW, CV_FOLDS, numeric_option, target_option
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.tasks import Task, balanced_validation_accuracy, check_not_trivial
 from pyruntime.format import ModelFile
@@ -103,12 +103,11 @@ STOP_OPTIONS = [
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
                  "saves on validation outweigh the check every running row pays [nb-stop; default: measured per "
                  "numeric type: 1.5, and 6 for q15 tables of two classes; 0: off]."),
-    click.Option(["--numeric"], type=click.Choice(["float32", "q15"]), default=None,
-                 help="The numeric type the tables will be exported as: the stop points are kept for its walk, "
-                 "where a q15 stop check costs more reads than a float32 one [nb-stop; default: from --target, "
-                 "else float32]."),
-    click.Option(["--target"], type=click.Choice(sorted(TARGETS)), default=None,
-                 help="The device the model is for: picks --numeric (cortex-m0/m3: q15) [nb-stop]."),
+    click.Option(["--numeric"], **numeric_option(
+        "The numeric type the tables will be exported as: the stop points are kept for its walk, where a two-class "
+        "q15 stop check costs more reads than a float32 one [nb-stop; default: from --target, else float32].")),
+    click.Option(["--target"], **target_option(
+        "The device the model is for: picks --numeric (cortex-m0/m3: q15) [nb-stop].")),
 ]
 
 

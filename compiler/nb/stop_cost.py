@@ -6,18 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler.header import NUMERICS
+
 # The eager table walk pays about 14 x86 instructions per stop point against 10 (a zero) to 18 per feature read,
 # so 1.5 reads per check, with a margin for validation-to-test drift: at 1, KEEL spambase (k = 10) kept a stop
 # point after 3 features that made it cost as much as static NB (179.0 vs 179.7 instructions per prediction); at
 # 1.5 one stop point after 4 features reads 6.4 features at 147.5.
 DEFAULT_STOP_COST = 1.5
-NUMERICS = ("float32", "q15")
 # Per numeric type and walk (two classes, K classes), from benchmarks/nb_stop_cost.py's fits of instructions =
 # fixed + read x features read + check x stop checks over nb-static budgets and nb-stop stop costs (round 39).
 # float32 checks cost 1.2-1.6 reads on x86 and the Cortex-M4F for two classes and 0.4-2.1 for three to 26 (a
 # read's price follows the bins: 31 quantile edges make it dear), so 1.5 stays; K-class q15 checks cost 0.3-2.4
 # reads on the Cortex-M3, the same 1.5. The two-class q15 walk is the exception: its reads run in the step
-# stream's ldm loop (8.9 Cortex-M3 instructions) and a check leaves it (50): 5.7 reads (Cortex-M0 4.8).
+# stream's ldm loop (8.7 Cortex-M3 instructions) and a check leaves it: 40 instructions since round 40 (a pointer
+# compare finds the stop point, the position is read inline; 51 before), 4.6 reads (Cortex-M0 2.9, x86 2.8).
+# The price stays 6, a margin for validation-to-test drift as float32's: at 4.5 breast cancer keeps 5 stop points
+# (3 at 6) and costs 271.9 Cortex-M3 instructions per prediction on its 200 embedded rows against 227.9.
 STOP_COSTS: dict[tuple[str, bool], float] = {
     ("float32", False): DEFAULT_STOP_COST, ("float32", True): DEFAULT_STOP_COST,
     ("q15", False): 6.0, ("q15", True): DEFAULT_STOP_COST}
@@ -37,9 +41,12 @@ def export_note(training: dict[str, Any], n_classes: int, n_stops: int, numeric:
     if not n_stops or "stop_cost" in training:
         return None
     kept = str(training.get("stop_numeric", "float32"))
-    if kept not in NUMERICS or default_stop_cost(kept, n_classes) == default_stop_cost(numeric, n_classes):
+    if kept not in NUMERICS:
         return None
-    dearer = "more" if default_stop_cost(numeric, n_classes) > default_stop_cost(kept, n_classes) else "fewer"
+    paid, price = default_stop_cost(kept, n_classes), default_stop_cost(numeric, n_classes)
+    if paid == price:
+        return None
+    dearer = "more" if price > paid else "fewer"
     return (f"note: the stop points were kept for {kept} tables (a {numeric} stop check costs {dearer} feature "
             f"reads): train with --numeric {numeric} (or --target) to keep them for the {numeric} walk "
             "(docs/nb_stop.md)")

@@ -31,11 +31,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from compiler.costs import FeatureCosts
 from compiler.estimators import check_X, encode_classes, fit_classes
+from compiler.header import NUMERICS
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
 from compiler.nb.orderings import ORDERINGS, fcbf, rank
 from compiler.nb.pooled import pooled_folds
-from compiler.nb.stop_cost import DEFAULT_STOP_COST, NUMERICS, default_stop_cost
+from compiler.nb.stop_cost import DEFAULT_STOP_COST, default_stop_cost
 from compiler.options import CV_BELOW, auto_folds, stratified_folds
 from compiler.parallel import run_map
 from compiler.tasks import class_weights, weighted_accuracy

@@ -559,29 +559,46 @@ static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *
 #define FM_NB_HOT_RUN(r, x, acc) ((r) = nb_q15_hot_run((r), (x), &(acc)))
 #endif
 
+/* The entry of the finite value (bits) that left the step loop at step h: nb_hot_entry less its raw-bit path
+ * (a step that does not leave lets only a negative value out). */
+FM_ALWAYS_INLINE int32_t nb_hot_exit_entry(const fm_nb_q15_hot *h, uint32_t bits)
+{
+    const int32_t key = fm_nb_key(bits);
+    if ((bits << 1) == 0u) {
+        return nb_lo16(h->d30);
+    }
+    if (h->above[1] != 0u) {
+        return key > h->key ? nb_hi16(h->d12) : nb_lo16(h->d12);
+    }
+    return key > h->key ? nb_hi16(h->d30) : key > nb_hot_key0(h) ? nb_hi16(h->d12) : nb_lo16(h->d12);
+}
+
 /* Eager q15 walk over the step stream: the loop leaves only at a step whose above[1] is 0 (a stop point
  * before it: the stop test; the end; a position with two negative edges) or at a negative, infinite or NaN
- * value; that position is then read with nb_hot_entry, or fails. Plain adds: a record model cannot
- * saturate. */
+ * value; that position is then read with its keys, or fails. stop points past the step of the next stop
+ * point's position (or the end's): one pointer compare tells a stop from the other exits. The model's
+ * fields are read where used (the loop's asm clobbers memory, so nothing held across it is reloaded
+ * anyway, and nothing is spilled). Plain adds: a record model cannot saturate. */
 static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
 {
-    const fm_nb_q15_hot *const hot = m->hot;
-    const fm_nb_q15_hot *r = hot;
+    const fm_nb_q15_hot *r = m->hot;
+    const fm_nb_q15_hot *stop = r + (m->n_stops != 0u ? m->stop_at[0] : m->n_used) + 1u;
     uint32_t s = 0, n, bits;
     int32_t acc = m->d0, label;
 
     for (;;) {
         FM_NB_HOT_RUN(r, x, acc);
-        n = (uint32_t)(r - hot) - 1u; /* the position of the step that left the loop */
-        if (r[-1].above[1] == 0u && (n == m->n_used || (s < m->n_stops && m->stop_at[s] == n))) {
+        if (r == stop) {
             NB_SEGMENT_END(m, acc, m->n_stops, m->stop_hi, m->stop_lo, s, label);
+            stop = m->hot + (s != m->n_stops ? m->stop_at[s] : m->n_used) + 1u;
         }
         bits = fm_float_bits(x[r[-1].feature]);
         if (fm_bits_nonfinite(bits)) {
             return FM_E_VALUE;
         }
-        acc += nb_hot_entry(r - 1, bits);
+        acc += nb_hot_exit_entry(r - 1, bits);
     }
+    n = (uint32_t)(r - m->hot) - 1u; /* the position of the step that left the loop */
     out->label = label;
     NB_Q15_WALK_OUT(out, acc, n, m->cum_cost != NULL ? m->cum_cost[n] : n, s);
     return FM_OK;
