@@ -32,6 +32,7 @@ def target_option(help: str = "Device the tables are for: picks the numeric type
     """The settings of --target: the devices the tables are built and counted for."""
     return {"type": click.Choice(sorted(TARGETS)), "default": None, "help": help}
 
+
 DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 SWEEP_TOLERANCE = 0.01
 # a --sweep whose validation part has fewer rows than CV_BELOW (one row is more than half a point) judges its grid

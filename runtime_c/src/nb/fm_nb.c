@@ -82,23 +82,29 @@ static int32_t nb_hot_key0(const fm_nb_q15_hot *h)
     return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
 }
 
-/* Entry of a finite value (bits) at a step, any sign: a leaving step compares keys, another the raw bits of a
- * positive value against above[], and a negative value's key against key (edge 0's key when it is < 0). */
-static int32_t nb_hot_entry(const fm_nb_q15_hot *h, uint32_t bits)
+/* The entry of a finite value (bits) at a step off the raw-bit path: +-0, a leaving step (keys: edge 0's in
+ * above[0], edge 1's in key), or a negative value at another step (above edge 0 only when key says so). What
+ * the eager walk reads where the step loop let the value out. */
+FM_ALWAYS_INLINE int32_t nb_hot_exit_entry(const fm_nb_q15_hot *h, uint32_t bits)
 {
-    uint32_t slot;
+    const int32_t key = fm_nb_key(bits);
     if ((bits << 1) == 0u) {
         return nb_lo16(h->d30);
     }
-    if (h->above[1] == 0u) {
-        const int32_t key = fm_nb_key(bits);
-        slot = 1u + (uint32_t)(key > nb_hot_key0(h)) + (uint32_t)(key > h->key);
-    } else if (bits < 0x80000000u) {
-        slot = 1u + (uint32_t)(bits >= h->above[0]) + (uint32_t)(bits >= h->above[1]);
-    } else {
-        slot = 1u + (uint32_t)(fm_nb_key(bits) > h->key);
+    if (h->above[1] != 0u) {
+        return key > h->key ? nb_hi16(h->d12) : nb_lo16(h->d12);
     }
-    return slot == 1u ? nb_lo16(h->d12) : slot == 2u ? nb_hi16(h->d12) : nb_hi16(h->d30);
+    return key > h->key ? nb_hi16(h->d30) : key > nb_hot_key0(h) ? nb_hi16(h->d12) : nb_lo16(h->d12);
+}
+
+/* Entry of a finite value (bits) at a step, any sign (the lazy walk): the raw bits of a positive value against
+ * above[] at a step that does not leave, else nb_hot_exit_entry. */
+static int32_t nb_hot_entry(const fm_nb_q15_hot *h, uint32_t bits)
+{
+    if (h->above[1] != 0u && bits - 1u < 0x7fffffffu) {
+        return bits >= h->above[1] ? nb_hi16(h->d30) : bits >= h->above[0] ? nb_hi16(h->d12) : nb_lo16(h->d12);
+    }
+    return nb_hot_exit_entry(h, bits);
 }
 
 static int nb_check_pos(const fm_nb *m)
@@ -559,24 +565,10 @@ static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *
 #define FM_NB_HOT_RUN(r, x, acc) ((r) = nb_q15_hot_run((r), (x), &(acc)))
 #endif
 
-/* The entry of the finite value (bits) that left the step loop at step h: nb_hot_entry less its raw-bit path
- * (a step that does not leave lets only a negative value out). */
-FM_ALWAYS_INLINE int32_t nb_hot_exit_entry(const fm_nb_q15_hot *h, uint32_t bits)
-{
-    const int32_t key = fm_nb_key(bits);
-    if ((bits << 1) == 0u) {
-        return nb_lo16(h->d30);
-    }
-    if (h->above[1] != 0u) {
-        return key > h->key ? nb_hi16(h->d12) : nb_lo16(h->d12);
-    }
-    return key > h->key ? nb_hi16(h->d30) : key > nb_hot_key0(h) ? nb_hi16(h->d12) : nb_lo16(h->d12);
-}
-
 /* Eager q15 walk over the step stream: the loop leaves only at a step whose above[1] is 0 (a stop point
  * before it: the stop test; the end; a position with two negative edges) or at a negative, infinite or NaN
- * value; that position is then read with its keys, or fails. stop points past the step of the next stop
- * point's position (or the end's): one pointer compare tells a stop from the other exits. The model's
+ * value; that position is then read by nb_hot_exit_entry, or fails. `stop` points past the step of the next
+ * stop point's position (or the end's): one pointer compare tells a stop from the other exits. The model's
  * fields are read where used (the loop's asm clobbers memory, so nothing held across it is reloaded
  * anyway, and nothing is spilled). Plain adds: a record model cannot saturate. */
 static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
