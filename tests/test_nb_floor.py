@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -538,3 +540,42 @@ def test_k_class_q15_segment_walk_on_cortex_m3_signs_zeros_and_non_finite(tmp_pa
     lines = p.stdout.splitlines()
     assert lines[:bad] == expected_lines(model, "q15", clean[:bad])
     assert lines[bad].startswith(f"error {bad} ") and p.returncode != 0, (lines[bad:], p.stderr)
+
+
+# What one stop check costs a two-class q15 walk that goes on past it (the step stream leaves its loop, runs the
+# stop test and reads the leaving position): static NB on breast cancer against the same tables with a stop point
+# every third position whose bounds never answer, so every row pays every check. Measured when set (round 40,
+# 60 test rows, 9 checks a row): Cortex-M3 45.40, x86-64 38.12 instructions a check (57.42 and 47.21 before round
+# 40's walk: the position's multiply, a stop_at lookup and a call per check); the budgets are a small margin above.
+STOP_CHECK_M3 = 46.5
+STOP_CHECK_X86 = 39.0
+
+
+def never_stopping(model: Any, every: int = 3) -> Any:
+    """model (static NB) with a stop point every `every` positions whose bounds no score passes."""
+    t = model.tables
+    at = np.arange(every, t.n_used, every, dtype=np.uint32)
+    big = np.full(at.size, np.inf, dtype=np.float32)
+    return replace(model, kind="nb-stop", tables=replace(t, stop_at=at, stop_hi=big, stop_lo=-big))
+
+
+@needs_qemu
+def test_q15_stop_check_budget(tmp_path: Path) -> None:
+    from benchmarks.common.qemu_count import count_cortex_m
+    from compiler import tasks
+    from compiler.nb.kind import train_nb
+
+    task = tasks.prepare("sklearn:breast_cancer", None, None, 0)
+    static = train_nb("nb-static", task, {}, None)
+    stops = never_stopping(static)
+    n_checks = int(stops.tables.n_stops)
+    rows = task.data.X[task.test][:ROWS]
+    (tmp_path / "s").mkdir()
+    ir_static, f_static = count(static, "q15", rows, tmp_path)
+    ir_stops, f_stops = count(stops, "q15", rows, tmp_path / "s")
+    assert f_static == f_stops == static.tables.n_used  # no row stops: the same reads, plus the checks
+    m3_static = count_cortex_m(tmp_path / f"{static.kind}_q15" / "model.h", "cortex-m3")
+    m3_stops = count_cortex_m(tmp_path / "s" / f"{stops.kind}_q15" / "model.h", "cortex-m3")
+    x86, m3 = (ir_stops - ir_static) / n_checks, (m3_stops - m3_static) / n_checks
+    print(f"q15 stop check, {n_checks} a row: Cortex-M3 {m3:.2f}, x86 {x86:.2f} instructions")
+    assert m3 <= STOP_CHECK_M3 and x86 <= STOP_CHECK_X86, (m3, x86)
