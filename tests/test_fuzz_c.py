@@ -91,9 +91,10 @@ def test_issue23_reproducer_is_kept() -> None:
 
 
 @pytest.fixture(scope="module")
-def replay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, int]]:
+def replay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, int, int]]:
     """Every committed corpus and crash input through its harness built by gcc with ASan + UBSan:
-    accepted tables and predicted rows per family (the make target fails on any report)."""
+    accepted tables, predicted rows and (nb; -1 elsewhere) step-stream rows compared with their records per
+    family (the make target fails on any report)."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     out = tmp_path_factory.mktemp("replay")
