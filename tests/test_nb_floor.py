@@ -570,7 +570,6 @@ def test_q15_stop_check_budget(tmp_path: Path) -> None:
     stops = never_stopping(static)
     n_checks = int(stops.tables.n_stops)
     rows = task.data.X[task.test][:ROWS]
-    (tmp_path / "s").mkdir()
     ir_static, f_static = count(static, "q15", rows, tmp_path)
     ir_stops, f_stops = count(stops, "q15", rows, tmp_path / "s")
     assert f_static == f_stops == static.tables.n_used  # no row stops: the same reads, plus the checks

@@ -39,7 +39,7 @@ static int fz_hot_steps(fz_in *in, const fm_nb_q15 *m, fm_nb_q15_hot *hot)
             h->key = r->edge[1];
         } else {
             for (k = 0; k < 2u; ++k) {
-                h->above[k] = r->edge[k] > 0 && r->edge[k] < INT32_MAX ? (uint32_t)r->edge[k] + 1u : 1u;
+                h->above[k] = r->edge[k] > 0 ? (uint32_t)r->edge[k] + 1u : 1u;
             }
             h->key = r->edge[0] < -1 ? r->edge[0] : INT32_MAX;
         }
