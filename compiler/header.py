@@ -71,14 +71,20 @@ CTYPES = {
 NUMERICS = ("float32", "q15")  # the numeric types of the tables (--numeric)
 
 
+def check_numeric(numeric: str, name: str = "numeric") -> str:
+    """numeric itself when it is one of NUMERICS, else a ValueError naming ``name`` (the one check of a numeric
+    type: the CLI's --numeric, an estimator's parameter, a model file's record)."""
+    if numeric not in NUMERICS:
+        raise ValueError(f"{name} must be one of {', '.join(NUMERICS)}, got {numeric!r}")
+    return numeric
+
+
 def numeric_for(target: str | None, numeric: str | None) -> str:
     """The numeric type for a target, unless given explicitly."""
     if target is not None and target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if numeric is not None:
-        if numeric not in NUMERICS:
-            raise ValueError(f"--numeric must be {' or '.join(NUMERICS)}, got {numeric!r}")
-        return numeric
+        return check_numeric(numeric, "--numeric")
     return TARGETS[target] if target else "float32"
 
 

@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from compiler.costs import FeatureCosts
 from compiler.estimators import check_X, encode_classes, fit_classes
-from compiler.header import NUMERICS
+from compiler.header import check_numeric
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
 from compiler.nb.orderings import ORDERINGS, fcbf, rank
@@ -392,8 +392,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"disagreement must be in (0, 1], got {self.disagreement}")
         if self.stop_cost is not None and not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
             raise ValueError(f"stop_cost must be a finite number >= 0 or None, got {self.stop_cost}")
-        if self.numeric not in NUMERICS:
-            raise ValueError(f"numeric must be one of {', '.join(NUMERICS)}, got {self.numeric!r}")
+        check_numeric(self.numeric)
         if self.alpha <= 0:
             raise ValueError(f"alpha must be > 0, got {self.alpha}")
         if self.tolerance is not None and not 0 <= self.tolerance <= 1:

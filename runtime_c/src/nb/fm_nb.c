@@ -82,19 +82,30 @@ static int32_t nb_hot_key0(const fm_nb_q15_hot *h)
     return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
 }
 
+/* The entry of key at a leaving step (above[1] == 0): edge 0's key in above[0], edge 1's in key. */
+FM_ALWAYS_INLINE int32_t nb_hot_leave_entry(const fm_nb_q15_hot *h, int32_t key)
+{
+    return key > h->key ? nb_hi16(h->d30) : key > nb_hot_key0(h) ? nb_hi16(h->d12) : nb_lo16(h->d12);
+}
+
 /* The entry of a finite value (bits) at a step off the raw-bit path: +-0, a leaving step (keys: edge 0's in
  * above[0], edge 1's in key), or a negative value at another step (above edge 0 only when key says so). What
- * the eager walk reads where the step loop let the value out. */
+ * the eager walk reads where the step loop let the value out. A positive finite value (bits 1 .. 0x7f7fffff,
+ * its key its bits) leaves only at a leaving step: one unsigned compare takes it there, without the key. */
 FM_ALWAYS_INLINE int32_t nb_hot_exit_entry(const fm_nb_q15_hot *h, uint32_t bits)
 {
-    const int32_t key = fm_nb_key(bits);
+    int32_t key;
+    if (bits - 1u < 0x7f7fffffu) {
+        return nb_hot_leave_entry(h, (int32_t)bits);
+    }
     if ((bits << 1) == 0u) {
         return nb_lo16(h->d30);
     }
+    key = fm_nb_key(bits);
     if (h->above[1] != 0u) {
         return key > h->key ? nb_hi16(h->d12) : nb_lo16(h->d12);
     }
-    return key > h->key ? nb_hi16(h->d30) : key > nb_hot_key0(h) ? nb_hi16(h->d12) : nb_lo16(h->d12);
+    return nb_hot_leave_entry(h, key);
 }
 
 /* Entry of a finite value (bits) at a step, any sign (the lazy walk): the raw bits of a positive value against
@@ -542,19 +553,23 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
 
 /* The q15 step loop (hot != NULL): from step r, adds each step's entry while its value's bits b are those
  * of a positive finite value or +0 (above[1] > b >= above[0]: d[2]; below above[0]: d[1], d[0] for +0; at
- * or above above[1]: d[3]) and returns past the first step whose above[1] is 0 or whose value is negative,
- * infinite or NaN. FM_NB_HOT_RUN (fm_port.h) is the same loop in Thumb-2. */
-#ifndef FM_NB_HOT_RUN
+ * or above above[1]: d[3]) and stops at the first step whose above[1] is 0 or whose value is negative,
+ * infinite or NaN. The C loop leaves r at that step (NB_HOT_PAST 0: one pointer walked, no copy kept for the
+ * exit, which spent a register move a step in GCC's Thumb-1 code); FM_NB_HOT_RUN (fm_port.h) is the same
+ * loop in Thumb-2 and leaves r past it (its ldm writes back; NB_HOT_PAST 1). */
+#ifdef FM_NB_HOT_RUN
+#define NB_HOT_PAST 1u
+#else
+#define NB_HOT_PAST 0u
 static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *x, int32_t *acc)
 {
     int32_t a = *acc;
-    for (;;) {
-        const fm_nb_q15_hot *const h = r++;
-        const uint32_t b = fm_float_bits(x[h->feature]);
-        if (b < h->above[1]) {
-            a += b >= h->above[0] ? nb_hi16(h->d12) : b != 0u ? nb_lo16(h->d12) : nb_lo16(h->d30);
-        } else if (h->above[1] != 0u && b < 0x7f800000u) {
-            a += nb_hi16(h->d30);
+    for (;; ++r) {
+        const uint32_t b = fm_float_bits(x[r->feature]);
+        if (b < r->above[1]) {
+            a += b >= r->above[0] ? nb_hi16(r->d12) : b != 0u ? nb_lo16(r->d12) : nb_lo16(r->d30);
+        } else if (r->above[1] != 0u && b < 0x7f800000u) {
+            a += nb_hi16(r->d30);
         } else {
             break;
         }
@@ -565,16 +580,22 @@ static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *
 #define FM_NB_HOT_RUN(r, x, acc) ((r) = nb_q15_hot_run((r), (x), &(acc)))
 #endif
 
+/* Where the step loop stands when it leaves at the step of stop point s's position (s == n_stops: the end's):
+ * the walk tells a stop from the other exits with one pointer compare. */
+static const fm_nb_q15_hot *nb_hot_stop(const fm_nb_q15 *m, uint32_t s)
+{
+    return m->hot + (s != m->n_stops ? m->stop_at[s] : m->n_used) + NB_HOT_PAST;
+}
+
 /* Eager q15 walk over the step stream: the loop leaves only at a step whose above[1] is 0 (a stop point
  * before it: the stop test; the end; a position with two negative edges) or at a negative, infinite or NaN
- * value; that position is then read by nb_hot_exit_entry, or fails. `stop` points past the step of the next
- * stop point's position (or the end's): one pointer compare tells a stop from the other exits. The model's
- * fields are read where used (the loop's asm clobbers memory, so nothing held across it is reloaded
- * anyway, and nothing is spilled). Plain adds: a record model cannot saturate. */
+ * value; that position is then read by nb_hot_exit_entry, or fails, and the loop goes on from the next step.
+ * The model's fields are read where used (the Thumb-2 loop's asm clobbers memory, so nothing held across it
+ * is reloaded anyway, and nothing is spilled). Plain adds: a record model cannot saturate. */
 static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
 {
     const fm_nb_q15_hot *r = m->hot;
-    const fm_nb_q15_hot *stop = r + (m->n_stops != 0u ? m->stop_at[0] : m->n_used) + 1u;
+    const fm_nb_q15_hot *stop = nb_hot_stop(m, 0u);
     uint32_t s = 0, n, bits;
     int32_t acc = m->d0, label;
 
@@ -582,15 +603,16 @@ static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
         FM_NB_HOT_RUN(r, x, acc);
         if (r == stop) {
             NB_SEGMENT_END(m, acc, m->n_stops, m->stop_hi, m->stop_lo, s, label);
-            stop = m->hot + (s != m->n_stops ? m->stop_at[s] : m->n_used) + 1u;
+            stop = nb_hot_stop(m, s);
         }
-        bits = fm_float_bits(x[r[-1].feature]);
-        if (fm_bits_nonfinite(bits)) {
+        bits = fm_float_bits(x[(r - NB_HOT_PAST)->feature]);
+        if (bits - 1u >= 0x7f7fffffu && fm_bits_nonfinite(bits)) { /* a positive finite value is not tested */
             return FM_E_VALUE;
         }
-        acc += nb_hot_exit_entry(r - 1, bits);
+        acc += nb_hot_exit_entry(r - NB_HOT_PAST, bits);
+        r += 1u - NB_HOT_PAST;
     }
-    n = (uint32_t)(r - m->hot) - 1u; /* the position of the step that left the loop */
+    n = (uint32_t)(r - m->hot) - NB_HOT_PAST; /* the position of the step that left the loop */
     out->label = label;
     NB_Q15_WALK_OUT(out, acc, n, m->cum_cost != NULL ? m->cum_cost[n] : n, s);
     return FM_OK;
