@@ -246,20 +246,25 @@ def test_bad_class_trees_is_refused() -> None:
         AdaptGbrtClassifier(class_trees="both", n_trees=2).fit(X, y)
 
 
-def test_the_gates_newton_steps_are_capped_where_q_saturates() -> None:
+def test_the_newton_steps_are_capped_where_q_saturates() -> None:
     """Wine at gamma 0.3, P 0.1 grew a gate leaf of 10,865 (the q step drives many rows' soft labels to exactly 0
     or 1, where the logistic hessian vanishes); digits with 100 trees at gamma 1, P 0.6 overflowed float32 and the
-    CLI refused the model. Every gate leaf now moves the logit by at most GATE_MAX_DELTA_STEP, and both fit."""
-    from compiler.gated.adapt_gbrt import GATE_MAX_DELTA_STEP  # noqa: PLC0415
+    CLI refused the model. f1's trees did the same where the weights 1 - q leave rows f1 misfits confidently (their
+    class's probability, and so their hessian, near 0): digits at gamma 0.1, P 0.7, a point of the default sweep,
+    grew an f1 leaf of float32 infinity (round 41). Every leaf of the gate and of f1 now moves a score by at most
+    MAX_DELTA_STEP (times f1's shrinkage), and all three fit."""
+    from compiler.gated.adapt_gbrt import MAX_DELTA_STEP  # noqa: PLC0415
     from compiler.tasks import prepare, split  # noqa: PLC0415
 
+    step = 0.1
     for data, kw in (("sklearn:wine", {"p_full": 0.1, "gamma": 0.3}),
-                     ("sklearn:digits", {"p_full": 0.6, "gamma": 1.0, "n_trees": 100})):
+                     ("sklearn:digits", {"p_full": 0.6, "gamma": 1.0, "n_trees": 100}),
+                     ("sklearn:digits", {"p_full": 0.7, "gamma": 0.1, "n_trees": 100})):
         Xtr, ytr, Xva, _ = split(prepare(data))
-        m = AdaptGbrtClassifier(hpc="rf", max_depth=3, step=0.1, class_trees="shared", random_state=0, **kw)
+        m = AdaptGbrtClassifier(hpc="rf", max_depth=3, step=step, class_trees="shared", random_state=0, **kw)
         m.fit(Xtr, ytr)
-        gate_values = np.asarray(m.gate_ir_["value"])
-        leaves = np.asarray(m.gate_ir_["feature"]) < 0
-        assert np.all(np.isfinite(gate_values)) and np.all(np.isfinite(np.asarray(m.f1_ir_["value"])))
-        assert np.abs(gate_values[leaves]).max() <= GATE_MAX_DELTA_STEP  # the gate's step is 1 (full Newton)
+        for ir, most in ((m.gate_ir_, MAX_DELTA_STEP), (m.f1_ir_, MAX_DELTA_STEP * step)):  # the gate's step is 1
+            values = np.asarray(ir["value"])
+            assert np.all(np.isfinite(values))
+            assert np.abs(values[np.asarray(ir["feature"]) < 0]).max() <= np.float32(most), (data, kw)
         assert np.isfinite(m.predict_proba(Xva)).all()

@@ -84,9 +84,13 @@ HPC_NAMES = ("rf", "gbrt", "svm-rbf")
 # The gate's full Newton steps fit the soft labels q, which the alternation drives to exactly 0 or 1 for many
 # rows: there the logistic hessian vanishes and a leaf's step -G/H grew without bound (wine, gamma 0.3, P 0.1: a
 # leaf of 10,865; digits, 100 trees, gamma 1, P 0.6: float32 overflow and "thresholds and values must be finite").
-# Each gate leaf moves the logit by at most this much per iteration (max_delta_step); the largest leaf of
-# digits', wine's and breast cancer's default fits that did not diverge was 7.8, so they are unchanged.
-GATE_MAX_DELTA_STEP = 10.0
+# f1's trees meet the same where the weights 1 - q leave a class's leaf with rows f1 misfits confidently (its
+# probability of their class near 0, so their hessian near 0): digits' default sweep grew f1 Newton steps of 612
+# and 1,417 and one of float32 infinity at P 0.6-0.7 (round 41), and 300 trees at gamma 1 were refused. Each leaf
+# of the gate, of f1 and of f1's fold boosters moves a score by at most this much per iteration before the
+# shrinkage (max_delta_step); the largest leaf of digits', wine's and breast cancer's default fits that did not
+# diverge was 7.8 for the gate (round 24) and 7.1 for miser's shared trees on digits.
+MAX_DELTA_STEP = 10.0
 
 
 def make_hpc(name: str, random_state: int | None = 0) -> BaseEstimator:
@@ -357,7 +361,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         loss = "logistic" if K == 2 else "multiclass-log"
         n = len(y)
         f1 = make_booster(X32, y_idx, np.ones(n), K, loss, self.costs_, self.step, self.max_depth,
-                          self.max_bins, class_trees=self.class_trees)
+                          self.max_bins, class_trees=self.class_trees, max_delta_step=MAX_DELTA_STEP)
         Y1 = encode_targets(y_idx, loss, K)
         penalty = self.gamma * penalty_scale(self.costs_)
         per_iter = int(self.trees_per_step)
@@ -376,7 +380,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             if gate is None:
                 gate = Booster(fitter=f1.fitter, Y=q[:, None].copy(), weight=np.ones(n), loss="logistic",
                                costs=self.costs_, step=self._gate_step(), max_depth=self.max_depth, used=f1.used,
-                               max_delta_step=GATE_MAX_DELTA_STEP)
+                               max_delta_step=MAX_DELTA_STEP)
             gate.Y = q[:, None].copy()
             f1.weight = np.maximum(1.0 - q, 1e-12)
             for j, b in enumerate(aux):  # the fold boosters: f1's weights on the other folds' rows
@@ -420,7 +424,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             fold[te] = j
         assert f1.used is not None
         aux = [Booster(fitter=f1.fitter, Y=Y1, weight=(fold != j).astype(np.float64), loss=loss, costs=self.costs_,
-                       step=self.step, max_depth=self.max_depth, class_trees=self.class_trees, used=f1.used.copy())
+                       step=self.step, max_depth=self.max_depth, class_trees=self.class_trees, used=f1.used.copy(),
+                       max_delta_step=MAX_DELTA_STEP)
                for j in range(k)]
         return fold, aux
 
