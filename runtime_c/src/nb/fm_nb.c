@@ -82,6 +82,12 @@ static int32_t nb_hot_key0(const fm_nb_q15_hot *h)
     return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
 }
 
+/* The bits of a positive finite value, +0 not among them (1 .. 0x7f7fffff): its fm_nb_key is its bits. */
+static inline int nb_positive_finite(uint32_t bits)
+{
+    return bits - 1u < 0x7f7fffffu;
+}
+
 /* The entry of key at a leaving step (above[1] == 0): edge 0's key in above[0], edge 1's in key. */
 FM_ALWAYS_INLINE int32_t nb_hot_leave_entry(const fm_nb_q15_hot *h, int32_t key)
 {
@@ -90,12 +96,12 @@ FM_ALWAYS_INLINE int32_t nb_hot_leave_entry(const fm_nb_q15_hot *h, int32_t key)
 
 /* The entry of a finite value (bits) at a step off the raw-bit path: +-0, a leaving step (keys: edge 0's in
  * above[0], edge 1's in key), or a negative value at another step (above edge 0 only when key says so). What
- * the eager walk reads where the step loop let the value out. A positive finite value (bits 1 .. 0x7f7fffff,
- * its key its bits) leaves only at a leaving step: one unsigned compare takes it there, without the key. */
+ * the eager walk reads where the step loop let the value out. A positive finite value leaves the loop only at
+ * a leaving step: one unsigned compare takes it there, without the key. */
 FM_ALWAYS_INLINE int32_t nb_hot_exit_entry(const fm_nb_q15_hot *h, uint32_t bits)
 {
     int32_t key;
-    if (bits - 1u < 0x7f7fffffu) {
+    if (nb_positive_finite(bits)) {
         return nb_hot_leave_entry(h, (int32_t)bits);
     }
     if ((bits << 1) == 0u) {
@@ -600,17 +606,19 @@ static int nb_q15_hot_walk(const fm_nb_q15 *m, const float *x, fm_result *out)
     int32_t acc = m->d0, label;
 
     for (;;) {
+        const fm_nb_q15_hot *h;
         FM_NB_HOT_RUN(r, x, acc);
         if (r == stop) {
             NB_SEGMENT_END(m, acc, m->n_stops, m->stop_hi, m->stop_lo, s, label);
             stop = nb_hot_stop(m, s);
         }
-        bits = fm_float_bits(x[(r - NB_HOT_PAST)->feature]);
-        if (bits - 1u >= 0x7f7fffffu && fm_bits_nonfinite(bits)) { /* a positive finite value is not tested */
+        h = r - NB_HOT_PAST; /* the step that left the loop */
+        bits = fm_float_bits(x[h->feature]);
+        if (!nb_positive_finite(bits) && fm_bits_nonfinite(bits)) {
             return FM_E_VALUE;
         }
-        acc += nb_hot_exit_entry(r - NB_HOT_PAST, bits);
-        r += 1u - NB_HOT_PAST;
+        acc += nb_hot_exit_entry(h, bits);
+        r = h + 1;
     }
     n = (uint32_t)(r - m->hot) - NB_HOT_PAST; /* the position of the step that left the loop */
     out->label = label;
