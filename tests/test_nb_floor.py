@@ -565,7 +565,9 @@ def never_stopping(model: Any, every: int = 3) -> Any:
 
 
 @needs_qemu
-def test_q15_stop_check_budget(tmp_path: Path) -> None:
+def test_q15_stop_check_and_m0_walk_budgets(tmp_path: Path) -> None:
+    """What a never-answering stop check adds to the two-class q15 walk (Cortex-M3, Cortex-M0, x86), and what the
+    static walk costs the Cortex-M0, whose step loop is the C one (budgets above)."""
     from benchmarks.common.qemu_count import count_cortex_m
     from compiler import tasks
     from compiler.nb.kind import train_nb
