@@ -390,7 +390,7 @@ def test_cortex_m3_q15_code_form_at_the_floor(tmp_path: Path, spec: str, positiv
 @pytest.mark.parametrize(("target", "machine"), [("cortex-m0", "mps2-an385"), ("cortex-m3", "mps2-an385"),
                                                  ("cortex-m4f", "mps2-an386"), ("cortex-m33", "mps2-an505")])
 def test_q15_step_stream_on_cortex_m_at_the_bit_edges(tmp_path: Path, target: str, machine: str) -> None:
-    """The Thumb-2 step loop (FM_NB_HOT_RUN; the C loop on the Cortex-M0) prints what the reference answers
+    """The step loop (FM_NB_HOT_RUN: Thumb-2 on the M3/M4F/M33, Thumb-1 on the M0) prints what the reference answers
     on the bit-edge rows."""
     from firmware_tools import CORTEX_M, expected_lines, make
 
@@ -399,14 +399,21 @@ def test_q15_step_stream_on_cortex_m_at_the_bit_edges(tmp_path: Path, target: st
     from pyruntime.format import ModelFile
 
     model = ModelFile("nb-stop", bit_edges_model())
-    X = bit_edges_rows(model.tables, n=120)
+    m = model.tables
+    X = bit_edges_rows(m, n=120)
+    # a last row that reaches position 3 (no stop point before it, an edge above 0: its step stays in the loop)
+    # with +inf there: the loop's own exponent test must let it out to the error
+    deep = int(np.flatnonzero(m.q15().predict_reference(X).n_read > 3)[0])
+    bad = X[deep:deep + 1].copy()
+    bad[0, int(m.order[3])] = np.inf
     header = tmp_path / "model.h"
-    header.write_text(render_header(model, "q15", "model", X, target))
+    header.write_text(render_header(model, "q15", "model", np.concatenate([X, bad]), target))
     assert "fm_nb_q15_hot" in header.read_text()
     p = make(CORTEX_M, f"MODEL={header}", f"TARGET={target}", f"MACHINE={machine}", f"BUILD={tmp_path / 'b'}",
              "run", check=False)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == expected_lines(model, "q15", X)
+    lines = p.stdout.splitlines()
+    assert lines[:-1] == expected_lines(model, "q15", X)
+    assert lines[-1].startswith(f"error {len(X)} ") and p.returncode != 0, (lines[-1], p.stderr)
 
 
 # Issue 19's K-class bar (Cortex-M3 q15, per feature read <= 2K + 8): nb-stop on digits (10 classes, trained as
@@ -548,12 +555,15 @@ def test_k_class_q15_segment_walk_on_cortex_m3_signs_zeros_and_non_finite(tmp_pa
 # 9 checks a row), round 41: Cortex-M3 39.45, Cortex-M0 44.84, x86-64 30.75 instructions a check (round 40: 45.40,
 # 52.66, 38.12: the leaving position's key computed for every value; before round 40's walk 57.42 on the M3 and
 # 47.21 on x86: the position's multiply, a stop_at lookup and a call per check), and the static walk itself on the
-# Cortex-M0 526.7 instructions a prediction (589.2 in round 40: GCC's Thumb-1 step loop kept a copy of the step
-# pointer, one register move a read); the budgets are a small margin above.
+# Cortex-M0 468.3 instructions a prediction since round 42's Thumb-1 step loop (fm_port.h: 11 instructions a middle
+# interval where GCC's code of the C loop takes 13; 526.7 in round 41, 589.2 in round 40, when that code kept a copy
+# of the step pointer, one register move a read). The M0's check rose to 46.68 with it: a check still leaves the
+# loop and reads its step as before, and what it is measured against, the loop's step it replaces, got cheaper
+# (a row with its 9 checks: 888.4 instructions, 930.3 in round 41). The budgets are a small margin above.
 STOP_CHECK_M3 = 40.5
-STOP_CHECK_M0 = 46.0
+STOP_CHECK_M0 = 47.5
 STOP_CHECK_X86 = 31.5
-STATIC_M0 = 540.0
+STATIC_M0 = 480.0
 
 
 def never_stopping(model: Any, every: int = 3) -> Any:
@@ -567,7 +577,7 @@ def never_stopping(model: Any, every: int = 3) -> Any:
 @needs_qemu
 def test_q15_stop_check_and_m0_walk_budgets(tmp_path: Path) -> None:
     """What a never-answering stop check adds to the two-class q15 walk (Cortex-M3, Cortex-M0, x86), and what the
-    static walk costs the Cortex-M0, whose step loop is the C one (budgets above)."""
+    static walk costs the Cortex-M0, whose step loop is its own Thumb-1 one (budgets above)."""
     from benchmarks.common.qemu_count import count_cortex_m
     from compiler import tasks
     from compiler.nb.kind import train_nb

@@ -18,10 +18,10 @@ DEFAULT_STOP_COST = 1.5
 # float32 checks cost 1.2-1.6 reads on x86 and the Cortex-M4F for two classes and 0.4-2.1 for three to 26 (a
 # read's price follows the bins: 31 quantile edges make it dear), so 1.5 stays; K-class q15 checks cost 0.3-2.4
 # reads on the Cortex-M3, the same 1.5. The two-class q15 walk is the exception: its reads run in the step
-# stream's loop (about 9 Cortex-M3 instructions) and a check leaves it for 3 to 5 reads' worth on the Cortex-M3,
-# M0 and x86 (the fit of the day: docs/nb_stop.md, "The stop check's price per numeric type"). The price stays 6,
-# a margin for validation-to-test drift as float32's: at 4.5 breast cancer kept 5 stop points (3 at 6) and cost
-# 271.9 Cortex-M3 instructions per prediction on its 200 embedded rows against 227.9 (round 40).
+# stream's loop (about 9 Cortex-M3 instructions, 11 on the M0) and a check leaves it for several reads' worth on
+# the Cortex-M3, M0 and x86 (the fit of the day: docs/nb_stop.md, "The stop check's price per numeric type"). The
+# price stays 6, a margin for validation-to-test drift as float32's: at 4.5 breast cancer kept 5 stop points (3 at
+# 6) and cost 271.9 Cortex-M3 instructions per prediction on its 200 embedded rows against 227.9 (round 40).
 STOP_COSTS: dict[tuple[str, bool], float] = {
     ("float32", False): DEFAULT_STOP_COST, ("float32", True): DEFAULT_STOP_COST,
     ("q15", False): 6.0, ("q15", True): DEFAULT_STOP_COST}

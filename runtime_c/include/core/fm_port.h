@@ -33,8 +33,9 @@
  * NB primitives (runtime_c/src/nb/fm_nb.c documents their contracts):
  *   FM_I16(v)                                            the low 16 bits of a uint32 as a signed value
  *       (GCC/Clang define the narrowing conversion as modulo: one sign-extending load or move)
- *   FM_NB_HOT_RUN(r, x, acc)                             the q15 step loop (Cortex-M Thumb-2: one ldm per
- *       step, 8 instructions for a middle interval, 9 for the last, 10 for the first and +0)
+ *   FM_NB_HOT_RUN(r, x, acc), FM_NB_HOT_PAST             the q15 step loop (Cortex-M Thumb-2: one ldm per
+ *       step, 8 instructions for a middle interval, 9 for the last, 10 for the first and +0; Cortex-M0
+ *       Thumb-1: 11, 15, 13, 14) and whether it leaves r at the step that left (0) or past it (1)
  *
  * Feature primitives (runtime_c/src/features/fm_feat_common.c documents their contracts):
  *   FM_SQRTF(x)                                          the FPU's square root of a normal positive float
@@ -261,6 +262,7 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
  * or above above[1] adds d[3] (d30 asr 16) unless the step leaves (above[1] == 0) or the bits are those of
  * a negative, infinite or NaN value (>= 0x7f800000), which end the loop with r past that step. */
 #if defined(FM_PORT_GNU) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define FM_NB_HOT_PAST 1u /* the loop leaves r past the step that left (its ldm writes back) */
 #define FM_NB_HOT_RUN(r, x, acc)                                                                                \
     __asm__ volatile("1:\tldmia %[rp]!, {r4, r5, r6, r8, r9, r10}\n\t"                                        \
                      "ldr r4, [%[xp], r4, lsl #2]\n\t"                                                        \
@@ -286,6 +288,56 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
                      : [rp] "+r"(r), [a] "+r"(acc)                                                            \
                      : [xp] "r"(x)                                                                            \
                      : "r4", "r5", "r6", "r8", "r9", "r10", "cc", "memory")
+#endif
+
+/* Cortex-M0/M0+ (Thumb-1, ARMv6-M): the same step loop in the eight low registers. One ldm loads feature,
+ * above[0], above[1] and d12 into r3-r6 (the step's first 16 bytes; rp, acc and x take three of r0-r2 and r7,
+ * so a frame pointer in r7 leaves room), d30 is loaded only for +0 and the last interval, and an exit moves r
+ * back to the step that left (FM_NB_HOT_PAST 0, as the C loop: the walk then reads that step with no move). Thumb-1 compares take no large immediate: the exponent
+ * test is (b >> 23) > 254, true for the bits of a negative, infinite or NaN value. 11 instructions for a
+ * middle interval, 13 for the first, 14 for +0, 15 for the last (GCC's Thumb-1 code of the C loop: 13, 16, 16,
+ * 15). */
+#if defined(FM_PORT_GNU) && defined(__thumb__) && !defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) &&     \
+    __ARM_ARCH_PROFILE == 'M'
+#define FM_NB_HOT_PAST 0u
+#define FM_NB_HOT_RUN(r, x, acc)                                                                                \
+    __asm__ volatile(".syntax unified\n" /* GCC hands Thumb-1 inline asm the divided syntax */              \
+                     "1:\tldmia %[rp]!, {r3, r4, r5, r6}\n\t"                                                 \
+                     "lsls r3, r3, #2\n\t"                                                                   \
+                     "ldr r3, [%[xp], r3]\n\t"                                                               \
+                     "cmp r3, r5\n\t"                                                                        \
+                     "bhs 3f\n\t"                                                                            \
+                     "cmp r3, r4\n\t"                                                                        \
+                     "blo 2f\n\t"                                                                            \
+                     "asrs r6, r6, #16\n\t"                                                                  \
+                     "adds %[rp], #8\n\t"                                                                    \
+                     "adds %[a], %[a], r6\n\t"                                                               \
+                     "b 1b\n"                                                                                 \
+                     "2:\tcmp r3, #0\n\t"                                                                   \
+                     "beq 4f\n\t"                                                                            \
+                     "sxth r6, r6\n\t"                                                                       \
+                     "adds %[rp], #8\n\t"                                                                    \
+                     "adds %[a], %[a], r6\n\t"                                                               \
+                     "b 1b\n"                                                                                 \
+                     "4:\tldr r6, [%[rp]]\n\t"                                                              \
+                     "sxth r6, r6\n\t"                                                                       \
+                     "adds %[rp], #8\n\t"                                                                    \
+                     "adds %[a], %[a], r6\n\t"                                                               \
+                     "b 1b\n"                                                                                 \
+                     "3:\tcmp r5, #0\n\t"                                                                   \
+                     "beq 5f\n\t"                                                                            \
+                     "lsrs r4, r3, #23\n\t"                                                                  \
+                     "cmp r4, #254\n\t"                                                                      \
+                     "bhi 5f\n\t"                                                                            \
+                     "ldr r6, [%[rp]]\n\t"                                                                   \
+                     "asrs r6, r6, #16\n\t"                                                                  \
+                     "adds %[rp], #8\n\t"                                                                    \
+                     "adds %[a], %[a], r6\n\t"                                                               \
+                     "b 1b\n"                                                                                 \
+                     "5:\tsubs %[rp], #16\n"                                                                 \
+                     : [rp] "+l"(r), [a] "+l"(acc)                                                            \
+                     : [xp] "l"(x)                                                                            \
+                     : "r3", "r4", "r5", "r6", "cc", "memory")
 #endif
 
 /* The FPU's square root (IEEE 754: correctly rounded, the same bits as fm_feat_sqrtf's integer routine). */

@@ -562,9 +562,10 @@ static int32_t nb_q15_entry(const fm_nb_q15 *m, uint32_t i, uint32_t bits)
  * or above above[1]: d[3]) and stops at the first step whose above[1] is 0 or whose value is negative,
  * infinite or NaN. The C loop leaves r at that step (NB_HOT_PAST 0: one pointer walked, no copy kept for the
  * exit, which spent a register move a step in GCC's Thumb-1 code); FM_NB_HOT_RUN (fm_port.h) is the same
- * loop in Thumb-2 and leaves r past it (its ldm writes back; NB_HOT_PAST 1). */
+ * loop in Thumb-2, which leaves r past it (its ldm writes back; FM_NB_HOT_PAST 1), or in Thumb-1, which steps
+ * back to it (FM_NB_HOT_PAST 0). */
 #ifdef FM_NB_HOT_RUN
-#define NB_HOT_PAST 1u
+#define NB_HOT_PAST FM_NB_HOT_PAST
 #else
 #define NB_HOT_PAST 0u
 static const fm_nb_q15_hot *nb_q15_hot_run(const fm_nb_q15_hot *r, const float *x, int32_t *acc)
