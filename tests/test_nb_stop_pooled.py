@@ -123,3 +123,46 @@ def test_a_small_validation_part_refits_the_final_tables_on_the_pooled_rows() ->
     est = NaiveBayesBudget(budget=30, early_stopping=False).fit(X[tr], y[tr], eval_set=(X[va], y[va]))
     want = expected(est, X[tr], y[tr], X[tr])
     assert np.array_equal(est.model_.d, want.d) and np.array_equal(est.model_.d0, want.d0)
+
+
+def _stopped_against_the_refit(seed: int) -> int:
+    """Pooled (train + validation) rows of `train nb-stop sklearn:wine --seed SEED` that the model stops with an
+    answer other than its own full answer."""
+    from compiler import tasks  # noqa: PLC0415
+    from compiler.nb.kind import train_nb  # noqa: PLC0415
+
+    task = tasks.prepare("sklearn:wine", None, None, seed)
+    m: NBMultiModel = train_nb("nb-stop", task, {}, None).tables
+    X = task.data.X[np.concatenate([task.train, task.validation])].astype(np.float32)
+    static = NBMultiModel(**{**m.to_dict(), "stop_at": [], "stop_margin": []})
+    p, full = m.predict_reference(X), static.predict_reference(X)
+    return int(np.sum((p.stage > 0) & (p.label != full.label)))
+
+
+def test_out_of_fold_cuts_are_checked_on_the_refitted_model(monkeypatch) -> None:
+    """The cuts learned on the fold models are checked on the refitted model's own scores of the pooled rows: it
+    stops none of them against its own full answer (split seeds 0-4); without the check, seed 3's first cut
+    stopped one."""
+    import compiler.nb.multi_train as mt  # noqa: PLC0415
+
+    assert [_stopped_against_the_refit(s) for s in range(5)] == [0] * 5
+    monkeypatch.setattr(mt, "refit_checked_stops", lambda stops, P, rule: stops)
+    assert sum(_stopped_against_the_refit(s) for s in range(5)) > 0
+
+
+def test_refit_check_raises_a_cut_and_drops_a_point_that_no_longer_pays() -> None:
+    from compiler.nb.multi_train import refit_checked_stops  # noqa: PLC0415
+
+    # 6 rows, 3 classes, scores after 0..3 features; full answers: class 0 for rows 0-3, class 1 for rows 4-5
+    P = np.zeros((6, 4, 3), dtype=np.float32)
+    P[:, 3] = [[5, 0, 0]] * 4 + [[0, 5, 0]] * 2
+    P[:, 1] = [[4, 0, 0], [3, 0, 0], [1, 0, 0], [0, 0, 0], [2.5, 0, 0], [0, 0, 0]]  # row 4 leads wrongly by 2.5
+    P[:, 2] = [[4, 0, 0], [3, 0, 0], [2, 0, 0], [0, 0, 0], [0, 3, 0], [0, 0, 0]]
+    rule = StopRule(stop_cost=0.0, support=0.0)
+    got = refit_checked_stops([(1, 0.5), (2, 1.0)], P, rule)
+    assert got == [(1, 2.5), (2, 1.0)]  # raised to row 4's margin: rows 0-1 stop at 1, rows 2 and 4 at 2
+    # the pay rule on the rows: at the raised cut two of six rows stop at 1, skipping 2 reads each, 4 < 0.8 x 6:
+    # dropped (at the given cut, four rows: 8, kept)
+    pay = StopRule(stop_cost=0.8, support=0.0)
+    assert refit_checked_stops([(1, 0.5)], P, pay) == []
+    assert refit_checked_stops([(1, 0.5)], np.concatenate([P[:4], P[5:]]), pay) == [(1, 0.5)]

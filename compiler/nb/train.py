@@ -494,6 +494,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             out_of_fold_parts,
             overtake_bounds,
             pooled_partial_scores,
+            refit_checked_stops,
         )
 
         bins = fit_bins(X, self.bins_)
@@ -552,6 +553,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                 # docstring)
                 (P, y_stop), rule = pooled_partial_scores(oof, order[: self.budget_], X.shape[1]), rule.pooled()
             stops = learn_margin_stops(P, y_stop, overtake_bounds(static), rule)
+            if oof is not None:  # the fold models' cuts, checked on the refitted model's scores of the same rows
+                stops = refit_checked_stops(stops, static.partial_scores(X_pool), rule)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
         return self
