@@ -5,6 +5,7 @@ criterion over all stopped validation rows together, and they stop more rows tha
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.datasets import load_digits
 
 from compiler.nb.multi_train import learn_margin_stops, overtake_bounds
@@ -139,7 +140,7 @@ def _stopped_against_the_refit(seed: int) -> int:
     return int(np.sum((p.stage > 0) & (p.label != full.label)))
 
 
-def test_out_of_fold_cuts_are_checked_on_the_refitted_model(monkeypatch) -> None:
+def test_out_of_fold_cuts_are_checked_on_the_refitted_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cuts learned on the fold models are checked on the refitted model's own scores of the pooled rows: it
     stops none of them against its own full answer (split seeds 0-4); without the check, seed 3's first cut
     stopped one."""
