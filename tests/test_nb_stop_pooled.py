@@ -147,23 +147,31 @@ def test_out_of_fold_cuts_are_checked_on_the_refitted_model(monkeypatch: pytest.
     import compiler.nb.multi_train as mt  # noqa: PLC0415
 
     assert [_stopped_against_the_refit(s) for s in range(5)] == [0] * 5
-    monkeypatch.setattr(mt, "refit_checked_stops", lambda stops, P, rule: stops)
+    monkeypatch.setattr(mt, "refit_checked_stops", lambda stops, *_: stops)
     assert sum(_stopped_against_the_refit(s) for s in range(5)) > 0
 
 
 def test_refit_check_raises_a_cut_and_drops_a_point_that_no_longer_pays() -> None:
+    """The criterion ('safe' on the pooled rows: under 400 rows, no stopped row against the full answer) picks each
+    cut again on the refitted model's scores; a cut is only raised, and a point the raise leaves unpaid is dropped."""
     from compiler.nb.multi_train import refit_checked_stops  # noqa: PLC0415
 
-    # 6 rows, 3 classes, scores after 0..3 features; full answers: class 0 for rows 0-3, class 1 for rows 4-5
+    # 6 rows, 3 classes, scores after 0..3 features; full answers (and labels): class 0 for rows 0-3, 1 for 4-5
     P = np.zeros((6, 4, 3), dtype=np.float32)
     P[:, 3] = [[5, 0, 0]] * 4 + [[0, 5, 0]] * 2
     P[:, 1] = [[4, 0, 0], [3, 0, 0], [1, 0, 0], [0, 0, 0], [2.5, 0, 0], [0, 0, 0]]  # row 4 leads wrongly by 2.5
     P[:, 2] = [[4, 0, 0], [3, 0, 0], [2, 0, 0], [0, 0, 0], [0, 3, 0], [0, 0, 0]]
-    rule = StopRule(stop_cost=0.0, support=0.0)
-    got = refit_checked_stops([(1, 0.5), (2, 1.0)], P, rule)
-    assert got == [(1, 2.5), (2, 1.0)]  # raised to row 4's margin: rows 0-1 stop at 1, rows 2 and 4 at 2
+    y = np.array([0, 0, 0, 0, 1, 1])
+    P, y = np.repeat(P, 3, axis=0), np.repeat(y, 3)  # each row three times: the rule of three's term wants 3 rows
+    bounds = np.full(4, 100.0, dtype=np.float32)
+    rule = StopRule(stop_cost=0.0, support=0.0).pooled()
+    (at1, cut1), (at2, cut2) = refit_checked_stops([(1, 0.5), (2, 1.0)], P, y, bounds, rule)
+    assert (at1, at2) == (1, 2) and 2.5 <= cut1 < 3.0  # raised past row 4's margin: rows 0-1 stop at 1
+    assert cut2 == 1.0  # rows 2 and 4 stop at 2 (row 5, leading wrongly by 0, does not): the given cut stays
+    assert refit_checked_stops([(1, 3.5), (2, 1.0)], P, y, bounds, rule)[0] == (1, 3.5)  # never lowered
     # the pay rule on the rows: at the raised cut two of six rows stop at 1, skipping 2 reads each, 4 < 0.8 x 6:
-    # dropped (at the given cut, four rows: 8, kept)
-    pay = StopRule(stop_cost=0.8, support=0.0)
-    assert refit_checked_stops([(1, 0.5)], P, pay) == []
-    assert refit_checked_stops([(1, 0.5)], np.concatenate([P[:4], P[5:]]), pay) == [(1, 0.5)]
+    # dropped (without row 4 the given cut stands: three of five rows stop, 6 >= 0.8 x 5)
+    pay = StopRule(stop_cost=0.8, support=0.0).pooled()
+    assert refit_checked_stops([(1, 0.5)], P, y, bounds, pay) == []
+    keep = np.flatnonzero(np.repeat(np.arange(6), 3) != 4)
+    assert refit_checked_stops([(1, 0.5)], P[keep], y[keep], bounds, pay) == [(1, 0.5)]

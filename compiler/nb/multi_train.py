@@ -19,8 +19,7 @@ fewer than 400 pooled rows: no stopped row whose early answer differs from its f
 without the rule-of-three term no small set can meet. The exact overtake bound still caps every cut. Since
 every choice is then made on the pooled rows, the final tables are refitted on all of them (with the train
 part's bins), as miser --sweep and cstc refit after cross-validation, and the cuts are checked on the refitted
-model's own scores of those rows (refit_checked_stops: raised above any pooled row it would stop against its own
-full answer).
+model's own scores of those rows (refit_checked_stops: each raised to what the criterion picks there).
 
 Every decision is made on the float32 sums the runtime computes (NBMultiModel.partial_scores). Accuracy is
 plain (every validation row weighs 1); `eval` reports balanced accuracy beside it.
@@ -170,30 +169,32 @@ def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
     return stops
 
 
-def refit_checked_stops(stops: list[tuple[int, float]], P: np.ndarray, rule: StopRule) -> list[tuple[int, float]]:
-    """Out-of-fold stop cuts checked on the refitted model's own partial scores P [rows, k+1, K] of the pooled rows:
-    a cut at or below the margin of a row still running whose early answer differs from that model's full answer
-    is raised to that margin, and a stop point that then fails the support or pay rule on those rows is dropped.
-    The cuts are learned on fold models, each fitted on four fifths of the rows; the refitted model's margins are
-    not theirs, and a fold model's cut can stop a pooled row the refitted model itself answers otherwise at the end
-    (sklearn:wine, split seed 3: one such row at the stop point after 2 features, whose cut then stopped 3 of the
-    35 test rows against the full answer)."""
+def refit_checked_stops(stops: list[tuple[int, float]], P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
+                        rule: StopRule) -> list[tuple[int, float]]:
+    """Out-of-fold stop cuts checked on the refitted model's own partial scores P [rows, k+1, K] of the pooled rows
+    (labels y): each stop point's cut is raised to the one the criterion picks on those rows (learn_margin_stops's
+    rule, the rows stopped earlier pooled; none meeting it: the overtake bound), and a stop point that then fails
+    the support or pay rule on those rows is dropped. The cuts are learned on fold models, each fitted on four
+    fifths of the rows; the refitted model's margins are not theirs, and a fold model's cut can stop a pooled row
+    the refitted model itself answers otherwise at the end (sklearn:wine, split seed 3: one such row at the stop
+    point after 2 features, whose cut then stopped 3 of the 35 test rows against the full answer)."""
     k = P.shape[1] - 1
     full, _ = leader_margin(P[:, k])
     running = np.ones(P.shape[0], dtype=bool)
+    before = Stopped()
     kept: list[tuple[int, float]] = []
     for i, cut in stops:
-        lead, margin = leader_margin(P[:, i])
-        wrong = running & (lead != full)
-        c = np.float32(cut)
-        if np.any(wrong):
-            c = max(c, np.float32(np.max(margin[wrong])))
-        stopped = running & (margin > c)
-        n_run, n_stop = int(running.sum()), int(stopped.sum())
-        if n_stop == 0 or n_stop < rule.support * n_run or n_stop * (k - i) < rule.stop_cost * n_run:
+        idx = np.flatnonzero(running)
+        lead, margin = leader_margin(P[idx, i])
+        own = _pick_margin(margin, lead, full[idx], y[idx], rule, before)
+        c = max(np.float32(cut), bounds[i] if own is None else np.float32(own))
+        stopped = margin > c
+        n_stop = int(stopped.sum())
+        if n_stop == 0 or n_stop < rule.support * idx.size or n_stop * (k - i) < rule.stop_cost * idx.size:
             continue
         kept.append((i, float(c)))
-        running &= ~stopped
+        running[idx[stopped]] = False
+        before.add(lead[stopped], full[idx][stopped], y[idx][stopped])
     return kept
 
 

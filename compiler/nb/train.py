@@ -552,9 +552,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             if oof is not None:  # a small validation part: the cuts judged out of fold on the pooled rows (module
                 # docstring)
                 (P, y_stop), rule = pooled_partial_scores(oof, order[: self.budget_], X.shape[1]), rule.pooled()
-            stops = learn_margin_stops(P, y_stop, overtake_bounds(static), rule)
+            bounds = overtake_bounds(static)
+            stops = learn_margin_stops(P, y_stop, bounds, rule)
             if oof is not None:  # the fold models' cuts, checked on the refitted model's scores of the same rows
-                stops = refit_checked_stops(stops, static.partial_scores(X_pool), rule)
+                stops = refit_checked_stops(stops, static.partial_scores(X_pool), y_pool, bounds, rule)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
         return self
