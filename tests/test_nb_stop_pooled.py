@@ -147,14 +147,22 @@ def test_out_of_fold_cuts_are_checked_on_the_refitted_model(monkeypatch: pytest.
     import compiler.nb.multi_train as mt  # noqa: PLC0415
 
     assert [_stopped_against_the_refit(s) for s in range(5)] == [0] * 5
-    monkeypatch.setattr(mt, "refit_checked_stops", lambda stops, *_: stops)
+    learn = mt.learn_margin_stops
+
+    def unchecked(P: np.ndarray, y: np.ndarray, bounds: np.ndarray, rule: StopRule, cumulative: bool = True,
+                  floor: list[tuple[int, float]] | None = None) -> list[tuple[int, float]]:
+        return floor if floor is not None else learn(P, y, bounds, rule, cumulative)
+
+    monkeypatch.setattr(mt, "learn_margin_stops", unchecked)
     assert sum(_stopped_against_the_refit(s) for s in range(5)) > 0
 
 
 def test_refit_check_raises_a_cut_and_drops_a_point_that_no_longer_pays() -> None:
     """The criterion ('safe' on the pooled rows: under 400 rows, no stopped row against the full answer) picks each
     cut again on the refitted model's scores; a cut is only raised, and a point the raise leaves unpaid is dropped."""
-    from compiler.nb.multi_train import refit_checked_stops  # noqa: PLC0415
+    def refit_checked_stops(stops: list[tuple[int, float]], P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
+                            rule: StopRule) -> list[tuple[int, float]]:
+        return learn_margin_stops(P, y, bounds, rule, floor=stops)
 
     # 6 rows, 3 classes, scores after 0..3 features; full answers (and labels): class 0 for rows 0-3, 1 for 4-5
     P = np.zeros((6, 4, 3), dtype=np.float32)

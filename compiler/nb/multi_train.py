@@ -19,7 +19,7 @@ fewer than 400 pooled rows: no stopped row whose early answer differs from its f
 without the rule-of-three term no small set can meet. The exact overtake bound still caps every cut. Since
 every choice is then made on the pooled rows, the final tables are refitted on all of them (with the train
 part's bins), as miser --sweep and cstc refit after cross-validation, and the cuts are checked on the refitted
-model's own scores of those rows (refit_checked_stops: each raised to what the criterion picks there).
+model's own scores of those rows (learn_margin_stops with floor: each raised to what the criterion picks there).
 
 Every decision is made on the float32 sums the runtime computes (NBMultiModel.partial_scores). Accuracy is
 plain (every validation row weighs 1); `eval` reports balanced accuracy beside it.
@@ -141,23 +141,34 @@ def _pick_margin(margin: np.ndarray, early: np.ndarray, full: np.ndarray, y: np.
     return float32_between(mm[m], mm[m - 1])
 
 
-def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
-                       rule: StopRule, cumulative: bool = True) -> list[tuple[int, float]]:
-    """Stop points (position, margin) from validation partial class scores P [rows, k+1, K]. cumulative:
-    each stop point's cut is judged on all rows stopped so far (the criterion's counts pooled over the
-    stop points), else on its own rows only."""
+def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray, rule: StopRule,
+                       cumulative: bool = True, floor: list[tuple[int, float]] | None = None
+                       ) -> list[tuple[int, float]]:
+    """Stop points (position, margin) from partial class scores P [rows, k+1, K] and labels y. cumulative: each
+    stop point's cut is judged on all rows stopped so far (the criterion's counts pooled over the stop points),
+    else on its own rows only.
+
+    floor: the refit check of out-of-fold cuts. Only the given stop points are walked, each cut the larger of the
+    given one and the one the criterion picks on these rows (the refitted model's own scores of the pooled rows),
+    and a point that then fails the support or pay rule is dropped. The fold models are each fitted on four
+    fifths of the rows; the refitted model's margins are not theirs, and a fold model's cut can stop a pooled row
+    the refitted model itself answers otherwise at the end (sklearn:wine, split seed 3: one such row at the stop
+    point after 2 features, whose cut then stopped 3 of the 35 test rows against the full answer)."""
     k = P.shape[1] - 1
     full, _ = leader_margin(P[:, k])
     running = np.ones(P.shape[0], dtype=bool)
     stops: list[tuple[int, float]] = []
     before = Stopped() if cumulative else None
-    for i in range(1, k):
+    low = dict(floor) if floor is not None else {}
+    for i in range(1, k) if floor is None else sorted(low):
         idx = np.flatnonzero(running)
         if idx.size == 0:
             break
         lead, margin = leader_margin(P[idx, i])
         cut = _pick_margin(margin, lead, full[idx], y[idx], rule, before)
         cut = bounds[i] if cut is None else np.float32(min(cut, bounds[i]))
+        if i in low:
+            cut = max(cut, np.float32(low[i]))
         stopped = margin > cut
         n_stop = int(stopped.sum())
         if n_stop == 0 or n_stop < rule.support * idx.size or n_stop * (k - i) < rule.stop_cost * idx.size:
@@ -167,35 +178,6 @@ def learn_margin_stops(P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
         if before is not None:
             before.add(lead[stopped], full[idx][stopped], y[idx][stopped])
     return stops
-
-
-def refit_checked_stops(stops: list[tuple[int, float]], P: np.ndarray, y: np.ndarray, bounds: np.ndarray,
-                        rule: StopRule) -> list[tuple[int, float]]:
-    """Out-of-fold stop cuts checked on the refitted model's own partial scores P [rows, k+1, K] of the pooled rows
-    (labels y): each stop point's cut is raised to the one the criterion picks on those rows (learn_margin_stops's
-    rule, the rows stopped earlier pooled; none meeting it: the overtake bound), and a stop point that then fails
-    the support or pay rule on those rows is dropped. The cuts are learned on fold models, each fitted on four
-    fifths of the rows; the refitted model's margins are not theirs, and a fold model's cut can stop a pooled row
-    the refitted model itself answers otherwise at the end (sklearn:wine, split seed 3: one such row at the stop
-    point after 2 features, whose cut then stopped 3 of the 35 test rows against the full answer)."""
-    k = P.shape[1] - 1
-    full, _ = leader_margin(P[:, k])
-    running = np.ones(P.shape[0], dtype=bool)
-    before = Stopped()
-    kept: list[tuple[int, float]] = []
-    for i, cut in stops:
-        idx = np.flatnonzero(running)
-        lead, margin = leader_margin(P[idx, i])
-        own = _pick_margin(margin, lead, full[idx], y[idx], rule, before)
-        c = max(np.float32(cut), bounds[i] if own is None else np.float32(own))
-        stopped = margin > c
-        n_stop = int(stopped.sum())
-        if n_stop == 0 or n_stop < rule.support * idx.size or n_stop * (k - i) < rule.stop_cost * idx.size:
-            continue
-        kept.append((i, float(c)))
-        running[idx[stopped]] = False
-        before.add(lead[stopped], full[idx][stopped], y[idx][stopped])
-    return kept
 
 
 def pooled_partial_scores(parts: list[tuple[NBMultiTables, np.ndarray, np.ndarray]], order: np.ndarray,

@@ -494,7 +494,6 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             out_of_fold_parts,
             overtake_bounds,
             pooled_partial_scores,
-            refit_checked_stops,
         )
 
         bins = fit_bins(X, self.bins_)
@@ -555,7 +554,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             bounds = overtake_bounds(static)
             stops = learn_margin_stops(P, y_stop, bounds, rule)
             if oof is not None:  # the fold models' cuts, checked on the refitted model's scores of the same rows
-                stops = refit_checked_stops(stops, static.partial_scores(X_pool), y_pool, bounds, rule)
+                stops = learn_margin_stops(static.partial_scores(X_pool), y_pool, bounds, rule, floor=stops)
         self.model_ = tables.model(order[: self.budget_], X.shape[1], costs, stops)
         self.static_threshold_ = None
         return self

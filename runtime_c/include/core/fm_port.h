@@ -293,10 +293,10 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 /* Cortex-M0/M0+ (Thumb-1, ARMv6-M): the same step loop in the eight low registers. One ldm loads feature,
  * above[0], above[1] and d12 into r3-r6 (the step's first 16 bytes; rp, acc and x take three of r0-r2 and r7,
  * so a frame pointer in r7 leaves room), d30 is loaded only for +0 and the last interval, and an exit moves r
- * back to the step that left (FM_NB_HOT_PAST 0, as the C loop: the walk then reads that step with no move). Thumb-1 compares take no large immediate: the exponent
- * test is (b >> 23) > 254, true for the bits of a negative, infinite or NaN value. 11 instructions for a
- * middle interval, 13 for the first, 14 for +0, 15 for the last (GCC's Thumb-1 code of the C loop: 13, 16, 16,
- * 15). */
+ * back to the step that left (FM_NB_HOT_PAST 0, as the C loop: the walk then reads that step with no move).
+ * Thumb-1 compares take no large immediate: the exponent test is (b >> 23) > 254, true for the bits of a
+ * negative, infinite or NaN value. 11 instructions for a middle interval, 13 for the first, 14 for +0, 15 for
+ * the last (GCC's Thumb-1 code of the C loop: 13, 16, 16, 15). */
 #if defined(FM_PORT_GNU) && defined(__thumb__) && !defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) &&     \
     __ARM_ARCH_PROFILE == 'M'
 #define FM_NB_HOT_PAST 0u
