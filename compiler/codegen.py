@@ -119,10 +119,10 @@ def thumb2_cmp_ok(c: int) -> bool:
 
 def hi_helper(name: str) -> list[str]:
     """<name>_hi(p): the top 16 bits of *p's bits as a signed value (one ldrsh on a little-endian GNU
-    target; shifts elsewhere)."""
+    target with unaligned loads; shifts elsewhere: on the Cortex-M0 the two-byte memcpy would be a call)."""
     return [f"static inline int32_t {name}_hi(const float *p)", "{",
             "#if defined(__GNUC__) && !defined(FM_PORTABLE) && defined(__BYTE_ORDER__) && "
-            "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__",
+            "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && (!defined(__arm__) || defined(__ARM_FEATURE_UNALIGNED))",
             "    int16_t h;", "    memcpy(&h, (const char *)p + 2, sizeof h);", "    return h;", "#else",
             f"    return (int32_t)(((uint32_t){name}_bits(p) >> 16) ^ 0x8000u) - 0x8000;", "#endif", "}"]
 
@@ -213,8 +213,11 @@ def popcount_helper(name: str) -> list[str]:
 
 
 def bits_helper(name: str) -> list[str]:
-    return c_function(f"static inline int32_t {name}_bits(const float *p)", "int32_t b;", "memcpy(&b, p, sizeof b);",
-                      "return b;")
+    """<name>_bits(p): the bits of *p. The float is read as a float first: a memcpy straight from p is a call to
+    memcpy where the target has no unaligned loads (GCC, Thumb-1: the pointer's type does not vouch for its
+    alignment), one load from a float object."""
+    return c_function(f"static inline int32_t {name}_bits(const float *p)", "const float v = *p;", "int32_t b;",
+                      "memcpy(&b, &v, sizeof b);", "return b;")
 
 
 def sat_helper(name: str) -> list[str]:

@@ -578,3 +578,27 @@ def test_instruction_budget_of_the_code_form(tmp_path: Path, numeric: str) -> No
     per = total / 200
     print(f"code form: {per:.1f} instructions per prediction")
     assert 300 < per <= BUDGET_X86[numeric], per
+
+
+@pytest.mark.parametrize("kind", ["miser", "nb-stop"])
+def test_code_form_reads_features_without_a_call_on_a_strict_alignment_target(
+        trained: dict[str, tuple[Path, str]], tmp_path: Path, kind: str) -> None:
+    """Compiled for the Cortex-M0 (no unaligned loads) in a unit where x is any caller's pointer, the code form
+    reads each feature with a load: no call to memcpy (a memcpy straight from the float pointer was one call a
+    feature read there; GCC inlines it only where it knows x's alignment, as in the self-test firmware)."""
+    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-nm") is None:
+        pytest.skip("missing arm-none-eabi-gcc/nm (run `make toolchains`)")
+    path, _ = trained[kind]
+    m = fmt.load(path)
+    (tmp_path / "unit.c").write_text('#include "model.h"\n'
+                                     "int predict(const float *x, uint32_t n, fm_result *out)\n"
+                                     "{\n    return model_predict_vec(x, n, out);\n}\n")
+    for numeric in ("float32", "q15"):
+        (tmp_path / "model.h").write_text(render_code_header(m, numeric, "model"))
+        obj = tmp_path / "unit.o"
+        subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft", "-O2",
+                        "-Wall", "-Wextra", "-Werror", "-pedantic", *runtime_include_flags(), f"-I{tmp_path}",
+                        "-c", str(tmp_path / "unit.c"), "-o", str(obj)], check=True)
+        undefined = subprocess.run(["arm-none-eabi-nm", "-u", str(obj)], capture_output=True, text=True,
+                                   check=True).stdout.split()
+        assert "memcpy" not in undefined, (numeric, undefined)
