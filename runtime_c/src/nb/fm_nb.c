@@ -44,12 +44,12 @@ static int nb_check_features(uint32_t n_features, uint32_t n_used, const void *r
     const unsigned char *const base = (const unsigned char *)recs;
     uint32_t i, k, fi, fk;
     for (i = 0; i < n_used; ++i) {
-        memcpy(&fi, base + (size_t)i * size, sizeof fi); /* the first field of both record types */
+        fi = *(const uint32_t *)(const void *)(base + (size_t)i * size); /* both record types' first member */
         if (fi >= n_features) {
             return FM_E_MODEL;
         }
         for (k = 0; k < i; ++k) {
-            memcpy(&fk, base + (size_t)k * size, sizeof fk);
+            fk = *(const uint32_t *)(const void *)(base + (size_t)k * size);
             if (fk == fi) {
                 return FM_E_MODEL;
             }
@@ -417,7 +417,9 @@ static uint32_t nb_feature(const uint32_t *order, const void *pos, size_t size, 
     if (pos == NULL) {
         return order[p];
     }
-    memcpy(&j, (const unsigned char *)pos + (size_t)p * size, sizeof j);
+    /* a typed load of the record's first member (a uint32_t in every record type): a memcpy from a pointer of
+     * unknown alignment is a call on targets without unaligned loads (Thumb-1) */
+    j = *(const uint32_t *)(const void *)((const unsigned char *)pos + (size_t)p * size);
     return j;
 }
 
