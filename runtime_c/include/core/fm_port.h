@@ -342,14 +342,15 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
 
 /* Cortex-M0/M0+ (Thumb-1): FM_NBK_SEG, the Thumb-2 segment walk's contract in the eight low registers. The
  * walk's pointers are pinned (o, ek, row, x, ctx in r0-r4) and the segment's constants moved once into high
- * registers (x r8, the end r9, the sums r10, a row's bytes r11, a position's r12); ek is kept in lr while r1
- * walks the slot's row. The key is the value's bits for a positive value, minus its magnitude for a negative
+ * registers (x r8, the end r9, the sums r10, a row's bytes r11, a position's r12); ek waits on the stack while
+ * r1 walks the slot's row. The key is the value's bits for a positive value, minus its magnitude for a negative
  * one; +0 and -0 (a zero magnitude) take slot 0 with no key; the edges are sorted (fm_nbk_q15_check), so a key
  * at or below ek[0] takes slot 1 with one test. The row is added a word at a time (Thumb-1 has no ldm without
- * write-back to load the sums in pairs): 27 + 6 nw instructions a position between the edges, 57 at nw = 5,
- * where GCC's Thumb-1 code of the C loop keeps the walk's state on the stack (tests/test_nb_floor.py: digits
- * nb-stop, 103.6 instructions a feature read with it, 83.2 with this). r7 is not touched: a frame pointer
- * there leaves room. */
+ * write-back to load the sums in pairs) in a block of eight unrolled words entered part-way (lr: the entry,
+ * computed once a segment, so that the first pass adds nw mod 8 words, or 8), with one end test a pass: 30 +
+ * 4 nw instructions a position between the edges for nw <= 8 (50 at nw = 5), where GCC's Thumb-1 code of the C
+ * loop keeps the walk's state on the stack (tests/test_nb_floor.py: digits nb-stop, 103.6 instructions a
+ * feature read with it). r7 is not touched: a frame pointer there leaves room. */
 #if defined(FM_PORT_GNU) && defined(__thumb__) && !defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) &&     \
     __ARM_ARCH_PROFILE == 'M'
 #define FM_NBK_SEG(o, ek, row, x, ctx)                                                                        \
@@ -367,8 +368,17 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
                          "mov r10, r5\n\t"                                                                    \
                          "ldr r5, [r4, #8]\n\t"                                                               \
                          "mov r11, r5\n\t"                                                                    \
-                         "lsls r5, r5, #2\n\t"                                                                \
-                         "mov r12, r5\n"                                                                      \
+                         "lsls r6, r5, #2\n\t"                                                                \
+                         "mov r12, r6\n\t"                                                                    \
+                         "lsrs r6, r5, #2\n\t"       /* nw */                                                 \
+                         "subs r6, r6, #1\n\t"                                                                \
+                         "movs r4, #7\n\t"                                                                    \
+                         "ands r6, r4\n\t"           /* (nw - 1) mod 8: the first pass adds 1 + that */       \
+                         "lsls r6, r6, #3\n\t"       /* 8 bytes a word */                                     \
+                         "adr r4, 5f\n\t"                                                                     \
+                         "adds r4, #56\n\t"                                                                   \
+                         "subs r4, r4, r6\n\t"                                                                \
+                         "mov lr, r4\n"                                                                       \
                          "1:\tldmia r0!, {r4}\n\t"                                                            \
                          "lsls r4, r4, #2\n\t"                                                                \
                          "add r4, r8\n\t"                                                                     \
@@ -383,7 +393,7 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
                          "lsrs r4, r5, #1\n\t"                                                                \
                          "rsbs r4, r4, #0\n"                                                                  \
                          "2:\tldmia r1!, {r5, r6}\n\t"                                                        \
-                         "mov lr, r1\n\t"                                                                     \
+                         "push {r1}\n\t"                                                                      \
                          "mov r1, r2\n\t"                                                                     \
                          "add r1, r11\n\t"                                                                    \
                          "cmp r5, r4\n\t"                                                                     \
@@ -394,20 +404,25 @@ static inline uint32_t fm_port_any_nonfinite(const float *x, uint32_t n)
                          "add r1, r11\n"                                                                      \
                          "4:\tmov r5, r10\n\t"                                                                \
                          "mov r6, r1\n\t"                                                                     \
-                         "add r6, r11\n"                                                                      \
-                         "5:\tldmia r1!, {r3}\n\t"                                                            \
+                         "add r6, r11\n\t"                                                                    \
+                         "mov pc, lr\n\t"                                                                     \
+                         ".balign 4\n"                                                                        \
+                         "5:\t"                                                                               \
+                         ".rept 8\n\t" /* the block: eight words */                                           \
+                         "ldmia r1!, {r3}\n\t"                                                                \
                          "ldr r4, [r5]\n\t"                                                                   \
                          "adds r4, r4, r3\n\t"                                                                \
                          "stmia r5!, {r4}\n\t"                                                                \
+                         ".endr\n\t"                                                                          \
                          "cmp r1, r6\n\t"                                                                     \
                          "bne 5b\n\t"                                                                         \
                          "add r2, r12\n\t"                                                                    \
-                         "mov r1, lr\n\t"                                                                     \
+                         "pop {r1}\n\t"                                                                       \
                          "cmp r0, r9\n\t"                                                                     \
                          "bne 1b\n\t"                                                                         \
                          "b 8f\n"                                                                             \
                          "6:\tadds r1, #8\n\t"                                                                \
-                         "mov lr, r1\n\t"                                                                     \
+                         "push {r1}\n\t"                                                                      \
                          "mov r1, r2\n\t"                                                                     \
                          "b 4b\n"                                                                             \
                          "9:\tmovs r0, #0\n"                                                                  \
