@@ -7,6 +7,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 LABEL_COLUMNS = 8  # a confusion matrix whose labels are all this wide or narrower heads its columns by label
 LONG_COUNTS = 16  # a list of counts longer than this (an exit histogram over 100 stages) prints its nonzero entries
 
@@ -58,12 +60,19 @@ def confusion_lines(labels: Sequence[str], matrix: Sequence[Sequence[int]], none
 
 def counts_text(counts: Sequence[Any]) -> str:
     """A histogram for a report line: as a list when short, else its nonzero entries as {index: count} and the
-    length (an exit histogram over 100 stages is mostly zeros)."""
+    length (an exit histogram over 100 stages is mostly zeros), or, with more than LONG_COUNTS of them (a
+    cascade exiting at most of its 300 stages), the indices by which a quarter, half, three quarters and all of
+    the counts are reached and the count at the last index."""
     values = list(counts)
     if len(values) <= LONG_COUNTS:
         return str(values)
-    nonzero = ", ".join(f"{i}: {v}" for i, v in enumerate(values) if v)
-    return f"{{{nonzero}}} of {len(values)}"
+    nonzero = [(i, v) for i, v in enumerate(values) if v]
+    if len(nonzero) <= LONG_COUNTS:
+        return "{" + ", ".join(f"{i}: {v}" for i, v in nonzero) + f"}} of {len(values)}"
+    total = sum(values)
+    cum = np.cumsum(np.asarray(values, dtype=np.int64))
+    by = "/".join(str(int(np.searchsorted(cum, q * total / 4))) for q in (1, 2, 3, 4))
+    return f"{total} over {len(values)}: 25/50/75/100% by {by}, {values[-1]} at {len(values) - 1}"
 
 
 def figure_text(value: Any) -> str:

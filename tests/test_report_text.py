@@ -57,6 +57,22 @@ def test_a_long_histogram_prints_its_nonzero_entries_and_its_length() -> None:
     assert counts_text([0] * (LONG_COUNTS + 1)) == f"{{}} of {LONG_COUNTS + 1}"
 
 
+def test_a_histogram_with_many_nonzero_entries_prints_where_its_quarters_are_reached() -> None:
+    """A cascade exiting at most of its 291 stages (keel:penbased, the defaults) printed all of them on the train
+    line; now the stages by which 25, 50, 75 and 100% of the rows have exited and the rows at the last."""
+    h = [0] * 300
+    h[10:20] = [10] * 10  # 100 rows by stage 19
+    h[50:60] = [10] * 10  # 200 by 59
+    h[299] = 200  # 400 in all
+    assert counts_text(h) == "400 over 300: 25/50/75/100% by 19/59/299/299, 200 at 299"
+    assert counts_text([2] * (LONG_COUNTS + 1)).startswith(f"{2 * (LONG_COUNTS + 1)} over {LONG_COUNTS + 1}: ")
+    # up to LONG_COUNTS nonzero entries still print one by one
+    h = [0] * 300
+    for i in range(LONG_COUNTS):
+        h[i * 10] = 1
+    assert counts_text(h).startswith("{0: 1, 10: 1, ") and counts_text(h).endswith("} of 300")
+
+
 def test_figures_of_a_report_line() -> None:
     assert figure_text(0.123456) == "0.1235"
     assert figure_text(7) == "7"
