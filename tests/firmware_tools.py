@@ -36,6 +36,20 @@ def require_tools(*tools: str) -> None:
         pytest.skip(f"missing {', '.join(missing)} (run `make toolchains`)")
 
 
+# firmware_examples/cortex_m/Makefile's flags for the Cortex-M0 (targets.mk's CPU, WARN, the code-size options)
+M0_CFLAGS = ("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+             "-O2", "-ffunction-sections", "-fno-tree-loop-distribute-patterns")
+
+
+def cortex_m0_undefined(src: Path, obj: Path, *flags: str) -> set[str]:
+    """The symbols an object compiled from src for the Cortex-M0, as the firmware builds it, leaves undefined (the
+    calls it makes outside itself: memcpy where GCC could not inline a copy, the soft-float helpers)."""
+    require_tools("arm-none-eabi-gcc", "arm-none-eabi-nm")
+    subprocess.run(["arm-none-eabi-gcc", *M0_CFLAGS, *flags, "-c", str(src), "-o", str(obj)], check=True)
+    return set(subprocess.run(["arm-none-eabi-nm", "-u", str(obj)], capture_output=True, text=True,
+                              check=True).stdout.split())
+
+
 def frugalml(*args: str | Path) -> str:
     """Runs the CLI in this process (click's runner: the same command, without a fresh interpreter importing
     numpy, scikit-learn and the runtime per call); returns stdout, fails the test with stderr on a non-zero

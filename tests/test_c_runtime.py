@@ -98,20 +98,13 @@ def test_no_runtime_object_calls_memcpy_on_the_cortex_m0(tmp_path: Path) -> None
     every float's bits and every record field are read from an object GCC knows the alignment of (a memcpy from
     a pointer it cannot vouch for becomes a call there: fm_nb.c's record walk made one a feature read until round
     43). memset stays where a buffer is cleared (fm_memo.c)."""
-    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-nm") is None:
-        pytest.skip("missing arm-none-eabi-gcc/nm (run `make toolchains`)")
+    from firmware_tools import cortex_m0_undefined  # noqa: PLC0415
+
     from pyruntime.build_cffi import runtime_include_flags, runtime_sources  # noqa: PLC0415
 
     calls = {}
     for i, src in enumerate(runtime_sources()):
-        obj = tmp_path / f"{i}.o"
-        subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft", "-O2",
-                        "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffunction-sections",
-                        "-fno-tree-loop-distribute-patterns", *runtime_include_flags(), "-c", str(src), "-o", str(obj)],
-                       check=True)
-        undefined = subprocess.run(["arm-none-eabi-nm", "-u", str(obj)], capture_output=True, text=True,
-                                   check=True).stdout.split()
-        calls[src.relative_to(ROOT / "runtime_c" / "src").as_posix()] = {
-            s for s in undefined if s in ("memcpy", "memmove", "memset")}
+        undefined = cortex_m0_undefined(src, tmp_path / f"{i}.o", *runtime_include_flags())
+        calls[src.relative_to(ROOT / "runtime_c" / "src").as_posix()] = undefined & {"memcpy", "memmove", "memset"}
     assert len(calls) > 10 and "nb/fm_nb.c" in calls
     assert {name: s for name, s in calls.items() if s} == {"core/fm_memo.c": {"memset"}}

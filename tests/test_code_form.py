@@ -586,8 +586,8 @@ def test_code_form_reads_features_without_a_call_on_a_strict_alignment_target(
     """Compiled for the Cortex-M0 (no unaligned loads) in a unit where x is any caller's pointer, the code form
     reads each feature with a load: no call to memcpy (a memcpy straight from the float pointer was one call a
     feature read there; GCC inlines it only where it knows x's alignment, as in the self-test firmware)."""
-    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-nm") is None:
-        pytest.skip("missing arm-none-eabi-gcc/nm (run `make toolchains`)")
+    from firmware_tools import cortex_m0_undefined  # noqa: PLC0415
+
     path, _ = trained[kind]
     m = fmt.load(path)
     (tmp_path / "unit.c").write_text('#include "model.h"\n'
@@ -595,10 +595,6 @@ def test_code_form_reads_features_without_a_call_on_a_strict_alignment_target(
                                      "{\n    return model_predict_vec(x, n, out);\n}\n")
     for numeric in ("float32", "q15"):
         (tmp_path / "model.h").write_text(render_code_header(m, numeric, "model"))
-        obj = tmp_path / "unit.o"
-        subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft", "-O2",
-                        "-Wall", "-Wextra", "-Werror", "-pedantic", *runtime_include_flags(), f"-I{tmp_path}",
-                        "-c", str(tmp_path / "unit.c"), "-o", str(obj)], check=True)
-        undefined = subprocess.run(["arm-none-eabi-nm", "-u", str(obj)], capture_output=True, text=True,
-                                   check=True).stdout.split()
+        undefined = cortex_m0_undefined(tmp_path / "unit.c", tmp_path / "unit.o", *runtime_include_flags(),
+                                        f"-I{tmp_path}")
         assert "memcpy" not in undefined, (numeric, undefined)
