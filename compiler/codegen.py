@@ -213,11 +213,10 @@ def popcount_helper(name: str) -> list[str]:
 
 
 def bits_helper(name: str) -> list[str]:
-    """<name>_bits(p): the bits of *p. The float is read as a float first: a memcpy straight from p is a call to
-    memcpy where the target has no unaligned loads (GCC, Thumb-1: the pointer's type does not vouch for its
-    alignment), one load from a float object."""
-    return c_function(f"static inline int32_t {name}_bits(const float *p)", "const float v = *p;", "int32_t b;",
-                      "memcpy(&b, &v, sizeof b);", "return b;")
+    """<name>_bits(p): the bits of *p, through frugalml.h's fm_float_bits. The float is read as a float first: a
+    memcpy straight from p is a call to memcpy where the target has no unaligned loads (GCC, Thumb-1: the pointer's
+    type does not vouch for its alignment), one load from a float object."""
+    return c_function(f"static inline int32_t {name}_bits(const float *p)", "return (int32_t)fm_float_bits(*p);")
 
 
 def sat_helper(name: str) -> list[str]:

@@ -38,18 +38,30 @@ static int nb_check_common(uint32_t n_features, uint32_t n_used, const uint32_t 
     return FM_OK;
 }
 
+/* Feature of position p, either layout. */
+static uint32_t nb_feature(const uint32_t *order, const void *pos, size_t size, uint32_t p)
+{
+    uint32_t j;
+    if (pos == NULL) {
+        return order[p];
+    }
+    /* a typed load of the record's first member (a uint32_t in every record type): a memcpy from a pointer of
+     * unknown alignment is a call on targets without unaligned loads (Thumb-1) */
+    j = *(const uint32_t *)(const void *)((const unsigned char *)pos + (size_t)p * size);
+    return j;
+}
+
 /* Features of the record layout: in range, each read once. */
 static int nb_check_features(uint32_t n_features, uint32_t n_used, const void *recs, size_t size)
 {
-    const unsigned char *const base = (const unsigned char *)recs;
     uint32_t i, k, fi, fk;
     for (i = 0; i < n_used; ++i) {
-        fi = *(const uint32_t *)(const void *)(base + (size_t)i * size); /* both record types' first member */
+        fi = nb_feature(NULL, recs, size, i);
         if (fi >= n_features) {
             return FM_E_MODEL;
         }
         for (k = 0; k < i; ++k) {
-            fk = *(const uint32_t *)(const void *)(base + (size_t)k * size);
+            fk = nb_feature(NULL, recs, size, k);
             if (fk == fi) {
                 return FM_E_MODEL;
             }
@@ -409,19 +421,6 @@ static uint32_t nb_first_nonfinite(const uint32_t *order, const float *x, uint32
     }
 
 /* ---------- the record layout (pos != NULL) ---------- */
-
-/* Feature of position p, either layout. */
-static uint32_t nb_feature(const uint32_t *order, const void *pos, size_t size, uint32_t p)
-{
-    uint32_t j;
-    if (pos == NULL) {
-        return order[p];
-    }
-    /* a typed load of the record's first member (a uint32_t in every record type): a memcpy from a pointer of
-     * unknown alignment is a call on targets without unaligned loads (Thumb-1) */
-    j = *(const uint32_t *)(const void *)((const unsigned char *)pos + (size_t)p * size);
-    return j;
-}
 
 /* Entry of a finite value (bits) at a record: zero, <= edge[0], (edge[0], edge[1]], > edge[1]. */
 static inline float nb_pos_entry_f32(const fm_nb_pos *r, uint32_t bits)
