@@ -90,7 +90,7 @@ CASCADE_SWEEP = "cascade --early-exit-every 10 (lambda kept by the shared sweep)
 CASCADE_DEFAULT = "cascade, defaults (shared trees; sweep's models, exits every 1 or 5)"
 F0, RF = "gated f0 alone (the model's rf tables, every input)", "sklearn RandomForest, 100 trees (f0's shape)"
 ADAPT_SWEEP, L1_SWEEP = "adapt-lin --sweep (cheapest within 0.01 of f0)", "l1-gate --sweep (cheapest within 0.01 of f0)"
-ADAPTG_SWEEP = "adapt-gbrt --sweep (shared f1 trees; cheapest within 0.01)"
+ADAPTG_SWEEP = "adapt-gbrt --sweep (margin gate, shared trees; cheapest within 0.01)"
 CSTC0, RIDGE = "cstc lambda=0 (no cost term), depth 3", "sklearn RidgeClassifier (one leaf's shape, all features)"
 CSTC_SWEEP = "cstc --sweep (cheapest within 0.01 of the best)"
 SKY0, SKY2, SKY4 = ("skyline greedy-acc, no budget (best model)", "skyline, budget = 1/2 of the best model's",

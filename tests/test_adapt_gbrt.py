@@ -77,7 +77,8 @@ def test_multiclass_ir_and_prediction_agree() -> None:
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, _ = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     rf = RandomForestClassifier(n_estimators=30, random_state=0)
-    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=0.1, n_trees=8, trees_per_step=5, step=0.3).fit(Xtr, ytr)
+    m = AdaptGbrtClassifier(hpc=rf, p_full=0.3, gamma=0.1, n_trees=8, trees_per_step=5, step=0.3,
+                            gate="trees").fit(Xtr, ytr)
     ir = m.to_tree_ensemble()
     assert ir["f1"]["n_outputs"] == 10 and ir["gate"]["n_outputs"] == 1
     route = ir_scores(ir["gate"], Xte)[:, 0] > np.float32(ir["gate"]["decision_threshold"])
@@ -175,7 +176,7 @@ def test_k_class_shared_f1_lets_the_gate_follow_p_full() -> None:
     kw = dict(hpc=f0, gamma=1.0, n_trees=30)
     shares = {}
     for form, f1_cv in (("shared", 3), ("shared", 0), ("separate", 3), ("separate", 0)):
-        shares[form, f1_cv] = [AdaptGbrtClassifier(p_full=p, class_trees=form, f1_cv=f1_cv, **kw)
+        shares[form, f1_cv] = [AdaptGbrtClassifier(p_full=p, class_trees=form, f1_cv=f1_cv, gate="trees", **kw)
                                .fit(Xtr, ytr, f0_proba=p0).train_route_fraction_ for p in (0.1, 0.3, 0.5)]
     for form in ("shared", "separate"):
         assert np.all(np.diff(shares[form, 3]) > 0) and shares[form, 3][1] > 0.05, shares
@@ -261,7 +262,8 @@ def test_the_newton_steps_are_capped_where_q_saturates() -> None:
                      ("sklearn:digits", {"p_full": 0.6, "gamma": 1.0, "n_trees": 100}),
                      ("sklearn:digits", {"p_full": 0.7, "gamma": 0.1, "n_trees": 100})):
         Xtr, ytr, Xva, _ = split(prepare(data))
-        m = AdaptGbrtClassifier(hpc="rf", max_depth=3, step=step, class_trees="shared", random_state=0, **kw)
+        m = AdaptGbrtClassifier(hpc="rf", max_depth=3, step=step, class_trees="shared", gate="trees", random_state=0,
+                                **kw)
         m.fit(Xtr, ytr)
         for ir, most in ((m.gate_ir_, MAX_DELTA_STEP), (m.f1_ir_, MAX_DELTA_STEP * step)):  # the gate's step is 1
             values = np.asarray(ir["value"])

@@ -35,9 +35,11 @@ from compiler.kinds import load_kind_modules
 from compiler.trees.code import COMPACT_NODES, left_percents
 from pyruntime import format as fmt
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
+from pyruntime.evaluators import c_evaluator
 from pyruntime.format import ModelFile
-from pyruntime.gated.model import GatedModel
+from pyruntime.gated.model import GatedModel, MarginGate
 from pyruntime.linear import LinearScorer
+from pyruntime.memo import ReadState
 from pyruntime.trees.cascade import TreeCascade, as_cascade
 from pyruntime.trees.ensemble import TreeEnsemble
 
@@ -401,6 +403,39 @@ def test_random_gated_tree_models_equal_the_reference(tmp_path: Path, seed: int,
     assert run_dump(header, tmp_path) == want
     if numeric == "q15":
         assert run_dump(header, tmp_path, flags=KEY16[seed % 2]) == want
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 40), n_outputs=st.sampled_from([2, 3, 7]),
+       remote=st.booleans(), share=st.sampled_from([0.0, 0.3, 0.7, 1.0]), costs=st.sampled_from(sorted(COSTS)),
+       numeric=st.sampled_from(["float32", "q15"]))
+def test_random_margin_gated_tree_models_equal_the_reference(tmp_path: Path, seed: int, n_features: int,
+                                                             n_outputs: int, remote: bool, share: float, costs: str,
+                                                             numeric: str) -> None:
+    """f1's own top-2 margin as the gate over trees of K outputs (ADAPT-GBRT's K-class gate), its threshold at a
+    share of the rows' margins (0: every row easy but ties; 1: every row hard), f0 trees or remote."""
+    need("cc")
+    rng = np.random.default_rng(seed)
+    c = COSTS[costs]
+    f1 = random_ensemble(rng, n_features, n_outputs)
+    X = random_rows(rng, n_features, 60)
+    s = f1.start_scores(X.shape[0])
+    f1.accumulate_into(X, ReadState.start(X.shape[0], n_features), s)
+    srt = np.sort(s, axis=1)
+    thr = float(np.quantile(srt[:, -1] - srt[:, -2], share)) if share < 1 else 1e30
+    m = GatedModel(n_features=n_features, gate=MarginGate(n_features=n_features, threshold=thr), f1=f1,
+                   f0=None if remote else random_ensemble(rng, n_features, n_outputs), gate_above="f1",
+                   costs=None if c is None else c(rng, n_features))
+    header = tmp_path / "gated.h"
+    header.write_text(render_code_header(ModelFile("gated", m), numeric, "model", X))
+    ref = m.q15() if numeric == "q15" else m
+    pred, status = ref.reference(X)
+    want = expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
+    assert run_dump(header, tmp_path) == want
+    ok = np.isfinite(X).all(axis=1)  # the tables in the C runtime, on the rows the batch call takes
+    c = c_evaluator(ModelFile("gated", m), numeric).predict(X[ok])
+    for field in ("label", "score", "n_read", "cost", "stage"):
+        np.testing.assert_array_equal(getattr(c, field), getattr(pred, field)[ok], field)
 
 
 def test_gated_models_with_linear_parts_have_no_code_form() -> None:

@@ -15,10 +15,12 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 from test_multiclass import NAMES, assert_refused, run, write_csv
 
+from compiler.gated.adapt_gbrt import AdaptGbrtClassifier, margin_threshold
 from compiler.gated.adapt_lin import AdaptLinClassifier
 from compiler.gated.kind import f0_tables, gated_tables
 from compiler.gated.l1_gate import L1GateClassifier
 from compiler.gated.linear_k import margin_f32
+from compiler.trees.cost_tree import ir_scores
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
 from pyruntime.gated.model import (
@@ -200,4 +202,87 @@ def test_cli_refuses_margin_for_two_classes_and_gate_for_adapt_gbrt(iris_csv: Pa
     out = tmp_path / "m.msgpack"
     assert_refused(run("train", "adapt-lin", two, "-o", out, "--gate", "margin"), "--gate margin needs K > 2", out)
     assert_refused(run("train", "adapt-gbrt", iris_csv, "-o", out, "--gate", "linear"),
-                   "--gate does not apply to kind adapt-gbrt", out)
+                   "--gate linear does not apply to adapt-gbrt (choose from auto, trees, margin)", out)
+    assert_refused(run("train", "adapt-lin", iris_csv, "-o", out, "--gate", "trees"),
+                   "--gate trees does not apply to adapt-lin (choose from auto, linear, margin)", out)
+    assert_refused(run("train", "adapt-gbrt", two, "-o", out, "--gate", "margin"), "--gate margin needs K > 2", out)
+
+
+# ------------------------------------------------------ ADAPT-GBRT: trees f1 behind its own margin ----
+def test_adapt_gbrt_routes_on_f1s_margin_at_the_share(wine: tuple[np.ndarray, np.ndarray]) -> None:
+    """K > 2 classes: no gate trees; the threshold sends the share mean(q) of the training rows with the smallest
+    out-of-fold margins to f0, the estimator routes on the final f1's float32 margin, and the compiled tables
+    (the C runtime) route and answer as the estimator does."""
+    X, y = wine
+    m = AdaptGbrtClassifier(hpc=RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0), p_full=0.3,
+                            gamma=0.1, n_trees=10, random_state=0).fit(X, y)
+    assert m.gate_kind_ == "margin" and m.gate_ir_ is None and m.margin_threshold_ is not None
+    ir = m.to_tree_ensemble()
+    assert ir["gate"] is None and ir["margin_threshold"] == float(m.margin_threshold_)
+    s = np.sort(ir_scores(ir["f1"], X), axis=1)
+    margin = s[:, -1] - s[:, -2]
+    np.testing.assert_array_equal(m.route(X), ~(margin > m.margin_threshold_))
+    assert 0 < np.mean(m.route(X)) < 1
+    f0 = f0_tables(m.f0_, np.ones(X.shape[1]), "rf", False)
+    t = gated_tables(m, f0, np.ones(X.shape[1]), float(np.abs(X).max()), "rf")
+    assert isinstance(t.gate, MarginGate) and t.gate_above == "f1"
+    c = CGated(t).predict(X.astype(np.float32))
+    np.testing.assert_array_equal(c.stage == 1, m.route(X))
+    np.testing.assert_array_equal(m.classes_[c.label], m.predict(X))
+    assert margin[c.stage == 0].min() > margin[c.stage == 1].max()
+    # the gate reads nothing: an easy row reads f1's paths only, as features_read says
+    easy = c.stage == 0
+    np.testing.assert_array_equal(c.n_read[easy], m.features_read(X)[easy].sum(axis=1))
+
+
+def test_adapt_gbrt_margin_threshold_takes_the_share_of_margins() -> None:
+    margins = np.array([0.5, 0.1, 0.3, 0.9, 0.7], np.float32)
+    assert margin_threshold(margins, 0.0) < 0  # every row easy (margins are >= 0)
+    for share, hard in ((0.2, 1), (0.4, 2), (0.6, 3), (1.0, 5)):
+        thr = margin_threshold(margins, share)
+        assert int(np.sum(~(margins > thr))) == hard, (share, thr)
+
+
+def test_adapt_gbrt_gate_parameter_rules(wine: tuple[np.ndarray, np.ndarray]) -> None:
+    X, y = wine
+    kw = {"hpc": DecisionTreeClassifier(max_depth=3, random_state=0), "n_trees": 3}
+    trees = AdaptGbrtClassifier(gate="trees", **kw).fit(X, y)
+    assert trees.gate_kind_ == "trees" and trees.gate_ir_ is not None and trees.margin_threshold_ is None
+    with pytest.raises(ValueError, match="needs K > 2 classes"):
+        AdaptGbrtClassifier(gate="margin", **kw).fit(X[y < 2], y[y < 2])
+    with pytest.raises(ValueError, match="gate must be"):
+        AdaptGbrtClassifier(gate="linear", **kw).fit(X, y)
+    binary = AdaptGbrtClassifier(**kw).fit(X[y < 2], y[y < 2])  # auto: the paper's gate trees for two classes
+    assert binary.gate_kind_ == "trees" and binary.gate_ir_ is not None
+
+
+def test_a_margin_gate_over_one_output_trees_is_refused() -> None:
+    from pyruntime._frugalml_c import ffi, lib  # noqa: PLC0415
+
+    one = TreeEnsemble(n_features=D, n_outputs=1, feature=np.array([-1], np.int32),
+                       threshold=np.zeros(1, np.float32), left=np.array([-1], np.int32),
+                       right=np.array([-1], np.int32), value=np.ones(1, np.float32), roots=np.array([0], np.int32),
+                       tree_output=np.array([0], np.int32), base_score=np.zeros(1, np.float32))
+    with pytest.raises(ModelFormatError, match="trees of K > 1 outputs"):
+        GatedModel(n_features=D, gate=MarginGate(n_features=D, threshold=0.5), f1=one, f0=None, gate_above="f1")
+    keep: list[object] = []
+    ok = GatedModel(n_features=D, gate=MarginGate(n_features=D, threshold=0.5), f1=stump_f0(), f0=None,
+                    gate_above="f1")
+    for check, t in ((lib.fm_gated_check, ok), (lib.fm_gated_q15_check, ok.q15())):
+        s = gated_struct(ffi, t, keep)
+        assert check(s) == 0
+        s.f1.trees.n_outputs = 1
+        assert check(s) != 0
+
+
+@pytest.mark.parametrize(("gate", "expected"), [(None, "margin"), ("trees", "trees"), ("margin", "margin")])
+def test_cli_adapt_gbrt_gate_option(iris_csv: Path, tmp_path: Path, gate: str | None, expected: str) -> None:
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "adapt-gbrt", iris_csv, "-o", out, "--hpc", "gbrt", "--trees", "5",
+                       *(["--gate", gate] if gate else []))
+    assert code == 0, err
+    m = fmt.load(out)
+    assert m.meta["training"]["gate"] == expected
+    assert isinstance(m.tables.gate, MarginGate) == (expected == "margin")
+    X = load_iris().data.astype(np.float32)
+    np.testing.assert_array_equal(CGated(m.tables).predict(X).label, m.tables.predict_reference(X).label)

@@ -12,11 +12,11 @@ A gated model has three parts, each a sparse linear scorer (:mod:`pyruntime.line
 3. easy: f1 answers (stage 0); hard: f0 answers (stage 1), or, when f0 is remote, the label is
    FM_LABEL_DEFER (-1), the score the gate's, stage 1.
 
-The gate may instead be f1's own confidence (:class:`MarginGate`, FM_PART_MARGIN; f1 K linear scorers,
-gate_above "f1"): f1 is scored first, its score is the largest class score minus the second largest
-(float32 subtraction; q15: of the int32 accumulators, in int64), and the input is easy iff that margin >
-the gate's threshold; an easy input keeps f1's answer, a hard one goes to f0 (a deferred one carries the
-margin as its score, q15 saturated to INT32_MAX). The margin gate reads no feature of its own.
+The gate may instead be f1's own confidence (:class:`MarginGate`, FM_PART_MARGIN; f1 K linear scorers or a
+tree ensemble of K outputs, gate_above "f1"): f1 is scored first, its score is the largest class score minus the
+second largest (float32 subtraction; q15: of the int32 accumulators or tree scores, in int64), and the input is
+easy iff that margin > the gate's threshold; an easy input keeps f1's answer, a hard one goes to f0 (a deferred
+one carries the margin as its score, q15 saturated to INT32_MAX). The margin gate reads no feature of its own.
 
 Every part shares one read memo, so a feature read by g and by f1 is read and paid for once; n_read
 and cost count the distinct features read on the device. The feature costs are one vector shared by
@@ -53,7 +53,8 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 @dataclass(frozen=True, eq=False)
 class MarginGate:
     """The gate as f1's own confidence (FM_PART_MARGIN): easy iff f1's largest class score minus its second
-    largest (float32) > ``threshold``. f1 must be K linear scorers; the gate reads no feature."""
+    largest (float32) > ``threshold``. f1 must be K linear scorers or a tree ensemble of K > 1 outputs; the gate
+    reads no feature."""
 
     n_features: int
     threshold: float
@@ -73,7 +74,8 @@ class MarginGate:
         return cls(n_features=data["n_features"], threshold=data["threshold"])
 
     def q15(self, w_shift: int) -> MarginGateQ15:
-        """The threshold in f1's q15 accumulator units (score x 2^w_shift), rounded down, within int32."""
+        """The threshold in f1's q15 score units (score x 2^w_shift: the K scorers' shared w_shift, or the trees'
+        leaf shift), rounded down, within int32."""
         t = int(np.clip(np.floor(np.float64(self.threshold) * 2.0**w_shift), INT32_MIN, INT32_MAX))
         return MarginGateQ15(n_features=self.n_features, threshold_q=t)
 
@@ -159,7 +161,9 @@ def _check(m: GatedModel | GatedModelQ15) -> None:
     require(not isinstance(m.gate, (MultiLinear, MultiLinearQ15)), "the gate cannot be a K-linear part")
     require(not isinstance(m.f1, _MARGIN) and not isinstance(m.f0, _MARGIN), "only the gate may be a margin gate")
     if isinstance(m.gate, _MARGIN):
-        require(isinstance(m.f1, (MultiLinear, MultiLinearQ15)), "a margin gate needs f1 of K linear scorers")
+        require(isinstance(m.f1, (MultiLinear, MultiLinearQ15))
+                or (isinstance(m.f1, (TreeEnsemble, TreeEnsembleQ15)) and m.f1.n_outputs > 1),
+                "a margin gate needs f1 of K linear scorers or trees of K > 1 outputs")
         require(m.gate_above == "f1", "a margin gate lets f1 answer above its threshold: gate_above must be 'f1'")
     if m.f0 is not None:
         require(n_classes_of(m.f0) == n_classes_of(m.f1), "f1 and f0 answer different numbers of classes")
@@ -289,8 +293,11 @@ class GatedModel:
 
         _, unit = quantize_costs(self.costs)
         f1 = q(self.f1)
-        # a margin gate's threshold in f1's accumulator units (its K scorers share one w_shift)
-        gate = self.gate.q15(f1.scorers[0].w_shift) if isinstance(self.gate, MarginGate) else q(self.gate)
+        # a margin gate's threshold in f1's score units (its K scorers share one w_shift; trees: the leaf shift)
+        if isinstance(self.gate, MarginGate):
+            gate: PartQ15 | None = self.gate.q15(f1.shift if isinstance(f1, TreeEnsembleQ15) else f1.scorers[0].w_shift)
+        else:
+            gate = q(self.gate)
         return GatedModelQ15(n_features=self.n_features, gate=gate, f1=f1, f0=q(self.f0),
                              gate_above=self.gate_above, cost_unit=unit, f0_kind=self.f0_kind)
 
@@ -358,6 +365,25 @@ def _part_eval(part: Any, X32: np.ndarray, state: ReadState, rows: np.ndarray,
     return label.astype(np.int32), score
 
 
+def _margin_eval(part: Any, X32: np.ndarray, state: ReadState, rows: np.ndarray,
+                 q15: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(label, score, margin) of f1 under a margin gate: K linear scorers (multi_eval), or trees of K outputs
+    (fm_trees_finish's first largest; the margin its score minus the largest of the other outputs, float32
+    subtraction, q15 in int64)."""
+    if isinstance(part, (MultiLinear, MultiLinearQ15)):
+        return multi_eval(part, X32, state, rows, q15, margin=True)
+    n = X32.shape[0]
+    scores = part.start_scores(n)
+    part.accumulate_into(X32, state, scores, rows=rows)
+    label, score = part.finish(scores)
+    idx = np.arange(n)
+    others = scores.copy()
+    others[idx, label] = np.iinfo(np.int64).min if q15 else -np.inf
+    second = others.max(axis=1)
+    margin = scores[idx, label].astype(np.int64) - second if q15 else (scores[idx, label] - second).astype(np.float32)
+    return label.astype(np.int32), score, margin
+
+
 def _reference(m: GatedModel | GatedModelQ15, X32: np.ndarray, q15: bool,
                cost_unit: float) -> tuple[Predictions, np.ndarray]:
     n = X32.shape[0]
@@ -366,7 +392,7 @@ def _reference(m: GatedModel | GatedModelQ15, X32: np.ndarray, q15: bool,
     label = np.zeros(n, np.int32)
     score = np.zeros(n, np.int32 if q15 else np.float32)
     if isinstance(m.gate, _MARGIN):  # f1 first; its top-2 margin decides, and easy rows keep its answer
-        lab, sc, margin = multi_eval(m.f1, X32, state, all_rows, q15, margin=True)
+        lab, sc, margin = _margin_eval(m.f1, X32, state, all_rows, q15)
         hard = ~(margin > (m.gate.threshold_q if q15 else np.float32(m.gate.threshold)))
         g_score = np.minimum(margin, INT32_MAX).astype(np.int32) if q15 else margin
         easy_rows = state.active(np.flatnonzero(~hard))

@@ -44,12 +44,13 @@ static int G_FN(part_ok)(const G_PART *p, uint32_t n_features, int is_gate, int 
     return p->type == FM_PART_REMOTE && may_be_remote;
 }
 
-/* A margin gate needs a K-linear f1 (checked as f1), gate_above F1 and a valid threshold; any other gate is
- * a part of its own. */
+/* A margin gate needs f1 of K linear scorers or of trees with K > 1 outputs (checked as f1), gate_above F1 and
+ * a valid threshold; any other gate is a part of its own. */
 static int G_FN(gate_ok)(const G_MODEL *m)
 {
     if (m->gate.type == FM_PART_MARGIN) {
-        return m->f1.type == FM_PART_LINEAR_K && m->gate_above == FM_GATE_ABOVE_F1 && G_THR_OK(m->gate.linear);
+        return (m->f1.type == FM_PART_LINEAR_K || (m->f1.type == FM_PART_TREES && m->f1.trees.n_outputs > 1u)) &&
+               m->gate_above == FM_GATE_ABOVE_F1 && G_THR_OK(m->gate.linear);
     }
     return G_FN(part_ok)(&m->gate, m->n_features, 1, 0);
 }
@@ -109,30 +110,46 @@ static int G_FN(part_eval)(const G_PART *p, const fm_reader *in, const float *x,
     return rc == FM_OK ? G_TR_FN(finish)(&p->trees, scores, out) : rc;
 }
 
-/* A margin gate: f1 (K-linear) scored as fm_linear_argmax, class by class through the memo, keeping the
- * runner-up too (second: the largest score of the other classes, so a tie at the top gives margin 0). Easy iff
- * margin = best - second (float32: a float subtraction; q15: in int64) > the gate's threshold: *hard = 0 and out
- * holds f1's answer. Hard (also a NaN margin): *hard = 1, out->label f1's and out->score the margin (q15:
- * saturated to INT32_MAX), the answer of a deferral. */
-static int G_FN(margin_eval)(const G_MODEL *m, const fm_reader *in, fm_memo *memo, fm_result *out, int *hard)
+/* A margin gate: f1 scored first, keeping the runner-up too (second: the largest score of the other classes, so
+ * a tie at the top gives margin 0): K linear scorers as fm_linear_argmax, class by class through the memo; trees
+ * as part_eval (fm_trees_finish's first largest), the runner-up from their scores. Easy iff margin = best -
+ * second (float32: a float subtraction; q15: in int64) > the gate's threshold: *hard = 0 and out holds f1's
+ * answer. Hard (also a NaN margin): *hard = 1, out->label f1's and out->score the margin (q15: saturated to
+ * INT32_MAX), the answer of a deferral. */
+static int G_FN(margin_eval)(const G_MODEL *m, const fm_reader *in, const float *x, fm_memo *memo, G_SCORE *scores,
+                             fm_result *out, int *hard)
 {
     const G_PART *p = &m->f1;
     G_SCORE best = 0, second = 0;
     G_MARGIN margin;
     int32_t label = 0;
     uint32_t c;
-    for (c = 0u; c < p->n_classes; ++c) {
-        G_SCORE acc = G_BIAS(p->classes[c]);
-        const int rc = G_LIN_FN(score)(&p->classes[c], in, memo, &acc, out);
+    if (p->type == FM_PART_TREES) {
+        const int rc = G_FN(part_eval)(p, in, x, memo, scores, out);
         if (rc != FM_OK) {
             return rc;
         }
-        if (c == 0u || acc > best) {
-            second = best; /* c == 0: overwritten at c == 1 */
-            best = acc;
-            label = (int32_t)c;
-        } else if (c == 1u || acc > second) {
-            second = acc;
+        label = out->label;
+        best = scores[label];
+        for (c = 0u; c < p->trees.n_outputs; ++c) {
+            if (c != (uint32_t)label && (c == (label == 0 ? 1u : 0u) || scores[c] > second)) {
+                second = scores[c];
+            }
+        }
+    } else {
+        for (c = 0u; c < p->n_classes; ++c) {
+            G_SCORE acc = G_BIAS(p->classes[c]);
+            const int rc = G_LIN_FN(score)(&p->classes[c], in, memo, &acc, out);
+            if (rc != FM_OK) {
+                return rc;
+            }
+            if (c == 0u || acc > best) {
+                second = best; /* c == 0: overwritten at c == 1 */
+                best = acc;
+                label = (int32_t)c;
+            } else if (c == 1u || acc > second) {
+                second = acc;
+            }
         }
     }
     margin = G_WIDE(best) - G_WIDE(second);
@@ -155,7 +172,7 @@ static int G_FN(run)(const G_MODEL *m, const fm_reader *in, const float *x, fm_m
     int hard;
     fm_memo_start(memo, out);
     if (m->gate.type == FM_PART_MARGIN) {
-        rc = G_FN(margin_eval)(m, in, memo, out, &hard); /* easy: f1's answer stands */
+        rc = G_FN(margin_eval)(m, in, x, memo, scores, out, &hard); /* easy: f1's answer stands */
         if (rc != FM_OK || !hard) {
             out->stage = 0u;
             return rc;
