@@ -20,7 +20,7 @@ from compiler.gated.adapt_lin import AdaptLinClassifier
 from compiler.gated.kind import f0_tables, gated_tables
 from compiler.gated.l1_gate import L1GateClassifier
 from compiler.gated.linear_k import margin_f32
-from compiler.trees.cost_tree import ir_scores
+from compiler.trees.cost_tree import ir_scores, ir_tree_features
 from pyruntime import format as fmt
 from pyruntime.errors import ModelFormatError
 from pyruntime.gated.model import (
@@ -214,7 +214,8 @@ def test_adapt_gbrt_routes_on_f1s_margin_at_the_share(wine: tuple[np.ndarray, np
     out-of-fold margins to f0, the estimator routes on the final f1's float32 margin, and the compiled tables
     (the C runtime) route and answer as the estimator does."""
     X, y = wine
-    m = AdaptGbrtClassifier(hpc=RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0), p_full=0.3,
+    # a small f0 (a few features): f1's paths read others, which a hard row reads before f0's
+    m = AdaptGbrtClassifier(hpc=RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0), p_full=0.3,
                             gamma=0.1, n_trees=10, random_state=0).fit(X, y)
     assert m.gate_kind_ == "margin" and m.gate_ir_ is None and m.margin_threshold_ is not None
     ir = m.to_tree_ensemble()
@@ -230,9 +231,15 @@ def test_adapt_gbrt_routes_on_f1s_margin_at_the_share(wine: tuple[np.ndarray, np
     np.testing.assert_array_equal(c.stage == 1, m.route(X))
     np.testing.assert_array_equal(m.classes_[c.label], m.predict(X))
     assert margin[c.stage == 0].min() > margin[c.stage == 1].max()
-    # the gate reads nothing: an easy row reads f1's paths only, as features_read says
+    # the gate reads nothing: an easy row reads f1's paths only, as features_read says; a hard one f1's paths too,
+    # then f0's (features_read: all of f0's features)
     easy = c.stage == 0
-    np.testing.assert_array_equal(c.n_read[easy], m.features_read(X)[easy].sum(axis=1))
+    read = m.features_read(X)
+    np.testing.assert_array_equal(c.n_read[easy], read[easy].sum(axis=1))
+    f1_paths = np.zeros(X.shape, dtype=bool)
+    for r in ir_tree_features(ir["f1"], X.astype(np.float32)):
+        f1_paths |= r
+    np.testing.assert_array_equal(read[~easy], f1_paths[~easy] | m.f0_features_[None, :])
 
 
 def test_adapt_gbrt_margin_threshold_takes_the_share_of_margins() -> None:
@@ -241,6 +248,10 @@ def test_adapt_gbrt_margin_threshold_takes_the_share_of_margins() -> None:
     for share, hard in ((0.2, 1), (0.4, 2), (0.6, 3), (1.0, 5)):
         thr = margin_threshold(margins, share)
         assert int(np.sum(~(margins > thr))) == hard, (share, thr)
+    # float64 margins between two float32s: the k-th smallest stays hard, the next stays easy
+    m64 = np.array([0.1, float(np.float32(0.3)) + 1e-12, 0.3 + 2e-7, 0.9])  # float32 rounds the 2nd down
+    thr = margin_threshold(m64, 0.5)
+    assert float(thr) >= m64[1] and float(thr) < m64[2], thr
 
 
 def test_adapt_gbrt_gate_parameter_rules(wine: tuple[np.ndarray, np.ndarray]) -> None:
@@ -257,18 +268,32 @@ def test_adapt_gbrt_gate_parameter_rules(wine: tuple[np.ndarray, np.ndarray]) ->
 
 
 def test_a_margin_gate_over_one_output_trees_is_refused() -> None:
+    """Python refuses f1 of one output; C too, where fm_trees_check alone would take it (every tree of this f1 writes
+    output 0, so only the margin gate's own rule refuses n_outputs 1)."""
     from pyruntime._frugalml_c import ffi, lib  # noqa: PLC0415
 
-    one = TreeEnsemble(n_features=D, n_outputs=1, feature=np.array([-1], np.int32),
-                       threshold=np.zeros(1, np.float32), left=np.array([-1], np.int32),
-                       right=np.array([-1], np.int32), value=np.ones(1, np.float32), roots=np.array([0], np.int32),
-                       tree_output=np.array([0], np.int32), base_score=np.zeros(1, np.float32))
+    def stumps(n_outputs: int) -> TreeEnsemble:
+        return TreeEnsemble(n_features=D, n_outputs=n_outputs, feature=np.array([0, -1, -1, 1, -1, -1], np.int32),
+                            threshold=np.array([0.5, 0, 0, 0.5, 0, 0], np.float32),
+                            left=np.array([1, -1, -1, 4, -1, -1], np.int32),
+                            right=np.array([2, -1, -1, 5, -1, -1], np.int32),
+                            value=np.array([0, 1, -1, 0, 0.5, 2], np.float32), roots=np.array([0, 3], np.int32),
+                            tree_output=np.array([0, 0], np.int32), base_score=np.zeros(n_outputs, np.float32))
+
     with pytest.raises(ModelFormatError, match="trees of K > 1 outputs"):
-        GatedModel(n_features=D, gate=MarginGate(n_features=D, threshold=0.5), f1=one, f0=None, gate_above="f1")
+        GatedModel(n_features=D, gate=MarginGate(n_features=D, threshold=0.5), f1=stumps(1), f0=None,
+                   gate_above="f1")
     keep: list[object] = []
-    ok = GatedModel(n_features=D, gate=MarginGate(n_features=D, threshold=0.5), f1=stump_f0(), f0=None,
+    ok = GatedModel(n_features=D, gate=MarginGate(n_features=D, threshold=0.5), f1=stumps(3), f0=None,
                     gate_above="f1")
-    for check, t in ((lib.fm_gated_check, ok), (lib.fm_gated_q15_check, ok.q15())):
+    leaf = TreeEnsemble(n_features=D, n_outputs=1, feature=np.array([-1], np.int32), threshold=np.zeros(1, np.float32),
+                        left=np.array([-1], np.int32), right=np.array([-1], np.int32), value=np.zeros(1, np.float32),
+                        roots=np.array([0], np.int32), tree_output=np.array([0], np.int32),
+                        base_score=np.zeros(1, np.float32))
+    trees_alone = GatedModel(n_features=D, gate=leaf, f1=stumps(1), f0=None, gate_above="f1")  # a tree gate
+    for check, t, alone in ((lib.fm_gated_check, ok, trees_alone), (lib.fm_gated_q15_check, ok.q15(),
+                                                                     trees_alone.q15())):
+        assert check(gated_struct(ffi, alone, keep)) == 0  # one-output stumps are a valid f1 behind a tree gate
         s = gated_struct(ffi, t, keep)
         assert check(s) == 0
         s.f1.trees.n_outputs = 1

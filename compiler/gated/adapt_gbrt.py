@@ -43,7 +43,9 @@ The gate for K > 2 classes (``gate`` "auto", the default, or "margin") is f1's o
 no gate trees are grown (the alternation is the paper's without g: its two KL terms are constants and drop out of
 the q step), and an input goes to f0 iff f1's largest class score minus its second largest is not above a
 threshold that sends the share mean(q) of the training rows with the smallest out-of-fold margins there (the
-fold boosters' scores: f1's margins on its own rows are larger than on new ones). With gate trees the two
+fold boosters' scores: f1's margins on its own rows are larger than on new ones; with ``f1_cv`` below 2, or a class
+of fewer rows than the folds, f1's own training scores). ``gate_rule`` and ``gate_step`` concern the gate trees
+only. With gate trees the two
 boosters shared the feature charge and the rows: on digits (gamma 1, P 0.2) f1 came out 0.853 accurate alone;
 without them 0.972 (docs/gated.md, round 44). ``gate`` "trees" keeps the paper's g for K classes too; two
 classes always use it.
@@ -142,14 +144,16 @@ def top2_margin(F: np.ndarray) -> np.ndarray:
 
 def margin_threshold(margin: np.ndarray, share: float) -> np.float32:
     """The float32 margin threshold sending the ``share`` of rows with the smallest margins to f0 (hard iff
-    margin <= threshold): the largest float32 at or below the k-th smallest margin, k = round(share * n); below
+    margin <= threshold): the k-th smallest margin, k = round(share * n), or the smallest float32 above it; below
     every margin (none hard) when k is 0."""
     m = np.sort(np.asarray(margin, dtype=np.float64))
     k = int(round(float(share) * m.size))
     if k <= 0 or m.size == 0:
         return np.float32(-1.0)  # margins are >= 0: every row easy
-    t = np.float32(m[min(k, m.size) - 1])
-    return np.nextafter(t, np.float32(-np.inf)) if float(t) > m[min(k, m.size) - 1] else t
+    kth = m[min(k, m.size) - 1]
+    t = np.float32(kth)
+    # float64 margins (callers' own): the k-th stays hard, rounded up to the next float32 if need be
+    return np.nextafter(t, np.float32(np.inf)) if float(t) < kth else t
 
 
 def _softplus(z: np.ndarray) -> np.ndarray:
@@ -524,7 +528,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         return self.f0_.predict(as_float32_matrix(X))
 
     def features_read(self, X: np.ndarray) -> np.ndarray:
-        """Bool (n, d): features read per input (g's path, then f1's paths or all of f0's features)."""
+        """Bool (n, d): features read per input: the tree gate's path, then f1's paths or all of f0's features;
+        with the margin gate f1's paths on every input, and all of f0's features too on the inputs it sends there."""
         X32 = as_float32_matrix(X)
         hard = self.route(X32)
         read = np.zeros(X32.shape, dtype=bool)
@@ -533,6 +538,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         low = np.zeros(X32.shape, dtype=bool)
         for r in ir_tree_features(self.f1_ir_, X32):
             low |= r
+        if self.gate_ir_ is None:  # f1 decides the route: its paths are read before f0's
+            read |= low
         read |= np.where(hard[:, None], self.f0_features_[None, :], low)
         return read
 
