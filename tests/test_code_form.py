@@ -30,6 +30,7 @@ from compiler.codegen import (
     thumb2_cmp_ok,
     thumb2_imm,
 )
+from compiler.gated.adapt_gbrt import top2_margin
 from compiler.header import render_header
 from compiler.kinds import load_kind_modules
 from compiler.trees.code import COMPACT_NODES, left_percents
@@ -380,6 +381,21 @@ def random_ensemble(rng: np.random.Generator, n_features: int, n_outputs: int) -
                                    tree_output=rng.integers(0, n_outputs, n_trees), decision_threshold=rng.normal())
 
 
+def check_gated_code(m: GatedModel, X: np.ndarray, numeric: str, tmp_path: Path,
+                     key16: tuple[str, ...] | None = None) -> Any:
+    """The gated model's code form prints what the numpy reference answers (q15 with key16: also under those
+    flags); returns the reference's predictions."""
+    header = tmp_path / "gated.h"
+    header.write_text(render_code_header(ModelFile("gated", m), numeric, "model", X))
+    ref = m.q15() if numeric == "q15" else m
+    pred, status = ref.reference(X)
+    want = expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
+    assert run_dump(header, tmp_path) == want
+    if numeric == "q15" and key16 is not None:
+        assert run_dump(header, tmp_path, flags=key16) == want
+    return pred
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), n_features=st.integers(1, 40), n_outputs=st.sampled_from([1, 1, 3]),
        remote=st.booleans(), above=st.sampled_from(["f0", "f1"]), costs=st.sampled_from(sorted(COSTS)),
@@ -395,14 +411,7 @@ def test_random_gated_tree_models_equal_the_reference(tmp_path: Path, seed: int,
                    f0=None if remote else random_ensemble(rng, n_features, n_outputs), gate_above=above,
                    costs=None if c is None else c(rng, n_features))
     X = random_rows(rng, n_features, 60)
-    header = tmp_path / "gated.h"
-    header.write_text(render_code_header(ModelFile("gated", m), numeric, "model", X))
-    ref = m.q15() if numeric == "q15" else m
-    pred, status = ref.reference(X)
-    want = expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
-    assert run_dump(header, tmp_path) == want
-    if numeric == "q15":
-        assert run_dump(header, tmp_path, flags=KEY16[seed % 2]) == want
+    check_gated_code(m, X, numeric, tmp_path, KEY16[seed % 2])
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -421,17 +430,11 @@ def test_random_margin_gated_tree_models_equal_the_reference(tmp_path: Path, see
     X = random_rows(rng, n_features, 60)
     s = f1.start_scores(X.shape[0])
     f1.accumulate_into(X, ReadState.start(X.shape[0], n_features), s)
-    srt = np.sort(s, axis=1)
-    thr = float(np.quantile(srt[:, -1] - srt[:, -2], share)) if share < 1 else 1e30
+    thr = float(np.quantile(top2_margin(s), share)) if share < 1 else 1e30
     m = GatedModel(n_features=n_features, gate=MarginGate(n_features=n_features, threshold=thr), f1=f1,
                    f0=None if remote else random_ensemble(rng, n_features, n_outputs), gate_above="f1",
                    costs=None if c is None else c(rng, n_features))
-    header = tmp_path / "gated.h"
-    header.write_text(render_code_header(ModelFile("gated", m), numeric, "model", X))
-    ref = m.q15() if numeric == "q15" else m
-    pred, status = ref.reference(X)
-    want = expected_lines(pred, status, numeric == "q15", getattr(ref, "cost_unit", 1.0))
-    assert run_dump(header, tmp_path) == want
+    pred = check_gated_code(m, X, numeric, tmp_path)
     ok = np.isfinite(X).all(axis=1)  # the tables in the C runtime, on the rows the batch call takes
     c = c_evaluator(ModelFile("gated", m), numeric).predict(X[ok])
     for field in ("label", "score", "n_read", "cost", "stage"):
