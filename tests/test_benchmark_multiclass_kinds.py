@@ -39,3 +39,39 @@ def test_unknown_group_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys:
     with pytest.raises(SystemExit) as exc:
         mc.main(["--quick", "--kinds", "trees,forest"])
     assert exc.value.code == 2 and "unknown group 'forest'" in capsys.readouterr().err
+
+
+def _row(accuracy: float, features: float) -> dict[str, float]:
+    return {"accuracy": accuracy, "macro_f1": accuracy, "features": features}
+
+
+def test_verdicts_of_a_mean_count_the_splits_that_meet(monkeypatch: pytest.MonkeyPatch) -> None:
+    mc = load(monkeypatch)
+    # split 1: 2.5x fewer features at -0.5 points (meets); split 2: 2x fewer at -2.0 points (misses)
+    runs = [[(mc.NB_DEF, _row(0.90, 10.0)), (mc.NB_STOP, _row(0.895, 4.0))],
+            [(mc.NB_DEF, _row(0.92, 10.0)), (mc.NB_STOP, _row(0.90, 5.0))]]
+    rows = mc.mean_rows(runs)
+    (line,) = mc.verdicts(rows, 100, runs)
+    assert line.startswith("budgeted   nb-stop    4.50 vs 10.00 features (1/2.22), -1.25 points: misses")
+    assert line.endswith("; per split: 1 of 2 meet, points -2.00 .. -0.50")
+    (single,) = mc.verdicts(runs[0], 100, runs[:1])  # one split: no per-split note
+    assert single.endswith("meets the bar (>= 2x, within 1 point)")
+
+
+def test_seeds_given_averages_every_set(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    mc = load(monkeypatch)
+    monkeypatch.setattr(mc, "SMALL_TEST", 10)  # wine's 35 test rows count as a large set
+    assert mc.main(["--quick", "--kinds", "nb", "--no-peers"]) == 0
+    assert "35 test rows (one row = 2.86 points); seed 0" in capsys.readouterr().out
+    assert mc.main(["--quick", "--kinds", "nb", "--no-peers", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "mean of 2 split seeds 0-1" in out
+    budgeted = [line for line in out.splitlines() if line.startswith("budgeted")]
+    assert budgeted and all(" of 2 meet, points " in line for line in budgeted)
+
+
+def test_seeds_below_one_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    mc = load(monkeypatch)
+    with pytest.raises(SystemExit) as exc:
+        mc.main(["--quick", "--seeds", "0"])
+    assert exc.value.code == 2 and "--seeds must be at least 1, got 0" in capsys.readouterr().err
