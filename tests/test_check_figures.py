@@ -131,3 +131,31 @@ def test_a_figure_records_its_environment_and_the_check_names_what_moved(repo: P
     del manifest[CMD]["environment"]
     (repo / "docs" / "figures.json").write_text(json.dumps(manifest))
     assert "no environment recorded" in check(repo, "--environment").stdout
+
+
+def test_a_run_waits_for_the_docs_lock_and_rereads_the_docs(repo: Path) -> None:
+    """A second run that finishes while another rewrites the docs waits for it and then re-reads the docs, so
+    neither loses the other's block (two parallel regenerations once lost a record of docs/figures.json)."""
+    import threading  # noqa: PLC0415
+
+    other = ".venv/bin/python benchmarks/b.py --n 4"
+    (repo / "README.md").write_text((repo / "README.md").read_text()
+                                    + f"<!-- figure: {other} | commit - | - -->\n<!-- /figure -->\n")
+    done = threading.Event()
+
+    def second_run() -> None:
+        figures.write_figure(other, "second\n", {}, root=repo, today="2026-11-25")
+        done.set()
+
+    with figures.docs_lock(repo):  # the first run, in the middle of its rewrite
+        worker = threading.Thread(target=second_run)
+        worker.start()
+        assert not done.wait(0.3)  # the second run waits for the lock
+        figures._write_figure_locked(CMD, "first\n", {}, repo, "unknown", "2026-11-25")
+    worker.join(10)
+    assert done.is_set()
+    text = (repo / "README.md").read_text()
+    assert "```text\nfirst\n```" in text and "```text\nsecond\n```" in text
+    manifest = json.loads((repo / "docs" / "figures.json").read_text())
+    assert set(manifest) == {CMD, other}
+    assert not list(repo.glob("**/*.tmp"))  # each rewrite renamed its temporary file over the doc

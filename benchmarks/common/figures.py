@@ -200,11 +200,46 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+LOCK = ".figures.lock"  # in docs/: held while a run rewrites the docs and docs/figures.json
+
+
+@contextmanager
+def docs_lock(root: Path = ROOT) -> Iterator[None]:
+    """Exclusive lock (flock on docs/.figures.lock) over reading and rewriting the docs and the manifest: two
+    benchmark runs that finish together (`make figures` in two shells, a parallel regeneration) each re-read the
+    files under the lock, so neither loses the other's block or record."""
+    import fcntl  # noqa: PLC0415 - POSIX only; the benchmarks run on Linux
+
+    path = root / "docs" / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path`` (a reader never sees half
+    a file)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def write_figure(command: str, text: str, sources: dict[str, str], root: Path = ROOT,
                  today: str | None = None) -> list[Path]:
-    """Replace the body of every block stated with `command`; returns the docs changed (FigureError if none)."""
+    """Replace the body of every block stated with `command`; returns the docs changed (FigureError if none).
+    The docs and docs/figures.json are read and rewritten under :func:`docs_lock`."""
     commit = head_commit(root)
     today = today or datetime.date.today().isoformat()
+    with docs_lock(root):
+        return _write_figure_locked(command, text, sources, root, commit, today)
+
+
+def _write_figure_locked(command: str, text: str, sources: dict[str, str], root: Path, commit: str,
+                         today: str) -> list[Path]:
     changed: list[Path] = []
     for doc in doc_files(root):
         if not doc.exists():
@@ -217,7 +252,7 @@ def write_figure(command: str, text: str, sources: dict[str, str], root: Path = 
             body = [f"<!-- figure: {command} | commit {commit} | {today} -->", "```text",
                     *text.strip("\n").splitlines(), "```", END]
             lines[b.begin:b.end + 1] = body
-        doc.write_text("\n".join(lines) + "\n")
+        _replace_text(doc, "\n".join(lines) + "\n")
         changed.append(doc)
     if not changed:
         raise FigureError(f"no doc block states the command {command!r}; add "
@@ -225,7 +260,7 @@ def write_figure(command: str, text: str, sources: dict[str, str], root: Path = 
     manifest_path = root / "docs" / "figures.json"
     manifest = read_manifest(manifest_path)
     manifest[command] = {"commit": commit, "date": today, "sources": sources, "environment": environment()}
-    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    _replace_text(manifest_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return changed
 
 
