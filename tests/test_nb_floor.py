@@ -539,7 +539,8 @@ def test_k_class_q15_segment_walk_on_cortex_m_signs_zeros_and_non_finite(tmp_pat
     X, y = load_digits(return_X_y=True)
     np.savez(tmp_path / "d.npz", X=(X - 8.0).astype(np.float32), y=y)
     task = tasks.prepare(str(tmp_path / "d.npz"), None, None, 0)
-    model = train_nb("nb-stop", task, {"bins": "mean-std"}, None)  # two edges a position: the segment walk's layout
+    # two edges a position (the segment walk's layout); the two-class bound (0.02) lets this split stop early
+    model = train_nb("nb-stop", task, {"bins": "mean-std", "disagreement": 0.02}, None)
     m = model.tables
     assert m.n_classes == 10 and float(np.min(m.edges)) < 0 and m.strided()[0] == 2
     rows = task.data.X[task.test][:30].copy()

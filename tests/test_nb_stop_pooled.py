@@ -91,7 +91,8 @@ def test_the_pooled_rule_is_only_for_small_validation_parts() -> None:
     tr, va = idx[:1000], idx[1000:1250]
     est = NaiveBayesBudget(budget=30).fit(X[tr], y[tr], eval_set=(X[va], y[va]))
     static = NaiveBayesBudget(budget=30, early_stopping=False).fit(X[tr], y[tr], eval_set=(X[va], y[va])).model_
-    stops = learn_margin_stops(static.partial_scores(X[va]), y[va], overtake_bounds(static), StopRule())
+    rule = StopRule(disagreement=est.disagreement_)  # the estimator's own bound (0.01 for K > 2 since round 45)
+    stops = learn_margin_stops(static.partial_scores(X[va]), y[va], overtake_bounds(static), rule)
     assert stops and [s[0] for s in stops] == list(est.model_.stop_at)
     assert np.allclose([s[1] for s in stops], est.model_.stop_margin)
 

@@ -96,8 +96,9 @@ STOP_OPTIONS = [
     click.Option(["--criterion"], type=click.Choice(["safe", "agree", "paper", "relerr"]), default=None,
                  help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule]."),
     click.Option(["--disagreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
-                 help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02; models "
-                      "whose cuts are learned out of fold (--folds; under 200 validation rows by default) leave it "
+                 help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02 for two "
+                      "classes, 0.01 for K > 2; models whose cuts are learned out of fold (--folds; under 200 "
+                      "validation rows by default) leave it "
                       "out]."),
     click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
@@ -124,7 +125,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         bins=opts.get("bins"), likelihood=opts.get("likelihood"),
         early_stopping=kind == "nb-stop", support=opts.get("support", 0.05),
         performance=opts.get("performance", 0.05), criterion=opts.get("criterion", "safe"),
-        disagreement=opts.get("disagreement", 0.02), stop_cost=opts.get("stop_cost"),
+        disagreement=opts.get("disagreement"), stop_cost=opts.get("stop_cost"),
         numeric=numeric_for(opts.get("target"), opts.get("numeric")),
         random_state=task.split.seed, costs=costs, cost_aware=opts.get("cost_aware") is not False,
         folds=opts.get("folds"),
@@ -160,7 +161,8 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         "refit_folds": int(est.refit_folds_), "cut_folds": int(est.cut_folds_),
         # the numeric type the stop points were kept for and the pay rule's check cost (export-c warns when the
         # tables go out as the other type)
-        **({"stop_numeric": est.numeric, "stop_cost_chosen": est.stop_cost_} if kind == "nb-stop" else {}),
+        **({"stop_numeric": est.numeric, "stop_cost_chosen": est.stop_cost_,
+            "disagreement_chosen": est.disagreement_} if kind == "nb-stop" else {}),
         # share of exact zeros per reading position on the training rows: where the generated code
         # (export-c --form code) tests for zero (compiler/nb/code.py)
         "code_hints": {"zero_share": [round(float(v), 4) for v in

@@ -11,7 +11,7 @@ spread between two classes' entries), so rows past that bound stop whatever vali
 is kept only when it stops enough rows (support) and pays for its check (the pay rule).
 
 A validation part of fewer than CV_BELOW (200) rows cannot meet the default criterion ('safe' bounds the
-disagreement rate by the rule of three, (disagreements + 3) / stopped <= 2%: 150 stopped rows at least), so
+disagreement rate by the rule of three, (disagreements + 3) / stopped <= 1% for K > 2: 300 stopped rows at least), so
 such a model never stopped before its last feature. There the cuts are learned on out-of-fold partial scores
 of the train and validation rows pooled (CV_FOLDS folds, the final bins and order: pooled_partial_scores), and
 'safe' keeps its other two terms, no loss on the stopped rows and 99.75% agreement with the full model (on

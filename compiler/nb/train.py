@@ -143,6 +143,16 @@ def pooled_binary_scores(bins: Bins, X: np.ndarray, y: np.ndarray, X_val: np.nda
 
 
 # --------------------------------------------------------- stop points ----
+DISAGREEMENT = 0.02  # the safe criterion's rule-of-three bound, two classes (the binary default since round 2)
+DISAGREEMENT_K = 0.01  # K > 2 classes (round 45): the bound the project's sweeps give accuracy (--tolerance 0.01)
+
+
+def default_disagreement(n_classes: int) -> float:
+    """The safe criterion's default bound on (disagreements + 3) / stopped rows: 0.02 for two classes, 0.01 for
+    K > 2 (docs/nb_stop.md, "K classes: the stop's bound")."""
+    return DISAGREEMENT if n_classes <= 2 else DISAGREEMENT_K
+
+
 @dataclass
 class StopRule:
     criterion: str = "safe"
@@ -311,7 +321,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
     points), support and performance (the paper's s and p), criterion:
     'safe' (default: no loss on the stopped validation rows, ties allowed,
     >= 99.75% agreement with the full model and a rule-of-three bound
-    (disagreements + 3) / stopped <= disagreement), 'paper' (R1 strict and
+    (disagreements + 3) / stopped <= disagreement; disagreement None, the default: 0.02 for two classes, 0.01
+    for K > 2, ``disagreement_``), 'paper' (R1 strict and
     R2), 'agree' (R1 strict and [R2 or >= 99.75% agreement]), 'relerr' (R1
     strict and stopped error <= (1 - p) x full error); stop_cost (what one stop
     check costs in feature reads: a stop point is kept only if the reads its
@@ -347,7 +358,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
     def __init__(self, budget: int | None = None, ordering: str = "auto", bins: str | None = None,
                  early_stopping: bool = True, support: float = 0.05, performance: float = 0.05,
-                 criterion: str = "safe", disagreement: float = 0.02, stop_cost: float | None = None,
+                 criterion: str = "safe", disagreement: float | None = None, stop_cost: float | None = None,
                  alpha: float = 1.0, likelihood: str | None = None, tolerance: float | None = None,
                  validation_fraction: float = 0.25, random_state: int = 0, costs: Any = None,
                  cost_aware: bool = True, folds: int | None = None, n_jobs: int | None = None,
@@ -388,8 +399,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"support must be in [0, 1), got {self.support}")
         if not 0 <= self.performance < 1:
             raise ValueError(f"performance must be in [0, 1), got {self.performance}")
-        if not 0 < self.disagreement <= 1:
-            raise ValueError(f"disagreement must be in (0, 1], got {self.disagreement}")
+        if self.disagreement is not None and not 0 < self.disagreement <= 1:
+            raise ValueError(f"disagreement must be in (0, 1] or None, got {self.disagreement}")
         if self.stop_cost is not None and not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
             raise ValueError(f"stop_cost must be a finite number >= 0 or None, got {self.stop_cost}")
         check_numeric(self.numeric)
@@ -428,6 +439,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self._choose_form(X, y, X_val, y_val)
         self.stop_cost_ = (default_stop_cost(self.numeric, int(self.classes_.size)) if self.stop_cost is None
                            else float(self.stop_cost))
+        self.disagreement_ = (default_disagreement(int(self.classes_.size)) if self.disagreement is None
+                              else float(self.disagreement))
         if self.classes_.size > 2:
             return self._fit_multi(X, y, X_val, y_val, costs, group_costs)
         bins = fit_bins(X, self.bins_)
@@ -440,7 +453,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         k = self.budget_
         static = tables.model(order[:k], 0.0, X.shape[1], costs)
         P, y_stop, w_stop = partial_scores(static, X_val), y_val, self.weights_
-        rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, self.stop_cost_)
+        rule = StopRule(self.criterion, self.support, self.performance, self.disagreement_, self.stop_cost_)
         self.refit_folds_, self.cut_folds_ = 0, 0
         if self.early_stopping and k > 1:
             y_pool = np.concatenate([y, y_val])
@@ -546,7 +559,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         static = tables.model(order[: self.budget_], X.shape[1], costs)
         stops: list[tuple[int, float]] = []
         if self.early_stopping and self.budget_ > 1:
-            rule = StopRule(self.criterion, self.support, self.performance, self.disagreement, self.stop_cost_)
+            rule = StopRule(self.criterion, self.support, self.performance, self.disagreement_, self.stop_cost_)
             P, y_stop = static.partial_scores(X_val), y_val
             if oof is not None:  # a small validation part: the cuts judged out of fold on the pooled rows (module
                 # docstring)
