@@ -158,4 +158,29 @@ def test_a_run_waits_for_the_docs_lock_and_rereads_the_docs(repo: Path) -> None:
     assert "```text\nfirst\n```" in text and "```text\nsecond\n```" in text
     manifest = json.loads((repo / "docs" / "figures.json").read_text())
     assert set(manifest) == {CMD, other}
-    assert not list(repo.glob("**/*.tmp"))  # each rewrite renamed its temporary file over the doc
+    assert not list(repo.rglob("*.tmp"))  # each rewrite renamed its temporary file over the doc
+
+
+def test_the_lock_is_released_when_a_run_fails(repo: Path) -> None:
+    """A run whose command has no block raises FigureError; the lock is free afterwards (taken without waiting)."""
+    import fcntl  # noqa: PLC0415
+
+    with pytest.raises(figures.FigureError):
+        figures.write_figure(".venv/bin/python benchmarks/none.py", "x\n", {}, root=repo)
+    with open(repo / "docs" / figures.LOCK, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises BlockingIOError if still held
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def test_a_failed_rename_keeps_the_doc_and_leaves_no_temporary_file(repo: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    before = (repo / "README.md").read_text()
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(figures.os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        figures.write_figure(CMD, "t\n", {}, root=repo)
+    assert (repo / "README.md").read_text() == before
+    assert [f.name for f in repo.rglob("*.tmp")] == []

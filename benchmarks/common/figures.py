@@ -224,8 +224,12 @@ def _replace_text(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path`` and rename it over ``path`` (a reader never sees half
     a file)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # the doc keeps its former text, and no temporary file is left behind
+        raise
 
 
 def write_figure(command: str, text: str, sources: dict[str, str], root: Path = ROOT,
