@@ -205,9 +205,9 @@ LOCK = ".figures.lock"  # in docs/: held while a run rewrites the docs and docs/
 
 @contextmanager
 def docs_lock(root: Path = ROOT) -> Iterator[None]:
-    """Exclusive lock (flock on docs/.figures.lock) over reading and rewriting the docs and the manifest: two
-    benchmark runs that finish together (`make figures` in two shells, a parallel regeneration) each re-read the
-    files under the lock, so neither loses the other's block or record."""
+    """Exclusive lock (flock on the file LOCK names, in the docs folder) over reading and rewriting the docs and
+    the manifest: two benchmark runs that finish together (`make figures` in two shells, a parallel regeneration)
+    each re-read the files under the lock, so neither loses the other's block or record."""
     import fcntl  # noqa: PLC0415 - POSIX only; the benchmarks run on Linux
 
     path = root / "docs" / LOCK
