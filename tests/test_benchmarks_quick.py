@@ -38,6 +38,7 @@ EXPECTED = {
     "nb_small_binary.py": "| data | val rows | features | nb-static |",
     "nb_stop.py": "== At the budget with the best static validation weighted accuracy",
     "nb_stop_cost.py": "check/read",
+    "nb_stop_midsize.py": "| data | K | val rows | features | nb-static |",
     "pipeline.py": "eager / lazy",
     "pipeline_unseen.py": "eager / lazy",
     "q15_agreement.py": "term shifts",

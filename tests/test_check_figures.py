@@ -151,7 +151,7 @@ def test_a_run_waits_for_the_docs_lock_and_rereads_the_docs(repo: Path) -> None:
         worker = threading.Thread(target=second_run)
         worker.start()
         assert not done.wait(0.3)  # the second run waits for the lock
-        figures._write_figure_locked(CMD, "first\n", {}, repo, "unknown", "2026-11-25")
+        figures._write_figure_locked(CMD, "first\n", {}, repo, "unknown", "2026-11-25", {})
     worker.join(10)
     assert done.is_set()
     text = (repo / "README.md").read_text()

@@ -9,9 +9,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 
-from compiler.nb.train import DISAGREEMENT, DISAGREEMENT_K, NaiveBayesBudget, default_disagreement
+from compiler.nb.train import (
+    DISAGREEMENT,
+    DISAGREEMENT_K,
+    NaiveBayesBudget,
+    default_disagreement,
+    rule_of_three_rows,
+    stop_cut_folds,
+)
+from compiler.options import CV_FOLDS
 from pyruntime.nb.multi import NBMultiModel
 
 
@@ -89,3 +97,41 @@ def test_the_cli_records_the_bound_it_trained_with(tmp_path: Path) -> None:
         code, _, err = run("train", "nb-stop", data, "-o", out, *extra)
         assert code == 0, err
         assert load(out).meta["training"]["disagreement_chosen"] == want
+
+
+def test_the_rows_the_rule_of_three_term_needs() -> None:
+    """ceil(3 / bound), exactly: 0.01 needs 300 stopped rows (float 3 / 0.01 rounds to 300 too, 3 / 0.03 not)."""
+    assert [rule_of_three_rows(b) for b in (0.02, 0.01, 0.03, 0.005, 0.007, 1.0)] == [150, 300, 100, 600, 429, 3]
+
+
+def test_the_stop_cuts_go_out_of_fold_where_the_bound_cannot_pass() -> None:
+    """Under the small-set rule's 200 rows as before; from 200 to ceil(3 / bound) - 1 rows too, with the safe
+    criterion and no --folds given; --folds 1 keeps the validation part, other criteria have no such term."""
+    y = np.repeat(np.arange(4), 100)
+    assert stop_cut_folds(150, y, None, "safe", 0.01) == CV_FOLDS
+    assert [stop_cut_folds(n, y, None, "safe", 0.01) for n in (200, 299, 300)] == [CV_FOLDS, CV_FOLDS, 0]
+    assert [stop_cut_folds(n, y, None, "safe", 0.02) for n in (199, 200)] == [CV_FOLDS, 0]
+    assert stop_cut_folds(250, y, 1, "safe", 0.01) == 0 and stop_cut_folds(250, y, 3, "safe", 0.01) == 3
+    assert stop_cut_folds(250, y, None, "agree", 0.01) == 0
+    assert stop_cut_folds(250, np.r_[y, 7, 7, 7], None, "safe", 0.01) == 0  # a class of 3 rows: no 5 folds
+
+
+def _k_classes_250() -> tuple[np.ndarray, ...]:
+    """Five classes, 250 validation rows: between the small-set rule's 200 and the 300 the 1% bound needs."""
+    X, y = make_classification(n_samples=1250, n_features=40, n_informative=12, n_redundant=4, n_classes=5,
+                               n_clusters_per_class=1, random_state=1)
+    return X[:750], y[:750], X[750:1000], y[750:1000], X[1000:], y[1000:]
+
+
+def test_k_classes_with_too_few_validation_rows_for_the_bound_judge_cuts_out_of_fold() -> None:
+    """Before round 46 such a model learned no judged cut (the 1% bound needs 300 stopped rows) and stopped only
+    where no class could overtake the leader; now its cuts are judged out of fold on the pooled rows and the
+    tables refitted on them, the order and budget still judged on the validation part (--folds 1: the former
+    model)."""
+    Xr, yr, Xv, yv, Xt, yt = _k_classes_250()
+    new = NaiveBayesBudget(random_state=1).fit(Xr, yr, eval_set=(Xv, yv))
+    old = NaiveBayesBudget(random_state=1, folds=1).fit(Xr, yr, eval_set=(Xv, yv))
+    assert (new.cut_folds_, new.refit_folds_, old.cut_folds_, old.refit_folds_) == (CV_FOLDS, CV_FOLDS, 0, 0)
+    assert np.array_equal(new.ordering_, old.ordering_) and new.budget_ == old.budget_
+    assert len(new.model_.stop_at) > len(old.model_.stop_at)
+    assert new.features_read(Xt).mean() < old.features_read(Xt).mean() - 1

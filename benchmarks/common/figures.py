@@ -238,12 +238,13 @@ def write_figure(command: str, text: str, sources: dict[str, str], root: Path = 
     The docs and docs/figures.json are read and rewritten under :func:`docs_lock`."""
     commit = head_commit(root)
     today = today or datetime.date.today().isoformat()
+    env = environment()  # the compiler and package probes run before the lock: another run never waits on them
     with docs_lock(root):
-        return _write_figure_locked(command, text, sources, root, commit, today)
+        return _write_figure_locked(command, text, sources, root, commit, today, env)
 
 
 def _write_figure_locked(command: str, text: str, sources: dict[str, str], root: Path, commit: str,
-                         today: str) -> list[Path]:
+                         today: str, env: dict[str, str]) -> list[Path]:
     changed: list[Path] = []
     for doc in doc_files(root):
         if not doc.exists():
@@ -263,7 +264,7 @@ def _write_figure_locked(command: str, text: str, sources: dict[str, str], root:
                           f"'<!-- figure: {command} | commit - | - -->' and '{END}' where the figure belongs")
     manifest_path = root / "docs" / "figures.json"
     manifest = read_manifest(manifest_path)
-    manifest[command] = {"commit": commit, "date": today, "sources": sources, "environment": environment()}
+    manifest[command] = {"commit": commit, "date": today, "sources": sources, "environment": env}
     _replace_text(manifest_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return changed
 

@@ -153,12 +153,32 @@ def default_disagreement(n_classes: int) -> float:
     return DISAGREEMENT if n_classes <= 2 else DISAGREEMENT_K
 
 
+def rule_of_three_rows(disagreement: float) -> int:
+    """The fewest stopped rows on which the safe criterion's rule-of-three term, (disagreements + 3) / stopped
+    <= disagreement, can pass: ceil(3 / disagreement) (150 at 0.02, 300 at 0.01), computed exactly."""
+    need = Fraction(3) / Fraction(str(disagreement))
+    return int(-(-need.numerator // need.denominator))
+
+
+def stop_cut_folds(n_validation: int, y_pooled: np.ndarray, folds: int | None, criterion: str,
+                   disagreement: float) -> int:
+    """The folds nb-stop judges its stop cuts by (0: the validation part). The small-set rule
+    (compiler.options.auto_folds), and, with ``folds`` not given and the safe criterion, CV_FOLDS also where the
+    validation part has fewer rows than its rule-of-three term needs (``rule_of_three_rows``): there no judged
+    cut could ever pass and the model would stop only at the exact overtake bounds (K classes at the 0.01 bound
+    with 200-299 validation rows; two classes' 150 rows at 0.02 lie under the small-set rule's 200)."""
+    judged = auto_folds(n_validation, y_pooled, folds)
+    if judged or folds is not None or criterion != "safe" or n_validation >= rule_of_three_rows(disagreement):
+        return judged
+    return auto_folds(0, y_pooled, None)
+
+
 @dataclass
 class StopRule:
     criterion: str = "safe"
     support: float = 0.05
     performance: float = 0.05
-    disagreement: float = 0.02
+    disagreement: float = DISAGREEMENT
     stop_cost: float = DEFAULT_STOP_COST  # what one stop check costs, in feature reads (the pay rule)
 
     def pooled(self) -> StopRule:
@@ -457,7 +477,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.refit_folds_, self.cut_folds_ = 0, 0
         if self.early_stopping and k > 1:
             y_pool = np.concatenate([y, y_val])
-            folds = auto_folds(X_val.shape[0], y_pool, self.folds)
+            folds = stop_cut_folds(X_val.shape[0], y_pool, self.folds, self.criterion, self.disagreement_)
             if folds:  # a small validation part: the stop cuts and the threshold judged out of fold on the train
                 # and validation rows pooled, as for K classes (module docstring); the tables stay the train part's
                 split = stratified_folds(y_pool, folds, int(self.random_state), self.classes_.tolist())
@@ -519,12 +539,16 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         fine = X_val.shape[0] >= CV_BELOW
         y_pool = np.concatenate([y, y_val])
         folds = auto_folds(X_val.shape[0], y_pool, self.folds)
+        # the stop cuts' folds: these, or CV_FOLDS where the validation part is too small for the bound alone
+        # (stop_cut_folds; the order and the budget are then judged on the validation part)
+        cut_folds = (stop_cut_folds(X_val.shape[0], y_pool, self.folds, self.criterion, self.disagreement_)
+                     if self.early_stopping else folds)
         oof = None  # the folds' parts, fitted once for the greedy order, the budget and the stop cuts
-        if folds and (self.ordering in ("auto", "greedy") or self.early_stopping):
-            split = stratified_folds(y_pool, folds, int(self.random_state), self.classes_.tolist())
+        if (folds and (self.ordering in ("auto", "greedy") or self.early_stopping)) or cut_folds:
+            split = stratified_folds(y_pool, folds or cut_folds, int(self.random_state), self.classes_.tolist())
             oof = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
                                     self.likelihood_, split)
-        parts = oof if self.ordering in ("auto", "greedy") else None
+        parts = oof if folds and self.ordering in ("auto", "greedy") else None
         ordering = ("greedy" if fine or parts else "ig") if self.ordering == "auto" else self.ordering
         if ordering == "fcbf":
             order = fcbf(counts, B, counts.shape[1])
@@ -551,8 +575,8 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.refit_folds_, self.cut_folds_ = 0, 0
         if oof is not None:  # the choices were made on the pooled rows: the final tables learn from all of them,
             # as miser --sweep and cstc refit after cross-validation (the train part's bins, the folds' bins)
-            self.refit_folds_ = folds
-            self.cut_folds_ = folds if self.early_stopping and self.budget_ > 1 else 0
+            self.refit_folds_ = folds or cut_folds
+            self.cut_folds_ = self.refit_folds_ if self.early_stopping and self.budget_ > 1 else 0
             X_pool = np.concatenate([X, np.asarray(X_val, dtype=X.dtype)])
             tables, _ = fit_multi_tables(bins.transform(X_pool), y_pool, int(self.classes_.size), bins, self.alpha,
                                          self.likelihood_, X_pool)
