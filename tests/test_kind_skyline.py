@@ -327,3 +327,33 @@ def test_more_than_24_features_chooses_greedy_and_reports_validation(tmp_path: P
     assert code == 2 and out == "" and len(errors) == 1 and err.splitlines()[-1] == errors[0]
     assert "--method polydom" in err and "at most 24" in err and "--method greedy-acc" in err
     assert not (tmp_path / "p.msgpack").exists()
+
+
+def test_patience_option(tmp_path: Path) -> None:
+    """--patience 0 runs each greedy run to every feature: more sets trained than the default's, the model file
+    records it; with --method polydom, or a bad value, one line, exit 2, nothing written. The estimator refuses
+    a patience that is not an integer >= 1 or None."""
+    from compiler.skyline.classifier import SkylineClassifier  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    n, d = 300, 8
+    y = rng.integers(0, 3, size=n)
+    X = rng.normal(size=(n, d))
+    X[:, 0] += 1.5 * y
+    np.savez(tmp_path / "k.npz", X=X, y=y)
+    sets = {}
+    for extra in ([], ["--patience", "0"]):
+        out = tmp_path / f"p{len(extra)}.msgpack"
+        code, _, err = run("train", "skyline", tmp_path / "k.npz", "--method", "greedy-acc", *extra, "-o", out)
+        assert code == 0, err
+        sets[len(extra)] = fmt.load(out).meta["training"]["expanded_nodes"]
+    assert sets[2] > sets[0]
+    for bad in (["--method", "polydom", "--patience", "2"], ["--patience", "-1"], ["--patience", "x"]):
+        out = tmp_path / "bad.msgpack"
+        code, stdout, err = run("train", "skyline", tmp_path / "k.npz", *bad, "-o", out)
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert code == 2 and stdout == "" and len(errors) == 1 and "--patience" in err, err
+        assert not out.exists()
+    for bad_value in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="patience must be an integer >= 1 or None"):
+            SkylineClassifier(patience=bad_value, max_sets=4).fit(X, y)

@@ -210,3 +210,20 @@ def test_small_validation_scores_by_cross_validation_and_refits() -> None:
     assert all(m is None or m.class_count_.sum() == 90 for m in val.models_)
     with pytest.raises(ValueError, match="cv_below"):
         SkylineClassifier(cv_below=-1).fit(X, y)
+
+
+def test_greedy_without_patience_runs_every_feature_in() -> None:
+    """A table whose accuracy stalls for four additions after the first feature, then rises: with the default
+    patience (3) each run stops in the stall and never sees the best set; with patience None every run takes all
+    d features (d (d + 1) / 2 sets for the first run) and the best set is found."""
+    d = 6
+    acc = np.full(1 << d, 0.5)
+    for m in range(1 << d):
+        n = bin(m).count("1")
+        acc[m] = 0.6 if 1 <= n <= 4 else (0.9 if n >= 5 else 0.5)  # a plateau, then a rise at five features
+    coef = np.column_stack([np.ones(d), np.zeros(d), np.zeros(d)])
+    short = greedy_search(TableOracle(acc), coef, 0.0, "greedy-acc", weights=(0.0,))
+    whole = greedy_search(TableOracle(acc), coef, 0.0, "greedy-acc", weights=(0.0,), patience=None)
+    assert [len(r) for r in short.orders] == [4] and max(short.accuracy.values()) == 0.6
+    assert [len(r) for r in whole.orders] == [d] and max(whole.accuracy.values()) == 0.9
+    assert whole.n_evaluated == 1 + d * (d + 1) // 2

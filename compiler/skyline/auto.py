@@ -17,6 +17,7 @@ from typing import Any
 
 from compiler.skyline.search import (
     MAX_LATTICE_FEATURES,
+    PATIENCE,
     AccuracyOracle,
     SearchResult,
     greedy_search,
@@ -35,7 +36,7 @@ def _say(text: str) -> None:
 def auto_search(oracle: AccuracyOracle, d: int, feature_coef: Any, ref_size: float, *, epsilon: float = 0.0,
                 approx: float = 0.0, max_sets: int | None = None, exact_seconds: float = EXACT_SECONDS,
                 total_seconds: float = TOTAL_SECONDS, jobs: int | None = None,
-                scheduler: str | None = None) -> tuple[SearchResult, str]:
+                scheduler: str | None = None, patience: int | None = PATIENCE) -> tuple[SearchResult, str]:
     """The search result and the method that produced it (``polydom``, or ``polydom+greedy-acc`` /
     ``greedy-acc`` when the lattice is too large for the budget)."""
     full = (1 << d) - 1
@@ -64,7 +65,8 @@ def auto_search(oracle: AccuracyOracle, d: int, feature_coef: Any, ref_size: flo
         _say(f"{d} features ({why}), {per_set * 1e3:.1f} ms per model: greedy-acc on at most {total_cap} sets")
         method = "greedy-acc"
     room = max(total_cap - len(prior), d + 1)
-    res = greedy_search(oracle, feature_coef, ref_size, "greedy-acc", max_sets=room, jobs=jobs, scheduler=scheduler)
+    res = greedy_search(oracle, feature_coef, ref_size, "greedy-acc", max_sets=room, patience=patience, jobs=jobs,
+                        scheduler=scheduler)
     for m, a in prior.items():
         res.accuracy.setdefault(m, a)
     res.accuracy.setdefault(full, oracle(full))

@@ -31,6 +31,7 @@ from compiler.options import CV_BELOW, CV_FOLDS
 from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
 from compiler.skyline.search import (
+    PATIENCE,
     AccuracyOracle,
     SearchResult,
     brute_force_search,
@@ -117,14 +118,18 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
     cross-validation, whose estimates are of models trained on both parts; on the validation path the
     models stay those the validation part scored). The index's accuracies stay the search's estimates.
     On sklearn:wine (36 validation rows; benchmarks/multiclass.py, 5 split seeds) the unbudgeted index
-    went from 0.846 to 0.954 test accuracy with cv=5 and the refit.
+    went from 0.846 to 0.954 test accuracy with cv=5 and the refit. ``patience``: a greedy run (greedy-acc,
+    greedy-cost, and auto's greedy part) stops after this many additions in a row that did not raise the
+    accuracy (default 3); None runs each to every feature (or ``max_sets``): more sets trained, and on sets
+    whose validation accuracy wanders as features are added the best model is found further on (docs/skyline.md).
     """
 
     def __init__(self, base: Any = "nb", method: str = "polydom", epsilon: float = 0.0,
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
                  validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
                  n_jobs: int | None = None, scheduler: str | None = None, approx: float = 0.0,
-                 cv: int = CV_FOLDS, cv_below: int = CV_BELOW, refit: bool | None = None):
+                 cv: int = CV_FOLDS, cv_below: int = CV_BELOW, refit: bool | None = None,
+                 patience: int | None = PATIENCE):
         self.base = base
         self.method = method
         self.epsilon = epsilon
@@ -140,6 +145,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.cv_below = cv_below
         self.refit = refit
+        self.patience = patience
 
     # -- training ------------------------------------------------------------------------
     def _feature_coef(self, d: int) -> np.ndarray:
@@ -170,6 +176,9 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("approx must be a finite number >= 0")
         if self.max_sets is not None and int(self.max_sets) < 1:
             raise ValueError("max_sets must be >= 1")
+        if self.patience is not None and (isinstance(self.patience, bool)
+                                          or not isinstance(self.patience, (int, np.integer)) or self.patience < 1):
+            raise ValueError(f"patience must be an integer >= 1 or None, got {self.patience!r}")
         for name in ("cv", "cv_below"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
@@ -220,13 +229,15 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.method_ = str(self.method)
         if self.method == "auto":
             res, self.method_ = auto_search(oracle, d, self.feature_coef_, ref, epsilon=float(self.epsilon),
-                                            approx=float(self.approx), max_sets=self.max_sets, **par)
+                                            approx=float(self.approx), max_sets=self.max_sets,
+                                            patience=self.patience, **par)
             return res
         if self.method == "polydom":
             return polydom_search(oracle, d, float(self.epsilon), self.max_sets, approx=float(self.approx), **par)
         if self.method == "brute":
             return brute_force_search(oracle, d, **par)
-        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets, **par)
+        return greedy_search(oracle, self.feature_coef_, ref, self.method, max_sets=self.max_sets,
+                             patience=self.patience, **par)
 
     def _build(self, cands: list[int], accuracy: dict[int, float], lo: float, hi: float) -> None:
         coef = np.array([set_coef(self.feature_coef_, m) for m in cands]).reshape(-1, 3)

@@ -85,6 +85,10 @@ SKYLINE_OPTIONS = [
                       "validation accuracy against the exact skyline (trains fewer sets) [skyline; default 0]."),
     click.Option(["--max-sets"], type=click.IntRange(min=1), default=None,
                  help="Cap on the feature sets the search trains [skyline]."),
+    click.Option(["--patience"], type=click.IntRange(min=0), default=None,
+                 help="Greedy searches (greedy-acc, greedy-cost, auto's greedy part): stop a run after N added "
+                      "features in a row that did not raise validation accuracy; 0: run every feature in (d (d + 1) "
+                      "/ 2 sets a run: slower, and the best model may lie further on) [skyline; default 3]."),
     click.Option(["--sizes"], default=None,
                  help="Comma-separated item sizes; the index covers their range [skyline; default 0 .. inf]."),
     click.Option(["--default-budget"], type=float, default=None,
@@ -174,7 +178,7 @@ def _msgpack_count(n: int) -> int | float:
 
 def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.skyline.classifier import SkylineClassifier  # noqa: PLC0415 - scikit-learn
-    from compiler.skyline.search import MAX_LATTICE_FEATURES, mask_features  # noqa: PLC0415
+    from compiler.skyline.search import MAX_LATTICE_FEATURES, PATIENCE, mask_features  # noqa: PLC0415
 
     X, y = task.data.X, task.y
     d = int(X.shape[1])
@@ -182,6 +186,9 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
     if method == "polydom" and d > MAX_LATTICE_FEATURES:
         raise click.UsageError(f"--method polydom walks all 2^d feature sets and takes at most {MAX_LATTICE_FEATURES} "
                                f"features; the data has {d}: use --method greedy-acc or greedy-cost (or auto)")
+    if "patience" in opts and method == "polydom":
+        raise click.UsageError("--patience applies to the greedy searches (greedy-acc, greedy-cost, auto's greedy "
+                               "part); --method polydom has no runs to stop")
     base = str(opts.get("base", "nb"))
     seed = int(task.split.seed)
     est = base_estimator(base, d, seed, opts)
@@ -190,7 +197,8 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                             max_sets=opts.get("max_sets"), sizes=opts.get("sizes"), costs=coef,
                             allow_empty=not opts.get("no_empty_model", False), random_state=seed,
                             n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
-                            approx=float(opts.get("approx", 0.0)))
+                            approx=float(opts.get("approx", 0.0)),
+                            patience=(opts["patience"] or None) if "patience" in opts else PATIENCE)
     clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_, task.n_classes)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]
