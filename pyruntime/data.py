@@ -100,6 +100,11 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
         r, c = np.argwhere(big)[0]
         raise DataError(f"{source} {_cell(r, names[c], first_line)} is {X[r, c]:g}, beyond float32 (|x| <= 3.4e38): "
                         "the device reads float32")
+    lost = (X != 0) & (X.astype(np.float32) == 0)
+    if np.any(lost):  # a float32 reads it as 0: the value and its sign are gone on the device
+        r, c = np.argwhere(lost)[0]
+        raise DataError(f"{source} {_cell(r, names[c], first_line)} is {X[r, c]:g}, which float32 rounds to 0 "
+                        "(nonzero values need |x| >= 1.4e-45): the device reads float32; scale the column")
     return Dataset(X=X, y=_labels(y, source), feature_names=list(names), name=source)
 
 
@@ -182,7 +187,9 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
                 raise DataError(f"{path} line {r}: column {names[c]!r} value {v.strip()!r} is not "
                                 f"numeric{hint}") from None
     if ti is not None and any(not lab.strip() for lab in y):
-        raise DataError(f"{path}: missing target value in column {header[ti]!r}")
+        r = next(i for i, lab in enumerate(y) if not lab.strip())
+        raise DataError(f"{path} line {r + 2}: missing target value in column {header[ti]!r} (fill it in or drop "
+                        "the row)")
     ds = _finish(X, y, names, str(path), first_line=2)
     ds.labelled = ti is not None
     return ds

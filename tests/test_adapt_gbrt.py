@@ -287,3 +287,21 @@ def test_the_newton_steps_are_capped_where_q_saturates() -> None:
             assert np.all(np.isfinite(values))
             assert np.abs(values[np.asarray(ir["feature"]) < 0]).max() <= np.float32(most), (data, kw)
         assert np.isfinite(m.predict_proba(Xva)).all()
+
+
+def test_a_class_of_fewer_rows_than_the_folds_scores_f0_in_sample_without_warnings() -> None:
+    """f0's out-of-fold probabilities need every class in every fold: with a class of 2 rows and hpc_cv=3,
+    scikit-learn warned twice on stderr (the least populated class; a training fold without a class) and
+    `frugalml train adapt-gbrt` passed both on; f0 is now scored in sample there, as fit_f0_k does for the
+    other gated kinds (the fuzzing of round 46)."""
+    import warnings  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    y = np.r_[np.zeros(60, int), np.ones(60, int), np.full(2, 2)]
+    X = rng.normal(size=(y.size, 4)) + y[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = AdaptGbrtClassifier(n_trees=5, p_full=0.3, random_state=0).fit(X, y)
+    assert m.f0_proba_.shape == (y.size, 3)
+    f0 = m.f0_
+    assert np.allclose(m.f0_proba_, f0.predict_proba(X.astype(np.float32)))  # in sample: f0's own answer

@@ -444,6 +444,38 @@ def test_a_value_beyond_float32_names_its_line(tmp_path: Path) -> None:
     assert not header.exists()
 
 
+def test_a_value_float32_rounds_to_zero_names_its_line(tmp_path: Path) -> None:
+    """1e-300 is nonzero in the CSV's float64 and 0 in the runtime's float32: refused naming the line and
+    column (round 46: it was read silently as 0, and nb-stop wrote a model at 0.47 test accuracy on a set
+    this feature alone separates); a subnormal float32 keeps its value and is read."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] > 0
+    X[:, 0] *= 1e-300
+    tiny = tmp_path / "t.csv"
+    tiny.write_text(csv_text(X, ["a" if t else "b" for t in y]))
+    model = tmp_path / "m.msgpack"
+    first = int(np.flatnonzero(X[:, 0].astype(np.float32) == 0)[0])  # every row here: 1e-300 rounds to 0
+    one_line_error(*run("train", "nb-stop", tiny, "-o", model),
+                   f"t.csv line {first + 2}: column ", "which float32 rounds to 0")
+    assert not model.exists()
+    X[:, 0] = np.where(y, 1e-44, -1e-44)  # subnormal in float32, not 0
+    ok = tmp_path / "ok.csv"
+    ok.write_text(csv_text(X, ["a" if t else "b" for t in y]))
+    code, _, err = run("train", "nb-static", ok, "-o", model)
+    assert code == 0, err
+
+
+def test_a_missing_label_names_its_line(tmp_path: Path) -> None:
+    rows = "".join(f"{i / 10},{(i * 7) % 5},{'a' if i % 2 else 'b'}\n" for i in range(40))
+    lines = ["f0,f1,label", *rows.splitlines()]
+    lines[9] = lines[9].rsplit(",", 1)[0] + ","  # file line 10: an empty label
+    data = tmp_path / "e.csv"
+    data.write_text("\n".join(lines) + "\n")
+    one_line_error(*run("train", "nb-static", data, "-o", tmp_path / "m.msgpack"),
+                   "e.csv line 10: missing target value in column 'label'")
+
+
 def test_a_missing_feature_column_is_named(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     X = rng.normal(size=(120, 4))

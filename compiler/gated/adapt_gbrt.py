@@ -338,7 +338,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         """Fitted f0 and its class probabilities on the training rows, columns in classes_ order.
 
         A model trained here is scored out of fold (``hpc_cv`` folds) so that its
-        training-set losses are honest; a prefit model is scored as it is.
+        training-set losses are honest, when every class has ``hpc_cv`` rows (each fold then holds every class;
+        else in sample, as fit_f0_k does); a prefit model is scored as it is.
         """
         est = self.hpc
         if isinstance(est, str):
@@ -350,7 +351,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
                 est = clone(est)
             else:
                 return est, self._aligned_proba(est, X)
-        if self.hpc_cv and int(self.hpc_cv) > 1:
+        if self.hpc_cv and int(self.hpc_cv) > 1 and np.unique(y, return_counts=True)[1].min() >= int(self.hpc_cv):
+            # out of fold when every class has a row in each fold (as fit_f0_k); else in sample, as a prefit f0
             cv = StratifiedKFold(int(self.hpc_cv), shuffle=True, random_state=self.random_state)
             proba = cross_val_predict(clone(est), X, y, cv=cv, method="predict_proba")
             est.fit(X, y)
