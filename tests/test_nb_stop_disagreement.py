@@ -135,3 +135,13 @@ def test_k_classes_with_too_few_validation_rows_for_the_bound_judge_cuts_out_of_
     assert np.array_equal(new.ordering_, old.ordering_) and new.budget_ == old.budget_
     assert len(new.model_.stop_at) > len(old.model_.stop_at)
     assert new.features_read(Xt).mean() < old.features_read(Xt).mean() - 1
+
+
+def test_nb_static_with_a_filter_order_keeps_the_train_tables_on_a_small_validation_part() -> None:
+    """No stop cuts and no greedy order: nothing is judged out of fold, so the tables stay the train part's
+    (round 46's first form of stop_cut_folds refitted them on the pooled rows: a regression, mended)."""
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(1).permutation(len(y))
+    tr, va = idx[:600], idx[600:750]  # 150 validation rows: the small-set rule's folds
+    est = NaiveBayesBudget(early_stopping=False, ordering="ig").fit(X[tr], y[tr], eval_set=(X[va], y[va]))
+    assert (est.refit_folds_, est.cut_folds_) == (0, 0)

@@ -542,7 +542,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         # the stop cuts' folds: these, or CV_FOLDS where the validation part is too small for the bound alone
         # (stop_cut_folds; the order and the budget are then judged on the validation part)
         cut_folds = (stop_cut_folds(X_val.shape[0], y_pool, self.folds, self.criterion, self.disagreement_)
-                     if self.early_stopping else folds)
+                     if self.early_stopping else 0)
         oof = None  # the folds' parts, fitted once for the greedy order, the budget and the stop cuts
         if (folds and (self.ordering in ("auto", "greedy") or self.early_stopping)) or cut_folds:
             split = stratified_folds(y_pool, folds or cut_folds, int(self.random_state), self.classes_.tolist())
