@@ -171,12 +171,15 @@ def test_k_class_shared_f1_lets_the_gate_follow_p_full() -> None:
     that grows with P_full and stays near it. With separate trees and f1's training loss in the q step (f1_cv 0,
     the paper's) f1 fits its rows, its in-sample loss undercuts f0's out-of-fold loss everywhere and the gate
     sends (almost) nothing at any P_full; the cross-fitted loss (the default) gives them a share that grows with
-    P_full too."""
+    P_full too. The separate, in-sample case is the unregularised one (l2 0, as measured then): f1's leaf penalty
+    l2 1 (the default since round 47) loosens its fit enough that the gate sent 0.12 at P_full 0.5."""
     Xtr, ytr, f0, p0 = _digits_parts()
     kw = dict(hpc=f0, gamma=1.0, n_trees=30)
     shares = {}
     for form, f1_cv in (("shared", 3), ("shared", 0), ("separate", 3), ("separate", 0)):
-        shares[form, f1_cv] = [AdaptGbrtClassifier(p_full=p, class_trees=form, f1_cv=f1_cv, gate="trees", **kw)
+        l2 = 0.0 if (form, f1_cv) == ("separate", 0) else 1.0
+        shares[form, f1_cv] = [AdaptGbrtClassifier(p_full=p, class_trees=form, f1_cv=f1_cv, gate="trees", l2=l2,
+                                                   **kw)
                                .fit(Xtr, ytr, f0_proba=p0).train_route_fraction_ for p in (0.1, 0.3, 0.5)]
     for form in ("shared", "separate"):
         assert np.all(np.diff(shares[form, 3]) > 0) and shares[form, 3][1] > 0.05, shares
@@ -305,3 +308,37 @@ def test_a_class_of_fewer_rows_than_the_folds_scores_f0_in_sample_without_warnin
     assert m.f0_proba_.shape == (y.size, 3)
     f0 = m.f0_
     assert np.allclose(m.f0_proba_, f0.predict_proba(X.astype(np.float32)))  # in sample: f0's own answer
+
+
+@pytest.mark.parametrize("l2", [0.0, 1.0, 25.0])
+def test_f1_leaves_are_newton_steps_shrunk_by_l2(l2: float) -> None:
+    """f1's leaf values are step * -G / (H + l2) over the leaf's rows, G and H the sums of the weighted logistic
+    gradients (p - y) and hessians p (1 - p) at the base score, the weights 1 - q of the q step before the tree
+    (one tree: the last q; max_delta_step 10 does not bind here). Computed by hand from the fitted q and the
+    tree's own leaves; l2 0 is the unregularised step of rounds before 47."""
+    from compiler.gated.adapt_gbrt import MAX_DELTA_STEP  # noqa: PLC0415
+    from compiler.trees.cost_tree import ir_leaves  # noqa: PLC0415
+
+    X, y = load_breast_cancer(return_X_y=True)
+    step = 0.1
+    m = AdaptGbrtClassifier(hpc=RandomForestClassifier(n_estimators=10, random_state=0), n_trees=1, step=step,
+                            gamma=0.0, p_full=0.3, f1_cv=0, l2=l2).fit(X, y)
+    ir = m.f1_ir_
+    p = 1.0 / (1.0 + np.exp(-float(np.asarray(ir["base_score"], dtype=np.float32)[0])))
+    w = np.maximum(1.0 - m.q_, 1e-12)
+    leaf = ir_leaves(ir, X)[:, 0]
+    assert np.unique(leaf).size >= 4
+    for node in np.unique(leaf):
+        rows = leaf == node
+        G, H = np.sum(w[rows] * (p - y[rows])), np.sum(w[rows] * p * (1 - p))
+        want = step * np.clip(-G / (H + l2), -MAX_DELTA_STEP, MAX_DELTA_STEP)
+        assert float(ir["value"][node]) == pytest.approx(want, rel=1e-5, abs=1e-7), (node, l2)
+
+
+def test_l2_defaults_to_one_and_is_validated() -> None:
+    from compiler.gated.adapt_gbrt import F1_L2  # noqa: PLC0415
+
+    assert AdaptGbrtClassifier().get_params()["l2"] == F1_L2 == 1.0
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.raises(ValueError, match="l2 must be >= 0"):
+        AdaptGbrtClassifier(l2=-1.0, n_trees=2).fit(X, y)

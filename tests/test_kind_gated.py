@@ -179,6 +179,8 @@ def test_cli_train_eval_predict_export(trainer: str, data_dir: Path, tmp_path: P
     model = fmt.load(out)
     assert model.kind == "gated" and model.meta["training"]["algorithm"] == trainer
     assert model.tables.gate_above == ("f0" if trainer == "adapt-gbrt" else "f1")
+    if trainer == "adapt-gbrt":  # f1's leaf regularisation, the default as no --l2 was given
+        assert model.meta["training"]["l2"] == 1.0
     np.testing.assert_array_equal(model.tables.costs, np.arange(1, 7, dtype=np.float32))
     # eval on another file (its first 200 rows) reports on every row: recompute its figures from the CSV's
     # labels and the numpy reference, not from the code the CLI calls
@@ -286,6 +288,8 @@ def test_sweep_budget_and_bad_input(data_dir: Path, tmp_path: Path) -> None:
           "--cost-budget", "0.1"], "cost-budget"),
         (["train", "gated", csv, "-o", out], "adapt-gbrt"),
         (["train", "adapt-lin", csv, "-o", out, "--pfull", "1.5"], "pfull"),
+        (["train", "adapt-lin", csv, "-o", out, "--l2", "1"], "does not apply"),
+        (["train", "adapt-gbrt", csv, "-o", out, "--l2", "-1"], "--l2"),
     ]
     for args, needle in bad:
         code, _, err = run(*args)

@@ -107,7 +107,12 @@ def resolve_gate(kind: str, gate: str | None, n_classes: int) -> str:
         raise click.UsageError(f"--gate margin needs K > 2 classes (f1 of K class scores); two classes use the "
                                f"{GATES[kind][0]} gate")
     return gate
-_TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")] + CLASS_TREES_OPTIONS
+L2_OPTION = click.Option(
+    ["--l2"], type=click.FloatRange(min=0), default=None,
+    help="L2 penalty on f1's leaf values, -G/(H + l2) as XGBoost's lambda: without it a leaf of a few or of "
+         "confidently fitted rows takes a full Newton step and f1's margins (the K-class gate) stop ordering rows by "
+         "confidence [adapt-gbrt; default 1; 0: the unregularised Newton step of rounds before 47].")
+_TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")] + CLASS_TREES_OPTIONS + [L2_OPTION]
 # f1's trees for K > 2 classes (--class-trees): shared, as the cascade's. With separate trees f1 fits its training
 # rows (K trees per iteration), its in-sample loss in the q step falls below f0's out-of-fold loss on nearly every
 # row, and the gate sent 0-3% of digits' rows to f0 at every P; shared trees read about 18 features at gamma 1
@@ -194,7 +199,7 @@ class _Fitter:
         self.f0: TreeEnsemble | None = None
 
     def fit(self, p: float, gamma: float) -> Any:
-        from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
+        from compiler.gated.adapt_gbrt import F1_L2, AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
         from compiler.gated.adapt_lin import AdaptLinClassifier  # noqa: PLC0415
         from compiler.gated.common import fit_f0  # noqa: PLC0415
         from compiler.gated.l1_gate import L1GateClassifier  # noqa: PLC0415
@@ -206,7 +211,7 @@ class _Fitter:
                                     max_depth=int(self.opts.get("depth", GATED_TREE_DEFAULTS["depth"])),
                                     step=float(self.opts.get("step", GATED_TREE_DEFAULTS["step"])), costs=self.costs,
                                     class_trees=self.class_trees, gate=str(self.opts.get("gate") or "auto"),
-                                    random_state=self.seed)
+                                    l2=float(self.opts.get("l2", F1_L2)), random_state=self.seed)
             m.fit(self.Xtr, ytr, f0_proba=self._f0_proba)
             if self._f0 is None:
                 self._f0, self._f0_proba = m.f0_, m.f0_proba_
@@ -385,8 +390,12 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     hpc = fitter.hpc_validation()
     record.update({"algorithm": kind, "pfull_chosen": p_full, "gamma_chosen": gamma, "hpc": fitter.hpc,
                    "hpc_remote": tables.remote})
-    if kind == "adapt-gbrt" and task.n_classes > 2:
-        record["class_trees"] = fitter.class_trees
+    if kind == "adapt-gbrt":
+        from compiler.gated.adapt_gbrt import F1_L2  # noqa: PLC0415 - scikit-learn
+
+        record["l2"] = float(opts.get("l2", F1_L2))
+        if task.n_classes > 2:
+            record["class_trees"] = fitter.class_trees
     record["gate"] = "margin" if isinstance(tables.gate, MarginGate) else GATES[kind][0]
     record.update(fitter.validate(tables))
     record.update(hpc)
