@@ -184,3 +184,28 @@ def test_a_failed_rename_keeps_the_doc_and_leaves_no_temporary_file(repo: Path,
         figures.write_figure(CMD, "t\n", {}, root=repo)
     assert (repo / "README.md").read_text() == before
     assert [f.name for f in repo.rglob("*.tmp")] == []
+
+
+def test_touching_lists_the_figures_a_change_would_restale(repo: Path, tmp_path_factory: pytest.TempPathFactory
+                                                            ) -> None:
+    """--touching PATH: the commands whose recorded sources include PATH (relative or absolute inside the
+    repository), before anything changes; a path outside the repository is one line and exit 2."""
+    (repo / "benchmarks" / "c.py").write_text("print('c')\n")
+    other = ".venv/bin/python benchmarks/c.py"
+    (repo / "docs" / "other.md").write_text(f"<!-- figure: {other} | commit - | - -->\n<!-- /figure -->\n")
+    b = {"benchmarks/b.py": figures.file_hash(repo / "benchmarks" / "b.py")}
+    figures.write_figure(CMD, "t\n", b, root=repo)
+    figures.write_figure(other, "t\n", {**b, "benchmarks/c.py": figures.file_hash(repo / "benchmarks" / "c.py")},
+                         root=repo)
+    res = check(repo, "--touching", "benchmarks/b.py")
+    assert res.returncode == 0 and res.stdout.splitlines() == [
+        CMD, other, "2 of 2 figure commands read benchmarks/b.py"]
+    res = check(repo, "--touching", str(repo / "benchmarks" / "c.py"), "README.md")
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0 and lines[0] == other and lines[1].startswith("1 of 2")
+    assert check(repo, "--touching", "docs/other.md").stdout.startswith("0 of 2")
+    assert check(repo, "--strict").returncode == 0  # nothing changed: --touching only reads
+    outside = tmp_path_factory.mktemp("elsewhere") / "x.py"
+    res = check(repo, "--touching", str(outside))
+    assert res.returncode == 2 and res.stdout == "" and res.stderr.strip() == (
+        f"error: {outside} is not inside the repository {repo.resolve()}")

@@ -6,6 +6,7 @@ of every repository file the run loaded; a figure is stale when one of those fil
 or when it has no record (never written by its command).
 
     .venv/bin/python tools/check_figures.py [--root DIR] [--strict] [--commands] [--environment]
+                                            [--touching PATH ...]
 
 Prints one line per stale figure (doc:line, command, the changed files) and a summary. Exit 0 unless
 --strict and something is stale (1), or a marker is malformed / the record unreadable (2).
@@ -14,6 +15,10 @@ reruns with --write-docs).
 --environment prints instead, per figure command, where the environment its run recorded (Python, numpy, scipy,
 scikit-learn, cffi, msgpack, the C compiler, the machine, the CPU and its BLAS kernels) differs from this one: not
 staleness (the code is the same), but the first thing to look at when a rerun moves a figure.
+--touching PATH ... prints, before a change is made, the figure commands that a change to any of these files would
+make stale (each figure's recorded sources), one a line, and how many of all: a file every CLI run imports (the kind
+registry, compiler/gated/kind.py) restales every figure, one trainer's module only its own (round 47 learned it
+at merge time).
 """
 
 from __future__ import annotations
@@ -56,6 +61,22 @@ def stale_figures(root: Path) -> tuple[list[Stale], int]:
     return out, len(found)
 
 
+def figures_touching(root: Path, paths: list[str]) -> tuple[list[str], int]:
+    """(the figure commands whose recorded sources include any of ``paths``, the number of recorded commands).
+    ``paths``: repository paths, relative to ``root`` or absolute inside it; one outside it raises ValueError."""
+    manifest = read_manifest(root / "docs" / "figures.json")
+    wanted = set()
+    for p in paths:
+        q = Path(p)
+        full = (q if q.is_absolute() else root / q).resolve()
+        try:
+            wanted.add(full.relative_to(root).as_posix())
+        except ValueError:
+            raise ValueError(f"{p} is not inside the repository {root}") from None
+    hits = [command for command, rec in sorted(manifest.items()) if wanted & set(rec.get("sources", {}))]
+    return hits, len(manifest)
+
+
 def environment_changes(root: Path, now: dict[str, str] | None = None) -> list[str]:
     """One line per figure command whose recorded environment differs from ``now`` (default: this one's)."""
     now = environment() if now is None else now
@@ -80,7 +101,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--environment", action="store_true",
                     help="print where each figure's recorded environment (packages, compiler, machine) differs "
                          "from this one")
+    ap.add_argument("--touching", nargs="+", metavar="PATH",
+                    help="print the figure commands a change to any of these files would make stale")
     args = ap.parse_args(argv)
+    if args.touching:
+        try:
+            hits, total = figures_touching(args.root.resolve(), args.touching)
+        except (ValueError, json.JSONDecodeError, KeyError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        for command in hits:
+            print(command)
+        print(f"{len(hits)} of {total} figure commands read {', '.join(args.touching)}")
+        return 0
     if args.environment:
         try:
             lines = environment_changes(args.root.resolve())
