@@ -37,7 +37,9 @@ operating point is chosen on validation by the trainer's own rule, never on the 
   "cascade/sep" the same against the paper's separate trees, "cascade/10" the --early-exit-every 10 row's;
 - skyline (base nb, greedy-acc over the whole forward selection: `--patience 0`, d (d + 1) / 2 sets; before
   round 46 its runs stopped after 3 additions without a rise) with no budget and at budgets of half
-  and a quarter of its best model's features;
+  and a quarter of its best model's features; since round 48 every set's NB takes the judged table form (the
+  nb-static default's, the same judge on the same rows), so its counterpart is the same-form NB on all features
+  (before: the paper's mean-std bins and CategoricalNB on them);
 - gated: f0 alone (the model file's f0 tables in C, every input sent to f0: adapt-lin at --pfull 1 is not
   that, its q step still sends most inputs to f1) vs scikit-learn's RandomForest of f0's shape (100
   trees, same seed, same rows); adapt-lin, l1-gate and adapt-gbrt --sweep (the cheapest P, gamma within 0.01
@@ -314,7 +316,7 @@ def verdicts(rows: list[Row], trees: int, runs: list[list[Row]] | None = None) -
                                       ("nb-gauss", NB_GAUSS, NB_GNB, "GaussianNB"), ("miser", miser0, gb, "GB"),
                                       ("miser/sh", miser0s, gb, "GB"),
                                       ("gated f0", F0, RF, "RandomForest"), ("cstc", CSTC0, RIDGE, "Ridge"),
-                                      ("skyline", SKY0, NB_CAT, "CategoricalNB, all features"),
+                                      ("skyline", SKY0, NB_SAME, "same-form NB, all features"),
                                       ("skyline/lin", SKYL0, LOGREG, "LogisticRegression, all features")):
         if mine not in r or theirs not in r:  # a group --kinds left out
             continue

@@ -119,7 +119,7 @@ def floats_text(values: tuple[float, ...]) -> str:
     return ",".join(f"{v:g}" for v in values)
 
 
-GATED_TREE_DEFAULTS = {"trees": 50, "depth": 3, "step": 0.1}  # adapt-gbrt's gate and f1
+GATED_TREE_DEFAULTS = {"trees": 50, "depth": 3, "step": 0.1, "l2": 1.0}  # adapt-gbrt's gate and f1 (l2: f1's only)
 _M, _C = MISER_DEFAULTS, CASCADE_DEFAULTS
 TREE_OPTIONS = [
     click.Option(["--lambda"], type=click.FloatRange(min=0), default=None,

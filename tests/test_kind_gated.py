@@ -387,7 +387,7 @@ def test_cross_validated_points_weigh_each_fold_by_its_rows() -> None:
 def test_sweep_on_a_small_validation_part_cross_validates(data_dir: Path, tmp_path: Path) -> None:
     """syn2 has 80 validation rows (< 200): the sweep judges its points by 5-fold cross-validation on the pooled
     parts and refits the kept one on both; --folds 1 keeps the validation part, --folds 3 sets the folds."""
-    csv, grid = data_dir / "syn2.csv", ["--pfull-grid", "0.25,0.5", "--gamma-grid", "0.003,0.3"]
+    csv, grid = data_dir / "syn2.csv", ["--pfull-grid", "0.25,0.5", "--gamma-grid", "0.003,0.3", "--refine", "0"]
     runs = {}
     for folds in (None, "1", "3"):
         out = tmp_path / f"f{folds}.msgpack"
@@ -423,3 +423,64 @@ def test_folds_bad_input(data_dir: Path, tmp_path: Path) -> None:
         assert code == 2, (args, err)
         assert needle in err and len(err.strip().splitlines()) <= 3, (args, err)
         assert not out.exists()
+
+
+def test_refine_gammas_narrows_the_grid_above_the_kept_point() -> None:
+    """Two gammas at a third and two thirds of the way (geometrically) from the kept gamma to the next larger one:
+    0.1 * 3^(1/3) = 0.1442 and 0.1 * 3^(2/3) = 0.2080; from a kept 0 the way starts at a ninth of the next
+    (0.01, itself added): 0.01 * 9^(1/3) = 0.0208, 0.01 * 9^(2/3) = 0.04327; none above the largest gamma."""
+    from compiler.gated.common import SweepPoint  # noqa: PLC0415
+    from compiler.gated.kind import refine_gammas  # noqa: PLC0415
+
+    def kept(g: float) -> SweepPoint:
+        return SweepPoint(0.3, g, 0.9, 1.0, 0.2, None)
+
+    assert refine_gammas([0.001, 0.01, 0.03, 0.1, 0.3], kept(0.1)) == [0.1442, 0.208]
+    assert refine_gammas([0.0, 0.09], kept(0.0)) == [0.01, 0.0208, 0.04327]
+    assert refine_gammas([0.01, 0.3], kept(0.3)) == []
+    assert refine_gammas([0.1, 0.1442, 0.3], kept(0.1)) == [0.113, 0.1276]  # the next larger, not the grid's
+
+
+def test_sweep_refine_fits_every_p_at_the_new_gammas_and_keeps_again(data_dir: Path, tmp_path: Path) -> None:
+    """--refine 1: after the grid, the two gammas between the kept point's and the next larger at every P of the
+    grid; the kept point is then the cheapest within the tolerance of all of them; without --sweep: exit 2."""
+    from compiler.gated.common import SweepPoint  # noqa: PLC0415
+    from compiler.gated.kind import refine_gammas  # noqa: PLC0415
+
+    csv, out = data_dir / "syn2.csv", tmp_path / "r.msgpack"
+    grid = ["--pfull-grid", "0.25,0.5", "--gamma-grid", "0.003,0.03", "--folds", "1"]
+    code, _, err = run("train", "adapt-lin", csv, "-o", out, "--sweep", *grid, "--refine", "1")
+    assert code == 0, err
+    t = fmt.load(out).meta["training"]
+    curve, f0 = t["sweep_curve"], t["hpc_validation_accuracy"]
+
+    def cheapest(points: list[dict]) -> dict:
+        ok = [q for q in points if q["validation_accuracy"] >= f0 - 0.01 - 1e-12] or \
+            [max(points, key=lambda q: (q["validation_accuracy"], -q["validation_cost"]))]
+        return min(ok, key=lambda q: (q["validation_cost"], -q["validation_accuracy"]))
+
+    first = cheapest(curve[:4])
+    news = refine_gammas([0.003, 0.03], SweepPoint(first["pfull"], first["gamma"], 0, 0, 0, None))
+    assert news == [0.006463, 0.01392]  # the grid kept 0.003: 0.003 * 10^(1/3), 0.003 * 10^(2/3)
+    assert [(q["pfull"], q["gamma"]) for q in curve[4:]] == [(p, g) for p in (0.25, 0.5) for g in news]
+    final = cheapest(curve)
+    assert (t["pfull_chosen"], t["gamma_chosen"]) == (final["pfull"], final["gamma"])
+    code, _, err = run("train", "adapt-lin", csv, "-o", out, "--refine", "1")
+    assert code == 2 and "needs --sweep" in err
+
+
+def test_sweep_says_when_no_point_is_within_the_tolerance(data_dir: Path, tmp_path: Path) -> None:
+    """A grid that cannot come near f0 (syn2's classes are not linearly separable and at most 5% of the inputs may
+    go to f0): the sweep keeps its most accurate point, says so in one line and records tolerance_met false; a
+    reachable grid records true."""
+    csv, out = data_dir / "syn2.csv", tmp_path / "t.msgpack"
+    code, _, err = run("train", "adapt-lin", csv, "-o", out, "--sweep", "--pfull-grid", "0.05", "--gamma-grid", "0.01",
+                       "--folds", "1")
+    assert code == 0, err
+    t = fmt.load(out).meta["training"]
+    assert t["tolerance_met"] is False and t["validation_accuracy"] < t["hpc_validation_accuracy"] - 0.01
+    assert "no point is within --tolerance 0.01 of f0's validation accuracy" in err
+    code, _, err = run("train", "adapt-lin", csv, "-o", out, "--sweep", "--pfull-grid", "1", "--gamma-grid", "0.01",
+                       "--folds", "1")
+    assert code == 0, err
+    assert fmt.load(out).meta["training"]["tolerance_met"] is True and "no point is within" not in err

@@ -184,7 +184,7 @@ def test_cli_k_classes_judge_the_form_by_default(tmp_path: Path) -> None:
     (("nb-static", "--bins", "auto:3"), "'auto:3': give mean-std, quantile:N (2 <= N <= 64) or auto"),
     (("nb-stop", "--bins", "quantile:1"), "'quantile:1': give mean-std, quantile:N (2 <= N <= 64) or auto"),
     (("nb-stop", "--bins", "AUTO"), "'AUTO': give mean-std, quantile:N (2 <= N <= 64) or auto"),
-    (("skyline", "--base", "nb", "--bins", "auto"), "'auto': give mean-std or quantile:N (2 <= N <= 64)"),
+    (("skyline", "--base", "nb", "--bins", "auto:2"), "'auto:2': give mean-std, quantile:N (2 <= N <= 64) or auto"),
 ])
 def test_bad_bins_are_refused_in_one_line_before_the_data_is_read(tmp_path: Path, args: tuple[str, ...],
                                                                   message: str) -> None:
@@ -197,10 +197,11 @@ def test_bad_bins_are_refused_in_one_line_before_the_data_is_read(tmp_path: Path
                                                                   if "Invalid value for '--bins'" in line], err
 
 
-def test_skyline_help_does_not_offer_auto() -> None:
+def test_skyline_help_offers_auto_judged_once() -> None:
+    """Since round 48 the skyline's nb base judges its form as nb-static does, once for every feature set."""
     code, out, _ = run("train", "skyline", "--help")
     out = " ".join(out.split())
-    assert code == 0 and "auto (the most accurate" not in out and "mean-std (default: the paper's" in out
+    assert code == 0 and "or auto (judged once" in out and "default: mean-std for two classes, auto for more" in out
     code, out, _ = run("train", "nb-stop", "--help")
     assert code == 0 and "or auto (the most accurate" in " ".join(out.split())
 

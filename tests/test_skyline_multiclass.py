@@ -5,6 +5,7 @@ answers as the C evaluator."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -113,3 +114,37 @@ def test_each_nb_model_is_quantized_once(work: Path, numeric: str, monkeypatch: 
     X = np.load(work / "data.npz")["X"][:40]
     np.testing.assert_array_equal(c.predict(X, np.inf, 0.0).label,
                                   reference_evaluator(model, numeric).predict(X, np.inf, 0.0).label)
+
+
+def test_k_class_nb_base_judges_its_table_form_once(tmp_path: Path) -> None:
+    """K > 2 classes: the nb base's bins are judged once, as nb-static's --bins auto (NB on every feature, 5-fold
+    cross-validated on the pooled parts), the model file records the forms and the kept one, and every indexed
+    set's tables use it. Five classes in a row along each feature: the paper's four mean-std bins merge
+    neighbours, the judged bins keep them apart, and the best model answers the test part far better. --bins
+    mean-std gives the paper's form back; two classes keep it without judging."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 5, size=1000)
+    X = 2.0 * y[:, None] + rng.normal(scale=0.7, size=(1000, 3))
+    np.savez(tmp_path / "row.npz", X=X, y=y)
+    np.savez(tmp_path / "two.npz", X=X, y=(y > 2).astype(int))
+    acc = {}
+    for name, data, extra in (("auto", "row", []), ("paper", "row", ["--bins", "mean-std"]), ("two", "two", [])):
+        out = tmp_path / f"{name}.msgpack"
+        code, _, err = run("train", "skyline", tmp_path / f"{data}.npz", *extra, "-o", out)
+        assert code == 0, err
+        model = fmt.load(out)
+        t = model.meta["training"]
+        if name == "auto":
+            assert "skyline base nb: table forms" in err
+            assert [f["bins"] for f in t["table_forms"]] == ["mean-std", "quantile:8", "quantile:32"]
+            kept = [f for f in t["table_forms"] if f.get("kept")]
+            assert len(kept) == 1 and t["bins_chosen"] == kept[0]["bins"] != "mean-std"
+            n_edges = 7 if t["bins_chosen"] == "quantile:8" else 31
+            used = [m for m in model.tables.models if m.order.size]
+            assert used and all(np.all(np.diff(m.edge_start) == n_edges) for m in used)
+        else:
+            assert "table_forms" not in t and "bins_chosen" not in t and "table forms" not in err
+        code, out_text, err = run("eval", out, tmp_path / f"{data}.npz", "--json")
+        assert code == 0, err
+        acc[name] = json.loads(out_text)["accuracy"]
+    assert acc["auto"] > acc["paper"] + 0.1, acc

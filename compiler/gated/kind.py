@@ -59,6 +59,7 @@ DEFAULT_GAMMA_GRID = {"adapt-gbrt": (0.01, 0.03, 0.1, 0.3), "adapt-lin": (0.001,
 # features read), where gamma 0.3, the old grid's end, read 29 (docs/gated.md)
 MARGIN_GAMMA_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 # l1-gate's default gammas are shares of the data's own gamma_max (compiler.gated.l1_gate.GAMMA_SHARES)
+GATED_REFINE = 1  # --refine default: rounds of two gammas between the kept one and the next larger (docs/gated.md)
 DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
 GATED_OPTIONS = [
@@ -87,6 +88,12 @@ GATED_OPTIONS = [
                       "0.001,0.01,0.03,0.1,0.3; l1-gate: 0 and 0.03,0.1,0.2,0.35,0.5,0.7 of gamma_max, the smallest "
                       "gamma at which f1 keeps no feature, on the rows the sweep fits]."),
 ]
+REFINE_OPTION = click.Option(
+    ["--refine"], type=click.IntRange(min=0), default=None,
+    help="With --sweep: R more rounds, each fitting two gammas between the kept point's and the next larger of the "
+         "grid (geometrically), at every P of the grid, then keeping again: the grid's factor of 3 between gammas "
+         f"narrowed where the kept point is, 2 R x (P values) more fits [adapt-gbrt, adapt-lin, l1-gate; default "
+         f"{GATED_REFINE}].")
 GATE_OPTION = click.Option(
     ["--gate"], type=click.Choice(["auto", "linear", "trees", "margin"]), default=None,
     help="The gate: the paper's learned one, or margin (K > 2 classes): f1's own confidence, its largest class score "
@@ -111,7 +118,8 @@ L2_OPTION = click.Option(
     ["--l2"], type=click.FloatRange(min=0), default=None,
     help="L2 penalty on f1's leaf values, -G/(H + l2) as XGBoost's lambda: without it a leaf of a few or of "
          "confidently fitted rows takes a full Newton step and f1's margins (the K-class gate) stop ordering rows by "
-         "confidence [adapt-gbrt; default 1; 0: the unregularised Newton step of rounds before 47].")
+         f"confidence [adapt-gbrt; default {GATED_TREE_DEFAULTS['l2']:g}; 0: the unregularised Newton step of rounds "
+         "before 47].")
 _TREE = [o for o in TREE_OPTIONS if o.name in ("trees", "depth", "step")] + CLASS_TREES_OPTIONS + [L2_OPTION]
 # f1's trees for K > 2 classes (--class-trees): shared, as the cascade's. With separate trees f1 fits its training
 # rows (K trees per iteration), its in-sample loss in the q step falls below f0's out-of-fold loss on nearly every
@@ -188,6 +196,7 @@ class _Fitter:
         self.hpc = str(opts.get("hpc", "rf"))
         self.remote = bool(opts.get("hpc_remote", False))
         self.class_trees = str(opts.get("class_trees") or ADAPT_GBRT_CLASS_TREES)
+        self.l2 = float(opts.get("l2", GATED_TREE_DEFAULTS["l2"]))  # adapt-gbrt f1 leaf penalty (fit, record)
         if self.hpc == "svm-rbf" and not self.remote:
             raise ValueError("f0 svm-rbf cannot be compiled for the C runtime; give --hpc-remote to declare it "
                              "off-device")
@@ -199,7 +208,7 @@ class _Fitter:
         self.f0: TreeEnsemble | None = None
 
     def fit(self, p: float, gamma: float) -> Any:
-        from compiler.gated.adapt_gbrt import F1_L2, AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
+        from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: PLC0415 - scikit-learn
         from compiler.gated.adapt_lin import AdaptLinClassifier  # noqa: PLC0415
         from compiler.gated.common import fit_f0  # noqa: PLC0415
         from compiler.gated.l1_gate import L1GateClassifier  # noqa: PLC0415
@@ -211,7 +220,7 @@ class _Fitter:
                                     max_depth=int(self.opts.get("depth", GATED_TREE_DEFAULTS["depth"])),
                                     step=float(self.opts.get("step", GATED_TREE_DEFAULTS["step"])), costs=self.costs,
                                     class_trees=self.class_trees, gate=str(self.opts.get("gate") or "auto"),
-                                    l2=float(self.opts.get("l2", F1_L2)), random_state=self.seed)
+                                    l2=self.l2, random_state=self.seed)
             m.fit(self.Xtr, ytr, f0_proba=self._f0_proba)
             if self._f0 is None:
                 self._f0, self._f0_proba = m.f0_, m.f0_proba_
@@ -271,6 +280,21 @@ def _gamma_grid(kind: str, opts: dict[str, Any], costs: np.ndarray, rows: tuple[
     from compiler.gated.l1_gate import gamma_grid  # noqa: PLC0415 - scikit-learn
 
     return gamma_grid(rows[0], rows[1], costs)
+
+
+def refine_gammas(gammas: list[float], kept: SweepPoint) -> list[float]:
+    """--refine's two gammas between the kept point's and the next larger fitted one, at a third and two thirds of
+    the way (geometrically; from a ninth of it when the kept gamma is 0), rounded to 4 digits; none when the kept
+    gamma is the largest. A larger gamma buys fewer f1 features with more rows sent to f0 (at 0.3 digits' f1 is
+    empty and every row goes to f0), so unlike miser's lambdas the next gamma need not be cheaper: the grid's
+    factor of 3 between neighbours is what is refined."""
+    larger = [g for g in gammas if g > kept.gamma]
+    if not larger:
+        return []
+    hi = min(larger)
+    lo = kept.gamma if kept.gamma > 0 else hi / 9
+    news = [lo * (hi / lo) ** (1 / 3), lo * (hi / lo) ** (2 / 3)] + ([lo] if lo not in gammas else [])
+    return sorted({float(f"{x:.4g}") for x in news} - set(gammas))
 
 
 def print_curve(points: list[SweepPoint], chosen: SweepPoint, f0_accuracy: float, f0_cost: float,
@@ -347,25 +371,40 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed, task.classes)
         gammas = _gamma_grid(kind, opts, c, (X, y) if folds else (Xtr, ytr))
         grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID) for g in gammas]
-        if folds:  # a small validation part: every point judged by cross-validation on the pooled parts
-            points, f0_acc, f0_cost = _cross_validated_sweep(
-                lambda tr, te: _Fitter(kind, opts, c, seed, X[tr], y[tr], X[te], y[te]), y, parts, grid, par,
-                f"{kind} sweep, {folds}-fold")
-        else:
-            fitter = _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
-            with Progress(f"{kind} sweep", total=len(grid)) as progress:
-                points = _grid_points(fitter, grid, par, progress)
+        fitter = _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
+
+        def judge(grid: list[tuple[float, float]], desc: str) -> tuple[list[SweepPoint], float, float]:
+            if folds:  # a small validation part: every point judged by cross-validation on the pooled parts
+                return _cross_validated_sweep(
+                    lambda tr, te: _Fitter(kind, opts, c, seed, X[tr], y[tr], X[te], y[te]), y, parts, grid, par,
+                    f"{desc}, {folds}-fold")
+            with Progress(desc, total=len(grid)) as progress:
+                pts = _grid_points(fitter, grid, par, progress)
             f0 = fitter.hpc_validation()
-            f0_acc, f0_cost = f0["hpc_validation_accuracy"], f0["hpc_validation_mean_cost"]
+            return pts, f0["hpc_validation_accuracy"], f0["hpc_validation_mean_cost"]
+
         budget = opts.get("cost_budget")
+        points, f0_acc, f0_cost = judge(grid, f"{kind} sweep")
         chosen = choose_point(points, f0_acc, budget, float(opts.get("tolerance", 0.01)))
+        for _ in range(int(opts.get("refine", GATED_REFINE))):
+            news = refine_gammas(sorted({q.gamma for q in points}), chosen) if chosen is not None else []
+            if not news:
+                break
+            points += judge([(p, g) for p in sorted({q.p_full for q in points}) for g in news],
+                            f"{kind} sweep, refining")[0]
+            chosen = choose_point(points, f0_acc, budget, float(opts.get("tolerance", 0.01)))
         if chosen is None and budget is not None:
             cheapest = min(pt.val_mean_cost for pt in points)
             raise ValueError(f"no model of the sweep fits --cost-budget {budget:g} (cheapest: {cheapest:.4g})")
+        record["tolerance_met"] = chosen is not None or budget is not None
         if chosen is None:  # nothing within tolerance of f0: the most accurate
             chosen = max(points, key=lambda q: (q.val_accuracy, -q.val_mean_cost))
         judged = "cv" if folds else "validation"
         print_curve(points, chosen, f0_acc, f0_cost, "cv" if folds else "val")
+        if not record["tolerance_met"]:
+            click.echo(f"{kind} --sweep: no point is within --tolerance {float(opts.get('tolerance', 0.01)):g} of f0's "
+                       f"{judged} accuracy {f0_acc:.4f}; kept the most accurate, {chosen.val_accuracy:.4f} (raise "
+                       "--pfull-grid toward 1 to send more inputs to f0, or lower the --gamma-grid)", err=True)
         record["sweep_folds"] = folds
         if folds:
             record["refit_folds"] = int(folds)
@@ -380,7 +419,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         else:
             tables = chosen.model[1]
     else:
-        for name in ("tolerance", "cost_budget", "pfull_grid", "gamma_grid", "folds"):
+        for name in ("tolerance", "cost_budget", "pfull_grid", "gamma_grid", "folds", "refine"):
             if name in opts:
                 raise click.UsageError(f"--{name.replace('_', '-')} needs --sweep")
         reject_without(opts, "--sweep")
@@ -391,9 +430,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     record.update({"algorithm": kind, "pfull_chosen": p_full, "gamma_chosen": gamma, "hpc": fitter.hpc,
                    "hpc_remote": tables.remote})
     if kind == "adapt-gbrt":
-        from compiler.gated.adapt_gbrt import F1_L2  # noqa: PLC0415 - scikit-learn
-
-        record["l2"] = float(opts.get("l2", F1_L2))
+        record["l2"] = fitter.l2
         if task.n_classes > 2:
             record["class_trees"] = fitter.class_trees
     record["gate"] = "margin" if isinstance(tables.gate, MarginGate) else GATES[kind][0]
@@ -430,7 +467,7 @@ _HELP = {
     "adapt-lin": "ADAPT-LIN: linear gate g and low-cost f1 (group-sparse) before a high-cost f0 (kind gated)",
     "l1-gate": "L1 baseline: L1-picked features for f1, gate from f1's correctness, f0 (kind gated)",
 }
-_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, *PARALLEL_OPTIONS]
+_COMMON = [*SWEEP_OPTIONS[:2], *GATED_OPTIONS, REFINE_OPTION, *PARALLEL_OPTIONS]
 register_emitter("gated", gated_c_tables)
 for _kind in TRAINERS:
     register(KindSpec(_kind, _HELP[_kind], train_gated,

@@ -20,8 +20,9 @@ from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
 
-def bins_option(auto: bool) -> click.Option:
-    """--bins, checked when the command line is parsed (before any data is read); ``auto`` offered by nb-*."""
+def bins_option(auto: bool, text: str | None = None) -> click.Option:
+    """--bins, checked when the command line is parsed (before any data is read); ``auto`` offered by nb-* and
+    skyline; ``text``: the help when not nb-*'s."""
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is None or (auto and value == "auto"):
             return value
@@ -32,7 +33,7 @@ def bins_option(auto: bool) -> click.Option:
             raise click.BadParameter(f"{value!r}: give {forms}") from None
         return value
 
-    if auto:
+    if text is None:
         text = ("Discretization: mean-std (the paper's four bins, and the runtime's fastest walk), quantile:N "
                 "(N equal-mass bins, 2 <= N <= 64), or auto (the most accurate of mean-std with counts, quantile:8 "
                 "with counts and quantile:32 with gaussian entries, judged by 5-fold cross-validation of NB on "
@@ -40,10 +41,16 @@ def bins_option(auto: bool) -> click.Option:
                 "more than one standard error; often several points more accurate, docs/nb_stop.md, at more "
                 "instructions per feature read when it keeps finer bins). [default: mean-std for two classes, "
                 "auto for more]")
-    else:
-        text = ("Discretization of the NB tables: mean-std (default: the paper's four bins) or quantile:N (N "
-                "equal-mass bins, 2 <= N <= 64) [skyline --base nb].")
     return click.Option(["--bins"], default=None, callback=check, help=text)
+
+
+def table_forms_line(who: str, forms: list[dict[str, Any]]) -> str:
+    """The judged table forms (compiler.nb.table_form.choose_table_form's curve) as one stderr line."""
+    return (f"{who}: table forms, accuracy of NB on every feature ({forms[0]['judged']}): " +
+            ", ".join(f"{f['bins']}/{f['likelihood']} {f['accuracy']:.4f}{' <- kept' if f.get('kept') else ''}"
+                      for f in forms) +
+            (f" (another form must beat the first by more than {float(forms[0]['margin']):.4f})"
+             if "margin" in forms[0] else ""))
 
 
 LIKELIHOOD_HELP = ("What the table entries log P(bin | class) are estimated from: counts (default), the training "
@@ -51,7 +58,10 @@ LIKELIHOOD_HELP = ("What the table entries log P(bin | class) are estimated from
                    "bin, zero-inflated with mean-std bins (with --bins quantile:32 or finer it approaches GaussianNB, "
                    "and fine bins need fewer rows per class than counts)")
 NB_TABLE_OPTIONS = [  # skyline's with --base nb (each feature set's model is NB tables)
-    bins_option(auto=False),
+    bins_option(auto=True, text="Discretization of every feature set's NB tables: mean-std (the paper's four bins), "
+                "quantile:N (N equal-mass bins, 2 <= N <= 64) or auto (judged once, as nb-static's --bins auto, by NB "
+                "on every feature, and used for every set) [skyline --base nb; default: mean-std for two classes, "
+                "auto for more]."),
     click.Option(["--likelihood"], type=click.Choice(["counts", "gaussian"]), default=None,
                  help=LIKELIHOOD_HELP + " [skyline --base nb]."),
 ]
@@ -137,11 +147,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     X, y = task.data.X, task.y
     est.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     if est.table_forms_:
-        click.echo(f"nb: table forms, accuracy of NB on every feature ({est.table_forms_[0]['judged']}): " +
-                   ", ".join(f"{f['bins']}/{f['likelihood']} {f['accuracy']:.4f}{' <- kept' if f.get('kept') else ''}"
-                             for f in est.table_forms_) +
-                   (f" (another form must beat the first by more than {float(est.table_forms_[0]['margin']):.4f})"
-                    if "margin" in est.table_forms_[0] else ""), err=True)
+        click.echo(table_forms_line("nb", est.table_forms_), err=True)
     model = est.model_
     val = model.predict_reference(X[task.validation])
     yv = y[task.validation]

@@ -314,11 +314,12 @@ def walk_segments(entries: np.ndarray, score: np.ndarray, stop_at: np.ndarray,
     float32 sums, or (saturate) int32-saturating sums in int64."""
     pos = 0
     for t, upto in enumerate([*(int(s) for s in stop_at), entries.shape[1]]):
-        for i in range(pos, upto):
-            if saturate:
-                score = np.clip(score + entries[:, i], INT32_MIN, INT32_MAX)
-            else:
-                score = (score + entries[:, i]).astype(np.float32)
+        with np.errstate(over="ignore"):  # float32 sums of huge finite entries reach +-inf, as the C runtime's do
+            for i in range(pos, upto):
+                if saturate:
+                    score = np.clip(score + entries[:, i], INT32_MIN, INT32_MAX)
+                else:
+                    score = (score + entries[:, i]).astype(np.float32)
         pos = upto
         yield t, upto, score
 
