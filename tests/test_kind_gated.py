@@ -374,8 +374,8 @@ def test_cross_validated_points_weigh_each_fold_by_its_rows() -> None:
     folds = [(np.arange(3, 10), np.arange(3)), (np.arange(3), np.arange(3, 10))]  # 3 and 7 held-out rows
     stubs = {3: _FoldStub(0.0), 7: _FoldStub(0.1)}
     grid = [(0.1, 0.0), (0.2, 0.05)]
-    points, f0_acc, f0_cost = _cross_validated_sweep(lambda tr, te: stubs[te.size], np.zeros(10), folds, grid,
-                                                     {}, "test")
+    points, f0_acc, f0_cost = _cross_validated_sweep([stubs[te.size] for _, te in folds], np.zeros(10), folds,
+                                                     grid, {}, "test")
     assert [(q.p_full, q.gamma, q.model) for q in points] == [(0.1, 0.0, None), (0.2, 0.05, None)]
     assert points[0].val_accuracy == pytest.approx(0.1 + 0.7 * 0.1, abs=1e-12)
     assert points[1].val_accuracy == pytest.approx(0.25 + 0.7 * 0.1, abs=1e-12)
@@ -411,6 +411,29 @@ def test_sweep_on_a_small_validation_part_cross_validates(data_dir: Path, tmp_pa
     ok = [q for q in cv["sweep_curve"] if q["cv_accuracy"] >= cv["hpc_cv_accuracy"] - 0.01 - 1e-12]
     kept = min(ok, key=lambda q: (q["cv_cost"], -q["cv_accuracy"]))
     assert (cv["pfull_chosen"], cv["gamma_chosen"]) == (kept["pfull"], kept["gamma"])
+
+
+def test_cross_validated_refinement_fits_f0_once_per_fold(data_dir: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """--folds 3 --refine 1: each fold's fitter fits f0 at its first point and keeps it for the refinement round
+    (round 48 refitted f0 in every fold again); the kept point's refit on the pooled parts is the fourth fit."""
+    import compiler.gated.common as common  # noqa: PLC0415
+
+    calls: list[int] = []
+    real = common.fit_f0
+
+    def counting(*args: object, **kwargs: object) -> object:
+        if isinstance(args[0], str):  # a forest fitted (a prefit f0 given is only scored)
+            calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(common, "fit_f0", counting)
+    out = tmp_path / "r.msgpack"
+    code, _, err = run("train", "adapt-lin", data_dir / "syn2.csv", "-o", out, "--sweep", "--pfull-grid", "0.5",
+                       "--gamma-grid", "0.003,0.03", "--folds", "3", "--refine", "1")
+    assert code == 0, err
+    assert len(fmt.load(out).meta["training"]["sweep_curve"]) == 4  # the grid's 2 points, then 2 gammas
+    assert len(calls) == 3 + 1
 
 
 def test_folds_bad_input(data_dir: Path, tmp_path: Path) -> None:

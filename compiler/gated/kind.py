@@ -25,7 +25,6 @@ row is 2.8 points and f0 scores 1.0.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,7 @@ import numpy as np
 
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.header import gated_c_tables
+from compiler.grid_refine import thirds_between
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register, register_file_metrics
 from compiler.options import GATED_TREE_DEFAULTS, SWEEP_OPTIONS, TREE_OPTIONS, folds_option, sweep_folds
@@ -291,10 +291,7 @@ def refine_gammas(gammas: list[float], kept: SweepPoint) -> list[float]:
     larger = [g for g in gammas if g > kept.gamma]
     if not larger:
         return []
-    hi = min(larger)
-    lo = kept.gamma if kept.gamma > 0 else hi / 9
-    news = [lo * (hi / lo) ** (1 / 3), lo * (hi / lo) ** (2 / 3)] + ([lo] if lo not in gammas else [])
-    return sorted({float(f"{x:.4g}") for x in news} - set(gammas))
+    return thirds_between(kept.gamma, min(larger), gammas)
 
 
 def print_curve(points: list[SweepPoint], chosen: SweepPoint, f0_accuracy: float, f0_cost: float,
@@ -330,19 +327,19 @@ def _grid_points(fitter: _Fitter, grid: list[tuple[float, float]], par: dict[str
     return [first, *run_map(partial(_sweep_point, fitter), grid[1:], **par, progress=progress)]
 
 
-def _cross_validated_sweep(fold_fitter: Callable[[np.ndarray, np.ndarray], _Fitter], y: np.ndarray,
-                           folds: list[tuple[np.ndarray, np.ndarray]], grid: list[tuple[float, float]],
-                           par: dict[str, Any], desc: str) -> tuple[list[SweepPoint], float, float]:
-    """Every grid point judged by K-fold cross-validation on the pooled rows ``y``: each fold fits f0 and every
-    point on the other folds and validates the compiled tables on its own rows. Returns the points (accuracy and
-    share sent to f0 over every held-out row, mean cost; no models) and f0's cross-validated accuracy and cost."""
+def _cross_validated_sweep(fold_fitters: list[_Fitter], y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
+                           grid: list[tuple[float, float]], par: dict[str, Any],
+                           desc: str) -> tuple[list[SweepPoint], float, float]:
+    """Every grid point judged by K-fold cross-validation on the pooled rows ``y``: each fold's fitter (on the
+    other folds; it fits f0 at its first point and keeps it for later rounds) fits every point and validates the
+    compiled tables on the fold's own rows. Returns the points (accuracy and share sent to f0 over every held-out
+    row, mean cost; no models) and f0's cross-validated accuracy and cost."""
     from compiler.gated.common import SweepPoint  # noqa: PLC0415 - scikit-learn
 
     sums = np.zeros((len(grid), 3))
     f0_sums = np.zeros(2)
     with Progress(desc, total=len(folds) * len(grid)) as progress:
-        for tr, te in folds:
-            fitter = fold_fitter(tr, te)
+        for fitter, (_, te) in zip(fold_fitters, folds, strict=True):
             pts = _grid_points(fitter, grid, par, progress)
             sums += te.size * np.array([[q.val_accuracy, q.val_mean_cost, q.val_hpc_fraction] for q in pts])
             f0 = fitter.hpc_validation()
@@ -371,28 +368,30 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed, task.classes)
         gammas = _gamma_grid(kind, opts, c, (X, y) if folds else (Xtr, ytr))
         grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID) for g in gammas]
-        fitter = _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
+        tolerance = float(opts.get("tolerance", 0.01))
+        # a small validation part: every point judged by cross-validation on the pooled parts, one fitter per fold
+        # kept for the refinement rounds (its f0 fitted once); else one fitter on the train and validation parts
+        fold_fitters = [_Fitter(kind, opts, c, seed, X[tr], y[tr], X[te], y[te]) for tr, te in parts]
+        val_fitter = None if folds else _Fitter(kind, opts, c, seed, Xtr, ytr, Xva, yva)
 
         def judge(grid: list[tuple[float, float]], desc: str) -> tuple[list[SweepPoint], float, float]:
-            if folds:  # a small validation part: every point judged by cross-validation on the pooled parts
-                return _cross_validated_sweep(
-                    lambda tr, te: _Fitter(kind, opts, c, seed, X[tr], y[tr], X[te], y[te]), y, parts, grid, par,
-                    f"{desc}, {folds}-fold")
+            if val_fitter is None:
+                return _cross_validated_sweep(fold_fitters, y, parts, grid, par, f"{desc}, {folds}-fold")
             with Progress(desc, total=len(grid)) as progress:
-                pts = _grid_points(fitter, grid, par, progress)
-            f0 = fitter.hpc_validation()
+                pts = _grid_points(val_fitter, grid, par, progress)
+            f0 = val_fitter.hpc_validation()
             return pts, f0["hpc_validation_accuracy"], f0["hpc_validation_mean_cost"]
 
         budget = opts.get("cost_budget")
         points, f0_acc, f0_cost = judge(grid, f"{kind} sweep")
-        chosen = choose_point(points, f0_acc, budget, float(opts.get("tolerance", 0.01)))
+        chosen = choose_point(points, f0_acc, budget, tolerance)
         for _ in range(int(opts.get("refine", GATED_REFINE))):
             news = refine_gammas(sorted({q.gamma for q in points}), chosen) if chosen is not None else []
             if not news:
                 break
             points += judge([(p, g) for p in sorted({q.p_full for q in points}) for g in news],
                             f"{kind} sweep, refining")[0]
-            chosen = choose_point(points, f0_acc, budget, float(opts.get("tolerance", 0.01)))
+            chosen = choose_point(points, f0_acc, budget, tolerance)
         if chosen is None and budget is not None:
             cheapest = min(pt.val_mean_cost for pt in points)
             raise ValueError(f"no model of the sweep fits --cost-budget {budget:g} (cheapest: {cheapest:.4g})")
@@ -402,7 +401,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         judged = "cv" if folds else "validation"
         print_curve(points, chosen, f0_acc, f0_cost, "cv" if folds else "val")
         if not record["tolerance_met"]:
-            click.echo(f"{kind} --sweep: no point is within --tolerance {float(opts.get('tolerance', 0.01)):g} of f0's "
+            click.echo(f"{kind} --sweep: no point is within --tolerance {tolerance:g} of f0's "
                        f"{judged} accuracy {f0_acc:.4f}; kept the most accurate, {chosen.val_accuracy:.4f} (raise "
                        "--pfull-grid toward 1 to send more inputs to f0, or lower the --gamma-grid)", err=True)
         record["sweep_folds"] = folds
@@ -412,12 +411,13 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
                                   f"{judged}_cost": q.val_mean_cost, "hpc_fraction": q.val_hpc_fraction}
                                  for q in points]
         p_full, gamma = chosen.p_full, chosen.gamma
-        if folds:  # the kept point refitted, with f0, on both parts (its validation figures: rows it was fitted on)
+        if val_fitter is None:  # the kept point refitted, with f0, on both parts (its validation figures: rows it was
+            # fitted on)
             record.update({"hpc_cv_accuracy": f0_acc, "hpc_cv_mean_cost": f0_cost})
             fitter = _Fitter(kind, opts, c, seed, X, y, Xva, yva)
             tables = fitter.tables(fitter.fit(p_full, gamma))
         else:
-            tables = chosen.model[1]
+            fitter, tables = val_fitter, chosen.model[1]
     else:
         for name in ("tolerance", "cost_budget", "pfull_grid", "gamma_grid", "folds", "refine"):
             if name in opts:

@@ -122,6 +122,19 @@ STOP_OPTIONS = [
 ]
 
 
+def no_stop_line(est: Any) -> str:
+    """nb-stop's one stderr line when no stop point was kept: the model then reads its whole order, as nb-static
+    does, and which of the fitted NaiveBayesBudget's rules would let stop points through."""
+    bound = {"safe": "a larger --disagreement" if not est.cut_folds_ else "cuts judged on the validation part "
+                     "(--folds 1)",
+             "paper": "a larger --performance", "relerr": "a larger --performance"}.get(est.criterion)
+    knobs = ", ".join(k for k in (bound, "a smaller --support", "a smaller --stop-cost (0: off)") if k)
+    return (f"nb-stop: no stop point was kept, so the model reads all {int(est.budget_)} features of its order as "
+            f"nb-static does: at no position did the rows a cut stops meet --criterion {est.criterion}, number at "
+            f"least --support {est.support:g} of the running rows and skip more reads than the checks cost "
+            f"(--stop-cost {est.stop_cost_:g}); {knobs} let more rows stop")
+
+
 def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
     from compiler.nb.train import NaiveBayesBudget  # noqa: PLC0415 - sklearn only when training
 
@@ -149,6 +162,8 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
     if est.table_forms_:
         click.echo(table_forms_line("nb", est.table_forms_), err=True)
     model = est.model_
+    if kind == "nb-stop" and model.n_stops == 0 and int(est.budget_) > 1:
+        click.echo(no_stop_line(est), err=True)
     val = model.predict_reference(X[task.validation])
     yv = y[task.validation]
     meta = task.meta()
@@ -167,7 +182,7 @@ def train_nb(kind: str, task: Task, opts: dict[str, Any], costs: FeatureCosts | 
         "refit_folds": int(est.refit_folds_), "cut_folds": int(est.cut_folds_),
         # the numeric type the stop points were kept for and the pay rule's check cost (export-c warns when the
         # tables go out as the other type)
-        **({"stop_numeric": est.numeric, "stop_cost_chosen": est.stop_cost_,
+        **({"stop_points_kept": model.n_stops, "stop_numeric": est.numeric, "stop_cost_chosen": est.stop_cost_,
             "disagreement_chosen": est.disagreement_} if kind == "nb-stop" else {}),
         # share of exact zeros per reading position on the training rows: where the generated code
         # (export-c --form code) tests for zero (compiler/nb/code.py)

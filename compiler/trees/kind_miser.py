@@ -27,6 +27,7 @@ import click
 import numpy as np
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.grid_refine import thirds_between
 from compiler.header import register_emitter
 from compiler.kinds import KindSpec, register
 from compiler.options import (
@@ -178,11 +179,7 @@ def refine_between(curve: list[dict[str, float]], kept: int, key: str) -> list[f
     if not cheaper:
         return []
     hi = min(cheaper)
-    lo = max(lam for lam in lams if lam < hi)
-    if lo == 0:
-        lo = hi / 9
-    news = [lo * (hi / lo) ** (1 / 3), lo * (hi / lo) ** (2 / 3)] + ([lo] if lo not in lams else [])
-    return sorted({float(f"{x:.4g}") for x in news} - set(lams))
+    return thirds_between(max(lam for lam in lams if lam < hi), hi, lams)
 
 
 def sweep_rounds(judge: Any, lams: list[float], refine: int, par: dict[str, Any], desc: str, key: str,
