@@ -3,7 +3,7 @@ Yahoo-like feature costs (issue 22), as the CLI trains them.
 
 For every set and seed: the CLI's 60/20/20 split (``--seed``), a cost per feature drawn from
 {1, 5, 10, 20, 50, 100, 150, 200} with ``np.random.default_rng(0)`` (benchmarks/cscc_keel.py's
-``--costs``), frugalml's models trained by the CLI's trainers in-process (``KINDS[kind].train``, the
+``--costs``), frugalml's models trained by the CLI's trainers in-process (``kind_spec(kind).train``, the
 code of ``frugalml train``) and scored on the test part by the runtime's numpy reference (equal to
 the C runtime). Multi-class sets: the last label against the rest.
 
@@ -64,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common import figures, peers  # noqa: E402
 from benchmarks.common.tree_peers import flat_lgbm_tree, keel_task  # noqa: E402
 from compiler.costs import FeatureCosts  # noqa: E402
-from compiler.kinds import KINDS  # noqa: E402
+from compiler.kinds import kind_spec  # noqa: E402
 
 DEFAULT_SETS = "pima,phoneme,magic,spambase,ring,twonorm"  # the runs of docs/benchmarks.md (--from-json)
 FULL_SETS, FULL_SEEDS, FULL_ROWS = "pima,phoneme", "0", "25000"  # the default full run: minutes
@@ -147,7 +147,7 @@ def choose(points: list[dict[str, Any]], key: str) -> dict[str, Any]:
 def frugal_point(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts, X: np.ndarray,
                  y: np.ndarray) -> dict[str, Any]:
     t0 = time.perf_counter()
-    model = KINDS[kind].train(kind, task, opts, costs)
+    model = kind_spec(kind).train(kind, task, opts, costs)
     p = model.tables.predict_reference(X)
     tr = model.meta["training"]
     return {"acc": float(np.mean(p.label == y)), "cost": float(np.mean(p.cost)), "seconds": time.perf_counter() - t0,

@@ -3,7 +3,7 @@ with Yahoo-like feature costs, as the CLI trains and evaluates them (issue 12's 
 
 For every set and seed: the CLI's 60/20/20 split (``--seed``), a cost per feature drawn from
 {1, 5, 10, 20, 50, 100, 150, 200} with ``np.random.default_rng(0)`` (the ``--costs`` file), both models
-trained by the CLI's trainers in-process (``KINDS[kind].train``: same code as ``frugalml train``) and
+trained by the CLI's trainers in-process (``kind_spec(kind).train``: same code as ``frugalml train``) and
 scored on the test part by the numpy reference of the runtime (equal to the C runtime and to
 ``frugalml eval --json``: ``accuracy``, ``mean_cost``). Multi-class sets: last label vs the rest
 (``--positive``).
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import figures  # noqa: E402
 from benchmarks.common.tree_peers import keel_task  # noqa: E402
-from compiler.kinds import KINDS  # noqa: E402
+from compiler.kinds import kind_spec  # noqa: E402
 
 ALL_SETS = ("pima,wdbc,australian,texture,banana,phoneme,magic,spambase,ring,twonorm,titanic,heart,"
             "ionosphere,bupa,sonar,mammographic,wisconsin")
@@ -45,7 +45,7 @@ def run(name: str, seed: int, cascade_opts: dict | None = None) -> dict:
     out = {"data": name, "seed": seed, "n_val": int(task.validation.size), "n_test": int(task.test.size)}
     for kind, opts in (("miser", {"lambda": 0.0}), ("cascade", dict(cascade_opts or {}))):
         t0 = time.perf_counter()
-        model = KINDS[kind].train(kind, task, opts, costs)
+        model = kind_spec(kind).train(kind, task, opts, costs)
         p = model.tables.predict_reference(Xte)
         out[kind] = {"acc": float(np.mean(p.label == yte)), "cost": float(np.mean(p.cost)),
                      "exits": np.bincount(p.stage.astype(np.int64), minlength=model.tables.n_stages).tolist(),

@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures  # noqa: E402
 from compiler.header import c_tables, render_header  # noqa: E402
-from compiler.kinds import load_kind_modules  # noqa: E402
 from pyruntime import format as fmt  # noqa: E402
 from pyruntime.data import load_dataset  # noqa: E402
 
@@ -64,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="k = 10 only (seconds)")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
-    load_kind_modules()  # registers each kind's C emitter
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         print(f"note: {', '.join(missing)} missing (`make toolchains`): no image measured")

@@ -77,7 +77,7 @@ os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
 from compiler import tasks  # noqa: E402
-from compiler.kinds import load_kind_modules  # noqa: E402
+from compiler.kinds import kind_spec  # noqa: E402
 from pyruntime.evaluators import c_evaluator  # noqa: E402
 
 SMALL_TEST = 100  # fewer test rows: report the mean over --seeds split seeds
@@ -116,7 +116,7 @@ def metrics(task: Any, label: np.ndarray, n_read: Any) -> dict[str, float]:
 
 
 def train(task: Any, kind: str, opts: dict[str, Any]) -> Any:
-    return load_kind_modules()[kind].train(kind, task, opts, None)
+    return kind_spec(kind).train(kind, task, opts, None)
 
 
 def c_row(task: Any, model: Any) -> dict[str, float]:

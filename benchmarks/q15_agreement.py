@@ -28,7 +28,7 @@ os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
 from compiler import tasks  # noqa: E402
-from compiler.kinds import load_kind_modules  # noqa: E402
+from compiler.kinds import kind_spec  # noqa: E402
 from pyruntime import linear  # noqa: E402
 from pyruntime.evaluators import c_evaluator  # noqa: E402
 
@@ -69,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sets = (args.sets or ("keel:bands" if args.quick else SETS)).split(",")
     kinds = (args.kinds or ("l1-gate" if args.quick else KINDS)).split(",")
-    modules = load_kind_modules()
     print(f"{'data':<14} {'kind':<10} {'test rows':>9} {'one shift':>10} {'term shifts':>12} "
           f"{'acc f32':>8} {'acc q15 one':>12} {'acc q15 term':>13} {'f0 trees':>9}")
     for spec in sets:
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         X = task.data.X[task.test].astype(np.float32)
         y = task.y[task.test]
         for kind in kinds:
-            model = modules[kind].train(kind, task, {}, None)
+            model = kind_spec(kind).train(kind, task, {}, None)
             f32 = labels(model, X, "float32")
             term = labels(model, X, "q15")
             with one_shift():

@@ -28,7 +28,7 @@ from compiler.header import (
     parse_bytes,
     render_header,
 )
-from compiler.kinds import BUDGET_EVAL, EXTRA_COMMANDS, FILE_METRICS, load_kind_modules
+from compiler.kinds import BUDGET_EVAL, BUDGET_FILE_KINDS, EXTRA_COMMANDS, FILE_METRICS, kind_spec, load_file_kind
 from compiler.nb.stop_cost import export_note
 from compiler.options import OutputFile, numeric_option, refuse_overwriting_input, target_option
 from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
@@ -92,9 +92,6 @@ def cli() -> None:
 
 
 # ------------------------------------------------------------------ train ----
-KINDS = load_kind_modules()
-
-
 @click.pass_context
 @friendly
 def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str | None, target_column: str | None,
@@ -104,7 +101,8 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         raise click.UsageError("--on TARGET goes with --costs measured")
     refuse_overwriting_input(output, data_file=data, costs_file=costs_path, features_file=features)
     task = tasks.prepare(data, positive, target_column, seed, features)
-    if task.n_classes > 2 and not KINDS[kind].multiclass:
+    spec = kind_spec(kind)
+    if task.n_classes > 2 and not spec.multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
                             "--positive LABEL for one-vs-rest")
     measured: Path | None = None  # --costs measured: MODEL.costs.csv.tmp, renamed once the model is written
@@ -120,7 +118,7 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         if task.test.size == 0:
             click.echo(f"warning: the test part of {data} is empty (too few rows a class for the split to hold one "
                        "out): `frugalml eval` will need other labelled data", err=True)
-        model = KINDS[kind].train(kind, task, given, costs)
+        model = spec.train(kind, task, given, costs)
         size = fmt.save(model, output)
         if measured is not None:
             final = measured.with_name(measured.name.removesuffix(".tmp"))
@@ -168,7 +166,7 @@ TRAIN_COMMON: list[click.Parameter] = [
                  help="Raw windows only: the feature plan, a named set (default) or a file with one feature name "
                  "per line (`frugalml features` lists them). [default: default]"),
 ]
-cli.add_command(train_group(KINDS, TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
+cli.add_command(train_group(TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 
 
 # --------------------------------------------------------------- export-c ----
@@ -299,12 +297,13 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     part; on any other data, on every row.
     """
     model = fmt.load(model_path)
+    load_file_kind(model.kind)  # its eval figures and budget index
     num = numeric_for(target_name, numeric)
     budgeted = None
     if budget is not None or size is not None or budget_sweep:
         budgeted = BUDGET_EVAL.get(model.kind)
         if budgeted is None:
-            kinds = " or ".join(sorted(BUDGET_EVAL)) or "budget-indexed"
+            kinds = " or ".join(BUDGET_FILE_KINDS)
             raise click.UsageError(f"--budget/--size/--budget-sweep need a {kinds} model (one with a "
                                    f"per-call budget index), not {model.kind}")
         model = budgeted.at(model, budget, size)  # every figure below is at this budget and size

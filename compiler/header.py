@@ -246,9 +246,9 @@ def register_emitter(kind: str, emitter: Callable[[object, str, str], CTables]) 
 
 def c_tables(model: ModelFile, numeric: str, name: str = "model") -> CTables:
     if model.kind not in EMITTERS:  # the families register their emitters when their kind modules load
-        from compiler.kinds import load_kind_modules  # noqa: PLC0415 - the kind modules import this one
+        from compiler.kinds import load_file_kind  # noqa: PLC0415 - the kind modules import this one
 
-        load_kind_modules()
+        load_file_kind(model.kind)
     if model.kind not in EMITTERS:
         raise ValueError(f"export to C is not available for model kind {model.kind!r}")
     return EMITTERS[model.kind](model.tables, numeric, name)

@@ -1,12 +1,21 @@
 """Registry of trainable model kinds.
 
 Each kind lives in a module ``compiler/<family>/kind*.py`` that calls
-``register(KindSpec(...))`` at import; ``load_kind_modules`` imports them all,
-so a new kind adds its module and touches nothing else. A kind declares its
-own click options (shown by ``frugalml train KIND --help``; an option given for
-a kind that does not declare it is a usage error), a trainer, a C-header
-emitter (``compiler.header.register_emitter``) and, optionally, extra
-figures for ``eval --json``.
+``register(KindSpec(...))`` at import. A kind declares its own click options
+(shown by ``frugalml train KIND --help``; an option given for a kind that does
+not declare it is a usage error), a trainer, a C-header emitter
+(``compiler.header.register_emitter``) and, optionally, extra figures for
+``eval --json``.
+
+The modules are imported when a kind is used, not all at start-up:
+:data:`KIND_MODULES` names each kind's module and :data:`FILE_KIND_MODULES`
+the module of each model-file kind (its eval figures, budget index and C
+emitter), so ``frugalml train nb-stop`` or ``eval`` of an NB file loads the NB
+family alone. What a run loads is what a doc figure records as the code that
+made it (benchmarks/common/figures.py), so a change to one family's module
+restales only the figures that ran that family. A new kind adds its module and
+its rows here; tests/test_kinds_lazy.py checks the tables against every kind
+module's registrations (:func:`load_kind_modules` imports them all).
 """
 
 from __future__ import annotations
@@ -92,12 +101,48 @@ class ExtraCommand:
     short_help: str
 
 
-EXTRA_COMMANDS: list[ExtraCommand] = []
+EXTRA_COMMANDS: tuple[ExtraCommand, ...] = (
+    ExtraCommand("profile-costs", "compiler.skyline.profile_costs:profile_costs_command",
+                 "Time feature functions over item sizes and fit cost polynomials (a --costs CSV)."),
+)
+
+# each kind's module (imported when the kind is trained)
+KIND_MODULES: dict[str, str] = {
+    "adapt-gbrt": "compiler.gated.kind",
+    "adapt-lin": "compiler.gated.kind",
+    "cascade": "compiler.trees.kind_cascade",
+    "cstc": "compiler.cstc.kind",
+    "l1-gate": "compiler.gated.kind",
+    "miser": "compiler.trees.kind_miser",
+    "nb-static": "compiler.nb.kind",
+    "nb-stop": "compiler.nb.kind",
+    "skyline": "compiler.skyline.kind",
+}
+# each model-file kind's module: its C emitter, eval figures and budget index (imported when a file is read)
+FILE_KIND_MODULES: dict[str, str] = {
+    "cascade": "compiler.trees.kind_cascade",
+    "cstc": "compiler.cstc.kind",
+    "gated": "compiler.gated.kind",
+    "miser": "compiler.trees.kind_miser",
+    "nb-static": "compiler.nb.kind",
+    "nb-stop": "compiler.nb.kind",
+    "skyline": "compiler.skyline.kind",
+}
+BUDGET_FILE_KINDS = ("skyline",)  # the file kinds with a per-call budget index (eval --budget's message)
 
 
-def register_command(name: str, ref: str, short_help: str) -> None:
-    """Add ``frugalml NAME``: the click command at ref ("module:attribute"), imported when it runs."""
-    EXTRA_COMMANDS.append(ExtraCommand(name, ref, short_help))
+def kind_spec(name: str) -> KindSpec:
+    """The registered kind ``name``, its module imported first. KeyError for a name not in KIND_MODULES."""
+    importlib.import_module(KIND_MODULES[name])
+    return KINDS[name]
+
+
+def load_file_kind(file_kind: str) -> None:
+    """Import the module of a model-file kind (its emitter, eval figures and budget index register); a kind
+    without one (a pipeline's, a file from a newer frugalml) loads nothing."""
+    module = FILE_KIND_MODULES.get(file_kind)
+    if module is not None:
+        importlib.import_module(module)
 
 
 def register_file_metrics(file_kind: str,
@@ -121,7 +166,8 @@ def kind_modules(package: str, path: list[str]) -> list[str]:
 
 
 def load_kind_modules() -> dict[str, KindSpec]:
-    """Import every family's kind modules (each registers its kinds)."""
+    """Import every family's kind modules (each registers its kinds): what `frugalml train --help` lists and
+    what the tests check the tables above against."""
     from compiler import __path__ as pkg_path
 
     for name in kind_modules("compiler", list(pkg_path)):

@@ -289,10 +289,10 @@ def test_a_costs_file_for_another_feature_count_is_refused(work: Path, tmp_path:
 def test_a_binary_only_kind_asks_for_positive(work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every kind trains K classes now (cstc was the last, skyline's --base linear the last form); the CLI's
     refusal stays for a kind that would not."""
-    from compiler.kinds import KINDS  # noqa: PLC0415
+    from compiler.kinds import kind_spec  # noqa: PLC0415
 
     out = tmp_path / "m.msgpack"
-    monkeypatch.setattr(KINDS["cstc"], "multiclass", False)
+    monkeypatch.setattr(kind_spec("cstc"), "multiclass", False)
     assert_refused(run("train", "cstc", work / "iris.csv", "-o", out),
                    "cstc trains two classes only so far and the target has 3: pass --positive LABEL", out)
 

@@ -18,9 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.cli import cli
-from compiler.kinds import KINDS
+from compiler.kinds import load_kind_modules
 from compiler.options import CASCADE_DEFAULTS, DEFAULT_GRID, MISER_DEFAULTS, SWEEP_TOLERANCE, floats_text
 from pyruntime.layout import declarations, field_offsets, struct_fields, struct_layout
+
+KINDS = load_kind_modules()  # every kind (the CLI imports a kind's module when it is used)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -30,7 +30,7 @@ from benchmarks.common.qemu_count import count_cortex_m, missing_tools
 from benchmarks.nb.callgrind import instructions
 from benchmarks.runtime import count_ours, loadable_bytes
 from compiler import tasks
-from compiler.kinds import load_kind_modules
+from compiler.kinds import kind_spec
 from pyruntime import format as fmt
 from pyruntime.evaluators import c_evaluator
 
@@ -68,7 +68,7 @@ def frugalml_c(task: Any, kind: str, opts: dict[str, Any], names: dict[str, str]
     test rows, x86 instructions per prediction and table bytes of its float32 header in that form, and the
     Cortex-M counts (on the first 40 test rows)."""
     work.mkdir(parents=True, exist_ok=True)
-    m = load_kind_modules()[kind].train(kind, task, opts, None)
+    m = kind_spec(kind).train(kind, task, opts, None)
     pred = c_evaluator(m, "float32").predict(task.data.X[task.test])
     model, rows = work / "m.msgpack", work / "rows.npz"
     if count:

@@ -85,13 +85,13 @@ def early_exit_curve(m: GreedyMiserClassifier, X: np.ndarray, y: np.ndarray, thr
 def skyline_curve(task: Any, method: str, max_sets: int | None, base: str = "linear") -> tuple[list[Point], int]:
     """Test accuracy of the C runtime at every budget 0 .. d (uniform costs) and the number of models; base
     linear (K class scorers: the paper's black box) or nb."""
-    from compiler.kinds import load_kind_modules  # noqa: PLC0415
+    from compiler.kinds import kind_spec  # noqa: PLC0415
     from compiler.skyline.kind import skyline_eval  # noqa: PLC0415
 
     opts: dict[str, Any] = {"method": method, "base": base}
     if max_sets is not None:
         opts["max_sets"] = max_sets
-    model = load_kind_modules()["skyline"].train("skyline", task, opts, None)
+    model = kind_spec("skyline").train("skyline", task, opts, None)
     d = task.n_features
     rep = skyline_eval(model, task.data.X[task.test], task.y[task.test], sweep=list(range(d + 1)))
     return [Point(f"budget {c['budget']:g}", c["accuracy"], c["budget"]) for c in rep["budget_sweep"]], \

@@ -34,7 +34,7 @@ import numpy as np
 
 from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
-from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval, register_command
+from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval
 from compiler.nb.kind import NB_TABLE_OPTIONS, table_forms_line
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.skyline.header import skyline_tables
@@ -376,8 +376,6 @@ def skyline_metrics(model: ModelFile, X: np.ndarray, y: np.ndarray, pred: Predic
 
 register_emitter("skyline", skyline_tables)
 register_budget_eval("skyline", BudgetEval(skyline_at, skyline_sweep))
-register_command("profile-costs", "compiler.skyline.profile_costs:profile_costs_command",
-                 "Time feature functions over item sizes and fit cost polynomials (a --costs CSV).")
 register(KindSpec("skyline", "Budget index (PolyDom / Greedy skylines): per call, the most accurate model "
                              "whose feature cost fits the budget at the item's size",
                   train_skyline, SKYLINE_OPTIONS + NB_TABLE_OPTIONS + PARALLEL_OPTIONS, skyline_metrics,
