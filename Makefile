@@ -73,11 +73,12 @@ bench-peers: venv
 check-figures: venv
 	$(VPY) tools/check_figures.py --strict
 
-# Rerun the command of every stale doc figure with --write-docs (each writes its own blocks and record).
-# Each command's stdin is /dev/null: the list comes through a pipe, which a command must not drain.
+# Rerun the command of every stale doc figure with --write-docs (each writes its own blocks and record),
+# FIGURE_JOBS at a time, longest first by their last wall times (docs/figure_times.json); a failure is
+# reported at the end without stopping the others (tools/regen_figures.py; --dry-run prints the plan).
+FIGURE_JOBS ?= 2
 figures: venv bench-peers
-	set -e; $(VPY) tools/check_figures.py --commands | while IFS= read -r cmd; do \
-	  echo "== $$cmd"; eval "FRUGALML_PROGRESS=summary $$cmd --write-docs" < /dev/null; done
+	$(VPY) tools/regen_figures.py --jobs $(FIGURE_JOBS)
 
 clean:
 	rm -rf $(VENV) build demo_out *.egg-info pyruntime/_frugalml_c.*

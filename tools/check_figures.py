@@ -17,8 +17,9 @@ scikit-learn, cffi, msgpack, the C compiler, the machine, the CPU and its BLAS k
 staleness (the code is the same), but the first thing to look at when a rerun moves a figure.
 --touching PATH ... prints, before a change is made, the figure commands that a change to any of these files would
 make stale (each figure's recorded sources), one a line, and how many of all: a file every CLI run imports (the kind
-registry, compiler/gated/kind.py) restales every figure, one trainer's module only its own (round 47 learned it
-at merge time).
+registry, compiler/options.py) restales every figure, one family's kind module only the figures that ran it (since
+round 49 the CLI imports a kind's module when that kind is used, compiler/kinds.py; before, every kind module was
+in every figure's sources: round 47 learned it at merge time).
 """
 
 from __future__ import annotations
