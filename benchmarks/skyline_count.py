@@ -6,7 +6,8 @@ Usage: .venv/bin/python benchmarks/skyline_count.py [--data sklearn:breast_cance
 Per data set (all classes: sklearn:digits gives the K-class tables) and base: `frugalml train skyline DATA
 --base B --method greedy-acc --max-sets S` (every feature costs 1, sizes 0 .. inf, the empty model indexed; S:
 the whole forward selection, d(d+1)/2 sets, for the NB base as benchmarks/multiclass.py trains it, 256 for the
-linear base, whose fits are 20-50x slower; a fixed search, not `--method auto`, whose cap depends on a timing and
+linear base, whose fits were 20-50x slower under a two-thread BLAS, about 2.5x since round 50's one thread
+(docs/scaling.md); a fixed search, not `--method auto`, whose cap depends on a timing and
 so would change the models run to run). The budgets: +inf (the stored default: the most accurate model, "best"),
 1/2 and 1/4 of that model's cost (at the default size), and 0: the empty model (majority class, reads nothing),
 i.e. the lookup and the call's fixed overhead, the nearest to the lookup alone on the devices. Each budget is

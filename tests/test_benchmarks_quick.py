@@ -20,6 +20,7 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 # A line each --quick run must print (its main table's header or summary), so that an empty run fails.
 EXPECTED = {
     "adapt_letters.py": "Part 1: gamma",
+    "blas_threads.py": "| machine | default threads (ms/fit) |",
     "cegb.py": "| rows | miser fit (s) |",
     "cscc_keel.py": "| data | seed |",
     "cstc.py": "model     lambda",

@@ -379,9 +379,14 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> CSTCClassifier:
         X, yidx = fit_classes(self, X, y)
         self.n_classes_ = int(self.classes_.size)
-        if self.n_classes_ > 2:
-            with threadpool_limits(limits=1):  # small dense solves: BLAS threads only contend (as cscc)
+        # one BLAS thread for either form: small dense solves only contend for more (docs/scaling.md; since round
+        # 50 also the binary tree: a breast_cancer --sweep took 372 s with two threads, 35 s with one, same model)
+        with threadpool_limits(limits=1):
+            if self.n_classes_ > 2:
                 return self._fit_k(X, yidx, eval_set)
+            return self._fit_binary(X, yidx, eval_set)
+
+    def _fit_binary(self, X: np.ndarray, yidx: np.ndarray, eval_set: tuple[Any, Any] | None) -> CSTCClassifier:
         y01 = yidx  # two classes: the paper's binary tree, exactly as before K classes
         self._check_params(X.shape[1])
         ys = 2.0 * y01 - 1.0

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from compiler.costs import FeatureCosts
 from compiler.gated.common import SparseLinear, gated_costs, prepare_gated, q_step, sigmoid, softplus
@@ -305,6 +306,12 @@ class AdaptLinClassifier(GatedLinearBase):
             raise ValueError(f"gate_rule must be 'sigmoid' (the paper's) or 'quantile', got {self.gate_rule!r}")
 
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
+        # one BLAS thread: the small dense solves of the fit only contend for a multi-threaded BLAS
+        # (benchmarks/blas_threads.py; as cstc and cscc)
+        with threadpool_limits(limits=1):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
         inputs = prepare_gated(self, X, y)
         Xa, y01, costs, f0, std, Xs = inputs.X, inputs.y, inputs.costs, inputs.f0, inputs.std, inputs.Xs

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, fit_gate_f1, lipschitz_logistic
 from compiler.gated.common import SparseLinear, check_Xy, prepare_gated
@@ -116,6 +117,12 @@ class L1GateClassifier(GatedLinearBase):
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any) -> L1GateClassifier:
+        # one BLAS thread: the small dense solves of the fit only contend for a multi-threaded BLAS
+        # (benchmarks/blas_threads.py; as cstc and cscc)
+        with threadpool_limits(limits=1):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> L1GateClassifier:
         if not 0.0 <= float(self.p_full) <= 1.0:
             raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
         if not float(self.gamma) >= 0.0:
@@ -162,7 +169,8 @@ class L1GateClassifier(GatedLinearBase):
         m.p_full = p_full
         Xa, yidx, _ = check_Xy(X, y, m)
         std = Standardizer(Xa)
-        m._fit_gate(Xa, std.transform(Xa), std, yidx)
+        with threadpool_limits(limits=1):  # as fit
+            m._fit_gate(Xa, std.transform(Xa), std, yidx)
         return m
 
     def _fit_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> None:
