@@ -8,11 +8,12 @@ The unit of work is what a budget-index search repeats thousands of times: compi
 StandardLogistic (L-BFGS-B on standardised columns; K = 10 class scorers on digits) fitted on one feature set
 of the task's training part (`frugalml train`'s 60/20/20 split, seed 0). --sets feature sets of 2 to d features
 (drawn once, seed 0) are fitted under threadpoolctl's limit of one BLAS thread and under the BLAS libraries'
-default (OpenBLAS: one per core), alternating set by set so that both see the same machine. "busy": one
-process per other core spins in pure Python for the whole measurement (a second benchmark, a test worker:
-what `make figures` and `make test` run beside each fit). Columns: mean milliseconds per fit, their ratio, and
-the largest difference between the two fits' weights (0: the thread count does not change the model).
-Wall times of one run on this machine; the ratio is taken within the run.
+default (OpenBLAS: one per core), on an idle machine, with one process per other core spinning in pure
+Python, and with one process per other core fitting the same sets under the same limit (two benchmarks side
+by side under `make figures`, two test workers under `make test`: what the machine runs beside each fit).
+Columns: mean milliseconds per fit, their ratio, and the largest difference between the two fits' weights
+(0: the thread count does not change the model). Wall times of one run on this machine; the ratio is taken
+within the run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,12 +34,18 @@ os.environ.setdefault("FRUGALML_PROGRESS", "off")
 from benchmarks.common import figures  # noqa: E402
 
 
-def _spin(stop: multiprocessing.synchronize.Event) -> None:
-    """Keep one core busy until ``stop`` is set."""
-    x = 0
+def _spin(stop: Any, threads: int | None, X: np.ndarray | None, y: np.ndarray | None,
+          sets: list[np.ndarray]) -> None:
+    """Keep one core busy until ``stop`` is set: pure Python (X is None), or the same fits as the measured
+    process under the same BLAS limit (a second benchmark beside it)."""
+    x, i = 0, 0
     while not stop.is_set():
-        for _ in range(100_000):
-            x = (x * 1_103_515_245 + 12_345) & 0x7FFFFFFF
+        if X is None or y is None:
+            for _ in range(100_000):
+                x = (x * 1_103_515_245 + 12_345) & 0x7FFFFFFF
+        else:
+            _fit_ms(X, y, sets[i % len(sets)], threads)
+            i += 1
 
 
 def _fit_ms(X: np.ndarray, y: np.ndarray, cols: np.ndarray, threads: int | None) -> tuple[float, np.ndarray]:
@@ -54,16 +62,25 @@ def _fit_ms(X: np.ndarray, y: np.ndarray, cols: np.ndarray, threads: int | None)
     return ms, np.concatenate([model.coef_.ravel(), model.intercept_.ravel()])
 
 
-def measure(X: np.ndarray, y: np.ndarray, sets: list[np.ndarray]) -> tuple[float, float, float]:
-    """Mean ms per fit at the default thread count and at one thread, and the largest weight difference."""
-    many, one, diff = [], [], 0.0
-    for i, cols in enumerate(sets):
-        order = (None, 1) if i % 2 == 0 else (1, None)
-        got = {t: _fit_ms(X, y, cols, t) for t in order}
-        many.append(got[None][0])
-        one.append(got[1][0])
-        diff = max(diff, float(np.max(np.abs(got[None][1] - got[1][1]))))
-    return float(np.mean(many)), float(np.mean(one)), diff
+def measure(X: np.ndarray, y: np.ndarray, sets: list[np.ndarray], others: int, fitting: bool,
+            threads: int | None) -> tuple[float, list[np.ndarray]]:
+    """Mean ms per fit under the limit with ``others`` neighbour processes (fitting the same sets under the same
+    limit, or spinning in Python), and the fitted weights."""
+    stop = multiprocessing.Event()
+    args = (X, y) if fitting else (None, None)
+    procs = [multiprocessing.Process(target=_spin, args=(stop, threads, *args, sets[k::max(others, 1)] or sets),
+                                     daemon=True) for k in range(others)]
+    for p in procs:
+        p.start()
+    try:
+        if procs:
+            time.sleep(0.5)  # the neighbours are at work
+        got = [_fit_ms(X, y, cols, threads) for cols in sets]
+    finally:
+        stop.set()
+        for p in procs:
+            p.join()
+    return float(np.mean([g[0] for g in got])), [g[1] for g in got]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,20 +110,14 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{api} {n}" for api, n in blas))
     print("\n| machine | default threads (ms/fit) | 1 thread (ms/fit) | default / 1 | max weight difference |")
     print("|---|---:|---:|---:|---:|")
-    for label in ("idle", "busy"):
-        stop = multiprocessing.Event()
-        spinners = [multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
-                    for _ in range(cores - 1 if label == "busy" else 0)]
-        for p in spinners:
-            p.start()
-        try:
-            many, one, diff = measure(X, y, sets)
-        finally:
-            stop.set()
-            for p in spinners:
-                p.join()
-        print(f"| {label}{f' ({len(spinners)} other core(s) spinning)' if spinners else ''} | {many:.1f} | "
-              f"{one:.1f} | {many / one:.2f}x | {diff:.1e} |", flush=True)
+    others = cores - 1 if cores > 1 else 1
+    for label, n_others, fitting in (("idle", 0, False),
+                                     (f"{others} other core(s) spinning in Python", others, False),
+                                     (f"{others} other process(es) fitting the same way", others, True)):
+        many, w_many = measure(X, y, sets, n_others, fitting, None)
+        one, w_one = measure(X, y, sets, n_others, fitting, 1)
+        diff = max(float(np.max(np.abs(a - b))) for a, b in zip(w_many, w_one, strict=True))
+        print(f"| {label} | {many:.1f} | {one:.1f} | {many / one:.2f}x | {diff:.1e} |", flush=True)
     return 0
 
 
