@@ -82,9 +82,11 @@ def early_exit_curve(m: GreedyMiserClassifier, X: np.ndarray, y: np.ndarray, thr
     return pts
 
 
-def skyline_curve(task: Any, method: str, max_sets: int | None, base: str = "linear") -> tuple[list[Point], int]:
-    """Test accuracy of the C runtime at every budget 0 .. d (uniform costs) and the number of models; base
-    linear (K class scorers: the paper's black box) or nb."""
+def skyline_curve(task: Any, method: str, max_sets: int | None, base: str = "linear"
+                  ) -> tuple[list[Point], int, int]:
+    """Test accuracy of the C runtime at every budget 0 .. d (uniform costs), the number of indexed models and
+    the number of feature sets the search trained (max_sets None: PolyDom exact); base linear (K class scorers:
+    the paper's black box) or nb."""
     from compiler.kinds import kind_spec  # noqa: PLC0415
     from compiler.skyline.kind import skyline_eval  # noqa: PLC0415
 
@@ -95,7 +97,7 @@ def skyline_curve(task: Any, method: str, max_sets: int | None, base: str = "lin
     d = task.n_features
     rep = skyline_eval(model, task.data.X[task.test], task.y[task.test], sweep=list(range(d + 1)))
     return [Point(f"budget {c['budget']:g}", c["accuracy"], c["budget"]) for c in rep["budget_sweep"]], \
-        model.tables.n_models
+        model.tables.n_models, int(model.meta["training"]["expanded_nodes"])
 
 
 def pooled_task(task: Any, seed: int, work: Path) -> Any:
