@@ -34,18 +34,21 @@ os.environ.setdefault("FRUGALML_PROGRESS", "off")
 from benchmarks.common import figures  # noqa: E402
 
 
-def _spin(stop: Any, threads: int | None, X: np.ndarray | None, y: np.ndarray | None,
-          sets: list[np.ndarray]) -> None:
-    """Keep one core busy until ``stop`` is set: pure Python (X is None), or the same fits as the measured
-    process under the same BLAS limit (a second benchmark beside it)."""
-    x, i = 0, 0
+def _spin(stop: Any) -> None:
+    """Keep one core busy in pure Python until ``stop`` is set."""
+    x = 0
     while not stop.is_set():
-        if X is None or y is None:
-            for _ in range(100_000):
-                x = (x * 1_103_515_245 + 12_345) & 0x7FFFFFFF
-        else:
-            _fit_ms(X, y, sets[i % len(sets)], threads)
-            i += 1
+        for _ in range(100_000):
+            x = (x * 1_103_515_245 + 12_345) & 0x7FFFFFFF
+
+
+def _fit_until(stop: Any, threads: int | None, X: np.ndarray, y: np.ndarray, sets: list[np.ndarray]) -> None:
+    """Keep one core busy until ``stop`` is set with the measured process's fits under the same BLAS limit (a
+    second benchmark beside it)."""
+    i = 0
+    while not stop.is_set():
+        _fit_ms(X, y, sets[i % len(sets)], threads)
+        i += 1
 
 
 def _fit_ms(X: np.ndarray, y: np.ndarray, cols: np.ndarray, threads: int | None) -> tuple[float, np.ndarray]:
@@ -67,9 +70,9 @@ def measure(X: np.ndarray, y: np.ndarray, sets: list[np.ndarray], others: int, f
     """Mean ms per fit under the limit with ``others`` neighbour processes (fitting the same sets under the same
     limit, or spinning in Python), and the fitted weights."""
     stop = multiprocessing.Event()
-    args = (X, y) if fitting else (None, None)
-    procs = [multiprocessing.Process(target=_spin, args=(stop, threads, *args, sets[k::max(others, 1)] or sets),
-                                     daemon=True) for k in range(others)]
+    procs = [multiprocessing.Process(target=_fit_until, args=(stop, threads, X, y, sets[k::others] or sets),
+                                     daemon=True) if fitting
+             else multiprocessing.Process(target=_spin, args=(stop,), daemon=True) for k in range(others)]
     for p in procs:
         p.start()
     try:
