@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from compiler.gated.adapt_gbrt import AdaptGbrtClassifier  # noqa: E402
 from compiler.trees.cost_tree import ir_staged_scores  # noqa: E402
 from pyruntime.data import Split, load_dataset  # noqa: E402
@@ -49,7 +50,8 @@ def load_letters(seed: int = 0, max_rows: int | None = None) -> tuple[np.ndarray
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gamma", type=float, default=0.1, help="gamma of part 1 (the CLI default: 0.1)")
-    ap.add_argument("--trees", type=int, default=None, help="boosting iterations (the CLI default: 50; --quick: 5)")
+    ap.add_argument("--trees", type=positive_int, default=None,
+                    help="boosting iterations (the CLI default: 50; --quick: 5)")
     ap.add_argument("--sweep", action="store_true", help="also run the P_full x gamma sweep (part 2)")
     ap.add_argument("--pfull-grid", default=None,
                     help=f"P_full values (comma-separated; default {','.join(f'{v:g}' for v in P_GRID)}; "

@@ -76,6 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.kinds import kind_spec  # noqa: E402
 from pyruntime.evaluators import c_evaluator  # noqa: E402
@@ -353,10 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=None, help="comma-separated DATA (default sklearn:digits,sklearn:wine; "
                     "--quick: sklearn:wine)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--seeds", type=int, default=None,
+    ap.add_argument("--seeds", type=positive_int, default=None,
                     help=f"split seeds averaged (default: 5 for a set with < {SMALL_TEST} test rows, 1 for larger "
                     "ones; --quick: 1); given, every set is averaged over that many")
-    ap.add_argument("--trees", type=int, default=None, help="iterations (default 100; --quick: 10)")
+    ap.add_argument("--trees", type=positive_int, default=None, help="iterations (default 100; --quick: 10)")
     ap.add_argument("--quick", action="store_true", help="the same table on wine with 10 iterations (seconds)")
     ap.add_argument("--no-peers", action="store_true", help="skip the peers' table")
     ap.add_argument("--kinds", default=",".join(GROUPS),

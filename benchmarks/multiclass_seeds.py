@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from benchmarks.mc import seeds  # noqa: E402
 from compiler import tasks  # noqa: E402
 
@@ -52,10 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None, help="DATA (default sklearn:digits; --quick: sklearn:wine)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--trees", type=int, default=None, help="iterations (default 100; --quick: 20)")
-    ap.add_argument("--max-sets", type=int, default=None,
+    ap.add_argument("--trees", type=positive_int, default=None, help="iterations (default 100; --quick: 20)")
+    ap.add_argument("--max-sets", type=positive_int, default=None,
                     help="feature sets per greedy search (default 2080; --quick: 60)")
-    ap.add_argument("--polydom-sets", type=int, default=None,
+    ap.add_argument("--polydom-sets", type=positive_int, default=None,
                     help="cap on PolyDom's feature sets (default: none, the exact search; --quick: 60)")
     ap.add_argument("--base", choices=("linear", "nb"), default="linear",
                     help="the budget index's model per feature set (default linear: the paper's black box)")
@@ -63,12 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     figures.add_argument(ap)
     a = ap.parse_args(argv)
     a.data = a.data or ("sklearn:wine" if a.quick else "sklearn:digits")
-    a.trees = a.trees or (20 if a.quick else 100)
-    a.max_sets = a.max_sets or (60 if a.quick else 2080)
-    a.polydom_sets = a.polydom_sets or (60 if a.quick else None)
-    for name in ("max_sets", "polydom_sets"):
-        if getattr(a, name) is not None and getattr(a, name) < 1:
-            ap.error(f"--{name.replace('_', '-')} must be >= 1")
+    a.trees = a.trees if a.trees is not None else (20 if a.quick else 100)
+    greedy_cap = a.max_sets if a.max_sets is not None else (60 if a.quick else 2080)
+    polydom_cap = a.polydom_sets if a.polydom_sets is not None else (60 if a.quick else None)
+    caps = {method: polydom_cap if method == "polydom" else greedy_cap for method in METHODS}
     task = tasks.prepare(a.data, seed=a.seed)
     print(f"{a.data}: {task.n_classes} classes, {task.n_features} features, {task.test.size} test rows "
           f"(seed {a.seed}); uniform costs: cost = features read")
@@ -84,12 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         lattice = seeds.pooled_task(task, a.seed, Path(tmp))
         print(f"\nbudget index on {lattice.n_features} features" + (" (the 8x8 images pooled 2x2, same rows and "
               "split: PolyDom walks at most 24)" if lattice is not task else ""))
-        curves = {method: seeds.skyline_curve(lattice, method, a.polydom_sets if method == "polydom" else a.max_sets,
-                                              a.base) for method in METHODS}
+        curves = {method: seeds.skyline_curve(lattice, method, caps[method], a.base) for method in METHODS}
     for method, (pts, n_models, trained) in curves.items():
         sky[method] = pts
-        cap = a.polydom_sets if method == "polydom" else a.max_sets
-        limit = "exact" if cap is None else f"at most {cap} sets"
+        limit = "exact" if caps[method] is None else f"at most {caps[method]} sets"
         print_points(f"budget index, {method}, base {a.base} ({limit}: trained {trained} of "
                      f"{2 ** lattice.n_features} sets, {n_models} indexed models): accuracy vs budget", thin(pts),
                      "budget")

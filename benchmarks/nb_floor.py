@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from nb import callgrind, peer  # noqa: E402
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.qemu_count import cortex_m_columns, count_cortex_m  # noqa: E402
 
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", nargs="*", default=None, help=f"data sets (default {' '.join(DATASETS)}; "
                                                              f"--quick: {QUICK_DATA})")
-    ap.add_argument("--rows", type=int, default=None, help="embedded rows counted (default 200; --quick: 20)")
+    ap.add_argument("--rows", type=positive_int, default=None, help="embedded rows counted (default 200; --quick: 20)")
     ap.add_argument("--no-qemu", action="store_true")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--form", choices=["tables", "code", "both"], default="both",

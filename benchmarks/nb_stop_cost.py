@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from benchmarks.common.qemu_count import cortex_m_columns  # noqa: E402
 from benchmarks.nb_floor import qemu, x86_count  # noqa: E402
 from compiler import tasks  # noqa: E402
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", nargs="*", default=None,
                     help=f"data sets (default {' '.join(DATASETS)}; --quick: {QUICK_DATA})")
-    ap.add_argument("--rows", type=int, default=None, help="embedded rows counted (default 200; --quick: 20)")
+    ap.add_argument("--rows", type=positive_int, default=None, help="embedded rows counted (default 200; --quick: 20)")
     ap.add_argument("--no-qemu", action="store_true", help="x86 columns only")
     ap.add_argument("--quick", action="store_true", help=f"{QUICK_DATA}, 20 rows, x86 only (seconds)")
     figures.add_argument(ap)

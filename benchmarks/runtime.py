@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import figures, peers  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.emlearn_m import emlearn_cortex_m  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, flash_bytes, missing_tools  # noqa: E402
@@ -126,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="keel:satimage")
     ap.add_argument("--positive", default="1")
-    ap.add_argument("--trees", type=int, default=None, help="trees (default 100; --quick: 10)")
+    ap.add_argument("--trees", type=positive_int, default=None, help="trees (default 100; --quick: 10)")
     ap.add_argument("--depth", type=int, default=3)
-    ap.add_argument("--rows", type=int, default=None, help="rows counted on x86 (default 200; --quick: 20)")
+    ap.add_argument("--rows", type=positive_int, default=None, help="rows counted on x86 (default 200; --quick: 20)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--no-qemu", action="store_true", help="skip the Cortex-M rows")
-    ap.add_argument("--qemu-rows", type=int, default=None, help="rows counted under QEMU (default 50; --quick: 5)")
+    ap.add_argument("--qemu-rows", type=positive_int, default=None,
+                    help="rows counted under QEMU (default 50; --quick: 5)")
     ap.add_argument("--classes-data", default="sklearn:digits",
                     help="the K-class forest's data, all classes (default sklearn:digits)")
     ap.add_argument("--no-multiclass", dest="classes_data", action="store_const", const="",

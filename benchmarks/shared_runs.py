@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.qemu_count import count_cortex_m, missing_tools  # noqa: E402
 from benchmarks.nb_floor import x86_count  # noqa: E402
@@ -81,8 +82,9 @@ def export(model: Path, out: Path, data: str, rows: int, numeric: str, target: s
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None, help="a K-class DATA (default sklearn:digits; --quick: sklearn:wine)")
-    ap.add_argument("--trees", type=int, default=None, help="iterations (default 100; --quick: 10)")
-    ap.add_argument("--rows", type=int, default=None, help="rows embedded and counted (default 100; --quick: 20)")
+    ap.add_argument("--trees", type=positive_int, default=None, help="iterations (default 100; --quick: 10)")
+    ap.add_argument("--rows", type=positive_int, default=None,
+                    help="rows embedded and counted (default 100; --quick: 20)")
     ap.add_argument("--no-qemu", action="store_true", help="x86 counts only")
     ap.add_argument("--quick", action="store_true", help="wine, 10 iterations, 20 rows, x86 only (seconds)")
     figures.add_argument(ap)

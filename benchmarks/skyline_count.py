@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from nb import callgrind  # noqa: E402
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.args import positive_int  # noqa: E402
 from benchmarks.common.cli import frugalml  # noqa: E402
 from benchmarks.common.qemu_count import cortex_m_columns, count_cortex_m  # noqa: E402
 
@@ -178,8 +179,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"data sets, all classes (default {' '.join(DATASETS)}; --quick: {QUICK_DATA})")
     ap.add_argument("--bases", nargs="*", choices=BASES, default=None,
                     help="skyline bases (default nb linear; --quick: nb)")
-    ap.add_argument("--rows", type=int, default=None, help="embedded rows counted on x86 (default 200; --quick: 10)")
-    ap.add_argument("--qemu-rows", type=int, default=50, help="embedded rows counted under QEMU (default 50)")
+    ap.add_argument("--rows", type=positive_int, default=None,
+                    help="embedded rows counted on x86 (default 200; --quick: 10)")
+    ap.add_argument("--qemu-rows", type=positive_int, default=50, help="embedded rows counted under QEMU (default 50)")
     ap.add_argument("--no-qemu", action="store_true", help="skip the Cortex-M columns")
     ap.add_argument("--max-sets", type=int, default=None,
                     help=f"sets the greedy-acc search trains (default: d(d+1)/2 for nb, {LINEAR_MAX_SETS} for linear)")

@@ -12,18 +12,36 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.naive_bayes import GaussianNB
 from threadpoolctl import threadpool_info, threadpool_limits
 
+import compiler.cstc.train as cstc_train
 import compiler.gated.adapt_lin as adapt_lin
 import compiler.gated.l1_gate as l1_gate
+import compiler.trees.cscc as cscc
+from compiler.blas_threads import one_blas_thread
+from compiler.cstc.train import CSTCClassifier
 from compiler.gated.adapt_lin import AdaptLinClassifier
 from compiler.gated.l1_gate import L1GateClassifier
 from compiler.skyline.classifier import SkylineClassifier
 from compiler.skyline.linear_base import StandardLogistic
+from compiler.trees.cscc import CsccCascadeClassifier
 
 SEEN: list[int] = []
 
 
 def blas_threads() -> int:
     return max((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"), default=0)
+
+
+def record_threads(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Replace ``owner.name`` by a wrapper that records the BLAS thread count of each call; returns the record."""
+    seen: list[int] = []
+    real = getattr(owner, name)
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return seen
 
 
 @pytest.fixture
@@ -66,27 +84,13 @@ def test_skyline_search_fits_under_one_thread(two_threads: None) -> None:
 @pytest.mark.parametrize("cls, module", [(AdaptLinClassifier, adapt_lin), (L1GateClassifier, l1_gate)])
 def test_gated_linear_fits_under_one_thread(two_threads: None, cls: type, module: Any,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[int] = []
-    real = module.prepare_gated
-
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        seen.append(blas_threads())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, "prepare_gated", recording)
+    seen = record_threads(monkeypatch, module, "prepare_gated")
     X, y = data(k=3)
     m = cls(p_full=0.3, gamma=0.1, random_state=0).fit(X, y)
     assert seen == [1]
     assert blas_threads() == 2
     if cls is L1GateClassifier:  # the sweep's re-gating at another P refits the gate: also one thread
-        gates: list[int] = []
-        real_gate = L1GateClassifier._fit_gate
-
-        def recording_gate(self: Any, *args: Any) -> None:
-            gates.append(blas_threads())
-            real_gate(self, *args)
-
-        monkeypatch.setattr(L1GateClassifier, "_fit_gate", recording_gate)
+        gates = record_threads(monkeypatch, L1GateClassifier, "_fit_gate")
         m.with_p_full(X, y, 0.6)
         assert gates == [1]
 
@@ -98,3 +102,38 @@ def test_linear_base_model_does_not_depend_on_the_thread_count(two_threads: None
         one = StandardLogistic().fit(X, y)
     np.testing.assert_array_equal(ref.coef_, one.coef_)
     np.testing.assert_array_equal(ref.intercept_, one.intercept_)
+
+
+def test_one_blas_thread_gives_the_limit_back_when_fit_raises(two_threads: None) -> None:
+    inside: list[int] = []
+
+    @one_blas_thread
+    def fit(x: int) -> int:
+        """Fits."""
+        inside.append(blas_threads())
+        if x < 0:
+            raise ValueError("bad x")
+        return 2 * x
+
+    assert fit(3) == 6 and fit.__doc__ == "Fits." and fit.__name__ == "fit"
+    with pytest.raises(ValueError, match="bad x"):
+        fit(-1)
+    assert inside == [1, 1]
+    assert blas_threads() == 2
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_cstc_fits_under_one_thread(two_threads: None, k: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = record_threads(monkeypatch, cstc_train, "minimize")
+    X, y = data(k=k)
+    CSTCClassifier(depth=2, max_iter=2, n_starts=1, random_state=0).fit(X, y)
+    assert seen and set(seen) == {1}, seen  # every L-BFGS-B solve of the binary tree or of the K-class one
+    assert blas_threads() == 2
+
+
+def test_cscc_fits_under_one_thread(two_threads: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = record_threads(monkeypatch, cscc, "minimize")
+    X, y = data(n=400)
+    CsccCascadeClassifier(n_stages=2, n_trees=5, lam=1.0, n_rounds=1, random_state=0).fit(X, y)
+    assert seen and set(seen) == {1}, seen
+    assert blas_threads() == 2

@@ -633,3 +633,18 @@ def test_bench_table_as_json_and_rows_only_with_a_target(work: Path) -> None:
     assert row["model"] == "m.msgpack" and row["speedup"] == 1.0 and 0.5 < row["weighted_accuracy"] <= 1.0
     code, out, err = run("bench", work / "m.msgpack", "--data", work / "d.csv", "--rows", "3")
     assert code == 2 and "--rows goes with --on TARGET" in err, err
+
+
+def test_skyline_on_too_few_rows_says_whose_validation_part_is_empty(tmp_path: Path) -> None:
+    """12 rows of 3 classes: the budget index fits naive Bayes on its 6 training rows, and NB's own validation
+    split of those rows is empty; the message says so (it used to say only "validation data is empty" right
+    after a line that counted 3 validation rows)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    (tmp_path / "t.csv").write_text(csv_text(X, ["x", "y", "z"] * 4))
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "skyline", tmp_path / "t.csv", "-o", out)
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        "error: validation data is empty: the 6 rows given to naive Bayes's fit leave none for its validation "
+        "part (validation_fraction 0.25); give more rows or an eval_set"), err
+    assert not out.exists()

@@ -166,6 +166,8 @@ def test_estimator_api_and_validation_errors() -> None:
         NaiveBayesBudget(tolerance=1.5).fit(X, y)
     with pytest.raises(ValueError, match="not fitted"):
         NaiveBayesBudget().predict(X)
+    with pytest.raises(ValueError, match=r"validation data is empty: the 3 rows given to naive Bayes's fit"):
+        NaiveBayesBudget().fit(X[:3], np.array([0, 1, 0]))
     est = NaiveBayesBudget(budget=3).fit(X, y)  # internal validation split
     assert est.model_.n_used == 3
 

@@ -40,8 +40,8 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
+from compiler.blas_threads import one_blas_thread
 from compiler.boosting.booster import make_booster
 from compiler.boosting.tree import CostTree
 from compiler.costs import cost_vector
@@ -376,15 +376,14 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return beta, float(res.x[-2]), float(res.x[-1])
 
     # -------------------------------------------------------------- fit ----
+    # either form: a breast_cancer --sweep of the binary tree took 372 s with two threads, 35 s with one
+    @one_blas_thread
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> CSTCClassifier:
         X, yidx = fit_classes(self, X, y)
         self.n_classes_ = int(self.classes_.size)
-        # one BLAS thread for either form: small dense solves only contend for more (docs/scaling.md; since round
-        # 50 also the binary tree: a breast_cancer --sweep took 372 s with two threads, 35 s with one, same model)
-        with threadpool_limits(limits=1):
-            if self.n_classes_ > 2:
-                return self._fit_k(X, yidx, eval_set)
-            return self._fit_binary(X, yidx, eval_set)
+        if self.n_classes_ > 2:
+            return self._fit_k(X, yidx, eval_set)
+        return self._fit_binary(X, yidx, eval_set)
 
     def _fit_binary(self, X: np.ndarray, yidx: np.ndarray, eval_set: tuple[Any, Any] | None) -> CSTCClassifier:
         y01 = yidx  # two classes: the paper's binary tree, exactly as before K classes

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
+from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
 from compiler.gated.common import SparseLinear, gated_costs, prepare_gated, q_step, sigmoid, softplus
 from compiler.standardize import Standardizer
@@ -305,13 +305,8 @@ class AdaptLinClassifier(GatedLinearBase):
         if self.gate_rule not in ("sigmoid", "quantile"):
             raise ValueError(f"gate_rule must be 'sigmoid' (the paper's) or 'quantile', got {self.gate_rule!r}")
 
+    @one_blas_thread
     def fit(self, X: Any, y: Any) -> AdaptLinClassifier:
-        # one BLAS thread: the small dense solves of the fit only contend for a multi-threaded BLAS
-        # (benchmarks/blas_threads.py; as cstc and cscc)
-        with threadpool_limits(limits=1):
-            return self._fit(X, y)
-
-    def _fit(self, X: Any, y: Any) -> AdaptLinClassifier:
         self._validate_params()
         inputs = prepare_gated(self, X, y)
         Xa, y01, costs, f0, std, Xs = inputs.X, inputs.y, inputs.costs, inputs.f0, inputs.std, inputs.Xs

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
+from compiler.blas_threads import one_blas_thread
 from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, fit_gate_f1, lipschitz_logistic
 from compiler.gated.common import SparseLinear, check_Xy, prepare_gated
 from compiler.gated.linear_k import gate_kind
@@ -116,13 +116,8 @@ class L1GateClassifier(GatedLinearBase):
         self.gate = gate
         self.random_state = random_state
 
+    @one_blas_thread
     def fit(self, X: Any, y: Any) -> L1GateClassifier:
-        # one BLAS thread: the small dense solves of the fit only contend for a multi-threaded BLAS
-        # (benchmarks/blas_threads.py; as cstc and cscc)
-        with threadpool_limits(limits=1):
-            return self._fit(X, y)
-
-    def _fit(self, X: Any, y: Any) -> L1GateClassifier:
         if not 0.0 <= float(self.p_full) <= 1.0:
             raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
         if not float(self.gamma) >= 0.0:
@@ -157,6 +152,7 @@ class L1GateClassifier(GatedLinearBase):
         self._fit_gate(Xa, Xs, std, y01)
         return self
 
+    @one_blas_thread  # as fit
     def with_p_full(self, X: Any, y: Any, p_full: float) -> L1GateClassifier:
         """This fitted model at another P, as ``fit(X, y)`` with ``p_full`` would give it: f0, the support and f1
         do not depend on P and are kept, the gate is refitted on (X, y), the rows this model was fitted on
@@ -169,8 +165,7 @@ class L1GateClassifier(GatedLinearBase):
         m.p_full = p_full
         Xa, yidx, _ = check_Xy(X, y, m)
         std = Standardizer(Xa)
-        with threadpool_limits(limits=1):  # as fit
-            m._fit_gate(Xa, std.transform(Xa), std, yidx)
+        m._fit_gate(Xa, std.transform(Xa), std, yidx)
         return m
 
     def _fit_gate(self, Xa: np.ndarray, Xs: np.ndarray, std: Standardizer, yidx: np.ndarray) -> None:

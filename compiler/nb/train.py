@@ -441,6 +441,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
 
             tr, va, _ = Split(seed=self.random_state, train=1 - self.validation_fraction,
                               validation=self.validation_fraction).indices(y)
+            if va.size == 0:
+                raise ValueError(f"validation data is empty: the {y.size} rows given to naive Bayes's fit leave none "
+                                 f"for its validation part (validation_fraction {self.validation_fraction}); "
+                                 "give more rows or an eval_set")
             X, y, X_val, y_val = X[tr], y[tr], X[va], y[va]
         else:
             X_val = check_X(self, eval_set[0], "classes_")

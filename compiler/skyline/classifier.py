@@ -24,8 +24,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
-from threadpoolctl import threadpool_limits
 
+from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
 from compiler.estimators import encode_classes
 from compiler.options import CV_BELOW, CV_FOLDS
@@ -167,17 +167,14 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("costs must be finite and >= 0")
         return coef
 
+    @one_blas_thread
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> SkylineClassifier:
         """Search feature sets on a train/validation split (or on eval_set=(X_val, y_val)), build the index.
 
         The search runs with one BLAS thread: its many small fits (the linear base's L-BFGS-B steps on
-        matrices of tens of columns) only contend for a multi-threaded BLAS. Measured on sklearn:digits, 300
-        linear sets with the other core busy: 56.9 s with OpenBLAS's 2 threads, 4.1 s with one, the same
-        model (benchmarks/blas_threads.py)."""
-        with threadpool_limits(limits=1):
-            return self._fit(X, y, eval_set)
-
-    def _fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None) -> SkylineClassifier:
+        matrices of tens of columns) only contend for a multi-threaded BLAS. Measured through the CLI on
+        sklearn:digits, 300 linear sets with three other training runs beside it: 56.9 s with OpenBLAS's 2
+        threads, 4.1 s with one, the same model (docs/skyline.md)."""
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if not np.isfinite(self.epsilon) or self.epsilon < 0:

@@ -50,8 +50,8 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
+from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import binary_only, check_X, encode_classes, fit_binary
 from compiler.options import CASCADE_DEFAULTS
@@ -389,14 +389,9 @@ class CsccCascadeClassifier(ExitingEnsemble):
     def __sklearn_tags__(self) -> Any:
         return binary_only(super().__sklearn_tags__())
 
+    @one_blas_thread  # L-BFGS-B's small dense steps ran 7x slower with a multi-threaded BLAS
     def fit(self, X: np.ndarray, y: np.ndarray,
             eval_set: tuple[np.ndarray, np.ndarray] | None = None) -> CsccCascadeClassifier:
-        # one BLAS thread: L-BFGS-B's small dense steps ran 7x slower with a multi-threaded BLAS
-        with threadpool_limits(limits=1):
-            return self._fit(X, y, eval_set)
-
-    def _fit(self, X: np.ndarray, y: np.ndarray,
-             eval_set: tuple[np.ndarray, np.ndarray] | None) -> CsccCascadeClassifier:
         self._check_params()
         X32, y_idx = fit_binary(self, X, y, dtype=np.float32)  # CSCC is a binary cascade (early reject)
         d = X32.shape[1]
