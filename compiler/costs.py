@@ -39,6 +39,7 @@ import numpy as np
 from pyruntime.errors import DataError
 from pyruntime.features.catalog import looks_like_group_name, parse_name
 from pyruntime.numtext import parse_number
+from pyruntime.textfiles import not_utf8
 
 START_GROUP = "window__start"  # the window's start: a group every feature uses (compiler/features/profile.py)
 
@@ -126,8 +127,11 @@ def load_costs(path: str | Path, feature_names: list[str]) -> FeatureCosts:
     p = Path(path)
     if not p.is_file():
         raise CostsError(f"costs file not found: {p}")
-    with p.open(newline="") as fh:
-        text = fh.read()
+    try:
+        with p.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark (Excel's CSV) is dropped
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise CostsError(not_utf8(f"costs file {p}", exc)) from None
     rows = list(csv.reader(io.StringIO(text)))
     try:
         return _parse_costs(p, rows, feature_names)
@@ -293,6 +297,9 @@ def _group_names(p: Path, body: list[tuple[int, list[str]]], index: dict[str, in
     return list(names)
 
 
+MAX_COST = 1e30  # a million features at this cost still sum below float32's 3.4e38
+
+
 def _cost_values(p: Path, lineno: int, row: list[str]) -> list[float]:
     try:
         vals = [parse_number(v) for v in row[1:]]
@@ -300,6 +307,9 @@ def _cost_values(p: Path, lineno: int, row: list[str]) -> list[float]:
         raise CostsError(f"costs file {p} line {lineno}: cost is not a number") from None
     if not all(np.isfinite(vals)) or any(v < 0 for v in vals):
         raise CostsError(f"costs file {p} line {lineno}: costs must be finite and >= 0")
+    if any(v > MAX_COST for v in vals):
+        raise CostsError(f"costs file {p} line {lineno}: costs must be at most {MAX_COST:g} (sums of larger ones "
+                         "overflow the float32 tables)")
     return vals
 
 

@@ -112,4 +112,7 @@ def parse_quantity(text: str) -> Quantity:
     if num.lstrip("+-") == "OL":
         sign = -1.0 if num.startswith("-") else 1.0
         return Quantity(sign * math.inf, unit, prefix, ac, True)
-    return Quantity(float(num) * PREFIXES[prefix], unit, prefix, ac, False)
+    value = float(num) * PREFIXES[prefix]
+    if not math.isfinite(value):  # 1e400V: out of float range (an overload is written OL)
+        raise ValueError(f"{text!r} is out of range (an overload is written OL, e.g. OLmA)")
+    return Quantity(value, unit, prefix, ac, False)

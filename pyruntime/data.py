@@ -25,6 +25,7 @@ import numpy as np
 from pyruntime.errors import DataError
 from pyruntime.features.plan import FeaturePlan
 from pyruntime.numtext import parse_number
+from pyruntime.textfiles import not_utf8
 
 BUNDLED_WINDOWS = Path(__file__).resolve().parent / "datasets"
 
@@ -236,7 +237,7 @@ def _read_libsvm(path: Path) -> Dataset:
     labels: list[str] = []
     entries: list[dict[int, float]] = []
     width = 0
-    for r, line in enumerate(path.read_text().splitlines(), start=1):
+    for r, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
@@ -270,7 +271,7 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     nominal: dict[int, list[str]] = {}
     rows: list[list[str]] = []
     in_data = False
-    for r, raw in enumerate(path.read_text().splitlines(), start=1):
+    for r, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("%"):
             continue
@@ -360,6 +361,9 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
     return ds
 
 
+MAX_GENERATED_CELLS = 200_000_000  # gen:sparse: ROWS x FEATURES (about 25 bytes a cell at the peak)
+
+
 def make_sparse_binary(rows: int, features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Text-like binary data: word presence with class-dependent rates, a few informative words."""
     rng = np.random.default_rng(seed)
@@ -418,6 +422,12 @@ def _bundled(spec: str) -> Dataset:
             raise DataError(f"{spec}: ROWS, FEATURES and SEED must be integers") from None
         if rows < 1 or feats < 1:
             raise DataError(f"{spec}: ROWS and FEATURES must be positive")
+        if seed < 0:
+            raise DataError(f"{spec}: SEED must be >= 0, got {seed}")
+        if rows * feats > MAX_GENERATED_CELLS:  # numpy would fail to allocate, or swap, far beyond this
+            raise DataError(f"{spec}: {rows:,} rows x {feats:,} features is too large to generate "
+                            f"(at most {MAX_GENERATED_CELLS:,} cells, about {MAX_GENERATED_CELLS * 25 / 2**30:.0f} GiB "
+                            "while generating)")
         X, y = make_sparse_binary(rows, feats, seed)
         return _finish(X, list(y), [f"w{j}" for j in range(feats)], spec)
     raise DataError(f"unknown data source {source!r} in {spec!r}")
@@ -502,7 +512,11 @@ def load_dataset(spec: str, target: str | None = None, features: str | dict[str,
         return ds
     if suffix == ".npz":
         return _no_plan(_read_npz(path, features, unlabelled), features)
-    return _no_plan(_load_table(path, suffix, spec, target, unlabelled), features)
+    try:
+        table = _load_table(path, suffix, spec, target, unlabelled)
+    except UnicodeDecodeError as exc:
+        raise DataError(not_utf8(spec, exc)) from None
+    return _no_plan(table, features)
 
 
 def _no_plan(ds: Dataset, features: str | dict[str, Any] | None) -> Dataset:

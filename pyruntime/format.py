@@ -30,6 +30,7 @@ ModelFormatError with a one-line reason; nothing is returned half-checked.
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from collections.abc import Callable
@@ -116,7 +117,7 @@ class ModelFile:
 
     @property
     def classes(self) -> list[str]:
-        return [str(c) for c in self.meta.get("classes", ["0", "1"])]
+        return [str(c) for c in self.meta.get("classes") or ["0", "1"]]
 
 
 def _encode(obj: Any) -> Any:
@@ -140,11 +141,12 @@ def _decode(obj: Any, path: str = "") -> Any:
             dtype, shape, data = obj["nd"], obj["shape"], obj["data"]
             if dtype not in ALLOWED_DTYPES:
                 raise ModelFormatError(f"array {path}: unsupported dtype {dtype!r}")
-            if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
+            # type(s) is int: a bool is an int to isinstance; math.prod: np.prod's int64 wraps on huge shapes
+            if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
                 raise ModelFormatError(f"array {path}: bad shape {shape!r}")
             if not isinstance(data, bytes):
                 raise ModelFormatError(f"array {path}: data is not bytes")
-            size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            size = math.prod(shape) * np.dtype(dtype).itemsize
             if size != len(data):
                 raise ModelFormatError(f"array {path}: {len(data)} bytes for shape {shape} of {dtype}")
             return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
@@ -216,13 +218,55 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
         raise ModelFormatError(f"{source}: {exc}") from None
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         raise ModelFormatError(f"{source}: inconsistent tables ({exc})") from None
+    _check_meta(meta, int(obj.n_features), source)
     classes = meta.get("classes")
-    if classes is not None and (not isinstance(classes, list) or len(classes) < 2):
-        raise ModelFormatError(f"{source}: meta classes must be a list of at least 2 labels")
     n_classes = getattr(obj, "n_classes", None)
     if classes is not None and n_classes is not None and len(classes) != int(n_classes):
         raise ModelFormatError(f"{source}: {len(classes)} class labels for tables of {n_classes} classes")
     return ModelFile(kind=kind, tables=obj, meta=meta, format_version=version, writer=writer)
+
+
+MAX_FEATURES = 2**32 - 1  # the C runtime's feature counts and indices are uint32_t
+_LABEL = (str, int, float)
+# meta entries the readers (eval, predict, inspect, export-c) take as maps: each may be absent, not None
+_META_MAPS = ("dataset", "split", "training", "feature_plan")
+
+
+def _check_meta(meta: dict[str, Any], n_features: int, source: str) -> None:
+    """The meta fields a reader uses have the types the writer gives them (a file written by frugalml always
+    passes; this stops a hand-edited or foreign file before it reaches eval, inspect or export-c)."""
+    if not 0 <= n_features <= MAX_FEATURES:
+        raise ModelFormatError(f"{source}: {n_features} features is out of range (at most {MAX_FEATURES})")
+
+    def labels(key: str, at_least: int) -> None:
+        v = meta.get(key)
+        if v is not None and (not isinstance(v, list) or len(v) < at_least
+                              or not all(isinstance(c, _LABEL) for c in v)):
+            least = f"at least {at_least} " if at_least else ""
+            raise ModelFormatError(f"{source}: meta {key} must be a list of {least}labels (strings or numbers)")
+
+    labels("classes", 2)
+    labels("labels", 0)
+    names = meta.get("feature_names")
+    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
+                              or len(names) != n_features):
+        raise ModelFormatError(f"{source}: meta feature_names must be {n_features} strings, one per feature")
+    for key in _META_MAPS:
+        if key in meta and not isinstance(meta[key], dict):
+            raise ModelFormatError(f"{source}: meta {key} must be a map, got {type(meta[key]).__name__}")
+    if meta.get("positive") is not None and not isinstance(meta["positive"], _LABEL):
+        raise ModelFormatError(f"{source}: meta positive must be a label (a string or a number)")
+    if meta.get("target_column") is not None and not isinstance(meta["target_column"], str):
+        raise ModelFormatError(f"{source}: meta target_column must be a string")
+    split = meta.get("split")
+    if split is not None and not (type(split.get("seed")) is int
+                                  and all(isinstance(split.get(k), (int, float)) and 0 < split[k] < 1
+                                          for k in ("train", "validation"))):
+        raise ModelFormatError(f"{source}: meta split must hold an integer seed and train and validation "
+                               "fractions in (0, 1)")
+    counts = meta.get("validation_class_counts")
+    if counts is not None and (not isinstance(counts, list) or not all(type(c) is int for c in counts)):
+        raise ModelFormatError(f"{source}: meta validation_class_counts must be a list of integers")
 
 
 def save(model: ModelFile, path: str | Path) -> int:
@@ -238,6 +282,8 @@ def save(model: ModelFile, path: str | Path) -> int:
 def load(path: str | Path) -> ModelFile:
     p = Path(path)
     try:
+        if p.exists() and not p.is_dir() and not p.is_file():  # /dev/zero, a FIFO: read_bytes would never end
+            raise ModelFormatError(f"model path is not a regular file: {p}")
         blob = p.read_bytes()
     except FileNotFoundError:
         raise ModelFormatError(f"model file not found: {p}") from None

@@ -18,6 +18,7 @@ import numpy as np
 
 from pyruntime.errors import DataError
 from pyruntime.numtext import parse_number
+from pyruntime.textfiles import not_utf8
 
 BOOL_KEYS = ("timestamps", "missing", "univariate", "equallength", "classlabel")
 
@@ -86,8 +87,10 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
     """The windows of a UEA/UCR .ts file. With ``labels_needed`` False (predict, --embed), a file with
     @classLabel false is read too: its lines hold the channels only, every label is ""."""
     try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # -sig: a byte-order mark is dropped
+    except UnicodeDecodeError as exc:
+        raise DataError(not_utf8(str(path), exc)) from None
+    except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
     head, first = _header(path, lines)
     if head.get("timestamps"):

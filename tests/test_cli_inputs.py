@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import numpy as np
 import pytest
 from cli_work import run
@@ -612,7 +613,9 @@ def test_usage_line_names_the_required_options(argv: list[str], usage: str) -> N
 def test_cscc_options_say_they_train_cscc_instead_of_the_default_frontier() -> None:
     """--stages, --pool-lambdas and --rho: any of them given trains CSCC, not the default frontier (as --lambda
     already said); their help says so."""
-    params = {p.name: p for p in cli.commands["train"].commands["cascade"].params}
+    train = cli.commands["train"]
+    cascade = train.get_command(click.Context(train), "cascade")  # built when first asked for (KindGroup)
+    params = {p.name: p for p in cascade.params}
     for name in ("stages", "pool_lambdas", "rho", "lambda"):
         text = params[name].help or ""
         assert "CSCC" in text and "instead of the default frontier" in text, (name, text)
@@ -648,3 +651,45 @@ def test_skyline_on_too_few_rows_says_whose_validation_part_is_empty(tmp_path: P
         "error: validation data is empty: the 6 rows given to naive Bayes's fit leave none for its validation "
         "part (validation_fraction 0.25); give more rows or an eval_set"), err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("gen:sparse:10:5:-1", "gen:sparse:10:5:-1: SEED must be >= 0, got -1"),
+    ("gen:sparse:99999999999:99999999", "99,999,999,999 rows x 99,999,999 features is too large to generate"),
+])
+def test_generated_data_out_of_range(tmp_path: Path, spec: str, needle: str) -> None:
+    """A negative seed reached numpy ("expected non-negative integer"); a huge set a MemoryError traceback."""
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-static", spec, "-o", out), needle)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["d.csv", "d.libsvm", "d.arff"])
+def test_data_that_is_not_utf8_names_the_file(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b"a,b,label\n1,\xff2,x\n3,4,y\n")
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-static", tmp_path / name, "-o", out),
+                   f"{tmp_path / name} is not UTF-8 text (invalid start byte at byte ", "save it as UTF-8")
+    assert not out.exists()
+
+
+def test_costs_files_with_a_byte_order_mark_huge_costs_or_other_encodings(tmp_path: Path) -> None:
+    names = ["a", "b"]
+    (tmp_path / "bom.csv").write_bytes("\ufefffeature,cost\na,1\nb,2\n".encode())  # Excel's "CSV UTF-8"
+    assert load_costs(tmp_path / "bom.csv", names).at(0.0).tolist() == [1.0, 2.0]
+    (tmp_path / "latin1.csv").write_bytes("feature,cost\nä,1\nb,2\n".encode("latin-1"))
+    with pytest.raises(CostsError, match=r"latin1.csv is not UTF-8 text \(invalid continuation byte at byte 13\)"):
+        load_costs(tmp_path / "latin1.csv", names)
+    (tmp_path / "huge.csv").write_text("feature,cost\na,1\nb,1e308\n")  # finite, but sums overflow
+    with pytest.raises(CostsError, match=r"huge.csv line 3: costs must be at most 1e\+30"):
+        load_costs(tmp_path / "huge.csv", names)
+
+
+def test_ts_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    series = [",".join(f"{v:.3f}" for v in rng.normal(i % 2, 1.0, 8)) for i in range(40)]
+    lines = ["@problemName bom", "@univariate true", "@equalLength true", "@seriesLength 8",
+             "@classLabel true a b", "@data"] + [f"{x}:{'ab'[i % 2]}" for i, x in enumerate(series)]
+    (tmp_path / "bom.ts").write_bytes(("\ufeff" + "\n".join(lines) + "\n").encode())
+    code, _, err = run("train", "nb-static", tmp_path / "bom.ts", "-o", tmp_path / "m.msgpack")
+    assert code == 0, err  # it said "line 1: data before @data"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from pathlib import Path
 
 import msgpack
 import numpy as np
@@ -107,6 +108,54 @@ def test_inconsistent_bodies() -> None:
         fmt.loads(rebuild({**good, "tables": tables}))
 
 
+@pytest.mark.parametrize("shape, message", [
+    ([True], "bad shape"),  # a bool is an int to isinstance
+    ([2**40, 2**40], "bytes for shape"),  # the element count overflowed int64 to 0 and passed the size check
+    ([0, 2**62], "bytes for shape"),
+])
+def test_array_shapes_that_are_not_counts(shape: list, message: str) -> None:
+    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    tables = {**good["tables"], "d": {"nd": "<f4", "shape": shape, "data": b"\0" * 4}}
+    with pytest.raises(ModelFormatError, match=message):
+        fmt.loads(rebuild({**good, "tables": tables}))
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("classes", None, None),  # None stands for absent: the default labels
+    ("classes", [["a"], ["b"]], "meta classes must be a list of at least 2 labels"),
+    ("classes", ["only"], "meta classes must be a list of at least 2 labels"),
+    ("labels", [["no"], "yes"], "meta labels must be a list of labels"),
+    ("feature_names", [["a"], ["b"]], "meta feature_names must be 2 strings, one per feature"),
+    ("feature_names", ["a", "b", "c"], "meta feature_names must be 2 strings"),
+    ("split", [], "meta split must be a map, got list"),
+    ("split", {"train": 0.6, "validation": 0.2}, "meta split must hold an integer seed"),
+    ("split", {"seed": 0, "train": 1.5, "validation": 0.2}, "fractions in \\(0, 1\\)"),
+    ("dataset", None, "meta dataset must be a map, got NoneType"),
+    ("training", ["nb-stop"], "meta training must be a map, got list"),
+    ("positive", {"a": 1}, "meta positive must be a label"),
+    ("target_column", 3, "meta target_column must be a string"),
+    ("validation_class_counts", [1.5, 2], "meta validation_class_counts must be a list of integers"),
+])
+def test_meta_of_the_wrong_type_is_refused_at_load(key: str, value: object, message: str | None) -> None:
+    """Each of these used to load and then raise a TypeError, KeyError or AttributeError inside eval, inspect
+    or export-c (a traceback, exit 1)."""
+    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    blob = rebuild({**good, "meta": {**good["meta"], key: value}})
+    if message is None:
+        assert fmt.loads(blob).classes == ["0", "1"]
+        return
+    with pytest.raises(ModelFormatError, match=message):
+        fmt.loads(blob)
+
+
+def test_feature_counts_beyond_the_runtimes_uint32_are_refused() -> None:
+    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    meta = {k: v for k, v in good["meta"].items() if k != "feature_names"}
+    for n in (2**32, 2**63 - 1):  # export-c wrote 4294967296u into a uint32_t field; predict overflowed
+        with pytest.raises(ModelFormatError, match=f"{n} features is out of range"):
+            fmt.loads(rebuild({**good, "meta": meta, "tables": {**good["tables"], "n_features": n}}))
+
+
 def test_not_msgpack_body() -> None:
     raw = b"\xc1\xc1\xc1"
     blob = fmt.HEADER.pack(fmt.MAGIC, 1, 0, len(raw), zlib.crc32(raw)) + raw
@@ -119,6 +168,9 @@ def test_missing_file_and_directory(tmp_path) -> None:
         fmt.load(tmp_path / "nope.msgpack")
     with pytest.raises(ModelFormatError, match="directory"):
         fmt.load(tmp_path)
+    if Path("/dev/zero").exists():  # a device never ends: refused before reading
+        with pytest.raises(ModelFormatError, match="not a regular file: /dev/zero"):
+            fmt.load("/dev/zero")
 
 
 @settings(max_examples=300, deadline=None)

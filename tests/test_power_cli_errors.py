@@ -256,3 +256,17 @@ def test_the_workload_reads_the_models_columns_as_predict_does(tmp_path: Path, m
         expected = load_for_model(data, load(str(model)).meta).X
         assert np.array_equal(seen[-1], expected), name
         assert seen[-1].shape[1] == (4 if name == "tc" else 3)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["read", "emulated:tenma-72-7730a", "--seconds", "nan"], "Invalid value for '--seconds': 'nan' is not a finite"),
+    (["emulate", "tenma-72-7730a", "--values", "1e400V", "--count", "2"],
+     "'1e400V' is out of range (an overload is written OL, e.g. OLmA)"),
+])
+def test_numbers_out_of_float_range(args: list[str], needle: str) -> None:
+    """click's FloatRange lets NaN through (--volts nan measured "nan J" and said ok); 1e400 parsed to inf and
+    failed in the meter encoders with an OverflowError traceback."""
+    res = CliRunner().invoke(power, args)
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit), res.exception  # no traceback
+    assert needle in res.stderr, res.stderr
