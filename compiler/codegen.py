@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -233,7 +234,10 @@ def render_code_header(model: ModelFile, numeric: str, name: str = "model", rows
     # code hints: generator keyword arguments a trainer recorded from the training data (e.g. NB's share
     # of zeros per position); they change the code's shape, never its answers
     hints = model.meta.get("training", {}).get("code_hints") or {}
-    body = generator(model.kind)(model.tables, numeric, name, **hints)
+    make = generator(model.kind)
+    # only the hints this generator takes: a file's hints are its trainer's, a foreign file's may be others
+    taken = inspect.signature(make).parameters
+    body = make(model.tables, numeric, name, **{k: v for k, v in hints.items() if k in taken})
     guard = f"FRUGALML_{name.upper()}_H"
     n_features = int(model.tables.n_features)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")

@@ -264,6 +264,10 @@ def _check_meta(meta: dict[str, Any], n_features: int, source: str) -> None:
                                           for k in ("train", "validation"))):
         raise ModelFormatError(f"{source}: meta split must hold an integer seed and train and validation "
                                "fractions in (0, 1)")
+    hints = meta.get("training", {}).get("code_hints")
+    if hints is not None and not (isinstance(hints, dict) and all(
+            isinstance(v, list) and all(isinstance(x, (int, float)) for x in v) for v in hints.values())):
+        raise ModelFormatError(f"{source}: meta training.code_hints must map names to lists of numbers")
     counts = meta.get("validation_class_counts")
     if counts is not None and (not isinstance(counts, list) or not all(type(c) is int for c in counts)):
         raise ModelFormatError(f"{source}: meta validation_class_counts must be a list of integers")

@@ -132,6 +132,7 @@ def test_array_shapes_that_are_not_counts(shape: list, message: str) -> None:
     ("split", {"seed": 0, "train": 1.5, "validation": 0.2}, "fractions in \\(0, 1\\)"),
     ("dataset", None, "meta dataset must be a map, got NoneType"),
     ("training", ["nb-stop"], "meta training must be a map, got list"),
+    ("training", {"code_hints": [1]}, "meta training.code_hints must map names to lists of numbers"),
     ("positive", {"a": 1}, "meta positive must be a label"),
     ("target_column", 3, "meta target_column must be a string"),
     ("validation_class_counts", [1.5, 2], "meta validation_class_counts must be a list of integers"),
@@ -190,3 +191,39 @@ def test_fuzzed_files_never_crash(data) -> None:
     except ModelFormatError:
         return
     model.tables.validate()
+
+
+META_KEYS = ("classes", "labels", "feature_names", "positive", "target_column", "dataset", "split", "training",
+             "feature_plan", "validation_class_counts")
+_scalars = st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats() | st.text(max_size=4)
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.sampled_from(["seed", "kind", "code_hints", "zero_share", "features",
+                                                          "fingerprint", "x"]), inner, max_size=3), max_leaves=8)
+
+
+_nested = st.builds(lambda k, v: {k: v}, st.sampled_from(["code_hints", "kind", "fingerprint", "seed"]), _values)
+
+
+@settings(max_examples=120, deadline=None)
+@given(key=st.sampled_from(META_KEYS), value=_values | _nested)
+def test_any_meta_value_loads_cleanly_or_is_refused(tmp_path_factory: pytest.TempPathFactory, key: str,
+                                                    value: object) -> None:
+    """Whatever a meta field holds, a model command either works or refuses in one line (exit 2): no traceback
+    from inspect or export-c, which read the meta after load."""
+    from click.testing import CliRunner
+
+    from compiler.cli import cli
+
+    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    d = tmp_path_factory.mktemp("meta")
+    path = d / "m.msgpack"
+    path.write_bytes(rebuild({**good, "meta": {**good["meta"], key: value}}))
+    try:
+        fmt.load(path)
+    except ModelFormatError:
+        pass
+    for argv in (["inspect", path], ["inspect", "--json", path], ["export-c", path, "-o", d / "m.h"],
+                 ["export-c", path, "--form", "code", "-o", d / "c.h"]):
+        res = CliRunner().invoke(cli, [str(a) for a in argv])
+        assert res.exit_code in (0, 2) and (res.exception is None or isinstance(res.exception, SystemExit)), (
+            argv, key, value, res.output, res.exception)
