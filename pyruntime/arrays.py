@@ -33,6 +33,16 @@ def require(cond: bool, message: str) -> None:
         raise ModelFormatError(message)
 
 
+def f32_scalar(value: Any, name: str) -> float:
+    """A table's scalar as the float32 the C runtime holds; a finite value beyond float32's range is refused (the
+    cast would make it infinite, with only a RuntimeWarning to say so)."""
+    v = float(value)
+    with np.errstate(over="ignore"):
+        f = np.float32(v)
+    require(bool(np.isfinite(f)) or not np.isfinite(v), f"{name} is {v:g}, beyond float32")
+    return float(f)
+
+
 def table_fields(data: Any, names: Sequence[str], what: str) -> dict[str, Any]:
     """The named fields of a model file's tables map (``what``: e.g. "cascade tables"); a ModelFormatError
     names every missing field."""

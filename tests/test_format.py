@@ -227,3 +227,13 @@ def test_any_meta_value_loads_cleanly_or_is_refused(tmp_path_factory: pytest.Tem
         res = CliRunner().invoke(cli, [str(a) for a in argv])
         assert res.exit_code in (0, 2) and (res.exception is None or isinstance(res.exception, SystemExit)), (
             argv, key, value, res.output, res.exception)
+
+
+@pytest.mark.parametrize("field", ["threshold", "d0"])
+def test_table_scalars_beyond_float32_are_refused(field: str) -> None:
+    """1e300 became an infinite float32 with only a RuntimeWarning on stderr."""
+    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    with pytest.raises(ModelFormatError, match=f"{field} is -1e\\+300, beyond float32"):
+        fmt.loads(rebuild({**good, "tables": {**good["tables"], field: -1e300}}))
+    assert getattr(fmt.loads(rebuild({**good, "tables": {**good["tables"], field: 3.0e38}})).tables, field) == \
+        float(np.float32(3.0e38))

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, kind_tables, require, table_fields
+from pyruntime.arrays import as_array, check_inputs, f32_scalar, kind_tables, require, table_fields
 from pyruntime.cbind import CEvaluator
 from pyruntime.describe import feature_name, features_with_costs, tree_summary
 from pyruntime.errors import DataError, ModelFormatError
@@ -63,7 +63,7 @@ class MarginGate:
         require(isinstance(self.n_features, int) and self.n_features >= 0, "n_features must be an int >= 0")
         require(isinstance(self.threshold, (int, float, np.floating)) and np.isfinite(self.threshold),
                 "a margin gate's threshold must be a finite number")
-        object.__setattr__(self, "threshold", float(np.float32(self.threshold)))
+        object.__setattr__(self, "threshold", f32_scalar(self.threshold, "a margin gate's threshold"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"n_features": self.n_features, "threshold": self.threshold}

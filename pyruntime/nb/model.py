@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pyruntime.arrays import as_array, check_inputs, float_keys, require, table_fields
+from pyruntime.arrays import as_array, check_inputs, f32_scalar, float_keys, require, table_fields
 from pyruntime.describe import feature_name, features_with_costs
 from pyruntime.fixedpoint import INT32_MAX, INT32_MIN
 from pyruntime.result import Predictions
@@ -70,8 +70,8 @@ class NBModel(NBLayout):
     def __post_init__(self) -> None:
         coerce_layout(self)
         self.d = as_array(self.d, "f4", "d")
-        self.d0 = float(np.float32(self.d0))
-        self.threshold = float(np.float32(self.threshold))
+        self.d0 = f32_scalar(self.d0, "d0")
+        self.threshold = f32_scalar(self.threshold, "threshold")
         self.stop_hi = as_array(self.stop_hi, "f4", "stop_hi")
         self.stop_lo = as_array(self.stop_lo, "f4", "stop_lo")
         self.validate()

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import FieldTables, check_inputs, float_keys, require, set_arrays
+from pyruntime.arrays import FieldTables, check_inputs, f32_scalar, float_keys, require, set_arrays
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.describe import tree_depth
 from pyruntime.errors import FM_OK
@@ -157,7 +157,7 @@ class TreeEnsemble(_TreeShape, FieldTables):
     def coerce(self) -> None:
         set_arrays(self, (("feature", "i4"), ("threshold", "f4"), ("left", "i4"), ("right", "i4"),
                           ("value", "f4"), ("roots", "i4"), ("tree_output", "i4"), ("base_score", "f4")))
-        object.__setattr__(self, "decision_threshold", float(np.float32(self.decision_threshold)))
+        object.__setattr__(self, "decision_threshold", f32_scalar(self.decision_threshold, "decision_threshold"))
         set_arrays(self, (), (("costs", "f4"),))
 
     def check_tables(self, n: int) -> None:
