@@ -149,7 +149,10 @@ def _decode(obj: Any, path: str = "") -> Any:
             size = math.prod(shape) * np.dtype(dtype).itemsize
             if size != len(data):
                 raise ModelFormatError(f"array {path}: {len(data)} bytes for shape {shape} of {dtype}")
-            return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+            try:
+                return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+            except ValueError:  # a zero-size array with a dimension numpy cannot index, e.g. [0, 2**62]
+                raise ModelFormatError(f"array {path}: bad shape {shape!r}") from None
         return {k: _decode(v, f"{path}.{k}") for k, v in obj.items()}
     if isinstance(obj, list):
         return [_decode(v, f"{path}[{i}]") for i, v in enumerate(obj)]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pyruntime.arrays import FieldTables, check_inputs, require, set_arrays
+from pyruntime.arrays import FieldTables, check_inputs, f32_scalar, require, set_arrays
 from pyruntime.cbind import CEvaluator, c_ptr
 from pyruntime.errors import FM_OK
 from pyruntime.fixedpoint import (
@@ -42,10 +42,6 @@ from pyruntime.memo import ReadState, check_costs, check_q15_costs, quantize_cos
 from pyruntime.result import Predictions
 
 MAX_TERM_SHIFT = 60  # FM_MAX_TERM_SHIFT: a product |w_q * x_q| < 2**46 shifted in 64 bits
-
-
-def _f32(v: Any) -> float:
-    return float(np.float32(v))
 
 
 # -- float32 scorer ----------------------------------------------------------------
@@ -66,8 +62,8 @@ class LinearScorer(FieldTables):
 
     def __post_init__(self) -> None:
         set_arrays(self, (("feature", "i4"), ("weight", "f4")))
-        object.__setattr__(self, "bias", _f32(self.bias))
-        object.__setattr__(self, "decision_threshold", _f32(self.decision_threshold))
+        object.__setattr__(self, "bias", f32_scalar(self.bias, "bias"))
+        object.__setattr__(self, "decision_threshold", f32_scalar(self.decision_threshold, "decision_threshold"))
         set_arrays(self, (), (("costs", "f4"),))
         self.validate()
 

@@ -108,14 +108,15 @@ def test_inconsistent_bodies() -> None:
         fmt.loads(rebuild({**good, "tables": tables}))
 
 
-@pytest.mark.parametrize("shape, message", [
-    ([True], "bad shape"),  # a bool is an int to isinstance
-    ([2**40, 2**40], "bytes for shape"),  # the element count overflowed int64 to 0 and passed the size check
-    ([0, 2**62], "bytes for shape"),
+@pytest.mark.parametrize("shape, data, message", [
+    ([True], b"\0" * 4, "bad shape"),  # a bool is an int to isinstance
+    ([2**40, 2**40], b"", "bytes for shape"),  # the element count overflowed int64 to 0 and passed the size check
+    ([0, 2**62], b"\0" * 4, "bytes for shape"),
+    ([0, 2**62], b"", "bad shape"),  # zero elements, as the data says, but numpy cannot index the shape
 ])
-def test_array_shapes_that_are_not_counts(shape: list, message: str) -> None:
+def test_array_shapes_that_are_not_counts(shape: list, data: bytes, message: str) -> None:
     good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
-    tables = {**good["tables"], "d": {"nd": "<f4", "shape": shape, "data": b"\0" * 4}}
+    tables = {**good["tables"], "d": {"nd": "<f4", "shape": shape, "data": data}}
     with pytest.raises(ModelFormatError, match=message):
         fmt.loads(rebuild({**good, "tables": tables}))
 
@@ -237,3 +238,12 @@ def test_table_scalars_beyond_float32_are_refused(field: str) -> None:
         fmt.loads(rebuild({**good, "tables": {**good["tables"], field: -1e300}}))
     assert getattr(fmt.loads(rebuild({**good, "tables": {**good["tables"], field: 3.0e38}})).tables, field) == \
         float(np.float32(3.0e38))
+
+
+def test_f32_scalar() -> None:
+    from pyruntime.arrays import f32_scalar
+
+    assert f32_scalar(1.5, "bias") == 1.5 and f32_scalar(0.1, "bias") == float(np.float32(0.1))
+    assert f32_scalar(float("inf"), "bias") == float("inf")  # infinite by intent: left to the kind's own check
+    with pytest.raises(ModelFormatError, match=r"bias is 1e\+300, beyond float32"):
+        f32_scalar(1e300, "bias")
