@@ -74,4 +74,4 @@ def test_seeds_below_one_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsy
     mc = load(monkeypatch)
     with pytest.raises(SystemExit) as exc:
         mc.main(["--quick", "--seeds", "0"])
-    assert exc.value.code == 2 and "--seeds must be at least 1, got 0" in capsys.readouterr().err
+    assert exc.value.code == 2 and "argument --seeds: must be >= 1, got 0" in capsys.readouterr().err
