@@ -25,6 +25,11 @@ def small_model() -> fmt.ModelFile:
     return fmt.ModelFile(kind="nb-stop", tables=m, meta={"feature_names": ["a", "b"], "classes": ["no", "yes"]})
 
 
+def small_body() -> dict:
+    """small_model()'s file body as msgpack decodes it (maps and raw arrays), for the tests to spoil."""
+    return msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+
+
 def rebuild(body: dict) -> bytes:
     """A file with a valid header and checksum around an arbitrary body."""
     raw = msgpack.packb(body, use_bin_type=True)
@@ -80,7 +85,7 @@ def test_wrong_magic_version_and_trailing_bytes() -> None:
 
 
 def test_inconsistent_bodies() -> None:
-    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    good = small_body()
     bad_kind = {**good, "kind": "nb-magic"}
     with pytest.raises(ModelFormatError, match="unknown model kind"):
         fmt.loads(rebuild(bad_kind))
@@ -115,7 +120,7 @@ def test_inconsistent_bodies() -> None:
     ([0, 2**62], b"", "bad shape"),  # zero elements, as the data says, but numpy cannot index the shape
 ])
 def test_array_shapes_that_are_not_counts(shape: list, data: bytes, message: str) -> None:
-    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    good = small_body()
     tables = {**good["tables"], "d": {"nd": "<f4", "shape": shape, "data": data}}
     with pytest.raises(ModelFormatError, match=message):
         fmt.loads(rebuild({**good, "tables": tables}))
@@ -141,7 +146,7 @@ def test_array_shapes_that_are_not_counts(shape: list, data: bytes, message: str
 def test_meta_of_the_wrong_type_is_refused_at_load(key: str, value: object, message: str | None) -> None:
     """Each of these used to load and then raise a TypeError, KeyError or AttributeError inside eval, inspect
     or export-c (a traceback, exit 1)."""
-    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    good = small_body()
     blob = rebuild({**good, "meta": {**good["meta"], key: value}})
     if message is None:
         assert fmt.loads(blob).classes == ["0", "1"]
@@ -151,7 +156,7 @@ def test_meta_of_the_wrong_type_is_refused_at_load(key: str, value: object, mess
 
 
 def test_feature_counts_beyond_the_runtimes_uint32_are_refused() -> None:
-    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    good = small_body()
     meta = {k: v for k, v in good["meta"].items() if k != "feature_names"}
     for n in (2**32, 2**63 - 1):  # export-c wrote 4294967296u into a uint32_t field; predict overflowed
         with pytest.raises(ModelFormatError, match=f"{n} features is out of range"):
@@ -215,7 +220,7 @@ def test_any_meta_value_loads_cleanly_or_is_refused(tmp_path_factory: pytest.Tem
 
     from compiler.cli import cli
 
-    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    good = small_body()
     d = tmp_path_factory.mktemp("meta")
     path = d / "m.msgpack"
     path.write_bytes(rebuild({**good, "meta": {**good["meta"], key: value}}))
@@ -233,7 +238,7 @@ def test_any_meta_value_loads_cleanly_or_is_refused(tmp_path_factory: pytest.Tem
 @pytest.mark.parametrize("field", ["threshold", "d0"])
 def test_table_scalars_beyond_float32_are_refused(field: str) -> None:
     """1e300 became an infinite float32 with only a RuntimeWarning on stderr."""
-    good = msgpack.unpackb(fmt.dumps(small_model())[fmt.HEADER.size:], raw=False)
+    good = small_body()
     with pytest.raises(ModelFormatError, match=f"{field} is -1e\\+300, beyond float32"):
         fmt.loads(rebuild({**good, "tables": {**good["tables"], field: -1e300}}))
     assert getattr(fmt.loads(rebuild({**good, "tables": {**good["tables"], field: 3.0e38}})).tables, field) == \
