@@ -21,6 +21,7 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 EXPECTED = {
     "adapt_letters.py": "Part 1: gamma",
     "blas_threads.py": "| machine | default threads (ms/fit) |",
+    "cascade_chooser.py": "| rule | candidates | won vs coupled |",
     "cegb.py": "| rows | miser fit (s) |",
     "cscc_keel.py": "| data | seed |",
     "cstc.py": "model     lambda",
