@@ -13,6 +13,9 @@ every candidate on the validation and the test rows with the runtime's numpy ref
 
 - per run: the candidates, CEGB coupled's choice, the default rule's pick on test, and how many candidates beat
   CEGB on test (the cheapest of them: what a chooser that saw the test rows would keep);
+- the noise of the judge: for every candidate, its accuracy difference from miser lambda = 0 on validation
+  against the same difference on test; the spread (standard deviation) of test minus validation, in points,
+  against the bar's half point (``--plot PATH``: the scatter of the two differences, one colour per set);
 - per validation rule (each on the default candidates and with the cheap-first ones): the runs won against
   CEGB coupled and lazy and the median cost ratio. The rules are fixed here, not tuned on these runs: the
   absolute tolerance 0.01 (the default), 0.005 (the bar's own 0.5 points) and 0, one binomial standard error of
@@ -23,7 +26,7 @@ The candidates are recorded by wrapping the frontier module's ``validation_repor
 not changed): every call is one candidate, in the order of ``frontier_``.
 
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cascade_chooser.py [--quick] [--jobs 2]
-        [--from-json benchmarks/results/cegb_*.json]
+        [--from-json benchmarks/results/cegb_*.json] [--plot docs/figures/cascade_chooser.png]
 
 ``--quick`` runs pima seed 0 alone (seconds).
 """
@@ -176,6 +179,38 @@ def summary(picks: list[tuple[Candidate, dict[str, Any]]], peer: str) -> tuple[i
     return won, ratio, points
 
 
+def judge_noise(fitted: list[list[Candidate]]) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate but the reference: (validation, test) accuracy difference from its run's miser lambda = 0,
+    in points."""
+    dv = [100 * (c.val_acc - cs[0].val_acc) for cs in fitted for c in cs[1:]]
+    dt = [100 * (c.test_acc - cs[0].test_acc) for cs in fitted for c in cs[1:]]
+    return np.asarray(dv), np.asarray(dt)
+
+
+def plot_noise(runs: list[dict[str, Any]], fitted: list[list[Candidate]], out: Path) -> None:
+    """The scatter of each candidate's validation against its test accuracy difference from lambda = 0."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for data in dict.fromkeys(r["data"] for r in runs):
+        dv, dt = judge_noise([cs for r, cs in zip(runs, fitted, strict=True) if r["data"] == data])
+        ax.scatter(dv, dt, s=9, alpha=0.6, label=data)
+    lo, hi = min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])
+    ax.plot([lo, hi], [lo, hi], "k:", lw=0.8, label="test = validation")
+    ax.axvline(-1.0, color="grey", lw=0.8, ls="--", label="default tolerance (-1 point)")
+    ax.set_xlabel("validation accuracy - lambda 0's (points)")
+    ax.set_ylabel("test accuracy - lambda 0's (points)")
+    ax.set_title(f"cascade frontier candidates, {len(runs)} KEEL run{'s' if len(runs) != 1 else ''}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def load_runs(paths: list[Path]) -> list[dict[str, Any]]:
     """The stored runs' set, seed and CEGB choices (validation choice of the coupled and the lazy penalty)."""
     runs = []
@@ -199,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="stored runs of benchmarks/cegb.py --json (default: the 18 runs of docs/benchmarks.md)")
     ap.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1),
                     help="runs fitted at once (processes; default 2 or the CPU count if fewer)")
+    ap.add_argument("--plot", type=Path, default=None, metavar="PNG",
+                    help="draw every candidate's validation against its test accuracy difference from lambda 0 here")
     figures.add_argument(ap)
     args = ap.parse_args(argv)
     paths = args.from_json or [RESULTS / name for name in STORED]
@@ -237,6 +274,17 @@ def main(argv: list[str] | None = None) -> int:
               f"{' (won)' if wins(pick.test_acc, pick.test_cost, r['coupled']) else ''} | {len(won)} | "
               + (f"{best.test_acc:.4f} / {best.test_cost:.1f}: {best.name}" if best else "-") + " |")
     n = len(runs)
+    dv, dt = judge_noise(fitted)
+    gap = dt - dv
+    print(f"\nThe judge's noise: {dv.size} candidates (lambda 0 excluded), accuracy difference from lambda 0 on test "
+          f"minus on validation: mean {gap.mean():+.2f}, standard deviation {gap.std(ddof=1):.2f} points; "
+          f"|test - validation| > 0.5 points for {np.mean(np.abs(gap) > 0.5):.0%} of them; correlation of the two "
+          f"differences {np.corrcoef(dv, dt)[0, 1] if dv.size > 2 else float('nan'):.2f}")
+    near = dv >= -1.0 - 1e-9
+    if near.sum() > 1:
+        print(f"admitted by the default tolerance (validation difference >= -1 point, {int(near.sum())} candidates): "
+              f"test minus validation mean {gap[near].mean():+.2f}, standard deviation {gap[near].std(ddof=1):.2f} "
+              "points")
     print(f"\nValidation rules (candidates: the default's, or with the cheap-first starts); against CEGB's "
           f"validation choice, {n} runs")
     print("| rule | candidates | won vs coupled | median cost ratio | median points | won vs lazy "
@@ -251,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | {label} | {wc}/{n} | {rc:.2f} | {pc:+.2f} | {wl}/{n} | {rl:.2f} |")
     print(f"\nhindsight: some candidate beats CEGB coupled's choice on {oracle}/{n} runs; issue 22's bar: "
           f"{-(-2 * n // 3)}/{n} and a median cost ratio <= 0.8")
+    if args.plot:
+        plot_noise(runs, fitted, args.plot)
+        print(f"plot: {args.plot}")
     return 0
 
 

@@ -71,6 +71,17 @@ def test_wins_is_issue_22s_test() -> None:
     assert (won, ratio, points) == (1, 1.0, pytest.approx(-5.0))
 
 
+def test_judge_noise_pairs_each_candidate_with_its_runs_reference(tmp_path: Path) -> None:
+    run_a = [cand("r", [1, 1, 1, 1], 9.0, (0.75, 9.0)), cand("a", [1, 1, 1, 0], 5.0, (0.50, 5.0))]
+    run_b = [cand("r", [1, 0], 9.0, (1.0, 9.0)), cand("b", [1, 1], 5.0, (0.5, 5.0)), cand("c", [0, 0], 1.0, (0.5, 1.0))]
+    dv, dt = cc.judge_noise([run_a, run_b])
+    assert dv.tolist() == pytest.approx([-25.0, 50.0, -50.0])
+    assert dt.tolist() == pytest.approx([-25.0, -50.0, -50.0])
+    out = tmp_path / "sub" / "noise.png"
+    cc.plot_noise([{"data": "x"}, {"data": "y"}], [run_a, run_b], out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_cheap_first_names_are_recognised() -> None:
     assert cand("miser lambda=0.3 for 26 iterations, then 0.1442, exits every 1", [1], 0).cheap_first
     assert not cand("miser lambda=0.1442, exits every 5", [1], 0).cheap_first
