@@ -438,12 +438,15 @@ def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: st
     }
     info.update(t.describe(model.feature_names))
     trained = model.meta.get("training", {})
-    if "bins_chosen" in trained:  # NB: the bins and entries its tables were estimated with
+    # the training record is what the trainer wrote, not checked at load beyond its form: a field of another type or
+    # a missing one (an edited or foreign file) leaves its line out rather than failing
+    if "bins_chosen" in trained and "likelihood_chosen" in trained:  # NB: the form its tables were estimated with
         info["table_form"] = (f"{trained['bins_chosen']} bins, {trained['likelihood_chosen']} entries"
                               + (" (kept by --bins auto)" if trained.get("table_forms") else ""))
-    if "stop_numeric" in trained:  # nb-stop: the walk its stop points were kept for
+    price = trained.get("stop_cost_chosen")
+    if "stop_numeric" in trained and isinstance(price, (int, float)):  # nb-stop: the walk its stop points were kept for
         info["stop_points_kept_for"] = (f"{trained['stop_numeric']} tables (a stop check priced "
-                                        f"{float(trained['stop_cost_chosen']):g} feature reads)")
+                                        f"{float(price):g} feature reads)")
     info["training"] = trained
     if as_json:
         click.echo(json.dumps(info, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)))

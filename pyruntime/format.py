@@ -42,6 +42,7 @@ import msgpack
 import numpy as np
 
 from pyruntime.errors import ModelFormatError
+from pyruntime.fixedpoint import UINT32_MAX
 
 MAGIC = b"FRUGALML"
 FORMAT_VERSION = 3
@@ -229,7 +230,7 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
     return ModelFile(kind=kind, tables=obj, meta=meta, format_version=version, writer=writer)
 
 
-MAX_FEATURES = 2**32 - 1  # the C runtime's feature counts and indices are uint32_t
+MAX_FEATURES = UINT32_MAX  # the C runtime's feature counts and indices are uint32_t
 _LABEL = (str, int, float)
 # meta entries the readers (eval, predict, inspect, export-c) take as maps: each may be absent, not None
 _META_MAPS = ("dataset", "split", "training", "feature_plan")

@@ -134,3 +134,32 @@ def test_folds_error_names_the_label_text() -> None:
     y = np.array(["common"] * 60 + ["other"] * 57 + ["rare"] * 3)
     with pytest.raises(ValueError, match="--folds 5: class 'rare' has 3 rows"):
         NaiveBayesBudget(folds=5).fit(X[::2], y[::2], eval_set=(X[1::2], y[1::2]))
+
+
+@pytest.mark.parametrize("edit", [
+    {"stop_cost_chosen": []}, {"stop_cost_chosen": None}, {"stop_cost_chosen": "x"}, {"stop_cost_chosen": {"a": 1}},
+    {"stop_cost_chosen": ...}, {"likelihood_chosen": ...},
+], ids=["list", "nil", "text", "map", "missing", "no-likelihood"])
+def test_inspect_leaves_out_a_training_line_it_cannot_read(tmp_path: Path, edit: dict) -> None:
+    """The training record is the trainer's, checked at load for its form only: an edited or foreign file whose
+    stop price or table form is of another type, or missing, still inspects (the line left out), where it used to
+    end in a traceback."""
+    good = tmp_path / "good.msgpack"
+    assert run("train", "nb-stop", "sklearn:breast_cancer", "-o", good)[0] == 0
+    model = fmt.load(good)
+    tr = model.meta["training"]
+    assert {"stop_numeric", "stop_cost_chosen", "bins_chosen", "likelihood_chosen"} <= set(tr)
+    for key, value in edit.items():
+        if value is ...:
+            del tr[key]
+        else:
+            tr[key] = value
+    edited = tmp_path / "edited.msgpack"
+    fmt.save(model, edited)
+    code, out, err = run("inspect", edited, "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert ("stop_points_kept_for" in info) == ("stop_cost_chosen" not in edit)
+    assert ("table_form" in info) == ("likelihood_chosen" not in edit)
+    code, out, err = run("inspect", edited)
+    assert code == 0 and "Traceback" not in err, err
