@@ -172,8 +172,14 @@ def require_binary(est: Any, classes: Sequence[Any] | None = None) -> None:
 
 
 def _msgpack_count(n: int) -> int | float:
-    """2^d feature sets: an int while msgpack can store it, else a float (d > 63)."""
-    return int(n) if n < 2**63 else float(n)
+    """2^d feature sets: an int while msgpack can store it, else a float (d > 63), inf beyond float's range
+    (d >= 1024, where float() overflows)."""
+    if n < 2**63:
+        return int(n)
+    try:
+        return float(n)
+    except OverflowError:
+        return math.inf
 
 
 def nb_form(task: Any, opts: dict[str, Any], seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
