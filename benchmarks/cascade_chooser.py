@@ -26,7 +26,7 @@ The candidates are recorded by wrapping the frontier module's ``validation_repor
 not changed): every call is one candidate, in the order of ``frontier_``.
 
     FRUGALML_PROGRESS=off .venv/bin/python benchmarks/cascade_chooser.py [--quick] [--jobs 2]
-        [--from-json benchmarks/results/cegb_*.json] [--plot docs/figures/cascade_chooser.png]
+        [--from-json FILE ...] [--plot docs/figures/cascade_chooser.png]
 
 ``--quick`` runs pima seed 0 alone (seconds).
 """
