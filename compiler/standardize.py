@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+F32_MAX = float(np.finfo(np.float32).max)
+
 
 class Standardizer:
     """Column means and scales of the training X; constant columns keep scale 1."""
@@ -23,10 +25,21 @@ class Standardizer:
 
     def to_raw(self, w: np.ndarray, b: float) -> tuple[np.ndarray, float]:
         """One scorer's weights (d,) and bias on standardised features -> on raw features (same scores)."""
-        w_raw = w / self.scale
+        w_raw = self._checked(w / self.scale)
         return w_raw, float(b - np.dot(w_raw, self.mean))
 
     def rows_to_raw(self, W: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """K scorers' weight rows (K, d) and biases (K,) on standardised features -> on raw features."""
-        W_raw = W / self.scale
+        W_raw = self._checked(W / self.scale)
         return W_raw, b - W_raw @ self.mean
+
+    def _checked(self, w_raw: np.ndarray) -> np.ndarray:
+        """Raw weights the device's float32 holds; ValueError naming the column whose spread is too small for it
+        (its weight in input units is the standardised weight over the spread)."""
+        over = ~(np.abs(w_raw) <= F32_MAX)
+        if np.any(over):
+            j = int(np.flatnonzero(over.reshape(-1, self.scale.size).any(axis=0))[0])
+            raise ValueError(f"feature {j} (counting from 0) spreads only {self.scale[j]:.3g} over the training rows, "
+                             f"so a linear model's weight on it in input units is beyond float32 (|w| <= 3.4e38), "
+                             "which the device computes in: scale the column (e.g. to a spread near 1)")
+        return w_raw

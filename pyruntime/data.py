@@ -65,6 +65,11 @@ def _label_str(v: object) -> str:
 def _labels(y: np.ndarray | list, source: str = "data") -> np.ndarray:
     """The label texts, stripped of spaces at either end; two labels that differ only there are refused (they
     would silently become one class)."""
+    for r, v in enumerate(y):
+        if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+            missing = "None" if v is None else "NaN"
+            raise DataError(f"{source} row {r + 1}: the label is missing ({missing}); every row needs a label (fill it "
+                            "in or drop the row)")
     out = np.array([_label_str(v) for v in y], dtype=object).astype(str)
     first: dict[str, str] = {}
     for v, lab in zip(y, out.tolist(), strict=True):
@@ -204,7 +209,12 @@ def _default_target(path: Path, header: list[str], model_features: list[str] | N
     column, with no such column has no labels."""
     lower = [h.lower() for h in header]
     hits = [lower.index(t) for t in TARGET_NAMES if t in lower]
-    if hits:
+    if model_features:  # a model's feature named like a label is read as that feature
+        hits = [i for i in hits if header[i] not in model_features]
+    if len(hits) > 1 and not model_features:  # a model's data: the extra columns are named below
+        raise DataError(f"{path}: columns {' and '.join(repr(header[i]) for i in hits)} are each named like the "
+                        "label column: give --target-column NAME (the others are then read as features)")
+    if len(hits) == 1:
         return hits[0]
     if model_features:
         known = set(model_features)
@@ -287,15 +297,21 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
                     name, _, rest = body.partition(" ")
                     rest = rest.strip()
                 if rest.startswith("{"):
-                    vals = [v.strip().strip("'\"") for v in rest.strip("{}").split(",")]
-                    nominal[len(names)] = vals
+                    if not rest.endswith("}"):
+                        raise DataError(f"{path} line {r}: the value list of attribute {name!r} has no closing '}}'")
+                    nominal[len(names)] = arff_fields(rest[1:-1], path, r)
                 elif rest.split()[0].lower() not in ("numeric", "real", "integer"):
                     raise DataError(f"{path} line {r}: attribute type {rest!r} is not supported")
                 names.append(name)
             elif low.startswith("@data"):
                 in_data = True
             continue
-        rows.append([c.strip().strip("'\"") for c in next(csv.reader([line]))])
+        if line.startswith("{"):  # a sparse row: {index value, ...}; the values left out are 0
+            if not names:
+                raise DataError(f"{path}: no @attribute lines")
+            rows.append(_arff_sparse_row(line, names, nominal, path, r))
+        else:
+            rows.append(arff_fields(line, path, r))
     if not names:
         raise DataError(f"{path}: no @attribute lines")
     ti = names.index(target) if target in names else len(names) - 1
@@ -326,6 +342,59 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     return _finish(X, y, [names[i] for i in feat], str(path))
 
 
+def arff_fields(text: str, path: Path, line: int) -> list[str]:
+    """The comma-separated values of an ARFF data row or nominal list, each unquoted: a value may be in single or
+    double quotes (and then hold commas and spaces), with backslash escapes inside quotes."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in " \t":
+            i += 1
+        if i < n and text[i] in "'\"":
+            q, i, buf = text[i], i + 1, []
+            while i < n and text[i] != q:
+                if text[i] == "\\" and i + 1 < n:
+                    i += 1
+                buf.append(text[i])
+                i += 1
+            if i >= n:
+                raise DataError(f"{path} line {line}: a quoted value has no closing {q}")
+            i += 1
+            out.append("".join(buf))
+            while i < n and text[i] in " \t":
+                i += 1
+            if i < n and text[i] != ",":
+                raise DataError(f"{path} line {line}: text after a quoted value ({text[i:i + 20]!r}) before the next "
+                                "comma")
+        else:
+            j = text.find(",", i)
+            j = n if j < 0 else j
+            out.append(text[i:j].strip())
+            i = j
+        if i >= n:
+            return out
+        i += 1  # the comma
+
+
+def _arff_sparse_row(line: str, names: list[str], nominal: dict[int, list[str]], path: Path, r: int) -> list[str]:
+    """A sparse ARFF row ``{index value, ...}`` as a full row: an attribute left out is 0 (a nominal one: its first
+    value, as Weka reads it)."""
+    if not line.endswith("}"):
+        raise DataError(f"{path} line {r}: a sparse row ({line[:30]!r}) has no closing '}}'")
+    row = [nominal[i][0] if i in nominal and nominal[i] else "0" for i in range(len(names))]
+    body = line[1:-1].strip()
+    for entry in arff_fields(body, path, r) if body else []:
+        idx, _, value = entry.partition(" ")
+        if not idx.isdigit() or not value.strip():
+            raise DataError(f"{path} line {r}: sparse entry {entry!r} is not 'INDEX VALUE'")
+        k = int(idx)
+        if k >= len(names):
+            raise DataError(f"{path} line {r}: sparse index {k} is past the {len(names)} attributes (indices start "
+                            "at 0)")
+        row[k] = arff_fields(value.strip(), path, r)[0]
+    return row
+
+
 def _npz_shape_error(path: Path, shape: tuple[int, ...]) -> str:
     """An NPZ's X of a dimension count no reader takes: the shape found and the two accepted."""
     return (f"{path}: X has shape {shape} ({len(shape)}-D); an NPZ's X is a feature table of (rows, features) or raw "
@@ -342,6 +411,10 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
                 raise DataError(_npz_shape_error(path, X.shape))
             labelled = "y" in z
             y = z["y"] if labelled else np.full(len(X), "")
+            if np.iscomplexobj(X) or np.iscomplexobj(y):
+                which = "X" if np.iscomplexobj(X) else "y"
+                raise DataError(f"{path}: {which} holds complex numbers; features and labels are real (store the real "
+                                "part, or the magnitude, as its own array)")
             names = [str(n) for n in z["feature_names"]] if "feature_names" in z else None
     except DataError:
         raise
@@ -548,11 +621,17 @@ def label_order(labels: set[str] | list[str]) -> list[str]:
     return sorted(uniq)
 
 
+MAX_LABEL_BYTES = 255  # UTF-8 bytes of one class label; a header's C string literal of it stays far below C99's 4,095
+
+
 def check_label_texts(classes: list[str]) -> None:
     """Refuse a class label holding a control character other than tab (NUL, a line break, ...): `predict` and
     the firmware print one label per line, and the C header's label table is C text, where a NUL ends the
-    label early."""
+    label early. A label longer than MAX_LABEL_BYTES is refused too."""
     for c in classes:
+        if len(c.encode()) > MAX_LABEL_BYTES:
+            raise DataError(f"label {c[:20]!r}... is {len(c.encode())} bytes long, more than the {MAX_LABEL_BYTES} a "
+                            "label may have (labels are C string literals in exported headers): shorten the class name")
         bad = next((ch for ch in c if ch != "\t" and unicodedata.category(ch) == "Cc"), None)
         if bad is not None:
             raise DataError(f"label {c!r} holds the control character {bad!r}: labels are printed one per line and "

@@ -217,8 +217,23 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return P
 
     def _group_sq(self, beta: np.ndarray) -> np.ndarray:
-        """Sum of squares of every group's weights in one node (n_groups)."""
-        return np.array([float(np.sum(beta[m] ** 2)) for m in self.group_members_])
+        """Sum of squares of every group's weights in one node (n_groups): one-member groups (every group of a
+        raw-feature tree, the tree groups of the phi trick) in one step, the others summed one by one."""
+        members, single, multi = self._group_parts()
+        sq = np.where(single >= 0, beta[np.maximum(single, 0)] ** 2, 0.0)
+        for g in multi:
+            sq[g] = float(np.sum(beta[members[g]] ** 2))
+        return sq
+
+    def _group_parts(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        """(group_members_, the one member of each one-member group or -1, the other groups' indices), kept
+        while group_members_ is the same list."""
+        parts = getattr(self, "_group_parts_", None)
+        if parts is None or parts[0] is not self.group_members_:
+            single = np.array([m[0] if m.size == 1 else -1 for m in self.group_members_], dtype=np.int64)
+            parts = (self.group_members_, single, np.flatnonzero(single < 0))
+            self._group_parts_ = parts
+        return parts
 
     def _group_matrix(self, d: int) -> np.ndarray:
         G = np.zeros((len(self.group_members_), d))
@@ -317,9 +332,12 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     @staticmethod
     def _weighted_ridge(Z: np.ndarray, ys: np.ndarray, w: np.ndarray, Gam: np.ndarray,
                         active: np.ndarray) -> tuple[np.ndarray, float]:
-        """argmin (1/n) sum w (Z beta + b - y)^2 + 1/2 sum Gam beta^2 over the active columns (16)."""
+        """argmin (1/n) sum w (Z beta + b - y)^2 + 1/2 sum Gam beta^2 over the active columns (16). A column that
+        is 0 on every row of weight > 0 has beta 0 exactly and no coupling to the others: it is left out of the
+        solve, which is cubic in the columns (a wide sparse set has thousands of them)."""
         n = Z.shape[0]
         idx = np.flatnonzero(active)
+        idx = idx[np.any(Z[np.ix_(w != 0, idx)] != 0, axis=0)]
         A = np.column_stack([Z[:, idx], np.ones(n)])
         H = (2.0 / n) * (A.T * w) @ A
         H[np.arange(idx.size), np.arange(idx.size)] += Gam[idx]
