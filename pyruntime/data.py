@@ -342,36 +342,43 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     return _finish(X, y, [names[i] for i in feat], str(path))
 
 
-def arff_fields(text: str, path: Path, line: int) -> list[str]:
-    """The comma-separated values of an ARFF data row or nominal list, each unquoted: a value may be in single or
-    double quotes (and then hold commas and spaces), with backslash escapes inside quotes."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while True:
+def _arff_value(text: str, i: int, path: Path, line: int, stop: str = ",") -> tuple[str, int]:
+    """The ARFF value starting at text[i] (spaces skipped) and the index just past it: in single or double quotes
+    (then it may hold commas and spaces; a backslash escapes the next character), else the text up to the next
+    character of ``stop``, stripped."""
+    n = len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    if i < n and text[i] in "'\"":
+        q, i, buf = text[i], i + 1, []
+        while i < n and text[i] != q:
+            if text[i] == "\\" and i + 1 < n:
+                i += 1
+            buf.append(text[i])
+            i += 1
+        if i >= n:
+            raise DataError(f"{path} line {line}: a quoted value has no closing {q}")
+        i += 1
         while i < n and text[i] in " \t":
             i += 1
-        if i < n and text[i] in "'\"":
-            q, i, buf = text[i], i + 1, []
-            while i < n and text[i] != q:
-                if text[i] == "\\" and i + 1 < n:
-                    i += 1
-                buf.append(text[i])
-                i += 1
-            if i >= n:
-                raise DataError(f"{path} line {line}: a quoted value has no closing {q}")
-            i += 1
-            out.append("".join(buf))
-            while i < n and text[i] in " \t":
-                i += 1
-            if i < n and text[i] != ",":
-                raise DataError(f"{path} line {line}: text after a quoted value ({text[i:i + 20]!r}) before the next "
-                                "comma")
-        else:
-            j = text.find(",", i)
-            j = n if j < 0 else j
-            out.append(text[i:j].strip())
-            i = j
-        if i >= n:
+        if i < n and text[i] not in stop:
+            raise DataError(f"{path} line {line}: text after a quoted value ({text[i:i + 20]!r}) before the next "
+                            "comma")
+        return "".join(buf), i
+    j = i
+    while j < n and text[j] not in stop:
+        j += 1
+    return text[i:j].strip(), j
+
+
+def arff_fields(text: str, path: Path, line: int) -> list[str]:
+    """The comma-separated values of an ARFF data row or nominal list, each unquoted (_arff_value)."""
+    out: list[str] = []
+    i = 0
+    while True:
+        value, i = _arff_value(text, i, path, line)
+        out.append(value)
+        if i >= len(text):
             return out
         i += 1  # the comma
 
@@ -382,16 +389,20 @@ def _arff_sparse_row(line: str, names: list[str], nominal: dict[int, list[str]],
     if not line.endswith("}"):
         raise DataError(f"{path} line {r}: a sparse row ({line[:30]!r}) has no closing '}}'")
     row = [nominal[i][0] if i in nominal and nominal[i] else "0" for i in range(len(names))]
-    body = line[1:-1].strip()
-    for entry in arff_fields(body, path, r) if body else []:
-        idx, _, value = entry.partition(" ")
-        if not idx.isdigit() or not value.strip():
-            raise DataError(f"{path} line {r}: sparse entry {entry!r} is not 'INDEX VALUE'")
+    body = line[1:-1]
+    i = 0
+    while body[i:].strip():
+        idx, i = _arff_value(body, i, path, r, stop=" \t,")
+        value, i = _arff_value(body, i, path, r)
+        if not idx.isdigit() or not value:
+            raise DataError(f"{path} line {r}: sparse entry {body[:i].rsplit(',', 1)[-1].strip()!r} is not "
+                            "'INDEX VALUE'")
         k = int(idx)
         if k >= len(names):
             raise DataError(f"{path} line {r}: sparse index {k} is past the {len(names)} attributes (indices start "
                             "at 0)")
-        row[k] = arff_fields(value.strip(), path, r)[0]
+        row[k] = value
+        i += 1  # the comma
     return row
 
 

@@ -64,6 +64,11 @@ def test_sparse_arff_rows_read_as_the_dense_file(tmp_path: Path) -> None:
     a, b = load_dataset(str(tmp_path / "dense.arff")), load_dataset(str(tmp_path / "sparse.arff"))
     np.testing.assert_array_equal(a.X, b.X)
     assert a.y.tolist() == b.y.tolist()
+    quoted = head.replace("{ham,spam}", "{ham,'sp, am'}") + "{0 1.5, 4 'sp, am'}\n{ }\n"
+    (tmp_path / "quoted.arff").write_text(quoted)
+    ds = load_dataset(str(tmp_path / "quoted.arff"))
+    np.testing.assert_array_equal(ds.X, [[1.5, 0, 0, 0], [0, 0, 0, 0]])
+    assert ds.y.tolist() == ["sp, am", "ham"]
     (tmp_path / "past.arff").write_text(head + "{0 1.5, 7 2}\n")
     with pytest.raises(DataError, match="sparse index 7 is past the 5 attributes"):
         load_dataset(str(tmp_path / "past.arff"))
