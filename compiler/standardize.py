@@ -36,7 +36,7 @@ class Standardizer:
     def _checked(self, w_raw: np.ndarray) -> np.ndarray:
         """Raw weights the device's float32 holds; NarrowColumnError naming the column whose spread is too small
         for it (its weight in input units is the standardised weight over the spread)."""
-        over = ~(np.abs(w_raw) <= F32_MAX)
+        over = np.abs(w_raw) > F32_MAX  # NaN is not a narrow column: the scorer's own check refuses it
         if np.any(over):
             j = int(np.flatnonzero(over.reshape(-1, self.scale.size).any(axis=0))[0])
             raise NarrowColumnError(j, float(self.scale[j]))
