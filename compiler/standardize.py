@@ -34,12 +34,25 @@ class Standardizer:
         return W_raw, b - W_raw @ self.mean
 
     def _checked(self, w_raw: np.ndarray) -> np.ndarray:
-        """Raw weights the device's float32 holds; ValueError naming the column whose spread is too small for it
-        (its weight in input units is the standardised weight over the spread)."""
-        over = ~(np.abs(w_raw) <= F32_MAX)
+        """Raw weights the device's float32 holds; NarrowColumnError naming the column whose spread is too small
+        for it (its weight in input units is the standardised weight over the spread)."""
+        over = np.abs(w_raw) > F32_MAX  # NaN is not a narrow column: the scorer's own check refuses it
         if np.any(over):
             j = int(np.flatnonzero(over.reshape(-1, self.scale.size).any(axis=0))[0])
-            raise ValueError(f"feature {j} (counting from 0) spreads only {self.scale[j]:.3g} over the training rows, "
-                             f"so a linear model's weight on it in input units is beyond float32 (|w| <= 3.4e38), "
-                             "which the device computes in: scale the column (e.g. to a spread near 1)")
+            raise NarrowColumnError(j, float(self.scale[j]))
         return w_raw
+
+
+class NarrowColumnError(ValueError):
+    """A column whose spread is too small for a float32 weight in input units. ``column`` counts the columns the
+    model was fitted on; a caller that fitted on a subset renumbers it (``in_data``)."""
+
+    def __init__(self, column: int, spread: float) -> None:
+        self.column, self.spread = column, spread
+        super().__init__(f"feature {column} (counting from 0) spreads only {spread:.3g} over the training rows, so "
+                         "a linear model's weight on it in input units is beyond float32 (|w| <= 3.4e38), which the "
+                         "device computes in: scale the column (e.g. to a spread near 1)")
+
+    def in_data(self, columns: list[int]) -> NarrowColumnError:
+        """The same error for a model fitted on the data's ``columns``: the column counted in the data."""
+        return NarrowColumnError(int(columns[self.column]), self.spread)

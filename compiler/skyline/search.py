@@ -44,11 +44,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
 from compiler.parallel import run_map
+from compiler.standardize import NarrowColumnError
 from pyruntime.progress import Progress
 
 MAX_LATTICE_FEATURES = 24
@@ -91,6 +93,15 @@ def cv_folds(y: np.ndarray, k: int, random_state: int | None) -> list[tuple[np.n
     return list(split.split(np.zeros((len(y), 1)), y))
 
 
+def _fit(base: object, X: np.ndarray, y: np.ndarray, cols: list[int]) -> Any:
+    """A clone of base fitted on the columns ``cols`` of X; a column too narrow for a linear model's float32
+    weight is named by its place in X, not in the set."""
+    try:
+        return clone(base).fit(X[:, cols], y)
+    except NarrowColumnError as exc:
+        raise exc.in_data(cols) from None
+
+
 def _n_correct(base: object, mask: int, X_tr: np.ndarray, y_tr: np.ndarray, X_te: np.ndarray, y_te: np.ndarray,
                majority: object = None) -> int:
     """Rows of (X_te, y_te) a base model fitted on the set's features of (X_tr, y_tr) gets right (the empty
@@ -103,7 +114,7 @@ def _n_correct(base: object, mask: int, X_tr: np.ndarray, y_tr: np.ndarray, X_te
                 majority = values[int(np.argmax(counts))]
             pred = np.full(y_te.shape, majority)
         else:
-            pred = clone(base).fit(X_tr[:, cols], y_tr).predict(X_te[:, cols])
+            pred = _fit(base, X_tr, y_tr, cols).predict(X_te[:, cols])
     return int(np.count_nonzero(pred == y_te))
 
 
@@ -149,9 +160,7 @@ class AccuracyOracle:
         cols = mask_features(mask)
         if not cols:
             return None
-        model = clone(self.base)
-        model.fit(self.X_train[:, cols], self.y_train)
-        return model
+        return _fit(self.base, self.X_train, self.y_train, cols)
 
     def __call__(self, mask: int) -> float:
         mask = int(mask)
