@@ -45,6 +45,8 @@ from compiler.blas_threads import one_blas_thread
 from compiler.boosting.booster import make_booster
 from compiler.boosting.tree import CostTree
 from compiler.costs import cost_vector
+from compiler.cstc import ridge
+from compiler.cstc.groups import GroupMap
 from compiler.estimators import check_X, encode_classes, fit_classes
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
@@ -235,11 +237,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             self._group_parts_ = parts
         return parts
 
-    def _group_matrix(self, d: int) -> np.ndarray:
-        G = np.zeros((len(self.group_members_), d))
-        for g, m in enumerate(self.group_members_):
-            G[g, m] = 1.0
-        return G
+    def _group_matrix(self, d: int) -> GroupMap:
+        return GroupMap(self.group_members_, d)
 
     def objective(self, Z: np.ndarray, ys: np.ndarray) -> float:
         """The relaxed objective (12)/(22) of the current soft tree."""
@@ -295,7 +294,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                 rel[:, cl] = rel[:, j] * (1.0 - q)
         return rel, sub
 
-    def _optimize_node(self, k: int, Z: np.ndarray, ys: np.ndarray, G: np.ndarray,
+    def _optimize_node(self, k: int, Z: np.ndarray, ys: np.ndarray, G: GroupMap,
                        init: bool = False) -> np.ndarray | None:
         """Block coordinate step on node k (Lemma 1 alternation)."""
         n, d = Z.shape
@@ -311,11 +310,11 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             # auxiliary variables of Lemma 1 (zeros restart at 1 on the first pass so features can enter)
             ref = np.where((beta == 0) & (it == 0), 1.0, beta)
             gamma = np.maximum(np.abs(ref), CLAMP_FLOOR)
-            etas = [np.maximum(np.sqrt(G @ (ref**2) + C), CLAMP_FLOOR) for (_, _, C) in ctx["leaves"]]
+            etas = [np.maximum(np.sqrt(G.sums(ref**2) + C), CLAMP_FLOOR) for (_, _, C) in ctx["leaves"]]
             if leaf:
                 A, _, _ = ctx["leaves"][0]
                 pl = float(A.mean())
-                Gam = rho / gamma + lam * pl * (G.T @ (gc / etas[0]))
+                Gam = rho / gamma + lam * pl * G.spread(gc / etas[0])
                 beta, b = self._weighted_ridge(Z, ys, a, Gam, active)
             else:
                 beta, b, theta = self._lbfgs_internal(Z, ys, ctx, G, gamma, etas, beta, b, theta, active, lam, rho, rs)
@@ -334,21 +333,16 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
                         active: np.ndarray) -> tuple[np.ndarray, float]:
         """argmin (1/n) sum w (Z beta + b - y)^2 + 1/2 sum Gam beta^2 over the active columns (16). A column that
         is 0 on every row of weight > 0 has beta 0 exactly and no coupling to the others: it is left out of the
-        solve, which is cubic in the columns (a wide sparse set has thousands of them)."""
-        n = Z.shape[0]
+        solve, which is cubic in the columns (a wide sparse set has thousands of them); with fewer weighing rows
+        than columns left, the solve is the dual one, cubic in the rows (compiler.cstc.ridge)."""
         idx = np.flatnonzero(active)
         idx = idx[np.any(Z[np.ix_(w != 0, idx)] != 0, axis=0)]
-        A = np.column_stack([Z[:, idx], np.ones(n)])
-        H = (2.0 / n) * (A.T * w) @ A
-        H[np.arange(idx.size), np.arange(idx.size)] += Gam[idx]
-        H[-1, -1] += 1e-9
-        rhs = (2.0 / n) * (A.T * w) @ ys
-        sol = np.linalg.solve(H + 1e-10 * np.eye(idx.size + 1), rhs)
+        coef, b = ridge.solve(Z, ys, w, Gam, idx)
         beta = np.zeros(Z.shape[1])
-        beta[idx] = sol[:-1]
-        return beta, float(sol[-1])
+        beta[idx] = coef
+        return beta, b
 
-    def _lbfgs_internal(self, Z: np.ndarray, ys: np.ndarray, ctx: dict[str, Any], G: np.ndarray,
+    def _lbfgs_internal(self, Z: np.ndarray, ys: np.ndarray, ctx: dict[str, Any], G: GroupMap,
                         gamma: np.ndarray, etas: list[np.ndarray], beta0: np.ndarray, b0: float, th0: float,
                         active: np.ndarray, lam: float, rho: float, rs: float,
                         wi: float | None = None) -> tuple[np.ndarray, float, float]:
@@ -360,7 +354,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         # per leaf: A (n), side, the quadratic coefficient W (d) and the constant K0 of the surrogate
         leaves = []
         for (A, side, C), eta in zip(ctx["leaves"], etas, strict=True):
-            W = (G.T @ (gc / eta))[idx]
+            W = G.spread(gc / eta)[idx]
             K0 = 0.5 * float(np.sum(gc * (C / eta + eta)))
             leaves.append((A, side, W, K0))
         gam = gamma[idx]
@@ -462,7 +456,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             self.validation_accuracy_ = float(np.mean(self.predict(Xva) == np.asarray(eval_set[1])))
         return self
 
-    def _fit_start(self, Z: np.ndarray, ys: np.ndarray, G: np.ndarray, Zva: np.ndarray | None,
+    def _fit_start(self, Z: np.ndarray, ys: np.ndarray, G: GroupMap, Zva: np.ndarray | None,
                    yva: np.ndarray | None, rng: np.random.Generator | None) -> None:
         """One start: initialization (the paper's, or symmetry-breaking with ``rng``), block coordinate
         descent, the hard tree (fine-tuning, pruning on the validation rows)."""
@@ -522,7 +516,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         """Node k routes on one column not already routed on above it (those send every input of k one way),
         drawn with probability proportional to 1 / cost^2 of its groups (routing should be cheap)."""
         d = Z.shape[1]
-        cost = self._group_matrix(d).T @ self.group_cost_  # a column's cost: its groups'
+        cost = self._group_matrix(d).spread(self.group_cost_)  # a column's cost: its groups'
         p = 1.0 / np.maximum(cost, 1e-12) ** 2
         for j in self.tree_.path(k)[:-1]:
             p[self.beta_[j] != 0] = 0.0
@@ -669,7 +663,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             cost += float(P[:, leaf].mean()) * float(self.group_cost_ @ np.sqrt(sq[tree.path(leaf)].sum(axis=0)))
         return loss + l1 + float(self.lam) * cost
 
-    def _optimize_node_k(self, k: int, Z: np.ndarray, Y: np.ndarray, G: np.ndarray) -> np.ndarray:
+    def _optimize_node_k(self, k: int, Z: np.ndarray, Y: np.ndarray, G: GroupMap) -> np.ndarray:
         """Block coordinate step on node k (Lemma 1 alternation); returns p(k | x)."""
         tree = self.tree_
         n, d = Z.shape
@@ -687,8 +681,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             for it in range(int(self.inner_iter)):
                 ref = np.where((W == 0) & (it == 0), 1.0, W)
                 gamma = np.maximum(np.abs(ref), CLAMP_FLOOR)
-                eta = np.maximum(np.sqrt(G @ (ref**2).sum(axis=0) + C), CLAMP_FLOOR)
-                shared = lam * pl * (G.T @ (gc / eta))
+                eta = np.maximum(np.sqrt(G.sums((ref**2).sum(axis=0)) + C), CLAMP_FLOOR)
+                shared = lam * pl * G.spread(gc / eta)
                 W, b = _ridge_k(Z, Y, a, 2.0 * (rho / gamma + shared), active)
                 small = np.max(np.abs(W), axis=0) < self.zero_tol
                 if it > 0:
@@ -713,7 +707,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         for it in range(int(self.inner_iter)):
             ref = np.where((beta == 0) & (it == 0), 1.0, beta)
             gamma = np.maximum(np.abs(ref), CLAMP_FLOOR)
-            etas = [np.maximum(np.sqrt(G @ (ref**2) + C), CLAMP_FLOOR) for (_, _, C) in ctx["leaves"]]
+            etas = [np.maximum(np.sqrt(G.sums(ref**2) + C), CLAMP_FLOOR) for (_, _, C) in ctx["leaves"]]
             beta, b0, theta = self._lbfgs_internal(Z, Y[:, 0], ctx, G, gamma, etas, beta, b0, theta, active, lam,
                                                    rho, rs, wi=0.0)
             small = np.abs(beta) < self.zero_tol
@@ -723,7 +717,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         self.beta_[k], self.bias_[k], self.theta_[k] = beta, b0, theta
         return a
 
-    def _fit_start_k(self, Z: np.ndarray, Y: np.ndarray, G: np.ndarray, Zva: np.ndarray | None,
+    def _fit_start_k(self, Z: np.ndarray, Y: np.ndarray, G: GroupMap, Zva: np.ndarray | None,
                      yva: np.ndarray | None, rng: np.random.Generator | None) -> None:
         """One start of the K-class tree (as _fit_start)."""
         N, d, K = self._new_tree(Z.shape[1]), Z.shape[1], Y.shape[1]
@@ -736,7 +730,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         if self.prune and Zva is not None and yva is not None:
             self._prune_k(Z, Y, Zva, yva)
 
-    def _init_node_k(self, k: int, leaf: bool, Z: np.ndarray, Y: np.ndarray, G: np.ndarray) -> np.ndarray:
+    def _init_node_k(self, k: int, leaf: bool, Z: np.ndarray, Y: np.ndarray, G: GroupMap) -> np.ndarray:
         """Node k fitted as a K-class leaf; an internal node then routes on its most spread class score."""
         a = self._optimize_node_k(k, Z, Y, G)
         if not leaf:
@@ -951,13 +945,17 @@ def _ridge_k(Z: np.ndarray, Y: np.ndarray, w: np.ndarray, Gam: np.ndarray,
     n, d = Z.shape
     K = Y.shape[1]
     idx = np.flatnonzero(active)
+    W = np.zeros((K, d))
+    b = np.zeros(K)
+    if ridge.use_dual(int(np.count_nonzero(w)), idx.size):  # a wide set: the rows' system (compiler.cstc.ridge)
+        for c in range(K):
+            W[c, idx], b[c] = ridge.dual(Z, Y[:, c], w, Gam[c], idx)
+        return W, b
     A = np.column_stack([Z[:, idx], np.ones(n)])
     H0 = (2.0 / n) * (A.T * w) @ A
     H0[-1, -1] += 1e-9
     R = (2.0 / n) * (A.T * w) @ Y
-    W = np.zeros((K, d))
-    b = np.zeros(K)
-    eye = 1e-10 * np.eye(idx.size + 1)
+    eye = ridge.DIAG_EPS * np.eye(idx.size + 1)
     for c in range(K):
         H = H0.copy()
         H[np.arange(idx.size), np.arange(idx.size)] += Gam[c, idx]
