@@ -263,9 +263,9 @@ def test_early_exit_with_one_shared_threshold(work: Path) -> None:
 
 
 def test_early_exit_exits_by_folds(work: Path) -> None:
-    """--exit-folds: the ensemble fitted on train and validation pooled with exactly --trees iterations, its exits
-    learned on the folds' out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the
-    reference; --exit-lambdas (and --exit-every-grid) keep the cheapest lambda (and N) whose held-out accuracy is
+    """--exit-folds: the ensemble fitted on train and validation pooled with as many iterations as the folds' fits
+    early-stopped on their held-out rows keep on average (at most --trees), its exits learned on the folds'
+    out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the reference; --exit-lambdas (and --exit-every-grid) keep the cheapest lambda (and N) whose held-out accuracy is
     within one standard error of lambda 0's whole ensembles' out-of-fold accuracy."""
     from compiler.options import stratified_folds
     from compiler.trees.kind_cascade import one_se
@@ -278,17 +278,25 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     X = task.data.X.astype(np.float32)
     pool = np.concatenate([task.train, task.validation])
 
-    def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
-        return GreedyMiserClassifier(lam=0.3, n_trees=12, max_depth=3, loss="logistic", validation_fraction=0.0,
-                                     costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0).fit(Xf, yf)
+    Xp, yp = X[pool], task.y[pool]
+    folds = stratified_folds(yp, 3, 0)
 
-    ee = EarlyExitEnsemble(fold_model(X[pool], task.y[pool]), every=2).fit_folds(
-        X[pool], task.y[pool], stratified_folds(task.y[pool], 3, 0), fold_model)
-    assert model.tables.stage_end[-1] == 12 and np.all(np.diff(model.tables.stage_end) == 2)
+    def miser(n_trees: int) -> GreedyMiserClassifier:
+        return GreedyMiserClassifier(lam=0.3, n_trees=n_trees, max_depth=3, loss="logistic",
+                                     costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
+
+    stopped = [miser(12).fit(Xp[tr], yp[tr], eval_set=(Xp[te], yp[te])).n_iter_ for tr, te in folds]
+    length = max(1, round(float(np.mean(stopped))))
+
+    def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
+        return miser(length).set_params(validation_fraction=0.0).fit(Xf, yf)
+
+    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2).fit_folds(Xp, yp, folds, fold_model)
+    assert model.tables.stage_end[-1] == length <= 12 and np.all(np.diff(model.tables.stage_end)[:-1] == 2)
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     meta = model.meta["training"]
     assert (meta["cv_accuracy"], meta["cv_cost"]) == (ee.cv_["cv_accuracy"], ee.cv_["cv_cost"])
-    assert sum(meta["cv_exit_histogram"]) == pool.size and meta["trees_chosen"] == 12
+    assert sum(meta["cv_exit_histogram"]) == pool.size and meta["trees_chosen"] == length
     c_equals_reference_and_estimator(model, X, ee.predict_detailed(X))
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "g.msgpack",
                        "--early-exit-every", 2, "--trees", 12, "--exit-folds", 3, "--exit-lambdas", "0.3,3",
@@ -586,3 +594,31 @@ def test_frontier_estimator_is_what_the_cli_trains(work: Path) -> None:
         CascadeFrontierClassifier(thresholds="some").fit(Xf, task.y)
     with pytest.raises(ValueError, match="two classes"):
         CascadeFrontierClassifier().fit(Xf[:50], np.zeros(50, np.int64))
+
+
+def test_small_validation_part_stops_the_fold_ensembles_early(tmp_path: Path) -> None:
+    """A small noisy set (60 validation rows: the cross-validated frontier): each lambda's ensembles are as long as
+    its folds' fits early-stopped on their held-out rows keep on average, not --trees. A fixed --trees over-fits
+    such a set until the constant model wins on held-out accuracy and the trained cascade is refused as trivial
+    (KEEL saheart did that before round 54)."""
+    from compiler.options import stratified_folds
+    from compiler.trees.options import CASCADE_DEFAULTS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6)).astype(np.float32)
+    y = (X[:, 0] + 1.5 * rng.normal(size=300) > 0).astype(np.int64)  # a weak signal in heavy label noise
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    code, _, err = run("train", "cascade", tmp_path / "d.npz", "--trees", 60, "-o", tmp_path / "m.msgpack")
+    assert code == 0, err
+    assert "5-fold cross-validation" in err
+    model = fmt.load(tmp_path / "m.msgpack")
+    meta = model.meta["training"]
+    task = tasks.prepare(str(tmp_path / "d.npz"))
+    pool = np.concatenate([task.train, task.validation])
+    Xp, yp = task.data.X[pool].astype(np.float32), task.y[pool]
+    stopped = [GreedyMiserClassifier(lam=meta["lambda_chosen"], n_trees=60, max_depth=CASCADE_DEFAULTS["depth"],
+                                     step=CASCADE_DEFAULTS["step"], loss="logistic", costs=np.ones(6),
+                                     tree_eval_cost=CASCADE_DEFAULTS["tree_cost"], random_state=0,
+                                     ).fit(Xp[tr], yp[tr], eval_set=(Xp[te], yp[te])).n_iter_
+               for tr, te in stratified_folds(yp, 5, 0)]
+    assert meta["trees_chosen"] == model.tables.stage_end[-1] == max(1, round(float(np.mean(stopped)))) < 60

@@ -120,12 +120,24 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 raise click.UsageError(str(exc)) from None
 
             fits: dict[tuple[float, bytes], GreedyMiserClassifier] = {}  # one fit per lambda and rows, any N
+            stopped: dict[float, int] = {}
+
+            def iterations(lam: float) -> int:
+                """A lambda's ensembles' length, as miser --sweep's cross-validation finds it: every fold's fit
+                early-stopped on its held-out rows, their mean number of iterations (at most --trees). Fold models
+                and the refit on every row then have that length: a fixed --trees over-fits a small noisy set."""
+                if lam not in stopped:
+                    n = [base(lam).fit(X[tr], y[tr], eval_set=(X[te], y[te])).n_iter_ for tr, te in folds]
+                    stopped[lam] = max(1, round(float(np.mean(n))))
+                return stopped[lam]
 
             def cascade(lam: float, n: int) -> EarlyExitEnsemble:
+                length = iterations(lam)
+
                 def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
                     key = (lam, Xf.tobytes())
                     if key not in fits:
-                        fits[key] = base(lam).set_params(validation_fraction=0.0).fit(Xf, yf)
+                        fits[key] = base(lam).set_params(n_trees=length, validation_fraction=0.0).fit(Xf, yf)
                     return fits[key]
 
                 return EarlyExitEnsemble(fold_model(X, y), every=n, min_agreement=agreement,

@@ -72,8 +72,9 @@ CASCADE_OPTIONS = [
     click.Option(["--exit-folds"], type=click.IntRange(min=2), default=None,
                  help="With --early-exit-every: learn the exits by stratified K-fold cross-validation on the train "
                       "and validation parts pooled (the out-of-fold partial scores of fold ensembles with the same "
-                      "--lambda and --trees) instead of on the validation part alone, and fit the ensemble on both "
-                      "parts with exactly --trees iterations (no early stopping). For small sets, where one "
+                      "--lambda) instead of on the validation part alone, and fit the ensemble on both parts; fold "
+                      "ensembles and the ensemble have the folds' mean early-stopped number of iterations (each "
+                      "fold's fit stopped on its held-out rows; at most --trees). For small sets, where one "
                       "validation row is several points [cascade]."),
     click.Option(["--exit-lambdas"], default=None,
                  help="With --exit-folds: comma-separated lambdas (0 is always added), each cascade judged held out "
