@@ -30,3 +30,42 @@ def test_from_json_merges_runs_into_one_summary(tmp_path: Path, capsys: pytest.C
     assert "sweep vs CEGB coupled (validation choice): cheaper at accuracy >= CEGB - 0.5 points on 1/2 runs; " \
            "median cost ratio 1.00" in out
     assert "| rows |" not in out  # nothing trained, no scaling
+
+
+def test_a_refused_model_is_a_row_and_a_lost_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trainer that refuses on purpose (a trivial model, say) gives a row that says so; the summary counts the
+    run as lost and leaves it out of the medians."""
+    won = _run("a", (0.896, 4.0), (0.90, 8.0), 0.895)
+    lost = {**_run("b", (0.90, 2.0), (0.90, 8.0), 0.88), "cascade": {"refused": "cascade: the trained model is "
+                                                                                 "trivial", "seconds": 1.0}}
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps({"runs": [won, lost]}))
+    assert cegb.main(["--from-json", str(a)]) == 0
+    out = capsys.readouterr().out
+    assert "| 0.9000 / 2.0 | refused | - |" in out
+    assert "cascade vs CEGB coupled (validation choice): cheaper at accuracy >= CEGB - 0.5 points on 1/2 runs; " \
+           "median cost ratio 0.50; median accuracy -0.40 points; refused on 1" in out
+    assert "sweep vs CEGB coupled (validation choice): cheaper at accuracy >= CEGB - 0.5 points on 2/2 runs; " \
+           "median cost ratio 0.38" in out  # (4/8 + 2/8) / 2, nothing refused: no note
+    lost["miser0"] = {"refused": "trivial", "seconds": 1.0}
+    a.write_text(json.dumps({"runs": [won, lost]}))
+    assert cegb.main(["--from-json", str(a)]) == 0
+    assert "over 1 runs; more than 1 point below on 0; refused on 1" in capsys.readouterr().out
+
+
+def test_frugal_point_reports_a_refusal_instead_of_raising(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from compiler.tasks import TrivialModelError
+
+    class Refusing:
+        def train(self, *args: object) -> None:
+            raise TrivialModelError("cascade: the trained model is trivial: validation accuracy 0.6522\nmore")
+
+    class Task:
+        class data:  # noqa: N801 - the attribute path frugal_point reads
+            name = "keel:x"
+
+    monkeypatch.setattr(cegb, "kind_spec", lambda kind: Refusing())
+    point = cegb.frugal_point("cascade", Task(), {}, None, None, None)  # type: ignore[arg-type]
+    assert point["refused"] == "cascade: the trained model is trivial: validation accuracy 0.6522"
+    assert "refused on keel:x" in capsys.readouterr().err

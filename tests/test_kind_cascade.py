@@ -265,8 +265,9 @@ def test_early_exit_with_one_shared_threshold(work: Path) -> None:
 def test_early_exit_exits_by_folds(work: Path) -> None:
     """--exit-folds: the ensemble fitted on train and validation pooled with as many iterations as the folds' fits
     early-stopped on their held-out rows keep on average (at most --trees), its exits learned on the folds'
-    out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the reference; --exit-lambdas (and --exit-every-grid) keep the cheapest lambda (and N) whose held-out accuracy is
-    within one standard error of lambda 0's whole ensembles' out-of-fold accuracy."""
+    out-of-fold partial scores (the estimator's fit_folds), the C runtime equal to the reference; --exit-lambdas
+    (and --exit-every-grid) keep the cheapest lambda (and N) whose held-out accuracy is within one standard error
+    of lambda 0's whole ensembles' out-of-fold accuracy."""
     from compiler.options import stratified_folds
     from compiler.trees.kind_cascade import one_se
 
