@@ -65,6 +65,7 @@ from benchmarks.common import figures, peers  # noqa: E402
 from benchmarks.common.tree_peers import flat_lgbm_tree, keel_task  # noqa: E402
 from compiler.costs import FeatureCosts  # noqa: E402
 from compiler.kinds import kind_spec  # noqa: E402
+from pyruntime.errors import FrugalmlError  # noqa: E402
 
 DEFAULT_SETS = "pima,phoneme,magic,spambase,ring,twonorm"  # the runs of docs/benchmarks.md (--from-json)
 FULL_SETS, FULL_SEEDS, FULL_ROWS = "pima,phoneme", "0", "25000"  # the default full run: minutes
@@ -147,7 +148,12 @@ def choose(points: list[dict[str, Any]], key: str) -> dict[str, Any]:
 def frugal_point(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts, X: np.ndarray,
                  y: np.ndarray) -> dict[str, Any]:
     t0 = time.perf_counter()
-    model = kind_spec(kind).train(kind, task, opts, costs)
+    try:
+        model = kind_spec(kind).train(kind, task, opts, costs)
+    except FrugalmlError as exc:  # the trainer refused on purpose (e.g. a trivial model): a row, not a crash
+        reason = str(exc).splitlines()[0]
+        print(f"note: {kind} {opts or ''} refused on {task.data.name}: {reason}", file=sys.stderr)
+        return {"refused": reason, "seconds": time.perf_counter() - t0}
     p = model.tables.predict_reference(X)
     tr = model.meta["training"]
     return {"acc": float(np.mean(p.label == y)), "cost": float(np.mean(p.cost)), "seconds": time.perf_counter() - t0,
@@ -239,17 +245,22 @@ def scaling(sizes: list[int], peer: bool, cli_at_largest: bool) -> list[dict[str
 # -- report ---------------------------------------------------------------------------------------
 
 def _fmt(p: dict[str, Any] | None) -> str:
-    return "-" if p is None else f"{p['acc']:.4f} / {p['cost']:.1f}"
+    if p is None:
+        return "-"
+    return "refused" if "refused" in p else f"{p['acc']:.4f} / {p['cost']:.1f}"
 
 
 def _compare(rows: list[dict[str, Any]], model: str, peer: str, pick: str) -> str:
-    ref = [r[peer][pick] for r in rows]
-    ok = [r[model]["acc"] >= c["acc"] - 0.005 - 1e-12 and r[model]["cost"] < c["cost"]
-          for r, c in zip(rows, ref, strict=True)]
-    ratio = [r[model]["cost"] / c["cost"] if c["cost"] > 0 else np.inf for r, c in zip(rows, ref, strict=True)]
-    dacc = [100.0 * (r[model]["acc"] - c["acc"]) for r, c in zip(rows, ref, strict=True)]
-    return (f"cheaper at accuracy >= CEGB - 0.5 points on {sum(ok)}/{len(ok)} runs; median cost ratio "
-            f"{np.median(ratio):.2f}; median accuracy {np.median(dacc):+.2f} points")
+    # a model the trainer refused is a run lost, and left out of the medians
+    pairs = [(r[model], r[peer][pick]) for r in rows if "refused" not in r[model]]
+    wins = sum(m["acc"] >= c["acc"] - 0.005 - 1e-12 and m["cost"] < c["cost"] for m, c in pairs)
+    ratio = [m["cost"] / c["cost"] if c["cost"] > 0 else np.inf for m, c in pairs]
+    dacc = [100.0 * (m["acc"] - c["acc"]) for m, c in pairs]
+    refused = len(rows) - len(pairs)
+    medians = (f"median cost ratio {np.median(ratio):.2f}; median accuracy {np.median(dacc):+.2f} points" if pairs
+               else "no model to compare")
+    return (f"cheaper at accuracy >= CEGB - 0.5 points on {wins}/{len(rows)} runs; {medians}"
+            + (f"; refused on {refused}" if refused else ""))
 
 
 def print_row(r: dict[str, Any]) -> None:
@@ -262,9 +273,14 @@ def print_row(r: dict[str, Any]) -> None:
 def report(rows: list[dict[str, Any]]) -> None:
     have_lgb = all("lgb" in r for r in rows)
     if have_lgb:
-        d = [100.0 * (r["miser0"]["acc"] - r["lgb"]["acc"]) for r in rows]
-        print(f"\nmiser lambda 0 - LightGBM (points): median {np.median(d):+.2f}, min {min(d):+.2f}, "
-              f"mean {np.mean(d):+.2f} over {len(d)} runs; more than 1 point below on {sum(x < -1 for x in d)}")
+        d = [100.0 * (r["miser0"]["acc"] - r["lgb"]["acc"]) for r in rows if "refused" not in r["miser0"]]
+        refused = len(rows) - len(d)
+        if d:
+            print(f"\nmiser lambda 0 - LightGBM (points): median {np.median(d):+.2f}, min {min(d):+.2f}, "
+                  f"mean {np.mean(d):+.2f} over {len(d)} runs; more than 1 point below on {sum(x < -1 for x in d)}"
+                  + (f"; refused on {refused}" if refused else ""))
+        else:
+            print(f"\nmiser lambda 0 - LightGBM: refused on all {refused} runs")
         for model in ("sweep", "cascade", "cstc"):
             if not all(model in r for r in rows):
                 continue
@@ -284,7 +300,7 @@ def plots(rows: list[dict[str, Any]], out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     for r in rows:
-        if r["seed"] != rows[0]["seed"] or not r["sweep"]["curve"]:
+        if r["seed"] != rows[0]["seed"] or not r["sweep"].get("curve"):
             continue
         fig, ax = plt.subplots(figsize=(5, 3.5))
         c = r["sweep"]["curve"]
@@ -296,7 +312,7 @@ def plots(rows: list[dict[str, Any]], out: Path) -> None:
                 ax.plot([p["val"]["cost"] for p in f], [p["val"]["acc"] for p in f], style,
                         label=f"CEGB {kind} (validation)")
         for model, mark in (("cascade", "D"), ("cstc", "P")):
-            if model in r:
+            if model in r and "refused" not in r[model]:
                 ax.plot([r[model]["cost"]], [r[model]["acc"]], mark, label=f"{model} default (test)")
         ax.set_xscale("symlog")
         ax.set_xlabel("mean feature cost per prediction")
