@@ -324,6 +324,27 @@ def plots(rows: list[dict[str, Any]], out: Path) -> None:
         plt.close(fig)
 
 
+RUN_KEYS = ("data", "seed", "miser0", "sweep", "cascade")  # what a stored run needs for its row
+
+
+def stored_runs(path: Path) -> list[dict[str, Any]]:
+    """The runs of one ``--json`` file; a file that is not one raises ValueError with one line saying why."""
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"--from-json {path}: cannot read it ({exc.strerror or exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--from-json {path}: not JSON ({exc})") from None
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list):
+        raise ValueError(f"--from-json {path}: no 'runs' list (write one with --json)")
+    for i, r in enumerate(runs):
+        missing = [k for k in RUN_KEYS if not isinstance(r, dict) or k not in r]
+        if missing:
+            raise ValueError(f"--from-json {path}: run {i} lacks {', '.join(missing)}")
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="seconds: one small set, one seed, no CSTC, 5k rows scaling")
@@ -370,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         sets = ""
     with_cstc = args.cstc and not (args.quick or args.no_cstc)
+    try:
+        stored = [r for path in args.from_json for r in stored_runs(path)]
+    except ValueError as exc:
+        ap.error(str(exc))
     rows = []
     if sets or args.from_json:
         print("| data | seed | miser l=0 | LightGBM | miser sweep | cascade | CSTC | CEGB coupled val / hindsight "
@@ -379,14 +404,13 @@ def main(argv: list[str] | None = None) -> int:
         for seed in (int(s) for s in seeds.split(",")):
             rows.append(run(name, seed, with_cstc, PEER_PY is not None))
             print_row(rows[-1])
-    for path in args.from_json:  # runs measured earlier (their --json), as one table and summary
-        for r in json.loads(path.read_text())["runs"]:
-            if resweep is not None:
-                r = {**r, "sweep": train_again(r, "miser", {"sweep": True, **resweep})}
-            if args.recascade is not None:
-                r = {**r, "cascade": train_again(r, "cascade", parse_resweep(args.recascade))}
-            rows.append(r)
-            print_row(r)
+    for r in stored:  # runs measured earlier (their --json), as one table and summary
+        if resweep is not None:
+            r = {**r, "sweep": train_again(r, "miser", {"sweep": True, **resweep})}
+        if args.recascade is not None:
+            r = {**r, "cascade": train_again(r, "cascade", parse_resweep(args.recascade))}
+        rows.append(r)
+        print_row(r)
     if rows:
         report(rows)
     scale = []

@@ -69,3 +69,27 @@ def test_frugal_point_reports_a_refusal_instead_of_raising(monkeypatch: pytest.M
     point = cegb.frugal_point("cascade", Task(), {}, None, None, None)  # type: ignore[arg-type]
     assert point["refused"] == "cascade: the trained model is trivial: validation accuracy 0.6522"
     assert "refused on keel:x" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (None, "cannot read it"),
+    ("nope", "not JSON"),
+    ('{"x": 1}', "no 'runs' list"),
+    ('[1, 2]', "no 'runs' list"),
+    ('{"runs": [{"data": "a", "seed": 0}]}', "run 0 lacks miser0, sweep, cascade"),
+    ('{"runs": [3]}', "run 0 lacks data, seed"),
+])
+def test_from_json_refuses_a_file_that_is_not_runs_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               text: str | None, says: str) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"runs": [_run("a", (0.896, 4.0), (0.90, 8.0), 0.895)]}))
+    bad = tmp_path / "bad.json"
+    if text is not None:
+        bad.write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        cegb.main(["--from-json", str(good), str(bad)])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing printed before the refusal: no half table
+    last = captured.err.strip().splitlines()[-1]
+    assert f"error: --from-json {bad}: " in last and says in last
