@@ -20,9 +20,12 @@ class GroupMap:
     """G for ``members`` (one array of column indices per group) over ``d`` columns."""
 
     def __init__(self, members: Sequence[np.ndarray], d: int) -> None:
-        self.n_groups, self.d = len(members), d
-        cols = np.array([m[0] if m.size == 1 else -1 for m in members], dtype=np.int64)
-        if cols.size and np.all(cols >= 0) and np.unique(cols).size == cols.size:
+        self.members, self.n_groups, self.d = members, len(members), d
+        # the one column of each one-column group, -1 for the others (the groups of several columns: ``multi``)
+        self.single = np.array([m[0] if m.size == 1 else -1 for m in members], dtype=np.int64)
+        self.multi = np.flatnonzero(self.single < 0)
+        cols = self.single
+        if cols.size and not self.multi.size and np.unique(cols).size == cols.size:
             self.cols: np.ndarray | None = cols
             self.dense: np.ndarray | None = None
         else:
@@ -46,6 +49,14 @@ class GroupMap:
             return out
         assert self.dense is not None
         return self.dense.T @ u
+
+    def squares(self, beta: np.ndarray) -> np.ndarray:
+        """Each group's sum of ``beta``'s squares, as the cost term's objective sums them: one-column groups in one
+        step, the others member by member (np.sum's order, not the matrix product's of :meth:`sums`)."""
+        sq = np.where(self.single >= 0, beta[np.maximum(self.single, 0)] ** 2, 0.0)
+        for g in self.multi:
+            sq[g] = float(np.sum(beta[self.members[g]] ** 2))
+        return sq
 
     def to_dense(self) -> np.ndarray:
         """G itself (tests and small sets)."""

@@ -13,7 +13,8 @@ with ``eps`` = :data:`INTERCEPT_EPS` (the intercept is all but unpenalised) and 
   rows C and D = diag(Gam), beta = D^-1 C^T S^1/2 (S^1/2 C D^-1 C^T S^1/2 + I)^-1 S^1/2 y_c (the push-through
   identity): an (m+1)-square system, cubic in the rows and linear in the columns.
 
-The two agree to rounding (tests/test_cstc_ridge.py); which one runs depends on the shape only.
+The two agree to rounding (tests/test_cstc_ridge.py); which one runs depends on the shape only. K targets on the
+same columns (the K-class leaves): :func:`solve_k`, whose primal builds the weighted Gram matrix once for all K.
 """
 
 from __future__ import annotations
@@ -68,3 +69,33 @@ def solve(Z: np.ndarray, ys: np.ndarray, w: np.ndarray, Gam: np.ndarray, idx: np
     if use_dual(int(np.count_nonzero(w)), idx.size):
         return dual(Z, ys, w, Gam, idx)
     return primal(Z, ys, w, Gam, idx)
+
+
+def primal_k(Z: np.ndarray, Y: np.ndarray, w: np.ndarray, Gam: np.ndarray, idx: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`primal` for the K columns of ``Y`` with their own penalties ``Gam`` (K x all columns), the weighted
+    Gram matrix built once: (coefficients K x ``idx``, intercepts K)."""
+    n, K = Z.shape[0], Y.shape[1]
+    A = np.column_stack([Z[:, idx], np.ones(n)])
+    H0 = (2.0 / n) * (A.T * w) @ A
+    H0[-1, -1] += 1e-9
+    R = (2.0 / n) * (A.T * w) @ Y
+    eye = DIAG_EPS * np.eye(idx.size + 1)
+    coef, bias = np.zeros((K, idx.size)), np.zeros(K)
+    for c in range(K):
+        H = H0.copy()
+        H[np.arange(idx.size), np.arange(idx.size)] += Gam[c, idx]
+        sol = np.linalg.solve(H + eye, R[:, c])
+        coef[c], bias[c] = sol[:-1], sol[-1]
+    return coef, bias
+
+
+def solve_k(Z: np.ndarray, Y: np.ndarray, w: np.ndarray, Gam: np.ndarray, idx: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """K targets: :func:`dual` for each when fewer rows weigh than ``idx`` has columns, else :func:`primal_k`."""
+    if not use_dual(int(np.count_nonzero(w)), idx.size):
+        return primal_k(Z, Y, w, Gam, idx)
+    coef, bias = np.zeros((Y.shape[1], idx.size)), np.zeros(Y.shape[1])
+    for c in range(Y.shape[1]):
+        coef[c], bias[c] = dual(Z, Y[:, c], w, Gam[c], idx)
+    return coef, bias

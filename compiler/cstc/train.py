@@ -219,26 +219,16 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         return P
 
     def _group_sq(self, beta: np.ndarray) -> np.ndarray:
-        """Sum of squares of every group's weights in one node (n_groups): one-member groups (every group of a
-        raw-feature tree, the tree groups of the phi trick) in one step, the others summed one by one."""
-        members, single, multi = self._group_parts()
-        sq = np.where(single >= 0, beta[np.maximum(single, 0)] ** 2, 0.0)
-        for g in multi:
-            sq[g] = float(np.sum(beta[members[g]] ** 2))
-        return sq
-
-    def _group_parts(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        """(group_members_, the one member of each one-member group or -1, the other groups' indices), kept
-        while group_members_ is the same list."""
-        parts = getattr(self, "_group_parts_", None)
-        if parts is None or parts[0] is not self.group_members_:
-            single = np.array([m[0] if m.size == 1 else -1 for m in self.group_members_], dtype=np.int64)
-            parts = (self.group_members_, single, np.flatnonzero(single < 0))
-            self._group_parts_ = parts
-        return parts
+        """Sum of squares of every group's weights in one node (n_groups; :meth:`GroupMap.squares`)."""
+        return self._group_matrix(beta.size).squares(beta)
 
     def _group_matrix(self, d: int) -> GroupMap:
-        return GroupMap(self.group_members_, d)
+        """The groups x columns map of group_members_ over ``d`` columns, kept while group_members_ is the same
+        list (a new fit's groups are read afresh)."""
+        G = getattr(self, "_group_map_", None)
+        if G is None or G.members is not self.group_members_ or G.d != d:
+            G = self._group_map_ = GroupMap(self.group_members_, d)
+        return G
 
     def objective(self, Z: np.ndarray, ys: np.ndarray) -> float:
         """The relaxed objective (12)/(22) of the current soft tree."""
@@ -941,25 +931,8 @@ def _weighted_median(s: np.ndarray, w: np.ndarray) -> float:
 def _ridge_k(Z: np.ndarray, Y: np.ndarray, w: np.ndarray, Gam: np.ndarray,
              active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """K weighted ridge fits on the shared active columns: class c's argmin (1/n) sum w (Z beta + b - Y_c)^2
-    + 1/2 sum Gam[c] beta^2 (Gam K x d); (W K x d, b K)."""
-    n, d = Z.shape
-    K = Y.shape[1]
+    + 1/2 sum Gam[c] beta^2 (Gam K x d); (W K x d, b K) (:func:`compiler.cstc.ridge.solve_k`)."""
     idx = np.flatnonzero(active)
-    W = np.zeros((K, d))
-    b = np.zeros(K)
-    if ridge.use_dual(int(np.count_nonzero(w)), idx.size):  # a wide set: the rows' system (compiler.cstc.ridge)
-        for c in range(K):
-            W[c, idx], b[c] = ridge.dual(Z, Y[:, c], w, Gam[c], idx)
-        return W, b
-    A = np.column_stack([Z[:, idx], np.ones(n)])
-    H0 = (2.0 / n) * (A.T * w) @ A
-    H0[-1, -1] += 1e-9
-    R = (2.0 / n) * (A.T * w) @ Y
-    eye = ridge.DIAG_EPS * np.eye(idx.size + 1)
-    for c in range(K):
-        H = H0.copy()
-        H[np.arange(idx.size), np.arange(idx.size)] += Gam[c, idx]
-        sol = np.linalg.solve(H + eye, R[:, c])
-        W[c, idx] = sol[:-1]
-        b[c] = sol[-1]
+    W = np.zeros((Y.shape[1], Z.shape[1]))
+    W[:, idx], b = ridge.solve_k(Z, Y, w, Gam, idx)
     return W, b
