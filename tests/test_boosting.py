@@ -239,3 +239,27 @@ def test_max_delta_step_caps_each_leafs_newton_step(shared: bool) -> None:
         want = np.clip(free.value[leaves] / 0.5, -3.0, 3.0) * 0.5
         np.testing.assert_array_equal(capped.value[leaves], want)
         assert np.abs(free.value[leaves]).max() > 1e6 and np.abs(capped.value[leaves]).max() == 1.5
+
+
+@pytest.mark.parametrize(("depth", "leaves"), [(3, None), (16, 8)])
+def test_tree_on_a_subset_of_the_rows_equals_the_definition_on_those_rows(depth: int, leaves: int | None) -> None:
+    """A subsample's root histogram gathers its rows' g and h into the grower's scratch (sized for it) and, with
+    ``overwrite_rows``, partitions the caller's row list in place: the tree is the definition's on those rows."""
+    X, y = data(n=900)
+    fd = BinnedData.from_data(X, 64)
+    p = np.full(len(y), y.mean())
+    g, h = p - y, p * (1 - p)
+    rows = np.sort(np.random.default_rng(3).choice(len(y), 500, replace=False)).astype(np.int32)
+    params = TreeParams(depth, leaves, 0.0, 1e-3, 5)
+    kept = rows.copy()
+    tree, _ = grow_tree(fd, g, h, rows, params, gain_scale=1.0 / rows.size, step=0.1)
+    np.testing.assert_array_equal(rows, kept)  # a private copy partitioned
+    again, _ = grow_tree(fd, g, h, rows, params, gain_scale=1.0 / rows.size, step=0.1, overwrite_rows=True)
+    assert not np.array_equal(rows, kept) and np.array_equal(np.sort(rows), kept)  # the caller's, partitioned
+    np.testing.assert_array_equal(again.value, tree.value)
+    t, leaf, _ = grow(fd.codes[kept], g[kept], h[kept], fd.n_thr, depth=depth, leaves=leaves,
+                      pen=np.zeros(X.shape[1]), used=np.zeros(X.shape[1], bool), scale=1.0 / kept.size, l2=0.0, msl=5)
+    mine = fd.apply_add(tree, np.asfortranarray(fd.codes[kept]), None, 0, want_leaves=True)
+    assert {tuple(np.flatnonzero(mine == v)) for v in np.unique(mine)} == \
+        {tuple(np.flatnonzero(leaf == v)) for v in np.unique(leaf)}
+    assert int((tree.feature < 0).sum()) == sum(f < 0 for f in t["feature"])

@@ -17,10 +17,12 @@ FIT_SAMPLE = 200_000  # rows the bin edges are chosen from (all rows below this)
 
 
 def as_float32_matrix(X: np.ndarray) -> np.ndarray:
-    X32 = np.asarray(X, dtype=np.float32)
+    with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf, refused below in one line
+        X32 = np.asarray(X, dtype=np.float32)
     if X32.ndim != 2:
         raise ValueError(f"X must be 2-D, got shape {X32.shape}")
-    if not np.all(np.isfinite(X32)):
+    # min and max propagate NaN and show an infinity: finiteness without an n x d mask (its bytes are the codes')
+    if X32.size and not (np.isfinite(X32.min()) and np.isfinite(X32.max())):
         raise ValueError("X contains NaN or infinite values (after conversion to float32)")
     return X32
 
@@ -47,10 +49,11 @@ class Binner:
 
     def fit(self, X: np.ndarray) -> Binner:
         X32 = as_float32_matrix(X)
+        pick: np.ndarray | slice = slice(None)
         if X32.shape[0] > FIT_SAMPLE:
             pick = np.sort(np.random.default_rng(0).choice(X32.shape[0], FIT_SAMPLE, replace=False))
-            X32 = X32[pick]
-        self.thresholds_ = [self._feature_thresholds(X32[:, j]) for j in range(X32.shape[1])]
+        # one sampled column at a time: a copy of the sampled rows would be twice the codes' bytes
+        self.thresholds_ = [self._feature_thresholds(X32[pick, j]) for j in range(X32.shape[1])]
         return self
 
     def _feature_thresholds(self, col: np.ndarray) -> np.ndarray:

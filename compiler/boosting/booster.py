@@ -122,7 +122,8 @@ class Booster:
         if shared:
             trees, used_after = grow_shared_trees(
                 self.fitter, G if unit else w[:, None] * G, H if unit else w[:, None] * H, rows, self.params,
-                penalty=pen, used=self.used, allowed=self._allowed(), gain_scale=scale, step=self.step)
+                penalty=pen, used=self.used, allowed=self._allowed(), gain_scale=scale, step=self.step,
+                overwrite_rows=True)
             self.used[used_after] = True
             for k, tree in enumerate(trees):
                 self._add(tree, k)
@@ -131,7 +132,7 @@ class Booster:
             gk, hk = (G[:, k], H[:, k]) if unit else (w * G[:, k], w * H[:, k])
             tree, used_after = grow_tree(self.fitter, gk, hk, rows, self.params, penalty=pen,
                                          used=self.used, allowed=self._allowed(), gain_scale=scale,
-                                         step=self.step, read=self.read)
+                                         step=self.step, read=self.read, overwrite_rows=k == self.n_outputs - 1)
             self.used[used_after] = True  # in place: the array may be shared with another booster
             self._add(tree, k)
 

@@ -125,8 +125,13 @@ class _Grower:
         self.K = 1 if g.ndim == 1 else int(g.shape[0])
         self.work = np.empty(4 * self.K, dtype=np.float64)
         self.rows = rows
-        self.scratch = np.empty(max(rows.size, 1), dtype=np.int32)
-        self.gh_scratch = np.empty(2 * max(rows.size, 1), dtype=np.float64)
+        # one scratch buffer, used in turn: a partition's right-hand rows (int32, up to a node's rows) and a
+        # histogram's gathered g and h (2 float64 per row; the largest gather is the root's when it is a subset of
+        # the rows, else a smaller child's: at most half the rows)
+        gathered = rows.size if rows.size < data.n_samples else rows.size // 2
+        buf = np.empty(max(2 * gathered, (rows.size + 1) // 2, 1), dtype=np.float64)
+        self.scratch = buf.view(np.int32)[:max(rows.size, 1)]
+        self.gh_scratch = buf
         self.groups = penalty if isinstance(penalty, GroupedCosts) else None
         self.used = used.copy()
         self.read = read
@@ -197,7 +202,10 @@ class _Grower:
     def can_split(self, node: _Node) -> bool:
         return node.hist is not None and node.depth < self.params.max_depth and node.end - node.start >= 2
 
-    def split(self, idx: int, split: tuple[int, int, float, float, float, float]) -> tuple[int, int]:
+    def split(self, idx: int, split: tuple[int, int, float, float, float, float], last: bool = False
+              ) -> tuple[int, int]:
+        """Split node ``idx``; its children get histograms (the smaller one's built, the larger one's by subtraction)
+        unless they are at the depth limit or the split is the tree's ``last``."""
         node = self.nodes[idx]
         j, b, _, gl, hl, cl = split
         d = self.data
@@ -213,7 +221,7 @@ class _Grower:
             gl, hl = cells[:, :, 0].sum(axis=1), cells[:, :, 1].sum(axis=1)
         lnode = _Node(node.start, mid, depth, gl, hl, cl)
         rnode = _Node(mid, node.end, depth, node.G - gl, node.H - hl, node.C - cl)
-        if depth < self.params.max_depth and node.hist is not None:
+        if depth < self.params.max_depth and node.hist is not None and not last:
             small, large = (lnode, rnode) if n_left <= node.end - mid else (rnode, lnode)
             small.hist = self.histogram(small.start, small.end)
             lib.hb_subtract(_dp(node.hist), _dp(small.hist), self.hist_total, _dp(node.hist))
@@ -232,10 +240,12 @@ class _Grower:
 
     def grow(self) -> None:
         n = self.rows.size
+        # every row (rows sorted, so 0..n-1): the sums of g and h as they are, without a gathered copy
+        pick = slice(None) if n == self.data.n_samples else self.rows
         if self.K == 1:
-            root = _Node(0, n, 0, float(self.g[self.rows].sum()), float(self.h[self.rows].sum()), float(n))
+            root = _Node(0, n, 0, float(self.g[pick].sum()), float(self.h[pick].sum()), float(n))
         else:
-            root = _Node(0, n, 0, self.g[:, self.rows].sum(axis=1), self.h[:, self.rows].sum(axis=1), float(n))
+            root = _Node(0, n, 0, self.g[:, pick].sum(axis=1), self.h[:, pick].sum(axis=1), float(n))
         if n >= 2 and self.params.max_depth >= 1:
             root.hist = self.histogram(0, n)
         self.new_node(root)
@@ -271,8 +281,8 @@ class _Grower:
             if best_s is None:
                 break
             open_.remove(best_i)
-            li, ri = self.split(best_i, best_s)
             n_leaves += 1
+            li, ri = self.split(best_i, best_s, last=n_leaves == max_leaves)
             open_ += [c for c in (li, ri) if self.can_split(self.nodes[c])]
 
     def result(self, step: float) -> tuple[CostTree, np.ndarray]:
@@ -302,19 +312,20 @@ def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, 
               penalty: np.ndarray | GroupedCosts | None = None, used: np.ndarray | None = None,
               allowed: np.ndarray | None = None,
               gain_scale: float = 1.0, step: float = 1.0,
-              read: np.ndarray | None = None) -> tuple[CostTree, np.ndarray]:
+              read: np.ndarray | None = None, overwrite_rows: bool = False) -> tuple[CostTree, np.ndarray]:
     """Grow one tree on the rows ``rows`` (int32, sorted) of ``data`` with per-row gradients ``g`` and
     hessians ``h`` (float64, length n_samples, C order). ``penalty[j]`` (gain units) is charged when the
     split's feature is not in ``used`` (a GroupedCosts: its own part plus its groups that no used feature
     has paid for). ``read`` (uint8 (n_samples, d), C order; charge "row"): which features each row has read;
     ``penalty[j]`` is then charged per row of a node that has not read j (scaled by the rows grown on), and the
     rows of every split node are marked as reading its feature, in place. Returns the tree (leaf values
-    ``step * -G/(H+l2)``) and the updated used mask (a copy)."""
+    ``step * -G/(H+l2)``) and the updated used mask (a copy). ``overwrite_rows``: ``rows`` (int32, C order) is
+    partitioned in place instead of a copy of it (the caller's last use of it)."""
     d = data.n_features
     pen: np.ndarray | GroupedCosts = np.zeros(d) if penalty is None else (
         penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty, dtype=np.float64))
     u = np.zeros(d, dtype=bool) if used is None else np.asarray(used, dtype=bool)
-    rows32 = np.array(rows, dtype=np.int32)  # a private copy: partitioned in place
+    rows32 = np.asarray(rows, dtype=np.int32) if overwrite_rows else np.array(rows, dtype=np.int32)  # partitioned
     gr = _Grower(data, np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(h, dtype=np.float64),
                  rows32, params, pen, u, allowed, gain_scale, read)
     gr.grow()
@@ -323,15 +334,16 @@ def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, 
 
 def grow_shared_trees(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
                       penalty: np.ndarray | GroupedCosts, used: np.ndarray, allowed: np.ndarray | None = None,
-                      gain_scale: float = 1.0, step: float = 1.0) -> tuple[list[CostTree], np.ndarray]:
+                      gain_scale: float = 1.0, step: float = 1.0, overwrite_rows: bool = False
+                      ) -> tuple[list[CostTree], np.ndarray]:
     """Grow one tree structure for K outputs at once (``g``, ``h``: (n_samples, K)): each split maximises the sum of
     the K outputs' Newton gains minus the feature's penalty, charged once for all K (its gain fits the whole loss,
     where :func:`grow_tree`'s per-output trees each fit 1/K of it). Returns K trees with the same splits, output
     k's leaves holding ``step * -G_k/(H_k+l2)``, and the used mask after them (a copy). A row reads at most the
-    depth's features per iteration, not K times as many."""
+    depth's features per iteration, not K times as many. ``overwrite_rows``: as :func:`grow_tree`'s."""
     pen: np.ndarray | GroupedCosts = penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty,
                                                                                               dtype=np.float64)
-    rows32 = np.array(rows, dtype=np.int32)
+    rows32 = np.asarray(rows, dtype=np.int32) if overwrite_rows else np.array(rows, dtype=np.int32)
     gr = _Grower(data, np.ascontiguousarray(np.asarray(g, dtype=np.float64).T),
                  np.ascontiguousarray(np.asarray(h, dtype=np.float64).T), rows32, params, pen,
                  np.asarray(used, dtype=bool), allowed, gain_scale)
@@ -383,7 +395,7 @@ class CostTreeFitter(BinnedData):
         rows = np.flatnonzero(w > 0).astype(np.int32)
         params = TreeParams(max_depth=max_depth, min_child_weight=0.0, min_samples_leaf=min_samples_leaf)
         tree, used_after = grow_tree(self, -w * r, w, rows, params, penalty=penalty * c, used=u,
-                                     gain_scale=2.0 / total_w if total_w > 0 else 0.0)
+                                     gain_scale=2.0 / total_w if total_w > 0 else 0.0, overwrite_rows=True)
         tree.value = np.where(tree.feature >= 0, 0.0, tree.value)
         leaves = self.apply_add(tree, self.codes, None, 0, want_leaves=True)
         assert leaves is not None

@@ -30,6 +30,7 @@ from compiler.options import (
 from compiler.report_text import counts_text
 from compiler.tasks import balanced_validation_accuracy, check_not_trivial, parse_floats, split
 from compiler.trees.code import left_percents
+from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
 from pyruntime.format import ModelFile
@@ -127,8 +128,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 early-stopped on its held-out rows, their mean number of iterations (at most --trees). Fold models
                 and the refit on every row then have that length: a fixed --trees over-fits a small noisy set."""
                 if lam not in stopped:
-                    n = [base(lam).fit(X[tr], y[tr], eval_set=(X[te], y[te])).n_iter_ for tr, te in folds]
-                    stopped[lam] = max(1, round(float(np.mean(n))))
+                    n = [m.n_iter_ for m, _ in early_stopped_fits(lambda: base(lam), X, y, folds)]
+                    stopped[lam] = refit_length(float(np.mean(n)))
                 return stopped[lam]
 
             def cascade(lam: float, n: int) -> EarlyExitEnsemble:

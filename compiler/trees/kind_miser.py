@@ -43,6 +43,7 @@ from compiler.options import (
 )
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import check_not_trivial, parse_floats, split
+from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, tree_code_hints, validation_report
 from compiler.trees.options import CLASS_TREES_OPTIONS, MISER_OPTIONS
@@ -113,9 +114,8 @@ class _CrossValidateLambda:
         fractions = tree_fractions(self.opts)
         correct, cost = np.zeros(len(fractions)), np.zeros(len(fractions))
         trees, iterations, used = [[] for _ in fractions], [[] for _ in fractions], [[] for _ in fractions]
-        for tr, te in self.folds:
-            m = miser_estimator(lam, self.opts, self.costs, self.seed).fit(
-                self.X[tr], self.y[tr], eval_set=(self.X[te], self.y[te]))
+        for m, te in early_stopped_fits(lambda: miser_estimator(lam, self.opts, self.costs, self.seed), self.X,
+                                        self.y, self.folds):
             K = m.trees_per_iteration_
             iters = [truncation(m.n_iter_, f) for f in fractions]
             for i, (t, (acc, c)) in enumerate(zip(iters, m.staged_points(self.X[te], self.y[te], iters))):
@@ -253,7 +253,7 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
                                              lambda c: sweep_tolerance(task, opts, c, asked))
     kept = curve[best]
     # refit as the folds fitted: on the pooled rows, their mean number of iterations (no part left to stop on)
-    model = miser_estimator(kept["lambda"], {**opts, "trees": max(1, round(kept["iterations"]))}, costs,
+    model = miser_estimator(kept["lambda"], {**opts, "trees": refit_length(kept["iterations"])}, costs,
                             task.split.seed)
     return Sweep(model.set_params(validation_fraction=0.0).fit(X, y), curve, tolerance, folds=folds)
 
