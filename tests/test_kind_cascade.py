@@ -219,22 +219,36 @@ def test_eval_json_reports_cost_trees_and_exits(work: Path) -> None:
 def early_exit_and_estimator(work: Path, name: str, every: int, *extra: Any, **est: Any
                              ) -> tuple[Any, EarlyExitEnsemble, np.ndarray]:
     """``train cascade --early-exit-every N --trees 20 --lambda 0 EXTRA`` on the fixture and the estimator trained
-    the same way (EarlyExitEnsemble(**est)): the model file, the estimator, the fixture's rows."""
+    the same way (EarlyExitEnsemble(**est), the CLI's cost order unless ``tree_order`` is given): the model file,
+    the estimator, the fixture's rows."""
+    est.setdefault("tree_order", "cost")
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
                        work / name, "--early-exit-every", every, "--trees", 20, "--lambda", 0, *extra)
     assert code == 0, err
     task = tasks.prepare(str(work / "data.npz"))
     X = task.data.X.astype(np.float32)
-    base = GreedyMiserClassifier(lam=0.0, n_trees=20, loss="logistic",
+    base = GreedyMiserClassifier(lam=0.0, n_trees=20, max_depth=3, loss="logistic",
                                  costs=np.array([1.0] * 4 + [100.0] * 4), random_state=0)
     base.fit(X[task.train], task.y[task.train], eval_set=(X[task.validation], task.y[task.validation]))
     ee = EarlyExitEnsemble(base, every=every, **est).fit(X[task.validation], task.y[task.validation])
     return fmt.load(work / name), ee, X
 
 
+def ee_validation(work: Path) -> tuple[np.ndarray, np.ndarray]:
+    task = tasks.prepare(str(work / "data.npz"))
+    return task.data.X[task.validation].astype(np.float32), task.y[task.validation]
+
+
 def test_early_exit_baseline(work: Path) -> None:
     model, ee, X = early_exit_and_estimator(work, "ee.msgpack", 5)
+    assert model.meta["training"]["tree_order"] == "cost"
+    assert not np.array_equal(ee.tree_order_, np.arange(ee.tree_order_.size))  # the fixture's order moves
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
+    d = c_equals_reference_and_estimator(model, X, ee.predict_detailed(X))
+    np.testing.assert_array_equal(d.score, ee.predict_detailed(X)["score"])  # the same trees in the same order
+    np.testing.assert_allclose(d.cost, ee.predict_detailed(X)["cost"], rtol=1e-6)
+    plain = EarlyExitEnsemble(ee.model, every=5, tree_order="boosting").fit(*ee_validation(work))
+    assert not np.array_equal(c_evaluator(model).predict(X).score, plain.predict_detailed(X)["score"])
     assert np.all(np.diff(model.tables.stage_end[:-1]) == 5)
     p = c_evaluator(model).predict(X)
     d = ee.predict_detailed(X)
@@ -292,13 +306,14 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
         return miser(length).set_params(validation_fraction=0.0).fit(Xf, yf)
 
-    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2).fit_folds(Xp, yp, folds, fold_model)
+    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2, tree_order="cost").fit_folds(Xp, yp, folds, fold_model)
     assert model.tables.stage_end[-1] == length <= 12 and np.all(np.diff(model.tables.stage_end)[:-1] == 2)
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     meta = model.meta["training"]
     assert (meta["cv_accuracy"], meta["cv_cost"]) == (ee.cv_["cv_accuracy"], ee.cv_["cv_cost"])
     assert sum(meta["cv_exit_histogram"]) == pool.size and meta["trees_chosen"] == length
-    c_equals_reference_and_estimator(model, X, ee.predict_detailed(X))
+    p = c_equals_reference_and_estimator(model, X, ee.predict_detailed(X))
+    np.testing.assert_array_equal(p.score, ee.predict_detailed(X)["score"])
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o", work / "g.msgpack",
                        "--early-exit-every", 2, "--trees", 12, "--exit-folds", 3, "--exit-lambdas", "0.3,3",
                        "--exit-every-grid", "1,4")

@@ -25,6 +25,7 @@ from compiler.estimators import encode_classes
 from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import GreedyMiserClassifier, decide, proba_of_scores
+from compiler.trees.tree_order import TREE_ORDERS, cost_ordered
 
 F32_INF = np.float32(np.inf)
 
@@ -276,16 +277,23 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 class EarlyExitEnsemble(ExitingEnsemble):
     """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations.
 
+    ``tree_order``: "boosting" (the baseline: the iterations in the order they were boosted) or "cost" (the
+    iterations reordered cheapest-worth-first on the rows fit sees, :mod:`compiler.trees.tree_order`, before the
+    exits are learned; the whole ensemble's score changes by float32 rounding only). Fitted: ``tree_order_``, the
+    boosting iteration evaluated at each position.
+
     ``model`` is already fitted and ``fit(X_val, y_val)`` learns only the exits, so ``sklearn.base.clone`` (which
     clones ``model`` unfitted) gives an estimator whose fit raises NotFittedError: it cannot go into
     ``cross_val_score`` or ``GridSearchCV`` (``fit_folds`` learns the exits by cross-validation instead)."""
 
     def __init__(self, model: GreedyMiserClassifier, every: int = 10,
-                 min_agreement: float = CASCADE_DEFAULTS["min_agreement"], thresholds: str = "per-stage") -> None:
+                 min_agreement: float = CASCADE_DEFAULTS["min_agreement"], thresholds: str = "per-stage",
+                 tree_order: str = "boosting") -> None:
         self.model = model
         self.every = every
         self.min_agreement = min_agreement
         self.thresholds = thresholds  # "per-stage" (learn_exit_thresholds) or "shared" (learn_shared_threshold)
+        self.tree_order = tree_order
 
     def fit(self, X_val: np.ndarray, y_val: np.ndarray) -> EarlyExitEnsemble:
         """Learn the exit thresholds on validation data (the model is already trained): the rows
@@ -293,6 +301,7 @@ class EarlyExitEnsemble(ExitingEnsemble):
         self._set_model()
         Xva = as_float32_matrix(validate_data(self, X_val, dtype=np.float32, reset=False))
         yva = encode_classes(self, y_val, "validation data")
+        self.ir_, self.tree_order_ = self._ordered(self.ir_, Xva)
         self._learn_exits(Xva, yva)
         return self
 
@@ -311,8 +320,9 @@ class EarlyExitEnsemble(ExitingEnsemble):
         S, K = len(self.stage_end_), int(self.ir_["n_outputs"])
         staged = np.zeros((S, len(y_idx), K), dtype=np.float32)
         read_at = np.zeros((S, *X32.shape), dtype=bool)  # features read by the end of each stage
+        self.ir_, self.tree_order_ = self._ordered(self.ir_, X32)
         for tr, te in folds:
-            ir = fold_model(X32[tr], np.asarray(y)[tr]).to_tree_ensemble()
+            ir = self._ordered(fold_model(X32[tr], np.asarray(y)[tr]).to_tree_ensemble(), X32)[0]
             if int(ir["roots"].size) != int(self.stage_end_[-1]):
                 raise ValueError(f"a fold model has {ir['roots'].size} trees, the ensemble {self.stage_end_[-1]}")
             staged[:, te] = ir_staged_scores(ir, X32[te], list(self.stage_end_))
@@ -342,11 +352,22 @@ class EarlyExitEnsemble(ExitingEnsemble):
                     "cv_exit_histogram": np.bincount(stage, minlength=S).tolist()}
         return self
 
+    def _ordered(self, ir: dict, X: np.ndarray) -> tuple[dict, np.ndarray]:
+        """``ir`` in this cascade's tree order (importances of the "cost" order measured on the rows of X) and the
+        order of its iterations."""
+        if self.tree_order == "boosting":
+            return ir, np.arange(int(ir["roots"].size) // int(ir["n_outputs"]))
+        groups = self.groups_
+        costs = np.asarray(self.costs_, dtype=np.float64)
+        return cost_ordered(ir, X, (lambda read: read @ costs) if groups is None else groups.cost_of_rows)
+
     def _set_model(self) -> None:
         """Everything but the exits from the fitted miser model: classes, tables, costs, stage boundaries."""
         check_is_fitted(self.model, "ir_")
         if int(self.every) < 1:
             raise ValueError("every must be >= 1")
+        if self.tree_order not in TREE_ORDERS:
+            raise ValueError(f"tree_order must be one of {', '.join(TREE_ORDERS)}, got {self.tree_order!r}")
         self.classes_ = self.model.classes_
         self.loss_ = self.model.loss_
         self.ir_ = self.model.to_tree_ensemble()

@@ -35,6 +35,7 @@ from compiler.trees.kind_cascade import (
     validation_report,
 )
 from compiler.trees.kind_miser import miser_estimator, sweep_on_split
+from compiler.trees.tree_order import TREE_ORDERS
 from pyruntime.trees.cascade import TreeCascade
 
 CHEAP_FIRST_LAMBDAS = 3  # cheap-first starts from the sweep's next lambdas above the kept one
@@ -48,7 +49,9 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
     (the cost of walking one tree), the trees' ``n_trees``, ``max_depth`` and ``step`` (None: miser's defaults
     for the sweep, CASCADE_DEFAULTS for CSCC), the sweep's ``lambdas`` and ``refine``, the exits' ``exit_every``
     grid, ``thresholds`` and ``min_agreement``, ``cheap_first`` (also try cheap-first starts), ``with_cscc``
-    (CSCC is a candidate for two classes), ``class_trees`` (K > 2: the miser models' "separate" or "shared" trees,
+    (CSCC is a candidate for two classes), ``tree_order`` (the exits' candidates evaluate their iterations in "cost"
+    or "boosting" order, :class:`compiler.trees.cascade.EarlyExitEnsemble`), ``class_trees`` (K > 2: the miser
+    models' "separate" or "shared" trees,
     :class:`compiler.trees.miser.GreedyMiserClassifier`), ``validation_fraction`` (the validation part when fit gets no
     ``eval_set``) and ``random_state``.
 
@@ -75,6 +78,7 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         validation_fraction: float = 0.2,
         random_state: int = 0,
         class_trees: str = CASCADE_DEFAULTS["class_trees"],
+        tree_order: str = CASCADE_DEFAULTS["tree_order"],
     ) -> None:
         self.costs = costs
         self.tree_eval_cost = tree_eval_cost
@@ -92,10 +96,13 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.class_trees = class_trees
+        self.tree_order = tree_order
 
     def _check_params(self) -> None:
         if self.thresholds not in ("per-stage", "shared"):
             raise ValueError(f"thresholds must be 'per-stage' or 'shared', got {self.thresholds!r}")
+        if self.tree_order not in TREE_ORDERS:
+            raise ValueError(f"tree_order must be one of {', '.join(TREE_ORDERS)}, got {self.tree_order!r}")
         if not self.exit_every or min(int(n) for n in self.exit_every) < 1:
             raise ValueError("exit_every must hold whole numbers of iterations >= 1")
         if not 0 <= self.tolerance < 1 or int(self.refine) < 0 or not 0 < self.validation_fraction < 1:
@@ -144,7 +151,7 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
             add(name, model)
             for n in self.exit_every:
                 ee = EarlyExitEnsemble(model, every=int(n), min_agreement=self.min_agreement,
-                                       thresholds=self.thresholds).fit(Xva, yva)
+                                       thresholds=self.thresholds, tree_order=self.tree_order).fit(Xva, yva)
                 if np.isfinite(ee.upper_[:-1]).any() or np.isfinite(ee.lower_[:-1]).any():  # some row may exit
                     add(f"{name}, exits every {n}", ee)
 

@@ -113,6 +113,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
         thresholds = str(opts.get("exit_thresholds") or "per-stage")
+        order = str(opts.get("tree_order") or d["tree_order"])
         if opts.get("exit_folds"):
             X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
             try:
@@ -142,7 +143,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                     return fits[key]
 
                 return EarlyExitEnsemble(fold_model(X, y), every=n, min_agreement=agreement,
-                                         thresholds=thresholds).fit_folds(
+                                         thresholds=thresholds, tree_order=order).fit_folds(
                     X, y, folds, fold_model)
 
             if "exit_lambdas" in opts or "exit_every_grid" in opts:
@@ -190,8 +191,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                 if name in opts:
                     raise click.UsageError(f"--{name.replace('_', '-')} needs --exit-folds")
             est = EarlyExitEnsemble(base().fit(Xtr, ytr, eval_set=(Xva, yva)), every=int(every),
-                                    min_agreement=agreement, thresholds=thresholds).fit(Xva, yva)
+                                    min_agreement=agreement, thresholds=thresholds, tree_order=order).fit(Xva, yva)
         record["method"] = "early-exit"
+        record["tree_order"] = order
         record["trees_chosen"] = int(est.stage_end_[-1])
         reference = None
     else:
@@ -200,6 +202,9 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
             if bad in opts:
                 raise click.UsageError(f"--{bad.replace('_', '-')} applies to --early-exit-every only "
                                        "(CSCC uses the paper's squared loss)")
+        if "tree_order" in opts:
+            raise click.UsageError("--tree-order orders the iterations of an exit cascade (the default one or "
+                                   "--early-exit-every); CSCC's stages are trained in their own order")
         est = cscc_cascade(task, opts, c, tree_cost)
         record["method"] = "cscc"
         record["validation_objective"] = est.validation_objective_.tolist()
@@ -312,13 +317,15 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
         costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),
         step=opts.get("step"), thresholds=str(opts.get("exit_thresholds") or EXIT_THRESHOLDS),
         cheap_first=bool(opts.get("cheap_first")), random_state=task.split.seed,
-        class_trees=class_trees,
+        class_trees=class_trees, tree_order=str(opts.get("tree_order") or CASCADE_DEFAULTS["tree_order"]),
         **({"min_agreement": float(opts["min_agreement"])} if "min_agreement" in opts else {}),
     ).fit(Xtr, ytr, eval_set=(Xva, yva))
     name, val = est.best_name_, est.best_validation_
     record["method"] = "frontier"
     record["frontier"] = est.frontier_
     record["frontier_choice"] = name
+    if hasattr(est.best_estimator_, "tree_order_"):  # an exit cascade: the order its iterations are evaluated in
+        record["tree_order"] = est.tree_order
     record["trees_chosen"] = int(np.asarray(est.ir_["roots"]).size)
     starts = ", cheap-first starts" if opts.get("cheap_first") else ""
     click.echo(f"cascade: kept {name} (validation accuracy {val['validation_accuracy']:.4f}, cost "

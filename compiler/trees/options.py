@@ -105,6 +105,13 @@ CASCADE_OPTIONS = [
                       "baseline: a row exits once its |score| or top-2 margin passes it; fewer parameters fitted to "
                       "the same rows) [cascade; default per-stage with --early-exit-every, shared for the default "
                       "frontier]."),
+    click.Option(["--tree-order"], type=click.Choice(["cost", "boosting"]), default=None,
+                 help="The order the cascade evaluates its boosting iterations in: 'cost' (cheapest worth first: "
+                      "iterations that read only features already paid for come next, then the one with the largest "
+                      "mean |leaf value| per unit of new feature cost; the exits are learned on that order, so a row "
+                      "that exits early has read cheap features) or 'boosting' (the order they were boosted, the "
+                      "paper's baseline). The whole ensemble's score is the same sum either way (float32 rounding "
+                      f"aside) [cascade with exits; default {_C['tree_order']}]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
