@@ -111,7 +111,7 @@ MISER_DEFAULTS = {"lambda": 1.0, "trees": 1000, "leaves": 8, "step": 0.1, "tree_
                   "class_trees": "separate"}
 CASCADE_DEFAULTS = {"trees": 100, "depth": 3, "step": 0.1, "tree_cost": 0.0, "stages": 3,
                     "pool_lambdas": (0.0, 3.0, 30.0), "rho": 1e-3, "early_exit_lambda": 0.0,
-                    "min_agreement": 0.9975, "class_trees": "shared", "tree_order": "cost"}
+                    "min_agreement": 0.9975, "class_trees": "shared"}
 
 
 def floats_text(values: tuple[float, ...]) -> str:

@@ -35,7 +35,7 @@ from compiler.trees.kind_cascade import (
     validation_report,
 )
 from compiler.trees.kind_miser import miser_estimator, sweep_on_split
-from compiler.trees.tree_order import TREE_ORDERS
+from compiler.trees.tree_order import DEFAULT_TREE_ORDER, TREE_ORDERS
 from pyruntime.trees.cascade import TreeCascade
 
 CHEAP_FIRST_LAMBDAS = 3  # cheap-first starts from the sweep's next lambdas above the kept one
@@ -78,7 +78,7 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         validation_fraction: float = 0.2,
         random_state: int = 0,
         class_trees: str = CASCADE_DEFAULTS["class_trees"],
-        tree_order: str = CASCADE_DEFAULTS["tree_order"],
+        tree_order: str = DEFAULT_TREE_ORDER,
     ) -> None:
         self.costs = costs
         self.tree_eval_cost = tree_eval_cost

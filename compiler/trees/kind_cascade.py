@@ -33,6 +33,7 @@ from compiler.trees.code import left_percents
 from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
+from compiler.trees.tree_order import DEFAULT_TREE_ORDER
 from pyruntime.format import ModelFile
 from pyruntime.progress import Progress, track
 from pyruntime.result import Predictions
@@ -113,7 +114,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
         thresholds = str(opts.get("exit_thresholds") or "per-stage")
-        order = str(opts.get("tree_order") or d["tree_order"])
+        order = str(opts.get("tree_order") or DEFAULT_TREE_ORDER)
         if opts.get("exit_folds"):
             X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
             try:
@@ -317,7 +318,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
         costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),
         step=opts.get("step"), thresholds=str(opts.get("exit_thresholds") or EXIT_THRESHOLDS),
         cheap_first=bool(opts.get("cheap_first")), random_state=task.split.seed,
-        class_trees=class_trees, tree_order=str(opts.get("tree_order") or CASCADE_DEFAULTS["tree_order"]),
+        class_trees=class_trees, tree_order=str(opts.get("tree_order") or DEFAULT_TREE_ORDER),
         **({"min_agreement": float(opts["min_agreement"])} if "min_agreement" in opts else {}),
     ).fit(Xtr, ytr, eval_set=(Xva, yva))
     name, val = est.best_name_, est.best_validation_

@@ -56,6 +56,8 @@ MISER_OPTIONS = [
                       "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
                       "p = (correct+1)/(n+2)) [miser]."),
 ]
+TREE_ORDERS = ("boosting", "cost")  # how an exit cascade orders its iterations (compiler/trees/tree_order.py)
+DEFAULT_TREE_ORDER = "cost"  # the CLI's cascades and CascadeFrontierClassifier (EarlyExitEnsemble's own: boosting)
 CSCC_GIVEN = "Given, trains CSCC instead of the default frontier"  # kind_cascade.CSCC_ONLY's options
 CASCADE_OPTIONS = [
     click.Option(["--stages"], type=click.IntRange(min=1), default=None,
@@ -111,7 +113,7 @@ CASCADE_OPTIONS = [
                       "mean |leaf value| per unit of new feature cost; the exits are learned on that order, so a row "
                       "that exits early has read cheap features) or 'boosting' (the order they were boosted, the "
                       "paper's baseline). The whole ensemble's score is the same sum either way (float32 rounding "
-                      f"aside) [cascade with exits; default {_C['tree_order']}]."),
+                      f"aside) [cascade with exits; default {DEFAULT_TREE_ORDER}]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),

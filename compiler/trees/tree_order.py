@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from compiler.trees.cost_tree import ir_leaves
+from compiler.trees.options import DEFAULT_TREE_ORDER, TREE_ORDERS
 
-TREE_ORDERS = ("boosting", "cost")
+__all__ = ["DEFAULT_TREE_ORDER", "TREE_ORDERS", "cost_order", "cost_ordered", "reorder_iterations"]
+
 
 
 def tree_nodes(ir: dict, t: int) -> np.ndarray:
