@@ -219,9 +219,9 @@ def test_eval_json_reports_cost_trees_and_exits(work: Path) -> None:
 def early_exit_and_estimator(work: Path, name: str, every: int, *extra: Any, **est: Any
                              ) -> tuple[Any, EarlyExitEnsemble, np.ndarray]:
     """``train cascade --early-exit-every N --trees 20 --lambda 0 EXTRA`` on the fixture and the estimator trained
-    the same way (EarlyExitEnsemble(**est), the CLI's cost order unless ``tree_order`` is given): the model file,
+    the same way (EarlyExitEnsemble(**est), the CLI's "auto" order unless ``tree_order`` is given): the model file,
     the estimator, the fixture's rows."""
-    est.setdefault("tree_order", "cost")
+    est.setdefault("tree_order", "auto")
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
                        work / name, "--early-exit-every", every, "--trees", 20, "--lambda", 0, *extra)
     assert code == 0, err
@@ -234,14 +234,18 @@ def early_exit_and_estimator(work: Path, name: str, every: int, *extra: Any, **e
     return fmt.load(work / name), ee, X
 
 
+def meta_order(path: Path) -> str:
+    return fmt.load(path).meta["training"]["tree_order_used"]
+
+
 def ee_validation(work: Path) -> tuple[np.ndarray, np.ndarray]:
     task = tasks.prepare(str(work / "data.npz"))
     return task.data.X[task.validation].astype(np.float32), task.y[task.validation]
 
 
 def test_early_exit_baseline(work: Path) -> None:
-    model, ee, X = early_exit_and_estimator(work, "ee.msgpack", 5)
-    assert model.meta["training"]["tree_order"] == "cost"
+    model, ee, X = early_exit_and_estimator(work, "ee.msgpack", 5, "--tree-order", "cost", tree_order="cost")
+    assert model.meta["training"]["tree_order"] == model.meta["training"]["tree_order_used"] == "cost"
     assert not np.array_equal(ee.tree_order_, np.arange(ee.tree_order_.size))  # the fixture's order moves
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     d = c_equals_reference_and_estimator(model, X, ee.predict_detailed(X))
@@ -264,6 +268,8 @@ def test_early_exit_with_one_shared_threshold(work: Path) -> None:
     equal to it; refused for CSCC."""
     model, ee, X = early_exit_and_estimator(work, "shared.msgpack", 2, "--exit-thresholds", "shared",
                                             thresholds="shared")
+    assert model.meta["training"]["tree_order"] == "auto"  # the default: the cheaper order on validation
+    assert model.meta["training"]["tree_order_used"] == ee.tree_order_used_
     up, lo = model.tables.exit_upper[:-1], model.tables.exit_lower[:-1]
     np.testing.assert_array_equal(up, ee.upper_[:-1])
     assert np.all(up == up[0]) and np.all(lo == -up[0]) and np.isfinite(up[0])
@@ -306,7 +312,8 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
         return miser(length).set_params(validation_fraction=0.0).fit(Xf, yf)
 
-    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2, tree_order="cost").fit_folds(Xp, yp, folds, fold_model)
+    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2, tree_order="auto").fit_folds(Xp, yp, folds, fold_model)
+    assert meta_order(work / "f.msgpack") == ee.tree_order_used_
     assert model.tables.stage_end[-1] == length <= 12 and np.all(np.diff(model.tables.stage_end)[:-1] == 2)
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     meta = model.meta["training"]

@@ -125,3 +125,44 @@ def test_cost_ordered_cascade_keeps_the_exit_rule() -> None:
     assert np.mean(ee.predict_full(X) == m.predict(X)) >= 0.995
     with pytest.raises(ValueError, match="tree_order"):
         EarlyExitEnsemble(m, every=1, tree_order="random").fit(X[va], y[va])
+
+
+def test_auto_keeps_the_cheaper_order() -> None:
+    """tree_order="auto" fits both orders, each with its own exits, and keeps the one of lower mean cost on the rows
+    the exits are learned on (fit: the validation rows; fit_folds: held out): the same thresholds, iterations and
+    answers as that order fitted alone."""
+    X, y = load_breast_cancer(return_X_y=True)
+    costs = np.linspace(1.0, 30.0, X.shape[1])
+    tr, va = np.arange(0, 400), np.arange(400, X.shape[0])
+    m = GreedyMiserClassifier(lam=0.05, n_trees=30, costs=costs, random_state=0).fit(X[tr], y[tr])
+    for every in (1, 3):
+        one = {o: EarlyExitEnsemble(m, every=every, tree_order=o).fit(X[va], y[va]) for o in ("boosting", "cost")}
+        auto = EarlyExitEnsemble(m, every=every, tree_order="auto").fit(X[va], y[va])
+        cost = {o: e.mean_cost(X[va]) for o, e in one.items()}
+        kept = "cost" if cost["cost"] < cost["boosting"] else "boosting"
+        assert auto.tree_order_used_ == kept and one[kept].tree_order_used_ == kept
+        assert auto.mean_cost(X[va]) == min(cost.values())
+        np.testing.assert_array_equal(auto.tree_order_, one[kept].tree_order_)
+        np.testing.assert_array_equal(auto.upper_, one[kept].upper_)
+        np.testing.assert_array_equal(auto.predict_detailed(X)["score"], one[kept].predict_detailed(X)["score"])
+        assert auto.tree_order == "auto"  # the parameter stays as given
+
+
+def test_auto_on_folds_keeps_the_cheaper_held_out_cost() -> None:
+    from compiler.options import stratified_folds
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X32 = X.astype(np.float32)
+    costs = np.linspace(1.0, 30.0, X.shape[1])
+    folds = stratified_folds(y, 3, 0)
+
+    def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
+        return GreedyMiserClassifier(lam=0.05, n_trees=15, costs=costs, validation_fraction=0.0,
+                                     random_state=0).fit(Xf, yf)
+
+    one = {o: EarlyExitEnsemble(fold_model(X32, y), every=1, tree_order=o).fit_folds(X32, y, folds, fold_model)
+           for o in ("boosting", "cost")}
+    auto = EarlyExitEnsemble(fold_model(X32, y), every=1, tree_order="auto").fit_folds(X32, y, folds, fold_model)
+    kept = min(one, key=lambda o: (one[o].cv_["cv_cost"], o != "boosting"))
+    assert auto.tree_order_used_ == kept and auto.cv_ == one[kept].cv_
+    np.testing.assert_array_equal(auto.upper_, one[kept].upper_)

@@ -15,6 +15,7 @@ ensemble's and it agrees with it on >= ``min_agreement``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -277,10 +278,12 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
 class EarlyExitEnsemble(ExitingEnsemble):
     """Cambazoglu et al.'s baseline: a fitted miser ensemble with an exit test every N iterations.
 
-    ``tree_order``: "boosting" (the baseline: the iterations in the order they were boosted) or "cost" (the
+    ``tree_order``: "boosting" (the baseline: the iterations in the order they were boosted), "cost" (the
     iterations reordered cheapest-worth-first on the rows fit sees, :mod:`compiler.trees.tree_order`, before the
-    exits are learned; the whole ensemble's score changes by float32 rounding only). Fitted: ``tree_order_``, the
-    boosting iteration evaluated at each position.
+    exits are learned; the whole ensemble's score changes by float32 rounding only) or "auto" (both, each with its
+    own exits; the one of lower mean cost on the rows the exits are learned on is kept -- held out with
+    ``fit_folds`` -- ties to "boosting"). Fitted: ``tree_order_``, the boosting iteration evaluated at each
+    position, and ``tree_order_used_`` ("boosting" or "cost").
 
     ``model`` is already fitted and ``fit(X_val, y_val)`` learns only the exits, so ``sklearn.base.clone`` (which
     clones ``model`` unfitted) gives an estimator whose fit raises NotFittedError: it cannot go into
@@ -300,9 +303,21 @@ class EarlyExitEnsemble(ExitingEnsemble):
         given here are the validation rows (the miser model was fitted with its own eval_set)."""
         self._set_model()
         Xva = as_float32_matrix(validate_data(self, X_val, dtype=np.float32, reset=False))
+        if self.tree_order == "auto":
+            return self._cheaper([copy.copy(self).set_params(tree_order=order).fit(Xva, y_val)
+                                  for order in ("boosting", "cost")], lambda e: e.mean_cost(Xva))
         yva = encode_classes(self, y_val, "validation data")
         self.ir_, self.tree_order_ = self._ordered(self.ir_, Xva)
+        self.tree_order_used_ = self.tree_order
         self._learn_exits(Xva, yva)
+        return self
+
+    def _cheaper(self, fitted: list[EarlyExitEnsemble], cost: Callable[[EarlyExitEnsemble], float]
+                 ) -> EarlyExitEnsemble:
+        """tree_order="auto": this estimator becomes the fitted one of ``fitted`` (the boosting order first) of the
+        lowest ``cost``, the first on ties."""
+        best = min(fitted, key=cost)
+        self.__dict__.update({k: v for k, v in vars(best).items() if k.endswith("_") and not k.startswith("_")})
         return self
 
     def fit_folds(self, X: np.ndarray, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
@@ -316,7 +331,11 @@ class EarlyExitEnsemble(ExitingEnsemble):
         models, mean cost, features, trees, exit histogram)."""
         self._set_model()
         X32 = as_float32_matrix(X)
+        if self.tree_order == "auto":
+            return self._cheaper([copy.copy(self).set_params(tree_order=order).fit_folds(X32, y, folds, fold_model)
+                                  for order in ("boosting", "cost")], lambda e: e.cv_["cv_cost"])
         y_idx = np.searchsorted(self.classes_, np.asarray(y))
+        self.tree_order_used_ = self.tree_order
         S, K = len(self.stage_end_), int(self.ir_["n_outputs"])
         staged = np.zeros((S, len(y_idx), K), dtype=np.float32)
         read_at = np.zeros((S, *X32.shape), dtype=bool)  # features read by the end of each stage
@@ -355,7 +374,7 @@ class EarlyExitEnsemble(ExitingEnsemble):
     def _ordered(self, ir: dict, X: np.ndarray) -> tuple[dict, np.ndarray]:
         """``ir`` in this cascade's tree order (importances of the "cost" order measured on the rows of X) and the
         order of its iterations."""
-        if self.tree_order == "boosting":
+        if self.tree_order != "cost":
             return ir, np.arange(int(ir["roots"].size) // int(ir["n_outputs"]))
         groups = self.groups_
         costs = np.asarray(self.costs_, dtype=np.float64)

@@ -195,6 +195,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                                     min_agreement=agreement, thresholds=thresholds, tree_order=order).fit(Xva, yva)
         record["method"] = "early-exit"
         record["tree_order"] = order
+        record["tree_order_used"] = est.tree_order_used_
         record["trees_chosen"] = int(est.stage_end_[-1])
         reference = None
     else:
@@ -327,6 +328,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     record["frontier_choice"] = name
     if hasattr(est.best_estimator_, "tree_order_"):  # an exit cascade: the order its iterations are evaluated in
         record["tree_order"] = est.tree_order
+        record["tree_order_used"] = est.best_estimator_.tree_order_used_
     record["trees_chosen"] = int(np.asarray(est.ir_["roots"]).size)
     starts = ", cheap-first starts" if opts.get("cheap_first") else ""
     click.echo(f"cascade: kept {name} (validation accuracy {val['validation_accuracy']:.4f}, cost "

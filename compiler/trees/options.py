@@ -56,8 +56,8 @@ MISER_OPTIONS = [
                       "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
                       "p = (correct+1)/(n+2)) [miser]."),
 ]
-TREE_ORDERS = ("boosting", "cost")  # how an exit cascade orders its iterations (compiler/trees/tree_order.py)
-DEFAULT_TREE_ORDER = "cost"  # the CLI's cascades and CascadeFrontierClassifier (EarlyExitEnsemble's own: boosting)
+TREE_ORDERS = ("auto", "boosting", "cost")  # how an exit cascade orders its iterations (compiler/trees/tree_order.py)
+DEFAULT_TREE_ORDER = "auto"  # the CLI's cascades and CascadeFrontierClassifier (EarlyExitEnsemble's own: boosting)
 CSCC_GIVEN = "Given, trains CSCC instead of the default frontier"  # kind_cascade.CSCC_ONLY's options
 CASCADE_OPTIONS = [
     click.Option(["--stages"], type=click.IntRange(min=1), default=None,
@@ -107,13 +107,14 @@ CASCADE_OPTIONS = [
                       "baseline: a row exits once its |score| or top-2 margin passes it; fewer parameters fitted to "
                       "the same rows) [cascade; default per-stage with --early-exit-every, shared for the default "
                       "frontier]."),
-    click.Option(["--tree-order"], type=click.Choice(["cost", "boosting"]), default=None,
+    click.Option(["--tree-order"], type=click.Choice(list(TREE_ORDERS)), default=None,
                  help="The order the cascade evaluates its boosting iterations in: 'cost' (cheapest worth first: "
                       "iterations that read only features already paid for come next, then the one with the largest "
                       "mean |leaf value| per unit of new feature cost; the exits are learned on that order, so a row "
-                      "that exits early has read cheap features) or 'boosting' (the order they were boosted, the "
-                      "paper's baseline). The whole ensemble's score is the same sum either way (float32 rounding "
-                      f"aside) [cascade with exits; default {DEFAULT_TREE_ORDER}]."),
+                      "that exits early has read cheap features), 'boosting' (the order they were boosted, the "
+                      "paper's baseline) or 'auto' (both, each with its own exits; the one of lower mean cost where "
+                      "the exits are learned is kept). The whole ensemble's score is the same sum either way "
+                      f"(float32 rounding aside) [cascade with exits; default {DEFAULT_TREE_ORDER}]."),
     click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
