@@ -282,6 +282,16 @@ def test_early_exit_with_one_shared_threshold(work: Path) -> None:
     assert code == 2 and "--exit-thresholds applies to --early-exit-every only" in err.strip().splitlines()[-1]
 
 
+def test_tree_order_refused_where_it_does_not_apply(work: Path) -> None:
+    """--tree-order orders an exit cascade's iterations: with CSCC's options it is refused in one line, an unknown
+    order is refused by the option itself; nothing is written either way."""
+    for extra, says in ((("--stages", 2, "--tree-order", "cost"), "--tree-order orders the iterations of an exit "
+                         "cascade"), (("--early-exit-every", 2, "--tree-order", "random"), "'random' is not one of")):
+        out = work / "order_bad.msgpack"
+        code, _, err = run("train", "cascade", work / "data.npz", "-o", out, *extra)
+        assert code == 2 and says in err.strip().splitlines()[-1] and not out.exists()
+
+
 def test_early_exit_exits_by_folds(work: Path) -> None:
     """--exit-folds: the ensemble fitted on train and validation pooled with as many iterations as the folds' fits
     early-stopped on their held-out rows keep on average (at most --trees), its exits learned on the folds'
