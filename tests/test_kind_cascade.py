@@ -219,9 +219,9 @@ def test_eval_json_reports_cost_trees_and_exits(work: Path) -> None:
 def early_exit_and_estimator(work: Path, name: str, every: int, *extra: Any, **est: Any
                              ) -> tuple[Any, EarlyExitEnsemble, np.ndarray]:
     """``train cascade --early-exit-every N --trees 20 --lambda 0 EXTRA`` on the fixture and the estimator trained
-    the same way (EarlyExitEnsemble(**est), the CLI's "auto" order unless ``tree_order`` is given): the model file,
-    the estimator, the fixture's rows."""
-    est.setdefault("tree_order", "auto")
+    the same way (EarlyExitEnsemble(**est), the boosting order of --early-exit-every unless ``tree_order`` is given):
+    the model file, the estimator, the fixture's rows."""
+    est.setdefault("tree_order", "boosting")
     code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
                        work / name, "--early-exit-every", every, "--trees", 20, "--lambda", 0, *extra)
     assert code == 0, err
@@ -267,8 +267,8 @@ def test_early_exit_with_one_shared_threshold(work: Path) -> None:
     """--exit-thresholds shared: one threshold for every stage but the last, the estimator's, and the C runtime
     equal to it; refused for CSCC."""
     model, ee, X = early_exit_and_estimator(work, "shared.msgpack", 2, "--exit-thresholds", "shared",
-                                            thresholds="shared")
-    assert model.meta["training"]["tree_order"] == "auto"  # the default: the cheaper order on validation
+                                            "--tree-order", "auto", thresholds="shared", tree_order="auto")
+    assert model.meta["training"]["tree_order"] == "auto"  # the cheaper order on validation
     assert model.meta["training"]["tree_order_used"] == ee.tree_order_used_
     up, lo = model.tables.exit_upper[:-1], model.tables.exit_lower[:-1]
     np.testing.assert_array_equal(up, ee.upper_[:-1])
@@ -322,8 +322,13 @@ def test_early_exit_exits_by_folds(work: Path) -> None:
     def fold_model(Xf: np.ndarray, yf: np.ndarray) -> GreedyMiserClassifier:
         return miser(length).set_params(validation_fraction=0.0).fit(Xf, yf)
 
-    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2, tree_order="auto").fit_folds(Xp, yp, folds, fold_model)
-    assert meta_order(work / "f.msgpack") == ee.tree_order_used_
+    ee = EarlyExitEnsemble(fold_model(Xp, yp), every=2).fit_folds(Xp, yp, folds, fold_model)
+    assert meta_order(work / "f.msgpack") == ee.tree_order_used_ == "boosting"  # --early-exit-every's default
+    # the default cascade of a small validation part takes this path with the default cascade's "auto" order
+    code, _, err = run("train", "cascade", work / "data.npz", "--costs", work / "costs.csv", "-o",
+                       work / "small.msgpack", "--trees", 12)
+    assert code == 0 and "cross-validation" in err, err
+    assert fmt.load(work / "small.msgpack").meta["training"]["tree_order"] == "auto"
     assert model.tables.stage_end[-1] == length <= 12 and np.all(np.diff(model.tables.stage_end)[:-1] == 2)
     np.testing.assert_array_equal(model.tables.stage_end, ee.stage_end_)
     meta = model.meta["training"]
@@ -442,6 +447,8 @@ def test_default_cascade_is_no_costlier_than_the_sweep_frontier(work: Path) -> N
     assert tr["validation_mean_cost"] == pytest.approx(chosen["validation_cost"], rel=1e-6)
     assert tr["validation_accuracy"] == pytest.approx(chosen["validation_accuracy"])
     assert f"cascade: kept {tr['frontier_choice']}" in err
+    if " exits " in tr["frontier_choice"]:  # an exit cascade: its iterations in the cheaper order on validation
+        assert tr["tree_order"] == "auto" and tr["tree_order_used"] in ("boosting", "cost")
     every = {"cscc": None, "exits every 1": 1, "exits every 5": 5}
     n = next((v for k, v in every.items() if tr["frontier_choice"].endswith(k)), 0)
     assert model.tables.n_stages == (3 if n is None else 1 if n == 0 else -(-tr["trees_chosen"] // n))

@@ -33,7 +33,7 @@ from compiler.trees.code import left_percents
 from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
 from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
-from compiler.trees.tree_order import DEFAULT_TREE_ORDER
+from compiler.trees.tree_order import DEFAULT_TREE_ORDER, EARLY_EXIT_TREE_ORDER
 from pyruntime.format import ModelFile
 from pyruntime.progress import Progress, track
 from pyruntime.result import Predictions
@@ -96,7 +96,8 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         return train_cascade(kind, task, {**small, "early_exit_every": EXIT_EVERY_GRID[0], "exit_folds": folds,
                                           "exit_lambdas": floats_text(DEFAULT_GRID),
                                           "exit_every_grid": ",".join(map(str, EXIT_EVERY_GRID)),
-                                          "exit_thresholds": opts.get("exit_thresholds") or EXIT_THRESHOLDS}, costs)
+                                          "exit_thresholds": opts.get("exit_thresholds") or EXIT_THRESHOLDS,
+                                          "tree_order": opts.get("tree_order") or DEFAULT_TREE_ORDER}, costs)
     if every is not None:
         for bad in ("stages", "pool_lambdas", "rho"):
             if bad in opts:
@@ -114,7 +115,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
 
         agreement = float(opts.get("min_agreement", d["min_agreement"]))
         thresholds = str(opts.get("exit_thresholds") or "per-stage")
-        order = str(opts.get("tree_order") or DEFAULT_TREE_ORDER)
+        order = str(opts.get("tree_order") or EARLY_EXIT_TREE_ORDER)
         if opts.get("exit_folds"):
             X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
             try:
