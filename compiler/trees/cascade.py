@@ -26,7 +26,8 @@ from compiler.estimators import encode_classes
 from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cost_tree import as_float32_matrix, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import GreedyMiserClassifier, decide, proba_of_scores
-from compiler.trees.tree_order import TREE_ORDERS, cost_ordered
+from compiler.trees.options import TREE_ORDERS
+from compiler.trees.tree_order import cost_ordered
 
 F32_INF = np.float32(np.inf)
 
@@ -207,8 +208,7 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
                 read |= per_tree[t]
             read_at_exit[stage == s] = read[stage == s]
             start = end
-        groups = getattr(self, "groups_", None)
-        feat = read_at_exit @ self.costs_ if groups is None else groups.cost_of_rows(read_at_exit)
+        feat = self._cost_of_reads(read_at_exit)
         cost = feat + self.tree_eval_cost * trees
         return {
             "label": self.classes_[label_idx],
@@ -218,6 +218,11 @@ class ExitingEnsemble(ClassifierMixin, BaseEstimator):
             "features_read": read_at_exit.sum(axis=1).astype(np.int64),
             "cost": cost,
         }
+
+    def _cost_of_reads(self, read: np.ndarray) -> np.ndarray:
+        """Per row of a bool (n, d) read mask: the features' costs, each feature group charged once."""
+        groups = getattr(self, "groups_", None)
+        return read @ self.costs_ if groups is None else groups.cost_of_rows(read)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.predict_detailed(X)["label"]
@@ -362,7 +367,7 @@ class EarlyExitEnsemble(ExitingEnsemble):
         rows = np.arange(len(y_idx))
         label = decide(staged[stage, rows], self.ir_["decision_threshold"])
         read = read_at[stage, rows]
-        feat = read @ self.costs_ if self.groups_ is None else self.groups_.cost_of_rows(read)
+        feat = self._cost_of_reads(read)
         trees = self.stage_end_[stage]
         self.cv_ = {"cv_accuracy": float(np.mean(label == y_idx)), "cv_full_accuracy": float(np.mean(full == y_idx)),
                     "cv_agreement": float(np.mean(label == full)),
@@ -376,9 +381,7 @@ class EarlyExitEnsemble(ExitingEnsemble):
         order of its iterations."""
         if self.tree_order != "cost":
             return ir, np.arange(int(ir["roots"].size) // int(ir["n_outputs"]))
-        groups = self.groups_
-        costs = np.asarray(self.costs_, dtype=np.float64)
-        return cost_ordered(ir, X, (lambda read: read @ costs) if groups is None else groups.cost_of_rows)
+        return cost_ordered(ir, X, self._cost_of_reads)
 
     def _set_model(self) -> None:
         """Everything but the exits from the fitted miser model: classes, tables, costs, stage boundaries."""

@@ -35,7 +35,7 @@ from compiler.trees.kind_cascade import (
     validation_report,
 )
 from compiler.trees.kind_miser import miser_estimator, sweep_on_split
-from compiler.trees.tree_order import DEFAULT_TREE_ORDER, TREE_ORDERS
+from compiler.trees.options import DEFAULT_TREE_ORDER, TREE_ORDERS
 from pyruntime.trees.cascade import TreeCascade
 
 CHEAP_FIRST_LAMBDAS = 3  # cheap-first starts from the sweep's next lambdas above the kept one

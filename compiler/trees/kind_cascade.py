@@ -32,8 +32,7 @@ from compiler.tasks import balanced_validation_accuracy, check_not_trivial, pars
 from compiler.trees.code import left_percents
 from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
-from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS
-from compiler.trees.tree_order import DEFAULT_TREE_ORDER, EARLY_EXIT_TREE_ORDER
+from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS, DEFAULT_TREE_ORDER, EARLY_EXIT_TREE_ORDER
 from pyruntime.format import ModelFile
 from pyruntime.progress import Progress, track
 from pyruntime.result import Predictions

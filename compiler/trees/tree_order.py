@@ -24,11 +24,6 @@ from typing import Any
 import numpy as np
 
 from compiler.trees.cost_tree import ir_leaves
-from compiler.trees.options import DEFAULT_TREE_ORDER, EARLY_EXIT_TREE_ORDER, TREE_ORDERS
-
-__all__ = ["DEFAULT_TREE_ORDER", "EARLY_EXIT_TREE_ORDER", "TREE_ORDERS", "cost_order", "cost_ordered",
-           "reorder_iterations"]
-
 
 
 def tree_nodes(ir: dict, t: int) -> np.ndarray:
