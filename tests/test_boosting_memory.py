@@ -60,3 +60,49 @@ def test_a_value_that_is_not_a_finite_float32_is_refused(bad: float) -> None:
     with pytest.raises(ValueError, match="NaN or infinite"):
         as_float32_matrix(X)
     assert as_float32_matrix(np.zeros((0, 3))).shape == (0, 3)
+
+
+def _pool_watch(monkeypatch: pytest.MonkeyPatch, prune: bool) -> list[int]:
+    """After every split, the histograms the tree holds (its kept leaves' and the new child's); ``prune=False``:
+    every open leaf's histogram kept, the old pool."""
+    from compiler.boosting import grow  # noqa: PLC0415
+
+    held: list[int] = []
+    split = grow._Grower.split
+
+    def watched(self: grow._Grower, *args: object, **kwargs: object) -> tuple[int, int]:
+        out = split(self, *args, **kwargs)  # type: ignore[arg-type]
+        held.append(sum(node.hist is not None for node in self.nodes))
+        return out
+
+    monkeypatch.setattr(grow._Grower, "split", watched)
+    if not prune:
+        monkeypatch.setattr(grow._Grower, "_hopeless_dropped", lambda self, open_, gains, remaining: open_)
+    return held
+
+
+@pytest.mark.parametrize(("lam", "charge", "K"), [(0.0, "model", 2), (0.3, "model", 2), (0.1, "row", 2),
+                                                  (0.0, "model", 3), (0.5, "model", 3)])
+def test_a_leaf_wise_tree_keeps_only_the_histograms_of_leaves_that_may_still_split(
+        monkeypatch: pytest.MonkeyPatch, lam: float, charge: str, K: int) -> None:
+    """Best first with L splits to go, only the leaves that may be among them keep a histogram (at lambda 0 at most
+    max_leaves / 2 + 1 at a time, 7 for 8 leaves before), and every tree is the one grown with all kept."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 12)).astype(np.float32)
+    y = np.argmax(X[:, :K] + 0.6 * rng.normal(size=(3000, K)), axis=1) if K > 2 else \
+        (X[:, :4].sum(axis=1) + rng.normal(size=3000) > 0).astype(np.int64)
+    costs = np.linspace(1.0, 12.0, 12)
+
+    def fit(prune: bool) -> tuple[list[np.ndarray], list[int]]:
+        with monkeypatch.context() as m:
+            held = _pool_watch(m, prune)
+            est = GreedyMiserClassifier(lam=lam, n_trees=8, costs=costs, charge=charge, validation_fraction=0.0,
+                                        n_iter_no_change=None).fit(X, y)
+        return [np.concatenate([t.feature, t.bin, t.value.view(np.int64)]) for t in est.trees_], held
+
+    pruned, held = fit(True)
+    kept, held_all = fit(False)
+    assert len(pruned) == len(kept) and all(np.array_equal(a, b) for a, b in zip(pruned, kept, strict=True))
+    assert max(held) <= max(held_all)
+    if lam == 0:  # a penalised leaf is bounded by its gain without penalty: it may keep more
+        assert max(held) <= 8 // 2 + 1 < max(held_all)

@@ -57,6 +57,7 @@ class Booster:
     class_trees: str = "separate"  # K outputs: "separate" trees per output, or one structure "shared" by the K
 
     def __post_init__(self) -> None:
+        self.weight = compact_weights(self.weight)
         if self.base_score is None:
             self.base_score = init_scores(self.Y, self.weight, self.loss)
         n, K = self.Y.shape
@@ -148,6 +149,15 @@ class Booster:
             self.fitter.apply_add(tree, self.codes_val, self.F_val, k)
         self.trees.append(tree)
         self.tree_output.append(k)
+
+
+def compact_weights(w: np.ndarray) -> np.ndarray:
+    """``w`` as float64; where every weight is 1, a read-only broadcast 1.0 that takes no memory per row (the
+    booster reads its weights, never writes them)."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim == 1 and w.strides != (0,) and w.size and bool(np.all(w == 1.0)):
+        return np.broadcast_to(np.float64(1.0), w.shape)
+    return w
 
 
 CHARGES = ("model", "row")

@@ -1,8 +1,10 @@
 """cffi out-of-line API build of histboost.c into ``compiler.boosting._histboost`` (at install, like
-the runtime: setup.py's cffi_modules). The cdef is histboost.h without its preprocessor lines."""
+the runtime: setup.py's cffi_modules). The cdef is histboost.h without its preprocessor lines
+(its integer constants kept)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cffi import FFI
@@ -13,8 +15,10 @@ CFLAGS = ["-std=c99", "-O2", "-ffp-contract=off", "-Wall", "-Wextra"]
 
 
 def cdef_text() -> str:
+    """histboost.h without its preprocessor lines, its integer constants (``#define NAME 123``) kept."""
     lines = (HERE / "histboost.h").read_text().splitlines()
-    return "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+    return "\n".join(line for line in lines
+                     if not line.lstrip().startswith("#") or re.fullmatch(r"#define \w+ \d+", line.strip()))
 
 
 def make_ffi() -> FFI:

@@ -126,10 +126,8 @@ class _Grower:
         self.work = np.empty(4 * self.K, dtype=np.float64)
         self.rows = rows
         # one scratch buffer, used in turn: a partition's right-hand rows (int32, up to a node's rows) and a
-        # histogram's gathered g and h (2 float64 per row; the largest gather is the root's when it is a subset of
-        # the rows, else a smaller child's: at most half the rows)
-        gathered = rows.size if rows.size < data.n_samples else rows.size // 2
-        buf = np.empty(max(2 * gathered, (rows.size + 1) // 2, 1), dtype=np.float64)
+        # histogram's gathered g and h (2 float64 per row of a block of HB_GATHER_BLOCK rows)
+        buf = np.empty(max(2 * min(rows.size, lib.HB_GATHER_BLOCK), (rows.size + 1) // 2, 1), dtype=np.float64)
         self.scratch = buf.view(np.int32)[:max(rows.size, 1)]
         self.gh_scratch = buf
         self.groups = penalty if isinstance(penalty, GroupedCosts) else None
@@ -274,16 +272,49 @@ class _Grower:
         n_leaves = 1
         while n_leaves < max_leaves and open_:
             best_i, best_s = -1, None
+            gains: dict[int, float] = {}
             for i in open_:  # one C call per open leaf: the penalties change as features become used
                 s = self.best_split(self.nodes[i])
-                if s[0] >= 0 and s[2] > 0.0 and (best_s is None or s[2] > best_s[2]):
-                    best_i, best_s = i, s
+                if s[0] >= 0 and s[2] > 0.0:
+                    gains[i] = s[2]
+                    if best_s is None or s[2] > best_s[2]:
+                        best_i, best_s = i, s
             if best_s is None:
                 break
+            open_ = self._hopeless_dropped(open_, gains, max_leaves - n_leaves)
             open_.remove(best_i)
             n_leaves += 1
             li, ri = self.split(best_i, best_s, last=n_leaves == max_leaves)
             open_ += [c for c in (li, ri) if self.can_split(self.nodes[c])]
+
+    def _hopeless_dropped(self, open_: list[int], gains: dict[int, float], remaining: int) -> list[int]:
+        """The open leaves that may still be split, the others' histograms released (memory: the pool then holds at
+        most ``remaining`` of them). A leaf's gain never exceeds its split's gain without penalty (penalties only
+        fall as features become used), and every leaf whose gain now is higher is split before it (best first,
+        those gains only rise): with ``remaining`` such leaves, or a penalty-free gain <= 0, it is never split.
+        The tree is the same as with every histogram kept."""
+        if len(open_) <= remaining and len(gains) == len(open_):
+            return open_
+        ahead = np.sort(np.fromiter(gains.values(), dtype=np.float64, count=len(gains)))
+        keep = []
+        for i in open_:
+            node = self.nodes[i]
+            bound = gains.get(i, 0.0) if not np.any(self.node_penalty(node)) else self._free_gain(node)
+            if bound > 0.0 and ahead.size - np.searchsorted(ahead, bound, side="right") < remaining:
+                keep.append(i)
+            else:
+                node.hist = None
+        return keep
+
+    def _free_gain(self, node: _Node) -> float:
+        """The node's best gain with no feature penalised (0 when it has no valid split)."""
+        pen, self.pen, read = self.pen, np.zeros_like(self.pen), self.read
+        self.read = None
+        try:
+            s = self.best_split(node)
+        finally:
+            self.pen, self.read = pen, read
+        return s[2] if s[0] >= 0 else 0.0
 
     def result(self, step: float) -> tuple[CostTree, np.ndarray]:
         """The tree (leaf values step * -G/(H+l2), float64; capped by max_delta_step) and the used mask after it."""

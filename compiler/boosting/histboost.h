@@ -18,8 +18,9 @@ typedef struct {
 } hb_split;
 
 /* hist[(j * n_bins + code) * 3 + {0,1,2}] += {g[r], h[r], 1} for r in rows (rows == NULL: 0..n_rows-1).
- * With rows, the gradients are first gathered into scratch (2 * n_rows doubles) in row order.
- * hist must be zeroed by the caller. */
+ * With rows, the gradients are first gathered into scratch (2 * min(n_rows, HB_GATHER_BLOCK) doubles), a block
+ * of rows at a time, in row order. hist must be zeroed by the caller. */
+#define HB_GATHER_BLOCK 4096
 void hb_histogram(const uint8_t *codes, int64_t n_total, int64_t n_cols, const int32_t *rows, int64_t n_rows,
                   const double *g, const double *h, int32_t n_bins, double *scratch, double *hist);
 

@@ -225,7 +225,9 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
                                l2=self.l2, min_child_weight=self.min_child_weight,
                                subsample=self.subsample, colsample=self.colsample, seed=self.random_state,
                                groups=self.groups_, charge=self.charge, class_trees=self.class_trees)
-        del y, y_idx, ytr  # the booster holds the targets it needs: the label arrays' bytes go back before it grows
+        # the booster holds the targets and weights it needs (unit weights as one broadcast value): the label and
+        # weight arrays' bytes go back before it grows
+        del y, y_idx, ytr, w, wtr
         scale = penalty_scale(self.costs_ if self.groups_ is None else self.groups_)
         penalty = self.lam * scale
         first = (self.lam if self.first_lam is None else self.first_lam) * scale
