@@ -36,6 +36,14 @@ def histogram(codes: np.ndarray, rows: np.ndarray, g: np.ndarray, h: np.ndarray,
     return out
 
 
+def c_layout(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Histograms (K, d, bins, 3) or (d, bins, 3) in the C core's layout: the K outputs' gradient and hessian sums
+    (float64, 2 a bin) back to back, and one array of counts (int32, the same for every output)."""
+    hist = hist.reshape((-1, *hist.shape[-3:]))
+    return np.ascontiguousarray(hist[..., :2].reshape(-1)), np.ascontiguousarray(hist[0, ..., 2].reshape(-1),
+                                                                                dtype=np.int32)
+
+
 def best_split(codes: np.ndarray, rows: np.ndarray, g: np.ndarray, h: np.ndarray, n_thr: np.ndarray, pen: np.ndarray,
                scale: float, l2: float, mcw: float, msl: int, hist: np.ndarray | None = None) -> tuple[int, int, float]:
     """(feature, bin, net gain) of the best valid split of ``rows`` (whose histogram ``hist`` is, if given);

@@ -52,21 +52,61 @@ def test_histogram_and_subtraction_equal_bincount() -> None:
     rng = np.random.default_rng(1)
     g, h = rng.normal(size=500), rng.uniform(0.1, 1, size=500)
     rows = np.sort(rng.choice(500, 200, replace=False)).astype(np.int32)
-    hist = np.zeros(5 * fd.n_bins * 3)
+    gh, cnt = np.zeros(5 * fd.n_bins * 2), np.zeros(5 * fd.n_bins, dtype=np.int32)
     scratch = np.empty(400)
-    lib.hb_histogram(ffi.cast("uint8_t *", fd.codes.ctypes.data), 500, 5, ffi.cast("int32_t *", rows.ctypes.data),
-                     200, ffi.cast("double *", g.ctypes.data), ffi.cast("double *", h.ctypes.data), fd.n_bins,
-                     ffi.cast("double *", scratch.ctypes.data), ffi.cast("double *", hist.ctypes.data))
-    H = hist.reshape(5, fd.n_bins, 3)
+
+    def add(rows_: np.ndarray | None, n: int, counts: np.ndarray | None) -> None:
+        lib.hb_histogram(ffi.cast("uint8_t *", fd.codes.ctypes.data), 500, 5,
+                         ffi.NULL if rows_ is None else ffi.cast("int32_t *", rows_.ctypes.data), n,
+                         ffi.cast("double *", g.ctypes.data), ffi.cast("double *", h.ctypes.data), fd.n_bins,
+                         ffi.cast("double *", scratch.ctypes.data), ffi.cast("double *", gh.ctypes.data),
+                         ffi.NULL if counts is None else ffi.cast("int32_t *", counts.ctypes.data))
+
+    add(rows, 200, cnt)
+    GH, C = gh.reshape(5, fd.n_bins, 2), cnt.reshape(5, fd.n_bins)
     for j in range(5):
         c = fd.codes[rows, j]
-        np.testing.assert_allclose(H[j, :, 0], np.bincount(c, weights=g[rows], minlength=fd.n_bins), rtol=1e-12)
-        np.testing.assert_allclose(H[j, :, 1], np.bincount(c, weights=h[rows], minlength=fd.n_bins), rtol=1e-12)
-        np.testing.assert_array_equal(H[j, :, 2], np.bincount(c, minlength=fd.n_bins))
-    out = np.empty_like(hist)
-    lib.hb_subtract(ffi.cast("double *", hist.ctypes.data), ffi.cast("double *", hist.ctypes.data), hist.size,
+        np.testing.assert_allclose(GH[j, :, 0], np.bincount(c, weights=g[rows], minlength=fd.n_bins), rtol=1e-12)
+        np.testing.assert_allclose(GH[j, :, 1], np.bincount(c, weights=h[rows], minlength=fd.n_bins), rtol=1e-12)
+        np.testing.assert_array_equal(C[j], np.bincount(c, minlength=fd.n_bins))
+    out, out_c = np.empty_like(gh), np.empty_like(cnt)
+    lib.hb_subtract(ffi.cast("double *", gh.ctypes.data), ffi.cast("double *", gh.ctypes.data), gh.size,
                     ffi.cast("double *", out.ctypes.data))
-    assert not out.any()
+    lib.hb_subtract_counts(ffi.cast("int32_t *", cnt.ctypes.data), ffi.cast("int32_t *", cnt.ctypes.data), cnt.size,
+                           ffi.cast("int32_t *", out_c.ctypes.data))
+    assert not out.any() and not out_c.any()
+    # every row, no counts (a further output of a shared histogram): the sums alone, counts untouched
+    gh[:], before = 0.0, cnt.copy()
+    add(None, 500, None)
+    np.testing.assert_array_equal(cnt, before)
+    for j in range(5):
+        np.testing.assert_allclose(GH[j, :, 0], np.bincount(fd.codes[:, j], weights=g, minlength=fd.n_bins),
+                                   rtol=1e-12)
+
+
+def test_histogram_of_more_rows_than_a_gather_block_equals_one_pass() -> None:
+    """Rows gathered a block at a time (HB_GATHER_BLOCK): every cell's sum is the in-order sum of its rows, the
+    same floating-point result as numpy adding them one by one."""
+    n = 3 * lib.HB_GATHER_BLOCK + 17
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    fd = BinnedData.from_data(X, 16)
+    g, h = rng.normal(size=n) * 1e3, rng.uniform(0.1, 1, size=n)
+    rows = np.sort(rng.choice(n, n - 1000, replace=False)).astype(np.int32)
+    gh, cnt = np.zeros(3 * fd.n_bins * 2), np.zeros(3 * fd.n_bins, dtype=np.int32)
+    scratch = np.empty(2 * lib.HB_GATHER_BLOCK)
+    lib.hb_histogram(ffi.cast("uint8_t *", fd.codes.ctypes.data), n, 3, ffi.cast("int32_t *", rows.ctypes.data),
+                     rows.size, ffi.cast("double *", g.ctypes.data), ffi.cast("double *", h.ctypes.data), fd.n_bins,
+                     ffi.cast("double *", scratch.ctypes.data), ffi.cast("double *", gh.ctypes.data),
+                     ffi.cast("int32_t *", cnt.ctypes.data))
+    GH = gh.reshape(3, fd.n_bins, 2)
+    for j in range(3):
+        for b in range(fd.n_bins):
+            total = 0.0
+            for v in g[rows[fd.codes[rows, j] == b]]:
+                total += v  # in row order, one at a time
+            assert GH[j, b, 0] == total
+        np.testing.assert_array_equal(cnt.reshape(3, -1)[j], np.bincount(fd.codes[rows, j], minlength=fd.n_bins))
 
 
 @pytest.mark.parametrize(("depth", "leaves", "l2", "msl"), [(3, None, 0.0, 1), (2, None, 1.0, 20),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from boost_reference import histogram
+from boost_reference import c_layout, histogram
 from cli_work import run
 from compiler.boosting._histboost import ffi, lib
 
@@ -74,9 +74,10 @@ def test_multi_split_equals_the_summed_newton_gain(seed: int, l2: float) -> None
     K = 3
     hist = np.stack([histogram(data.codes, rows, g[:, k], h[:, k], data.n_thr) for k in range(K)])
     pen = 0.02 * costs
-    flat = np.ascontiguousarray(hist.reshape(-1))
+    gh, cnt = c_layout(hist)
     out, work = ffi.new("hb_split *"), np.empty(4 * K)
-    lib.hb_best_split_multi(ffi.cast("double *", flat.ctypes.data), K, data.n_features, data.n_bins,
+    lib.hb_best_split_multi(ffi.cast("double *", gh.ctypes.data), ffi.cast("int32_t *", cnt.ctypes.data), K,
+                            data.n_features, data.n_bins,
                             ffi.cast("int32_t *", data.n_thr.ctypes.data), ffi.cast("double *", pen.ctypes.data),
                             ffi.NULL, l2, 1e-3, 5.0, 1.0 / len(y), ffi.cast("double *", work.ctypes.data), out)
     j, b, gain = _reference_split(hist, data.n_thr, pen, 1.0 / len(y), l2, 1e-3, 5.0)
@@ -90,13 +91,14 @@ def test_multi_split_of_one_output_is_the_single_split() -> None:
     g = np.where(y == 1, -0.5, 0.5)
     h = np.full(len(y), 0.25)
     rows = np.arange(len(y), dtype=np.int32)
-    hist = np.ascontiguousarray(histogram(data.codes, rows, g, h, data.n_thr).reshape(-1))
+    gh, cnt = c_layout(histogram(data.codes, rows, g, h, data.n_thr))
+    hist = (ffi.cast("double *", gh.ctypes.data), ffi.cast("int32_t *", cnt.ctypes.data))
     pen = 0.01 * costs
     args = (data.n_features, data.n_bins, ffi.cast("int32_t *", data.n_thr.ctypes.data),
             ffi.cast("double *", pen.ctypes.data), ffi.NULL, 0.5, 1e-3, 3.0, 1.0 / len(y))
     one, multi, work = ffi.new("hb_split *"), ffi.new("hb_split *"), np.empty(4)
-    lib.hb_best_split(ffi.cast("double *", hist.ctypes.data), *args, one)
-    lib.hb_best_split_multi(ffi.cast("double *", hist.ctypes.data), 1, *args,
+    lib.hb_best_split(*hist, *args, one)
+    lib.hb_best_split_multi(*hist, 1, *args,
                             ffi.cast("double *", work.ctypes.data), multi)
     assert (multi.feature, multi.bin, multi.gl, multi.hl, multi.cl) == (one.feature, one.bin, one.gl, one.hl, one.cl)
     assert multi.gain == pytest.approx(one.gain, rel=1e-12)

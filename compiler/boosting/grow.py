@@ -141,8 +141,12 @@ class _Grower:
             self.row_pen = np.asarray(penalty, dtype=np.float64) / max(rows.size, 1)
         self.pen = self._penalty(penalty)
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
-        self.hist_size = data.n_features * data.n_bins * 3
+        # a histogram is one float64 buffer: K outputs' gradient and hessian sums (2 doubles a bin each), then the
+        # counts (one int32 a bin, shared by the K outputs): hb_histogram's gh and cnt
+        self.hist_size = data.n_features * data.n_bins * 2
         self.hist_total = self.hist_size * self.K
+        self.cnt_size = data.n_features * data.n_bins
+        self.hist_buffer = self.hist_total + (self.cnt_size + 1) // 2
         self.feature: list[int] = []
         self.bin: list[int] = []
         self.left: list[int] = []
@@ -156,15 +160,19 @@ class _Grower:
         return np.ascontiguousarray(np.where(self.used, 0.0, penalty), dtype=np.float64)
 
     def histogram(self, start: int, end: int) -> np.ndarray:
-        """The rows' histogram; K outputs: K histograms back to back (hb_best_split_multi's layout)."""
-        hist = np.zeros(self.hist_total, dtype=np.float64)
+        """The rows' histogram: K outputs' sums back to back, then the counts (hb_best_split_multi's layout)."""
+        hist = np.zeros(self.hist_buffer, dtype=np.float64)
         d = self.data
         rows_p = ffi.NULL if (start == 0 and end == d.n_samples) else _ip(self.rows[start:end])
         g2, h2 = self.g.reshape(self.K, -1), self.h.reshape(self.K, -1)
         for k in range(self.K):
             lib.hb_histogram(d._codes_p, d.n_samples, d.n_features, rows_p, end - start, _dp(g2[k]), _dp(h2[k]),
-                             d.n_bins, _dp(self.gh_scratch), _dp(hist[k * self.hist_size:]))
+                             d.n_bins, _dp(self.gh_scratch), _dp(hist[k * self.hist_size:]),
+                             self._counts(hist) if k == 0 else ffi.NULL)
         return hist
+
+    def _counts(self, hist: np.ndarray) -> object:
+        return ffi.cast("int32_t *", hist[self.hist_total:].ctypes.data)
 
     def new_node(self, node: _Node) -> int:
         self.nodes.append(node)
@@ -189,12 +197,13 @@ class _Grower:
         pen = self.node_penalty(node)
         allowed = ffi.NULL if self.allowed is None else ffi.cast("uint8_t *", self.allowed.ctypes.data)
         if self.K == 1:
-            lib.hb_best_split(_dp(node.hist), d.n_features, d.n_bins, _ip(d.n_thr), _dp(pen), allowed,
-                              p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale, o)
+            lib.hb_best_split(_dp(node.hist), self._counts(node.hist), d.n_features, d.n_bins, _ip(d.n_thr),
+                              _dp(pen), allowed, p.l2, p.min_child_weight, float(p.min_samples_leaf),
+                              self.gain_scale, o)
         else:
-            lib.hb_best_split_multi(_dp(node.hist), self.K, d.n_features, d.n_bins, _ip(d.n_thr), _dp(pen), allowed,
-                                    p.l2, p.min_child_weight, float(p.min_samples_leaf), self.gain_scale,
-                                    _dp(self.work), o)
+            lib.hb_best_split_multi(_dp(node.hist), self._counts(node.hist), self.K, d.n_features, d.n_bins,
+                                    _ip(d.n_thr), _dp(pen), allowed, p.l2, p.min_child_weight,
+                                    float(p.min_samples_leaf), self.gain_scale, _dp(self.work), o)
         return (int(o.feature), int(o.bin), float(o.gain), float(o.gl), float(o.hl), float(o.cl))
 
     def can_split(self, node: _Node) -> bool:
@@ -215,7 +224,7 @@ class _Grower:
         depth = node.depth + 1
         if self.K > 1:  # every output's left sums, from the node's histograms
             assert node.hist is not None
-            cells = node.hist.reshape(self.K, d.n_features, d.n_bins, 3)[:, j, :b + 1]
+            cells = node.hist[:self.hist_total].reshape(self.K, d.n_features, d.n_bins, 2)[:, j, :b + 1]
             gl, hl = cells[:, :, 0].sum(axis=1), cells[:, :, 1].sum(axis=1)
         lnode = _Node(node.start, mid, depth, gl, hl, cl)
         rnode = _Node(mid, node.end, depth, node.G - gl, node.H - hl, node.C - cl)
@@ -223,6 +232,8 @@ class _Grower:
             small, large = (lnode, rnode) if n_left <= node.end - mid else (rnode, lnode)
             small.hist = self.histogram(small.start, small.end)
             lib.hb_subtract(_dp(node.hist), _dp(small.hist), self.hist_total, _dp(node.hist))
+            lib.hb_subtract_counts(self._counts(node.hist), self._counts(small.hist), self.cnt_size,
+                                   self._counts(node.hist))
             large.hist = node.hist
         node.hist = None
         li, ri = self.new_node(lnode), self.new_node(rnode)

@@ -3,35 +3,48 @@
 
 #include <stddef.h>
 
+/* One feature's cells: gh[code * 2 + {0,1}] += {g[i], h[i]} and cnt[code] += 1 (cnt may be NULL) for row i of rows
+ * (rows == NULL: 0..n_rows-1); the four loops keep the tests out of the inner loop. */
 static void add_column(const uint8_t *col, const int32_t *rows, int64_t n_rows, const double *g, const double *h,
-                       double *hist)
+                       double *gh, int32_t *cnt)
 {
     int64_t i;
-    if (rows) {
+    if (rows && cnt) {
         for (i = 0; i < n_rows; ++i) {
-            double *cell = hist + (int64_t)col[rows[i]] * 3;
-            cell[0] += g[i];
-            cell[1] += h[i];
-            cell[2] += 1.0;
+            const int64_t code = col[rows[i]];
+            gh[code * 2] += g[i];
+            gh[code * 2 + 1] += h[i];
+            ++cnt[code];
+        }
+    } else if (rows) {
+        for (i = 0; i < n_rows; ++i) {
+            const int64_t code = col[rows[i]];
+            gh[code * 2] += g[i];
+            gh[code * 2 + 1] += h[i];
+        }
+    } else if (cnt) {
+        for (i = 0; i < n_rows; ++i) {
+            const int64_t code = col[i];
+            gh[code * 2] += g[i];
+            gh[code * 2 + 1] += h[i];
+            ++cnt[code];
         }
     } else {
         for (i = 0; i < n_rows; ++i) {
-            double *cell = hist + (int64_t)col[i] * 3;
-            cell[0] += g[i];
-            cell[1] += h[i];
-            cell[2] += 1.0;
+            const int64_t code = col[i];
+            gh[code * 2] += g[i];
+            gh[code * 2 + 1] += h[i];
         }
     }
 }
 
 void hb_histogram(const uint8_t *codes, int64_t n_total, int64_t n_cols, const int32_t *rows, int64_t n_rows,
-                  const double *g, const double *h, int32_t n_bins, double *scratch, double *hist)
+                  const double *g, const double *h, int32_t n_bins, double *scratch, double *gh, int32_t *cnt)
 {
     int64_t i, j, start;
-    const int64_t stride = (int64_t)n_bins * 3;
     if (!rows) {
         for (j = 0; j < n_cols; ++j)
-            add_column(codes + j * n_total, NULL, n_rows, g, h, hist + j * stride);
+            add_column(codes + j * n_total, NULL, n_rows, g, h, gh + j * n_bins * 2, cnt ? cnt + j * n_bins : NULL);
         return;
     }
     /* ordered gradients, a block of rows at a time: read sequentially once per feature; every cell still adds
@@ -45,11 +58,18 @@ void hb_histogram(const uint8_t *codes, int64_t n_total, int64_t n_cols, const i
             hs[i] = h[r[i]];
         }
         for (j = 0; j < n_cols; ++j)
-            add_column(codes + j * n_total, r, m, gs, hs, hist + j * stride);
+            add_column(codes + j * n_total, r, m, gs, hs, gh + j * n_bins * 2, cnt ? cnt + j * n_bins : NULL);
     }
 }
 
 void hb_subtract(const double *a, const double *b, int64_t n, double *out)
+{
+    int64_t i;
+    for (i = 0; i < n; ++i)
+        out[i] = a[i] - b[i];
+}
+
+void hb_subtract_counts(const int32_t *a, const int32_t *b, int64_t n, int32_t *out)
 {
     int64_t i;
     for (i = 0; i < n; ++i)
@@ -73,13 +93,13 @@ int64_t hb_partition(const uint8_t *codes, int64_t n_total, int32_t *rows, int64
     return n_left;
 }
 
-void hb_best_split(const double *hist, int32_t n_cols, int32_t n_bins, const int32_t *n_thr,
+void hb_best_split(const double *gh, const int32_t *cnt, int32_t n_cols, int32_t n_bins, const int32_t *n_thr,
                    const double *penalty, const uint8_t *allowed, double l2, double min_child_weight,
                    double min_child_count, double gain_scale, hb_split *out)
 {
     int32_t j, b;
     double G = 0.0, H = 0.0, C = 0.0, parent;
-    const int64_t stride = (int64_t)n_bins * 3;
+    const int64_t stride = (int64_t)n_bins * 2;
     out->feature = -1;
     out->bin = -1;
     out->gain = 0.0;
@@ -87,21 +107,22 @@ void hb_best_split(const double *hist, int32_t n_cols, int32_t n_bins, const int
     if (n_cols <= 0)
         return;
     for (b = 0; b < n_bins; ++b) {
-        G += hist[b * 3];
-        H += hist[b * 3 + 1];
-        C += hist[b * 3 + 2];
+        G += gh[b * 2];
+        H += gh[b * 2 + 1];
+        C += cnt[b];
     }
     parent = G * G / (H + l2);
     for (j = 0; j < n_cols; ++j) {
-        const double *f = hist + j * stride;
+        const double *f = gh + j * stride;
+        const int32_t *c = cnt + (int64_t)j * n_bins;
         double gl = 0.0, hl = 0.0, cl = 0.0;
         if (allowed && !allowed[j])
             continue;
         for (b = 0; b < n_thr[j]; ++b) {
             double gr, hr, cr, gain;
-            gl += f[b * 3];
-            hl += f[b * 3 + 1];
-            cl += f[b * 3 + 2];
+            gl += f[b * 2];
+            hl += f[b * 2 + 1];
+            cl += c[b];
             gr = G - gl;
             hr = H - hl;
             cr = C - cl;
@@ -122,13 +143,14 @@ void hb_best_split(const double *hist, int32_t n_cols, int32_t n_bins, const int
     }
 }
 
-void hb_best_split_multi(const double *hist, int32_t n_outputs, int32_t n_cols, int32_t n_bins, const int32_t *n_thr,
-                         const double *penalty, const uint8_t *allowed, double l2, double min_child_weight,
-                         double min_child_count, double gain_scale, double *work, hb_split *out)
+void hb_best_split_multi(const double *gh, const int32_t *cnt, int32_t n_outputs, int32_t n_cols, int32_t n_bins,
+                         const int32_t *n_thr, const double *penalty, const uint8_t *allowed, double l2,
+                         double min_child_weight, double min_child_count, double gain_scale, double *work,
+                         hb_split *out)
 {
     int32_t j, b, k;
     double C = 0.0, parent = 0.0;
-    const int64_t stride = (int64_t)n_bins * 3, size = (int64_t)n_cols * stride;
+    const int64_t stride = (int64_t)n_bins * 2, size = (int64_t)n_cols * stride;
     double *G = work, *H = work + n_outputs, *gl = H + n_outputs, *hl = gl + n_outputs;
     out->feature = -1;
     out->bin = -1;
@@ -137,16 +159,16 @@ void hb_best_split_multi(const double *hist, int32_t n_outputs, int32_t n_cols, 
     if (n_cols <= 0 || n_outputs <= 0)
         return;
     for (k = 0; k < n_outputs; ++k) {
-        const double *f = hist + k * size;
+        const double *f = gh + k * size;
         G[k] = H[k] = 0.0;
         for (b = 0; b < n_bins; ++b) {
-            G[k] += f[b * 3];
-            H[k] += f[b * 3 + 1];
+            G[k] += f[b * 2];
+            H[k] += f[b * 2 + 1];
         }
         parent += G[k] * G[k] / (H[k] + l2);
     }
     for (b = 0; b < n_bins; ++b)
-        C += hist[b * 3 + 2];
+        C += cnt[b];
     for (j = 0; j < n_cols; ++j) {
         double cl = 0.0;
         if (allowed && !allowed[j])
@@ -154,10 +176,10 @@ void hb_best_split_multi(const double *hist, int32_t n_outputs, int32_t n_cols, 
         for (k = 0; k < n_outputs; ++k)
             gl[k] = hl[k] = 0.0;
         for (b = 0; b < n_thr[j]; ++b) {
-            const double *cell = hist + j * stride + b * 3;
+            const double *cell = gh + j * stride + b * 2;
             double hl_sum = 0.0, hr_sum = 0.0, score = 0.0, gain;
             int ok = 1;
-            cl += cell[2];
+            cl += cnt[(int64_t)j * n_bins + b];
             for (k = 0; k < n_outputs; ++k) {
                 gl[k] += cell[k * size];
                 hl[k] += cell[k * size + 1];
