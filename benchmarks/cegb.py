@@ -18,7 +18,7 @@ the C runtime). Multi-class sets: the last label against the rest.
 - training time: 100 trees of 8 leaves (miser: depth 3) on 50 generated features (``--rows``, default
   25k; the paper-size run: ``--rows 25000,100000,400000``, hours), miser against LightGBM on one thread
   (each fit alone; the CLI's wall time at the largest size) and miser's peak traced memory against the binned
-  data (one byte per value).
+  data (one byte per value), for the timed shape and for the default tree (8 leaves, best first).
 
 LightGBM runs in the peers' venv (benchmarks/.venv, benchmarks/common/lightgbm_fit.py): a full run makes
 it on first use, ``--quick`` skips it with a note when missing, ``--no-peer`` always skips it.
@@ -225,7 +225,8 @@ def scaling(sizes: list[int], peer: bool, cli_at_largest: bool) -> list[dict[str
         GreedyMiserClassifier(lam=0.0, n_trees=100, max_depth=3, validation_fraction=0.0,
                               n_iter_no_change=None).fit(X, y)
         r["miser_s"] = time.perf_counter() - t0
-        r["peak_mb"] = fit_peak_bytes(X, y) / 1e6
+        r["peak_mb"] = fit_peak_bytes(X, y, max_depth=3) / 1e6
+        r["peak_default_mb"] = fit_peak_bytes(X, y, max_depth=None) / 1e6
         r["codes_mb"] = X.shape[0] * X.shape[1] / 1e6  # the binned data: one byte per value
         if peer:  # the fit alone, timed in the peers' process
             params = {"num_leaves": 8, "max_depth": 3, "n_estimators": 100, "learning_rate": 0.1, "n_jobs": 1,
@@ -242,20 +243,22 @@ def scaling(sizes: list[int], peer: bool, cli_at_largest: bool) -> list[dict[str
         rows.append(r)
         print(f"| {n} | {r['miser_s']:.2f} | " + (f"{r['lgb_s']:.2f} | {r['miser_s'] / r['lgb_s']:.2f} |"
               if "lgb_s" in r else "- | - |") + (f" {r['cli_s']:.2f} |" if "cli_s" in r else " |")
-              + f" {r['peak_mb']:.2f} | {r['peak_mb'] / r['codes_mb']:.2f} |", flush=True)
+              + f" {r['peak_mb']:.2f} | {r['peak_mb'] / r['codes_mb']:.2f} | {r['peak_default_mb']:.2f} | "
+              f"{r['peak_default_mb'] / r['codes_mb']:.2f} |", flush=True)
     return rows
 
 
-def fit_peak_bytes(X: np.ndarray, y: np.ndarray) -> int:
-    """Peak traced memory (tracemalloc: every numpy array) of a 5-tree fit of the timed shape, the input matrix
-    excepted (the caller's); the peak is reached by the first tree, so a longer fit gives the same."""
+def fit_peak_bytes(X: np.ndarray, y: np.ndarray, max_depth: int | None) -> int:
+    """Peak traced memory (tracemalloc: every numpy array) of a 5-tree fit at lambda 0 (``max_depth`` 3: the timed
+    shape; None: the default tree), the input matrix excepted (the caller's); the peak is reached by the first
+    tree, so a longer fit gives the same."""
     import tracemalloc  # noqa: PLC0415
 
     from compiler.trees.miser import GreedyMiserClassifier  # noqa: PLC0415
 
     tracemalloc.start()
     try:
-        GreedyMiserClassifier(lam=0.0, n_trees=5, max_depth=3, validation_fraction=0.0,
+        GreedyMiserClassifier(lam=0.0, n_trees=5, max_depth=max_depth, validation_fraction=0.0,
                               n_iter_no_change=None).fit(X, y)
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -437,8 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.no_scaling or args.from_json):
         sizes = [5000] if args.quick else [int(s) for s in args.rows.split(",")]
         print("\n| rows | miser fit (s) | LightGBM 1 thread (s) | ratio | miser CLI wall (s) | miser peak memory (MB) "
-              "| / binned data |")
-        print("|---|---|---|---|---|---|---|")
+              "| / binned data | default tree peak (MB) | / binned data |")
+        print("|---|---|---|---|---|---|---|---|---|")
         scale = scaling(sizes, PEER_PY is not None, cli_at_largest=not args.quick)
     if args.plots and rows:
         plots(rows, args.plots)
