@@ -350,6 +350,12 @@ class _Grower:
                 for k in range(raw.shape[1])]
 
 
+def _row_list(rows: np.ndarray, overwrite: bool) -> np.ndarray:
+    """The rows as the int32 list a tree partitions: ``rows`` itself when the caller lets it be overwritten (and it
+    is int32 already), else a copy."""
+    return np.asarray(rows, dtype=np.int32) if overwrite else np.array(rows, dtype=np.int32)
+
+
 def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, params: TreeParams, *,
               penalty: np.ndarray | GroupedCosts | None = None, used: np.ndarray | None = None,
               allowed: np.ndarray | None = None,
@@ -367,9 +373,8 @@ def grow_tree(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.ndarray, 
     pen: np.ndarray | GroupedCosts = np.zeros(d) if penalty is None else (
         penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty, dtype=np.float64))
     u = np.zeros(d, dtype=bool) if used is None else np.asarray(used, dtype=bool)
-    rows32 = np.asarray(rows, dtype=np.int32) if overwrite_rows else np.array(rows, dtype=np.int32)  # partitioned
     gr = _Grower(data, np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(h, dtype=np.float64),
-                 rows32, params, pen, u, allowed, gain_scale, read)
+                 _row_list(rows, overwrite_rows), params, pen, u, allowed, gain_scale, read)
     gr.grow()
     return gr.result(step)
 
@@ -385,9 +390,8 @@ def grow_shared_trees(data: BinnedData, g: np.ndarray, h: np.ndarray, rows: np.n
     depth's features per iteration, not K times as many. ``overwrite_rows``: as :func:`grow_tree`'s."""
     pen: np.ndarray | GroupedCosts = penalty if isinstance(penalty, GroupedCosts) else np.asarray(penalty,
                                                                                               dtype=np.float64)
-    rows32 = np.asarray(rows, dtype=np.int32) if overwrite_rows else np.array(rows, dtype=np.int32)
     gr = _Grower(data, np.ascontiguousarray(np.asarray(g, dtype=np.float64).T),
-                 np.ascontiguousarray(np.asarray(h, dtype=np.float64).T), rows32, params, pen,
+                 np.ascontiguousarray(np.asarray(h, dtype=np.float64).T), _row_list(rows, overwrite_rows), params, pen,
                  np.asarray(used, dtype=bool), allowed, gain_scale)
     gr.grow()
     return gr.results(step), gr.used
