@@ -20,6 +20,7 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 # A line each --quick run must print (its main table's header or summary), so that an empty run fails.
 EXPECTED = {
     "adapt_letters.py": "Part 1: gamma",
+    "base_learner.py": "| data | seed | test rows | miser lambda 0 |",
     "blas_threads.py": "| machine | default threads (ms/fit) |",
     "cascade_chooser.py": "| rule | candidates | won vs coupled |",
     "cegb.py": "| rows | miser fit (s) |",
