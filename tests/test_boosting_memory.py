@@ -87,10 +87,12 @@ def _pool_watch(monkeypatch: pytest.MonkeyPatch, prune: bool) -> list[int]:
     return held
 
 
-@pytest.mark.parametrize(("lam", "charge", "K"), [(0.0, "model", 2), (0.3, "model", 2), (0.1, "row", 2),
-                                                  (0.0, "model", 3), (0.5, "model", 3)])
+@pytest.mark.parametrize(("lam", "charge", "K", "class_trees"), [
+    (0.0, "model", 2, "separate"), (0.3, "model", 2, "separate"), (0.1, "row", 2, "separate"),
+    (0.0, "model", 3, "separate"), (0.5, "model", 3, "separate"), (0.0, "model", 3, "shared"),
+    (0.5, "model", 3, "shared")])
 def test_a_leaf_wise_tree_keeps_only_the_histograms_of_leaves_that_may_still_split(
-        monkeypatch: pytest.MonkeyPatch, lam: float, charge: str, K: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, lam: float, charge: str, K: int, class_trees: str) -> None:
     """Best first with L splits to go, only the leaves that may be among them keep a histogram (at lambda 0 at most
     max_leaves / 2 + 1 at a time, 7 for 8 leaves before), and every tree is the one grown with all kept."""
     rng = np.random.default_rng(3)
@@ -102,8 +104,8 @@ def test_a_leaf_wise_tree_keeps_only_the_histograms_of_leaves_that_may_still_spl
     def fit(prune: bool) -> tuple[list[np.ndarray], list[int]]:
         with monkeypatch.context() as m:
             held = _pool_watch(m, prune)
-            est = GreedyMiserClassifier(lam=lam, n_trees=8, costs=costs, charge=charge, validation_fraction=0.0,
-                                        n_iter_no_change=None).fit(X, y)
+            est = GreedyMiserClassifier(lam=lam, n_trees=8, costs=costs, charge=charge, class_trees=class_trees,
+                                        validation_fraction=0.0, n_iter_no_change=None).fit(X, y)
         return [np.concatenate([t.feature, t.bin, t.value.view(np.int64)]) for t in est.trees_], held
 
     pruned, held = fit(True)
