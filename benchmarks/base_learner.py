@@ -57,15 +57,12 @@ def parse_seeds(text: str) -> list[int]:
 def run(name: str, seed: int, peer: bool) -> dict[str, Any]:
     """One split: miser lambda 0 and (with the peer) LightGBM at 255 and 63 bins, accuracy on the test rows."""
     task, fc = keel_task(name, seed)
-    X = task.data.X.astype(np.float32)
-    parts = (X[task.train], task.y[task.train], X[task.validation], task.y[task.validation], X[task.test],
-             task.y[task.test])
+    parts = cegb.task_parts(task)
     out: dict[str, Any] = {"data": name, "seed": seed, "test_rows": int(len(task.test))}
     m = cegb.frugal_point("miser", task, {"lambda": 0.0}, fc, parts[4], parts[5])
     out["miser0"] = None if "refused" in m else m["acc"]
     if peer:
-        fits = cegb.lgb_peer([cegb.lgb_job(), cegb.lgb_job(max_bin=63)],
-                             **dict(zip(("Xtr", "ytr", "Xva", "yva", "Xte", "yte"), parts, strict=True)))
+        fits = cegb.lgb_peer([cegb.lgb_job(), cegb.lgb_job(max_bin=63)], **cegb.peer_arrays(parts))
         for key, fit in zip(("lgb255", "lgb63"), fits, strict=True):
             out[key] = float(np.mean(np.asarray(fit["pred"]["te"]) == parts[5]))
     return out

@@ -161,12 +161,25 @@ def frugal_point(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts
             "val_acc": float(tr.get("validation_accuracy", np.nan)), "curve": tr.get("sweep_curve")}
 
 
+PART_NAMES = ("Xtr", "ytr", "Xva", "yva", "Xte", "yte")  # the arrays of common/lightgbm_fit.py
+
+
+def task_parts(task: Any) -> tuple[np.ndarray, ...]:
+    """The CLI's split of a task: train, validation and test rows (float32) and labels, in PART_NAMES' order."""
+    X = task.data.X.astype(np.float32)
+    return (X[task.train], task.y[task.train], X[task.validation], task.y[task.validation], X[task.test],
+            task.y[task.test])
+
+
+def peer_arrays(parts: tuple[np.ndarray, ...]) -> dict[str, np.ndarray]:
+    """task_parts' arrays by the names lgb_peer takes."""
+    return dict(zip(PART_NAMES, parts, strict=True))
+
+
 def run(name: str, seed: int, with_cstc: bool, peer: bool) -> dict[str, Any]:
     task, fc = keel_task(name, seed)
     costs = fc.coef[:, 0]
-    X = task.data.X.astype(np.float32)
-    parts = (X[task.train], task.y[task.train], X[task.validation], task.y[task.validation], X[task.test],
-             task.y[task.test])
+    parts = task_parts(task)
     Xte, yte = parts[4], parts[5]
     out: dict[str, Any] = {"data": name, "seed": seed, "n": int(len(task.y)), "d": int(task.n_features)}
     out["miser0"] = frugal_point("miser", task, {"lambda": 0.0}, fc, Xte, yte)
@@ -177,7 +190,7 @@ def run(name: str, seed: int, with_cstc: bool, peer: bool) -> dict[str, Any]:
     if peer:
         n = len(TRADEOFFS)
         fits = lgb_peer([lgb_job(), *cegb_jobs(costs, "coupled"), *cegb_jobs(costs, "lazy")],
-                        **dict(zip(("Xtr", "ytr", "Xva", "yva", "Xte", "yte"), parts, strict=True)))
+                        **peer_arrays(parts))
         out["lgb"] = {**lgb_point(fits[0], "te", Xte, yte, costs), "seconds": fits[0]["seconds"]}
         for i, kind in enumerate(("coupled", "lazy")):
             part = fits[1 + i * n:1 + (i + 1) * n]

@@ -155,7 +155,7 @@ def compact_weights(w: np.ndarray) -> np.ndarray:
     """``w`` as float64; where every weight is 1, a read-only broadcast 1.0 that takes no memory per row (the
     booster reads its weights, never writes them)."""
     w = np.asarray(w, dtype=np.float64)
-    if w.ndim == 1 and w.strides != (0,) and w.size and bool(np.all(w == 1.0)):
+    if w.ndim == 1 and bool(np.all(w == 1.0)):
         return np.broadcast_to(np.float64(1.0), w.shape)
     return w
 

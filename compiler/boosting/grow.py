@@ -141,6 +141,7 @@ class _Grower:
             self.row_pen = np.asarray(penalty, dtype=np.float64) / max(rows.size, 1)
         self.pen = self._penalty(penalty)
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
+        self.no_penalty = np.zeros(data.n_features)  # a leaf's bound: its best gain were every feature free
         # a histogram is one float64 buffer: K outputs' gradient and hessian sums (2 doubles a bin each), then the
         # counts (one int32 a bin, shared by the K outputs): hb_histogram's gh and cnt
         self.hist_size = data.n_features * data.n_bins * 2
@@ -191,10 +192,11 @@ class _Grower:
             node.unread = (seg.size - self.read[seg].sum(axis=0, dtype=np.int64)).astype(np.float64)
         return np.ascontiguousarray(self.row_pen * node.unread)
 
-    def best_split(self, node: _Node) -> tuple[int, int, float, float, float, float]:
+    def best_split(self, node: _Node, pen: np.ndarray | None = None) -> tuple[int, int, float, float, float, float]:
+        """The node's best split under its penalties (or under ``pen``, one per feature)."""
         d, p, o = self.data, self.params, self.out
         assert node.hist is not None
-        pen = self.node_penalty(node)
+        pen = self.node_penalty(node) if pen is None else pen
         allowed = ffi.NULL if self.allowed is None else ffi.cast("uint8_t *", self.allowed.ctypes.data)
         if self.K == 1:
             lib.hb_best_split(_dp(node.hist), self._counts(node.hist), d.n_features, d.n_bins, _ip(d.n_thr),
@@ -299,33 +301,27 @@ class _Grower:
             open_ += [c for c in (li, ri) if self.can_split(self.nodes[c])]
 
     def _hopeless_dropped(self, open_: list[int], gains: dict[int, float], remaining: int) -> list[int]:
-        """The open leaves that may still be split, the others' histograms released (memory: the pool then holds at
-        most ``remaining`` of them). A leaf's gain never exceeds its split's gain without penalty (penalties only
-        fall as features become used), and every leaf whose gain now is higher is split before it (best first,
-        those gains only rise): with ``remaining`` such leaves, or a penalty-free gain <= 0, it is never split.
-        The tree is the same as with every histogram kept."""
+        """The open leaves that may still be split, the others' histograms released (memory: with no penalty left,
+        as at lambda 0, the pool then holds at most ``remaining`` of them). A leaf's gain never exceeds its split's
+        gain without penalty (penalties only fall as features become used), and every leaf whose gain now is
+        higher is split before it (best first, those gains only rise): with ``remaining`` such leaves, or a
+        penalty-free gain <= 0, it is never split. The tree is the same as with every histogram kept."""
         if len(open_) <= remaining and len(gains) == len(open_):
             return open_
         ahead = np.sort(np.fromiter(gains.values(), dtype=np.float64, count=len(gains)))
         keep = []
         for i in open_:
             node = self.nodes[i]
-            bound = gains.get(i, 0.0) if not np.any(self.node_penalty(node)) else self._free_gain(node)
+            if np.any(self.node_penalty(node)):
+                s = self.best_split(node, self.no_penalty)
+                bound = s[2] if s[0] >= 0 else 0.0
+            else:
+                bound = gains.get(i, 0.0)
             if bound > 0.0 and ahead.size - np.searchsorted(ahead, bound, side="right") < remaining:
                 keep.append(i)
             else:
                 node.hist = None
         return keep
-
-    def _free_gain(self, node: _Node) -> float:
-        """The node's best gain with no feature penalised (0 when it has no valid split)."""
-        pen, self.pen, read = self.pen, np.zeros_like(self.pen), self.read
-        self.read = None
-        try:
-            s = self.best_split(node)
-        finally:
-            self.pen, self.read = pen, read
-        return s[2] if s[0] >= 0 else 0.0
 
     def result(self, step: float) -> tuple[CostTree, np.ndarray]:
         """The tree (leaf values step * -G/(H+l2), float64; capped by max_delta_step) and the used mask after it."""
