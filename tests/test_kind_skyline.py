@@ -32,6 +32,17 @@ def cheap_noisy_expensive_clean(n: int = 600, seed: int = 0) -> tuple[np.ndarray
     return cheap_and_clean(n, seed, 3, cheap=(0.4, 1.0), clean=(1.5, 1.0))
 
 
+def shifted_binary(path: Path, n: int, d: int, informative: int, shift: float, seed: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """n rows of d standard normal columns, the first ``informative`` shifted by +-shift with a 0/1 label; saved."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n)
+    X = rng.normal(size=(n, d))
+    X[:, :informative] += shift * (2.0 * y[:, None] - 1.0)
+    np.savez(path, X=X, y=y)
+    return X, y
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("skyline")
@@ -301,12 +312,8 @@ def test_more_than_24_features_chooses_greedy_and_reports_validation(tmp_path: P
     """The default --method (auto) trains on wide data with greedy-acc, says so in one line, prints
     no 2^d count in digits, and reports the validation accuracy of the written tables; an explicit
     --method polydom there is a one-line usage error naming --method."""
-    rng = np.random.default_rng(4)
-    n, d = 400, 30
-    y = rng.integers(0, 2, size=n)
-    X = rng.normal(size=(n, d))
-    X[:, :3] += 1.2 * (2.0 * y[:, None] - 1.0)
-    np.savez(tmp_path / "wide.npz", X=X, y=y)
+    d = 30
+    X, y = shifted_binary(tmp_path / "wide.npz", 400, d, 3, 1.2, seed=4)
     code, _, err = run("train", "skyline", tmp_path / "wide.npz", "--max-sets", 40, "-o", tmp_path / "w.msgpack")
     assert code == 0, err
     assert f"skyline auto: {d} features (polydom takes at most 24)" in err and "greedy-acc on at most 40 sets" in err
@@ -359,6 +366,31 @@ def test_patience_option(tmp_path: Path) -> None:
     for bad_value in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match="patience must be an integer >= 1 or None"):
             SkylineClassifier(patience=bad_value, max_sets=4).fit(X, y)
+
+
+def test_folds_option(tmp_path: Path) -> None:
+    """--folds: by default a validation part under SKYLINE_CV_BELOW rows (here 300 of 1,500 rows; the sweeps' rule,
+    200, would keep it) scores the sets by 5-fold cross-validation and refits the indexed models on both parts;
+    --folds 1 keeps the validation part, --folds 3 three folds; the model file records the folds. --folds 0 or a
+    word: one line, exit 2, nothing written."""
+    from compiler.options import CV_BELOW  # noqa: PLC0415
+    from compiler.skyline import SKYLINE_CV_BELOW  # noqa: PLC0415
+
+    n = 1500
+    shifted_binary(tmp_path / "f.npz", n, 5, 2, 1.0, seed=6)
+    assert CV_BELOW <= n // 5 < SKYLINE_CV_BELOW  # the CLI's 60/20/20 split: 300 validation rows
+    for extra, folds in (([], 5), (["--folds", "1"], 0), (["--folds", "3"], 3)):
+        out = tmp_path / f"f{folds}.msgpack"
+        code, _, err = run("train", "skyline", tmp_path / "f.npz", *extra, "-o", out)
+        assert code == 0, err
+        tr = fmt.load(out).meta["training"]
+        assert (tr["cv_folds"], tr["refit"]) == (folds, folds > 0), tr
+    for bad in (["--folds", "0"], ["--folds", "x"]):
+        out = tmp_path / "bad.msgpack"
+        code, stdout, err = run("train", "skyline", tmp_path / "f.npz", *bad, "-o", out)
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert code == 2 and stdout == "" and len(errors) == 1 and "--folds" in err, err
+        assert not out.exists()
 
 
 def test_lattice_count_is_stored_past_floats_range() -> None:

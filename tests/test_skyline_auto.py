@@ -46,3 +46,28 @@ def test_classifier_default_records_the_method_used() -> None:
     clf = SkylineClassifier(base="nb", method="auto").fit(X, y)
     assert clf.method_ == "polydom" and clf.index_.method == "polydom"
     assert clf.score(X, y) > 0.7
+
+
+def test_the_timed_set_is_scored_as_the_search_scores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With cross-validated scores a set costs every fold's fit: auto budgets by that time (until round 58 it timed
+    one fit on the training part, so a 5-fold search could take five times its minute). Counted in fits, not
+    seconds: the timed scoring fits once per fold, or once on the training part."""
+    fits: list[int] = []
+
+    class CountingNB(GaussianNB):
+        def fit(self, X: np.ndarray, y: np.ndarray, sample_weight: object = None) -> CountingNB:
+            fits.append(X.shape[0])
+            return super().fit(X, y, sample_weight)
+
+    X, y = make_classification(n_samples=400, n_features=6, n_informative=4, random_state=0)
+    for cv, expected in ((0, [250]), (4, [300, 300, 300, 300])):
+        o = AccuracyOracle(CountingNB(), X[:250], y[:250], X[250:], y[250:], cv=cv)
+        fits.clear()
+        assert o.seconds_per_set(0b111111) > 0
+        assert fits == expected
+        assert o.n_evaluated == 0  # timing is not scoring: nothing cached
+    o = AccuracyOracle(CountingNB(), X[:250], y[:250], X[250:], y[250:], cv=4)
+    fits.clear()
+    auto_search(o, 6, np.ones((6, 3)), 1.0)
+    fitted_sets = o.n_evaluated - (0 in o.cache)  # the empty set predicts the majority: no fit
+    assert len(fits) == 4 * (fitted_sets + 1)  # every scored set and the timed one: four folds each (before: 4 n + 1)

@@ -28,7 +28,8 @@ from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
 from compiler.estimators import encode_classes
-from compiler.options import CV_BELOW, CV_FOLDS
+from compiler.options import CV_FOLDS
+from compiler.skyline import SKYLINE_CV_BELOW
 from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
 from compiler.skyline.search import (
@@ -111,10 +112,13 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
     Training: the rows are split into a training and a validation part (``validation_fraction``,
     or ``fit(..., eval_set=...)``); the search scores each feature set by the accuracy of a base model
     trained on the training part and measured on the validation part (the paper's method). When the
-    validation part has fewer than ``cv_below`` rows (default 200: one row is more than half a point),
-    that estimate is too noisy to rank feature sets (many tie near the top), so each set is scored by
-    ``cv``-fold cross-validated accuracy over both parts pooled instead (``cv`` times the training;
-    ``cv_below=0`` or ``cv < 2`` keeps the validation score at every size). ``refit``: refit the
+    validation part has fewer than ``cv_below`` rows (default 1000, ``SKYLINE_CV_BELOW``), that estimate is
+    too noisy to rank feature sets: the search keeps the best of hundreds of scores, so the kept sets are
+    those whose validation rows happened to favour them (on sklearn:digits, 360 validation rows, the linear
+    base's best set read 20 features at 0.939 test accuracy on split seed 1, 50 at 0.961 cross-validated).
+    Each set is then scored by ``cv``-fold cross-validated accuracy over both parts pooled instead (``cv``
+    times the training; ``cv_below=0`` or ``cv < 2`` keeps the validation score at every size; until round 58
+    the threshold was the sweeps' 200 rows). ``refit``: refit the
     indexed models on both parts after the search (None, the default: only when the sets were scored by
     cross-validation, whose estimates are of models trained on both parts; on the validation path the
     models stay those the validation part scored). The index's accuracies stay the search's estimates.
@@ -129,7 +133,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                  max_sets: int | None = None, sizes: Any = None, costs: Any = None,
                  validation_fraction: float = 0.3, allow_empty: bool = True, random_state: int | None = 0,
                  n_jobs: int | None = None, scheduler: str | None = None, approx: float = 0.0,
-                 cv: int = CV_FOLDS, cv_below: int = CV_BELOW, refit: bool | None = None,
+                 cv: int = CV_FOLDS, cv_below: int = SKYLINE_CV_BELOW, refit: bool | None = None,
                  patience: int | None = PATIENCE):
         self.base = base
         self.method = method

@@ -36,7 +36,9 @@ from compiler.costs import FeatureCosts
 from compiler.header import register_emitter
 from compiler.kinds import BudgetEval, KindSpec, register, register_budget_eval
 from compiler.nb.kind import NB_TABLE_OPTIONS, table_forms_line
+from compiler.options import CV_FOLDS
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
+from compiler.skyline import SKYLINE_CV_BELOW
 from compiler.skyline.header import skyline_tables
 from compiler.tasks import TrivialModelError, check_not_trivial
 from pyruntime.evaluators import c_evaluator, reference_evaluator
@@ -50,6 +52,7 @@ from pyruntime.skyline.index import poly_cost
 from pyruntime.skyline.model import SkylineModel
 
 EXPORTABLE = ("nb", "linear")
+ALWAYS = 1 << 62  # --folds K >= 2: a cv_below above any validation part
 
 
 class MethodChoice(click.Choice):
@@ -89,6 +92,12 @@ SKYLINE_OPTIONS = [
                  help="Greedy searches (greedy-acc, greedy-cost, auto's greedy part): stop a run after N added "
                       "features in a row that did not raise validation accuracy; 0: run every feature in (d (d + 1) "
                       "/ 2 sets a run: slower, and the best model may lie further on) [skyline; default 3]."),
+    click.Option(["--folds"], type=click.IntRange(min=1), default=None,
+                 help="Score each feature set by stratified K-fold cross-validation on the train and validation "
+                      "parts pooled (the indexed models then refitted on both) instead of on the validation part "
+                      "alone: the search keeps the best of many scores, and on a small validation part those are the "
+                      f"sets its rows happen to favour. K times the fits; 1: the validation part alone [skyline; "
+                      f"default {CV_FOLDS} when the validation part has fewer than {SKYLINE_CV_BELOW} rows, else 1]."),
     click.Option(["--sizes"], default=None,
                  help="Comma-separated item sizes; the index covers their range [skyline; default 0 .. inf]."),
     click.Option(["--default-budget"], type=float, default=None,
@@ -98,6 +107,14 @@ SKYLINE_OPTIONS = [
     click.Option(["--no-empty-model"], is_flag=True, default=False,
                  help="Do not index the empty feature set (majority class, cost 0) [skyline]."),
 ]
+
+
+def folds_settings(folds: int | None) -> dict[str, int]:
+    """SkylineClassifier's cv and cv_below for --folds: None, the size rule (CV_FOLDS folds under
+    SKYLINE_CV_BELOW validation rows); 1, the validation part at every size; K >= 2, K folds at every size."""
+    if folds is None:
+        return {"cv": CV_FOLDS, "cv_below": SKYLINE_CV_BELOW}
+    return {"cv": int(folds), "cv_below": ALWAYS} if int(folds) >= 2 else {"cv": 0, "cv_below": 0}
 
 
 def base_estimator(base: str, d: int, seed: int, opts: dict[str, Any] | None = None) -> Any:
@@ -227,7 +244,8 @@ def train_skyline(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
                             allow_empty=not opts.get("no_empty_model", False), random_state=seed,
                             n_jobs=check_jobs(opts.get("jobs")), scheduler=opts.get("scheduler"),
                             approx=float(opts.get("approx", 0.0)),
-                            patience=(opts["patience"] or None) if "patience" in opts else PATIENCE)
+                            patience=(opts["patience"] or None) if "patience" in opts else PATIENCE,
+                            **folds_settings(opts.get("folds")))
     clf.fit(X[task.train], y[task.train], eval_set=(X[task.validation], y[task.validation]))
     models = [runtime_tables(base, m, mask_features(mask), d, clf.majority_, task.n_classes)
               for m, mask in zip(clf.models_, clf.masks_, strict=True)]

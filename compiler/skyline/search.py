@@ -42,6 +42,7 @@ as accurate and never costlier over the whole range).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,6 +162,14 @@ class AccuracyOracle:
         if not cols:
             return None
         return _fit(self.base, self.X_train, self.y_train, cols)
+
+    def seconds_per_set(self, mask: int) -> float:
+        """Wall seconds of scoring one feature set as the search scores it (each fold's fit when
+        cross-validated, the training part's otherwise), measured on ``mask`` without caching: the
+        time ``method="auto"`` budgets by."""
+        t0 = time.perf_counter()
+        self._score(int(mask))
+        return time.perf_counter() - t0
 
     def __call__(self, mask: int) -> float:
         mask = int(mask)
