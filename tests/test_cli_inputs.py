@@ -639,14 +639,19 @@ def test_bench_table_as_json_and_rows_only_with_a_target(work: Path) -> None:
 
 
 def test_skyline_on_too_few_rows_says_whose_validation_part_is_empty(tmp_path: Path) -> None:
-    """12 rows of 3 classes: the budget index fits naive Bayes on its 6 training rows, and NB's own validation
-    split of those rows is empty; the message says so (it used to say only "validation data is empty" right
-    after a line that counted 3 validation rows)."""
+    """12 rows of 3 classes scored on the validation part (--folds 1): the budget index fits naive Bayes on its 6
+    training rows, and NB's own validation split of those rows is empty; the message says so (it used to say only
+    "validation data is empty" right after a line that counted 3 validation rows). By default the 3 validation rows
+    send the search to cross-validation on the 9 pooled rows, whose models are refitted on all 9: it trains (until
+    round 58 --method auto's timing fit on the 6 training rows raised the same error there)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 3))
     (tmp_path / "t.csv").write_text(csv_text(X, ["x", "y", "z"] * 4))
     out = tmp_path / "m.msgpack"
     code, _, err = run("train", "skyline", tmp_path / "t.csv", "-o", out)
+    assert code == 0 and "chosen by 5-fold cross-validation and refitted" in err, err
+    out.unlink()
+    code, _, err = run("train", "skyline", tmp_path / "t.csv", "--folds", "1", "-o", out)
     assert code == 2 and err.strip().splitlines()[-1] == (
         "error: validation data is empty: the 6 rows given to naive Bayes's fit leave none for its validation "
         "part (validation_fraction 0.25); give more rows or an eval_set"), err
