@@ -48,7 +48,7 @@ def test_classifier_default_records_the_method_used() -> None:
     assert clf.score(X, y) > 0.7
 
 
-def test_the_timed_set_is_scored_as_the_search_scores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_timed_set_is_scored_as_the_search_scores_it() -> None:
     """With cross-validated scores a set costs every fold's fit: auto budgets by that time (until round 58 it timed
     one fit on the training part, so a 5-fold search could take five times its minute). Counted in fits, not
     seconds: the timed scoring fits once per fold, or once on the training part."""
