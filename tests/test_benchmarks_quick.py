@@ -49,6 +49,7 @@ EXPECTED = {
     "shared_runs.py": "flat/shared",
     "skyline.py": "accuracy vs budget",
     "skyline_count.py": "x86 instr  /feat lookup",
+    "skyline_cv.py": "curve higher cross-validated on",
 }
 
 
