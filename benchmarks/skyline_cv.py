@@ -33,7 +33,7 @@ os.environ.setdefault("FRUGALML_PROGRESS", "off")
 from benchmarks.common import figures  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.kinds import kind_spec  # noqa: E402
-from pyruntime.evaluators import c_evaluator  # noqa: E402
+from compiler.skyline.kind import skyline_eval  # noqa: E402
 
 DEFAULT_RUNS = ("sklearn:digits@0,1,2", "keel:segment@0,1")
 SCORING = (("validation", 1), ("cross-validated", 5))  # --folds of each index
@@ -52,16 +52,15 @@ def parse_run(text: str) -> tuple[str, list[int]]:
 
 
 def index_curve(task: Any, base: str, folds: int) -> dict[str, Any]:
-    """The index's test accuracy at every budget 1 .. d (the C runtime, float32) and its best model's."""
+    """The index's test accuracy at every budget 1 .. d and its best model's (``frugalml eval --budget-sweep``'s
+    report: the C runtime, float32; with uniform costs a model's cost is its feature count)."""
     d = int(task.n_features)
     opts = {"method": "greedy-acc", "max_sets": d * (d + 1) // 2, "base": base, "patience": 0, "folds": folds}
     model = kind_spec("skyline").train("skyline", task, opts, None)
-    ev = c_evaluator(model, "float32")
-    X, y = task.data.X[task.test], task.y[task.test]
-    curve = [float(np.mean(ev.predict(X, float(b), 0.0).label == y)) for b in range(1, d + 1)]
-    best = ev.predict(X, float("inf"), 0.0)
-    return {"curve": float(np.mean(curve)), "best_acc": float(np.mean(best.label == y)),
-            "best_features": float(np.mean(best.n_read)), "val_rows": int(task.validation.size)}
+    rep = skyline_eval(model, task.data.X[task.test], task.y[task.test], budget=float("inf"),
+                       sweep=list(range(1, d + 1)))
+    return {"curve": float(np.mean([c["accuracy"] for c in rep["budget_sweep"]])), "best_acc": rep["accuracy"],
+            "best_features": rep["mean_cost"], "val_rows": int(task.validation.size)}
 
 
 def summary(rows: list[dict[str, Any]]) -> list[str]:
