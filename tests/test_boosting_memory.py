@@ -2,7 +2,8 @@
 
 Issue 22 asks for training memory within 3x the binned data. A fit holds the 1-byte codes (n x d), a pool of
 histograms that does not grow with the rows (d x bins x 20 bytes each: gradient and hessian sums in float64, the
-count in int32; one per leaf that may still split: at lambda 0 and best first, at most max_leaves / 2 + 1) and a few
+count in int32; one per leaf that may still split: at lambda 0 and best first, at most max_leaves / 2 + 1, and never
+more than max_leaves - 2) and a few
 arrays of one value per row: gradient and hessian (float64), targets and scores (float32), the row list (int32)
 and one scratch buffer (the partition's int32 rows; the gradients are gathered a block of rows at a time).
 docs/benchmarks.md has the peaks at 25k-400k rows (``benchmarks/cegb.py --rows``)."""
@@ -46,6 +47,22 @@ def test_binary_fit_peak_is_the_codes_the_histogram_pool_and_a_few_values_per_ro
     pool = held * d * bins * 20
     budget = n * d + pool + PER_ROW_BYTES * n + FIXED_BYTES
     assert peak <= budget, f"peak {peak} bytes > budget {budget} ({(peak - n * d - pool) / n:.1f} bytes per row)"
+
+
+def test_the_clis_default_lambda_holds_at_most_max_leaves_minus_two_histograms() -> None:
+    """lambda 1 (the CLI's default): a penalised leaf's bound is its penalty-free gain, so the pruning keeps more
+    leaves than at lambda 0; before the tree's last split but one every other leaf is evaluated under the final
+    penalties and releases its histogram, so at most 6 of 8 leaves' are held (7 before: 3.15x the codes at 25,000
+    rows, over issue 22's 3x)."""
+    n, d = 20_000, 50
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = (X[:, :10].sum(axis=1) + rng.normal(size=n) > 0).astype(np.int64)
+    est = GreedyMiserClassifier(lam=1.0, n_trees=3, validation_fraction=0.0, n_iter_no_change=None)
+    peak = traced_peak(lambda: est.fit(X, y))
+    bins = 1 + max(t.size for t in Binner(255).fit(X).thresholds_)
+    budget = n * d + 6 * d * bins * 20 + PER_ROW_BYTES * n + FIXED_BYTES
+    assert peak <= budget, f"peak {peak} bytes > budget {budget}"
 
 
 def test_binning_a_large_set_samples_one_column_at_a_time() -> None:
@@ -112,5 +129,7 @@ def test_a_leaf_wise_tree_keeps_only_the_histograms_of_leaves_that_may_still_spl
     kept, held_all = fit(False)
     assert len(pruned) == len(kept) and all(np.array_equal(a, b) for a, b in zip(pruned, kept, strict=True))
     assert max(held) <= max(held_all)
+    # the last split but one settles the other leaves (the penalties are final) and releases their histograms
+    assert max(held) <= 8 - 2  # 7 before, with a penalty or without the pruning
     if lam == 0:  # a penalised leaf is bounded by its gain without penalty: it may keep more
         assert max(held) <= 8 // 2 + 1 < max(held_all)

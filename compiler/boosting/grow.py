@@ -114,6 +114,9 @@ class _Node:
     hist: np.ndarray | None = None
     split: tuple[int, int, float, float, float, float] | None = None  # feature, bin, gain, gl, hl, cl
     unread: np.ndarray | None = None  # charge "row": per feature, the node's rows that have not read it
+    best: tuple[int, tuple[int, int, float, float, float, float]] | None = None  # (penalty version, its best split)
+    bound: float | None = None  # its best gain were every feature free (the histogram's, fixed while it is open)
+    left_sums: tuple[np.ndarray, np.ndarray] | None = None  # K outputs: its best split's left sums, hist released
 
 
 class _Grower:
@@ -140,6 +143,7 @@ class _Grower:
             assert read.shape == (data.n_samples, data.n_features)
             self.row_pen = np.asarray(penalty, dtype=np.float64) / max(rows.size, 1)
         self.pen = self._penalty(penalty)
+        self.version = 0  # counts the changes of self.pen: a leaf's best split is kept until it changes
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
         self.no_penalty = np.zeros(data.n_features)  # a leaf's bound: its best gain were every feature free
         # a histogram is one float64 buffer: K outputs' gradient and hessian sums (2 doubles a bin each), then the
@@ -208,6 +212,20 @@ class _Grower:
                                     float(p.min_samples_leaf), self.gain_scale, _dp(self.work), o)
         return (int(o.feature), int(o.bin), float(o.gain), float(o.gl), float(o.hl), float(o.cl))
 
+    def evaluate(self, node: _Node) -> tuple[int, int, float, float, float, float]:
+        """The open leaf's best split under the current penalties, from its histogram only when they changed since it
+        was last evaluated (the same C call on the same histogram and penalties: the same split)."""
+        if node.best is None or node.best[0] != self.version:
+            node.best = (self.version, self.best_split(node))
+        return node.best[1]
+
+    def penalty_free_gain(self, node: _Node) -> float:
+        """The leaf's best gain were every feature free: a bound on its gain under any penalties to come."""
+        if node.bound is None:
+            s = self.best_split(node, self.no_penalty)
+            node.bound = s[2] if s[0] >= 0 else 0.0
+        return node.bound
+
     def can_split(self, node: _Node) -> bool:
         return node.hist is not None and node.depth < self.params.max_depth and node.end - node.start >= 2
 
@@ -224,10 +242,8 @@ class _Grower:
         n_left = int(lib.hb_partition(d._codes_p, d.n_samples, _ip(seg), seg.size, j, b, _ip(self.scratch)))
         mid = node.start + n_left
         depth = node.depth + 1
-        if self.K > 1:  # every output's left sums, from the node's histograms
-            assert node.hist is not None
-            cells = node.hist[:self.hist_total].reshape(self.K, d.n_features, d.n_bins, 2)[:, j, :b + 1]
-            gl, hl = cells[:, :, 0].sum(axis=1), cells[:, :, 1].sum(axis=1)
+        if self.K > 1:  # every output's left sums, from the node's histograms (or kept when they were released)
+            gl, hl = self._left_sums(node, j, b) if node.hist is not None else node.left_sums
         lnode = _Node(node.start, mid, depth, gl, hl, cl)
         rnode = _Node(mid, node.end, depth, node.G - gl, node.H - hl, node.C - cl)
         if depth < self.params.max_depth and node.hist is not None and not last:
@@ -241,13 +257,40 @@ class _Grower:
         li, ri = self.new_node(lnode), self.new_node(rnode)
         self.feature[idx], self.bin[idx] = j, b
         self.left[idx], self.right[idx] = li, ri
-        if not self.used[j]:
-            self.used[j] = True
-            if self.groups is not None:  # the feature's groups are paid for: cheaper for their other features
-                self.pen = self._penalty(self.groups)
-            else:
-                self.pen[j] = 0.0
+        self._mark_used(j)
         return li, ri
+
+    def _left_sums(self, node: _Node, j: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        assert node.hist is not None
+        d = self.data
+        cells = node.hist[:self.hist_total].reshape(self.K, d.n_features, d.n_bins, 2)[:, j, :b + 1]
+        return cells[:, :, 0].sum(axis=1), cells[:, :, 1].sum(axis=1)
+
+    def _mark_used(self, j: int) -> None:
+        if self.used[j]:
+            return
+        self.used[j] = True
+        if self.groups is not None:  # the feature's groups are paid for: cheaper for their other features
+            self.pen = self._penalty(self.groups)
+        else:
+            self.pen[j] = 0.0
+        if self.read is None:  # charge "row": a node's penalties are its own rows', never changed by other splits
+            self.version += 1
+
+    def _settle(self, open_: list[int], j: int) -> None:
+        """Before the tree's last split but one (on feature ``j``): the penalties are final once ``j`` is used (the
+        last split changes nothing that is evaluated after it) and the last split builds no histograms, so the other
+        open leaves are evaluated now and release theirs (a shared tree keeps its split's K left sums): the pool
+        then holds only the split's own two during it. The tree is the same."""
+        self._mark_used(j)
+        for i in open_:
+            node = self.nodes[i]
+            if node.hist is None:
+                continue
+            s = self.evaluate(node)
+            if self.K > 1 and s[0] >= 0:
+                node.left_sums = self._left_sums(node, s[0], s[1])
+            node.hist = None
 
     def grow(self) -> None:
         n = self.rows.size
@@ -286,17 +329,21 @@ class _Grower:
         while n_leaves < max_leaves and open_:
             best_i, best_s = -1, None
             gains: dict[int, float] = {}
-            for i in open_:  # one C call per open leaf: the penalties change as features become used
-                s = self.best_split(self.nodes[i])
+            for i in open_:  # a C call per open leaf whose penalties changed (features became used) since the last
+                s = self.evaluate(self.nodes[i])
                 if s[0] >= 0 and s[2] > 0.0:
                     gains[i] = s[2]
                     if best_s is None or s[2] > best_s[2]:
                         best_i, best_s = i, s
             if best_s is None:
                 break
-            open_ = self._hopeless_dropped(open_, gains, max_leaves - n_leaves)
+            remaining = max_leaves - n_leaves
+            if remaining > 1:  # the last split builds no histograms: nothing to release before it
+                open_ = self._hopeless_dropped(open_, gains, remaining)
             open_.remove(best_i)
             n_leaves += 1
+            if remaining == 2:
+                self._settle(open_, best_s[0])
             li, ri = self.split(best_i, best_s, last=n_leaves == max_leaves)
             open_ += [c for c in (li, ri) if self.can_split(self.nodes[c])]
 
@@ -313,8 +360,7 @@ class _Grower:
         for i in open_:
             node = self.nodes[i]
             if np.any(self.node_penalty(node)):
-                s = self.best_split(node, self.no_penalty)
-                bound = s[2] if s[0] >= 0 else 0.0
+                bound = self.penalty_free_gain(node)
             else:
                 bound = gains.get(i, 0.0)
             if bound > 0.0 and ahead.size - np.searchsorted(ahead, bound, side="right") < remaining:
