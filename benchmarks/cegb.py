@@ -440,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     if sets or args.from_json:
         print("| data | seed | miser l=0 | LightGBM | miser sweep | cascade | CSTC | CEGB coupled val / hindsight "
               "| CEGB lazy val / hindsight |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
     for name in filter(None, sets.split(",")):
         for seed in (int(s) for s in seeds.split(",")):
             rows.append(run(name, seed, with_cstc, PEER_PY is not None))
