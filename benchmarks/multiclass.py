@@ -77,6 +77,7 @@ os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
 from benchmarks.common.args import positive_int  # noqa: E402
+from benchmarks.common.skyline_index import forward_selection_options  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.kinds import kind_spec  # noqa: E402
 from pyruntime.evaluators import c_evaluator  # noqa: E402
@@ -226,8 +227,7 @@ def skyline_rows(task: Any) -> list[Row]:
     X = task.data.X[task.test]
     rows = []
     for base, names in (("nb", (SKY0, SKY2, SKY4)), ("linear", (SKYL0, SKYL2, SKYL4))):
-        model = train(task, "skyline", {"method": "greedy-acc", "max_sets": d * (d + 1) // 2, "base": base,
-                                        "patience": 0})
+        model = train(task, "skyline", forward_selection_options(d, base))
         ev = c_evaluator(model, "float32")
         p = ev.predict(X, float("inf"), 0.0)
         rows.append((names[0], metrics(task, p.label, p.n_read)))

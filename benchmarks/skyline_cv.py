@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("FRUGALML_PROGRESS", "off")
 
 from benchmarks.common import figures  # noqa: E402
+from benchmarks.common.skyline_index import forward_selection_options  # noqa: E402
 from compiler import tasks  # noqa: E402
 from compiler.kinds import kind_spec  # noqa: E402
 from compiler.skyline.kind import skyline_eval  # noqa: E402
@@ -55,7 +56,7 @@ def index_curve(task: Any, base: str, folds: int) -> dict[str, Any]:
     """The index's test accuracy at every budget 1 .. d and its best model's (``frugalml eval --budget-sweep``'s
     report: the C runtime, float32; with uniform costs a model's cost is its feature count)."""
     d = int(task.n_features)
-    opts = {"method": "greedy-acc", "max_sets": d * (d + 1) // 2, "base": base, "patience": 0, "folds": folds}
+    opts = {**forward_selection_options(d, base), "folds": folds}
     model = kind_spec("skyline").train("skyline", task, opts, None)
     rep = skyline_eval(model, task.data.X[task.test], task.y[task.test], budget=float("inf"),
                        sweep=list(range(1, d + 1)))

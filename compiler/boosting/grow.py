@@ -112,9 +112,9 @@ class _Node:
     H: float | np.ndarray
     C: float
     hist: np.ndarray | None = None
-    split: tuple[int, int, float, float, float, float] | None = None  # feature, bin, gain, gl, hl, cl
     unread: np.ndarray | None = None  # charge "row": per feature, the node's rows that have not read it
-    best: tuple[int, tuple[int, int, float, float, float, float]] | None = None  # (penalty version, its best split)
+    # (penalty version, its best split: feature, bin, gain, gl, hl, cl)
+    best: tuple[int, tuple[int, int, float, float, float, float]] | None = None
     bound: float | None = None  # its best gain were every feature free (the histogram's, fixed while it is open)
     left_sums: tuple[np.ndarray, np.ndarray] | None = None  # K outputs: its best split's left sums, hist released
 
