@@ -94,7 +94,7 @@ def test_c_and_reference_agree_on_cli_models(work: Path, numeric: str) -> None:
 def test_sweep_keeps_cheapest_within_tolerance_and_prints_curve(work: Path) -> None:
     code, _, err = run("train", "miser", work / "data.npz", "--costs", work / "costs.csv", "-o",
                        work / "sweep.msgpack", "--sweep", "--trees", 20, "--lambda-grid", "0.1,1,10,100",
-                       "--tolerance", "0.02", "--folds", 1)
+                       "--tolerance", "0.02", "--folds", 1, "--refine", 0)
     assert code == 0, err
     assert "<- kept" in err and "val cost" in err
     model = fmt.load(work / "sweep.msgpack")
@@ -111,7 +111,7 @@ def test_sweep_keeps_cheapest_within_tolerance_and_prints_curve(work: Path) -> N
 
 def test_sweep_folds_judges_lambda_by_cross_validation_and_refits_on_both_parts(work: Path) -> None:
     model = train(work, "cv.msgpack", "--sweep", "--folds", 3, "--trees", 20, "--lambda-grid", "0.1,1,10,100",
-                  "--tolerance", "0.02")
+                  "--tolerance", "0.02", "--refine", 0)
     tr = model.meta["training"]
     curve = tr["sweep_curve"]
     assert [p["lambda"] for p in curve] == [0.0, 0.1, 1.0, 10.0, 100.0]
@@ -219,6 +219,21 @@ def test_sweep_refine_adds_lambdas_next_to_the_kept_one(work: Path) -> None:
     kept = next(p for p in curve if p.get("kept"))
     assert kept["validation_cost"] == min(p["validation_cost"] for p in ok)
     assert tr["lambda_chosen"] == kept["lambda"]
+
+
+def test_sweep_refines_the_grid_once_by_default(work: Path) -> None:
+    from compiler.trees.kind_miser import refine_between  # noqa: PLC0415
+
+    grid = ("--sweep", "--trees", 20, "--lambda-grid", "0.1,1,10,100", "--tolerance", "0.02", "--folds", 1)
+    plain = train(work, "grid.msgpack", *grid, "--refine", 0).meta["training"]
+    default = train(work, "default.msgpack", *grid).meta["training"]
+    once = train(work, "once.msgpack", *grid, "--refine", 1).meta["training"]
+    kept = next(i for i, p in enumerate(plain["sweep_curve"]) if p.get("kept"))
+    news = refine_between(plain["sweep_curve"], kept, "validation")
+    assert news  # the grid's kept lambda has a cheaper neighbour on this data: there is something to refine
+    lams = [p["lambda"] for p in default["sweep_curve"]]
+    assert lams == sorted([0.0, 0.1, 1.0, 10.0, 100.0, *news])  # the grid and one round's two (or three) lambdas
+    assert default["sweep_curve"] == once["sweep_curve"] and default["lambda_chosen"] == once["lambda_chosen"]
 
 
 def test_truncated_model_is_the_model_fitted_with_fewer_iterations() -> None:

@@ -46,7 +46,7 @@ from compiler.tasks import check_not_trivial, parse_floats, split
 from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
 from compiler.trees.kind_cascade import cascade_metrics, tree_code_hints, validation_report
-from compiler.trees.options import CLASS_TREES_OPTIONS, MISER_OPTIONS
+from compiler.trees.options import CLASS_TREES_OPTIONS, MISER_OPTIONS, MISER_REFINE
 from pyruntime.format import ModelFile
 from pyruntime.trees.cascade import TreeCascade
 
@@ -218,7 +218,7 @@ def sweep_on_split(opts: dict[str, Any], costs: np.ndarray | FeatureCosts, seed:
     """The sweep judged on given train and validation rows (no cross-validation): :func:`sweep_curve`'s path for
     a validation part, and what the default cascade's frontier (compiler.trees.frontier) starts from."""
     judge = _FitLambda(opts, costs, seed, Xtr, ytr, Xva, yva)
-    curve, fitted, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", 0)),
+    curve, fitted, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", MISER_REFINE)),
                                                   from_options(opts), "miser lambda sweep", "validation",
                                                   tolerance_of)
     kept = curve[best]
@@ -248,7 +248,7 @@ def sweep_curve(task: Any, opts: dict[str, Any], costs: np.ndarray | FeatureCost
     X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
     parts = stratified_folds(y, int(folds), task.split.seed, task.classes)
     judge = _CrossValidateLambda(opts, costs, task.split.seed, X, y, parts)
-    curve, _, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", 0)),
+    curve, _, best, tolerance = sweep_rounds(judge, sorted({0.0, *grid}), int(opts.get("refine", MISER_REFINE)),
                                              from_options(opts), f"miser lambda sweep, {int(folds)}-fold", "cv",
                                              lambda c: sweep_tolerance(task, opts, c, asked))
     kept = curve[best]

@@ -31,6 +31,9 @@ CLASS_TREES_OPTIONS = [
                       f"{MISER_DEFAULTS['class_trees']} (the paper's); cascade: default {_C['class_trees']}; "
                       f"adapt-gbrt: the form of f1's trees (docs/gated.md), default {_C['class_trees']}]."),
 ]
+# --refine's default: the lambda grid refined once, as the gated kinds' gamma grid (GATED_REFINE) and the default
+# cascade's frontier (FRONTIER_REFINE) are; miser's own sweep since round 60 (docs/miser_cascade.md)
+MISER_REFINE = 1
 MISER_OPTIONS = [
     click.Option(["--leaves"], type=click.IntRange(min=2), default=None,
                  help="Leaves per tree, grown best first (LightGBM's growth; capped by --depth when given) "
@@ -50,7 +53,7 @@ MISER_OPTIONS = [
     click.Option(["--refine"], type=click.IntRange(min=0), default=None,
                  help="With --sweep: R more rounds, each fitting two lambdas between the kept one and the next "
                       "larger of the grid (geometrically), then keeping again: a finer frontier where it matters, "
-                      "2 R more fits [miser; default 0]."),
+                      f"2 R more fits; 0: the grid alone [miser; default {MISER_REFINE}]."),
     click.Option(["--one-se"], is_flag=True, default=None,
                  help="With --sweep: give up one standard error of lambda 0's accuracy when that is more than "
                       "--tolerance (Breiman's one-standard-error rule; sqrt(p(1-p)/n) over the rows it was judged on, "
