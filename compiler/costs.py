@@ -173,7 +173,7 @@ def _parse_costs(p: Path, rows: list[list[str]], feature_names: list[str]) -> Fe
     else:
         raise CostsError(
             f"costs file {p}: header must be 'feature,cost' or 'feature,c0,c1,c2' (then optionally ',group'), "
-            f"got {','.join(rows[0])}"
+            f"got {','.join(rows[0]) or 'an empty first line'}"
         )
     body = [(lineno, row) for lineno, row in enumerate(rows[1:], start=2) if row and any(c.strip() for c in row)]
     for lineno, row in body:

@@ -243,6 +243,11 @@ def _only_features(columns: list[str], unlabelled: list[str] | None) -> bool:
     return unlabelled is not None and len(columns) == len(unlabelled) and sorted(columns) == sorted(unlabelled)
 
 
+# libsvm files index their features sparsely; frugalml reads them into a dense table, one column per index up to
+# the largest (a model's tables and its C arrays are dense too): an index past this is refused, not allocated
+MAX_LIBSVM_FEATURES = 65_536
+
+
 def _read_libsvm(path: Path) -> Dataset:
     labels: list[str] = []
     entries: list[dict[int, float]] = []
@@ -269,6 +274,10 @@ def _read_libsvm(path: Path) -> Dataset:
         entries.append(row)
     if not entries:
         raise DataError(f"{path}: the data set is empty")
+    if width > MAX_LIBSVM_FEATURES:
+        used = len(set().union(*entries))
+        raise DataError(f"{path}: feature index {width:,} is past the {MAX_LIBSVM_FEATURES:,} features of the dense "
+                        f"table frugalml trains on (the file uses {used:,} distinct indices: number them from 1)")
     X = np.zeros((len(entries), width))
     for i, row in enumerate(entries):
         for j, v in row.items():
@@ -412,6 +421,18 @@ def _npz_shape_error(path: Path, shape: tuple[int, ...]) -> str:
             "windows of (rows, channels, length)")
 
 
+def _npz_reason(path: Path, exc: BaseException) -> str:
+    """Why numpy could not read an NPZ, in the CLI's words: numpy's own text names its allow_pickle keyword for a
+    file that is not a zip archive at all, and for an array of Python objects."""
+    text = str(exc) or type(exc).__name__
+    if "pickle" not in text:
+        return text
+    if not zipfile.is_zipfile(path):
+        return "not an NPZ archive: numpy's np.savez writes one"
+    return ("an array holds Python objects; store labels as strings or numbers, e.g. np.savez(path, X=X, "
+            "y=np.asarray(y, dtype=str))")
+
+
 def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: list[str] | None = None) -> Dataset:
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -430,7 +451,7 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
     except DataError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # EOFError: an empty file
-        raise DataError(f"{path}: cannot read NPZ ({exc or type(exc).__name__})") from None
+        raise DataError(f"{path}: cannot read NPZ ({_npz_reason(path, exc)})") from None
     if X.ndim == 3:
         from pyruntime.tsdata import windows_from_array
 
@@ -550,11 +571,32 @@ def _from_windows(windows: Any, features: str | dict[str, Any] | None) -> Datase
     return ds
 
 
+def _first(names: list[str], n: int = 8) -> str:
+    """Up to ``n`` names, quoted, then ', ...' when there are more."""
+    return ", ".join(map(repr, names[:n])) + (", ..." if len(names) > n else "")
+
+
+def _check_named_alike(spec: str, have: list[str], want: list[str]) -> None:
+    """A table that shares no column name with the model is read by position (names of its own, or made up by a
+    reader: libsvm, NPZ). One that names some of the model's features beside columns the model does not know
+    would be read by position too, a named feature in another's column, with no word: refused, naming the first
+    columns that are not the model's."""
+    want_set, have_set = set(want), set(have)
+    if not want_set & have_set or have_set <= want_set or want_set <= have_set:
+        return  # by position; or the model's own names, a label column beside them, or some missing: checked above
+    odd = [n for n in have if n not in want_set]
+    raise DataError(f"{spec}: columns {_first(odd)} are not features of the model, though the others are named as "
+                    f"its features (name every column as the model does: `frugalml inspect MODEL` lists them; a "
+                    "table that shares no name with the model is read by position)")
+
+
 def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
     """DATA for a trained model (its file's meta: target column, feature plan, feature names), for eval, predict
     and export-c --embed. A table that names every feature of the model in another column order is reordered
-    to the model's (by name, not by position); a CSV whose columns are exactly the model's features, or an NPZ
-    without y, is read as rows without labels (``labelled`` False: fine to predict, not to evaluate)."""
+    to the model's (by name, not by position); one that shares no name with the model is read by position, and
+    one that names some of the model's features beside others is refused; a CSV whose columns are exactly the
+    model's features, or an NPZ without y, is read as rows without labels (``labelled`` False: fine to predict,
+    not to evaluate)."""
     names = meta.get("feature_names")
     ds = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"), unlabelled=names or [])
     if ds.plan is None and names:
@@ -562,11 +604,11 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
         lost = [n for n in names if n not in have] if len(ds.feature_names) < len(names) and have < want else []
         extra = [n for n in ds.feature_names if n not in want] if want < have else []
         if lost or extra:
-            what = (f"{', '.join(map(repr, lost[:8]))}{', ...' if len(lost) > 8 else ''} are missing" if lost else
-                    f"{', '.join(map(repr, extra))} are not features of the model (keep its features and at most "
-                    "one label column)")
+            what = (f"{_first(lost)} are missing" if lost else
+                    f"{_first(extra)} are not features of the model (keep its features and at most one label column)")
             raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: "
                             f"columns {what}")
+        _check_named_alike(spec, ds.feature_names, names)
     if ds.plan is None and names and ds.feature_names != names and len(set(names)) == len(names) \
             and _only_features(ds.feature_names, names):
         ds.X = ds.X[:, [ds.feature_names.index(n) for n in names]]

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from compiler.cli import cli
 from compiler.costs import CostsError, load_costs
 from compiler.report_text import counts_text
-from pyruntime.data import is_number, make_sparse_binary
+from pyruntime.data import is_number, load_dataset, make_sparse_binary
 from pyruntime.errors import DataError
 from pyruntime.format import load
 
@@ -698,3 +698,78 @@ def test_ts_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     (tmp_path / "bom.ts").write_bytes(("\ufeff" + "\n".join(lines) + "\n").encode())
     code, _, err = run("train", "nb-static", tmp_path / "bom.ts", "-o", tmp_path / "m.msgpack")
     assert code == 0, err  # it said "line 1: data before @data"
+
+
+def test_a_table_naming_some_of_the_models_features_beside_others_is_refused(work: Path, tmp_path: Path) -> None:
+    """Four of the model's names in another order and one it does not know: read by position it scored a named
+    feature in another's column with exit 0 (round 60's probe). Refused, naming the unknown column; a table that
+    shares no name with the model is still read by position."""
+    header, rows = _columns(work)
+    names = [header[N - 1], *header[1:N - 1], "zz"]  # the last feature first, the first one renamed
+    body = "".join(",".join([r[N - 1], *r[1:N - 1], r[0], r[N]]) + "\n" for r in rows)
+    (tmp_path / "mixed.csv").write_text(",".join([*names, header[N]]) + "\n" + body)
+    for cmd in ("eval", "predict"):
+        one_line_error(*run(cmd, work / "m.msgpack", tmp_path / "mixed.csv"),
+                       "mixed.csv: columns 'zz' are not features of the model, though the others are named")
+    out = tmp_path / "e.h"
+    one_line_error(*run("export-c", work / "m.msgpack", "-o", out, "--embed", tmp_path / "mixed.csv"), "'zz'")
+    assert not out.exists()
+    _predicts_as_the_training_file(work, tmp_path / "o.csv", [f"col{j}" for j in range(N)], [r[:N] for r in rows])
+
+
+def test_a_list_of_columns_that_are_not_the_models_is_cut_at_eight(work: Path, tmp_path: Path) -> None:
+    header, rows = _columns(work)
+    extra = [f"e{j}" for j in range(40)]
+    (tmp_path / "wide.csv").write_text(",".join([*extra, *header]) + "\n" + "".join(
+        ",".join(["0"] * 40 + r) + "\n" for r in rows))
+    code, out, err = run("eval", work / "m.msgpack", tmp_path / "wide.csv")
+    one_line_error(code, out, err, "'e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', ... are not features")
+    assert "'e8'" not in err
+
+
+@pytest.mark.parametrize("index", ["70000", "10000000000", "99999999999999999999999"])
+def test_a_libsvm_index_past_a_dense_table_is_refused_before_allocating(tmp_path: Path, index: str) -> None:
+    """An index of 10^10 was a 298 GiB allocation and a MemoryError traceback; 10^6 a 1.2 GB table and a
+    training run of minutes; 10^23 numpy's 'Maximum allowed dimension exceeded'."""
+    lines = [f"{i % 2} 1:{i * 0.5} 2:{(i * 7) % 5}" for i in range(40)] + [f"1 1:2.0 {index}:1"]
+    (tmp_path / "wide.libsvm").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", "nb-stop", tmp_path / "wide.libsvm", "-o", out),
+                   f"wide.libsvm: feature index {int(index):,} is past the 65,536 features",
+                   "uses 3 distinct indices")
+    assert not out.exists()
+    (tmp_path / "ok.libsvm").write_text("\n".join(lines[:-1] + ["1 1:2.0 65536:1"]) + "\n")
+    assert load_dataset(str(tmp_path / "ok.libsvm")).X.shape == (41, 65536)  # the largest index taken is read
+
+
+def test_npz_that_is_not_a_zip_or_holds_python_objects_says_so(tmp_path: Path) -> None:
+    """numpy's text named its allow_pickle keyword for both (the first file is not pickled data at all)."""
+    (tmp_path / "text.npz").write_text("hello")
+    X, y = make_sparse_binary(30, 4, seed=2)
+    np.savez(tmp_path / "obj.npz", X=X, y=np.array(["a" if t else "b" for t in y], dtype=object))
+    for name, needle in (("text.npz", "not an NPZ archive"), ("obj.npz", "an array holds Python objects")):
+        out = tmp_path / "m.msgpack"
+        code, o, err = run("train", "nb-stop", tmp_path / name, "-o", out)
+        one_line_error(code, o, err, f"{name}: cannot read NPZ ({needle}")
+        assert "allow_pickle" not in err and not out.exists()
+
+
+def test_sweep_advice_and_grids_name_the_options_given(tmp_path: Path) -> None:
+    """With --sweep the trivial-model advice names the grid, not '(or use --sweep)'; a --pfull-grid share out of
+    [0, 1] names the option, not an internal p_full; an empty costs file says its first line is empty."""
+    X = np.tile(np.arange(10.0)[:, None], (1, 3))
+    (tmp_path / "ten.csv").write_text(csv_text(X, ["a", "b"] * 5))
+    out = tmp_path / "m.msgpack"
+    code, o, err = run("train", "miser", tmp_path / "ten.csv", "-o", out, "--sweep")
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and "lower the --lambda-grid" in last and "use --sweep" not in last, err
+    assert not out.exists()
+    Xb, yb = make_sparse_binary(120, 5, seed=3)
+    (tmp_path / "b.csv").write_text(csv_text(Xb, ["p" if t else "n" for t in yb]))
+    code, o, err = run("train", "adapt-lin", tmp_path / "b.csv", "-o", out, "--sweep", "--pfull-grid", "0.5,2")
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        "error: --pfull-grid: every value is a share of the inputs sent to f0, in [0, 1]; got '0.5,2'"), err
+    assert not out.exists()
+    (tmp_path / "empty.csv").write_text("\n")
+    with pytest.raises(CostsError, match="got an empty first line"):
+        load_costs(tmp_path / "empty.csv", [f"w{j}" for j in range(5)])

@@ -268,7 +268,14 @@ class _Fitter:
 
 
 def _grid(opts: dict[str, Any], name: str, default: tuple[float, ...]) -> list[float]:
-    return parse_floats(opts[name], f"--{name.replace('_', '-')}") if name in opts else list(default)
+    """A --sweep grid as given (``--pfull-grid``'s shares checked in [0, 1] here, naming the option) or the
+    default."""
+    option = f"--{name.replace('_', '-')}"
+    values = parse_floats(opts[name], option) if name in opts else list(default)
+    if name == "pfull_grid" and any(not 0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"{option}: every value is a share of the inputs sent to f0, in [0, 1]; got "
+                         f"{opts[name]!r}")
+    return values
 
 
 def _gamma_grid(kind: str, opts: dict[str, Any], costs: np.ndarray, rows: tuple[np.ndarray, np.ndarray]) -> list[float]:
@@ -438,6 +445,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
     record.update(hpc)
     p = predict_with_fallback(CGated(tables), fitter.Xva, fitter.f0_estimator)
     record.update(check_not_trivial(kind, fitter.yva, p.label, p.n_read, opts,
+                                    "lower the --gamma-grid or raise the --pfull-grid" if opts.get("sweep") else
                                     "lower --gamma or raise --pfull (or use --sweep)",
                                     ("f0", float(hpc["hpc_validation_accuracy"]))))
     return task.model_file("gated", tables, record)

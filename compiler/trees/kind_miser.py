@@ -276,8 +276,10 @@ def print_curve(curve: list[dict[str, float]], tolerance: float) -> None:
     kept = next(p for p in curve if p.get("kept"))
     what = "cross-validated" if key == "cv" else "validation"
     at = f" at {kept['fraction']:g} of its iterations" if shares else ""
+    ratio = (f"cost 1/{ref_cost / kept[f'{key}_cost']:.1f} of lambda=0" if kept[f"{key}_cost"] > 0 else
+             "reading no feature")
     click.echo(f"kept lambda={kept['lambda']:g}{at}: cheapest within {tolerance:g} of lambda=0 {what} accuracy, "
-               f"cost 1/{ref_cost / max(kept[f'{key}_cost'], 1e-12):.1f} of lambda=0", err=True)
+               f"{ratio}", err=True)
 
 
 def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None) -> ModelFile:
@@ -321,6 +323,7 @@ def train_miser(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         ref = ("the lambda = 0 model", float(first.get("cv_accuracy", first.get("validation_accuracy"))))
     pred = tables.predict_reference(Xva)
     record.update(check_not_trivial(kind, yva, pred.label, pred.n_read, opts,
+                                    "lower the --lambda-grid, or raise --trees" if opts.get("sweep") else
                                     "lower --lambda (or use --sweep), or raise --trees", ref))
     return task.model_file(kind, tables, record)
 
