@@ -122,7 +122,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cli_train_one_summary_line_and_clean_stdout(data: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["train", "miser", str(data / "data.npz"), "-o", str(tmp_path / "m.msgpack"),
-                                   "--sweep", "--trees", "5", "--lambda-grid", "1,10", "--folds", "1"],
+                                   "--sweep", "--trees", "5", "--lambda-grid", "1,10", "--folds", "1", "--refine", "0"],
                            catch_exceptions=False)
     assert res.exit_code == 0, res.stderr
     assert res.stdout == ""
@@ -130,7 +130,8 @@ def test_cli_train_one_summary_line_and_clean_stdout(data: Path, tmp_path: Path)
     assert len(found) == 1 and found[0]["desc"] == "miser lambda sweep" and found[0]["n"] == "3"
     # 60 validation rows: by default the sweep cross-validates (5 folds), then refits the kept lambda: one line each
     res = CliRunner().invoke(cli, ["train", "miser", str(data / "data.npz"), "-o", str(tmp_path / "cv.msgpack"),
-                                   "--sweep", "--trees", "5", "--lambda-grid", "1,10"], catch_exceptions=False)
+                                   "--sweep", "--trees", "5", "--lambda-grid", "1,10", "--refine", "0"],
+                           catch_exceptions=False)
     assert res.exit_code == 0 and res.stdout == "", res.stderr
     assert [f["desc"] for f in summaries(res.stderr)] == ["miser lambda sweep, 5-fold", "miser boosting"]
     # with bars forced on, eval --json still prints exactly one JSON object on stdout
