@@ -140,7 +140,7 @@ def _decode(obj: Any, path: str = "") -> Any:
     if isinstance(obj, dict):
         if set(obj) == {"nd", "shape", "data"}:
             dtype, shape, data = obj["nd"], obj["shape"], obj["data"]
-            if dtype not in ALLOWED_DTYPES:
+            if not isinstance(dtype, str) or dtype not in ALLOWED_DTYPES:  # a list or a map is not hashable
                 raise ModelFormatError(f"array {path}: unsupported dtype {dtype!r}")
             # type(s) is int: a bool is an int to isinstance; math.prod: np.prod's int64 wraps on huge shapes
             if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):

@@ -199,6 +199,14 @@ def test_fuzzed_files_never_crash(data) -> None:
     model.tables.validate()
 
 
+@pytest.mark.parametrize("dtype", [[1], {"a": 1}, None, 3])
+def test_an_array_whose_dtype_is_not_a_string_is_a_format_error(dtype: object) -> None:
+    """The fuzz test above drew a file whose array dtype had become a msgpack list: 'unhashable type' escaped as a
+    TypeError (round 60's CI)."""
+    with pytest.raises(ModelFormatError, match="unsupported dtype"):
+        fmt._decode({"x": {"nd": dtype, "shape": [1], "data": b"\0\0\0\0"}})
+
+
 META_KEYS = ("classes", "labels", "feature_names", "positive", "target_column", "dataset", "split", "training",
              "feature_plan", "validation_class_counts")
 _scalars = st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats() | st.text(max_size=4)
