@@ -268,13 +268,15 @@ class _Fitter:
 
 
 def _grid(opts: dict[str, Any], name: str, default: tuple[float, ...]) -> list[float]:
-    """A --sweep grid as given (``--pfull-grid``'s shares checked in [0, 1] here, naming the option) or the
-    default."""
-    option = f"--{name.replace('_', '-')}"
-    values = parse_floats(opts[name], option) if name in opts else list(default)
-    if name == "pfull_grid" and any(not 0.0 <= v <= 1.0 for v in values):
-        raise ValueError(f"{option}: every value is a share of the inputs sent to f0, in [0, 1]; got "
-                         f"{opts[name]!r}")
+    return parse_floats(opts[name], f"--{name.replace('_', '-')}") if name in opts else list(default)
+
+
+def _pfull_grid(opts: dict[str, Any]) -> list[float]:
+    """--pfull-grid as given or the default; its values are shares, checked in [0, 1] naming the option."""
+    values = _grid(opts, "pfull_grid", DEFAULT_P_GRID)
+    if any(not 0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"--pfull-grid: every value is a share of the inputs sent to f0, in [0, 1]; got "
+                         f"{opts['pfull_grid']!r}")
     return values
 
 
@@ -374,7 +376,7 @@ def train_gated(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts 
         X, y = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
         folds, parts = sweep_folds(yva.size, y, opts.get("folds"), seed, task.classes)
         gammas = _gamma_grid(kind, opts, c, (X, y) if folds else (Xtr, ytr))
-        grid = [(p, g) for p in _grid(opts, "pfull_grid", DEFAULT_P_GRID) for g in gammas]
+        grid = [(p, g) for p in _pfull_grid(opts) for g in gammas]
         tolerance = float(opts.get("tolerance", 0.01))
         # a small validation part: every point judged by cross-validation on the pooled parts, one fitter per fold
         # kept for the refinement rounds (its f0 fitted once); else one fitter on the train and validation parts

@@ -32,7 +32,13 @@ from compiler.tasks import balanced_validation_accuracy, check_not_trivial, pars
 from compiler.trees.code import left_percents
 from compiler.trees.fold_stops import early_stopped_fits, refit_length
 from compiler.trees.header import cascade_tables
-from compiler.trees.options import CASCADE_OPTIONS, CLASS_TREES_OPTIONS, DEFAULT_TREE_ORDER, EARLY_EXIT_TREE_ORDER
+from compiler.trees.options import (
+    CASCADE_OPTIONS,
+    CLASS_TREES_OPTIONS,
+    DEFAULT_TREE_ORDER,
+    EARLY_EXIT_TREE_ORDER,
+    MISER_REFINE,
+)
 from pyruntime.format import ModelFile
 from pyruntime.progress import Progress, track
 from pyruntime.result import Predictions
@@ -340,7 +346,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     return finish(kind, task, opts, est.to_tree_ensemble(), record, reference)
 
 
-FRONTIER_REFINE = 1  # the sweep refined once (miser --refine 1): two lambdas between the kept one and the next
+FRONTIER_REFINE = MISER_REFINE  # the sweep refined once, as miser --sweep; two lambdas between the kept one and next
 EXIT_EVERY_GRID = (1, 5)  # the default cascade's exit tests: every iteration, every fifth
 EXIT_THRESHOLDS = "shared"  # the default cascade's exits: one threshold for every stage (learn_shared_threshold)
 
