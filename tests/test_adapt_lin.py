@@ -23,6 +23,15 @@ def test_group_prox_hand_computed() -> None:
                                [[1.0], [0.0], [-2.0]])
 
 
+def test_group_prox_edges_are_exact_zeros_or_identity() -> None:
+    # threshold 0 leaves every row (a zero row too, no 0/0), a norm equal to its threshold is exactly 0
+    V = np.array([[0.0, 0.0], [3.0, -4.0], [1e-100, 0.0], [6.0, 8.0]])
+    out = group_soft_threshold(V, np.array([0.0, 0.0, 0.0, 10.0]))
+    assert np.all(np.isfinite(out))
+    np.testing.assert_array_equal(out[:3], V[:3])
+    assert out[3, 0] == 0.0 and out[3, 1] == 0.0
+
+
 def test_q_step_boundary_and_inactive() -> None:
     rng = np.random.default_rng(0)
     A = rng.normal(1.0, 1.0, 500)

@@ -24,10 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
 from compiler.gated.adapt_lin import fista_group, lipschitz_logistic, quantile_threshold
-from compiler.gated.common import SparseLinear, q_step, sigmoid, softplus
+from compiler.gated.common import SparseLinear, q_step, softplus
 
 
 def softmax(S: np.ndarray) -> np.ndarray:
@@ -49,11 +50,13 @@ def fit_gate_f1_k(Xs: np.ndarray, yidx: np.ndarray, q: np.ndarray, penalty: np.n
     n = Xs.shape[0]
     Y = np.eye(W.shape[1] - 1)[yidx]
 
-    def residuals(y_w: np.ndarray, y_b: np.ndarray) -> np.ndarray:
-        sg = Xs @ y_w[:, 0] + y_b[0]
-        P = softmax(Xs @ y_w[:, 1:] + y_b[1:])
-        r_g = (sigmoid(sg) - q) / n
-        return np.column_stack([r_g, (1.0 - q)[:, None] * (P - Y) / n])
+    weight = ((1.0 - q) / n)[:, None]
+
+    def residuals(S: np.ndarray) -> np.ndarray:
+        R = np.empty_like(S)
+        R[:, 0] = (expit(S[:, 0]) - q) / n
+        R[:, 1:] = weight * (softmax(S[:, 1:]) - Y)
+        return R
 
     return fista_group(Xs, residuals, penalty, l2, W, b, n_iter, lipschitz, tol)
 
