@@ -36,7 +36,7 @@ from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
 from pyruntime.costtext import CostedView, predict_fields, predict_lines
-from pyruntime.data import load_for_model
+from pyruntime.data import Dataset, load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
 
@@ -177,6 +177,12 @@ FLASH_REMEDY = {
 FLASH_REMEDY_OTHER = "train a smaller model (fewer or shallower trees, fewer features or stop points)"
 
 
+def say_note(ds: Dataset) -> None:
+    """The data loader's note for the user (the columns read by position), on stderr."""
+    if ds.note:
+        click.echo(ds.note, err=True)
+
+
 def flash_budget(target: str | None, given: str | None) -> int | None:
     """The flash budget in bytes: --flash-budget when given (0/none: no limit), else the target's default."""
     if given is not None:
@@ -237,6 +243,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         raise click.UsageError("--rows needs --embed DATA")
     if embed is not None:
         data = load_for_model(embed, model.meta)
+        say_note(data)
         if data.X.shape[1] != int(model.tables.n_features):
             raise ValueError(f"{embed} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
         if rows is not None and rows > data.n_rows:
@@ -308,6 +315,7 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
                                    f"per-call budget index), not {model.kind}")
         model = budgeted.at(model, budget, size)  # every figure below is at this budget and size
     ds, y, idx, part = tasks.rows_for_eval(model, data)
+    say_note(ds)
     X = ds.X[idx]
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
@@ -375,6 +383,7 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
     model = fmt.load(model_path)
     num = numeric_for(target_name, numeric)
     ds = load_for_model(data, model.meta)
+    say_note(ds)
     X = ds.X[:rows] if rows else ds.X
     ev = c_evaluator(model, num)
     pred = ev.predict(X)
@@ -517,6 +526,7 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
     for path in model_paths:
         model = fmt.load(path)
         ds, y, idx, _ = tasks.rows_for_eval(model, data)
+        say_note(ds)
         ev = c_evaluator(model, num)
         pred = ev.predict(ds.X[idx])
         s = tasks.summarize(model, y[idx], pred)

@@ -41,6 +41,8 @@ class Dataset:
     plan: FeaturePlan | None = None  # raw windows: the plan that made the columns
     windows: Any = None  # raw windows (pyruntime.tsdata.Windows) the rows were computed from, in row order
     labelled: bool = True  # False: the file had no label column (see load_for_model); y is all ""
+    names_made: bool = False  # the reader made the column names up (libsvm f1.., an NPZ without feature_names)
+    note: str = ""  # load_for_model: a line for the user (the columns read by position), else ""
 
     @property
     def fingerprint(self) -> str:
@@ -282,7 +284,9 @@ def _read_libsvm(path: Path) -> Dataset:
     for i, row in enumerate(entries):
         for j, v in row.items():
             X[i, j] = v
-    return _finish(X, labels, [f"f{j + 1}" for j in range(width)], str(path))
+    ds = _finish(X, labels, [f"f{j + 1}" for j in range(width)], str(path))
+    ds.names_made = True
+    return ds
 
 
 def _read_arff(path: Path, target: str | None) -> Dataset:
@@ -462,6 +466,7 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
         except (TypeError, ValueError):
             raise DataError(f"{path}: X is not numeric") from None
         ds = _finish(X, list(y), names or [f"x{j}" for j in range(X.shape[1])], str(path))
+        ds.names_made = names is None
     ds.labelled = labelled
     return ds
 
@@ -590,6 +595,17 @@ def _check_named_alike(spec: str, have: list[str], want: list[str]) -> None:
                     "table that shares no name with the model is read by position)")
 
 
+def _position_note(spec: str, ds: Dataset, want: list[str]) -> str:
+    """The line that says a table whose own column names share none with the model's is read by position, and
+    how the first columns pair up; "" when the names match, or the reader made them up (libsvm, a bare NPZ)."""
+    have = ds.feature_names
+    if ds.names_made or set(have) & set(want) or len(have) != len(want):
+        return ""
+    pairs = ", ".join(f"{h} as {w}" for h, w in zip(have[:3], want[:3], strict=True))
+    return (f"note: {spec}'s columns share no name with the model's features: read by position ({pairs}"
+            f"{', ...' if len(want) > 3 else ''}); name them as `frugalml inspect MODEL` lists to be read by name")
+
+
 def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
     """DATA for a trained model (its file's meta: target column, feature plan, feature names), for eval, predict
     and export-c --embed. A table that names every feature of the model in another column order is reordered
@@ -609,6 +625,7 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
             raise DataError(f"{spec} has {len(ds.feature_names)} features, the model expects {len(names)}: "
                             f"columns {what}")
         _check_named_alike(spec, ds.feature_names, names)
+        ds.note = _position_note(spec, ds, names)
     if ds.plan is None and names and ds.feature_names != names and len(set(names)) == len(names) \
             and _only_features(ds.feature_names, names):
         ds.X = ds.X[:, [ds.feature_names.index(n) for n in names]]

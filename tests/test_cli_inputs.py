@@ -773,3 +773,29 @@ def test_sweep_advice_and_grids_name_the_options_given(tmp_path: Path) -> None:
     (tmp_path / "empty.csv").write_text("\n")
     with pytest.raises(CostsError, match="got an empty first line"):
         load_costs(tmp_path / "empty.csv", [f"w{j}" for j in range(5)])
+
+
+def test_columns_read_by_position_are_said_once_on_stderr(work: Path, tmp_path: Path) -> None:
+    """A table whose own names share none with the model's is read by position (round 25's rule); each command
+    that reads it says so on stderr with the first pairs, stdout unchanged. Named as the model, or a libsvm file
+    whose names the reader made up: no note."""
+    header, rows = _columns(work)
+    other = tmp_path / "o.csv"
+    other.write_text(",".join(f"col{j}" for j in range(N)) + "\n" + "".join(",".join(r[:N]) + "\n" for r in rows))
+    note = f"note: {other}'s columns share no name with the model's features: read by position (col0 as {header[0]}"
+    _, want, _ = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 30)
+    code, out, err = run("predict", work / "m.msgpack", other)
+    assert code == 0 and out == want and err.count(note) == 1, err
+    labelled = tmp_path / "l.csv"
+    labelled.write_text(",".join([*(f"col{j}" for j in range(N)), "target"]) + "\n"
+                        + "".join(",".join(r) + "\n" for r in rows))
+    code, _, err = run("eval", work / "m.msgpack", labelled)
+    assert code == 0 and err.count("read by position (col0 as") == 1, err
+    code, _, err = run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", labelled)
+    assert code == 0 and "read by position" in err, err
+    code, _, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 3)
+    assert code == 0 and "read by position" not in err, err
+    (tmp_path / "d.svm").write_text("".join(f"{r[N]} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(r[:N]))
+                                            + "\n" for r in rows))
+    code, _, err = run("predict", work / "m.msgpack", tmp_path / "d.svm")
+    assert code == 0 and "read by position" not in err, err
