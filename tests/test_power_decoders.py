@@ -79,9 +79,31 @@ def test_ut71x_over_and_under_limit() -> None:
     assert ut71x.encode(parse_quantity("OLmA"))[:5] == b"::0<:"
 
 
-def test_ut71x_4000_count_mode_uses_four_digits() -> None:
+def test_ut71x_4000_count_mode_reads_the_blank_last_digit_as_0() -> None:
+    # the 400.00 mA range in 4000-count mode shows 123.4 mA: libsigrok 0.5.2 prints "123.40 mA DC AUTO"
+    # (round 61's probe; this test asserted 12.34 mA before)
     r = ut71x.decode(_ut71x("1234:", "1", "8", 0x32, 0x31))
-    assert r.value == pytest.approx(1234e-5)
+    assert r.value == pytest.approx(0.1234, rel=1e-12) and r.unit == "A"
+    assert ut71x.decode(_ut71x("0512:", "1", "1", 0x32, 0x31)).value == pytest.approx(0.512, rel=1e-12)
+    with pytest.raises(DecodeError):
+        ut71x.decode(_ut71x("12:4:", "1", "8", 0x32, 0x31))
+
+
+@pytest.mark.parametrize(("rng", "value"), [("1", 123.40), ("2", 1234.0), ("3", 12340.0), ("6", 12340e3)])
+def test_ut71x_resistance_ranges_start_at_400_ohm(rng: str, value: float) -> None:
+    # 40,000 counts: range 1 is 400.00 Ohm (10^-2) .. range 6 40.000 MOhm, as libsigrok 0.5.2 decodes them
+    r = ut71x.decode(_ut71x("12340", rng, "4", 0x30, 0x31))
+    assert r.value == pytest.approx(value, rel=1e-12) and r.unit == "Ohm"
+
+
+@pytest.mark.parametrize(("rng", "func"), [("2", "8"), ("0", "9"), ("5", "1"), ("0", "4"), ("7", "4"), ("1", "0"),
+                                           ("0", ">")])
+def test_ut71x_a_range_the_function_lacks_is_refused(rng: str, func: str) -> None:
+    # mA range 2 read as 12,340 A, the 10 A function's range 0 as 512 A: corrupt bytes, not readings
+    with pytest.raises(DecodeError, match="has no range"):
+        ut71x.decode(_ut71x("12340", rng, func, 0x32, 0x31))
+    with pytest.raises(DecodeError, match="has no range"):
+        ut71x.decode(_ut71x("::0<:", rng, func, 0x32, 0x31))
 
 
 def test_ut71x_rejects_bad_packets() -> None:
@@ -130,8 +152,26 @@ def test_fs9721_blank_digit_is_not_read_as_a_digit() -> None:
     # a blank first digit must not make the packet invalid or turn into a number
     r = fs9721.decode(_fs9721([None, 5, 1, 2], 0, False, b12=0x4))
     assert r.value == 512.0
+    assert fs9721.decode(_fs9721([None, None, None, 5], 0, True, b12=0x4)).value == -5.0  # "-   5"
     with pytest.raises(DecodeError):
         fs9721.decode(_fs9721([None, None, None, None]))
+
+
+@pytest.mark.parametrize("digits", [[1, None, 2, 3], [1, 2, None, None], [None, 1, None, 2]])
+def test_fs9721_a_blank_after_a_shown_digit_is_refused(digits: list[int | None]) -> None:
+    # "1 23" read as 1.023 V before; an LCD blanks leading zeros only (libsigrok 0.5.2 reads 923 mV)
+    with pytest.raises(DecodeError, match="blank digit after a shown one"):
+        fs9721.decode(_fs9721(digits, 1, False, b12=0x4))
+
+
+def test_diode_beside_another_quantity_is_refused() -> None:
+    # diode mode shows volts: diode + percent (FS9721) or + ampere (FS9922) is no meter's state
+    with pytest.raises(DecodeError, match="diode symbol beside %"):
+        fs9721.decode(_fs9721([0, 5, 0, 0], 0, False, b9=0x1, b10=0x4, b12=0x0))
+    assert fs9721.decode(_fs9721([0, 5, 1, 2], 1, False, b9=0x1, b12=0x4)).unit == "V"
+    with pytest.raises(DecodeError, match="diode symbol beside A"):
+        fs9922.decode(_fs9922("+", "0512", "1", 0x30, 0, 0x04, 0x40))
+    assert fs9922.decode(_fs9922("+", "0512", "1", 0x30, 0, 0x04, 0x80)).unit == "V"
 
 
 @pytest.mark.parametrize(
@@ -240,6 +280,22 @@ def test_es51922_overload_underflow_and_bad_function() -> None:
     with pytest.raises(DecodeError):
         es51922.decode(_es("1", "02500", 0x34))  # temperature: no range exponent
     assert not es51922.valid(_es("1", "12340", 0x3F, opt3=0x3E))  # AC and DC
+
+
+@pytest.mark.parametrize(("rng", "func"), [("2", 0x3F), ("2", 0x3D), ("1", 0x30), ("5", 0x3B), ("7", 0x33),
+                                           ("1", 0x31), ("2", 0x32), ("5", 0x39)])
+def test_es51922_a_range_the_mode_lacks_is_refused(rng: str, func: int) -> None:
+    # mA range 2 read as 12,345 A (libsigrok 0.5.2 prints 12.345 kA): corrupt bytes, not a reading
+    with pytest.raises(DecodeError, match="has no range"):
+        es51922.decode(_es(rng, "12345", func))
+
+
+def test_es51922_vbar_is_refused() -> None:
+    # VBAR is no UT61E state: uA with VBAR read as 1234.5 A, V as 1.234 V where libsigrok 0.5.2 says kV
+    for rng, func in (("0", 0x3D), ("1", 0x3F), ("1", 0x3B), ("0", 0x30)):
+        packet = (rng + "12345").encode() + bytes([func, 0x30, 0x30, 0x30, 0x3A, 0x34]) + b"\r\n"
+        with pytest.raises(DecodeError, match="VBAR"):
+            es51922.decode(packet)
 
 
 # ---------------------------------------------------------------- round trips and framing

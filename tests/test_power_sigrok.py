@@ -17,6 +17,7 @@ import pytest
 
 from power_bench.emulator import CycleValues, Emulator
 from power_bench.meters import METERS, Meter
+from power_bench.protocols import ut71x
 from power_bench.reading import Quantity, Reading, parse_quantity
 from power_bench.sigrok import parse_sigrok_line
 
@@ -129,3 +130,64 @@ def test_sigrok_cli_decodes_what_the_emulator_was_asked(meter: Meter, shim: Path
             if any(_same(r, q.value, q.unit, q.ac, not q.ac and q.unit in dc_units) for r in decoded)}
     missing = [q for q in values if (q.value, q.unit, q.ac) not in seen]
     assert not missing, f"sent but never decoded by sigrok-cli: {missing}"
+
+
+def sigrok_read_packets(driver: str, packets: list[bytes], shim: Path) -> list[str]:
+    """Write the packets on a pty in a loop (not through the emulator: byte states it never encodes) and return
+    sigrok-cli's output lines for one reading of each."""
+    assert SIGROK is not None
+    import threading  # noqa: PLC0415 - this test only
+    import tty  # noqa: PLC0415
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    stop = threading.Event()
+
+    def pump() -> None:
+        while not stop.is_set():
+            for p in packets:
+                try:
+                    os.write(master, p)
+                except OSError:
+                    return
+                stop.wait(0.02)
+
+    feeder = threading.Thread(target=pump, daemon=True)
+    feeder.start()
+    env = dict(os.environ, LD_PRELOAD=str(shim), LC_ALL="C.UTF-8")
+    try:
+        res = subprocess.run([SIGROK, "--driver", f"{driver}:conn={os.ttyname(slave)}", "--samples",
+                              str(2 * len(packets))], capture_output=True, text=True, env=env, timeout=20)
+    finally:
+        stop.set()
+        feeder.join(timeout=5)
+        os.close(master)
+        os.close(slave)
+    assert res.returncode == 0, res.stderr
+    return [line for line in res.stdout.splitlines() if line.strip()]
+
+
+def _ut71x_packet(digits: str, rng: str, func: str, status: int = 0x32, option: int = 0x31) -> bytes:
+    return digits.encode() + rng.encode() + func.encode() + bytes([status, option]) + b"\r\n"
+
+
+# byte states the UT71x emulator never sends, decoded by libsigrok 0.5.2 and by ours: the 4000-count mode's
+# blank last digit (ours read "1234:" as 12.34 mA where 0.5.2 says 123.40 mA) and the resistance ranges
+# (ours read range 1 as 4000.0 Ohm where 0.5.2 says 400.00 Ohm); round 61's probe
+UT71X_STATES = [_ut71x_packet("1234:", "1", "8"), _ut71x_packet("0512:", "1", "1"),
+                _ut71x_packet("1234:", "0", "3", option=0x34)] + [
+    _ut71x_packet("12340", str(r), "4", status=0x30) for r in range(1, 7)]
+
+
+def test_ut71x_states_beyond_the_emulator_decode_as_libsigrok_does(shim: Path) -> None:
+    lines = sigrok_read_packets("tenma-72-7730-ser", UT71X_STATES, shim)
+    readings = [parse_sigrok_line(line) for line in lines]
+    assert len(readings) == 2 * len(UT71X_STATES) and None not in readings, lines
+    ours = [ut71x.decode(p) for p in UT71X_STATES]
+    seen = set()
+    for line, r in zip(lines, readings, strict=True):
+        assert r is not None
+        match = [i for i, o in enumerate(ours) if _same(o, r.value, r.unit, r.ac, r.dc)]
+        assert match, f"sigrok-cli read {line!r}; ours: {[(o.value, o.unit) for o in ours]}"
+        seen.update(match)
+    assert seen == set(range(len(UT71X_STATES))), [UT71X_STATES[i] for i in set(range(len(ours))) - seen]

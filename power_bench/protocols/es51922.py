@@ -13,7 +13,9 @@ Layout (byte index from 0)::
     11    option 4: bit2 VBAR, bit1 HOLD, bit0 LPF
     12-13 CR LF
 
-The value is the five-digit count times 10**exponent, the exponent given by (mode, range).
+The value is the five-digit count times 10**exponent, the exponent given by (mode, range). A range the
+mode does not have (RANGES), or VBAR (an ES51922 wiring no UT61E uses, whose current ranges libsigrok 0.5.2
+reads as kA), is a DecodeError, not a reading powers of ten off.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ EXPONENTS: dict[str, tuple[int, ...]] = {
     "Hz": (-2, -1, 0, 0, 1, 2, 3, 4),
     "F": (-12, -11, -10, -9, -8, -7, -6, -5),
     "diode": (-4, 0, 0, 0, 0, 0, 0, 0),
+}
+
+# the ranges each mode has: the nonzero entries of libsigrok's older es519xx factor table (19200 baud,
+# 14 bytes), which called the others invalid
+RANGES: dict[str, tuple[int, ...]] = {
+    "V": (0, 1, 2, 3, 4), "uA": (0, 1), "mA": (0, 1), "A": (0,), "manual A": (0, 1, 2, 3, 4),
+    "Ohm": (0, 1, 2, 3, 4, 5, 6), "Hz": (0, 1, 3, 4, 5, 6, 7), "F": (0, 1, 2, 3, 4, 5, 6, 7), "diode": (0,),
 }
 
 F_VOLT, F_MICRO_A, F_MILLI_A, F_AMP, F_MANUAL_A = 0x3B, 0x3D, 0x3F, 0x30, 0x39
@@ -94,6 +103,10 @@ def decode(packet: bytes) -> Reading:
     index = packet[0] - 0x30
     if index > 7:
         raise DecodeError(f"ES51922: invalid range byte 0x{packet[0]:02x}")
+    if vbar:
+        raise DecodeError("ES51922: VBAR set (not a UT61E state: its current ranges would be read 10**3 off)")
+    if mode in RANGES and index not in RANGES[mode]:
+        raise DecodeError(f"ES51922: {mode} has no range {index} (ranges {', '.join(map(str, RANGES[mode]))})")
     label = f"{mode} r{index}"
     if ol or ul:
         if ul:
@@ -102,11 +115,7 @@ def decode(packet: bytes) -> Reading:
     digits = packet[1:6]
     if not all(0x30 <= b <= 0x39 for b in digits):
         raise DecodeError(f"ES51922: invalid digits {digits!r}")
-    if vbar and mode in ("uA", "mA"):
-        if index > 1:
-            raise DecodeError("ES51922: invalid range for VBAR")
-        exponent = (-1, 0)[index] if mode == "uA" else (-2, -1)[index]
-    elif mode == "duty":
+    if mode == "duty":
         exponent = -1
     else:
         exponent = EXPONENTS[mode][index]

@@ -12,7 +12,9 @@ The low nibbles carry the LCD segments (byte index from 0)::
     12  bit3 ampere, bit2 volt, bit1 hertz, bit0 battery low
     13  user-defined symbols
 
-A digit whose segments are all off (code 0x00) is blank: it is shown as nothing and reads as 0.
+A digit whose segments are all off (code 0x00) is blank: it is shown as nothing and reads as 0. Only
+leading digits are blank on an LCD: a blank after a shown digit ("1 23") is a DecodeError, as is the diode
+symbol beside a quantity other than volts.
 Over limit ("0L") is the digit codes 00 7D 68 00.
 """
 
@@ -82,6 +84,8 @@ def decode(packet: bytes) -> Reading:
         if f[name]:
             flags.append(label)
     if f["diode"]:
+        if unit not in ("", "V"):
+            raise DecodeError(f"FS9721: the diode symbol beside {unit} (diode mode shows volts)")
         unit = "V"
     label = {1e-9: "n", 1e-6: "u", 1e-3: "m", 1.0: "", 1e3: "k", 1e6: "M"}[factor] + unit
     if codes == OVER_LIMIT:
@@ -90,6 +94,8 @@ def decode(packet: bytes) -> Reading:
     shown = 0
     for code in codes:
         if code == BLANK:
+            if shown:
+                raise DecodeError("FS9721: a blank digit after a shown one (an LCD blanks leading digits only)")
             digit = 0
         elif code in SEGMENTS:
             digit = SEGMENTS[code]

@@ -66,6 +66,8 @@ def decode(packet: bytes) -> Reading:
             unit = u
     flags: list[str] = []
     if f["diode"]:
+        if unit not in ("", "V"):
+            raise DecodeError(f"FS9922: the diode symbol beside {unit} (diode mode shows volts)")
         unit = "V"
     for name, label in (("diode", "diode"), ("beep", "continuity"), ("hold", "HOLD"), ("rel", "REL"),
                         ("max", "MAX"), ("min", "MIN"), ("bat", "BAT")):

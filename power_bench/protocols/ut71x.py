@@ -2,14 +2,20 @@
 
 Layout (byte index from 0)::
 
-    0-4  five digits '0'..'9' (4000-count mode: byte 4 is ':'),
-         over limit "::0<:", under limit ":<0::"
+    0-4  five digits '0'..'9' (4000-count mode: byte 4 is ':', the blank last digit of the display,
+         which reads as 0: "1234:" on the 400.00 mA range is 123.40 mA), over limit "::0<:",
+         under limit ":<0::"
     5    range '0'..'7'          6  function '0'..'?' (0..15)
     7    status: bit1 DC, bit0 AC
     8    option: bit2 SIGN, bit1 MANUAL, bit0 AUTO
     9-10 CR LF
 
-The value is the digit count times 10**exponent, the exponent given by (function, range).
+The value is the digit count times 10**exponent, the exponent given by (function, range). A range a
+function does not have (RANGES) is a corrupt packet: DecodeError, not a reading 10**k off.
+
+Checked against libsigrok 0.5.2 (sigrok-cli on a pty, round 61): the 4000-count mode's blank digit and
+the resistance ranges (400.00 Ohm is range 1, 10**-2) as 0.5.2 decodes them; the stored ut71x.c sources
+read "1234:" as 12.34 mA and range 1 as 4000.0 Ohm, which 0.5.2 does not.
 """
 
 from __future__ import annotations
@@ -43,13 +49,14 @@ FUNCTIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 # exponent of the digit count for each function (rows) and range (columns), from the UT71x
-# protocol description (range 1 is the 10 A range, not range 0).
+# protocol description (range 1 is the 10 A range, not range 0); 0 also fills the ranges a function
+# does not have, which RANGES names.
 EXPONENTS: tuple[tuple[int, ...], ...] = (
     (-5, 0, 0, 0, 0, 0, 0, 0),
     (0, -4, -3, -2, -1, 0, 0, 0),
     (0, -4, -3, -2, -1, 0, 0, 0),
     (-5, 0, 0, 0, 0, 0, 0, 0),
-    (0, -1, 0, 1, 2, 3, 4, 0),
+    (0, -2, -1, 0, 1, 2, 3, 0),
     (0, -12, -11, -10, -9, -8, -7, -6),
     (-1, 0, 0, 0, 0, 0, 0, 0),
     (-8, -7, 0, 0, 0, 0, 0, 0),
@@ -61,6 +68,13 @@ EXPONENTS: tuple[tuple[int, ...], ...] = (
     (-1, 0, 0, 0, 0, 0, 0, 0),
     (0, 0, 0, 0, 0, 0, 0, 0),
     (-2, 0, 0, 0, 0, 0, 0, 0),
+)
+
+# the ranges each function has (400 mV .. 1000 V, 400.00 Ohm .. 40.000 MOhm, 40 nF .. 40 mF, ...):
+# the nonzero entries of libsigrok's older ut71x factor table, which called the others invalid
+RANGES: tuple[tuple[int, ...], ...] = (
+    (0,), (1, 2, 3, 4), (1, 2, 3, 4), (0,), (1, 2, 3, 4, 5, 6), (1, 2, 3, 4, 5, 6, 7), (0,), (0, 1), (0, 1),
+    (1,), (0,), (0,), (0, 1, 2, 3, 4, 5, 6, 7), (0,), (3,), (0,),
 )
 
 OVER_LIMIT = b"::0<:"
@@ -94,17 +108,20 @@ def decode(packet: bytes) -> Reading:
     if function == 12 and sign:  # frequency with the sign bit means duty cycle
         unit, sign = "%", False
         flags.append("duty-cycle")
+    if index not in RANGES[function]:
+        raise DecodeError(f"UT71x: {fname} has no range {index} (ranges {', '.join(map(str, RANGES[function]))})")
     exponent = EXPONENTS[function][index]
     label = f"{fname} r{index}"
     if digits == OVER_LIMIT or digits == UNDER_LIMIT:
         if digits == UNDER_LIMIT:
             flags.append("UL")
         return Reading(float("inf"), unit, ac, dc, auto, True, label, tuple(flags))
-    if digits[4] == 0x3A:  # 4000-count mode: only four digits are used
+    blank_last = digits[4] == 0x3A  # 4000-count mode: the last digit is blank and reads as 0
+    if blank_last:
         digits = digits[0:4]
     if not all(0x30 <= b <= 0x39 for b in digits):
         raise DecodeError(f"UT71x: invalid digits {digits!r}")
-    count = int(digits.decode("ascii"))
+    count = int(digits.decode("ascii")) * (10 if blank_last else 1)
     value = scale(-count if sign else count, exponent)
     return Reading(value, unit, ac, dc, auto, False, label, tuple(flags))
 
