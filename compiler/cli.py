@@ -523,10 +523,13 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
         raise click.UsageError("--rows goes with --on TARGET (the timing table runs every row of DATA's test part)")
     num = numeric_for(target_name, numeric)
     table = []
+    said: set[str] = set()
     for path in model_paths:
         model = fmt.load(path)
         ds, y, idx, _ = tasks.rows_for_eval(model, data)
-        say_note(ds)
+        if ds.note not in said:  # DATA is read once a model: each note once
+            said.add(ds.note)
+            say_note(ds)
         ev = c_evaluator(model, num)
         pred = ev.predict(ds.X[idx])
         s = tasks.summarize(model, y[idx], pred)

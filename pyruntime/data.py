@@ -447,6 +447,14 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
                 raise DataError(_npz_shape_error(path, X.shape))
             labelled = "y" in z
             y = z["y"] if labelled else np.full(len(X), "")
+            if y.ndim == 2 and y.shape[1] == 1:  # a column of labels (n x 1), as scikit-learn takes it
+                y = y.ravel()
+            if y.ndim != 1:
+                raise DataError(f"{path}: y has shape {y.shape}; it holds one label a row (shape ({len(X)},))")
+            if labelled and y.dtype.kind in "US" and np.any(np.char.strip(y.astype(str)) == ""):
+                r = int(np.flatnonzero(np.char.strip(y.astype(str)) == "")[0])
+                raise DataError(f"{path}: y row {r + 1}: the label is empty; every row needs a label (fill it in or "
+                                "drop the row)")
             if np.iscomplexobj(X) or np.iscomplexobj(y):
                 which = "X" if np.iscomplexobj(X) else "y"
                 raise DataError(f"{path}: {which} holds complex numbers; features and labels are real (store the real "

@@ -118,7 +118,7 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
             raise DataError(f"{where}: {len(chans)} channels, the header says @dimensions {dims}")
         if labelled and label not in labels:
             raise DataError(f"{where}: label {label!r} is not one of @classLabel ({', '.join(sorted(labels))})")
-        if "?" in line:
+        if any("?" in c for c in chans):  # in a sample, not in the label
             raise DataError(f"{where}: missing values ('?') are not supported")
         try:
             rows = [np.array([parse_number(v) for v in c.split(",")], dtype=np.float64) for c in chans]
@@ -143,6 +143,10 @@ def _float32(x: np.ndarray, where: str) -> np.ndarray:
         out = x.astype(np.float32)
     if not np.all(np.isfinite(out)):
         raise DataError(f"{where}: a sample is too large for float32")
+    lost = (x != 0) & (out == 0)
+    if np.any(lost):  # as the table readers say: the value and its sign would be gone on the device
+        raise DataError(f"{where}: a sample is {x[lost][0]:g}, which float32 rounds to 0 (nonzero samples need "
+                        "|x| >= 1.4e-45): the device reads float32; scale the series")
     return out
 
 

@@ -793,6 +793,9 @@ def test_columns_read_by_position_are_said_once_on_stderr(work: Path, tmp_path: 
     assert code == 0 and err.count("read by position (col0 as") == 1, err
     code, _, err = run("export-c", work / "m.msgpack", "-o", tmp_path / "m.h", "--embed", labelled)
     assert code == 0 and "read by position" in err, err
+    (tmp_path / "m2.msgpack").write_bytes((work / "m.msgpack").read_bytes())
+    code, _, err = run("bench", work / "m.msgpack", tmp_path / "m2.msgpack", "--data", labelled)
+    assert code == 0 and err.count("read by position") == 1, err  # two models, one file: one note
     code, _, err = run("predict", work / "m.msgpack", work / "d.csv", "--rows", 3)
     assert code == 0 and "read by position" not in err, err
     (tmp_path / "d.svm").write_text("".join(f"{r[N]} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(r[:N]))

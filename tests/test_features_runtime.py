@@ -245,3 +245,29 @@ def test_isqrt32_is_the_floor_square_root() -> None:
     values = [0, 1, 2, 3, 4, 2**32 - 1, 2**31, 3 * 2**30, 65535**2, 65536**2 - 1]
     values += [int(v) for v in rng.integers(0, 2**32, 5000)]
     assert [lib.fm_feat_isqrt32(v) for v in values] == [math.isqrt(v) for v in values]
+
+
+def test_features_of_an_overflowed_intermediate_are_value_errors_in_c_and_numpy() -> None:
+    """A spectrum whose power overflows float32 gave band energy and centroid 0 and a wrong dominant frequency,
+    all with status OK (a 0.375 cycles-a-sample sine read 0.125 at amplitude 1e30); the crossing rate of a
+    channel whose mean overflowed read 0, OK (round 61's probe). Now FM_E_VALUE in C and in the reference alike,
+    and the same sine at amplitude 1 still reads right."""
+    t = np.arange(64)
+    names = ["c0__fft_dominant_frequency", "c0__fft_centroid", "c0__fft_band_energy__band_2__bands_4",
+             "c0__mean_crossing_rate", "c0__autocorrelation__lag_1", "c0_c1__correlation"]
+    spec_list = [cat.parse_name(n) for n in names]
+    for amp, want_ok in ((1.0, True), (1e30, False), (3e38, False)):
+        sine = (amp * np.sin(2 * np.pi * 0.375 * t)).astype(np.float32)
+        x = np.stack([sine, sine[::-1]])[None]
+        rv, rs = f32.values(x, spec_list)
+        c = cbind.run(x, spec_list)
+        assert np.array_equal(c.status, rs) and np.array_equal(_bits(c.values), _bits(rv)), (amp, c.status, rs)
+        spectral = rs[0, :3]
+        if want_ok:
+            assert np.all(rs == cat.OK) and rv[0, 0] == np.float32(0.375) and rv[0, 2] > np.float32(0.99)
+        else:
+            assert np.all(spectral == cat.E_VALUE), (amp, rs)
+    const = np.full((1, 2, 16), 3e38, np.float32)  # the mean overflows: so does everything centred on it
+    rv, rs = f32.values(const, spec_list)
+    c = cbind.run(const, spec_list)
+    assert np.array_equal(c.status, rs) and np.all(rs[0, 3:] == cat.E_VALUE), rs

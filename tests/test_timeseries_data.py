@@ -112,6 +112,7 @@ MALFORMED = [
     ("@equalLength true\n@seriesLength 3\n@classLabel true a\n@data\n1,2:a\n", "@seriesLength 3"),
     ("@classLabel true a\n@data\n1,nan:a\n", "NaN or infinite"),
     ("@classLabel true a\n@data\n", "no cases"),
+    ("@classLabel true a\n@data\n1,1e-50:a\n", "a sample is 1e-50, which float32 rounds to 0"),  # was read as 0
 ]
 
 
@@ -187,3 +188,49 @@ def test_default_plan_takes_the_decimations_the_shortest_window_affords() -> Non
     assert resolve("basic", 3, 200).names == basic_plan(3).names
     for n in (6, 10, 20, 40):
         assert default_plan(3, n).min_len <= max(n, basic_plan(3).min_len)
+
+
+def test_a_label_with_a_question_mark_is_a_label_not_a_missing_value(tmp_path: Path) -> None:
+    p = tmp_path / "q.ts"
+    p.write_text("@classLabel true why? ok\n@data\n1,2,3:why?\n3,2,1:ok\n")
+    assert read_ts(p).y.tolist() == ["why?", "ok"]
+
+
+def test_more_channels_than_the_device_library_takes_are_refused(tmp_path: Path) -> None:
+    """65 channels trained, predicted and exported with exit 0, then the C library refused every window (FM_E_ARG);
+    64 still load (round 61's probe)."""
+    rng = np.random.default_rng(3)
+    for n_ch, ok in ((64, True), (65, False)):
+        np.savez(tmp_path / f"c{n_ch}.npz", X=rng.normal(size=(6, n_ch, 8)), y=np.array(["a", "b"] * 3))
+        if ok:
+            assert load_dataset(str(tmp_path / f"c{n_ch}.npz"), features="basic").X.shape[0] == 6
+        else:
+            for spec in ("default", "basic"):
+                with pytest.raises(DataError, match="65 channels; the device's feature library takes at most 64"):
+                    load_dataset(str(tmp_path / f"c{n_ch}.npz"), features=spec)
+
+
+def test_npz_labels_as_a_column_are_read_and_empty_labels_refused(tmp_path: Path) -> None:
+    """y of shape (n, 1) became the labels "['a']" (model, predict lines, C label table); an empty label became a
+    class whose predict lines begin with a space (round 61's probe). Windows and tables alike."""
+    rng = np.random.default_rng(4)
+    y = np.array(["a", "b"] * 4)
+    for X in (rng.normal(size=(8, 2, 16)), rng.normal(size=(8, 3))):
+        np.savez(tmp_path / "col.npz", X=X, y=y[:, None])
+        assert load_dataset(str(tmp_path / "col.npz")).y.tolist() == y.tolist()
+        np.savez(tmp_path / "wide.npz", X=X, y=np.stack([y, y], axis=1))
+        with pytest.raises(DataError, match=r"y has shape \(8, 2\); it holds one label a row"):
+            load_dataset(str(tmp_path / "wide.npz"))
+        np.savez(tmp_path / "empty.npz", X=X, y=np.where(np.arange(8) == 5, "", y))
+        with pytest.raises(DataError, match="y row 6: the label is empty"):
+            load_dataset(str(tmp_path / "empty.npz"))
+
+
+def test_a_plan_file_with_a_byte_order_mark_or_not_utf8(tmp_path: Path) -> None:
+    path = str(toy_ts(tmp_path))
+    plan = tmp_path / "plan.txt"
+    plan.write_bytes("\ufeffc0__mean\r\nc1__maximum\r\n".encode())
+    assert load_dataset(path, features=str(plan)).feature_names == ["c0__mean", "c1__maximum"]
+    plan.write_bytes("c0__mean # d\xe9but\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"feature plan .*plan.txt is not UTF-8 text"):
+        load_dataset(path, features=str(plan))

@@ -80,9 +80,16 @@ class _Window(GroupCache):
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den where den > 0, else 0 (float32)."""
+    """num / den where den > 0, else 0 (float32); NaN (FM_E_VALUE) where den overflowed, as the C library says."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, F32(1)), F32(0)).astype(F32)
+        out = np.where(den > 0, num / np.where(den > 0, den, F32(1)), F32(0)).astype(F32)
+    return _unless_overflowed(out, den)
+
+
+def _unless_overflowed(v: np.ndarray, intermediate: np.ndarray) -> np.ndarray:
+    """v, NaN where the intermediate it derives from (a mean, a sum of squares, a spectrum's energy) is not finite:
+    the C library's FM_E_VALUE, not a guard's 0 or an infinite spectrum's bin."""
+    return np.where(np.isfinite(intermediate), v, F32(np.nan)).astype(F32)
 
 
 def _spectral(win: _Window, f: cat.FeatureSpec) -> np.ndarray:
@@ -95,7 +102,7 @@ def _spectral(win: _Window, f: cat.FeatureSpec) -> np.ndarray:
         rows = np.arange(win.w)
         for k in range(2, half + 1):
             best = np.where(p[:, k] > p[rows, best], k, best)
-        return best.astype(F32) / scale
+        return _unless_overflowed(best.astype(F32) / scale, energy)
     if f.id == 10:
         for k in range(1, half + 1):
             acc = acc + F32(k) * p[:, k]
@@ -116,7 +123,8 @@ def _value(win: _Window, f: cat.FeatureSpec) -> np.ndarray:
         if f.id == 1:
             return np.sqrt(g["ss"] / n)
         if f.id == 6:
-            return g["crossings"].astype(F32) / F32(win.len - 1)
+            mean = win.group(cat.PASS, c)["mean"]
+            return _unless_overflowed(g["crossings"].astype(F32) / F32(win.len - 1), mean)
         return _ratio(win.lagged(c, c, f.param), g["ss"])
     if f.id in (11, 12):
         g = win.group(cat.MAGNITUDE, c)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pyruntime.errors import DataError
-from pyruntime.features.catalog import E_CHANNEL, FeatureSpec, group_name, parse_name
+from pyruntime.features.catalog import E_CHANNEL, MAX_CHANNELS, FeatureSpec, group_name, parse_name
+from pyruntime.textfiles import not_utf8
 
 NAMED_SETS = ("default", "basic")
 DEFAULT_LAGS = (1, 4)
@@ -107,6 +108,9 @@ def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
 def resolve(spec: str | None, n_channels: int, min_len: int | None = None) -> FeaturePlan:
     """The plan of ``--features SPEC`` (None: default) for data with n_channels channels whose shortest window has
     ``min_len`` samples (None: any length; the default plan's spectra of block means need 10 to 40)."""
+    if n_channels > MAX_CHANNELS:  # the C library refuses every window of more (FM_E_ARG): train nothing it can't run
+        raise DataError(f"the windows have {n_channels} channels; the device's feature library takes at most "
+                        f"{MAX_CHANNELS} (FM_FEAT_MAX_CHANNELS): keep the channels the task needs, or combine them")
     if spec is None or spec == "default":
         return default_plan(n_channels, min_len)
     if spec == "basic":
@@ -115,5 +119,9 @@ def resolve(spec: str | None, n_channels: int, min_len: int | None = None) -> Fe
     if not path.is_file():
         raise DataError(f"feature plan {spec!r}: neither a named set ({', '.join(NAMED_SETS)}) nor a file of "
                         "feature names")
-    lines = [line.split("#", 1)[0].strip() for line in path.read_text().splitlines()]
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the first name
+    except UnicodeDecodeError as exc:
+        raise DataError(not_utf8(f"feature plan {spec}", exc)) from None
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     return from_names([n for n in lines if n], n_channels, str(path))

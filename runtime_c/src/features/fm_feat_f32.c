@@ -202,6 +202,13 @@ static float spectral_f32(const fm_feat_ctx *ctx, const fm_feat_spec *spec)
     return energy > 0.0f ? acc / energy : 0.0f;
 }
 
+/* An intermediate that overflowed float32 (a channel's mean or sum of squares, a spectrum's energy): a feature
+ * derived from it is FM_E_VALUE, not the 0 of a "den > 0" guard or the bin an infinite spectrum happens to give. */
+static int overflowed(float v)
+{
+    return fm_bits_nonfinite(fm_float_bits(v));
+}
+
 int fm_feat_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value)
 {
     const fm_feat_chan *ch;
@@ -236,9 +243,15 @@ int fm_feat_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value)
         v = ch->max - ch->min;
         break;
     case FM_FEAT_CROSSING_RATE:
+        if (overflowed(ch->mean)) {
+            return FM_E_VALUE;
+        }
         v = (float)ch->crossings / (float)(ctx->len - 1u);
         break;
     case FM_FEAT_AUTOCORR:
+        if (overflowed(ch->ss)) {
+            return FM_E_VALUE;
+        }
         v = lagged_f32(ctx, spec->channel, spec->channel, spec->param);
         v = ch->ss > 0.0f ? v / ch->ss : 0.0f;
         break;
@@ -249,11 +262,17 @@ int fm_feat_value(fm_feat_ctx *ctx, const fm_feat_spec *spec, float *value)
         v = ch->mmax;
         break;
     case FM_FEAT_CORRELATION:
+        if (overflowed(ch->ss) || overflowed(fm_feat_chans(ctx)[spec->channel2].ss)) {
+            return FM_E_VALUE;
+        }
         s2 = fm_feat_sqrtf(ch->ss) * fm_feat_sqrtf(fm_feat_chans(ctx)[spec->channel2].ss);
         v = lagged_f32(ctx, spec->channel, spec->channel2, 0u);
         v = s2 > 0.0f ? v / s2 : 0.0f;
         break;
     default: /* spectral (fm_feat_prepare rejected unknown ids) */
+        if (overflowed(ch->energy[fm_feat_shift(spec)])) {
+            return FM_E_VALUE;
+        }
         v = spectral_f32(ctx, spec);
         break;
     }
