@@ -53,8 +53,8 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
             continue
         if not line.startswith("@"):
             raise DataError(f"{path} line {i + 1}: data before @data (a .ts header ends with a line @data)")
-        key, _, value = line[1:].partition(" ")
-        key = key.lower()
+        parts = line[1:].split(None, 1)  # a tab after the key separates as a space does
+        key, value = parts[0].lower(), (parts[1] if len(parts) > 1 else "")
         if key == "data":
             return head, i + 1
         if key in ("timestamps", "missing", "univariate", "equallength"):
@@ -100,7 +100,12 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
         raise DataError(f"{path}: @classLabel must be true with the class labels (training needs labels)")
     labels = set(head.get("labels", []))  # type: ignore[arg-type]  # no @classLabel line: no labels
     dims = head.get("dimensions")
-    length = head.get("serieslength") if head.get("equallength", False) else None
+    if head.get("univariate") and dims not in (None, 1):
+        raise DataError(f"{path}: @univariate true with @dimensions {dims}")
+    if head.get("univariate"):
+        dims = 1
+    equal = bool(head.get("equallength", False))
+    length = head.get("serieslength") if equal else None
     series: list[np.ndarray] = []
     y: list[str] = []
     for i in range(first, len(lines)):
@@ -115,7 +120,8 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
         if dims is None:
             dims = len(chans)
         if len(chans) != dims:
-            raise DataError(f"{where}: {len(chans)} channels, the header says @dimensions {dims}")
+            said = "@univariate true" if head.get("univariate") else f"@dimensions {dims}"
+            raise DataError(f"{where}: {len(chans)} channels, the header says {said}")
         if labelled and label not in labels:
             raise DataError(f"{where}: label {label!r} is not one of @classLabel ({', '.join(sorted(labels))})")
         if any("?" in c for c in chans):  # in a sample, not in the label
@@ -129,6 +135,9 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
             raise DataError(f"{where}: the channels have different lengths ({', '.join(map(str, sorted(n)))})")
         if length is not None and rows[0].size != length:
             raise DataError(f"{where}: series of length {rows[0].size}, the header says @seriesLength {length}")
+        if equal and series and rows[0].size != series[0].shape[1]:
+            raise DataError(f"{where}: series of length {rows[0].size} where the first case's is "
+                            f"{series[0].shape[1]}; the header says @equalLength true")
         series.append(_float32(np.stack(rows), where))
         y.append(label)
     if not series:

@@ -113,6 +113,10 @@ MALFORMED = [
     ("@classLabel true a\n@data\n1,nan:a\n", "NaN or infinite"),
     ("@classLabel true a\n@data\n", "no cases"),
     ("@classLabel true a\n@data\n1,1e-50:a\n", "a sample is 1e-50, which float32 rounds to 0"),  # was read as 0
+    # round 61: these were read without a word
+    ("@univariate true\n@classLabel true a\n@data\n1,2:3,4:a\n", "2 channels, the header says @univariate true"),
+    ("@univariate true\n@dimensions 2\n@classLabel true a\n@data\n1,2:a\n", "@univariate true with @dimensions 2"),
+    ("@equalLength true\n@classLabel true a\n@data\n1,2,3:a\n1,2:a\n", "where the first case's is 3"),
 ]
 
 
@@ -194,6 +198,8 @@ def test_a_label_with_a_question_mark_is_a_label_not_a_missing_value(tmp_path: P
     p = tmp_path / "q.ts"
     p.write_text("@classLabel true why? ok\n@data\n1,2,3:why?\n3,2,1:ok\n")
     assert read_ts(p).y.tolist() == ["why?", "ok"]
+    p.write_text("@problemName\tq\n@univariate\ttrue\n@classLabel\ttrue a b\n@data\n1,2:a\n2,1:b\n")  # tabs
+    assert read_ts(p).y.tolist() == ["a", "b"]
 
 
 def test_more_channels_than_the_device_library_takes_are_refused(tmp_path: Path) -> None:
