@@ -53,7 +53,7 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
             continue
         if not line.startswith("@"):
             raise DataError(f"{path} line {i + 1}: data before @data (a .ts header ends with a line @data)")
-        parts = line[1:].split(None, 1)  # a tab after the key separates as a space does
+        parts = line[1:].split(None, 1) or [""]  # a tab after the key separates as a space does; "@" alone: no key
         key, value = parts[0].lower(), (parts[1] if len(parts) > 1 else "")
         if key == "data":
             return head, i + 1

@@ -117,6 +117,7 @@ MALFORMED = [
     ("@univariate true\n@classLabel true a\n@data\n1,2:3,4:a\n", "2 channels, the header says @univariate true"),
     ("@univariate true\n@dimensions 2\n@classLabel true a\n@data\n1,2:a\n", "@univariate true with @dimensions 2"),
     ("@equalLength true\n@classLabel true a\n@data\n1,2,3:a\n1,2:a\n", "where the first case's is 3"),
+    ("@\n@classLabel true a\n@data\n1,2:a\n", "unknown header entry @$"),  # a bare '@' (not an IndexError)
 ]
 
 
