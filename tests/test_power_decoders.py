@@ -368,3 +368,26 @@ def test_parse_quantity() -> None:
     assert parse_quantity("OLmA").overload
     with pytest.raises(ValueError):
         parse_quantity("12 parsecs")
+
+
+# the largest magnitude a UT71x or UT61E shows in each unit, with every digit 9: 10 A range 99.999 A, 1000 V
+# range 9999.9 V (a corrupt range byte used to give 12,340 A; round 61)
+PLAUSIBLE = {"A": 100.0, "V": 1e4}
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(["ut71x", "es51922"]), data=st.data())
+def test_any_packet_decodes_to_an_error_or_a_reading_a_meter_can_show(name: str, data: st.DataObject) -> None:
+    """Packets of the protocol's byte alphabet (ASCII fields 0x30..0x3f, a CR LF end): decode raises DecodeError
+    or returns a reading whose amperes and volts a meter's display can hold; never another exception."""
+    proto = PROTOCOLS[name]
+    body = data.draw(st.lists(st.integers(0x30, 0x3F), min_size=proto.packet_size - 2,
+                              max_size=proto.packet_size - 2))
+    try:
+        r = proto.decode(bytes(body) + b"\r\n")
+    except DecodeError:
+        return
+    if r.overload:
+        assert math.isinf(r.value)
+    elif r.unit in PLAUSIBLE:
+        assert abs(r.value) <= PLAUSIBLE[r.unit], (bytes(body), r)
