@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..reading import DecodeError
+
 
 def scale(count: int, exponent: int) -> float:
     """``count * 10**exponent`` computed so that 12340, -5 gives exactly 0.1234."""
@@ -50,3 +52,20 @@ def scale_display(count: int, divisor: int, factor: float) -> float:
     if factor < 1:
         return count / (divisor * round(1 / factor))
     return count * round(factor) / divisor
+
+
+def range_exponent(family: str, mode: str, exponents: Sequence[int | None], index: int) -> int:
+    """``exponents[index]``, the exponent of the digit count on range ``index``; a range the mode does not
+    have (None) is a corrupt packet, a DecodeError naming the ranges it has."""
+    exponent = exponents[index]
+    if exponent is None:
+        have = ", ".join(str(i) for i, e in enumerate(exponents) if e is not None)
+        raise DecodeError(f"{family}: {mode} has no range {index} (ranges {have})")
+    return exponent
+
+
+def diode_volts(family: str, unit: str) -> str:
+    """The unit of a reading with the diode symbol: volts; beside another quantity it is no meter's state."""
+    if unit not in ("", "V"):
+        raise DecodeError(f"{family}: the diode symbol beside {unit} (diode mode shows volts)")
+    return "V"

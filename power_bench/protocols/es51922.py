@@ -14,38 +14,32 @@ Layout (byte index from 0)::
     12-13 CR LF
 
 The value is the five-digit count times 10**exponent, the exponent given by (mode, range). A range the
-mode does not have (RANGES), or VBAR (an ES51922 wiring no UT61E uses, whose current ranges libsigrok 0.5.2
+mode does not have (None in EXPONENTS), or VBAR (an ES51922 wiring no UT61E uses, whose current ranges libsigrok 0.5.2
 reads as kA), is a DecodeError, not a reading powers of ten off.
 """
 
 from __future__ import annotations
 
 from ..reading import DecodeError, Quantity, Reading
-from ._common import bit, pick_range, scale
+from ._common import bit, pick_range, range_exponent, scale
 
 NAME = "es51922"
 PACKET_SIZE = 14
 SEVEN_BIT = True
 MAX_COUNT = 21999
 
-# mode -> exponents per range ('0'..'7')
-EXPONENTS: dict[str, tuple[int, ...]] = {
-    "V": (-4, -3, -2, -1, -5, 0, 0, 0),
-    "uA": (-8, -7, 0, 0, 0, 0, 0, 0),
-    "mA": (-6, -5, 0, 0, 0, 0, 0, 0),
-    "A": (-3, 0, 0, 0, 0, 0, 0, 0),
-    "manual A": (-4, -3, -2, -1, 0, 0, 0, 0),
-    "Ohm": (-2, -1, 0, 1, 2, 3, 4, 0),
-    "Hz": (-2, -1, 0, 0, 1, 2, 3, 4),
+# mode -> exponents per range ('0'..'7'); None: a range the mode does not have, the zero entries of
+# libsigrok's older es519xx factor table (19200 baud, 14 bytes), which called them invalid
+EXPONENTS: dict[str, tuple[int | None, ...]] = {
+    "V": (-4, -3, -2, -1, -5, None, None, None),
+    "uA": (-8, -7, None, None, None, None, None, None),
+    "mA": (-6, -5, None, None, None, None, None, None),
+    "A": (-3, None, None, None, None, None, None, None),
+    "manual A": (-4, -3, -2, -1, 0, None, None, None),
+    "Ohm": (-2, -1, 0, 1, 2, 3, 4, None),
+    "Hz": (-2, -1, None, 0, 1, 2, 3, 4),
     "F": (-12, -11, -10, -9, -8, -7, -6, -5),
-    "diode": (-4, 0, 0, 0, 0, 0, 0, 0),
-}
-
-# the ranges each mode has: the nonzero entries of libsigrok's older es519xx factor table (19200 baud,
-# 14 bytes), which called the others invalid
-RANGES: dict[str, tuple[int, ...]] = {
-    "V": (0, 1, 2, 3, 4), "uA": (0, 1), "mA": (0, 1), "A": (0,), "manual A": (0, 1, 2, 3, 4),
-    "Ohm": (0, 1, 2, 3, 4, 5, 6), "Hz": (0, 1, 3, 4, 5, 6, 7), "F": (0, 1, 2, 3, 4, 5, 6, 7), "diode": (0,),
+    "diode": (-4, None, None, None, None, None, None, None),
 }
 
 F_VOLT, F_MICRO_A, F_MILLI_A, F_AMP, F_MANUAL_A = 0x3B, 0x3D, 0x3F, 0x30, 0x39
@@ -105,8 +99,7 @@ def decode(packet: bytes) -> Reading:
         raise DecodeError(f"ES51922: invalid range byte 0x{packet[0]:02x}")
     if vbar:
         raise DecodeError("ES51922: VBAR set (not a UT61E state: its current ranges would be read 10**3 off)")
-    if mode in RANGES and index not in RANGES[mode]:
-        raise DecodeError(f"ES51922: {mode} has no range {index} (ranges {', '.join(map(str, RANGES[mode]))})")
+    exponent = -1 if mode == "duty" else range_exponent("ES51922", mode, EXPONENTS[mode], index)
     label = f"{mode} r{index}"
     if ol or ul:
         if ul:
@@ -115,10 +108,6 @@ def decode(packet: bytes) -> Reading:
     digits = packet[1:6]
     if not all(0x30 <= b <= 0x39 for b in digits):
         raise DecodeError(f"ES51922: invalid digits {digits!r}")
-    if mode == "duty":
-        exponent = -1
-    else:
-        exponent = EXPONENTS[mode][index]
     count = int(digits.decode("ascii"))
     value = scale(-count if sign else count, exponent)
     return Reading(value, unit, ac, dc, auto, False, label, tuple(flags))

@@ -21,7 +21,7 @@ Over limit ("0L") is the digit codes 00 7D 68 00.
 from __future__ import annotations
 
 from ..reading import PREFIXES, DecodeError, Quantity, Reading
-from ._common import bit, pick_decimals, scale_display
+from ._common import bit, diode_volts, pick_decimals, scale_display
 
 NAME = "fs9721"
 PACKET_SIZE = 14
@@ -84,9 +84,7 @@ def decode(packet: bytes) -> Reading:
         if f[name]:
             flags.append(label)
     if f["diode"]:
-        if unit not in ("", "V"):
-            raise DecodeError(f"FS9721: the diode symbol beside {unit} (diode mode shows volts)")
-        unit = "V"
+        unit = diode_volts("FS9721", unit)
     label = {1e-9: "n", 1e-6: "u", 1e-3: "m", 1.0: "", 1e3: "k", 1e6: "M"}[factor] + unit
     if codes == OVER_LIMIT:
         return Reading(float("inf"), unit, f["ac"], f["dc"], f["auto"], True, label, tuple(flags))

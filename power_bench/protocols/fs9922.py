@@ -17,7 +17,7 @@ Layout (byte index from 0)::
 from __future__ import annotations
 
 from ..reading import PREFIXES, DecodeError, Quantity, Reading
-from ._common import bit, pick_decimals, scale_display
+from ._common import bit, diode_volts, pick_decimals, scale_display
 
 NAME = "fs9922"
 PACKET_SIZE = 14
@@ -66,9 +66,7 @@ def decode(packet: bytes) -> Reading:
             unit = u
     flags: list[str] = []
     if f["diode"]:
-        if unit not in ("", "V"):
-            raise DecodeError(f"FS9922: the diode symbol beside {unit} (diode mode shows volts)")
-        unit = "V"
+        unit = diode_volts("FS9922", unit)
     for name, label in (("diode", "diode"), ("beep", "continuity"), ("hold", "HOLD"), ("rel", "REL"),
                         ("max", "MAX"), ("min", "MIN"), ("bat", "BAT")):
         if f[name]:

@@ -11,7 +11,7 @@ Layout (byte index from 0)::
     9-10 CR LF
 
 The value is the digit count times 10**exponent, the exponent given by (function, range). A range a
-function does not have (RANGES) is a corrupt packet: DecodeError, not a reading 10**k off.
+function does not have (None in EXPONENTS) is a corrupt packet: DecodeError, not a reading 10**k off.
 
 Checked against libsigrok 0.5.2 (sigrok-cli on a pty, round 61): the 4000-count mode's blank digit and
 the resistance ranges (400.00 Ohm is range 1, 10**-2) as 0.5.2 decodes them; the stored ut71x.c sources
@@ -21,7 +21,7 @@ read "1234:" as 12.34 mA and range 1 as 4000.0 Ohm, which 0.5.2 does not.
 from __future__ import annotations
 
 from ..reading import DecodeError, Quantity, Reading
-from ._common import bit, pick_range, scale
+from ._common import bit, pick_range, range_exponent, scale
 
 NAME = "ut71x"
 PACKET_SIZE = 11
@@ -49,32 +49,26 @@ FUNCTIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 # exponent of the digit count for each function (rows) and range (columns), from the UT71x
-# protocol description (range 1 is the 10 A range, not range 0); 0 also fills the ranges a function
-# does not have, which RANGES names.
-EXPONENTS: tuple[tuple[int, ...], ...] = (
-    (-5, 0, 0, 0, 0, 0, 0, 0),
-    (0, -4, -3, -2, -1, 0, 0, 0),
-    (0, -4, -3, -2, -1, 0, 0, 0),
-    (-5, 0, 0, 0, 0, 0, 0, 0),
-    (0, -2, -1, 0, 1, 2, 3, 0),
-    (0, -12, -11, -10, -9, -8, -7, -6),
-    (-1, 0, 0, 0, 0, 0, 0, 0),
-    (-8, -7, 0, 0, 0, 0, 0, 0),
-    (-6, -5, 0, 0, 0, 0, 0, 0),
-    (0, -3, 0, 0, 0, 0, 0, 0),
-    (-1, 0, 0, 0, 0, 0, 0, 0),
-    (-4, 0, 0, 0, 0, 0, 0, 0),
+# protocol description (range 1 is the 10 A range, not range 0); None: a range the function does not
+# have (400 mV .. 1000 V, 400.00 Ohm .. 40.000 MOhm, 40 nF .. 40 mF, ...), the zero entries of libsigrok's
+# older ut71x factor table, which called them invalid
+EXPONENTS: tuple[tuple[int | None, ...], ...] = (
+    (-5, None, None, None, None, None, None, None),
+    (None, -4, -3, -2, -1, None, None, None),
+    (None, -4, -3, -2, -1, None, None, None),
+    (-5, None, None, None, None, None, None, None),
+    (None, -2, -1, 0, 1, 2, 3, None),
+    (None, -12, -11, -10, -9, -8, -7, -6),
+    (-1, None, None, None, None, None, None, None),
+    (-8, -7, None, None, None, None, None, None),
+    (-6, -5, None, None, None, None, None, None),
+    (None, -3, None, None, None, None, None, None),
+    (-1, None, None, None, None, None, None, None),
+    (-4, None, None, None, None, None, None, None),
     (-3, -2, -1, 0, 1, 2, 3, 4),
-    (-1, 0, 0, 0, 0, 0, 0, 0),
-    (0, 0, 0, 0, 0, 0, 0, 0),
-    (-2, 0, 0, 0, 0, 0, 0, 0),
-)
-
-# the ranges each function has (400 mV .. 1000 V, 400.00 Ohm .. 40.000 MOhm, 40 nF .. 40 mF, ...):
-# the nonzero entries of libsigrok's older ut71x factor table, which called the others invalid
-RANGES: tuple[tuple[int, ...], ...] = (
-    (0,), (1, 2, 3, 4), (1, 2, 3, 4), (0,), (1, 2, 3, 4, 5, 6), (1, 2, 3, 4, 5, 6, 7), (0,), (0, 1), (0, 1),
-    (1,), (0,), (0,), (0, 1, 2, 3, 4, 5, 6, 7), (0,), (3,), (0,),
+    (-1, None, None, None, None, None, None, None),
+    (None, None, None, 0, None, None, None, None),
+    (-2, None, None, None, None, None, None, None),
 )
 
 OVER_LIMIT = b"::0<:"
@@ -108,9 +102,7 @@ def decode(packet: bytes) -> Reading:
     if function == 12 and sign:  # frequency with the sign bit means duty cycle
         unit, sign = "%", False
         flags.append("duty-cycle")
-    if index not in RANGES[function]:
-        raise DecodeError(f"UT71x: {fname} has no range {index} (ranges {', '.join(map(str, RANGES[function]))})")
-    exponent = EXPONENTS[function][index]
+    exponent = range_exponent("UT71x", fname, EXPONENTS[function], index)
     label = f"{fname} r{index}"
     if digits == OVER_LIMIT or digits == UNDER_LIMIT:
         if digits == UNDER_LIMIT:
