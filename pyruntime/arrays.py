@@ -81,6 +81,18 @@ def kind_tables(tables: Any, record: type, kind: str, numeric: str | None = None
     return tables.q15() if numeric == "q15" else tables
 
 
+def float32_zeroed(x: np.ndarray, x32: np.ndarray | None = None) -> np.ndarray:
+    """Where a nonzero value of ``x`` becomes 0 as float32 (``x32``: its float32 form, if made already): the
+    device reads float32, and the value and its sign would be gone there."""
+    return (x != 0) & ((x.astype(np.float32) if x32 is None else x32) == 0)
+
+
+def float32_zeroed_text(value: float, nonzero: str, fix: str) -> str:
+    """The reason a data reader gives for a value float32_zeroed finds (``nonzero``: "values", "samples")."""
+    return (f"is {value:g}, which float32 rounds to 0 (nonzero {nonzero} need |x| >= 1.4e-45): the device reads "
+            f"float32; {fix}")
+
+
 def check_inputs(X: Any, n_features: int) -> np.ndarray:
     """Validate an input matrix (or one row) and return it as float32 C-contiguous, 2-D."""
     try:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from pyruntime.arrays import float32_zeroed, float32_zeroed_text
 from pyruntime.errors import DataError
 from pyruntime.features.plan import FeaturePlan
 from pyruntime.numtext import parse_number
@@ -108,11 +109,11 @@ def _finish(X: np.ndarray, y: np.ndarray | list, names: list[str], source: str,
         r, c = np.argwhere(big)[0]
         raise DataError(f"{source} {_cell(r, names[c], first_line)} is {X[r, c]:g}, beyond float32 (|x| <= 3.4e38): "
                         "the device reads float32")
-    lost = (X != 0) & (X.astype(np.float32) == 0)
-    if np.any(lost):  # a float32 reads it as 0: the value and its sign are gone on the device
+    lost = float32_zeroed(X)
+    if np.any(lost):
         r, c = np.argwhere(lost)[0]
-        raise DataError(f"{source} {_cell(r, names[c], first_line)} is {X[r, c]:g}, which float32 rounds to 0 "
-                        "(nonzero values need |x| >= 1.4e-45): the device reads float32; scale the column")
+        raise DataError(f"{source} {_cell(r, names[c], first_line)} "
+                        + float32_zeroed_text(X[r, c], "values", "scale the column"))
     return Dataset(X=X, y=_labels(y, source), feature_names=list(names), name=source)
 
 
@@ -451,8 +452,9 @@ def _read_npz(path: Path, features: str | dict[str, Any] | None, unlabelled: lis
                 y = y.ravel()
             if y.ndim != 1:
                 raise DataError(f"{path}: y has shape {y.shape}; it holds one label a row (shape ({len(X)},))")
-            if labelled and y.dtype.kind in "US" and np.any(np.char.strip(y.astype(str)) == ""):
-                r = int(np.flatnonzero(np.char.strip(y.astype(str)) == "")[0])
+            empty = np.flatnonzero(np.char.strip(y.astype(str)) == "") if labelled and y.dtype.kind in "US" else []
+            if len(empty):
+                r = int(empty[0])
                 raise DataError(f"{path}: y row {r + 1}: the label is empty; every row needs a label (fill it in or "
                                 "drop the row)")
             if np.iscomplexobj(X) or np.iscomplexobj(y):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pyruntime.arrays import float32_zeroed, float32_zeroed_text
 from pyruntime.errors import DataError
 from pyruntime.numtext import parse_number
 from pyruntime.textfiles import not_utf8
@@ -152,10 +153,9 @@ def _float32(x: np.ndarray, where: str) -> np.ndarray:
         out = x.astype(np.float32)
     if not np.all(np.isfinite(out)):
         raise DataError(f"{where}: a sample is too large for float32")
-    lost = (x != 0) & (out == 0)
-    if np.any(lost):  # as the table readers say: the value and its sign would be gone on the device
-        raise DataError(f"{where}: a sample is {x[lost][0]:g}, which float32 rounds to 0 (nonzero samples need "
-                        "|x| >= 1.4e-45): the device reads float32; scale the series")
+    lost = float32_zeroed(x, out)
+    if np.any(lost):
+        raise DataError(f"{where}: a sample " + float32_zeroed_text(x[lost][0], "samples", "scale the series"))
     return out
 
 
