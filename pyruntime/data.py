@@ -578,7 +578,7 @@ def _from_windows(windows: Any, features: str | dict[str, Any] | None) -> Datase
     from pyruntime.features.plan import resolve
 
     plan = (FeaturePlan.from_meta(features) if isinstance(features, dict)
-            else resolve(features, windows.n_channels, int(min(windows.lengths))))
+            else resolve(features, windows.n_channels, int(min(windows.lengths)), int(max(windows.lengths))))
     X = extract(windows, plan)
     ds = _finish(X.astype(np.float64), list(windows.y), plan.names, windows.name)
     ds.plan = plan

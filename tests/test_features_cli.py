@@ -70,6 +70,41 @@ def test_features_lists_a_plan_with_its_groups(tmp_path: Path) -> None:
     one_line_error(run("features", "--channels", "2", "--plan", tmp_path / "p.txt"), "unknown feature 'nope'")
 
 
+def test_features_lists_the_default_plan_for_a_window_length() -> None:
+    def listed(length: int) -> list[str]:
+        code, out, err = run("features", "--channels", "2", "--length", str(length), "--json")
+        assert code == 0, err
+        return json.loads(out)["features"]
+
+    assert listed(1024) == default_plan(2).names
+    long = listed(2000)  # the window's own spectrum would have 2,048 points: only its block means' spectra
+    assert "c0__fft_centroid__decimate_2" in long and "c0__fft_centroid" not in long and "c0__mean" in long
+    assert "c1__fft_centroid__decimate_2" not in listed(3000) and "c1__fft_centroid__decimate_4" in listed(3000)
+    assert "c0__fft_centroid__decimate_8" not in listed(30)
+    one_line_error(run("features", "--length", "100"), "--channels")
+    code, _, err = run("features", "--channels", "2", "--length", str(cat.MAX_LEN + 1))
+    assert code == 2 and "--length" in err
+
+
+def test_train_takes_windows_over_the_fft_bound_with_the_default_plan(tmp_path: Path) -> None:
+    """Windows of 1,025..4,096 samples are the library's (FM_FEAT_MAX_LEN): the default plan trains on them, the
+    model's plan has no spectrum over FM_FEAT_MAX_FFT points, and eval reads the windows with it."""
+    rng = np.random.default_rng(0)
+    t = np.arange(3000)
+    y = np.repeat(["slow", "fast"], 20)
+    freq = np.where(y == "slow", 0.01, 0.03)[:, None]
+    X = np.sin(2 * np.pi * freq * t + rng.uniform(0, 6, (40, 1)))[:, None, :] + rng.normal(0, 0.3, (40, 1, 3000))
+    data = tmp_path / "long.npz"
+    np.savez(data, X=X, y=y)
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "miser", data, "--positive", "fast", "-o", out)
+    assert code == 0, err
+    names = fmt.load(out).meta["feature_plan"]["features"]
+    assert names == default_plan(1, 3000, 3000).names and "c0__fft_centroid__decimate_4" in names
+    code, out_text, err = run("eval", out, data, "--json")
+    assert code == 0 and json.loads(out_text)["accuracy"] >= 0.9, err
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("m") / "m.msgpack"

@@ -90,6 +90,8 @@ def test_cli_writes_costs_at_one_length(tmp_path: Path) -> None:
     (["--on", "host"], "--on needs --channels"),
     (["--on", "host", "--channels", "3", "--lengths", "4"], "window lengths must be"),
     (["--on", "host", "--channels", "3", "--lengths", "x"], "comma-separated integers"),
+    # the named set basic keeps the window's own spectrum: 1,024 samples at most (the default plan adapts)
+    (["--on", "host", "--channels", "1", "--plan", "basic", "--lengths", "2000"], "must be 6..1024 for this plan"),
     (["--on", "host", "--channels", "2", "--plan", "nosuchset"], "neither a named set"),
     ([], "give FEATURES_FILE"),
 ])

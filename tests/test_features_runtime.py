@@ -47,6 +47,27 @@ def test_random_batches_equal_the_reference(length: int) -> None:
     assert np.array_equal(rs, c.status) and np.array_equal(_bits(rv), _bits(c.values))
 
 
+@pytest.mark.parametrize("length", [1025, 2049, 2050, 4096])
+def test_default_plan_of_long_windows_runs_every_feature_as_the_reference(length: int) -> None:
+    """Over 1,024 samples the window's own spectrum is over FM_FEAT_MAX_FFT, over 2,049 that of its means of 2: the
+    default plan for such windows leaves those out and every feature it keeps runs (status OK), bit-exact."""
+    plan = default_plan(6, length, length)
+    decimations = {f.decimate for f in plan.features if f.id in cat.SPECTRAL_IDS}
+    assert decimations == ({2, 4, 8} if length <= 2049 else {4, 8})
+    dropped = 4 - len(decimations)  # spectra of 6 features for each of 6 channels
+    assert plan.max_len >= length and len(plan.features) == len(default_plan(6).features) - 6 * 6 * dropped
+    rng = np.random.default_rng(length)
+    x = (rng.standard_t(3, size=(4, 6, length)) * rng.uniform(1e-3, 1e3, size=(4, 6, 1))).astype(np.float32)
+    rv, rs = f32.values(x, plan.features)
+    c = cbind.run(x, plan.features)
+    assert np.all(rs == cat.OK) and np.array_equal(rs, c.status) and np.array_equal(_bits(rv), _bits(c.values))
+    xq = np.clip(rng.normal(size=(4, 6, length)) * 3000, -32768, 32767).astype(np.int16)
+    rv, rs = q15.values(xq, plan.features)
+    c = cbind.run(xq, plan.features, q15=True)
+    assert np.all(rs == cat.OK) and np.array_equal(rs, c.status) and np.array_equal(_bits(rv), _bits(c.values))
+    assert all(f.max_len() < length for f in default_plan(6).features if f not in plan.features)
+
+
 def test_sqrt_is_correctly_rounded_on_every_kind_of_float() -> None:
     from pyruntime._frugalml_c import lib
 

@@ -36,16 +36,24 @@ def catalog_rows() -> list[dict[str, object]]:
               help="List the plan's features for data with this many channels instead of the catalog.")
 @click.option("--plan", "plan_spec", default="default", show_default=True, metavar="SPEC",
               help=f"With --channels: a named set ({', '.join(NAMED_SETS)}) or a file of feature names. The "
-                   "default set is listed for windows of 40 samples or more; for shorter windows it leaves out the "
-                   "spectra of block means the window cannot afford (D = 8 under 40 samples, 4 under 20, 2 under 10).")
+                   "default set is listed for windows of 40 to 1,024 samples; for shorter windows it leaves out the "
+                   "spectra of block means the window cannot afford (D = 8 under 40 samples, 4 under 20, 2 under 10), "
+                   "for longer ones the spectra over 1,024 points (the window's own over 1,024 samples, of block "
+                   "means of 2 over 2,049). --length N lists it for windows of N samples.")
+@click.option("--length", type=click.IntRange(1, cat.MAX_LEN), default=None, metavar="N",
+              help="With --channels: the windows' length in samples (the default set as `train` picks it for "
+                   "windows of N samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def features_command(channels: int | None, plan_spec: str, as_json: bool) -> None:
+def features_command(channels: int | None, plan_spec: str, length: int | None, as_json: bool) -> None:
     """List the features the C runtime computes on raw windows (float32 and q15), tiered by cost:
     tier 1 one pass over a channel, tier 2 a second pass or a product loop, tier 3 an FFT. Names are
     tsfresh-style: CHANNELS__FEATURE[__PARAM_VALUE...], e.g. c0__autocorrelation__lag_4; the spectral features
     take an optional __decimate_D (D = 2, 4, 8): the spectrum of the window's block means of D samples, which
     resolves the low frequencies as finely for about 1/D of the FFT's work. `train --features FILE` takes such
     names, one per line."""
+    if channels is None and length is not None:
+        click.echo("error: --length N lists a plan: give --channels too", err=True)
+        sys.exit(2)
     if channels is None:
         rows = catalog_rows()
         if as_json:
@@ -60,7 +68,7 @@ def features_command(channels: int | None, plan_spec: str, as_json: bool) -> Non
         click.echo(f"named sets: {', '.join(NAMED_SETS)} (`frugalml features --channels N` lists one)")
         return
     try:
-        plan = resolve(plan_spec, channels)
+        plan = resolve(plan_spec, channels, length, length)
     except DataError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

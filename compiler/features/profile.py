@@ -281,9 +281,9 @@ def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "
     if target not in TARGETS:
         raise ProfileError(f"unknown target {target!r} (use {', '.join(TARGETS)})")
     lengths = sorted(set(lengths))
-    if not lengths or lengths[0] < plan.min_len or lengths[-1] > cat.MAX_FFT:
-        raise ProfileError(f"window lengths must be {plan.min_len}..{cat.MAX_FFT} for this plan (its features need "
-                           f"at least {plan.min_len} samples; spectra at most {cat.MAX_FFT}), got "
+    if not lengths or lengths[0] < plan.min_len or lengths[-1] > plan.max_len:
+        raise ProfileError(f"window lengths must be {plan.min_len}..{plan.max_len} for this plan (its features need "
+                           f"at least {plan.min_len} samples; a spectrum has at most {cat.MAX_FFT} points), got "
                            f"{','.join(map(str, lengths))}")
     q15 = numeric == "q15"
     windows = [w for n in lengths for w in random_windows(plan.n_channels, n, n_windows, q15, seed)]

@@ -28,7 +28,8 @@ def run_profile(target: str, channels: int | None, plan_spec: str, lengths: str,
     except ValueError:
         _fail(f"--lengths {lengths!r}: comma-separated integers")
     try:
-        plan = resolve(plan_spec, channels, min(sizes) if sizes else None)  # type: ignore[arg-type]
+        plan = resolve(plan_spec, channels, min(sizes) if sizes else None,  # type: ignore[arg-type]
+                       max(sizes) if sizes else None)
         prof = profile(plan, target, sizes, numeric, n_windows)
     except (DataError, ProfileError) as exc:
         _fail(str(exc))

@@ -140,6 +140,14 @@ class FeatureSpec:
             return (p // 2 + 1) << shift
         return 2 << shift if self.id in SPECTRAL_IDS else 2
 
+    def max_len(self) -> int:
+        """Longest window the feature accepts: MAX_LEN, or for a spectral feature the longest whose spectrum
+        (of the window, or of its block means of D samples: len // D of them) has at most MAX_FFT points."""
+        if self.id not in SPECTRAL_IDS:
+            return MAX_LEN
+        shift = shift_of(self.decimate) if self.decimate in (0, *DECIMATIONS) else 0
+        return min(((MAX_FFT + 1) << shift) - 1, MAX_LEN)
+
     def groups(self) -> tuple[tuple[int, int], ...]:
         """The (group kind, channel) pairs the feature uses, in the order the C runs them (fm_feat_groups)."""
         c = self.channel

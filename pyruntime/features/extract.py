@@ -38,9 +38,8 @@ def extract(windows: Windows, plan: FeaturePlan) -> np.ndarray:
             st = int(status[r, j])
             why = status_message(st)
             if st == cat.E_WINDOW:
-                longest = min(((cat.MAX_FFT + 1) << cat.shift_of(f.decimate)) - 1, cat.MAX_LEN)  # FFT <= MAX_FFT points
                 why = f"needs windows of at least {f.min_len()} samples" + (
-                    f" and at most {longest}" if f.id in cat.SPECTRAL_IDS else "")
+                    f" and at most {f.max_len()}" if f.id in cat.SPECTRAL_IDS else "")
             raise DataError(f"{windows.name}: window {rows[r] + 1} (length {length}): feature {f.name}: {why}")
         out[rows] = values
     return out

@@ -8,7 +8,7 @@ feature name per line (``#`` comments and blank lines ignored).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,11 @@ class FeaturePlan:
     def min_len(self) -> int:
         return max(f.min_len() for f in self.features)
 
+    @property
+    def max_len(self) -> int:
+        """The longest window every feature takes (MAX_LEN, or less with a spectrum over MAX_FFT points)."""
+        return min(f.max_len() for f in self.features)
+
     def groups(self) -> list[tuple[int, int]]:
         """Every group some feature uses, in first-use order."""
         seen: dict[tuple[int, int], None] = {}
@@ -57,16 +62,17 @@ class FeaturePlan:
             raise DataError(f"the model's feature plan is malformed ({exc})") from None
 
 
-def basic_plan(n_channels: int, decimations: tuple[int, ...] = ()) -> FeaturePlan:
+def basic_plan(n_channels: int, decimations: tuple[int, ...] = (), window_spectrum: bool = True) -> FeaturePlan:
     """Per channel: the one-pass statistics, std, mean crossing rate, autocorrelation at lags 1 and 4, four band
     energies, dominant frequency and centroid (and the same six spectral features of the block means of each of
-    ``decimations``); per full triple of channels (c0-c2, c3-c5, ...): magnitude mean and maximum and the three
-    pairwise correlations. Without decimations: the named set ``basic`` (the default before round 16)."""
+    ``decimations``; without ``window_spectrum`` only those); per full triple of channels (c0-c2, c3-c5, ...):
+    magnitude mean and maximum and the three pairwise correlations. Without decimations: the named set ``basic``
+    (the default before round 16)."""
     feats: list[FeatureSpec] = []
     for c in range(n_channels):
         feats += [FeatureSpec(i, c) for i in (0, 1, 2, 3, 4, 5, 6)]
         feats += [FeatureSpec(7, c, param=lag) for lag in DEFAULT_LAGS]
-        for dec in (0, *decimations):
+        for dec in (0, *decimations)[0 if window_spectrum else 1:]:
             feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS, decimate=dec) for b in range(DEFAULT_BANDS)]
             feats += [FeatureSpec(9, c, decimate=dec), FeatureSpec(10, c, decimate=dec)]
     for c in range(0, n_channels - 2, 3):
@@ -75,16 +81,19 @@ def basic_plan(n_channels: int, decimations: tuple[int, ...] = ()) -> FeaturePla
     return FeaturePlan(n_channels, tuple(feats))
 
 
-def default_plan(n_channels: int, min_len: int | None = None) -> FeaturePlan:
+def default_plan(n_channels: int, min_len: int | None = None, max_len: int | None = None) -> FeaturePlan:
     """The basic plan with each channel's spectral features also of its block means of 2, 4 and 8 samples: the
     low frequencies at the window's resolution for about 1/2, 1/4, 1/8 of the FFT's work (docs/features.md). A
     model computes on the device only the features it reads, so the wider plan costs a prediction nothing it does
     not use. ``min_len`` (the data's shortest window): only the decimations whose four bands that window affords
     (5 D samples: D = 2 from 10 samples, 4 from 20, 8 from 40), so the default plan takes any window the basic one
-    takes."""
+    takes. ``max_len`` (the longest): only the spectra of at most MAX_FFT points (the window's own up to 1,024
+    samples, block means of 2 up to 2,049), so it takes every window the library does (up to MAX_LEN)."""
+    band = FeatureSpec(8, 0, param=0, param2=DEFAULT_BANDS)
     fits = [d for d in DEFAULT_DECIMATIONS
-            if min_len is None or min_len >= FeatureSpec(8, 0, param=0, param2=DEFAULT_BANDS, decimate=d).min_len()]
-    return basic_plan(n_channels, tuple(fits))
+            if (min_len is None or min_len >= replace(band, decimate=d).min_len())
+            and (max_len is None or max_len <= replace(band, decimate=d).max_len())]
+    return basic_plan(n_channels, tuple(fits), max_len is None or max_len <= band.max_len())
 
 
 def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
@@ -105,14 +114,16 @@ def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
     return FeaturePlan(n_channels, tuple(feats))
 
 
-def resolve(spec: str | None, n_channels: int, min_len: int | None = None) -> FeaturePlan:
+def resolve(spec: str | None, n_channels: int, min_len: int | None = None,
+            max_len: int | None = None) -> FeaturePlan:
     """The plan of ``--features SPEC`` (None: default) for data with n_channels channels whose shortest window has
-    ``min_len`` samples (None: any length; the default plan's spectra of block means need 10 to 40)."""
+    ``min_len`` samples and longest ``max_len`` (None: any length; the default plan's spectra of block means need
+    10 to 40, the window's own spectrum at most 1,024)."""
     if n_channels > MAX_CHANNELS:  # the C library refuses every window of more (FM_E_ARG): train nothing it can't run
         raise DataError(f"the windows have {n_channels} channels; the device's feature library takes at most "
                         f"{MAX_CHANNELS} (FM_FEAT_MAX_CHANNELS): keep the channels the task needs, or combine them")
     if spec is None or spec == "default":
-        return default_plan(n_channels, min_len)
+        return default_plan(n_channels, min_len, max_len)
     if spec == "basic":
         return basic_plan(n_channels)
     path = Path(spec)
