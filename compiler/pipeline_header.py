@@ -92,7 +92,9 @@ static inline int {p}_model_read(const fm_reader *r, void *scratch, size_t size,
 }}
 
 /* Bytes of caller scratch (aligned for uint64_t) of {p}_predict_window for windows of len samples: the
- * model's memo and scores, the eager values, then the feature context (0: len over the library's bounds). */
+ * model's memo and scores, the eager values, then the feature context (0: len over the library's bounds).
+ * Windows of several lengths: the largest over them (past FM_FEAT_MAX_FFT samples a longer window can need
+ * less, having no spectrum of its own). */
 static inline size_t {p}_window_scratch_size(uint32_t len)
 {{
     size_t f = fm_window_scratch_size(&{p}_plan, len);

@@ -86,10 +86,35 @@ def test_cli_writes_costs_at_one_length(tmp_path: Path) -> None:
     assert np.all(costs.at(0) > 0)
 
 
+def test_cli_counts_lengths_on_both_sides_of_the_fft_bound(tmp_path: Path) -> None:
+    """1,000 and 2,000 samples: the default plan for both has no spectrum of the window's own, and the shorter
+    window needs more scratch than the longer (the C lays out its 1,024-point spectrum, which 2,000 samples have
+    not); the profile program's scratch is the largest need over its windows, not the longest window's."""
+    require_tools("gcc", "valgrind")
+    out = tmp_path / "c.csv"
+    r = CliRunner().invoke(cli, ["profile-costs", "--on", "host", "--channels", "1", "--lengths", "1000,2000",
+                                 "--windows", "1", "--at-length", "1500", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    plan_names = [ln.split(",")[0] for ln in out.read_text().splitlines()[1:]]
+    assert "c0__fft_centroid__decimate_2" in plan_names and "c0__fft_centroid" not in plan_names
+
+
+def test_failed_program_is_named_by_its_own_last_line() -> None:
+    from compiler.features.profile import ProfileError, _run  # noqa: PLC0415 - the helper alone
+
+    script = "echo '==7== Callgrind' >&2; echo 'scratch too small' >&2; echo '==7== I   refs: 12' >&2; exit 1"
+    with pytest.raises(ProfileError, match=r"^the program failed \(exit 1\): scratch too small$"):
+        _run(["sh", "-c", script], "the program")
+    with pytest.raises(ProfileError, match="it printed nothing"):
+        _run(["sh", "-c", "echo '==7== I   refs: 12' >&2; exit 1"], "the program")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--on", "host"], "--on needs --channels"),
     (["--on", "host", "--channels", "3", "--lengths", "4"], "window lengths must be"),
     (["--on", "host", "--channels", "3", "--lengths", "x"], "comma-separated integers"),
+    (["--on", "host", "--channels", "1", "--lengths", "32,64", "--at-length", "2000"], "add 2000 to --lengths"),
+    (["--on", "host", "--channels", "1", "--lengths", "32,64", "--at-length", "10"], "counted, 32..64"),
     # the named set basic keeps the window's own spectrum: 1,024 samples at most (the default plan adapts)
     (["--on", "host", "--channels", "1", "--plan", "basic", "--lengths", "2000"], "must be 6..1024 for this plan"),
     (["--on", "host", "--channels", "2", "--plan", "nosuchset"], "neither a named set"),

@@ -139,7 +139,9 @@ def write_header(path: Path, plan: FeaturePlan, windows: list[np.ndarray], q15: 
                          f"{len(s.primes)}u}}")
         primes.extend(s.primes)
     longest = max(x.shape[1] for x in windows)
-    scratch = scratch_bound(plan.n_channels, longest)
+    # the largest need over the lengths, not the longest's: past FM_FEAT_MAX_FFT samples a window has no spectrum
+    # of its own (nor, past 2,049, of its means of 2), so 1,025 samples need less scratch than 1,024
+    scratch = max(scratch_bound(plan.n_channels, x.shape[1]) for x in windows)
     fmt = "{}" if q15 else "0x{:08x}u"
     data = ", ".join(fmt.format(v) for v in samples)
     text = [
@@ -167,9 +169,9 @@ def _require(*tools: str) -> None:
 
 def _run(args: list[str], what: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
-    if p.returncode != 0:
-        tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise ProfileError(f"{what} failed (exit {p.returncode}): {tail[0]}")
+    if p.returncode != 0:  # the last line of the program's own, not valgrind's "==pid==" summary
+        lines = [ln for ln in (p.stderr or p.stdout).strip().splitlines() if not ln.startswith("==")]
+        raise ProfileError(f"{what} failed (exit {p.returncode}): {lines[-1] if lines else 'it printed nothing'}")
     return p
 
 
@@ -231,7 +233,8 @@ def count_steps(header: Path, target: str, work: Path, n_steps: int, app: Path =
         # bind libc symbols at load: the first memset (GCC turns zeroing loops into calls) would otherwise pay
         # the dynamic linker's lazy binding inside a measured call
         _run(["valgrind", "--tool=callgrind", "--dump-before=fm_profile_mark", f"--callgrind-out-file={out}",
-              str(exe)], "valgrind callgrind", env={**os.environ, "LD_BIND_NOW": "1"})
+              str(exe)], "the profile program under valgrind callgrind (exit 1: a window or feature call the C "
+             "library refused)", env={**os.environ, "LD_BIND_NOW": "1"})
         counts = []
         for i in range(1, 2 * n_steps + 1):
             text = (work / f"cg.out.{i}").read_text()

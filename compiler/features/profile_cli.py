@@ -27,6 +27,10 @@ def run_profile(target: str, channels: int | None, plan_spec: str, lengths: str,
         sizes = [int(v) for v in lengths.split(",") if v.strip()]
     except ValueError:
         _fail(f"--lengths {lengths!r}: comma-separated integers")
+    if at_length is not None and sizes and not min(sizes) <= at_length <= max(sizes):
+        _fail(f"--at-length {at_length}: costs are written at a counted length or between two (the fit "
+              f"interpolates; it is not read beyond the lengths counted, {min(sizes)}..{max(sizes)}): add "
+              f"{at_length} to --lengths")
     try:
         plan = resolve(plan_spec, channels, min(sizes) if sizes else None,  # type: ignore[arg-type]
                        max(sizes) if sizes else None)
