@@ -24,10 +24,12 @@ class Meter:
     aliases: tuple[str, ...] = ()
     sigrok_driver: str = ""
     notes: str = UT_D02
+    details: str = ""  # what the meter's own symbols mean to its chip's decoder (Protocol.details)
 
     @property
     def proto(self) -> Protocol:
-        return PROTOCOLS[self.protocol]
+        base = PROTOCOLS[self.protocol]
+        return base.with_details(self.details) if self.details else base
 
     @property
     def serial_settings(self) -> str:
@@ -40,12 +42,12 @@ def _ut71x(name: str, vendor: str, model: str, aliases: tuple[str, ...] = (), dr
                  sigrok_driver=driver or f"{name}-ser")
 
 
-def _fs9721(name: str, vendor: str, model: str, driver: str = "") -> Meter:
-    return Meter(name, vendor, model, "fs9721", 2400, 8, "N", 1, sigrok_driver=driver or f"{name}-ser")
+def _fs9721(name: str, vendor: str, model: str, details: str = "") -> Meter:
+    return Meter(name, vendor, model, "fs9721", 2400, 8, "N", 1, sigrok_driver=f"{name}-ser", details=details)
 
 
-def _fs9922(name: str, vendor: str, model: str, driver: str = "") -> Meter:
-    return Meter(name, vendor, model, "fs9922", 2400, 8, "N", 1, sigrok_driver=driver or f"{name}-ser")
+def _fs9922(name: str, vendor: str, model: str, details: str = "") -> Meter:
+    return Meter(name, vendor, model, "fs9922", 2400, 8, "N", 1, sigrok_driver=f"{name}-ser", details=details)
 
 
 METERS: tuple[Meter, ...] = (
@@ -62,14 +64,15 @@ METERS: tuple[Meter, ...] = (
     _ut71x("voltcraft-vc940", "Voltcraft", "VC-940"),
     _ut71x("voltcraft-vc960", "Voltcraft", "VC-960"),
     _fs9721("uni-t-ut60a", "UNI-T", "UT60A"),
-    _fs9721("uni-t-ut60e", "UNI-T", "UT60E"),
-    _fs9721("tenma-72-7745", "Tenma", "72-7745"),
+    # the details as libsigrok 0.5.2 decodes these meters (checked with sigrok-cli, tests/test_power_sigrok.py)
+    _fs9721("uni-t-ut60e", "UNI-T", "UT60E", details="temp_c"),
+    _fs9721("tenma-72-7745", "Tenma", "72-7745", details="temp_c"),
     _fs9721("voltcraft-vc820", "Voltcraft", "VC-820"),
-    _fs9721("voltcraft-vc840", "Voltcraft", "VC-840"),
+    _fs9721("voltcraft-vc840", "Voltcraft", "VC-840", details="temp_c"),
     _fs9922("uni-t-ut61b", "UNI-T", "UT61B"),
     _fs9922("uni-t-ut61c", "UNI-T", "UT61C"),
     _fs9922("uni-t-ut61d", "UNI-T", "UT61D"),
-    _fs9922("voltcraft-vc830", "Voltcraft", "VC-830"),
+    _fs9922("voltcraft-vc830", "Voltcraft", "VC-830", details="z1_diode"),
     Meter("uni-t-ut61e", "UNI-T", "UT61E", "es51922", 19200, 7, "O", 1, sigrok_driver="uni-t-ut61e-ser"),
 )
 

@@ -391,3 +391,48 @@ def test_any_packet_decodes_to_an_error_or_a_reading_a_meter_can_show(name: str,
         assert math.isinf(r.value)
     elif r.unit in PLAUSIBLE:
         assert abs(r.value) <= PLAUSIBLE[r.unit], (bytes(body), r)
+
+
+# ---------------------------------------------------------------- diode readings and per-meter details
+
+
+def test_a_diode_reading_is_dc_whatever_the_dc_segment_says() -> None:
+    # libsigrok 0.5.2 gives every diode reading DIODE | DC (tests/test_power_sigrok.py asks sigrok-cli)
+    readings = [fs9721.decode(_fs9721([0, 5, 1, 2], 1, False, b0=0x3, b9=0x1, b12=0x4)),  # DC segment off
+                fs9922.decode(_fs9922("+", "0512", "1", 0x20, 0, 0x04, 0x80)),
+                ut71x.decode(b"05120" + b"0;" + bytes([0x30, 0x31]) + b"\r\n"),
+                es51922.decode(_es("0", "05120", 0x31, opt3=0x32))]
+    for r in readings:
+        assert (r.value, r.unit, r.ac, r.dc, "diode" in r.flags) == (pytest.approx(0.512), "V", False, True, True)
+    assert not fs9721.decode(_fs9721([0, 5, 1, 2], 1, False, b0=0x3, b12=0x4)).dc  # not a diode: as lit
+
+
+def test_fs9721_temp_c_details_read_byte_13_bit_0_as_degrees_celsius() -> None:
+    packet = bytearray(_fs9721([0, 2, 3, 4], 2, False, b12=0x4))  # 2.34 V
+    packet[13] |= 0x1
+    assert fs9721.decode(bytes(packet)).unit == "V"  # the chip alone: a user symbol, no quantity
+    temp = PROTOCOLS["fs9721"].with_details("temp_c").decode(bytes(packet))
+    assert (temp.value, temp.unit, temp.dc) == (pytest.approx(2.34), "C", True)
+    packet[13] ^= 0x1 | 0x2  # another user symbol: no temperature
+    assert PROTOCOLS["fs9721"].with_details("temp_c").decode(bytes(packet)).unit == "V"
+    with pytest.raises(KeyError, match="fs9721 has no details 'z1_diode'"):
+        PROTOCOLS["fs9721"].with_details("z1_diode")
+
+
+def test_fs9922_z1_diode_details_read_z1_as_the_diode_symbol() -> None:
+    packet = _fs9922("+", "0512", "1", 0x20, 0x80, 0x00, 0x00)  # Z1, no unit or DC segment lit
+    plain = fs9922.decode(packet)
+    assert (plain.unit, plain.dc, plain.flags) == ("", False, ())
+    vc830 = PROTOCOLS["fs9922"].with_details("z1_diode").decode(packet)
+    assert (vc830.value, vc830.unit, vc830.dc, vc830.flags) == (pytest.approx(0.512), "V", True, ("diode",))
+    with pytest.raises(DecodeError, match="diode symbol beside A"):
+        PROTOCOLS["fs9922"].with_details("z1_diode").decode(_fs9922("+", "0512", "1", 0x30, 0x80, 0x00, 0x40))
+
+
+def test_every_meter_names_details_its_chip_has() -> None:
+    from power_bench.meters import METERS, find_meter  # noqa: PLC0415
+
+    for m in METERS:
+        assert m.proto.name == m.protocol  # raises KeyError for details the chip lacks
+    assert find_meter("voltcraft-vc830").proto.decode(_fs9922("+", "0512", "1", 0x20, 0x80, 0x00, 0x00)).unit == "V"
+    assert find_meter("uni-t-ut61d").proto.decode(_fs9922("+", "0512", "1", 0x20, 0x80, 0x00, 0x00)).unit == ""

@@ -82,7 +82,7 @@ def decode(packet: bytes) -> Reading:
         if function == F_CONTINUITY:
             flags.append("continuity")
     elif function == F_DIODE:
-        mode, unit = "diode", "V"
+        mode, unit, dc = "diode", "V", True  # DC whatever option 3 says (libsigrok's DIODE | DC)
         flags.append("diode")
     elif function == F_HZ:
         mode, unit = ("duty", "%") if judge else ("Hz", "Hz")

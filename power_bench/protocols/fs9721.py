@@ -10,11 +10,13 @@ The low nibbles carry the LCD segments (byte index from 0)::
     10  bit3 milli, bit2 percent, bit1 mega, bit0 beep
     11  bit3 farad, bit2 ohm, bit1 REL, bit0 HOLD
     12  bit3 ampere, bit2 volt, bit1 hertz, bit0 battery low
-    13  user-defined symbols
+    13  user-defined symbols: what they mean is the meter's, not the chip's (libsigrok's per-meter "details");
+        ``DETAILS``: "temp_c", bit0 is the degC symbol (UNI-T UT60E, Tenma 72-7745, Voltcraft VC-840)
 
 A digit whose segments are all off (code 0x00) is blank: it is shown as nothing and reads as 0. Only
 leading digits are blank on an LCD: a blank after a shown digit ("1 23") is a DecodeError, as is the diode
-symbol beside a quantity other than volts.
+symbol beside a quantity other than volts. A diode reading is DC (libsigrok's DIODE | DC) whether or not the
+DC segment is lit.
 Over limit ("0L") is the digit codes 00 7D 68 00.
 """
 
@@ -27,6 +29,7 @@ NAME = "fs9721"
 PACKET_SIZE = 14
 SEVEN_BIT = False
 MAX_COUNT = 3999
+DETAILS = ("temp_c",)
 
 SEGMENTS: dict[int, int] = {
     0x7D: 0, 0x05: 1, 0x5B: 2, 0x1F: 3, 0x27: 4, 0x3E: 5, 0x7E: 6, 0x15: 7, 0x7F: 8, 0x3F: 9,
@@ -63,10 +66,12 @@ def valid(packet: bytes) -> bool:
     return f["rs232"] and multipliers <= 1 and kinds <= 1 and not (f["ac"] and f["dc"])
 
 
-def decode(packet: bytes) -> Reading:
+def decode(packet: bytes, details: str = "") -> Reading:
+    """The reading of a packet; ``details`` (one of DETAILS, or ""): how the meter uses byte 13's symbols."""
     if not valid(packet):
         raise DecodeError("not an FS9721 packet")
     f = _flags(packet)
+    dc = f["dc"] or f["diode"]
     codes = _digit_codes(packet)
     factor = 1.0
     for name, prefix in (("nano", "n"), ("micro", "u"), ("milli", "m"), ("kilo", "k"), ("mega", "M")):
@@ -85,9 +90,11 @@ def decode(packet: bytes) -> Reading:
             flags.append(label)
     if f["diode"]:
         unit = diode_volts("FS9721", unit)
+    if details == "temp_c" and bit(packet[13], 0):  # the degC symbol names the quantity, whatever else is lit
+        unit = "C"
     label = {1e-9: "n", 1e-6: "u", 1e-3: "m", 1.0: "", 1e3: "k", 1e6: "M"}[factor] + unit
     if codes == OVER_LIMIT:
-        return Reading(float("inf"), unit, f["ac"], f["dc"], f["auto"], True, label, tuple(flags))
+        return Reading(float("inf"), unit, f["ac"], dc, f["auto"], True, label, tuple(flags))
     count = 0
     shown = 0
     for code in codes:
@@ -112,7 +119,7 @@ def decode(packet: bytes) -> Reading:
         divisor = 10
     label += f"/{divisor}"  # the decimal point moves when an auto-ranging meter changes range
     value = scale_display(-count if f["sign"] else count, divisor, factor)
-    return Reading(value, unit, f["ac"], f["dc"], f["auto"], False, label, tuple(flags))
+    return Reading(value, unit, f["ac"], dc, f["auto"], False, label, tuple(flags))
 
 
 _UNIT_BITS = {"A": (12, 3), "V": (12, 2), "Hz": (12, 1), "Ohm": (11, 2), "F": (11, 3)}

@@ -12,6 +12,9 @@ Layout (byte index from 0)::
     10    SB4: bit7 V, bit6 A, bit5 Ohm, bit4 hFE, bit3 Hz, bit2 F, bit1 degC, bit0 degF
     11    bargraph: bit7 sign, bits 6..0 value
     12-13 CR LF
+
+Z1..Z4 are the meter's own symbols (libsigrok's per-meter "details"); ``DETAILS``: "z1_diode", Z1 is the diode
+symbol (Voltcraft VC-830). A diode reading is volts and DC (libsigrok's DIODE | DC) whether or not V and DC are lit.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ NAME = "fs9922"
 PACKET_SIZE = 14
 SEVEN_BIT = False
 MAX_COUNT = 5999
+DETAILS = ("z1_diode",)
 
 OVER_LIMIT = b"?0:?"
 _DIVISORS = {0x30: 1, 0x31: 1000, 0x32: 100, 0x34: 10}
@@ -51,10 +55,13 @@ def valid(packet: bytes) -> bool:
             and not (f["celsius"] and f["fahrenheit"]))
 
 
-def decode(packet: bytes) -> Reading:
+def decode(packet: bytes, details: str = "") -> Reading:
+    """The reading of a packet; ``details`` (one of DETAILS, or ""): how the meter uses the Z1..Z4 symbols."""
     if not valid(packet):
         raise DecodeError("not an FS9922 packet")
     f = _flags(packet)
+    f["diode"] = f["diode"] or (details == "z1_diode" and bit(packet[8], 7))
+    dc = f["dc"] or f["diode"]
     prefix = ""
     for name, p in (("nano", "n"), ("micro", "u"), ("milli", "m"), ("kilo", "k"), ("mega", "M")):
         if f[name]:
@@ -73,7 +80,7 @@ def decode(packet: bytes) -> Reading:
             flags.append(label)
     label = prefix + unit
     if packet[1:5] == OVER_LIMIT:
-        return Reading(float("inf"), unit, f["ac"], f["dc"], f["auto"], True, label, tuple(flags))
+        return Reading(float("inf"), unit, f["ac"], dc, f["auto"], True, label, tuple(flags))
     if not all(0x30 <= b <= 0x39 for b in packet[1:5]):
         raise DecodeError(f"FS9922: invalid digits {packet[1:5]!r}")
     if packet[6] not in _DIVISORS:
@@ -82,7 +89,7 @@ def decode(packet: bytes) -> Reading:
     factor = PREFIXES[prefix]
     value = scale_display(-count if packet[0] == 0x2D else count, _DIVISORS[packet[6]], factor)
     label += f"/{chr(packet[6])}"
-    return Reading(value, unit, f["ac"], f["dc"], f["auto"], False, label, tuple(flags))
+    return Reading(value, unit, f["ac"], dc, f["auto"], False, label, tuple(flags))
 
 
 _UNIT_BITS = {"V": 7, "A": 6, "Ohm": 5, "Hz": 3, "F": 2}

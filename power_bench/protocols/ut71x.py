@@ -96,6 +96,7 @@ def decode(packet: bytes) -> Reading:
     ac, dc = bit(status, 0), bit(status, 1)
     auto, manual, sign = bit(option, 0), bit(option, 1), bit(option, 2)
     unit, fname, implied = FUNCTIONS[function]
+    dc = dc or fname == "diode"  # a diode reading is DC (libsigrok's DIODE | DC), whatever the status byte says
     flags: list[str] = [implied] if implied else []
     if manual:
         flags.append("MANUAL")
