@@ -40,16 +40,18 @@ def run_profile(target: str, channels: int | None, plan_spec: str, lengths: str,
     kinds: dict[str, list[list[float]]] = {}
     for g, counts in prof.groups.items():
         kinds.setdefault(cat.GROUP_NAMES[g[0]], []).append(counts)
+    n = range(len(prof.lengths))
+    table: list[tuple[str, list[float]]] = [("window length", [float(v) for v in prof.lengths])]
+    table += [(f"group {name} (mean)", [sum(r[i] for r in rows) / len(rows) for i in n])
+              for name, rows in kinds.items()]
+    table += [("window start (once)", list(prof.start)),
+              ("own part of a feature (mean)", [sum(o[i] for o in prof.own) / len(prof.own) for i in n]),
+              ("every feature once (model)", list(prof.eager())),
+              ("every feature once (counted)", list(prof.measured_eager))]
+    width = max(len(label) for label, _ in table) + 2  # the longest label: group spectrum__decimate_8 (mean)
     click.echo(f"instructions on {target} ({numeric}), worst of {n_windows} windows per length")
-    click.echo(f"{'window length':<28}" + "".join(f"{n:>10}" for n in prof.lengths))
-    for name, rows in kinds.items():
-        click.echo(f"{'group ' + name + ' (mean)':<28}" + "".join(f"{sum(r[i] for r in rows) / len(rows):>10.0f}"
-                                                                   for i in range(len(prof.lengths))))
-    click.echo(f"{'window start (once)':<28}" + "".join(f"{v:>10.0f}" for v in prof.start))
-    click.echo(f"{'own part of a feature (mean)':<28}" + "".join(
-        f"{sum(o[i] for o in prof.own) / len(prof.own):>10.0f}" for i in range(len(prof.lengths))))
-    click.echo(f"{'every feature once (model)':<28}" + "".join(f"{v:>10.0f}" for v in prof.eager()))
-    click.echo(f"{'every feature once (counted)':<28}" + "".join(f"{v:>10.0f}" for v in prof.measured_eager))
+    for label, values in table:
+        click.echo(f"{label:<{width}}" + "".join(f"{v:>10.0f}" for v in values))
     write_costs(Path(output), prof, at_length)
     click.echo(f"wrote {output}: {len(prof.groups)} groups and the window start, {len(plan.features)} features",
                err=True)
