@@ -36,6 +36,11 @@ def test_parse_sigrok_lines() -> None:
     assert r is not None and r.unit == "Ohm" and r.value == pytest.approx(4700.0) and not (r.ac or r.dc)
     r = parse_sigrok_line("P1: 2.200 \u00b5F AUTO")
     assert r is not None and r.unit == "F" and r.value == pytest.approx(2.2e-6)
+    # prefixes beyond the decoders': a nano range below 1 nA, a mega range over 999 MOhm (round 62's fuzzing)
+    r = parse_sigrok_line("P1: 686 pA DC")
+    assert r is not None and r.unit == "A" and r.value == pytest.approx(686e-12) and r.dc
+    r = parse_sigrok_line("P1: 3.242 G\u2126 AUTO")
+    assert r is not None and r.unit == "Ohm" and r.value == pytest.approx(3.242e9)
 
 
 def test_sigrok_absent_gives_clean_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
