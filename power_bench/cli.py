@@ -20,9 +20,10 @@ import click
 
 from pyruntime.cli_errors import OneLineErrors
 
-from .emulator import CycleValues, Emulator
+from .emulator import MAX_INTERVAL, CycleValues, Emulator, check_showable
 from .energy_counters import find_counters
 from .framing import decodes_as
+from .logs import clean_json
 from .measure import Measurement, RunSettings, format_report
 from .meters import METERS, UT_D02, find_meter
 from .protocols import PROTOCOLS
@@ -49,6 +50,8 @@ class FiniteRange(click.FloatRange):
         return rv
 
 
+# the longest phase a run takes (a week): beyond it a wait overflows the platform's time_t
+MAX_SECONDS = 7 * 24 * 3600.0
 METER_HELP = ("METER:PORT (e.g. tenma-72-7730a:/dev/ttyUSB0), emulated:METER, sigrok:DRIVER[:PORT], "
               "powercap[:FILTER], hwmon[:FILTER] or energy[:FILTER] (either Linux energy counter)")
 #: bytes `power read` collects before it checks that they are the named meter's packets (6 of the longest)
@@ -194,7 +197,7 @@ def _print_reading(r: Reading, t: float, raw: bytes, as_json: bool) -> None:
               help="File with one VALUE[,REPEAT] per line, looped.")
 @click.option("--garbage", type=FiniteRange(0, 1), default=0.0, show_default=True,
               help="Probability that junk (random bytes, partial or corrupted packet) precedes a packet.")
-@click.option("--interval", type=FiniteRange(min=0, min_open=True), default=0.5, show_default=True,
+@click.option("--interval", type=FiniteRange(min=0, min_open=True, max=MAX_INTERVAL), default=0.5, show_default=True,
               help="Seconds between packets (a real meter: 0.05-0.5; faster is fine for tests).")
 @click.option("--count", type=click.IntRange(min=1), help="Stop after N packets and close the pty "
               "(what a reader sees when a meter is unplugged).")
@@ -209,7 +212,7 @@ def emulate_cmd(meter: str, values_text: str | None, profile: str | None, garbag
         m = find_meter(meter)
         values = CycleValues.from_file(profile) if profile else CycleValues.parse(values_text or "123.4mA")
         for q in values.quantities():
-            m.proto.encode(q)  # fail now, with the reason, if the meter cannot show a value
+            check_showable(m, q, "--values" if values_text else str(profile))  # fail now, with the reason
         emulator = Emulator(m, values, interval=interval, garbage=garbage, seed=seed, count=count)
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
@@ -328,16 +331,18 @@ def _remove_dirs(dirs: list[Path]) -> None:
 @click.option("--data", required=True, metavar="DATA", help="Data the workload loops over (path or bundled name).")
 @click.option("--compare", type=click.Path(exists=True, dir_okay=False),
               help="Model B: runs alternate A B A B ...; the report gives the energy ratio B/A.")
-@click.option("--idle-seconds", type=FiniteRange(min=0, min_open=True), default=10.0, show_default=True,
+@click.option("--idle-seconds", type=FiniteRange(min=0, min_open=True, max=MAX_SECONDS), default=10.0,
+              show_default=True,
               help="Idle phase before the workload, always run in full; extended when it yields fewer than "
               "--min-samples readings, by at most --max-seconds.")
 @click.option("--min-samples", type=click.IntRange(min=2), default=30, show_default=True,
               help="Meter readings needed in the idle phase and per model; fewer -> no figure.")
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="Runs per model [default: 1, or 2 with --compare].")
-@click.option("--settle-seconds", type=FiniteRange(min=0), default=0.5, show_default=True,
+@click.option("--settle-seconds", type=FiniteRange(min=0, max=MAX_SECONDS), default=0.5, show_default=True,
               help="Readings this soon after a phase starts are left out (meter lag).")
-@click.option("--max-seconds", type=FiniteRange(min=0, min_open=True), default=3600.0, show_default=True,
+@click.option("--max-seconds", type=FiniteRange(min=0, min_open=True, max=MAX_SECONDS), default=3600.0,
+              show_default=True,
               help="Cap on the workload time per model and on the idle phase's extension (the run then may "
               "rest on too few samples; a capped idle phase says so on stderr).")
 @click.option("--numeric", type=click.Choice(["float32", "q15"]), help="Runtime arithmetic of the workload.")
@@ -376,12 +381,21 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     samples, port lost, workload failed mid-run, a meter of another family: one more line names it;
     logs are kept), 2 bad usage or input (one line on stderr, RUN_DIR not created).
     """
-    if emulate and not spec.lower().startswith("emulated:"):
-        _fail("--emulate only applies to --meter emulated:METER")
+    ctx = click.get_current_context()
+    given = [f"--{n}" for n in ("emulate", "garbage", "seed")
+             if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
+    if given and not spec.lower().startswith("emulated:"):
+        _fail(f"{' and '.join(given)} only apply to --meter emulated:METER")
+    if workload_cmd is not None and numeric is not None:
+        _fail("--numeric sets the default workload's arithmetic; a --workload-cmd chooses its own")
+    if workload_cmd is not None and not workload_cmd.strip():
+        _fail("--workload-cmd: empty workload command")
     try:
         workload = template_workload(workload_cmd) if workload_cmd else pyruntime_workload(numeric)
     except ValueError as exc:
         _fail(f"--workload-cmd: {exc}")
+    if not out_dir.strip():
+        _fail("-o RUN_DIR is empty: name the run directory (samples.csv, summary.json and plot.png go there)")
     out = Path(out_dir)
     problem = _out_dir_problem(out)
     if problem:
@@ -399,7 +413,8 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     paths = [model] + ([compare] if compare else [])
     try:
         if workload_cmd:
-            check_workload(workload, paths, data)
+            with _sigterm_as_ctrl_c():  # a SIGTERM now must not leave the trial run (maybe over ssh) behind
+                check_workload(workload, paths, data)
         else:
             check_pyruntime_models(paths, data, numeric)
     except WorkloadCheckError as exc:
@@ -423,7 +438,7 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
                                   progress, _say).run()
     finally:
         source.close()
-    click.echo(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
+    click.echo(json.dumps(clean_json(summary), indent=2, default=str) if as_json else format_report(summary))
     click.echo(f"logs: {out_dir}/samples.csv, {out_dir}/summary.json, {out_dir}/plot.png", err=True)
     if summary["status"] != "ok" and isinstance(source, SerialSource):  # no figure: a meter of another family?
         hint = other_family(source)

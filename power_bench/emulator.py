@@ -13,6 +13,20 @@ from pathlib import Path
 from .meters import Meter
 from .reading import Quantity, parse_quantity
 
+# the longest wait between packets (a real meter sends several a second; threading waits at most ~9.2e9 s)
+MAX_INTERVAL = 3600.0
+# the phases a measurement passes through (measure.Measurement), which an emulated current profile may set
+PHASES = ("idle", "A", "B", "gap")
+
+
+def check_showable(meter: Meter, q: Quantity, what: str) -> None:
+    """ValueError unless the meter can show ``q`` as a number (or OL when ``q`` is OL): the unit and prefix it
+    has, and a magnitude within its ranges (an emulator would send OL for 1e6 A, with no word)."""
+    packet = meter.proto.encode(q)  # ValueError naming the unit or prefix the meter lacks
+    if meter.proto.decode(packet).overload and not q.overload:
+        raise ValueError(f"{what}: {meter.name} shows OL for {q.scaled:g}{q.prefix}{q.unit} (beyond its ranges): "
+                         "use a value it can show, or OL")
+
 
 class ValueSource:
     """Gives the emulator the quantity to show next."""
@@ -27,16 +41,22 @@ class CycleValues(ValueSource):
     def __init__(self, values: Sequence[tuple[Quantity, int]]) -> None:
         if not values:
             raise ValueError("no values to emulate")
-        self._items = [q for q, repeat in values for _ in range(max(1, repeat))]
-        self._i = 0
+        bad = [repeat for _, repeat in values if repeat < 1]
+        if bad:
+            raise ValueError(f"a value's REPEAT is {bad[0]}: it is shown that many times, at least once")
+        self._items = list(values)  # (quantity, repeat), walked in place: a REPEAT of 10^9 costs no memory
+        self._i = 0  # the item shown
+        self._shown = 0  # times it has been shown
 
     def quantities(self) -> list[Quantity]:
         """The distinct quantities, in order of first appearance."""
-        return list(dict.fromkeys(self._items))
+        return list(dict.fromkeys(q for q, _ in self._items))
 
     def next(self) -> Quantity:
-        q = self._items[self._i % len(self._items)]
-        self._i += 1
+        q, repeat = self._items[self._i]
+        self._shown += 1
+        if self._shown >= repeat:
+            self._i, self._shown = (self._i + 1) % len(self._items), 0
         return q
 
     @classmethod
@@ -48,7 +68,11 @@ class CycleValues(ValueSource):
     def from_file(cls, path: str | Path) -> CycleValues:
         """One ``VALUE[,REPEAT]`` per line (``#`` starts a comment), e.g. ``120mA,20``."""
         items: list[tuple[Quantity, int]] = []
-        for lineno, line in enumerate(Path(path).read_text().splitlines(), 1):
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text (byte {exc.start}); expected one VALUE[,REPEAT] a line") from None
+        for lineno, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
@@ -94,7 +118,7 @@ class PhaseProfile(ValueSource):
     def parse(cls, text: str, seed: int = 0) -> tuple[PhaseProfile, float | None]:
         """``idle=100mA,A=150mA,B=130mA,noise=1mA,interval=0.02`` -> (profile, interval or None)."""
         levels: dict[str, Quantity] = {}
-        noise = 0.0
+        noise, noise_unit = 0.0, ""
         interval: float | None = None
         for part in text.split(","):
             if not part.strip():
@@ -103,11 +127,29 @@ class PhaseProfile(ValueSource):
                 raise ValueError(f"expected NAME=VALUE in emulation profile, got {part!r}")
             key, value = (s.strip() for s in part.split("=", 1))
             if key == "interval":
-                interval = float(value)
+                try:
+                    interval = float(value)
+                except ValueError:
+                    raise ValueError(f"interval={value}: seconds between packets, a number") from None
+                if not 0 < interval <= MAX_INTERVAL:
+                    raise ValueError(f"interval={value}: seconds between packets, more than 0 and at most "
+                                     f"{MAX_INTERVAL:g}")
             elif key == "noise":
-                noise = parse_quantity(value).value
-            else:
+                q = parse_quantity(value)
+                if q.overload or q.value < 0:
+                    raise ValueError(f"noise={value}: the standard deviation of the level, a value >= 0")
+                noise = q.value
+                noise_unit = q.unit
+            elif key in PHASES:
                 levels[key] = parse_quantity(value)
+            else:
+                raise ValueError(f"{key}={value}: not a phase of a measurement ({', '.join(PHASES)}), noise or "
+                                 "interval")
+        units = {q.unit for q in levels.values()}
+        if len(units) > 1:
+            raise ValueError(f"the levels are in {' and '.join(sorted(units))}: one unit, the meter's")
+        if noise and units and noise_unit not in units:
+            raise ValueError(f"noise is in {noise_unit}, the levels in {units.pop()}")
         return cls(levels, noise, seed), interval
 
 
@@ -122,8 +164,8 @@ class Emulator:
 
     def __init__(self, meter: Meter, values: ValueSource, interval: float = 0.5, garbage: float = 0.0,
                  seed: int = 0, count: int | None = None) -> None:
-        if interval <= 0:
-            raise ValueError("interval must be positive")
+        if not 0 < interval <= MAX_INTERVAL:
+            raise ValueError(f"interval must be more than 0 and at most {MAX_INTERVAL:g} s")
         if not 0.0 <= garbage <= 1.0:
             raise ValueError("garbage must be a probability in [0, 1]")
         self.meter = meter

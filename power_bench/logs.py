@@ -49,18 +49,19 @@ class CsvLog:
             self._fh.close()
 
 
-def _clean(obj: Any) -> Any:
+def clean_json(obj: Any) -> Any:
+    """obj with NaN and infinities as None (null): strict JSON, as summary.json and `run --json` print it."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
+        return {k: clean_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [clean_json(v) for v in obj]
     return obj
 
 
 def write_summary(path: str | Path, summary: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(_clean(summary), indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps(clean_json(summary), indent=2) + "\n", encoding="utf-8")
 
 
 def si_joules(x: float) -> str:

@@ -211,6 +211,12 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
         if not est.significant:
             warnings.append(f"{label}: the load {expected_unit} is not distinguishable from idle at 95% "
                             "confidence; run longer or use a finer range")
+        elif est.joules_per_prediction < 0:
+            warnings.append(f"{label}: the load {expected_unit} is below idle (energy per prediction "
+                            f"{est.joules_per_prediction:.4g} J): something else drew more during the idle phase")
+    if idle_stats.n and idle_stats.mean < 0:
+        warnings.insert(0, f"the meter reads a negative {expected_unit} at idle (mean {idle_stats.mean:.6g}): its "
+                        "leads are reversed (swap them), so every energy has the wrong sign")
     if short:
         errors.append(f"too few samples for a meaningful figure ({', '.join(short)}; need "
                       f"{settings.min_samples} each): run longer (--idle-seconds, --rounds, --max-seconds) "

@@ -45,6 +45,22 @@ def parse_sigrok_line(line: str) -> Reading | None:
                    prefix + unit_text, other)
 
 
+def sigrok_drivers(exe: str) -> set[str]:
+    """The hardware drivers `sigrok-cli -L` lists (empty when it cannot say: then nothing is refused)."""
+    try:
+        res = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    drivers: set[str] = set()
+    section = False
+    for line in res.stdout.splitlines():
+        if not line.startswith(" "):
+            section = line.strip().lower().startswith("supported hardware drivers")
+        elif section and line.split():
+            drivers.add(line.split()[0])
+    return drivers
+
+
 class SigrokSource(Source):
     """``sigrok-cli --driver DRIVER[:conn=PORT] --continuous -O analog``, one reading per output line."""
 
@@ -61,6 +77,14 @@ class SigrokSource(Source):
         exe = shutil.which(self.executable)
         if exe is None:
             raise MeterError(NOT_FOUND)
+        # checked before a reading is due: sigrok-cli itself would only say so once the idle phase is lost
+        if self.conn and self.conn.startswith("/") and not os.path.exists(self.conn):
+            raise MeterError(f"sigrok:{self.driver}: the port {self.conn} does not exist")
+        drivers = sigrok_drivers(exe)
+        if drivers and self.driver not in drivers:
+            serial = sorted(d for d in drivers if d.endswith("-ser"))
+            raise MeterError(f"sigrok-cli has no driver {self.driver!r} (`sigrok-cli -L` lists {len(drivers)}; "
+                             f"the serial meters' names end in -ser, e.g. {', '.join(serial[:3])})")
         spec = f"{self.driver}:conn={self.conn}" if self.conn else self.driver
         argv = [exe, "--driver", spec, "--continuous", "-O", "analog"]
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .emulator import Emulator, PhaseProfile, ValueSource
+from .emulator import Emulator, PhaseProfile, ValueSource, check_showable
 from .energy_counters import EnergyCounterSource, select_counters
 from .measure import PhaseListener
 from .meters import Meter, find_meter
@@ -49,7 +49,12 @@ def open_spec(spec: str, emulate: str | None = None, seed: int = 0, garbage: flo
         if not rest:
             raise ValueError("expected emulated:METER, e.g. emulated:tenma-72-7730a")
         meter = _meter(rest)
-        profile, interval = PhaseProfile.parse(emulate or DEFAULT_EMULATION, seed=seed)
+        try:
+            profile, interval = PhaseProfile.parse(emulate or DEFAULT_EMULATION, seed=seed)
+            for phase, level in profile.levels.items():  # now, not as a traceback in the emulator's thread
+                check_showable(meter, level, phase)
+        except ValueError as exc:
+            raise ValueError(f"--emulate: {exc}") from None
         source = EmulatedSource(meter, profile, interval or 0.25, garbage=garbage, seed=seed)
         return source, profile.set_phase
     if kind == "sigrok":

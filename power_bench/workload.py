@@ -9,6 +9,7 @@ any other command can be injected (a function building argv, or a template strin
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import signal
 import subprocess
@@ -17,8 +18,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 ArgvBuilder = Callable[[str, str, float], list[str]]
+# a workload's reported T may exceed its wall time by clock granularity only (5%, plus 0.5 s of rounding)
+LIFETIME_SLACK = 1.05
 
 
 class WorkloadError(RuntimeError):
@@ -73,16 +77,31 @@ class WorkloadResult:
     t_end: float  # time.monotonic() when the process had exited
 
 
+def _number(report: dict[str, Any], key: str) -> float:
+    """report[key] as a finite float: a JSON number (or a numeric string), not true/false, NaN or infinite."""
+    value = report[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f'"{key}" is {json.dumps(value)}, not a number')
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f'"{key}" is {value}, not a finite number')
+    return number
+
+
 def parse_report(stdout: str) -> tuple[int, float]:
     lines = [line for line in stdout.splitlines() if line.strip()]
     if not lines:
         raise WorkloadError('the workload printed nothing; expected {"predictions": N, "seconds": T} last')
     try:
         report = json.loads(lines[-1])
-        predictions = int(report["predictions"])
-        seconds = float(report["seconds"])
+        if not isinstance(report, dict):
+            raise TypeError("not a JSON object")
+        count, seconds = _number(report, "predictions"), _number(report, "seconds")
     except (ValueError, KeyError, TypeError) as exc:
         raise WorkloadError(f"cannot read the workload's last line {lines[-1]!r}: {exc}") from exc
+    if count != int(count):
+        raise WorkloadError(f"the workload reported {count:g} predictions: a count is a whole number")
+    predictions = int(count)
     if predictions <= 0 or seconds <= 0:
         raise WorkloadError(f"the workload reported {predictions} predictions in {seconds} s")
     return predictions, seconds
@@ -106,6 +125,9 @@ def run_workload(
     if proc.returncode != 0:
         raise WorkloadError(failure_message(proc.returncode, err))
     predictions, seconds = parse_report(out)
+    if seconds > LIFETIME_SLACK * (t_end - t_start) + 0.5:  # T is the time the predictions took, within its run
+        raise WorkloadError(f"the workload reported {predictions} predictions in {seconds:g} s but ran for "
+                            f"{t_end - t_start:.3g} s: T must be the time its predictions took")
     return WorkloadResult(predictions, seconds, t_start, t_end)
 
 

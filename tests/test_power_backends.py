@@ -55,20 +55,27 @@ def test_sigrok_absent_gives_clean_message(tmp_path: Path, monkeypatch: pytest.M
 
 def test_sigrok_backend_with_a_stand_in_sigrok_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script = tmp_path / "sigrok-cli"
+    port = tmp_path / "ttyX"  # the port must exist: it is checked before sigrok-cli starts
+    port.write_text("")
     script.write_text(f"#!{sys.executable}\n"
                       "import sys, time\n"
-                      "assert sys.argv[1:] == ['--driver', 'uni-t-ut61e-ser:conn=/dev/ttyX', '--continuous',"
+                      "if sys.argv[1:] == ['-L']:\n"
+                      "    print('Supported hardware drivers:\\n  uni-t-ut61e-ser   UNI-T UT61E\\n')\n"
+                      "    sys.exit(0)\n"
+                      f"assert sys.argv[1:] == ['--driver', 'uni-t-ut61e-ser:conn={port}', '--continuous',"
                       " '-O', 'analog'], sys.argv\n"
                       "for line in ['P1: 123.400000 mA DC AUTO', 'noise', 'P1: -0.512000 A DC']:\n"
                       "    print(line, flush=True); time.sleep(0.01)\n"
                       "sys.exit(3)\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    r = CliRunner().invoke(power, ["read", "--meter", "sigrok:uni-t-ut61e-ser:/dev/ttyX", "--seconds", "10"])
+    r = CliRunner().invoke(power, ["read", "--meter", f"sigrok:uni-t-ut61e-ser:{port}", "--seconds", "10"])
     lines = r.stdout.strip().splitlines()
     assert [" ".join(line.split()[:3]) for line in lines] == ["0.1234 A DC", "-0.512 A DC"]
     assert r.exit_code == 1 and "sigrok-cli exited with code 3" in r.stderr
     assert "unparsed lines: 1" in r.stderr
+    r = CliRunner().invoke(power, ["read", "--meter", f"sigrok:uni-t-ut61d-ser:{port}", "--seconds", "10"])
+    assert r.exit_code == 2 and "sigrok-cli has no driver 'uni-t-ut61d-ser'" in r.stderr, r.output
 
 
 def _fake_sysfs(root: Path) -> Path:

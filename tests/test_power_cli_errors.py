@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -192,8 +193,23 @@ def test_valid_run_with_the_real_workload_still_measures(work: Path, tmp_path: P
         (["--volts", "5", "--meter", "emulated:fluke-87"], "unknown meter"),
         (["--volts", "5", "--meter", "uni-t-ut61e"], "METER:PORT"),
         (["--volts", "5", "--emulate", "idle=100"], "100"),
-        (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--emulate", "idle=1mA"], "--emulate only applies"),
+        (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--emulate", "idle=1mA"], "--emulate only apply"),
         (["--volts", "5", "--workload-cmd", "  "], "empty workload command"),
+        # round 62's probe: options a run would ignore, emulated profiles a thread crashed on, waits that overflow
+        (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--garbage", "0.2", "--seed", "3"],
+         "--garbage and --seed only apply"),
+        (["--volts", "5", "--workload-cmd", ""], "empty workload command"),
+        (["--volts", "5", "--workload-cmd", "x {seconds}", "--numeric", "q15"], "--numeric sets the default"),
+        (["--volts", "5", "--emulate", "idle=100mA,a=150mA"], "a=150mA: not a phase of a measurement"),
+        (["--volts", "5", "--emulate", "idle=5kV"], "--emulate: "),
+        (["--volts", "5", "--emulate", "idle=100mA,A=50A"], "A: uni-t-ut61e shows OL for 50A"),
+        (["--volts", "5", "--emulate", "idle=100mA,noise=OLmA"], "noise=OLmA"),
+        (["--volts", "5", "--emulate", "idle=100mA,noise=3V"], "noise is in V, the levels in A"),
+        (["--volts", "5", "--emulate", "idle=100mA,interval=0"], "interval=0: seconds between packets"),
+        (["--volts", "5", "--emulate", "idle=100mA,interval=1e300"], "at most 3600"),
+        (["--volts", "5", "--emulate", "idle=100mA,interval=abc"], "interval=abc: seconds between packets"),
+        (["--volts", "5", "--idle-seconds", "1e300"], "--idle-seconds"),
+        (["--volts", "5", "--settle-seconds", "1e300"], "--settle-seconds"),
         (["--volts", "-5"], "--volts"),
         (["--volts", "5", "--numeric", "float16"], "--numeric"),
     ],
@@ -270,3 +286,57 @@ def test_numbers_out_of_float_range(args: list[str], needle: str) -> None:
     assert res.exit_code == 2, res.output
     assert isinstance(res.exception, SystemExit), res.exception  # no traceback
     assert needle in res.stderr, res.stderr
+
+
+def test_an_empty_run_directory_is_refused(work: Path, tmp_path: Path, no_measuring: None,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # -o "" wrote samples.csv, summary.json and plot.png here, over any of that name
+    res = CliRunner().invoke(power, ["run", "--meter", "emulated:uni-t-ut61e", "--volts", "5", "--model",
+                                     str(work / "m.msgpack"), "--data", str(work / "right.csv"), "-o", ""])
+    assert_one_line_exit_2(res, "-o RUN_DIR is empty")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ('{"predictions": 10, "seconds": NaN}', '"seconds" is nan'),
+    ('{"predictions": 10, "seconds": Infinity}', '"seconds" is inf'),
+    ('{"predictions": 1e400, "seconds": 1}', '"predictions" is inf'),
+    ('{"predictions": true, "seconds": 1}', '"predictions" is true'),
+    ('{"predictions": 1.9, "seconds": 1}', "1.9 predictions: a count is a whole number"),
+    ('[10, 1]', "not a JSON object"),
+])
+def test_a_workload_report_that_is_no_count_and_time_is_refused(line: str, needle: str) -> None:
+    from power_bench.workload import WorkloadError, parse_report  # noqa: PLC0415
+
+    with pytest.raises(WorkloadError, match=re.escape(needle)):
+        parse_report(line)
+    assert parse_report('{"predictions": 10.0, "seconds": "0.5"}') == (10, 0.5)
+
+
+def test_a_workload_reporting_more_time_than_it_ran_is_refused() -> None:
+    from power_bench.workload import WorkloadError, run_workload  # noqa: PLC0415
+
+    claim = "import json; print(json.dumps({'predictions': 1000, 'seconds': 100}))"
+    with pytest.raises(WorkloadError, match="in 100 s but ran for"):
+        run_workload([sys.executable, "-c", claim])  # a 77x too large figure with status ok, round 62's probe
+
+
+def test_emulate_refuses_values_and_profiles_it_cannot_send(tmp_path: Path) -> None:
+    from power_bench.emulator import CycleValues  # noqa: PLC0415
+    from power_bench.reading import parse_quantity  # noqa: PLC0415
+
+    runner = CliRunner()
+    for args, needle in ((["--values", "1e6A"], "shows OL for 1e+06A"), (["--interval", "1e10"], "--interval"),
+                         (["--values", "12mA", "--interval", "0"], "--interval")):
+        res = runner.invoke(power, ["emulate", "uni-t-ut61e", *args, "--count", "1"])
+        assert_one_line_exit_2(res, needle)
+    (tmp_path / "zero.txt").write_text("120mA,0\n")
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe120mA\n")
+    for name, needle in (("zero.txt", "REPEAT is 0"), ("bin.txt", "bin.txt: not UTF-8 text")):
+        res = runner.invoke(power, ["emulate", "uni-t-ut61e", "--profile", str(tmp_path / name), "--count", "1"])
+        assert_one_line_exit_2(res, needle)
+    a, b = parse_quantity("1mA"), parse_quantity("2mA")
+    values = CycleValues([(a, 10**12), (b, 1)])  # walked in place: no list of 10^12 entries
+    assert [values.next() for _ in range(3)] == [a, a, a]
+    values = CycleValues([(a, 2), (b, 1)])
+    assert [values.next() for _ in range(5)] == [a, a, b, a, a]

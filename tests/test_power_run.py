@@ -297,6 +297,16 @@ def test_cli_run_help_says_max_seconds_caps_the_idle_phase() -> None:
     assert "idle phase's extension" in options["--max-seconds"]
 
 
+def killed_if_alive(pid: int) -> bool:
+    """Whether process pid was still running (then it is killed, so no test leaves it behind)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    os.kill(pid, signal.SIGKILL)
+    return True
+
+
 SLOW = """import json, os, sys, time
 seconds = float(sys.argv[1])
 if seconds > 0.1:  # the measured run, not the trial run: tell the test it runs, then outlast the test
@@ -336,13 +346,7 @@ def test_signal_mid_run_stops_workload_and_reports_what_was_measured(tmp_path: P
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        workload_alive = False
-    else:
-        workload_alive = True
-        os.kill(pid, signal.SIGKILL)
+    workload_alive = killed_if_alive(pid)
     assert proc.returncode == 1, (proc.returncode, stdout, stderr)
     assert not workload_alive, "the workload outlived the run"
     reason = "SIGTERM" if sig == signal.SIGTERM else "Ctrl-C"
@@ -374,3 +378,59 @@ def test_idle_phase_shorter_than_settle_time_is_extended(tmp_path: Path) -> None
     assert s["idle"]["samples"] >= 15
     lo, hi = s["models"]["A"]["ci95_j"]
     assert lo <= truth(0.050, s) <= hi
+
+
+# ------------------------------------------------------------------ round 62's probe of the run
+
+
+@pytest.mark.parametrize(("idle", "load", "needle"), [
+    ("-100mA", "-150mA", "its leads are reversed (swap them)"),  # a meter in the supply line the wrong way round
+    ("150mA", "100mA", "A: the load A is below idle"),  # something else drew more at idle
+])
+def test_negative_energy_is_reported_with_its_reason(tmp_path: Path, idle: str, load: str, needle: str) -> None:
+    profile = AlternatingProfile(levels(idle=idle, A=load), noise=0.002)
+    s = run_emulated(tmp_path, profile)
+    assert s["models"]["A"]["energy_per_prediction_j"] < 0
+    assert any(needle in w for w in s["warnings"]), s["warnings"]
+    ok = run_emulated(tmp_path / "ok", AlternatingProfile(levels(idle="100mA", A="150mA"), noise=0.002))
+    assert not any("reversed" in w or "below idle" in w for w in ok["warnings"])
+
+
+def test_cli_run_json_is_strict_json(tmp_path: Path) -> None:
+    """A model whose readings are all OL has no mean: null, not the NaN strict parsers refuse."""
+    code, out, err = _cli_run(tmp_path, "--volts", "5", "--min-samples", "5", "--json", "--emulate",
+                              "idle=100mA,A=OLmA,interval=0.01")
+    assert code == 1, out + err
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in --json output")
+
+    summary = json.loads(out, parse_constant=refuse)
+    assert summary["models"]["A"]["mean"] is None
+
+
+def test_sigterm_during_the_trial_run_ends_it(tmp_path: Path) -> None:
+    """A SIGTERM while the --workload-cmd's trial run goes left it running (maybe over ssh) and power run died
+    with no word; now it ends as Ctrl-C does: the trial run is stopped, nothing is measured or written."""
+    marker = tmp_path / "trial.pid"
+    (tmp_path / "m.msgpack").write_bytes(b"x")
+    (tmp_path / "slow.py").write_text("import os, sys, time\nopen(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+                                      "os.replace(sys.argv[1] + '.tmp', sys.argv[1])\ntime.sleep(60)\n")
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'slow.py'))} {shlex.quote(str(marker))}"
+    argv = [sys.executable, "-m", "power_bench", "run", "--meter", "emulated:uni-t-ut61e", "--volts", "5", "--model",
+            str(tmp_path / "m.msgpack"), "--data", "x", "--workload-cmd", command, "-o", str(tmp_path / "out")]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    give_up = time.monotonic() + 120  # only against a hang; nothing is asserted about time
+    try:
+        while not marker.exists() and proc.poll() is None and time.monotonic() < give_up:
+            time.sleep(0.02)
+        assert marker.exists(), proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert not killed_if_alive(int(marker.read_text())), "the trial run outlived power run"
+    assert proc.returncode == 1 and "aborted" in stderr and "Traceback" not in stderr, (proc.returncode, stderr)
+    assert not (tmp_path / "out").exists()

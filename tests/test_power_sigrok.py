@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,25 @@ def test_meters_own_symbols_and_diode_readings_decode_as_libsigrok_does(name: st
         assert match, f"{name}: sigrok-cli read {line!r}; ours: {[(o.value, o.unit, o.dc, o.flags) for o in ours]}"
         seen.update(match)
     assert seen == set(range(len(packets))), f"{name}: never read by sigrok-cli: {set(range(len(packets))) - seen}"
+
+
+REPORT = f"{sys.executable} -c \"import json, sys; print(json.dumps({{'predictions': 9, 'seconds': 0.01}}))\""
+
+
+def test_a_sigrok_driver_or_port_that_does_not_exist_is_refused_before_reading(tmp_path: Path) -> None:
+    """`read` exited 1 after sigrok-cli gave up and `run` lost its idle phase to it, then advised running longer;
+    now both refuse the spec at once (exit 2, one line, no run directory)."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from power_bench.cli import power  # noqa: PLC0415
+
+    (tmp_path / "m.msgpack").write_bytes(b"x")
+    for spec, needle in (("sigrok:nosuchdriver:/dev/null", "sigrok-cli has no driver 'nosuchdriver'"),
+                         ("sigrok:uni-t-ut61e-ser:/dev/ttyNOPE9", "the port /dev/ttyNOPE9 does not exist")):
+        res = CliRunner().invoke(power, ["read", "--meter", spec, "--seconds", "1"])
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and needle in res.stderr, res.output
+        res = CliRunner().invoke(power, ["run", "--meter", spec, "--volts", "5", "--model", str(tmp_path / "m.msgpack"),
+                                         "--data", "x", "--workload-cmd", REPORT, "-o",
+                                         str(tmp_path / "out"), "--quiet"])
+        assert res.exit_code == 2 and needle in res.stderr, res.output
+        assert not (tmp_path / "out").exists()
