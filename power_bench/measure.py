@@ -177,6 +177,7 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
     idle_stats = PhaseStats.of(values(idle_window[0] + settings.settle_seconds, idle_window[1])
                                if idle_window else [])
     scale = 1.0 if expected_unit == "W" else (settings.volts or math.nan)
+    reversed_leads = idle_stats.n > 0 and idle_stats.mean < 0  # a meter in the supply line the wrong way round
     labels = list(dict.fromkeys(s.label for s in segments))
     models: dict[str, Any] = {}
     estimates: dict[str, EnergyEstimate] = {}
@@ -211,10 +212,10 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
         if not est.significant:
             warnings.append(f"{label}: the load {expected_unit} is not distinguishable from idle at 95% "
                             "confidence; run longer or use a finer range")
-        elif est.joules_per_prediction < 0:
+        elif est.joules_per_prediction < 0 and not reversed_leads:  # reversed: said once, below
             warnings.append(f"{label}: the load {expected_unit} is below idle (energy per prediction "
                             f"{est.joules_per_prediction:.4g} J): something else drew more during the idle phase")
-    if idle_stats.n and idle_stats.mean < 0:
+    if reversed_leads:
         warnings.insert(0, f"the meter reads a negative {expected_unit} at idle (mean {idle_stats.mean:.6g}): its "
                         "leads are reversed (swap them), so every energy has the wrong sign")
     if short:

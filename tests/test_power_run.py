@@ -392,6 +392,7 @@ def test_negative_energy_is_reported_with_its_reason(tmp_path: Path, idle: str, 
     s = run_emulated(tmp_path, profile)
     assert s["models"]["A"]["energy_per_prediction_j"] < 0
     assert any(needle in w for w in s["warnings"]), s["warnings"]
+    assert sum("reversed" in w or "below idle" in w for w in s["warnings"]) == 1, s["warnings"]  # one reason
     ok = run_emulated(tmp_path / "ok", AlternatingProfile(levels(idle="100mA", A="150mA"), noise=0.002))
     assert not any("reversed" in w or "below idle" in w for w in ok["warnings"])
 
