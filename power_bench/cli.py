@@ -385,7 +385,7 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
     given = [f"--{n}" for n in ("emulate", "garbage", "seed")
              if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
     if given and not spec.lower().startswith("emulated:"):
-        _fail(f"{' and '.join(given)} only apply to --meter emulated:METER")
+        _fail(f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --meter emulated:METER")
     if workload_cmd is not None and numeric is not None:
         _fail("--numeric sets the default workload's arithmetic; a --workload-cmd chooses its own")
     if workload_cmd is not None and not workload_cmd.strip():

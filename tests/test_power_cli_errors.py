@@ -193,7 +193,7 @@ def test_valid_run_with_the_real_workload_still_measures(work: Path, tmp_path: P
         (["--volts", "5", "--meter", "emulated:fluke-87"], "unknown meter"),
         (["--volts", "5", "--meter", "uni-t-ut61e"], "METER:PORT"),
         (["--volts", "5", "--emulate", "idle=100"], "100"),
-        (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--emulate", "idle=1mA"], "--emulate only apply"),
+        (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--emulate", "idle=1mA"], "--emulate only applies to"),
         (["--volts", "5", "--workload-cmd", "  "], "empty workload command"),
         # round 62's probe: options a run would ignore, emulated profiles a thread crashed on, waits that overflow
         (["--volts", "5", "--meter", "uni-t-ut61e:/dev/null", "--garbage", "0.2", "--seed", "3"],
