@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass, field
 
 #: SI prefixes a handheld meter shows, with their factor.
-PREFIXES: dict[str, float] = {"": 1.0, "n": 1e-9, "u": 1e-6, "\u00b5": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6}
+# every SI prefix a reading may carry: the decoders' n..M, and sigrok-cli's p and G (686 pA, 3.242 GOhm)
+PREFIXES: dict[str, float] = {"": 1.0, "p": 1e-12, "n": 1e-9, "u": 1e-6, "\u00b5": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6,
+                              "G": 1e9}
 
 #: Units the decoders can report (base units only; the prefix is folded into the value).
 UNITS = ("A", "V", "Ohm", "Hz", "F", "C", "degF", "%", "W", "hFE", "")

@@ -19,9 +19,6 @@ _LINE_RE = re.compile(
 _UNITS = {"A": "A", "V": "V", "\u2126": "Ohm", "\u03a9": "Ohm", "Ohm": "Ohm", "Hz": "Hz", "F": "F", "\u00b0C": "C",
           "\u00b0F": "degF", "W": "W", "%": "%"}
 
-# the SI prefixes sigrok-cli prints (libsigrok's si_prefix: p .. G; 686 pA, 3.242 GOhm), beside ours
-_PREFIXES = {**PREFIXES, "p": 1e-12, "G": 1e9}
-
 NOT_FOUND = ("sigrok-cli was not found on PATH: install it (e.g. 'apt install sigrok-cli') or use one of "
              "the native drivers listed by 'power meters'")
 
@@ -33,12 +30,12 @@ def parse_sigrok_line(line: str) -> Reading | None:
         return None
     unit_text = m.group("unit")
     prefix = ""
-    if unit_text not in _UNITS and unit_text[:1] in _PREFIXES and unit_text[1:] in _UNITS:
+    if unit_text not in _UNITS and unit_text[:1] in PREFIXES and unit_text[1:] in _UNITS:
         prefix, unit_text = unit_text[0], unit_text[1:]
     if unit_text not in _UNITS:
         return None
     flags = m.group("rest").split()
-    value = float(m.group("num")) * _PREFIXES[prefix]
+    value = float(m.group("num")) * PREFIXES[prefix]
     overload = value in (float("inf"), float("-inf"))
     other = tuple(f for f in flags if f not in ("AC", "DC", "AUTO"))
     return Reading(value, _UNITS[unit_text], "AC" in flags, "DC" in flags, "AUTO" in flags, overload,

@@ -21,6 +21,7 @@ from power_bench.meters import METERS, Meter
 from power_bench.protocols import ut71x
 from power_bench.reading import Quantity, Reading, parse_quantity
 from power_bench.sigrok import parse_sigrok_line
+from power_bench.sigrok import sigrok_drivers as listed_drivers
 
 SHIM_SOURCE = Path(__file__).parent / "fixtures" / "sigrok_pty_shim.c"
 SIGROK = shutil.which("sigrok-cli")
@@ -79,8 +80,7 @@ def shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def sigrok_drivers() -> set[str]:
     assert SIGROK is not None
-    res = subprocess.run([SIGROK, "-L"], capture_output=True, text=True, timeout=30)
-    return {line.split()[0] for line in res.stdout.splitlines() if line.startswith("  ") and line.split()}
+    return listed_drivers(SIGROK)  # what `power` checks a sigrok: spec against
 
 
 def sigrok_read(meter: Meter, values: list[Quantity], shim: Path, samples: int) -> list[str]:
@@ -221,7 +221,10 @@ def _details_states() -> list[tuple[str, list[bytes]]]:
         ("uni-t-ut61e", [b"005120" + bytes([0x31, 0x30, 0x30, 0x30, 0x32, 0x30]) + b"\r\n"])]
 
 
-@pytest.mark.parametrize(("name", "packets"), _details_states(), ids=[n for n, _ in _details_states()])
+DETAILS_STATES = _details_states()
+
+
+@pytest.mark.parametrize(("name", "packets"), DETAILS_STATES, ids=[n for n, _ in DETAILS_STATES])
 def test_meters_own_symbols_and_diode_readings_decode_as_libsigrok_does(name: str, packets: list[bytes],
                                                                          shim: Path) -> None:
     meter = next(m for m in METERS if m.name == name)
