@@ -22,6 +22,8 @@ from compiler.costs import CostsError
 from compiler.header import (
     FLASH_BUDGETS,
     POINTER_BYTES,
+    VEC_MAX_FEATURES,
+    VEC_MAX_OUTPUTS,
     c_tables,
     const_bytes,
     numeric_for,
@@ -46,6 +48,11 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of an error's message (a library's may start with a newline), else its type."""
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the documented error types into one line on stderr and exit code 2."""
 
@@ -56,7 +63,7 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
         except BrokenPipeError:
             raise  # the reader of stdout left: OneLineErrors ends quietly
         except (FrugalmlError, CostsError, ValueError, OSError) as exc:
-            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            fail(first_line(exc))
 
     return wrapper
 
@@ -113,8 +120,10 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         costs_path = str(measured)
     try:
         costs = tasks.task_costs(task, costs_path)
+        labels = (f", labels from column {task.data.label_column!r} (named like a label column; --target-column NAME "
+                  "picks another)" if task.data.label_column else "")
         click.echo(f"training {kind} on {data}: {task.train.size} train / {task.validation.size} validation rows, "
-                   f"{task.data.X.shape[1]} features", err=True)
+                   f"{task.data.X.shape[1]} features{labels}", err=True)
         if task.test.size == 0:
             click.echo(f"warning: the test part of {data} is empty (too few rows a class for the split to hold one "
                        "out): `frugalml eval` will need other labelled data", err=True)
@@ -274,6 +283,23 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
     used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""
     click.echo(f"wrote {output}: {model.kind}, {num} tables, {tables.table_bytes:,} table bytes, {flash:,} bytes "
                f"of flash{used}", err=True)
+    over = vec_bound_note(tables.vec_bounds)
+    if over:
+        click.echo(f"warning: {over}", err=True)
+
+
+def vec_bound_note(bounds: tuple[int, int] | None) -> str:
+    """What export-c says when a model is over the runtime's default stack bounds of FM_PREDICT_VEC: the header then
+    stops compilation with an #error unless the runtime and the program are built with the -D flags named here."""
+    if bounds is None:
+        return ""
+    nf, no = bounds
+    if nf <= VEC_MAX_FEATURES and no <= VEC_MAX_OUTPUTS:
+        return ""
+    return (f"the model has {nf} features and {no} score outputs, over the runtime's default FM_VEC_MAX_FEATURES "
+            f"{VEC_MAX_FEATURES} / FM_VEC_MAX_OUTPUTS {VEC_MAX_OUTPUTS}: compile the runtime and your program with "
+            f"-DFM_VEC_MAX_FEATURES={max(nf, VEC_MAX_FEATURES)} -DFM_VEC_MAX_OUTPUTS={max(no, VEC_MAX_OUTPUTS)} "
+            "(the header's #error says so too), or train on fewer features")
 
 
 def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
@@ -406,8 +432,9 @@ Q15_AGREEMENT_WARN = 0.95  # rounding alone moves a few near ties (26 classes: 9
 
 def q15_agreement(model: fmt.ModelFile, X: np.ndarray, pred: Any) -> float:
     """Share of rows where the q15 tables give the float32 tables' label; below 95%, one warning line: features
-    of large magnitude, or with a large offset against their spread (100000 +- 5), lose their resolution in
-    16-bit fixed point, and the device answers something else than the model that was validated."""
+    of large magnitude, with a large offset against their spread (100000 +- 5), or far smaller than the others
+    (cstc's q15 inputs share one scale), lose their resolution in 16-bit fixed point, and the device answers
+    something else than the model that was validated."""
     if X.shape[0] == 0:
         return 1.0
     agree = float(np.mean(c_evaluator(model, "float32").predict(X).label == pred.label))
@@ -416,8 +443,8 @@ def q15_agreement(model: fmt.ModelFile, X: np.ndarray, pred: Any) -> float:
                   "(--numeric float32)" if "feature_plan" in model.meta
                   else "center and scale them before training, or use float32 tables")
         click.echo(f"warning: the q15 tables give the float32 tables' label on {100 * agree:.1f}% of these rows "
-                   "only: features of large magnitude or with a large offset (e.g. 100000 +- 5) lose their "
-                   f"resolution in fixed point; {remedy}", err=True)
+                   "only: features of large magnitude, with a large offset (e.g. 100000 +- 5), or far smaller than "
+                   f"the others (1e-6 next to 1) lose their resolution in fixed point; {remedy}", err=True)
     return agree
 
 

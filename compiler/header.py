@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler.c_reserved import library_name
 from compiler.pipeline_header import pipeline_section, window_rows
 from pyruntime.costtext import no_label_text
 from pyruntime.data import check_label_texts
@@ -265,12 +266,15 @@ C_KEYWORDS = frozenset("""
 
 
 def check_name(name: str) -> str:
-    """A C identifier that is no C or C++ keyword and no reserved name (the header is also compiled
-    as C++ by the Arduino sketch)."""
+    """A C identifier that is no C or C++ keyword, no name of the C standard headers (compiler.c_reserved) and no
+    reserved name (the header is also compiled as C++ by the Arduino sketch)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
         raise ValueError(f"--name must be a C identifier (letters, digits, _; at most 41), got {name!r}")
     if name in C_KEYWORDS:
         raise ValueError(f"--name {name!r} is a C/C++ keyword; choose another identifier")
+    if library_name(name):
+        raise ValueError(f"--name {name!r} is a name of the C standard library (the header includes its headers, and "
+                         f"so do the firmware examples); choose another identifier, e.g. {name}_model")
     if re.match(r"_[A-Z_]|__", name) or name.lower() == "fm" or name.lower().startswith("fm_"):
         raise ValueError(f"--name {name!r} is reserved (a leading underscore, or fm / fm_ in any case: the runtime's "
                          "prefix; NAME_N_FEATURES would redefine FM_N_FEATURES)")

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from pyruntime.costtext import unused_text
+
 
 def plot_confusion(confusion: dict[str, Any], path: str, title: str) -> str:
     """Write the confusion matrix of an eval report (rows: true class, columns: predicted) as a PNG."""
@@ -25,11 +27,13 @@ def plot_confusion(confusion: dict[str, Any], path: str, title: str) -> str:
     try:
         im = ax.imshow(m, cmap="Blues")
         fig.colorbar(im, ax=ax)
-        ax.set_xticks(range(m.shape[1]), labels=labels + (["none"] if m.shape[1] > k else []), rotation=90)
-        ax.set_yticks(range(k), labels=labels)
+        # labels and the title drawn as given: "$5-$10" is a price band, not mathtext
+        none = [unused_text("none", labels)] if m.shape[1] > k else []
+        ax.set_xticks(range(m.shape[1]), labels=labels + none, rotation=90, parse_math=False)
+        ax.set_yticks(range(k), labels=labels, parse_math=False)
         ax.set_xlabel("predicted class")
         ax.set_ylabel("true class")
-        ax.set_title(title)
+        ax.set_title(title, parse_math=False)
         if k <= 30:
             peak = m.max() if m.size else 0
             for (i, j), v in np.ndenumerate(m):

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from pyruntime.costtext import unused_text
+
 LABEL_COLUMNS = 8  # a confusion matrix whose labels are all this wide or narrower heads its columns by label
 LONG_COUNTS = 16  # a list of counts longer than this (an exit histogram over 100 stages) prints its nonzero entries
 
@@ -39,7 +41,8 @@ def per_class_lines(per_class: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def confusion_lines(labels: Sequence[str], matrix: Sequence[Sequence[int]], none: Sequence[int]) -> list[str]:
-    """The confusion matrix (rows: true class, columns: predicted; a `none` column when some rows got no class).
+    """The confusion matrix (rows: true class, columns: predicted; a `none` column when some rows got no class,
+    `none_` when a class is called none).
     Labels up to LABEL_COLUMNS columns wide head the columns; longer ones are numbered, each row naming its number
     and its whole label."""
     texts = [str(v) for v in labels]
@@ -47,11 +50,13 @@ def confusion_lines(labels: Sequence[str], matrix: Sequence[Sequence[int]], none
     heads = [str(i) for i in range(len(texts))] if numbered else texts
     rows = [f"{i} {t}" for i, t in enumerate(texts)] if numbered else texts
     show_none = any(none)
-    cells = [str(v) for r in matrix for v in r] + ([str(v) for v in none] + ["none"] if show_none else [])
-    cw = max([display_width(h) for h in heads] + [len(c) for c in cells] + [4]) + 1
+    none_head = unused_text("none", texts)  # a class may be called none
+    cells = [str(v) for r in matrix for v in r] + ([str(v) for v in none] if show_none else [])
+    cw = max([display_width(h) for h in heads] + [len(c) for c in cells]
+             + [display_width(none_head) if show_none else 0, 4]) + 1
     rw = max(display_width(r) for r in rows) if rows else 0
     out = [(ljust("", rw) if numbered else rjust("", rw)) + "".join(rjust(h, cw) for h in heads)
-           + (rjust("none", cw) if show_none else "")]
+           + (rjust(none_head, cw) if show_none else "")]
     for name, row, extra in zip(rows, matrix, none, strict=True):
         out.append((ljust(name, rw) if numbered else rjust(name, rw)) + "".join(rjust(str(v), cw) for v in row)
                    + (rjust(str(extra), cw) if show_none else ""))

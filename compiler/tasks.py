@@ -74,7 +74,7 @@ def prepare(spec: str, positive: str | None = None, target: str | None = None, s
             features: str | None = None) -> Task:
     """The task of DATA; raw windows become the columns of the --features plan (default: the default plan)."""
     data = load_dataset(spec, target, features)
-    y, classes = encode_labels(data.y, positive)
+    y, classes = encode_labels(data.y, positive, data.label_column)
     split = Split(seed=seed)
     tr, va, te = split.indices(y)
     for name, idx in (("training", tr), ("validation", va)):
@@ -173,12 +173,16 @@ def confusion(classes: list[str], y: np.ndarray, pred: np.ndarray) -> dict[str, 
 
 
 def macro_f1(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
-    """Mean F1 over the classes (a class never true nor predicted scores 0, as in scikit-learn)."""
+    """Mean F1 over the classes that are true or predicted on these rows (scikit-learn's f1_score(average="macro")
+    with its default labels): a class absent from both, e.g. from a file that holds some of the classes, is not
+    averaged in; a row that got no class (deferred) counts against its true class's recall."""
     m = confusion_matrix(y, pred, n_classes)
     tp = np.diag(m[:, :n_classes]).astype(np.float64)
     denom = m.sum(axis=1) + m[:, :n_classes].sum(axis=0)
-    f1 = np.divide(2 * tp, denom, out=np.zeros(n_classes), where=denom > 0)
-    return float(f1.mean())
+    present = denom > 0
+    if not present.any():
+        return 0.0
+    return float(np.mean(2 * tp[present] / denom[present]))
 
 
 def per_class(classes: list[str], y: np.ndarray, pred: Predictions) -> dict[str, dict[str, float]]:

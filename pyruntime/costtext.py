@@ -47,9 +47,13 @@ def device_costs(cost: np.ndarray, q15: bool, cost_unit: float) -> np.ndarray:
 def no_label_text(classes: list[str]) -> str:
     """LABEL of a row without a class (deferred, or nothing fits the budget): "-1", or, when a class is named
     "-1" (libsvm's -1/+1 labels), the first of "none", "none_", ... that names no class."""
-    if "-1" not in classes:
-        return "-1"
-    text = "none"
+    return "-1" if "-1" not in classes else unused_text("none", classes)
+
+
+def unused_text(base: str, classes: list[str]) -> str:
+    """``base``, or the first of base + "_", base + "__", ... that names no class: a name the program gives
+    (the deferred answer, one-vs-rest's other side, a report's column) never reads as a class's."""
+    text = base
     while text in classes:
         text += "_"
     return text

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pyruntime.arrays import float32_zeroed, float32_zeroed_text
+from pyruntime.costtext import unused_text
 from pyruntime.errors import DataError
 from pyruntime.features.plan import FeaturePlan
 from pyruntime.numtext import parse_number
@@ -44,6 +45,7 @@ class Dataset:
     labelled: bool = True  # False: the file had no label column (see load_for_model); y is all ""
     names_made: bool = False  # the reader made the column names up (libsvm f1.., an NPZ without feature_names)
     note: str = ""  # load_for_model: a line for the user (the columns read by position), else ""
+    label_column: str = ""  # a CSV's label column when it was found by its name and is not the last column
 
     @property
     def fingerprint(self) -> str:
@@ -201,6 +203,8 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
                         "the row)")
     ds = _finish(X, y, names, str(path), first_line=2)
     ds.labelled = ti is not None
+    if target is None and ti is not None and ti != len(header) - 1:
+        ds.label_column = header[ti]  # named like a label (x, y, z data has a y too): `train` says which it took
     return ds
 
 
@@ -408,7 +412,7 @@ def _arff_sparse_row(line: str, names: list[str], nominal: dict[int, list[str]],
     while body[i:].strip():
         idx, i = _arff_value(body, i, path, r, stop=" \t,")
         value, i = _arff_value(body, i, path, r)
-        if not idx.isdigit() or not value:
+        if not (idx.isascii() and idx.isdigit()) or not value:
             raise DataError(f"{path} line {r}: sparse entry {body[:i].rsplit(',', 1)[-1].strip()!r} is not "
                             "'INDEX VALUE'")
         k = int(idx)
@@ -718,22 +722,34 @@ def check_label_texts(classes: list[str]) -> None:
                             "stored as C text in exported headers; rename the class")
 
 
-def encode_labels(y: np.ndarray, positive: str | None) -> tuple[np.ndarray, list[str]]:
+def rest_name(classes: list[str]) -> str:
+    """The name of a one-vs-rest model's other side: "rest", or the first of "rest_", "rest__", ... that names no
+    class (a class may itself be called rest; the model's two class texts must differ)."""
+    return unused_text("rest", classes)
+
+
+def encode_labels(y: np.ndarray, positive: str | None, column: str = "") -> tuple[np.ndarray, list[str]]:
     """Labels as class indices; returns (y_idx, classes). With positive, a one-vs-rest binary task:
-    (y == positive as 0/1, [negative name or "rest", positive]). Labels with control characters are refused
-    (check_label_texts)."""
+    (y == positive as 0/1, [the negative class, or rest_name with several, positive]). Labels with control
+    characters are refused (check_label_texts). ``column``: the label column found by its name, named when there
+    are too many classes."""
     classes = label_order(y.tolist())
     if positive is not None:
         positive = _label_str(positive)
         if positive not in classes:
             raise DataError(f"--positive {positive!r} is not a label of the data (labels: {', '.join(classes[:10])})")
         neg = [c for c in classes if c != positive]
-        neg_name = neg[0] if len(neg) == 1 else "rest"
+        neg_name = neg[0] if len(neg) == 1 else rest_name(classes)
         check_label_texts([neg_name, positive])  # the texts the model keeps
         return (y == positive).astype(np.int64), [neg_name, positive]
     if len(classes) == 1:
         raise DataError(f"only one class ({classes[0]!r}) in the data: nothing to learn")
     if len(classes) > MAX_CLASSES:
+        if column:
+            raise DataError(f"the target, column {column!r} (a column named {'/'.join(TARGET_NAMES)} is taken as the "
+                            f"labels), has {len(classes)} classes, more than the {MAX_CLASSES} the runtime holds: if "
+                            "another column holds the labels, give --target-column NAME; else pass --positive LABEL "
+                            "or merge classes")
         raise DataError(f"the target has {len(classes)} classes, more than the {MAX_CLASSES} the runtime holds: "
                         "pass --positive LABEL for one-vs-rest, or merge classes")
     check_label_texts(classes)

@@ -136,8 +136,17 @@ def _encode(obj: Any) -> Any:
     return obj
 
 
-def _decode(obj: Any, path: str = "") -> Any:
+MAX_DEPTH = 32  # maps and lists nest at most this deep (frugalml writes 5): a deeper file is refused in one line
+
+
+def _decode(obj: Any, path: str = "", depth: int = 0) -> Any:
+    if depth > MAX_DEPTH and isinstance(obj, (dict, list)):
+        where = path if len(path) <= 40 else path[:40] + "..."
+        raise ModelFormatError(f"{where}: maps and lists nested deeper than {MAX_DEPTH} levels")
     if isinstance(obj, dict):
+        key = next((k for k in obj if not isinstance(k, str)), None)
+        if key is not None:
+            raise ModelFormatError(f"map {path}: key {key!r} is not a string")
         if set(obj) == {"nd", "shape", "data"}:
             dtype, shape, data = obj["nd"], obj["shape"], obj["data"]
             if not isinstance(dtype, str) or dtype not in ALLOWED_DTYPES:  # a list or a map is not hashable
@@ -154,9 +163,9 @@ def _decode(obj: Any, path: str = "") -> Any:
                 return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
             except ValueError:  # a zero-size array with a dimension numpy cannot index, e.g. [0, 2**62]
                 raise ModelFormatError(f"array {path}: bad shape {shape!r}") from None
-        return {k: _decode(v, f"{path}.{k}") for k, v in obj.items()}
+        return {k: _decode(v, f"{path}.{k}", depth + 1) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_decode(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+        return [_decode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(obj)]
     return obj
 
 
@@ -204,8 +213,11 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
     writer = raw.get("writer") if version >= 2 else None
     if writer is not None and not isinstance(writer, str):
         raise ModelFormatError(f"{source}: the writer must be a string")
-    tables = _decode(raw["tables"], "tables")
-    meta = _decode(raw["meta"], "meta")
+    try:
+        tables = _decode(raw["tables"], "tables")
+        meta = _decode(raw["meta"], "meta")
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{source}: {exc}") from None
     for v in range(version, FORMAT_VERSION):
         upgrade = UPGRADES.get((kind, v))
         if upgrade is None:
@@ -236,6 +248,13 @@ _LABEL = (str, int, float)
 _META_MAPS = ("dataset", "split", "training", "feature_plan")
 
 
+def label_text(v: str | int | float) -> str:
+    """A label of a model file as text: a string as it is, an integer-valued number without a decimal point."""
+    if isinstance(v, str):
+        return v
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
 def _check_meta(meta: dict[str, Any], n_features: int, source: str) -> None:
     """The meta fields a reader uses have the types the writer gives them (a file written by frugalml always
     passes; this stops a hand-edited or foreign file before it reaches eval, inspect or export-c)."""
@@ -251,6 +270,11 @@ def _check_meta(meta: dict[str, Any], n_features: int, source: str) -> None:
 
     labels("classes", 2)
     labels("labels", 0)
+    for key in ("classes", "labels"):  # a number as its text, as the data readers give labels (so they sort)
+        if meta.get(key) is not None:
+            meta[key] = [label_text(c) for c in meta[key]]
+    if isinstance(meta.get("positive"), (int, float)):
+        meta["positive"] = label_text(meta["positive"])
     names = meta.get("feature_names")
     if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
                               or len(names) != n_features):

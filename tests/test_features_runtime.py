@@ -180,6 +180,15 @@ def test_decimate_in_names() -> None:
             cat.parse_name(bad)
 
 
+@pytest.mark.parametrize("name", ["c0__autocorrelation__lag_\u00b2", "c0__autocorrelation__lag_\u0663",
+                                  "c\u0663__mean", "c0_c\u0661__correlation"])
+def test_names_take_ascii_digits_only(name: str) -> None:
+    """"lag_²" passed str.isdigit and then failed int() with a traceback; "lag_٣" was read as lag_3. A name is
+    written with ASCII digits: anything else is refused in one line naming the feature."""
+    with pytest.raises(DataError, match="feature .*(not NAME_INTEGER|not a feature name)"):
+        cat.parse_name(name)
+
+
 def test_groups_run_once_per_window_and_are_reported() -> None:
     x = np.random.default_rng(3).normal(size=(1, 6, 50)).astype(np.float32)
     seq = [cat.FeatureSpec(1, 0), cat.FeatureSpec(0, 0), cat.FeatureSpec(7, 0, param=2),

@@ -120,3 +120,27 @@ def test_a_skyline_whose_default_budget_admits_nothing(tmp_path: Path) -> None:
     assert all(line.split()[0] == "-1" for line in expected)
     rows = rows_file(tmp_path / "rows.csv", [[repr(float(v)) for v in r] for r in X[:10]])
     assert pi_lines(m, tmp_path, rows, X[:2]) == expected
+
+
+def test_pi_refuses_a_field_too_long_to_keep_instead_of_reading_its_first_127_characters(tmp_path: Path) -> None:
+    """fm_pi kept a field's first 127 characters and dropped the rest without a word: "1.000...0e-5" (140
+    characters) parsed as 1 and the row was predicted on the wrong value. A field that long is now refused with its
+    line; one of 127 characters is still read as predict reads it."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, size=(300, 1))
+    data = write_csv(tmp_path / "t.csv", X, ["high" if v > 0.5 else "low" for v in X[:, 0]])
+    frugalml("train", "nb-static", data, "-o", tmp_path / "m.msgpack")
+    m = fmt.load(tmp_path / "m.msgpack")
+    fits = "0." + "0" * 120 + "9e120"  # 127 characters: 0.9
+    assert len(fits) == 127 and float(fits) == 0.9
+    header = tmp_path / "model.h"
+    header.write_text(render_header(m, "float32", "model", X[:2], None))
+    rows = rows_file(tmp_path / "ok.csv", [[fits], ["0.1"]])
+    p = make(PI, f"MODEL={header}", "CROSS=", f"BUILD={tmp_path / 'b'}", "run", f"ARGS={rows}", check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == expected_lines(m, "float32", np.array([[0.9], [0.1]], np.float32))
+    too_long = "1." + "0" * 134 + "e-5"  # 140 characters: 1e-5, whose first 127 read as 1
+    bad = rows_file(tmp_path / "bad.csv", [["0.1"], [too_long]])
+    p = make(PI, f"MODEL={header}", "CROSS=", f"BUILD={tmp_path / 'b'}", "run", f"ARGS={bad}", check=False)
+    assert p.returncode != 0
+    assert "line 2: a field longer than 127 characters" in p.stderr

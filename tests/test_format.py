@@ -260,3 +260,35 @@ def test_f32_scalar() -> None:
     assert f32_scalar(float("inf"), "bias") == float("inf")  # infinite by intent: left to the kind's own check
     with pytest.raises(ModelFormatError, match=r"bias is 1e\+300, beyond float32"):
         f32_scalar(1e300, "bias")
+
+
+def test_maps_and_lists_nested_too_deep_are_refused_in_one_line() -> None:
+    """Lists nested 1,000 deep in meta (valid msgpack, right checksum) ended every reading command in a
+    RecursionError traceback."""
+    body = small_body()
+    deep: object = 0
+    for _ in range(1000):
+        deep = [deep]
+    body["meta"]["training"] = {"deep": deep}
+    with pytest.raises(ModelFormatError, match="nested deeper than 32 levels"):
+        fmt.loads(rebuild(body))
+    body["meta"]["training"] = {"ok": [[[[0]]]]}
+    assert fmt.loads(rebuild(body)).meta["training"]["ok"] == [[[[0]]]]
+
+
+def test_a_map_key_that_is_not_text_is_refused() -> None:
+    """A bin key (bytes) passed strict_map_key, loaded, and `inspect --json` died on it (json has no bytes keys)."""
+    body = small_body()
+    body["meta"]["training"] = {b"note": 1}
+    with pytest.raises(ModelFormatError, match="key b'note' is not a string"):
+        fmt.loads(rebuild(body))
+
+
+def test_numeric_labels_are_read_as_their_text() -> None:
+    """meta labels mixing texts and numbers (["0", 1]) passed the check and made eval's sorted() raise a TypeError;
+    numbers are read as the text the data readers give them, so every label list sorts and matches the data."""
+    body = small_body()
+    body["meta"].update({"classes": [0, 1.0], "labels": ["0", 1, 2.5], "positive": 1})
+    m = fmt.loads(rebuild(body))
+    assert m.meta["classes"] == ["0", "1"] and m.meta["labels"] == ["0", "1", "2.5"] and m.meta["positive"] == "1"
+    assert sorted(m.meta["labels"]) == ["0", "1", "2.5"]

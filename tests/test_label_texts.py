@@ -5,13 +5,16 @@ label message quotes each label and says how many it left out."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from cli_work import run
 
+from compiler.cli import first_line
 from compiler.header import render_header
+from compiler.report_text import confusion_lines
 from compiler.tasks import label_list
 from pyruntime import format as fmt
 from pyruntime.errors import DataError
@@ -75,3 +78,68 @@ def test_label_list_quotes_and_counts() -> None:
     labels = [f"k{i}" for i in range(12)]
     assert label_list(labels) == "'k0', 'k1', 'k2', 'k3', 'k4', 'k5', ... (12 in all)"
     assert label_list(labels[:6]) == "'k0', 'k1', 'k2', 'k3', 'k4', 'k5'"
+
+
+def three_class_csv(path: Path, names: list[str], rows: int = 300, seed: int = 2) -> Path:
+    rng = np.random.default_rng(seed)
+    y = np.arange(rows) % len(names)
+    return quoted_csv(path, rng.normal(size=(rows, 3)) + 2.0 * y[:, None], [names[v] for v in y])
+
+
+def test_one_vs_rest_names_its_other_side_apart_from_a_class_called_rest(tmp_path: Path) -> None:
+    """`--positive rest` on classes a, b, rest named both sides "rest": predict printed one text for both answers,
+    the header's label table read {"rest", "rest"} and eval's per-class table folded two classes into one row."""
+    data = three_class_csv(tmp_path / "d.csv", ["a", "b", "rest"])
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "nb-static", data, "-o", out, "--positive", "rest")
+    assert code == 0, err
+    assert fmt.load(out).classes == ["rest_", "rest"]
+    code, text, err = run("eval", out, data, "--json")
+    assert code == 0, err
+    rep = json.loads(text)
+    assert set(rep["per_class"]) == {"rest_", "rest"} and sum(c["n"] for c in rep["per_class"].values()) == rep["n"]
+    code, _, err = run("train", "nb-static", data, "-o", tmp_path / "a.msgpack", "--positive", "a")
+    assert code == 0 and fmt.load(tmp_path / "a.msgpack").classes == ["rest_", "a"], err  # rest is on that side
+
+
+def test_the_confusion_matrix_heads_its_no_class_column_apart_from_a_class_called_none() -> None:
+    lines = confusion_lines(["-1", "none", "x"], [[1, 0, 0], [0, 2, 0], [0, 0, 3]], [0, 1, 0])
+    assert lines[0].split() == ["-1", "none", "x", "none_"]
+    assert confusion_lines(["a", "b"], [[1, 0], [0, 1]], [1, 0])[0].split() == ["a", "b", "none"]
+
+
+def test_eval_plot_draws_labels_with_dollar_signs_as_text(tmp_path: Path) -> None:
+    """Labels such as "$5-$10" went to matplotlib as mathtext: some drew wrongly, "A $^$" failed with an empty
+    error line ("error: ") and the report was lost."""
+    data = three_class_csv(tmp_path / "d.csv", ["A $^$", "under $5", "$5-$10^"])
+    out = tmp_path / "m.msgpack"
+    assert run("train", "nb-static", data, "-o", out)[0] == 0
+    code, text, err = run("eval", out, data, "--plot", tmp_path / "c.png")
+    assert code == 0, err
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG" and "confusion matrix" in text
+
+
+def test_an_error_line_is_never_empty() -> None:
+    assert first_line(ValueError("\nParse error\n  at $^$")) == "Parse error"
+    assert first_line(ValueError("")) == "ValueError" and first_line(OSError("  \n ")) == "OSError"
+
+
+def test_a_label_column_found_by_its_name_is_named_when_it_is_not_the_last(tmp_path: Path) -> None:
+    """x, y, z, activity: the column called y was taken as the labels, silently (a grid of y cells trained on y) or
+    with ">64 classes: pass --positive" (a float y): the train line and that error now name the column taken and
+    --target-column."""
+    rng = np.random.default_rng(3)
+    act = np.arange(240) % 4
+    grid = tmp_path / "grid.csv"
+    grid.write_text("x,y,reading,zone\n" + "".join(f"{rng.integers(0, 6)},{rng.integers(0, 6)},{rng.normal() + a},{a}\n"
+                                                  for a in act))
+    code, _, err = run("train", "nb-static", grid, "-o", tmp_path / "g.msgpack")
+    assert code == 0 and "labels from column 'y' (named like a label column; --target-column NAME" in err, err
+    code, _, err = run("train", "nb-static", grid, "-o", tmp_path / "z.msgpack", "--target-column", "zone")
+    assert code == 0 and "labels from column" not in err, err
+    xyz = tmp_path / "xyz.csv"
+    xyz.write_text("x,y,z,activity\n" + "".join(f"{rng.normal()},{rng.normal()},{rng.normal()},{a}\n" for a in act))
+    out = tmp_path / "x.msgpack"
+    code, _, err = run("train", "nb-static", xyz, "-o", out)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and "column 'y'" in last and "--target-column NAME" in last and not out.exists(), err

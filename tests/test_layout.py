@@ -3,6 +3,7 @@ cdef order, by-name C initializers, C identifiers for --name, one status table."
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,6 +95,40 @@ def test_export_c_rejects_keywords_and_bad_names(name: str, tmp_path: Path) -> N
     assert not (tmp_path / "m.h").exists()
 
 
+LIBRARY_HEADERS = ("math.h", "stdio.h", "stdlib.h", "string.h", "stdint.h", "stddef.h", "float.h", "time.h",
+                   "ctype.h", "errno.h")
+
+
+def compiles_as_model_name(name: str, tmp_path: Path) -> bool:
+    """Does a file that includes the C standard headers a generated header and the firmware examples include, and
+    names an object as export-c names the model, compile (gcc -std=c99 -Wall -Wextra -Werror -pedantic)?"""
+    src = tmp_path / f"n_{name}.c"
+    src.write_text("".join(f"#include <{h}>\n" for h in LIBRARY_HEADERS)
+                   + f"static const int {name} = 1;\nint use(void);\nint use(void) {{ return {name}; }}\n")
+    p = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", str(src), "-o",
+                        str(tmp_path / f"n_{name}.o")], capture_output=True, text=True)
+    return p.returncode == 0
+
+
+@pytest.mark.parametrize("name", ["log", "round", "expf", "floorl", "main", "errno", "NULL", "printf", "exit",
+                                  "uint8_t", "INT32_MAX", "FLT_MAX", "isalpha", "strlen", "EOF"])
+def test_export_c_refuses_names_of_the_c_library(name: str, tmp_path: Path) -> None:
+    """`--name log` wrote `static const fm_nbk log = {...}` next to `#include <math.h>`: a header that never
+    compiled. Each name here does not compile as the model's name (checked with gcc where it is installed), and
+    check_name refuses it in one line naming a way out."""
+    with pytest.raises(ValueError, match=f"--name {name!r} is a name of the C standard library.*{name}_model"):
+        check_name(name)
+    if shutil.which("gcc") and name != "main":  # main is the examples' own function, not a header's
+        assert not compiles_as_model_name(name, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["model", "logistic", "my_log", "exp2x", "nb_digits", "Model_t1", "isnan"])
+def test_names_close_to_library_ones_are_kept(name: str, tmp_path: Path) -> None:
+    assert check_name(name) == name
+    if shutil.which("gcc"):
+        assert compiles_as_model_name(name, tmp_path)
+
+
 def test_c_init_builds_by_field_name() -> None:
     fields = {"n_features": "3u", "nnz": "1u", "feature": "f", "weight": "w", "bias": "0.0f",
               "decision_threshold": "0.5f", "costs": "NULL"}
@@ -143,6 +178,28 @@ def test_vec_bounds_match_the_c_runtime() -> None:
 
     assert lib.FM_VEC_MAX_FEATURES == VEC_MAX_FEATURES == MAX_VEC_FEATURES
     assert lib.FM_VEC_MAX_OUTPUTS == VEC_MAX_OUTPUTS
+
+
+def test_export_c_warns_when_the_model_is_over_the_vec_bounds(tmp_path: Path) -> None:
+    """A tree model of more than FM_VEC_MAX_FEATURES features (16 channels of the default window plan: 553) exported
+    without a word, and its header then stopped compilation with an #error: export-c now says so with the -D flags."""
+    import numpy as np  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    y = np.arange(120) % 2
+    X = rng.normal(size=(120, 520)) + y[:, None]
+    data = tmp_path / "wide.csv"
+    data.write_text(",".join([*(f"f{j}" for j in range(520)), "label"]) + "\n"
+                    + "".join(",".join([*(f"{v:.3f}" for v in row), str(c)]) + "\n" for row, c in zip(X, y)))
+    runner = CliRunner()
+    res = runner.invoke(cli, ["train", "miser", str(data), "-o", str(tmp_path / "m.msgpack"), "--trees", "5"])
+    assert res.exit_code == 0, res.output
+    p = subprocess.run([sys.executable, "-m", "compiler.cli", "export-c", str(tmp_path / "m.msgpack"), "-o",
+                        str(tmp_path / "m.h")], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    warning = [line for line in p.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "520 features" in warning[0] and "-DFM_VEC_MAX_FEATURES=520" in warning[0]
+    assert "#error" in (tmp_path / "m.h").read_text()
 
 
 def test_every_cdef_file_is_in_the_explicit_order() -> None:

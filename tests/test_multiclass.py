@@ -215,6 +215,13 @@ def test_k_class_metrics_on_known_answers() -> None:
     y = np.array([0, 0, 1, 1, 2, 2])
     pred = np.array([0, 1, 1, 1, 2, -1])  # -1: deferred (counted as wrong, in the "none" column)
     assert macro_f1(y, pred, 3) == pytest.approx(np.mean([2 / 3, 0.8, 2 / 3]))
+    # rows of some of the classes (a file holding a subset, or a test part a rare class missed): the absent classes
+    # are not averaged in, as in scikit-learn; a class only predicted still is
+    assert macro_f1(np.array([0, 0, 2]), np.array([0, 0, 2]), 5) == 1.0 == f1_score([0, 0, 2], [0, 0, 2],
+                                                                                       average="macro")
+    assert macro_f1(np.array([0, 0, 2]), np.array([0, 3, 2]), 5) == pytest.approx(
+        f1_score([0, 0, 2], [0, 3, 2], average="macro"))
+    assert macro_f1(np.array([], dtype=np.int64), np.array([], dtype=np.int64), 3) == 0.0
     # equal weight per class from the counts: class recalls 1/2, 1, 1/2
     assert class_weighted_accuracy(y, pred, [2, 2, 2]) == pytest.approx(2 / 3)
     assert class_weighted_accuracy(y, pred, [1, 2, 2]) == pytest.approx((2 * 1 + 2 * 1 + 1) / (2 * 2 + 2 + 2))

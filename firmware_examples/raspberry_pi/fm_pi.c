@@ -75,6 +75,9 @@ static int predict_print(const float *x, unsigned long row, int quiet)
 
 /* Reads one token (up to a separator or newline) into tok; returns the
  * character that ended it (EOF, '\n' or a separator). */
+/* Reads one field into tok (at most cap - 1 characters kept); *len counts every
+ * character of the field, so *len >= cap says it was too long to keep whole (the
+ * caller refuses it: a cut number would parse as another number). */
 static int read_token(FILE *in, char *tok, size_t cap, size_t *len)
 {
     int c;
@@ -82,10 +85,11 @@ static int read_token(FILE *in, char *tok, size_t cap, size_t *len)
     while ((c = getc(in)) != EOF && c != '\n' && c != ',' && c != ';' && c != ' ' && c != '\t' &&
            c != '\r') {
         if (*len + 1 < cap) {
-            tok[(*len)++] = (char)c;
+            tok[*len] = (char)c;
         }
+        ++*len;
     }
-    tok[*len] = '\0';
+    tok[*len < cap ? *len : cap - 1] = '\0';
     return c;
 }
 
@@ -132,8 +136,8 @@ static int run_stream(FILE *in, const char *name, int quiet, float *store, uint3
                     c = '\n';
                     break;
                 }
-                if (n >= FM_N_FEATURES || parse_float(tok, &x[n]) != 0) {
-                    bad = 1;
+                if (n >= FM_N_FEATURES || len >= sizeof tok || parse_float(tok, &x[n]) != 0) {
+                    bad = len >= sizeof tok ? 2 : 1;
                     skip_line(in, c);
                     c = c == EOF ? EOF : '\n';
                     break;
@@ -144,8 +148,13 @@ static int run_stream(FILE *in, const char *name, int quiet, float *store, uint3
                 break;
             }
         }
-        if (bad && line == 1 && n == 0) {
+        if (bad == 1 && line == 1 && n == 0) {
             continue; /* CSV header */
+        }
+        if (bad == 2) {
+            fprintf(stderr, "fm_pi: %s line %lu: a field longer than %u characters (write numbers shorter)\n", name,
+                    line, (unsigned)(sizeof tok - 1));
+            return 2;
         }
         if (bad || (n != 0 && n != FM_N_FEATURES)) {
             fprintf(stderr, "fm_pi: %s line %lu: expected %u numbers\n", name, line, (unsigned)FM_N_FEATURES);

@@ -132,7 +132,7 @@ class FeatureSpec:
             return 1
         if self.id == 7:
             return self.param + 2
-        shift = shift_of(self.decimate) if self.decimate in (0, *DECIMATIONS) else 0
+        shift = self._shift()
         if self.id == 8:
             p = 2
             while p < 2 * self.param2:
@@ -145,8 +145,11 @@ class FeatureSpec:
         (of the window, or of its block means of D samples: len // D of them) has at most MAX_FFT points."""
         if self.id not in SPECTRAL_IDS:
             return MAX_LEN
-        shift = shift_of(self.decimate) if self.decimate in (0, *DECIMATIONS) else 0
-        return min(((MAX_FFT + 1) << shift) - 1, MAX_LEN)
+        return min(((MAX_FFT + 1) << self._shift()) - 1, MAX_LEN)
+
+    def _shift(self) -> int:
+        """log2 of the block-mean length D (0: the window itself; an unknown D, refused by check, counts as 0)."""
+        return shift_of(self.decimate) if self.decimate in (0, *DECIMATIONS) else 0
 
     def groups(self) -> tuple[tuple[int, int], ...]:
         """The (group kind, channel) pairs the feature uses, in the order the C runs them (fm_feat_groups)."""
@@ -181,7 +184,7 @@ def group_name(group: tuple[int, int]) -> str:
     return f"{chans}__{GROUP_NAMES[kind]}"
 
 
-_GROUP_CHANNELS = re.compile(r"c\d+(?:_c\d+){0,2}")
+_GROUP_CHANNELS = re.compile(r"c[0-9]+(?:_c[0-9]+){0,2}")
 
 
 def looks_like_group_name(text: str) -> bool:
@@ -191,7 +194,7 @@ def looks_like_group_name(text: str) -> bool:
     return bool(_GROUP_CHANNELS.fullmatch(chans)) and kind in GROUP_NAMES.values()
 
 
-_CHANNELS = re.compile(r"^c\d+(?:_c\d+)*$")
+_CHANNELS = re.compile(r"^c[0-9]+(?:_c[0-9]+)*$")  # ASCII digits: int() would take "٣" too
 
 
 def parse_name(text: str) -> FeatureSpec:
@@ -208,7 +211,7 @@ def parse_name(text: str) -> FeatureSpec:
     optional = ("decimate",) if kind.id in SPECTRAL_IDS else ()
     for part in parts[2:]:
         key, _, value = part.rpartition("_")
-        if not key or not value.isdigit():
+        if not key or not (value.isascii() and value.isdigit()):
             raise DataError(f"feature {text!r}: parameter {part!r} is not NAME_INTEGER (e.g. lag_2)")
         if key in optional and key not in given:
             if int(value) not in DECIMATIONS:

@@ -72,7 +72,7 @@ def basic_plan(n_channels: int, decimations: tuple[int, ...] = (), window_spectr
     for c in range(n_channels):
         feats += [FeatureSpec(i, c) for i in (0, 1, 2, 3, 4, 5, 6)]
         feats += [FeatureSpec(7, c, param=lag) for lag in DEFAULT_LAGS]
-        for dec in (0, *decimations)[0 if window_spectrum else 1:]:
+        for dec in ((0,) if window_spectrum else ()) + tuple(decimations):
             feats += [FeatureSpec(8, c, param=b, param2=DEFAULT_BANDS, decimate=dec) for b in range(DEFAULT_BANDS)]
             feats += [FeatureSpec(9, c, decimate=dec), FeatureSpec(10, c, decimate=dec)]
     for c in range(0, n_channels - 2, 3):
