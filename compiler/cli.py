@@ -165,7 +165,8 @@ TRAIN_COMMON: list[click.Parameter] = [
     click.Option(["--target-column"], default=None,
                  help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
                  "else the last)."),
-    click.Option(["--seed"], default=0, show_default=True, type=int, help="Seed of the train/validation/test split."),
+    click.Option(["--seed"], default=0, show_default=True, type=click.IntRange(min=0),
+                 help="Seed of the train/validation/test split (an integer >= 0)."),
     click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
                  help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs; or `measured` (raw "
                  "windows, with --on): the plan's features profiled on the target first (MODEL.costs.csv)."),

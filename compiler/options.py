@@ -190,6 +190,7 @@ def refuse_overwriting_input(output: str | None, **inputs: str | None) -> None:
         return
     out = Path(output).resolve()
     for what, spec in inputs.items():
-        if spec is not None and Path(spec).is_file() and Path(spec).resolve() == out:
+        if spec is not None and Path(spec).is_file() and (Path(spec).resolve() == out or (
+                out.is_file() and os.path.samefile(spec, out))):  # a hard link is the same file too
             raise click.UsageError(f"-o {output} is the {what.replace('_', ' ')}: writing it would destroy the "
                                    "input; choose another output file")

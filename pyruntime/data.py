@@ -83,6 +83,13 @@ def _labels(y: np.ndarray | list, source: str = "data") -> np.ndarray:
             if first.setdefault(lab, text) != text:
                 raise DataError(f"{source}: labels {first[lab]!r} and {text!r} differ only in spaces at the ends; "
                                 "labels are read stripped, so they would be one class: make them differ otherwise")
+    composed: dict[str, str] = {}
+    for lab in sorted(set(out.tolist())):  # "café" composed (NFC) and decomposed (NFD): two classes that print alike
+        other = composed.setdefault(unicodedata.normalize("NFC", lab), lab)
+        if other != lab:
+            raise DataError(f"{source}: labels {other!r} and {lab!r} differ only in how their characters are encoded "
+                            "(Unicode composed and decomposed forms): they print alike but would be two classes; "
+                            "write them one way")
     return out
 
 

@@ -143,3 +143,30 @@ def test_a_label_column_found_by_its_name_is_named_when_it_is_not_the_last(tmp_p
     code, _, err = run("train", "nb-static", xyz, "-o", out)
     last = err.strip().splitlines()[-1]
     assert code == 2 and "column 'y'" in last and "--target-column NAME" in last and not out.exists(), err
+
+
+def test_labels_alike_but_for_their_unicode_form_are_refused(tmp_path: Path) -> None:
+    """"café" composed (NFC) and decomposed (NFD) made two classes that every report printed alike."""
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "nb-static", two_class_csv(tmp_path / "d.csv", (nfc, nfd)), "-o", out)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and "differ only in how their characters are encoded" in last and not out.exists(), err
+    code, _, err = run("train", "nb-static", two_class_csv(tmp_path / "e.csv", (nfc, "tea")), "-o", out)
+    assert code == 0 and nfc in fmt.load(out).classes, err
+
+
+def test_a_negative_split_seed_is_a_usage_error_naming_the_option(tmp_path: Path) -> None:
+    code, _, err = run("train", "nb-static", two_class_csv(tmp_path / "d.csv", ("a", "b")), "-o",
+                       tmp_path / "m.msgpack", "--seed", "-1")
+    assert code == 2 and "--seed" in err and err.count("\n") == 1 and not (tmp_path / "m.msgpack").exists(), err
+
+
+def test_predict_refuses_to_write_over_its_data_through_a_hard_link(tmp_path: Path) -> None:
+    data = two_class_csv(tmp_path / "d.csv", ("a", "b"))
+    assert run("train", "nb-static", data, "-o", tmp_path / "m.msgpack")[0] == 0
+    link = tmp_path / "link.csv"
+    link.hardlink_to(data)
+    before = data.read_bytes()
+    code, _, err = run("predict", tmp_path / "m.msgpack", data, "-o", link)
+    assert code == 2 and "would destroy the input" in err and data.read_bytes() == before, err
