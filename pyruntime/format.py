@@ -243,6 +243,7 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
 
 
 MAX_FEATURES = UINT32_MAX  # the C runtime's feature counts and indices are uint32_t
+MAX_HINT = 1e9  # a code hint (a branch's share in percent, a count) beyond this is no hint frugalml writes
 _LABEL = (str, int, float)
 # meta entries the readers (eval, predict, inspect, export-c) take as maps: each may be absent, not None
 _META_MAPS = ("dataset", "split", "training", "feature_plan")
@@ -294,8 +295,10 @@ def _check_meta(meta: dict[str, Any], n_features: int, source: str) -> None:
                                "fractions in (0, 1)")
     hints = meta.get("training", {}).get("code_hints")
     if hints is not None and not (isinstance(hints, dict) and all(
-            isinstance(v, list) and all(isinstance(x, (int, float)) for x in v) for v in hints.values())):
-        raise ModelFormatError(f"{source}: meta training.code_hints must map names to lists of numbers")
+            isinstance(v, list) and all(isinstance(x, (int, float)) and abs(x) <= MAX_HINT for x in v)
+            for v in hints.values())):  # abs(nan) <= MAX_HINT is False: NaN and infinities are refused too
+        raise ModelFormatError(f"{source}: meta training.code_hints must map names to lists of numbers within "
+                               f"+-{MAX_HINT:g} (shares and counts the code generator reads)")
     counts = meta.get("validation_class_counts")
     if counts is not None and (not isinstance(counts, list) or not all(type(c) is int for c in counts)):
         raise ModelFormatError(f"{source}: meta validation_class_counts must be a list of integers")

@@ -139,6 +139,10 @@ def test_array_shapes_that_are_not_counts(shape: list, data: bytes, message: str
     ("dataset", None, "meta dataset must be a map, got NoneType"),
     ("training", ["nb-stop"], "meta training must be a map, got list"),
     ("training", {"code_hints": [1]}, "meta training.code_hints must map names to lists of numbers"),
+    # an infinite or huge hint loaded, and export-c --form code died converting it to int64 (round 63)
+    ("training", {"code_hints": {"left_percent": [50, float("inf")]}}, "training.code_hints must map names"),
+    ("training", {"code_hints": {"left_percent": [1e300]}}, "within \\+-1e\\+09"),
+    ("training", {"code_hints": {"left_percent": [float("nan")]}}, "training.code_hints must map names"),
     ("positive", {"a": 1}, "meta positive must be a label"),
     ("target_column", 3, "meta target_column must be a string"),
     ("validation_class_counts", [1.5, 2], "meta validation_class_counts must be a list of integers"),
