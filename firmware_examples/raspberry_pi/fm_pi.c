@@ -73,11 +73,11 @@ static int predict_print(const float *x, unsigned long row, int quiet)
     return 0;
 }
 
-/* Reads one token (up to a separator or newline) into tok; returns the
- * character that ended it (EOF, '\n' or a separator). */
-/* Reads one field into tok (at most cap - 1 characters kept); *len counts every
- * character of the field, so *len >= cap says it was too long to keep whole (the
- * caller refuses it: a cut number would parse as another number). */
+/* Reads one field (up to a separator or newline) into tok, at most cap - 1
+ * characters kept; returns the character that ended it (EOF, '\n' or a
+ * separator). *len counts every character of the field, so *len >= cap says it
+ * was too long to keep whole (the caller refuses it: a cut number would parse
+ * as another number). */
 static int read_token(FILE *in, char *tok, size_t cap, size_t *len)
 {
     int c;
@@ -148,8 +148,8 @@ static int run_stream(FILE *in, const char *name, int quiet, float *store, uint3
                 break;
             }
         }
-        if (bad == 1 && line == 1 && n == 0) {
-            continue; /* CSV header */
+        if (bad && line == 1 && n == 0) {
+            continue; /* CSV header (its names may be long) */
         }
         if (bad == 2) {
             fprintf(stderr, "fm_pi: %s line %lu: a field longer than %u characters (write numbers shorter)\n", name,
