@@ -29,6 +29,7 @@ from compiler.header import (
     numeric_for,
     parse_bytes,
     render_header,
+    vec_flags,
 )
 from compiler.kinds import BUDGET_EVAL, BUDGET_FILE_KINDS, EXTRA_COMMANDS, FILE_METRICS, kind_spec, load_file_kind
 from compiler.nb.stop_cost import export_note
@@ -292,15 +293,13 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
 def vec_bound_note(bounds: tuple[int, int] | None) -> str:
     """What export-c says when a model is over the runtime's default stack bounds of FM_PREDICT_VEC: the header then
     stops compilation with an #error unless the runtime and the program are built with the -D flags named here."""
-    if bounds is None:
+    flags = vec_flags(bounds)
+    if not flags:
         return ""
-    nf, no = bounds
-    if nf <= VEC_MAX_FEATURES and no <= VEC_MAX_OUTPUTS:
-        return ""
+    nf, no = bounds or (0, 0)
     return (f"the model has {nf} features and {no} score outputs, over the runtime's default FM_VEC_MAX_FEATURES "
             f"{VEC_MAX_FEATURES} / FM_VEC_MAX_OUTPUTS {VEC_MAX_OUTPUTS}: compile the runtime and your program with "
-            f"-DFM_VEC_MAX_FEATURES={max(nf, VEC_MAX_FEATURES)} -DFM_VEC_MAX_OUTPUTS={max(no, VEC_MAX_OUTPUTS)} "
-            "(the header's #error says so too), or train on fewer features")
+            f"{flags} (the header's #error says so too), or train on fewer features")
 
 
 def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
@@ -510,6 +509,8 @@ def _short(value: Any) -> str:
 def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
     """`inspect` text: one line per fact; a list of records one line each (at most limit)."""
     label = key.replace("_", " ")
+    if key == "classes" and any("," in c or '"' in c or c != c.strip() or not c for c in value):
+        value = [json.dumps(c, ensure_ascii=False) for c in value]  # quoted: a label "a,b" is one class, not two
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         lines = [f"{label:>22}: {_short(v)}" if i == 0 else f"{'':>22}  {_short(v)}"
                  for i, v in enumerate(value[:limit])]

@@ -38,7 +38,7 @@ import numpy as np
 
 from pyruntime.errors import DataError
 from pyruntime.features.catalog import looks_like_group_name, parse_name
-from pyruntime.numtext import parse_number
+from pyruntime.numtext import parse_index, parse_number
 from pyruntime.textfiles import not_utf8
 
 START_GROUP = "window__start"  # the window's start: a group every feature uses (compiler/features/profile.py)
@@ -113,6 +113,12 @@ class FeatureCosts:
     def at(self, size: float = 0.0) -> np.ndarray:
         """Cost of every feature (read alone, with its groups) for an item of the given size."""
         return _poly(self.coef, size)
+
+
+def cost_text(value: float) -> str:
+    """A fitted cost as the costs CSV writes it: 12 significant digits, so a fit of whole instruction counts reads
+    218, not 217.99999999999997 (far below any count's spread; the trainers read the file's values)."""
+    return f"{float(value):.12g}"
 
 
 def _poly(c: np.ndarray, size: float) -> np.ndarray:
@@ -211,7 +217,7 @@ def _parse_costs(p: Path, rows: list[list[str]], feature_names: list[str]) -> Fe
             j = index[name]
         else:
             try:
-                j = int(name)
+                j = parse_index(name)
             except ValueError:
                 if _library_name(name, grouped):
                     other.append(name)

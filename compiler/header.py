@@ -64,6 +64,17 @@ POINTER_BYTES = {"host": 8, "pi": 8, "cortex-m0": 4, "cortex-m3": 4, "cortex-m4f
 VEC_MAX_FEATURES = 512
 VEC_MAX_OUTPUTS = 64
 
+
+def vec_flags(bounds: tuple[int, int] | None, always: bool = False) -> str:
+    """The -D flags that let a model of bounds (features, score outputs) through the FM_PREDICT_VEC stack bounds
+    (its header's #error and export-c's warning name them); "" for None, and, unless always, within the defaults."""
+    if bounds is None:
+        return ""
+    nf, no = bounds
+    if not always and nf <= VEC_MAX_FEATURES and no <= VEC_MAX_OUTPUTS:
+        return ""
+    return f"-DFM_VEC_MAX_FEATURES={max(nf, VEC_MAX_FEATURES)} -DFM_VEC_MAX_OUTPUTS={max(no, VEC_MAX_OUTPUTS)}"
+
 CTYPES = {
     "double": 8, "float": 4, "int32_t": 4, "uint32_t": 4, "int16_t": 2, "uint16_t": 2, "uint8_t": 1,
 }
@@ -384,8 +395,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
         nf, no = t.vec_bounds
         out += [f"#if {nf} > FM_VEC_MAX_FEATURES || {no} > FM_VEC_MAX_OUTPUTS",
                 f'#error "{name}: {nf} features / {no} outputs exceed the FM_PREDICT_VEC stack bounds: compile the '
-                f'runtime and this file with -DFM_VEC_MAX_FEATURES={max(nf, VEC_MAX_FEATURES)} '
-                f'-DFM_VEC_MAX_OUTPUTS={max(no, VEC_MAX_OUTPUTS)}"', "#endif", ""]
+                f'runtime and this file with {vec_flags(t.vec_bounds, always=True)}"', "#endif", ""]
     if t.preamble is not None:
         out += [t.preamble, ""]
     for a in t.arrays:

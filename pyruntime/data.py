@@ -26,7 +26,7 @@ from pyruntime.arrays import float32_zeroed, float32_zeroed_text
 from pyruntime.costtext import unused_text
 from pyruntime.errors import DataError
 from pyruntime.features.plan import FeaturePlan
-from pyruntime.numtext import parse_number
+from pyruntime.numtext import parse_index, parse_number
 from pyruntime.textfiles import not_utf8
 
 BUNDLED_WINDOWS = Path(__file__).resolve().parent / "datasets"
@@ -278,7 +278,7 @@ def _read_libsvm(path: Path) -> Dataset:
                 continue
             try:
                 idx_s, val_s = tok.split(":", 1)
-                idx, val = int(idx_s), parse_number(val_s)
+                idx, val = parse_index(idx_s), parse_number(val_s)
             except ValueError:
                 raise DataError(f"{path} line {r}: bad entry {tok!r} (expected INDEX:VALUE)") from None
             if idx < 1:
@@ -729,24 +729,18 @@ def check_label_texts(classes: list[str]) -> None:
                             "stored as C text in exported headers; rename the class")
 
 
-def rest_name(classes: list[str]) -> str:
-    """The name of a one-vs-rest model's other side: "rest", or the first of "rest_", "rest__", ... that names no
-    class (a class may itself be called rest; the model's two class texts must differ)."""
-    return unused_text("rest", classes)
-
-
 def encode_labels(y: np.ndarray, positive: str | None, column: str = "") -> tuple[np.ndarray, list[str]]:
     """Labels as class indices; returns (y_idx, classes). With positive, a one-vs-rest binary task:
-    (y == positive as 0/1, [the negative class, or rest_name with several, positive]). Labels with control
-    characters are refused (check_label_texts). ``column``: the label column found by its name, named when there
-    are too many classes."""
+    (y == positive as 0/1, [the negative class, or "rest" ("rest_", ... if a class has that name) with several,
+    positive]). Labels with control characters are refused (check_label_texts). ``column``: the label column found
+    by its name, named when there are too many classes."""
     classes = label_order(y.tolist())
     if positive is not None:
         positive = _label_str(positive)
         if positive not in classes:
             raise DataError(f"--positive {positive!r} is not a label of the data (labels: {', '.join(classes[:10])})")
         neg = [c for c in classes if c != positive]
-        neg_name = neg[0] if len(neg) == 1 else rest_name(classes)
+        neg_name = neg[0] if len(neg) == 1 else unused_text("rest", classes)  # a class may itself be called rest
         check_label_texts([neg_name, positive])  # the texts the model keeps
         return (y == positive).astype(np.int64), [neg_name, positive]
     if len(classes) == 1:

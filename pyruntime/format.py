@@ -31,6 +31,7 @@ ModelFormatError with a one-line reason; nothing is returned half-checked.
 from __future__ import annotations
 
 import math
+import os
 import struct
 import zlib
 from collections.abc import Callable
@@ -136,7 +137,8 @@ def _encode(obj: Any) -> Any:
     return obj
 
 
-MAX_DEPTH = 32  # maps and lists nest at most this deep (frugalml writes 5): a deeper file is refused in one line
+# maps and lists nest at most this deep (frugalml writes at most 6, K-class adapt-lin): a deeper file is refused
+MAX_DEPTH = 32
 
 
 def _decode(obj: Any, path: str = "", depth: int = 0) -> Any:
@@ -314,12 +316,29 @@ def save(model: ModelFile, path: str | Path) -> int:
     return len(blob)
 
 
+def _check_size(head: bytes, body_bytes: int, source: str) -> None:
+    """The checks of loads() that the header and the file's size decide, before the body is read: a file that is no
+    model, or a multi-gigabyte one, is refused without being read in full."""
+    if len(head) < HEADER.size:
+        return  # loads() says too short
+    magic, version, _flags, length, _crc = HEADER.unpack(head)
+    if magic != MAGIC or version not in READ_VERSIONS:
+        loads(head, source)  # raises: bad magic, or the version
+    if body_bytes < length:
+        raise ModelFormatError(f"{source}: truncated ({body_bytes} of {length} body bytes)")
+    if body_bytes > length:
+        raise ModelFormatError(f"{source}: {body_bytes - length} unexpected bytes after the body")
+
+
 def load(path: str | Path) -> ModelFile:
     p = Path(path)
     try:
         if p.exists() and not p.is_dir() and not p.is_file():  # /dev/zero, a FIFO: read_bytes would never end
             raise ModelFormatError(f"model path is not a regular file: {p}")
-        blob = p.read_bytes()
+        with p.open("rb") as fh:
+            head = fh.read(HEADER.size)
+            _check_size(head, os.fstat(fh.fileno()).st_size - HEADER.size, str(p))
+            blob = head + fh.read()
     except FileNotFoundError:
         raise ModelFormatError(f"model file not found: {p}") from None
     except IsADirectoryError:

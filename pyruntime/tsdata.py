@@ -18,7 +18,7 @@ import numpy as np
 
 from pyruntime.arrays import float32_zeroed, float32_zeroed_text
 from pyruntime.errors import DataError
-from pyruntime.numtext import parse_number
+from pyruntime.numtext import parse_index, parse_number
 from pyruntime.textfiles import not_utf8
 
 BOOL_KEYS = ("timestamps", "missing", "univariate", "equallength", "classlabel")
@@ -70,7 +70,7 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
                 raise DataError(f"{path} line {i + 1}: @classLabel true lists no labels")
         elif key in ("dimensions", "serieslength"):
             try:
-                n = int(value.strip())
+                n = parse_index(value)
             except ValueError:
                 raise DataError(f"{path} line {i + 1}: @{key} must be a positive integer, got "
                                 f"{value.strip()!r}") from None
@@ -82,6 +82,14 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
         else:
             raise DataError(f"{path} line {i + 1}: unknown header entry @{key}")
     raise DataError(f"{path}: no @data line (not a .ts file?)")
+
+
+def _numbers(field: str) -> bool:
+    try:
+        [parse_number(v) for v in field.split(",")]
+    except ValueError:
+        return False
+    return True
 
 
 def read_ts(path: Path, labels_needed: bool = True) -> Windows:
@@ -106,7 +114,8 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
     if head.get("univariate"):
         dims = 1
     equal = bool(head.get("equallength", False))
-    length = head.get("serieslength") if equal else None
+    # @seriesLength binds every case unless the header says @equalLength false (then the length of none)
+    length = head.get("serieslength") if head.get("equallength", True) else None
     series: list[np.ndarray] = []
     y: list[str] = []
     for i in range(first, len(lines)):
@@ -118,19 +127,27 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
         where = f"{path} line {i + 1}"
         if not chans:
             raise DataError(f"{where}: expected CHANNEL:...:LABEL")
+        if not labelled and len(chans) > 1 and not _numbers(chans[-1]):
+            raise DataError(f"{where}: the last field {chans[-1].strip()[:40]!r} is not a series of numbers: if it is "
+                            "the class label, the header needs '@classLabel true LABEL...' ("
+                            f"{'not @classLabel false' if 'classlabel' in head else 'it has no @classLabel line'})")
         if dims is None:
             dims = len(chans)
         if len(chans) != dims:
             said = "@univariate true" if head.get("univariate") else f"@dimensions {dims}"
             raise DataError(f"{where}: {len(chans)} channels, the header says {said}")
         if labelled and label not in labels:
-            raise DataError(f"{where}: label {label!r} is not one of @classLabel ({', '.join(sorted(labels))})")
+            note = ("; '#' starts a comment only at the beginning of a line" if "#" in label else "")
+            raise DataError(f"{where}: label {label!r} is not one of @classLabel ({', '.join(sorted(labels))}){note}")
         if any("?" in c for c in chans):  # in a sample, not in the label
             raise DataError(f"{where}: missing values ('?') are not supported")
         try:
             rows = [np.array([parse_number(v) for v in c.split(",")], dtype=np.float64) for c in chans]
         except ValueError:
-            raise DataError(f"{where}: a value is not a number") from None
+            bad = next(v for c in chans for v in c.split(",") if not _numbers(v))
+            what = ("an empty value (a doubled or trailing comma?)" if not bad.strip()
+                    else f"value {bad.strip()[:40]!r}")
+            raise DataError(f"{where}: a value is not a number: {what}") from None
         n = {r.size for r in rows}
         if len(n) != 1:
             raise DataError(f"{where}: the channels have different lengths ({', '.join(map(str, sorted(n)))})")

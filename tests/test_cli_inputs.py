@@ -388,6 +388,30 @@ def test_a_number_with_an_underscore_is_not_a_number(tmp_path: Path) -> None:
         load_costs(tmp_path / "c.csv", ["a", "b"])
 
 
+@pytest.mark.parametrize("digits", ["\uff11\uff10", "\u0661\u0660", "-\u0661"])
+def test_digits_of_other_scripts_are_not_numbers(tmp_path: Path, digits: str) -> None:
+    """float() and int() read full-width and Arabic-Indic digits as numbers; in a CSV, .ts, libsvm or costs file
+    they are refused with the file's line, as '1_0' is (round 64)."""
+    from pyruntime.numtext import parse_index, parse_number
+
+    for parse in (parse_number, parse_index):
+        with pytest.raises(ValueError):
+            parse(digits)
+    assert parse_index(" -12 ") == -12 and parse_index("+3") == 3
+    out = tmp_path / "m.msgpack"
+    (tmp_path / "u.csv").write_text(f"a,b,label\n1,2,x\n3,4,y\n{digits},5,x\n", encoding="utf-8")
+    one_line_error(*run("train", "nb-static", tmp_path / "u.csv", "-o", out), "u.csv line 4: column 'a' value")
+    (tmp_path / "u.ts").write_text(f"@problemName u\n@classLabel true x y\n@data\n1,{digits},3:x\n4,5,6:y\n",
+                                   encoding="utf-8")
+    one_line_error(*run("train", "nb-static", tmp_path / "u.ts", "-o", out), "u.ts line 4: a value is not a number")
+    (tmp_path / "u.svm").write_text(f"x 1:1 2:2\ny 1:3 {digits}:4\n", encoding="utf-8")
+    one_line_error(*run("train", "nb-static", tmp_path / "u.svm", "-o", out), "u.svm line 2: bad entry")
+    assert not out.exists()
+    with pytest.raises(CostsError, match="line 2: cost is not a number"):
+        (tmp_path / "c.csv").write_text(f"feature,cost\na,{digits}\nb,1\n", encoding="utf-8")
+        load_costs(tmp_path / "c.csv", ["a", "b"])
+
+
 def test_labels_that_differ_only_in_spaces_at_the_ends_are_refused(tmp_path: Path) -> None:
     """'a', ' a' and 'a ' would be read as one class (labels are stripped): refused, nothing written. Labels
     that all carry the same space (a CSV written as 'v, x') are read stripped as before."""

@@ -105,6 +105,42 @@ def test_train_takes_windows_over_the_fft_bound_with_the_default_plan(tmp_path: 
     assert code == 0 and json.loads(out_text)["accuracy"] >= 0.9, err
 
 
+def test_windows_shorter_than_the_basic_plan_train_on_the_features_they_afford(tmp_path: Path) -> None:
+    """Under 6 samples the default plan leaves out what the window is too short for (lag-4 autocorrelation from 6,
+    four bands from 5, the second-order statistics and the spectrum from 2): `features --length N` lists exactly
+    the plan `train` keeps, and every feature of it computes on such windows."""
+    rng = np.random.default_rng(1)
+    for length in (1, 2, 4, 5):
+        y = np.repeat(["low", "high"], 20)
+        X = (rng.normal(0, 1, (40, 1, length)) + np.where(y == "high", 3.0, 0.0)[:, None, None])
+        data = tmp_path / f"short{length}.npz"
+        np.savez(data, X=X, y=y)
+        out = tmp_path / f"m{length}.msgpack"
+        code, _, err = run("train", "nb-static", data, "-o", out)
+        assert code == 0, err
+        names = fmt.load(out).meta["feature_plan"]["features"]
+        code, listed, err = run("features", "--channels", "1", "--length", str(length), "--json")
+        assert code == 0 and names == json.loads(listed)["features"] == default_plan(1, length, length).names, err
+        assert ("c0__autocorrelation__lag_4" in names) == (length >= 6) and "c0__mean" in names
+        assert ("c0__fft_band_energy__band_0__bands_4" in names) == (length >= 5)
+        assert ("c0__standard_deviation" in names) == (length >= 2)
+        code, _, err = run("eval", out, data, "--json")
+        assert code == 0, err
+
+
+def test_samples_that_overflow_float32_are_named_with_a_scale_hint(tmp_path: Path) -> None:
+    """Finite samples whose squares overflow float32 (about 1.8e19 and up): one line naming the window, the
+    feature, the largest magnitude and what to do; nothing written."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(0, 1, (40, 1, 16))
+    X[3, 0, 5] = 4e19
+    data = tmp_path / "big.npz"
+    np.savez(data, X=X, y=np.repeat(["a", "b"], 20))
+    out = tmp_path / "m.msgpack"
+    line = one_line_error(run("train", "nb-static", data, "-o", out), "window 4 (length 16)")
+    assert "float32 overflows" in line and "4e+19" in line and "scale the samples" in line and not out.exists()
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("m") / "m.msgpack"

@@ -47,6 +47,21 @@ def test_random_batches_equal_the_reference(length: int) -> None:
     assert np.array_equal(rs, c.status) and np.array_equal(_bits(rv), _bits(c.values))
 
 
+@pytest.mark.parametrize("level", [0.0, 7.5])
+def test_a_flat_channel_has_no_energy_and_the_first_bin_dominant(level: float) -> None:
+    """docs/features.md: a constant window's spectrum (its mean taken out) is all zeros: band energies and
+    centroid 0, dominant frequency 1/(nfft D) (the first of bins 1..nfft/2), in C and numpy alike, float32 and q15."""
+    names = ["c0__fft_dominant_frequency", "c0__fft_centroid", "c0__fft_band_energy__band_0__bands_4",
+             "c0__fft_dominant_frequency__decimate_4"]
+    spec_list = [cat.parse_name(n) for n in names]
+    x = np.full((1, 1, 48), level, np.float32)  # nfft 64; of block means of 4: 12 points, nfft 16
+    for xs, ref, q in ((x, f32, False), ((x * 1000).astype(np.int16), q15, True)):
+        c = cbind.run(xs, spec_list, q15=q)
+        rv, rs = ref.values(xs, spec_list)
+        assert np.array_equal(c.status, rs) and np.array_equal(_bits(c.values), _bits(rv))
+        assert c.values[0].tolist() == [1 / 64, 0.0, 0.0, 1 / 64] and not c.status.any()
+
+
 @pytest.mark.parametrize("length", [1025, 2049, 2050, 4096])
 def test_default_plan_of_long_windows_runs_every_feature_as_the_reference(length: int) -> None:
     """Over 1,024 samples the window's own spectrum is over FM_FEAT_MAX_FFT, over 2,049 that of its means of 2: the

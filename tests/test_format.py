@@ -84,6 +84,35 @@ def test_wrong_magic_version_and_trailing_bytes() -> None:
         fmt.loads(blob + b"\x00")
 
 
+@pytest.mark.parametrize("case", ["trailing", "truncated", "magic", "version", "whole"])
+def test_load_decides_size_magic_and_version_before_reading_the_body(tmp_path: Path, case: str) -> None:
+    """A 64 MiB file (sparse) is refused from its header and its size, without reading it in full: the peak of
+    Python's allocations stays far under its size; a well-formed file still loads."""
+    import tracemalloc
+
+    blob = fmt.dumps(small_model())
+    path = tmp_path / "m.msgpack"
+    head = {"magic": b"NOTAMODL" + blob[8:], "version": blob[:8] + struct.pack("<H", 7) + blob[10:],
+            "truncated": blob[:-1]}.get(case, blob)
+    path.write_bytes(head)
+    if case != "truncated" and case != "whole":
+        with path.open("r+b") as fh:
+            fh.truncate(64 << 20)
+    tracemalloc.start()
+    try:
+        if case == "whole":
+            assert fmt.load(path).kind == small_model().kind
+        else:
+            want = {"trailing": "unexpected bytes after the body", "truncated": "truncated",
+                    "magic": "bad magic", "version": "version 7 is not supported"}[case]
+            with pytest.raises(ModelFormatError, match=want):
+                fmt.load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
 def test_inconsistent_bodies() -> None:
     good = small_body()
     bad_kind = {**good, "kind": "nb-magic"}

@@ -170,3 +170,18 @@ def test_predict_refuses_to_write_over_its_data_through_a_hard_link(tmp_path: Pa
     before = data.read_bytes()
     code, _, err = run("predict", tmp_path / "m.msgpack", data, "-o", link)
     assert code == 2 and "would destroy the input" in err and data.read_bytes() == before, err
+
+
+@pytest.mark.parametrize("labels, shown", [(("a,b", "c"), '"a,b", "c"'), (('say "hi"', "y"), '"say \\"hi\\"", "y"'),
+                                           (("walk", "run"), "run, walk")])
+def test_inspect_quotes_class_texts_a_comma_would_split(tmp_path: Path, labels: tuple[str, str],
+                                                         shown: str) -> None:
+    """inspect's text line joins the classes with ", ": a label holding a comma, a quote or edge spaces would read
+    as other classes, so then every text is quoted; --json keeps the texts as they are."""
+    out = tmp_path / "m.msgpack"
+    code, _, err = run("train", "nb-static", two_class_csv(tmp_path / "d.csv", labels), "-o", out)
+    assert code == 0, err
+    code, text, err = run("inspect", out)
+    assert code == 0 and f"classes: {shown}\n" in text, (text, err)
+    code, text, err = run("inspect", out, "--json")
+    assert code == 0 and sorted(json.loads(text)["classes"]) == sorted(labels), err

@@ -99,6 +99,9 @@ def test_features_file_and_costs_csv_round_trip(tmp_path: Path) -> None:
     out = tmp_path / "costs.csv"
     write_costs_csv(out, ["total", "first"], coef)
     assert np.array_equal(load_costs(out, ["first", "total"]).coef, coef[::-1])
+    # a fit of whole counts is written as the count (12 significant digits), not 217.99999999999997
+    write_costs_csv(out, ["total", "first"], np.array([[217.99999999999997, 0.1 + 0.2, 0.0], [1 / 3, 2e-17, 5.0]]))
+    assert out.read_text().splitlines()[1:] == ["total,218,0.3,0", "first,0.333333333333,2e-17,5"]
     bad = tmp_path / "bad.py"
     bad.write_text("x = 1\n")
     with pytest.raises(ValueError, match="FEATURES"):

@@ -118,6 +118,13 @@ MALFORMED = [
     ("@univariate true\n@dimensions 2\n@classLabel true a\n@data\n1,2:a\n", "@univariate true with @dimensions 2"),
     ("@equalLength true\n@classLabel true a\n@data\n1,2,3:a\n1,2:a\n", "where the first case's is 3"),
     ("@\n@classLabel true a\n@data\n1,2:a\n", "unknown header entry @$"),  # a bare '@' (not an IndexError)
+    # round 64: @seriesLength alone was not checked; the other two named neither the value nor the comment rule
+    ("@seriesLength 3\n@classLabel true a\n@data\n1,2,3:a\n1,2,3,4:a\n", "series of length 4, the header says "
+     "@seriesLength 3"),
+    ("@classLabel true a b\n@data\n1,2,3:a # c\n", "'#' starts a comment only at the beginning of a line"),
+    ("@classLabel true a\n@data\n1,2,3,:a\n", r"not a number: an empty value \(a doubled or trailing comma\?\)"),
+    ("@classLabel true a\n@data\n1,2x,3:a\n", "not a number: value '2x'"),
+    ("@seriesLength \uff13\n@classLabel true a\n@data\n1,2,3:a\n", "@serieslength must be a positive integer"),
 ]
 
 
@@ -179,6 +186,25 @@ def test_unlabelled_ts_predicts_as_the_labelled_file(tmp_path: Path) -> None:
     assert code == 2 and "has no labels" in err
     code, _, err = run("train", "nb-static", tmp_path / "x.ts", "-o", tmp_path / "t.msgpack")
     assert code == 2 and "@classLabel must be true" in err and not (tmp_path / "t.msgpack").exists()
+
+
+@pytest.mark.parametrize("head, said", [
+    ("@univariate true\n", "it has no @classLabel line"),
+    ("", "it has no @classLabel line"),
+    ("@classLabel false\n", "not @classLabel false"),
+])
+def test_labels_without_a_class_label_line_are_named_as_labels(tmp_path: Path, head: str, said: str) -> None:
+    """Cases that end in a label under a header that declares none: read for predict, the label is named and the
+    header line that would take it, not counted as a channel (or a value that is not a number)."""
+    path = tmp_path / "x.ts"
+    path.write_text(f"@problemName x\n{head}@data\n1,2,3,4:walk\n4,3,2,1:run\n")
+    line = 3 + head.count("\n")
+    with pytest.raises(DataError, match=f"line {line}: the last field 'walk' is not a series of numbers") as err:
+        read_ts(path, labels_needed=False)
+    assert "@classLabel true LABEL..." in str(err.value) and said in str(err.value)
+    path.write_text(f"@problemName x\n{head.replace('@univariate true', '@dimensions 2')}@data\n"
+                    "1,2,3,4:5,6,7,8\n4,3,2,1:1,1,1,1\n")
+    assert read_ts(path, labels_needed=False).n_channels == 2  # two channels of numbers stay two channels
 
 
 def test_default_plan_takes_the_decimations_the_shortest_window_affords() -> None:

@@ -37,7 +37,8 @@ def catalog_rows() -> list[dict[str, object]]:
 @click.option("--plan", "plan_spec", default="default", show_default=True, metavar="SPEC",
               help=f"With --channels: a named set ({', '.join(NAMED_SETS)}) or a file of feature names. The "
                    "default set is listed for windows of 40 to 1,024 samples; for shorter windows it leaves out the "
-                   "spectra of block means the window cannot afford (D = 8 under 40 samples, 4 under 20, 2 under 10), "
+                   "spectra of block means the window cannot afford (D = 8 under 40 samples, 4 under 20, 2 under 10; "
+                   "under 6 samples also the window's own features it is too short for, e.g. lag-4 autocorrelation), "
                    "for longer ones the spectra over 1,024 points (the window's own over 1,024 samples, of block "
                    "means of 2 over 2,049). --length N lists it for windows of N samples.")
 @click.option("--length", type=click.IntRange(1, cat.MAX_LEN), default=None, metavar="N",

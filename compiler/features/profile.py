@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.costs import START_GROUP  # the window's start: its group in the costs CSV, every feature uses it
+from compiler.costs import START_GROUP, cost_text  # START_GROUP: the window's start, a group every feature uses
 from compiler.skyline.profile_costs import fit_polynomial
 from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.features import catalog as cat
@@ -333,8 +333,8 @@ def write_costs(path: Path, prof: Profile, at_length: int | None = None) -> None
 
     def fmt(c: np.ndarray) -> list[str]:
         if at_length is None:
-            return [repr(float(v)) for v in c]
-        return [repr(float(c[0] + c[1] * at_length + c[2] * at_length * at_length))]
+            return [cost_text(v) for v in c]
+        return [cost_text(c[0] + c[1] * at_length + c[2] * at_length * at_length)]
 
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)

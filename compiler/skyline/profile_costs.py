@@ -25,6 +25,7 @@ import click
 import numpy as np
 from scipy.optimize import nnls
 
+from compiler.costs import cost_text
 from compiler.options import OutputFile, refuse_overwriting_input
 from pyruntime.cli_errors import RequiredInUsage
 
@@ -131,12 +132,12 @@ def load_features(path: str | Path) -> tuple[dict[str, Callable[[Any], Any]], Ca
 
 
 def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) -> None:
-    """Write ``feature,c0,c1,c2`` rows (repr floats: read back exactly)."""
+    """Write ``feature,c0,c1,c2`` rows (12 significant digits: compiler.costs.cost_text)."""
     with Path(path).open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["feature", "c0", "c1", "c2"])
         for name, c in zip(names, np.asarray(coef, dtype=np.float64), strict=True):
-            w.writerow([name, repr(float(c[0])), repr(float(c[1])), repr(float(c[2]))])
+            w.writerow([name, *(cost_text(v) for v in c)])
 
 
 @click.command("profile-costs", cls=RequiredInUsage)

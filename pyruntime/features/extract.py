@@ -40,6 +40,10 @@ def extract(windows: Windows, plan: FeaturePlan) -> np.ndarray:
             if st == cat.E_WINDOW:
                 why = f"needs windows of at least {f.min_len()} samples" + (
                     f" and at most {f.max_len()}" if f.id in cat.SPECTRAL_IDS else "")
+            elif st == cat.E_VALUE:  # finite samples (else E_SAMPLE): a float32 sum, square or power overflowed
+                top = float(np.max(np.abs(windows.series[rows[r]])))
+                why += (f": float32 overflows on this window's samples (largest magnitude {top:.3g}); scale the "
+                        "samples, e.g. to physical units or to -1..1")
             raise DataError(f"{windows.name}: window {rows[r] + 1} (length {length}): feature {f.name}: {why}")
         out[rows] = values
     return out

@@ -86,14 +86,19 @@ def default_plan(n_channels: int, min_len: int | None = None, max_len: int | Non
     low frequencies at the window's resolution for about 1/2, 1/4, 1/8 of the FFT's work (docs/features.md). A
     model computes on the device only the features it reads, so the wider plan costs a prediction nothing it does
     not use. ``min_len`` (the data's shortest window): only the decimations whose four bands that window affords
-    (5 D samples: D = 2 from 10 samples, 4 from 20, 8 from 40), so the default plan takes any window the basic one
-    takes. ``max_len`` (the longest): only the spectra of at most MAX_FFT points (the window's own up to 1,024
-    samples, block means of 2 up to 2,049), so it takes every window the library does (up to MAX_LEN)."""
+    (5 D samples: D = 2 from 10 samples, 4 from 20, 8 from 40); under 6 samples also none of the window's own
+    features it is too short for (lag-4 autocorrelation from 6, the four bands from 5, the spectrum, std, crossing
+    rate and lag 1 from 2), so the default plan takes every short window the library takes. ``max_len`` (the
+    longest): only the spectra of at most MAX_FFT points (the window's own up to 1,024 samples, block means of 2
+    up to 2,049), so it takes every window the library does (up to MAX_LEN)."""
     band = FeatureSpec(8, 0, param=0, param2=DEFAULT_BANDS)
     fits = [d for d in DEFAULT_DECIMATIONS
             if (min_len is None or min_len >= replace(band, decimate=d).min_len())
             and (max_len is None or max_len <= replace(band, decimate=d).max_len())]
-    return basic_plan(n_channels, tuple(fits), max_len is None or max_len <= band.max_len())
+    plan = basic_plan(n_channels, tuple(fits), max_len is None or max_len <= band.max_len())
+    if min_len is None or min_len >= plan.min_len:
+        return plan
+    return FeaturePlan(n_channels, tuple(f for f in plan.features if f.min_len() <= min_len))
 
 
 def from_names(names: list[str], n_channels: int, source: str) -> FeaturePlan:
