@@ -190,6 +190,36 @@ def test_c_equals_numpy_q15(cport: Any, seed: int, n_features: int, n_outputs: i
     assert_same(CTrees(q, cport.ffi, cport.lib), q, X)
 
 
+def test_equal_ensembles_are_compacted_once_and_a_changed_one_again(cport: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """CTrees compacts an ensemble's tables once for equal content (a sweep's points share one f0): the second
+    evaluator of the same or an equal ensemble reuses them with outputs bit-identical; an ensemble whose arrays are
+    changed in place is compacted again and answers by its new values."""
+    import pyruntime.trees.ensemble as ens
+
+    calls: list[int] = []
+    real = ens.compact_tables
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ens, "compact_tables", counting)
+    monkeypatch.setattr(ens, "_COMPACT", type(ens._COMPACT)())
+    rng = np.random.default_rng(11)
+    m = random_ensemble(rng, 6, 2, 12, 3)
+    X = random_inputs(rng, 40, 6, nonfinite=False)
+    first = CTrees(m, cport.ffi, cport.lib).predict(X)
+    again = CTrees(m, cport.ffi, cport.lib).predict(X)
+    twin = CTrees(TreeEnsemble.from_dict(m.to_dict()), cport.ffi, cport.lib).predict(X)
+    assert len(calls) == 1
+    for p in (again, twin):
+        assert np.array_equal(p.label, first.label) and np.array_equal(p.score, first.score)
+    m.value[:] = -m.value  # in place: the content key changes, so the tables are compacted again
+    assert_same(CTrees(m, cport.ffi, cport.lib), m, X)  # C equals the numpy reference of the changed arrays
+    assert len(calls) == 2
+
+
 def test_huge_finite_inputs_are_not_failures(cport: Any) -> None:
     """On x86 the eager float32 finish tests every input at once by float sums (fm_port.h FM_ANY_NONFINITE):
     a lane that overflows to inf on finite inputs must fall back to the exact test of the marked features,

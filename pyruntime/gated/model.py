@@ -41,7 +41,7 @@ from pyruntime.linear import LinearScorer, LinearScorerQ15, linear_struct, q15_i
 from pyruntime.memo import ReadState, quantize_costs
 from pyruntime.multilinear import MultiLinear, MultiLinearQ15, multi_eval, multi_struct
 from pyruntime.result import Predictions
-from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
+from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, ensemble_struct
 
 FM_LABEL_DEFER = -1
 PART_LINEAR, PART_TREES, PART_REMOTE, PART_LINEAR_K, PART_MARGIN = 0, 1, 2, 3, 4
@@ -443,7 +443,7 @@ def gated_struct(ffi: Any, model: GatedModel | GatedModelQ15, keep: list[Any]) -
             slot.n_classes, slot.classes = multi_struct(ffi, part, keep)
         else:
             slot.type = PART_TREES
-            slot.trees = trees_struct(ffi, part.to_dict(), keep)[0]
+            slot.trees = ensemble_struct(ffi, part, keep)[0]
     return s
 
 

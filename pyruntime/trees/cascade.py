@@ -32,7 +32,7 @@ from pyruntime.describe import tree_summary
 from pyruntime.fixedpoint import INT32_MAX, to_fixed
 from pyruntime.memo import ReadState
 from pyruntime.result import Predictions
-from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, trees_struct
+from pyruntime.trees.ensemble import TreeEnsemble, TreeEnsembleQ15, ensemble_struct
 
 EXIT_RULES = ("score", "margin")
 RULE_CODE = {"score": 0, "margin": 1}
@@ -255,7 +255,7 @@ def cascade_struct(ffi: Any, model: TreeCascade | TreeCascadeQ15, keep: list[Any
     """fm_cascade / fm_cascade_q15 over the model's arrays (not validated: C checks it)."""
     q = isinstance(model, TreeCascadeQ15)
     s = ffi.new("fm_cascade_q15 *" if q else "fm_cascade *")
-    t = trees_struct(ffi, model.trees.to_dict(), keep)
+    t = ensemble_struct(ffi, model.trees, keep)
     keep.append(t)
     s.trees = t[0]
     s.n_stages = model.n_stages
