@@ -37,11 +37,13 @@ from compiler.options import OutputFile, numeric_option, refuse_overwriting_inpu
 from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
+from pyruntime.cli_errors import NumberRange
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
 from pyruntime.costtext import CostedView, predict_fields, predict_lines
 from pyruntime.data import Dataset, load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
+from pyruntime.jsontext import json_text
 
 
 def fail(message: str) -> None:
@@ -166,8 +168,8 @@ TRAIN_COMMON: list[click.Parameter] = [
     click.Option(["--target-column"], default=None,
                  help="Name of the target column (CSV/ARFF; default: a column named target/class/label/y, "
                  "else the last)."),
-    click.Option(["--seed"], default=0, show_default=True, type=click.IntRange(min=0),
-                 help="Seed of the train/validation/test split (an integer >= 0)."),
+    click.Option(["--seed"], default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
+                 help="Seed of the train/validation/test split (an integer from 0 to 2^32 - 1, numpy's range)."),
     click.Option(["--costs", "costs_path"], default=None, type=click.Path(dir_okay=False),
                  help="CSV feature,cost (or feature,c0,c1,c2) of feature acquisition costs; or `measured` (raw "
                  "windows, with --on): the plan's features profiled on the target first (MODEL.costs.csv)."),
@@ -316,8 +318,8 @@ def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
 @click.argument("data")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @numeric_options
-@click.option("--budget", type=float, default=None, help="Per-call budget (models with a budget index).")
-@click.option("--size", type=click.FloatRange(min=0), default=None, help="Item size (models with a budget index).")
+@click.option("--budget", type=NumberRange(), default=None, help="Per-call budget (models with a budget index).")
+@click.option("--size", type=NumberRange(min=0), default=None, help="Item size (models with a budget index).")
 @click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (models with a budget index).")
 @click.option("--plot", type=OutputFile(), default=None,
               help="PNG of the confusion matrix (with --budget-sweep: of the accuracy-vs-budget curve).")
@@ -360,7 +362,7 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
 
         report["plot"] = plot_confusion(report["confusion"], plot, f"{model.kind} on {data} ({part} rows)")
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json_text(report))
         return
     click.echo("\n".join(eval_text(report)))
 
@@ -485,7 +487,7 @@ def inspect(model_path: str, as_json: bool, numeric: str | None, target_name: st
                                         f"{float(price):g} feature reads)")
     info["training"] = trained
     if as_json:
-        click.echo(json.dumps(info, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)))
+        click.echo(json_text(info))
         return
     for key, value in info.items():
         if key != "training":
@@ -568,7 +570,7 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
     if len(set(names)) < len(names):  # the same file name in several folders: the paths as given tell them apart
         names = list(model_paths)
     if as_json:
-        click.echo(json.dumps({"models": [{"model": name, "weighted_accuracy": acc, "mean_features": feats,
+        click.echo(json_text({"models": [{"model": name, "weighted_accuracy": acc, "mean_features": feats,
                                            "ns_per_prediction": ns, "speedup": base / ns}
                                           for name, (_, acc, feats, ns) in zip(names, table, strict=True)]}))
         return

@@ -205,8 +205,9 @@ def struct_field_names(struct_type: str) -> list[tuple[str, str | None]]:
 
 
 def c_zero(struct_type: str) -> dict[str, Any]:
-    """Field values of an all-zero struct_type (0 for numbers, NULL for pointers, nested zeros)."""
-    return {name: c_zero(sub) if sub is not None else "NULL" if f.pointer else "0"
+    """Field values of an all-zero struct_type (0 for numbers, {0} for arrays, NULL for pointers, nested zeros):
+    every member named, so C++'s -Wextra (missing-initializer) takes it where it refuses a bare {0}."""
+    return {name: c_zero(sub) if sub is not None else "NULL" if f.pointer else "{0}" if f.count > 1 else "0"
             for (name, sub), f in zip(struct_field_names(struct_type), struct_fields(struct_type), strict=True)}
 
 
@@ -286,9 +287,11 @@ def check_name(name: str) -> str:
     if library_name(name):
         raise ValueError(f"--name {name!r} is a name of the C standard library (the header includes its headers, and "
                          f"so do the firmware examples); choose another identifier, e.g. {name}_model")
-    if re.match(r"_[A-Z_]|__", name) or name.lower() == "fm" or name.lower().startswith("fm_"):
-        raise ValueError(f"--name {name!r} is reserved (a leading underscore, or fm / fm_ in any case: the runtime's "
-                         "prefix; NAME_N_FEATURES would redefine FM_N_FEATURES)")
+    # any leading underscore: the header defines NAME.upper()_* macros (_x gives _X_KIND, reserved) and file-scope
+    # arrays; a double underscore anywhere is reserved in C++ (the Arduino sketch)
+    if name.startswith("_") or "__" in name or name.lower() == "fm" or name.lower().startswith("fm_"):
+        raise ValueError(f"--name {name!r} is reserved (a leading or double underscore, or fm / fm_ in any case: the "
+                         "runtime's prefix; NAME_N_FEATURES would redefine FM_N_FEATURES)")
     return name
 
 
@@ -401,7 +404,8 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     for a in t.arrays:
         out += [f"static const {a.ctype} {a.name}[{max(a.values.size, 1)}] = {{", _fmt(a), "};"]
     for arr_name, ctype, elems in t.struct_arrays:
-        items = ",\n".join("    " + (e if isinstance(e, str) else c_init(ctype, e, "    ")) for e in elems) or "    {0}"
+        items = (",\n".join("    " + (e if isinstance(e, str) else c_init(ctype, e, "    ")) for e in elems)
+                 or "    " + c_init(ctype, c_zero(ctype), "    "))  # the one placeholder of an empty array
         out += [f"static const {ctype} {arr_name}[{max(len(elems), 1)}] = {{", items, "};"]
     out.append("")
     out.append(f"static const {t.struct_type} {name} = {c_init(t.struct_type, t.fields, '')};")

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from compiler.header import NUMERICS, TARGETS
+from pyruntime.cli_errors import NumberRange
 
 LOSSES = ("squared", "logistic", "multiclass-log")
 
@@ -122,7 +123,7 @@ def floats_text(values: tuple[float, ...]) -> str:
 GATED_TREE_DEFAULTS = {"trees": 50, "depth": 3, "step": 0.1, "l2": 1.0}  # adapt-gbrt's gate and f1 (l2: f1's only)
 _M, _C = MISER_DEFAULTS, CASCADE_DEFAULTS
 TREE_OPTIONS = [
-    click.Option(["--lambda"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--lambda"], type=NumberRange(min=0), default=None,
                  help=f"Feature-cost penalty lambda [miser: default {_M['lambda']:g}; cascade: CSCC's "
                       "accuracy/cost trade-off (given, it trains CSCC instead of the default frontier), default: the "
                       "cheapest on validation of 0.1, 1, 10; "
@@ -136,14 +137,14 @@ TREE_OPTIONS = [
                  help=f"Tree depth [cascade: default {_C['depth']}; miser: depth-wise trees of this depth (the "
                       f"paper's), default: leaf-wise trees of --leaves leaves; adapt-gbrt: default "
                       f"{GATED_TREE_DEFAULTS['depth']}]."),
-    click.Option(["--step"], type=click.FloatRange(0, 1, min_open=True), default=None,
+    click.Option(["--step"], type=NumberRange(0, 1, min_open=True), default=None,
                  help=f"Learning rate [miser, cascade, adapt-gbrt; default {_M['step']:g}]."),
     click.Option(["--loss"], type=click.Choice(list(LOSSES)), default=None,
                  help="Boosting loss [miser: default logistic (two classes) or multiclass-log, squared = the paper's "
                       "stage-wise regression; cascade: with --early-exit-every, or the exits judged by "
                       "cross-validation (a validation part under 200 rows), default logistic (two classes) or "
                       "multiclass-log; refused with the default frontier]."),
-    click.Option(["--tree-cost"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--tree-cost"], type=NumberRange(min=0), default=None,
                  help="Evaluation cost e per tree, added to the feature cost in the test-time cost "
                       f"[miser, cascade; default {_M['tree_cost']:g}]."),
 ]
@@ -153,7 +154,7 @@ SWEEP_OPTIONS = [
                  help="Fit a grid, print validation accuracy vs test-time cost, keep the cheapest model within "
                       "--tolerance of the reference [miser: the --lambda-grid, reference lambda = 0; adapt-gbrt, "
                       "adapt-lin, l1-gate: --pfull-grid x --gamma-grid, reference f0]."),
-    click.Option(["--tolerance"], type=click.FloatRange(0, 1), default=None,
+    click.Option(["--tolerance"], type=NumberRange(0, 1), default=None,
                  help=f"Accuracy the --sweep may give up, absolute [miser, adapt-gbrt, adapt-lin, l1-gate; default "
                       f"{SWEEP_TOLERANCE:g}]."),
     click.Option(["--lambda-grid"], default=None,

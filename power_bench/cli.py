@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import shutil
 import signal
@@ -18,12 +16,12 @@ from typing import NoReturn
 
 import click
 
-from pyruntime.cli_errors import OneLineErrors
+from pyruntime.cli_errors import FiniteRange, OneLineErrors
+from pyruntime.jsontext import json_text
 
 from .emulator import MAX_INTERVAL, CycleValues, Emulator, check_showable
 from .energy_counters import find_counters
 from .framing import decodes_as
-from .logs import clean_json
 from .measure import Measurement, RunSettings, format_report
 from .meters import METERS, UT_D02, find_meter
 from .protocols import PROTOCOLS
@@ -37,18 +35,6 @@ from .workload import (
     pyruntime_workload,
     template_workload,
 )
-
-
-class FiniteRange(click.FloatRange):
-    """click's FloatRange without NaN and infinity (NaN passes every range comparison: --volts nan measured
-    "nan J" and said ok)."""
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        rv = super().convert(value, param, ctx)
-        if not math.isfinite(rv):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return rv
-
 
 # the longest phase a run takes (a week): beyond it a wait overflows the platform's time_t
 MAX_SECONDS = 7 * 24 * 3600.0
@@ -86,7 +72,7 @@ def meters_cmd(as_json: bool) -> None:
     counters = find_counters()
     if as_json:
         for m in METERS:
-            click.echo(json.dumps({"name": m.name, "aliases": list(m.aliases), "vendor": m.vendor,
+            click.echo(json_text({"name": m.name, "aliases": list(m.aliases), "vendor": m.vendor,
                                    "model": m.model, "protocol": m.protocol, "serial": m.serial_settings,
                                    "sigrok_driver": m.sigrok_driver, "notes": m.notes}))
         return
@@ -185,7 +171,7 @@ def _fail_if_other_family(source: SerialSource) -> None:
 
 def _print_reading(r: Reading, t: float, raw: bytes, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({**r.as_dict(), "t": round(t, 4), "raw": raw.hex(" ")}))
+        click.echo(json_text({**r.as_dict(), "t": round(t, 4), "raw": raw.hex(" ")}))
     else:
         click.echo(f"{r.describe()} t={t:.3f}s")
 
@@ -438,7 +424,7 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
                                   progress, _say).run()
     finally:
         source.close()
-    click.echo(json.dumps(clean_json(summary), indent=2, default=str) if as_json else format_report(summary))
+    click.echo(json_text(summary, indent=2) if as_json else format_report(summary))
     click.echo(f"logs: {out_dir}/samples.csv, {out_dir}/summary.json, {out_dir}/plot.png", err=True)
     if summary["status"] != "ok" and isinstance(source, SerialSource):  # no figure: a meter of another family?
         hint = other_family(source)

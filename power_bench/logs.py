@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from pyruntime.jsontext import json_text
 
 from .sources import Sample
 
@@ -49,19 +50,8 @@ class CsvLog:
             self._fh.close()
 
 
-def clean_json(obj: Any) -> Any:
-    """obj with NaN and infinities as None (null): strict JSON, as summary.json and `run --json` print it."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: clean_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean_json(v) for v in obj]
-    return obj
-
-
 def write_summary(path: str | Path, summary: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(clean_json(summary), indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(json_text(summary, indent=2) + "\n", encoding="utf-8")
 
 
 def si_joules(x: float) -> str:

@@ -5,6 +5,7 @@ CLIs only."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Any
@@ -12,6 +13,35 @@ from typing import Any
 import click
 
 NBSP = "\u00a0"  # joins an option to its metavar while the usage line is wrapped (textwrap does not break it)
+
+
+class NumberRange(click.FloatRange):
+    """click's FloatRange (and plain float: no bounds) without NaN: NaN passes every range comparison, so `--lambda
+    nan` reached the trainer and came back as "lam must be >= 0"; a usage error naming the option instead."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.min is None and self.max is None:
+            self.name = "float"  # the help shows FLOAT, as for type=float, and no range
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        rv = super().convert(value, param, ctx)
+        if math.isnan(rv):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
+
+class FiniteRange(NumberRange):
+    """NumberRange without infinities (power_bench: --volts nan measured "nan J" and said ok)."""
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        rv = click.FloatRange.convert(self, value, param, ctx)  # NaN and infinities: one message
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return rv
 
 
 class RequiredInUsage(click.Command):

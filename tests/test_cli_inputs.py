@@ -412,6 +412,19 @@ def test_digits_of_other_scripts_are_not_numbers(tmp_path: Path, digits: str) ->
         load_costs(tmp_path / "c.csv", ["a", "b"])
 
 
+@pytest.mark.parametrize("kind, option", [("miser", "--lambda"), ("miser", "--step"), ("miser", "--tree-cost"),
+                                           ("skyline", "--default-budget"), ("skyline", "--default-size"),
+                                           ("adapt-lin", "--gamma"), ("cstc", "--rho"), ("nb-stop", "--stop-cost")])
+def test_nan_in_a_number_option_is_a_usage_error_naming_it(tmp_path: Path, kind: str, option: str) -> None:
+    """NaN passes every range comparison, so click's FloatRange let `--lambda nan` through to the trainer, which
+    answered with its own parameter name ("lam must be >= 0") or trained on it (round 64)."""
+    (tmp_path / "d.csv").write_text("a,b,label\n" + "".join(f"{i % 7},{i % 3},{'xy'[i % 2]}\n" for i in range(40)))
+    out = tmp_path / "m.msgpack"
+    one_line_error(*run("train", kind, tmp_path / "d.csv", "-o", out, option, "nan"),
+                   f"Invalid value for '{option}': 'nan' is not a number")
+    assert not out.exists()
+
+
 def test_labels_that_differ_only_in_spaces_at_the_ends_are_refused(tmp_path: Path) -> None:
     """'a', ' a' and 'a ' would be read as one class (labels are stripped): refused, nothing written. Labels
     that all carry the same space (a CSV written as 'v, x') are read stripped as before."""

@@ -164,6 +164,21 @@ def test_arduino_sketch_compiles_as_cxx(work: Path, tmp_path: Path, kind: str) -
             assert SKETCH_MIN <= got <= embedded_bytes(header) + SKETCH_CODE, (kind, form, numeric, got)
 
 
+def test_an_empty_struct_array_compiles_as_cxx(work: Path, tmp_path: Path) -> None:
+    """A skyline of NB models (its default base) holds an NB whose position records are empty: the header's one
+    placeholder record names every member (compiler.header.c_zero), so g++ -Wextra takes it (round 64: a bare {0}
+    was a missing-initializer error in C++, fine in C)."""
+    require_tools("arm-none-eabi-g++")
+    path = tmp_path / "sky.msgpack"
+    res = CliRunner().invoke(cli, ["train", "skyline", str(work / "data.npz"), "-o", str(path)],
+                             catch_exceptions=False, env={"FRUGALML_PROGRESS": "off"})
+    assert res.exit_code == 0, res.stderr
+    header = tmp_path / "sky.h"
+    header.write_text(render_header(fmt.load(path), "float32", "model", None, "cortex-m4f"))
+    assert "_pos[1] = {\n    {\n" in header.read_text()  # the case this test is for: an empty array's placeholder
+    make(FIRMWARE / "arduino", f"MODEL={header}", "TARGET=cortex-m4f", f"BUILD={tmp_path / 'b'}", "check")
+
+
 def test_pipeline_kinds_names_exactly_the_kinds_with_a_window_pipeline(work: Path) -> None:
     """export-c's warning names the kinds with an on-device feature pipeline from PIPELINE_KINDS, a text written
     beside LAZY_CALLS: it must name exactly the registered kinds whose float32 and q15 tables LAZY_CALLS evaluates

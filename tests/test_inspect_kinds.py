@@ -133,3 +133,27 @@ def test_a_k_class_linear_part_lists_each_feature_once(tmp_path: Path) -> None:
     names = m.meta["feature_names"]
     assert f1["n_classes"] == 3 and f1["nnz"] == m.tables.f1.nnz > len(f1["features"])
     assert f1["features"] == [names[j] for j in dict.fromkeys(m.tables.f1.feature.tolist())]
+
+
+def strict_json(text: str) -> dict:
+    """json.loads refusing NaN and Infinity (Python's json writes them; JSON.parse, jq and others refuse)."""
+    def refuse(name: str) -> None:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("kind", sorted(TRAIN))
+def test_every_json_is_strict_and_infinite_bounds_are_null(work: Path, kind: str) -> None:
+    """inspect --json and eval --json of every kind parse as strict JSON (round 64: a miser or cascade model's
+    open exit bounds and an nb-stop's open stop thresholds printed Infinity); an infinite bound reads null."""
+    code, out, err = run("inspect", work / f"{kind}.msgpack", "--json")
+    assert code == 0, err
+    info = strict_json(out)
+    code, out, err = run("eval", work / f"{kind}.msgpack", work / "data.npz", "--json")
+    assert code == 0 and strict_json(out)["kind"] == info["kind"], err
+    if kind in ("miser", "cascade"):
+        m = fmt.load(work / f"{kind}.msgpack")
+        upper = np.asarray(m.tables.exit_upper, np.float64)
+        assert np.isinf(upper).any()  # the case this test is for
+        assert info["exit_upper"] == [None if np.isinf(v) else float(v) for v in upper]

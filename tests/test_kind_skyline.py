@@ -274,8 +274,9 @@ def test_cli_eval_budget_options(work: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--budget", "-5"), "--budget must be a number >= 0"),
-    (("--budget", "nan"), "--budget must be a number >= 0"),
+    (("--budget", "nan"), "Invalid value for '--budget': 'nan' is not a number"),  # a usage error since round 64
     (("--size", "-1"), "--size': -1.0 is not in the range x>=0"),
+    (("--size", "nan"), "Invalid value for '--size': 'nan' is not a number"),
 ])
 def test_cli_eval_bad_budget_is_one_line_exit_2(work: Path, args: tuple[str, ...], message: str) -> None:
     code, out, err = run("eval", work / "nb.msgpack", work / "data.npz", *args)

@@ -80,8 +80,8 @@ def test_bracket_notes_are_split_by_kind() -> None:
     assert help_for_kind("Plain help.", "miser", kinds) == "Plain help."
 
 
-@pytest.mark.parametrize("name", ["int", "static", "class", "_Bool", "fm_model", "__x", "_Upper", "9lives", "a-b",
-                                  "fm", "FM", "Fm_x"])
+@pytest.mark.parametrize("name", ["int", "static", "class", "_Bool", "fm_model", "__x", "_Upper", "_x", "a__b",
+                                  "9lives", "a-b", "fm", "FM", "Fm_x"])
 def test_export_c_rejects_keywords_and_bad_names(name: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         check_name(name)

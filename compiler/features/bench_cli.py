@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -11,6 +10,7 @@ import click
 from compiler.features.bench import bench
 from compiler.features.profile import TARGETS, ProfileError
 from pyruntime.errors import DataError
+from pyruntime.jsontext import json_text
 
 LABELS = {
     "instructions_per_prediction": "lazy pipeline (instructions per prediction)",
@@ -34,7 +34,7 @@ def pipeline_bench(model_path: str, data: str, target: str, rows: int, as_json: 
     except (DataError, ProfileError, ValueError, OSError) as exc:
         _fail(str(exc))
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json_text(report))
         return
     click.echo(f"{target} ({report['numeric']}), mean over {report['windows']} windows of {_samples(report)} samples")
     for key, label in LABELS.items():

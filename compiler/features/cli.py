@@ -4,7 +4,6 @@ uses (a group's cost is paid once per prediction)."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -12,6 +11,7 @@ import click
 from pyruntime.errors import DataError
 from pyruntime.features import catalog as cat
 from pyruntime.features.plan import NAMED_SETS, resolve
+from pyruntime.jsontext import json_text
 
 PLACEHOLDER = {"lag": "L", "band": "B", "bands": "N"}
 
@@ -58,7 +58,7 @@ def features_command(channels: int | None, plan_spec: str, length: int | None, a
     if channels is None:
         rows = catalog_rows()
         if as_json:
-            click.echo(json.dumps({"features": rows, "named_sets": list(NAMED_SETS), "max_fft": cat.MAX_FFT,
+            click.echo(json_text({"features": rows, "named_sets": list(NAMED_SETS), "max_fft": cat.MAX_FFT,
                                    "max_len": cat.MAX_LEN}))
             return
         for tier, text in cat.TIER_TEXT.items():
@@ -74,7 +74,7 @@ def features_command(channels: int | None, plan_spec: str, length: int | None, a
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     if as_json:
-        click.echo(json.dumps({"n_channels": plan.n_channels, "features": plan.names,
+        click.echo(json_text({"n_channels": plan.n_channels, "features": plan.names,
                                "groups": plan.group_names(),
                                "feature_groups": [[cat.group_name(g) for g in f.groups()] for f in plan.features]}))
         return

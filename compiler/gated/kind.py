@@ -40,6 +40,7 @@ from compiler.options import GATED_TREE_DEFAULTS, SWEEP_OPTIONS, TREE_OPTIONS, f
 from compiler.parallel import PARALLEL_OPTIONS, from_options, recorded, reject_without, run_map
 from compiler.tasks import balanced_validation_accuracy, check_not_trivial, parse_floats, split
 from compiler.trees.options import CLASS_TREES_OPTIONS
+from pyruntime.cli_errors import NumberRange
 from pyruntime.format import ModelFile
 from pyruntime.gated.model import CGated, GatedModel, MarginGate, for_numeric, predict_with_fallback
 from pyruntime.linear import LinearScorer
@@ -66,14 +67,14 @@ GATED_OPTIONS = [
     click.Option(["--hpc"], default=None, metavar="rf|gbrt|svm-rbf|MODEL.pkl",
                  help="High-cost model f0: random forest, gradient boosting, RBF-SVM or a pickled scikit-learn "
                       "estimator [adapt-gbrt, adapt-lin, l1-gate; default rf]."),
-    click.Option(["--pfull"], type=click.FloatRange(0, 1), default=None,
+    click.Option(["--pfull"], type=NumberRange(0, 1), default=None,
                  help="Largest share of training inputs sent to f0 [adapt-gbrt, adapt-lin, l1-gate; default 0.3]."),
-    click.Option(["--gamma"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--gamma"], type=NumberRange(min=0), default=None,
                  help="Feature-cost penalty [adapt-gbrt: default 0.1; adapt-lin, l1-gate: default 0.01]."),
     click.Option(["--hpc-remote"], is_flag=True, default=False,
                  help="f0 runs off-device: the runtime answers DEFER (-1) for hard inputs "
                       "[adapt-gbrt, adapt-lin, l1-gate; required for svm-rbf]."),
-    click.Option(["--cost-budget"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--cost-budget"], type=NumberRange(min=0), default=None,
                  help="With --sweep: keep the most accurate model whose mean validation cost fits this "
                       "[adapt-gbrt, adapt-lin, l1-gate]."),
     click.Option(["--pfull-grid"], default=None,
@@ -115,7 +116,7 @@ def resolve_gate(kind: str, gate: str | None, n_classes: int) -> str:
                                f"{GATES[kind][0]} gate")
     return gate
 L2_OPTION = click.Option(
-    ["--l2"], type=click.FloatRange(min=0), default=None,
+    ["--l2"], type=NumberRange(min=0), default=None,
     help="L2 penalty on f1's leaf values, -G/(H + l2) as XGBoost's lambda: without it a leaf of a few or of "
          "confidently fitted rows takes a full Newton step and f1's margins (the K-class gate) stop ordering rows by "
          f"confidence [adapt-gbrt; default {GATED_TREE_DEFAULTS['l2']:g}; 0: the unregularised Newton step of rounds "

@@ -16,6 +16,7 @@ from compiler.nb.header import nb_tables
 from compiler.options import CV_BELOW, CV_FOLDS, numeric_option, target_option
 from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.tasks import Task, balanced_validation_accuracy, check_not_trivial
+from pyruntime.cli_errors import NumberRange
 from pyruntime.format import ModelFile
 from pyruntime.nb.model import NB_KINDS
 
@@ -84,7 +85,7 @@ NB_OPTIONS = [
     click.Option(["--budget"], type=click.IntRange(min=1), default=None,
                  help="Features the model may read, k [nb-*; default: chosen on validation, the fewest features "
                       "within --tolerance of the best static accuracy]."),
-    click.Option(["--tolerance"], type=click.FloatRange(0, 1), default=None,
+    click.Option(["--tolerance"], type=NumberRange(0, 1), default=None,
                  help="Validation accuracy the chosen --budget may give up against the best budget, absolute "
                       "[nb-*; default 0.01 for K > 2 classes with the greedy order (every budget up to 100 judged; "
                       "under 200 validation rows out of fold on the pooled rows), else 0 (the best budget of the "
@@ -99,18 +100,18 @@ NB_OPTIONS = [
     *NB_FORM_OPTIONS,
 ]
 STOP_OPTIONS = [
-    click.Option(["--support"], type=click.FloatRange(0, 1, max_open=True), default=None,
+    click.Option(["--support"], type=NumberRange(0, 1, max_open=True), default=None,
                  help="Share of running validation rows a stop point must stop [nb-stop; default 0.05]."),
-    click.Option(["--performance"], type=click.FloatRange(0, 1, max_open=True), default=None,
+    click.Option(["--performance"], type=NumberRange(0, 1, max_open=True), default=None,
                  help="The paper's p in R2 / relative error margin [nb-stop; default 0.05]."),
     click.Option(["--criterion"], type=click.Choice(["safe", "agree", "paper", "relerr"]), default=None,
                  help="Stop point acceptance rule [nb-stop; default safe; paper = the IJCAI 2016 rule]."),
-    click.Option(["--disagreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
+    click.Option(["--disagreement"], type=NumberRange(0, 1, min_open=True), default=None,
                  help="Bound on (disagreements+3)/stopped rows for --criterion safe [nb-stop; default 0.02 for two "
                       "classes, 0.01 for K > 2; models whose cuts are learned out of fold (--folds; under 200 "
                       "validation rows by default) leave it "
                       "out]."),
-    click.Option(["--stop-cost"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--stop-cost"], type=NumberRange(min=0), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
                  "saves on validation outweigh the check every running row pays [nb-stop; default: measured per "
                  "numeric type: 1.5, and 6 for q15 tables of two classes; 0: off]."),

@@ -41,6 +41,7 @@ from compiler.parallel import PARALLEL_OPTIONS, check_jobs, recorded
 from compiler.skyline import SKYLINE_CV_BELOW
 from compiler.skyline.header import skyline_tables
 from compiler.tasks import TrivialModelError, check_not_trivial
+from pyruntime.cli_errors import NumberRange
 from pyruntime.evaluators import c_evaluator, reference_evaluator
 from pyruntime.format import ModelFile
 from pyruntime.linear import LinearScorer
@@ -80,10 +81,10 @@ SKYLINE_OPTIONS = [
                  help="Feature-set search: polydom (exact, at most 24 features), greedy-acc or greedy-cost; auto: "
                       "picked by the problem's size within about a minute (one model is timed: exact polydom "
                       "when the lattice fits, else polydom capped, then greedy-acc) [skyline; default auto]."),
-    click.Option(["--epsilon"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--epsilon"], type=NumberRange(min=0), default=None,
                  help="PolyDom anti-monotonicity tolerance: exact search when more features can hurt accuracy "
                       "by up to this much (trains more sets) [skyline; default 0]."),
-    click.Option(["--approx"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--approx"], type=NumberRange(min=0), default=None,
                  help="PolyDom approximate mode: prune with a(F) >= a(H) - APPROX, losing at most APPROX of "
                       "validation accuracy against the exact skyline (trains fewer sets) [skyline; default 0]."),
     click.Option(["--max-sets"], type=click.IntRange(min=1), default=None,
@@ -100,9 +101,9 @@ SKYLINE_OPTIONS = [
                       f"default {CV_FOLDS} when the validation part has fewer than {SKYLINE_CV_BELOW} rows, else 1]."),
     click.Option(["--sizes"], default=None,
                  help="Comma-separated item sizes; the index covers their range [skyline; default 0 .. inf]."),
-    click.Option(["--default-budget"], type=float, default=None,
+    click.Option(["--default-budget"], type=NumberRange(), default=None,
                  help="Budget of predict(X) / FM_PREDICT_VEC [skyline; default +inf = the best model]."),
-    click.Option(["--default-size"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--default-size"], type=NumberRange(min=0), default=None,
                  help="Item size of predict(X) / FM_PREDICT_VEC [skyline; default: the smallest --sizes, or 0]."),
     click.Option(["--no-empty-model"], is_flag=True, default=False,
                  help="Do not index the empty feature set (majority class, cost 0) [skyline]."),

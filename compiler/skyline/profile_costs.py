@@ -27,7 +27,7 @@ from scipy.optimize import nnls
 
 from compiler.costs import cost_text
 from compiler.options import OutputFile, refuse_overwriting_input
-from pyruntime.cli_errors import RequiredInUsage
+from pyruntime.cli_errors import NumberRange, RequiredInUsage
 
 UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 DEFAULT_SIZES = (100, 300, 1000, 3000, 10000)
@@ -145,7 +145,7 @@ def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) ->
 @click.option("--sizes", default=",".join(map(str, DEFAULT_SIZES)), show_default=True,
               help="Item sizes to time, comma-separated.")
 @click.option("--repeats", default=5, show_default=True, help="Timed calls per feature and size.")
-@click.option("--percentile", type=click.FloatRange(0, 100), default=100.0, show_default=True,
+@click.option("--percentile", type=NumberRange(0, 100), default=100.0, show_default=True,
               help="Percentile of the repeated timings that is fitted (100: worst case, so budgets hold; 0: best).")
 @click.option("--unit", type=click.Choice(list(UNITS)), default="us", show_default=True, help="Cost unit.")
 @click.option("--on", "on_target", default=None,

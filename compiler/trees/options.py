@@ -17,6 +17,7 @@ from compiler.options import (
     floats_text,
     folds_option,
 )
+from pyruntime.cli_errors import NumberRange
 
 __all__ = ["CASCADE_OPTIONS", "CLASS_TREES_OPTIONS", "DEFAULT_GRID", "LOSSES", "MISER_OPTIONS", "SWEEP_OPTIONS",
            "TREE_OPTIONS"]
@@ -72,7 +73,7 @@ CASCADE_OPTIONS = [
                  help="CSCC: comma-separated Greedy Miser lambdas of the pre-trained trees it weighs (--trees trees "
                       f"each; 0 = the paper's plain stage-wise regression). {CSCC_GIVEN} "
                       f"[cascade; default {floats_text(_C['pool_lambdas'])}]."),
-    click.Option(["--rho"], type=click.FloatRange(min=0), default=None,
+    click.Option(["--rho"], type=NumberRange(min=0), default=None,
                  help=f"CSCC: l1 regularisation of the stage weights. {CSCC_GIVEN} [cascade; default {_C['rho']:g}]."),
     click.Option(["--early-exit-every"], type=click.IntRange(min=1), default=None,
                  help="Baseline instead of CSCC: one miser ensemble with an exit test every N iterations, exits "
@@ -93,7 +94,7 @@ CASCADE_OPTIONS = [
     click.Option(["--exit-every-grid"], default=None,
                  help="With --exit-folds: comma-separated N of --early-exit-every judged with each lambda in the "
                       "same way (the ensembles are fitted once per lambda) [cascade]."),
-    click.Option(["--exit-budget"], type=click.FloatRange(0, 1, min_open=True), default=None,
+    click.Option(["--exit-budget"], type=NumberRange(0, 1, min_open=True), default=None,
                  help="With --exit-lambdas or --exit-every-grid: a share of the eager cost (every feature read, each "
                       "group once, and every tree walked, in the costs' unit). Among the pairs whose held-out mean "
                       "cost is within it and whose held-out accuracy is within the tolerance, keep the most accurate "
@@ -122,7 +123,7 @@ CASCADE_OPTIONS = [
                       "the exits are learned is kept). The whole ensemble's score is the same sum either way "
                       f"(float32 rounding aside) [cascade with exits; default {DEFAULT_TREE_ORDER}, with "
                       f"--early-exit-every {EARLY_EXIT_TREE_ORDER}]."),
-    click.Option(["--min-agreement"], type=click.FloatRange(0, 1, min_open=True), default=None,
+    click.Option(["--min-agreement"], type=NumberRange(0, 1, min_open=True), default=None,
                  help="Share of validation exits that must agree with the full ensemble [cascade "
                       f"--early-exit-every; default {_C['min_agreement']:g}]."),
 ]
