@@ -155,9 +155,10 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
 
 TRAIN_DESCRIPTION = (
     "DATA is a CSV (with header), libsvm, ARFF or NPZ path, or a bundled name: sklearn:digits, "
-    "sklearn:breast_cancer, keel:NAME, gen:sparse:ROWS:FEATURES; or raw sensor windows: a UEA/UCR .ts file, an NPZ "
-    "with X of n x channels x length, or uea:BasicMotions, whose columns are the features of --features (the model "
-    "keeps the plan, so eval/predict/export-c take the same windows). The data is split (60/20/20, "
+    "sklearn:breast_cancer, sklearn:iris, sklearn:wine, keel:NAME, gen:sparse:ROWS:FEATURES; or raw sensor windows: "
+    "a UEA/UCR .ts file, an NPZ with X of n x channels x length, or uea:BasicMotions, whose columns are the "
+    "features of --features (the model keeps the plan, so eval/predict/export-c take the same windows). The data "
+    "is split (60/20/20, "
     "stratified, by --seed) into train, validation and test; the model file records the split so "
     "`eval` reports on the test part."
 )

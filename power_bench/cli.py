@@ -49,7 +49,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
-@click.group("power", cls=OneLineErrors)
+@click.group("power", cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 def power() -> None:
     """Measure joules per prediction with a logging multimeter (or an emulated one).
 

@@ -89,6 +89,11 @@ def test_c_and_reference_agree_on_cli_models(work: Path, numeric: str) -> None:
     rep = json.loads(out)
     assert code == 0 and rep["tree_eval_cost"] == 0.5
     assert rep["mean_test_time_cost"] == pytest.approx(rep["mean_cost"] + 0.5 * rep["mean_trees"])
+    # the training record names its figures as eval does (round 64: its mean_cost held the test-time cost)
+    tr = model.meta["training"]
+    assert tr["validation_mean_test_time_cost"] == pytest.approx(tr["validation_mean_cost"]
+                                                                 + 0.5 * tr["validation_mean_trees"])
+    assert tr["validation_mean_cost"] < tr["validation_mean_test_time_cost"]
 
 
 def test_sweep_keeps_cheapest_within_tolerance_and_prints_curve(work: Path) -> None:
@@ -174,7 +179,8 @@ def test_sweep_trees_keeps_the_cheapest_lambda_and_share_of_its_trees(work: Path
     # the file is the kept point: its trees, lambda, and validation accuracy and cost (features + 2 per tree)
     assert tr["lambda_chosen"] == kept[0]["lambda"] and tr["trees_chosen"] == kept[0]["trees"]
     assert tr["validation_accuracy"] == pytest.approx(kept[0]["validation_accuracy"])
-    assert tr["validation_mean_cost"] == pytest.approx(kept[0]["validation_cost"])
+    assert tr["validation_mean_test_time_cost"] == pytest.approx(kept[0]["validation_cost"])
+    assert tr["validation_mean_cost"] == pytest.approx(kept[0]["validation_cost"] - 2 * tr["validation_mean_trees"])
 
 
 def test_sweep_trees_with_folds_refits_the_kept_share(work: Path) -> None:

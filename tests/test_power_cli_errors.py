@@ -340,3 +340,10 @@ def test_emulate_refuses_values_and_profiles_it_cannot_send(tmp_path: Path) -> N
     assert [values.next() for _ in range(3)] == [a, a, a]
     values = CycleValues([(a, 2), (b, 1)])
     assert [values.next() for _ in range(5)] == [a, a, b, a, a]
+
+
+@pytest.mark.parametrize("args", [["-h"], ["read", "-h"], ["run", "-h"]])
+def test_dash_h_is_help_as_in_frugalml(args: list[str]) -> None:
+    """`python -m power_bench -h` works as `frugalml power -h` does (round 64: "No such option '-h'")."""
+    res = CliRunner().invoke(power, args)
+    assert res.exit_code == 0 and res.output.startswith("Usage: ") and "--help" in res.output, res.output

@@ -174,11 +174,12 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
             self.reference_ = float(cscc.full_validation_accuracy_)
         ref = cands[0][2]["validation_accuracy"]  # miser lambda = 0, no exits
         ok = [cd for cd in cands if cd[2]["validation_accuracy"] >= ref - float(self.tolerance) - 1e-12]
-        name, best, val = min(ok, key=lambda cd: (cd[2]["validation_mean_cost"], -cd[2]["validation_accuracy"],
+        name, best, val = min(ok, key=lambda cd: (cd[2]["validation_mean_test_time_cost"],
+                                                  -cd[2]["validation_accuracy"],
                                                   len(getattr(cd[1], "stage_end_", [0]))))
         self.best_name_, self.best_estimator_, self.best_validation_ = name, best, val
         self.frontier_ = [{"model": n, "validation_accuracy": v["validation_accuracy"],
-                           "validation_cost": v["validation_mean_cost"]} for n, _, v in cands]
+                           "validation_cost": v["validation_mean_test_time_cost"]} for n, _, v in cands]
         self.ir_ = best.to_tree_ensemble()
         self.ir_.setdefault("tree_eval_cost", float(self.tree_eval_cost))
         return self
