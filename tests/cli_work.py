@@ -3,8 +3,10 @@ data sets several kinds' tests train on (each seeded, so a test's data is the sa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from click.testing import CliRunner
@@ -44,3 +46,11 @@ def shifted_binary(n: int, seed: int, shift: Sequence[float]) -> tuple[np.ndarra
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
     return rng.normal(size=(n, len(shift))) + np.outer(2.0 * y - 1.0, shift), y
+
+
+def strict_json(text: str) -> Any:
+    """json.loads refusing NaN and Infinity (Python's json writes them; JSON.parse, jq and others refuse)."""
+    def refuse(name: str) -> None:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_work import run, shifted_binary, write_costs
+from cli_work import run, shifted_binary, strict_json, write_costs
 
 from pyruntime import format as fmt
 from pyruntime.describe import tree_depths
@@ -133,14 +133,6 @@ def test_a_k_class_linear_part_lists_each_feature_once(tmp_path: Path) -> None:
     names = m.meta["feature_names"]
     assert f1["n_classes"] == 3 and f1["nnz"] == m.tables.f1.nnz > len(f1["features"])
     assert f1["features"] == [names[j] for j in dict.fromkeys(m.tables.f1.feature.tolist())]
-
-
-def strict_json(text: str) -> dict:
-    """json.loads refusing NaN and Infinity (Python's json writes them; JSON.parse, jq and others refuse)."""
-    def refuse(name: str) -> None:
-        raise ValueError(f"not JSON: {name}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 @pytest.mark.parametrize("kind", sorted(TRAIN))

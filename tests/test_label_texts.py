@@ -161,11 +161,10 @@ def test_a_split_seed_out_of_numpys_range_is_a_usage_error_naming_the_option(tmp
                                                                                seed: str) -> None:
     """numpy seeds take 0 .. 2^32 - 1: past it some paths said numpy's "Seed must be between 0 and 2**32 - 1"
     after loading the data, others trained (round 64); now one usage error for every kind."""
-    code, _, err = run("train", kind, two_class_csv(tmp_path / "d.csv", ("a", "b")), "-o",
-                       tmp_path / "m.msgpack", "--seed", seed)
+    data = two_class_csv(tmp_path / "d.csv", ("a", "b"))
+    code, _, err = run("train", kind, data, "-o", tmp_path / "m.msgpack", "--seed", seed)
     assert code == 2 and "--seed" in err and err.count("\n") == 1 and not (tmp_path / "m.msgpack").exists(), err
-    code, _, err = run("train", kind, two_class_csv(tmp_path / "d.csv", ("a", "b")), "-o",
-                       tmp_path / "m.msgpack", "--seed", str(2**32 - 1))
+    code, _, err = run("train", kind, data, "-o", tmp_path / "m.msgpack", "--seed", str(2**32 - 1))
     assert code == 0, err
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_work import strict_json
 from click.testing import CliRunner
 
 from power_bench.cli import power
@@ -402,11 +403,7 @@ def test_cli_run_json_is_strict_json(tmp_path: Path) -> None:
     code, out, err = _cli_run(tmp_path, "--volts", "5", "--min-samples", "5", "--json", "--emulate",
                               "idle=100mA,A=OLmA,interval=0.01")
     assert code == 1, out + err
-
-    def refuse(name: str) -> None:
-        raise AssertionError(f"{name} in --json output")
-
-    summary = json.loads(out, parse_constant=refuse)
+    summary = strict_json(out)
     assert summary["models"]["A"]["mean"] is None
 
 
