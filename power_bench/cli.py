@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import click
 
-from pyruntime.cli_errors import FiniteRange, OneLineErrors
+from pyruntime.cli_errors import NumberRange, OneLineErrors
 from pyruntime.jsontext import json_text
 
 from .emulator import MAX_INTERVAL, CycleValues, Emulator, check_showable
@@ -105,7 +105,7 @@ def _open(spec: str, **kwargs: object) -> tuple[Source, object]:
 @power.command("read")
 @click.option("--meter", "spec", required=True, metavar="METER", help=METER_HELP)
 @click.option("--samples", type=click.IntRange(min=1), help="Stop after N decoded readings.")
-@click.option("--seconds", type=FiniteRange(min=0, min_open=True), help="Stop after S seconds.")
+@click.option("--seconds", type=NumberRange(min=0, min_open=True, finite=True), help="Stop after S seconds.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per reading.")
 def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: bool) -> None:
     """Print one line per decoded reading: value in base units, unit, AC/DC, then range, flags, time.
@@ -181,9 +181,10 @@ def _print_reading(r: Reading, t: float, raw: bytes, as_json: bool) -> None:
 @click.option("--values", "values_text", help="Values to loop over, e.g. 123.4mA,-0.512A,5V,OLmA.")
 @click.option("--profile", type=click.Path(exists=True, dir_okay=False),
               help="File with one VALUE[,REPEAT] per line, looped.")
-@click.option("--garbage", type=FiniteRange(0, 1), default=0.0, show_default=True,
+@click.option("--garbage", type=NumberRange(0, 1, finite=True), default=0.0, show_default=True,
               help="Probability that junk (random bytes, partial or corrupted packet) precedes a packet.")
-@click.option("--interval", type=FiniteRange(min=0, min_open=True, max=MAX_INTERVAL), default=0.5, show_default=True,
+@click.option("--interval", type=NumberRange(min=0, min_open=True, max=MAX_INTERVAL, finite=True), default=0.5,
+              show_default=True,
               help="Seconds between packets (a real meter: 0.05-0.5; faster is fine for tests).")
 @click.option("--count", type=click.IntRange(min=1), help="Stop after N packets and close the pty "
               "(what a reader sees when a meter is unplugged).")
@@ -310,14 +311,14 @@ def _remove_dirs(dirs: list[Path]) -> None:
 
 @power.command("run")
 @click.option("--meter", "spec", required=True, metavar="METER", help=METER_HELP)
-@click.option("--volts", type=FiniteRange(min=0, min_open=True),
+@click.option("--volts", type=NumberRange(min=0, min_open=True, finite=True),
               help="Supply voltage of the device (required when the meter reads current).")
 @click.option("--model", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Model A (msgpack).")
 @click.option("--data", required=True, metavar="DATA", help="Data the workload loops over (path or bundled name).")
 @click.option("--compare", type=click.Path(exists=True, dir_okay=False),
               help="Model B: runs alternate A B A B ...; the report gives the energy ratio B/A.")
-@click.option("--idle-seconds", type=FiniteRange(min=0, min_open=True, max=MAX_SECONDS), default=10.0,
+@click.option("--idle-seconds", type=NumberRange(min=0, min_open=True, max=MAX_SECONDS, finite=True), default=10.0,
               show_default=True,
               help="Idle phase before the workload, always run in full; extended when it yields fewer than "
               "--min-samples readings, by at most --max-seconds.")
@@ -325,9 +326,9 @@ def _remove_dirs(dirs: list[Path]) -> None:
               help="Meter readings needed in the idle phase and per model; fewer -> no figure.")
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="Runs per model [default: 1, or 2 with --compare].")
-@click.option("--settle-seconds", type=FiniteRange(min=0, max=MAX_SECONDS), default=0.5, show_default=True,
+@click.option("--settle-seconds", type=NumberRange(min=0, max=MAX_SECONDS, finite=True), default=0.5, show_default=True,
               help="Readings this soon after a phase starts are left out (meter lag).")
-@click.option("--max-seconds", type=FiniteRange(min=0, min_open=True, max=MAX_SECONDS), default=3600.0,
+@click.option("--max-seconds", type=NumberRange(min=0, min_open=True, max=MAX_SECONDS, finite=True), default=3600.0,
               show_default=True,
               help="Cap on the workload time per model and on the idle phase's extension (the run then may "
               "rest on too few samples; a capped idle phase says so on stderr).")
@@ -339,7 +340,7 @@ def _remove_dirs(dirs: list[Path]) -> None:
               '{"predictions": N, "seconds": T}.')
 @click.option("--emulate", "emulate", help="Current profile for emulated:METER, e.g. "
               "'idle=100mA,A=150mA,B=130mA,noise=0.5mA,interval=0.25'.")
-@click.option("--garbage", type=FiniteRange(0, 1), default=0.0, help="Junk rate for emulated:METER.")
+@click.option("--garbage", type=NumberRange(0, 1, finite=True), default=0.0, help="Junk rate for emulated:METER.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for emulated noise.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary JSON instead of the text report.")
 @click.option("--quiet", is_flag=True, help="No progress display.")

@@ -17,10 +17,12 @@ NBSP = "\u00a0"  # joins an option to its metavar while the usage line is wrappe
 
 class NumberRange(click.FloatRange):
     """click's FloatRange (and plain float: no bounds) without NaN: NaN passes every range comparison, so `--lambda
-    nan` reached the trainer and came back as "lam must be >= 0"; a usage error naming the option instead."""
+    nan` reached the trainer and came back as "lam must be >= 0"; a usage error naming the option instead. With
+    ``finite=True`` infinities are refused too (power_bench: --volts nan measured "nan J" and said ok)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, finite: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.finite = finite
         if self.min is None and self.max is None:
             self.name = "float"  # the help shows FLOAT, as for type=float, and no range
 
@@ -29,18 +31,10 @@ class NumberRange(click.FloatRange):
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
         rv = super().convert(value, param, ctx)
+        if self.finite and not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number", param, ctx)  # NaN and infinities: one message
         if math.isnan(rv):
             self.fail(f"{value!r} is not a number", param, ctx)
-        return rv
-
-
-class FiniteRange(NumberRange):
-    """NumberRange without infinities (power_bench: --volts nan measured "nan J" and said ok)."""
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        rv = click.FloatRange.convert(self, value, param, ctx)  # NaN and infinities: one message
-        if not math.isfinite(rv):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
         return rv
 
 

@@ -26,7 +26,7 @@ from pyruntime.arrays import float32_zeroed, float32_zeroed_text
 from pyruntime.costtext import unused_text
 from pyruntime.errors import DataError
 from pyruntime.features.plan import FeaturePlan
-from pyruntime.numtext import parse_index, parse_number
+from pyruntime.numtext import is_number, parse_index, parse_number
 from pyruntime.textfiles import not_utf8
 
 BUNDLED_WINDOWS = Path(__file__).resolve().parent / "datasets"
@@ -141,14 +141,6 @@ def keel_codes(X: np.ndarray, spec: str) -> np.ndarray:
                 raise DataError(f"{spec}: nominal column x{j} has missing values") from None
             out[:, j] = np.unique(text, return_inverse=True)[1]
     return out
-
-
-def is_number(text: str) -> bool:
-    try:
-        parse_number(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = None) -> Dataset:

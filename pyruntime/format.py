@@ -195,10 +195,7 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
         raise ModelFormatError(f"{source}: format version {version} is not supported (this frugalml reads versions "
                                f"{READ_VERSIONS[0]} to {READ_VERSIONS[-1]}){newer}")
     body = blob[HEADER.size :]
-    if len(body) < length:
-        raise ModelFormatError(f"{source}: truncated ({len(body)} of {length} body bytes)")
-    if len(body) > length:
-        raise ModelFormatError(f"{source}: {len(body) - length} unexpected bytes after the body")
+    _check_length(len(body), length, source)
     if zlib.crc32(body) != crc:
         raise ModelFormatError(f"{source}: checksum mismatch (file corrupted)")
     try:
@@ -324,6 +321,11 @@ def _check_size(head: bytes, body_bytes: int, source: str) -> None:
     magic, version, _flags, length, _crc = HEADER.unpack(head)
     if magic != MAGIC or version not in READ_VERSIONS:
         loads(head, source)  # raises: bad magic, or the version
+    _check_length(body_bytes, length, source)
+
+
+def _check_length(body_bytes: int, length: int, source: str) -> None:
+    """The body's size against the header's length: a cut file, or bytes appended to a model."""
     if body_bytes < length:
         raise ModelFormatError(f"{source}: truncated ({body_bytes} of {length} body bytes)")
     if body_bytes > length:

@@ -13,6 +13,15 @@ def parse_number(text: str) -> float:
     return float(text)
 
 
+def is_number(text: str) -> bool:
+    """Whether ``parse_number`` reads ``text``."""
+    try:
+        parse_number(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_index(text: str) -> int:
     """int(text) of ASCII digits with an optional sign (int() also takes ``1_0``, ``١٠`` and ``１０``)."""
     body = text.strip()

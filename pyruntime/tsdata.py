@@ -18,7 +18,7 @@ import numpy as np
 
 from pyruntime.arrays import float32_zeroed, float32_zeroed_text
 from pyruntime.errors import DataError
-from pyruntime.numtext import parse_index, parse_number
+from pyruntime.numtext import is_number, parse_index, parse_number
 from pyruntime.textfiles import not_utf8
 
 BOOL_KEYS = ("timestamps", "missing", "univariate", "equallength", "classlabel")
@@ -84,14 +84,6 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
     raise DataError(f"{path}: no @data line (not a .ts file?)")
 
 
-def _numbers(field: str) -> bool:
-    try:
-        [parse_number(v) for v in field.split(",")]
-    except ValueError:
-        return False
-    return True
-
-
 def read_ts(path: Path, labels_needed: bool = True) -> Windows:
     """The windows of a UEA/UCR .ts file. With ``labels_needed`` False (predict, --embed), a file with
     @classLabel false is read too: its lines hold the channels only, every label is ""."""
@@ -127,8 +119,10 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
         where = f"{path} line {i + 1}"
         if not chans:
             raise DataError(f"{where}: expected CHANNEL:...:LABEL")
-        if not labelled and len(chans) > 1 and not _numbers(chans[-1]):
-            raise DataError(f"{where}: the last field {chans[-1].strip()[:40]!r} is not a series of numbers: if it is "
+        # a label candidate is one word that is not a number: a series (commas) or a '?' is a channel's fault
+        last = chans[-1].strip()
+        if not labelled and len(chans) > 1 and "," not in last and "?" not in last and not is_number(last):
+            raise DataError(f"{where}: the last field {last[:40]!r} is not a series of numbers: if it is "
                             "the class label, the header needs '@classLabel true LABEL...' ("
                             f"{'not @classLabel false' if 'classlabel' in head else 'it has no @classLabel line'})")
         if dims is None:
@@ -144,7 +138,7 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
         try:
             rows = [np.array([parse_number(v) for v in c.split(",")], dtype=np.float64) for c in chans]
         except ValueError:
-            bad = next(v for c in chans for v in c.split(",") if not _numbers(v))
+            bad = next(v for c in chans for v in c.split(",") if not is_number(v))
             what = ("an empty value (a doubled or trailing comma?)" if not bad.strip()
                     else f"value {bad.strip()[:40]!r}")
             raise DataError(f"{where}: a value is not a number: {what}") from None

@@ -16,9 +16,10 @@ from click.testing import CliRunner
 from compiler.cli import cli
 from compiler.costs import CostsError, load_costs
 from compiler.report_text import counts_text
-from pyruntime.data import is_number, load_dataset, make_sparse_binary
+from pyruntime.data import load_dataset, make_sparse_binary
 from pyruntime.errors import DataError
 from pyruntime.format import load
+from pyruntime.numtext import is_number
 
 N = 10
 

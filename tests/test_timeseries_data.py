@@ -207,6 +207,21 @@ def test_labels_without_a_class_label_line_are_named_as_labels(tmp_path: Path, h
     assert read_ts(path, labels_needed=False).n_channels == 2  # two channels of numbers stay two channels
 
 
+@pytest.mark.parametrize("last, said", [
+    ("5,6,?,8", "missing values ('?') are not supported"),
+    ("5,6,7x,8", "a value is not a number: value '7x'"),
+    ("?", "missing values ('?') are not supported"),
+])
+def test_a_bad_last_channel_of_an_unlabelled_file_is_a_channel_error(tmp_path: Path, last: str, said: str) -> None:
+    """Only one word that is not a number can be a label: a series with a '?' or a typo in the last channel is
+    named as such, not taken for a label the header forgot (round 64's hint fired on both)."""
+    path = tmp_path / "x.ts"
+    path.write_text(f"@problemName x\n@dimensions 2\n@data\n1,2,3,4:{last}\n")
+    with pytest.raises(DataError, match="line 4: ") as err:
+        read_ts(path, labels_needed=False)
+    assert said in str(err.value) and "@classLabel" not in str(err.value)
+
+
 def test_default_plan_takes_the_decimations_the_shortest_window_affords() -> None:
     """Four bands of the block means of D samples need 5 D samples: the default plan drops the rest, so it accepts
     every window the basic plan accepts."""

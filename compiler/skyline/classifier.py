@@ -43,7 +43,7 @@ from compiler.skyline.search import (
     prune_candidates,
     set_coef,
 )
-from pyruntime.data import is_number
+from pyruntime.numtext import is_number
 from pyruntime.skyline.index import NO_MODEL, SkylineIndex
 
 METHODS = ("auto", "polydom", "greedy-acc", "greedy-cost", "brute")
