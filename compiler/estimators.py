@@ -10,13 +10,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+
+def check_float32_range(X: np.ndarray) -> None:
+    """Training inputs the device can read: finite in float32 (a float64 beyond +-3.4e38 becomes inf there, and
+    the tables fitted on it hold infinities: "bin edges must be finite" at export, or a degenerate model)."""
+    big = float(np.abs(X).max()) if X.size else 0.0
+    if big > float(np.finfo(np.float32).max):
+        raise ValueError(f"X holds values beyond float32's range (|x| up to {big:.3g}): the models read float32 "
+                         "inputs; scale the features")
 
 
 def fit_binary(est: Any, X: Any, y: Any, dtype: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
     """Validate (X, y) for fit, set est.classes_ and est.n_features_in_; y as 0/1 (1 = classes_[1])."""
     X, y = validate_data(est, X, y, dtype=dtype, ensure_min_samples=2)
+    check_float32_range(X)
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
     classes = np.unique(y)
     if y_type not in ("binary",) or classes.size != 2:
@@ -32,6 +43,7 @@ def fit_classes(est: Any, X: Any, y: Any, dtype: Any = np.float64) -> tuple[np.n
     """Validate (X, y) for fit of a K-class estimator, set est.classes_ and est.n_features_in_; y as the
     index into classes_ (0/1 for two classes, as fit_binary)."""
     X, y = validate_data(est, X, y, dtype=dtype, ensure_min_samples=2)
+    check_float32_range(X)
     type_of_target(y, input_name="y", raise_unknown=True)
     check_classification_targets(y)
     classes = np.unique(y)
@@ -52,15 +64,43 @@ def encode_classes(est: Any, y: Any, what: str) -> np.ndarray:
     return np.searchsorted(est.classes_, y).astype(np.int64)
 
 
-def check_split_classes(y: Any, avoid: str) -> None:
-    """Before a stratified internal validation split of the training labels ``y``: every class needs at least
-    2 rows (one for each part). ``avoid`` ends the message: how the caller's estimator does without the split."""
+def check_eval_set(eval_set: Any) -> tuple[Any, Any]:
+    """``eval_set`` as (X_val, y_val): a pair whose X and y have the same number of rows (a mismatch named, not
+    left to a numpy broadcast error deep in the trainer)."""
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
+        what = f"{len(eval_set)} items" if isinstance(eval_set, (tuple, list)) else type(eval_set).__name__
+        raise ValueError(f"eval_set must be a pair (X_val, y_val), got {what}")
+    X_val, y_val = eval_set
+    rows, labels = len(X_val), len(y_val)
+    if rows != labels:
+        raise ValueError(f"validation data: X_val has {rows} rows and y_val {labels} labels (one label per row)")
+    return X_val, y_val
+
+
+def seed_of(random_state: Any) -> int:
+    """``random_state`` as the int seed a fit uses throughout: an int as given; None or a numpy RandomState
+    (scikit-learn's conventions) draw one from check_random_state."""
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def check_split_classes(y: Any, avoid: str, fraction: float) -> None:
+    """Before a stratified internal validation split of the training labels ``y`` (``fraction`` of the rows, as
+    train_test_split's test_size): every class needs at least 2 rows (one for each part), and each part at least
+    one row of every class. ``avoid`` ends the message: how the caller's estimator does without the split."""
     classes, counts = np.unique(np.asarray(y), return_counts=True)
     few = classes[counts < 2]
     if few.size:
         raise ValueError(f"training data: class{'es' if few.size > 1 else ''} {few[:5].tolist()} "
                          f"{'have' if few.size > 1 else 'has'} a single row, too few for the internal stratified "
                          f"validation split (at least 2 rows of every class); {avoid}")
+    n = int(counts.sum())
+    n_val = int(np.ceil(fraction * n))
+    if min(n_val, n - n_val) < classes.size:
+        raise ValueError(f"training data: {n} rows leave {n_val} for the internal validation part (validation_fraction "
+                         f"{fraction:g}) and {n - n_val} for training, fewer than the {classes.size} classes in one "
+                         f"part; {avoid}")
 
 
 def check_X(est: Any, X: Any, attribute: str, dtype: Any = np.float64) -> np.ndarray:

@@ -122,3 +122,86 @@ def test_frontier_one_row_class_says_how_to_avoid_the_split() -> None:
     X, y = one_row_class()
     with pytest.raises(ValueError, match=r"class \[2\] has a single row.*eval_set=\(X_val, y_val\)"):
         frontier().fit(X, y)
+
+
+def nb() -> Any:
+    from compiler.nb.train import NaiveBayesBudget
+
+    return NaiveBayesBudget()
+
+
+def cscc() -> Any:
+    from compiler.trees.cscc import CsccCascadeClassifier
+
+    return CsccCascadeClassifier(n_trees=5, n_rounds=1)
+
+
+# estimators whose fit takes eval_set, early_exit left out (its fit takes the validation rows alone)
+EVAL_SET_FITS = {**{k: v[0] for k, v in WITH_EVAL_SET.items() if k != "early_exit"}, "nb": nb, "cscc": cscc}
+
+
+@pytest.mark.parametrize("name", list(EVAL_SET_FITS))
+def test_eval_set_of_mismatched_rows_or_not_a_pair_is_named(name: str) -> None:
+    """X_val of 25 rows with 20 labels raised numpy's broadcast error from four trainers; a 3-tuple was taken
+    (the probe of round 65)."""
+    Xtr, ytr, Xva, yva = iris()
+    make = EVAL_SET_FITS[name]
+    with pytest.raises(ValueError, match=f"validation data: X_val has {len(yva)} rows and y_val 20 labels"):
+        make().fit(Xtr, ytr, eval_set=(Xva, yva[:20]))
+    with pytest.raises(ValueError, match="eval_set must be a pair \\(X_val, y_val\\), got 3 items"):
+        make().fit(Xtr, ytr, eval_set=(Xva, yva, None))
+
+
+@pytest.mark.parametrize("make", [nb, frontier], ids=["nb", "frontier"])
+def test_random_state_takes_none_and_a_random_state(make: Callable[[], Any]) -> None:
+    """scikit-learn's three forms of random_state: an int, None and a RandomState (NaiveBayesBudget and
+    CascadeFrontierClassifier raised TypeError on the last two); the same RandomState seed gives the same model."""
+    X, y = load_iris(return_X_y=True)
+    make().set_params(random_state=None).fit(X, y)
+    a = make().set_params(random_state=np.random.RandomState(5)).fit(X, y).predict_proba(X)
+    b = make().set_params(random_state=np.random.RandomState(5)).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_skyline_score_takes_a_column_and_refuses_a_wrong_length() -> None:
+    """score(X, y) with y of shape (n, 1) broadcast to n x n and gave 100.0; a y of one label was scored."""
+    Xtr, ytr, Xva, yva = iris(3)
+    sk = SkylineClassifier(max_sets=4).fit(Xtr, ytr)
+    want = sk.score(Xva, yva)
+    assert 0.0 <= want <= 1.0
+    with pytest.warns(Warning, match="column-vector y was passed when a 1d array was expected"):
+        assert sk.score(Xva, yva.reshape(-1, 1)) == want
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        sk.score(Xva, yva[:1])
+
+
+def test_miser_refuses_negative_sample_weights() -> None:
+    Xtr, ytr, _, _ = iris()
+    w = np.ones(len(ytr))
+    w[0] = -1.0
+    with pytest.raises(ValueError, match="sample_weight must be >= 0"):
+        miser().fit(Xtr, ytr, sample_weight=w)
+
+
+@pytest.mark.parametrize("make", [miser, frontier, cscc], ids=["miser", "frontier", "cscc"])
+def test_too_few_rows_for_the_internal_split_name_the_fraction(make: Callable[[], Any]) -> None:
+    """4 rows of 2 classes at validation_fraction 0.2 leave one validation row: scikit-learn's "The test_size = 1
+    should be greater or equal to the number of classes = 2", about a parameter the user never set."""
+    X, y = load_iris(return_X_y=True)
+    rows = [0, 1, 50, 51]
+    with pytest.raises(ValueError, match="4 rows leave 1 for the internal validation part .*fewer than the 2 classes"):
+        make().fit(X[rows], y[rows])
+
+
+def test_cstc_with_the_boosting_trick_is_tagged_binary() -> None:
+    assert CSTCClassifier().__sklearn_tags__().classifier_tags.multi_class
+    assert not CSTCClassifier(phi="trees").__sklearn_tags__().classifier_tags.multi_class
+
+
+@pytest.mark.parametrize("make", [nb, lambda: CSTCClassifier(depth=2, max_iter=1, n_starts=1)], ids=["nb", "cstc"])
+def test_inputs_beyond_float32_are_refused_at_fit(make: Callable[[], Any]) -> None:
+    """NB said "bin edges must be finite" (a model-file error) and CSTC fitted a 0.50 model on X * 1e39 (the
+    estimators that validate X as float32 get scikit-learn's "too large for dtype('float32')")."""
+    Xtr, ytr, _, _ = iris()
+    with pytest.raises(ValueError, match="X holds values beyond float32's range"):
+        make().fit(Xtr * 1e39, ytr)

@@ -47,7 +47,7 @@ from compiler.boosting.tree import CostTree
 from compiler.costs import cost_vector
 from compiler.cstc import ridge
 from compiler.cstc.groups import GroupMap
-from compiler.estimators import check_X, encode_classes, fit_classes
+from compiler.estimators import binary_only, check_eval_set, check_X, encode_classes, fit_classes
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
 # what one start fits (fit keeps the best start's)
@@ -152,6 +152,10 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
         self.internal_loss = internal_loss
         self.random_state = random_state
         self.n_starts = n_starts
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        return binary_only(tags) if self.phi == "trees" else tags  # the boosting trick's phi is binary only
 
     # ------------------------------------------------------------------ phi ----
     def _check_params(self, n_features: int) -> None:
@@ -382,6 +386,7 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
     @one_blas_thread
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> CSTCClassifier:
         X, yidx = fit_classes(self, X, y)
+        eval_set = None if eval_set is None else check_eval_set(eval_set)
         self.n_classes_ = int(self.classes_.size)
         if self.n_classes_ > 2:
             return self._fit_k(X, yidx, eval_set)

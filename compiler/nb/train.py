@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from compiler.costs import FeatureCosts
-from compiler.estimators import check_X, encode_classes, fit_classes
+from compiler.estimators import check_eval_set, check_X, encode_classes, fit_classes, seed_of
 from compiler.header import check_numeric
 from compiler.nb.discretize import Bins, fit_bins, parse_bins
 from compiler.nb.likelihood import check_likelihood, log_likelihoods
@@ -436,10 +436,11 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         validation_fraction split of the training data)."""
         self._check_params()
         X, y = fit_classes(self, X, y)
+        seed = seed_of(self.random_state)
         if eval_set is None:
             from pyruntime.data import Split
 
-            tr, va, _ = Split(seed=self.random_state, train=1 - self.validation_fraction,
+            tr, va, _ = Split(seed=seed, train=1 - self.validation_fraction,
                               validation=self.validation_fraction).indices(y)
             if va.size == 0:
                 raise ValueError(f"validation data is empty: the {y.size} rows given to naive Bayes's fit leave none "
@@ -447,10 +448,9 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                                  "give more rows or an eval_set")
             X, y, X_val, y_val = X[tr], y[tr], X[va], y[va]
         else:
-            X_val = check_X(self, eval_set[0], "classes_")
-            y_val = encode_classes(self, eval_set[1], "validation data")
-            if y_val.shape[0] != X_val.shape[0]:
-                raise ValueError("validation data: y must have one label per row of X")
+            X_val, y_val = check_eval_set(eval_set)
+            X_val = check_X(self, X_val, "classes_")
+            y_val = encode_classes(self, y_val, "validation data")
         if X_val.shape[0] == 0:
             raise ValueError("validation data is empty")
         group_costs = self.costs if isinstance(self.costs, FeatureCosts) else None
@@ -460,13 +460,13 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             raise ValueError(f"costs must have one entry per feature ({X.shape[1]}), got {costs.shape}")
         if costs is not None and not (np.all(np.isfinite(costs)) and np.all(costs >= 0)):
             raise ValueError("costs must be finite and >= 0")
-        self._choose_form(X, y, X_val, y_val)
+        self._choose_form(X, y, X_val, y_val, seed)
         self.stop_cost_ = (default_stop_cost(self.numeric, int(self.classes_.size)) if self.stop_cost is None
                            else float(self.stop_cost))
         self.disagreement_ = (default_disagreement(int(self.classes_.size)) if self.disagreement is None
                               else float(self.disagreement))
         if self.classes_.size > 2:
-            return self._fit_multi(X, y, X_val, y_val, costs, group_costs)
+            return self._fit_multi(X, y, X_val, y_val, costs, group_costs, seed)
         bins = fit_bins(X, self.bins_)
         B = bins.transform(X)
         tables, counts = fit_tables(B, y, bins, self.alpha, self.likelihood_, X)
@@ -484,7 +484,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             folds = stop_cut_folds(X_val.shape[0], y_pool, self.folds, self.criterion, self.disagreement_)
             if folds:  # a small validation part: the stop cuts and the threshold judged out of fold on the train
                 # and validation rows pooled, as for K classes (module docstring); the tables stay the train part's
-                split = stratified_folds(y_pool, folds, int(self.random_state), self.classes_.tolist())
+                split = stratified_folds(y_pool, folds, seed, self.classes_.tolist())
                 P, y_stop = pooled_binary_scores(bins, X, y, X_val, y_val, order[:k], self.alpha, self.likelihood_,
                                                  split)
                 w_stop, self.cut_folds_, rule = class_weights(y_stop), folds, rule.pooled()
@@ -503,7 +503,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         self.static_threshold_ = float(t_static)
         return self
 
-    def _choose_form(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray) -> None:
+    def _choose_form(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray, seed: int) -> None:
         """bins_, likelihood_ and table_forms_: as given, or judged (bins='auto', the default for K > 2 classes:
         compiler.nb.table_form)."""
         self.table_forms_: list[dict[str, object]] = []
@@ -514,10 +514,10 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         from compiler.nb.table_form import choose_table_form  # noqa: PLC0415 - imports the orderings
 
         self.bins_, self.likelihood_, self.table_forms_ = choose_table_form(
-            X, y, X_val, y_val, int(self.classes_.size), int(self.random_state), self.alpha, self.likelihood)
+            X, y, X_val, y_val, int(self.classes_.size), seed, self.alpha, self.likelihood)
 
     def _fit_multi(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
-                   costs: np.ndarray | None, group_costs: FeatureCosts | None = None) -> NaiveBayesBudget:
+                   costs: np.ndarray | None, group_costs: FeatureCosts | None, seed: int) -> NaiveBayesBudget:
         """K > 2 classes: K-class tables, the fewest features within the tolerance of the best validation
         accuracy, margin stop points (compiler.nb.multi_train)."""
         from compiler.nb.multi_train import (  # noqa: PLC0415 - imports this module
@@ -549,7 +549,7 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
                      if self.early_stopping else 0)
         oof = None  # the folds' parts, fitted once for the greedy order, the budget and the stop cuts
         if (folds and (self.ordering in ("auto", "greedy") or self.early_stopping)) or cut_folds:
-            split = stratified_folds(y_pool, folds or cut_folds, int(self.random_state), self.classes_.tolist())
+            split = stratified_folds(y_pool, folds or cut_folds, seed, self.classes_.tolist())
             oof = out_of_fold_parts(bins, X, y, X_val, y_val, int(self.classes_.size), self.alpha,
                                     self.likelihood_, split)
         parts = oof if folds and self.ordering in ("auto", "greedy") else None

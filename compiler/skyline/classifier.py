@@ -23,11 +23,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, check_X_y, column_or_1d, validate_data
 
 from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
-from compiler.estimators import encode_classes
+from compiler.estimators import check_eval_set, encode_classes
 from compiler.options import CV_FOLDS
 from compiler.skyline import SKYLINE_CV_BELOW
 from compiler.skyline.auto import auto_search
@@ -211,7 +211,8 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
                 stratify=y if np.min(np.unique(y, return_counts=True)[1]) >= 2 else None)
         else:
             X_tr, y_tr = X, y
-            X_va, y_va = check_X_y(validate_data(self, eval_set[0], reset=False), eval_set[1])
+            X_va, y_va = check_eval_set(eval_set)
+            X_va, y_va = check_X_y(validate_data(self, X_va, reset=False), y_va)
             encode_classes(self, y_va, "validation data")  # labels only checked: the base models take them as given
         base = make_base(self.base, self.random_state)
         self.cv_used_ = int(self.cv) if int(self.cv) >= 2 and len(y_va) < int(self.cv_below) else 0
@@ -337,8 +338,10 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
     def score(self, X: Any, y: Any, sample_weight: Any = None, budget: Any = np.inf,
               size: Any = 0.0) -> float:
         """Accuracy at a budget; rows where nothing fits count as wrong."""
+        y = column_or_1d(y, warn=True)  # a column of labels, as scikit-learn's score takes it
         pred = self.predict_budgeted(X, budget, size)
-        ok = (pred.labels == np.asarray(y)) & pred.fits
+        check_consistent_length(pred.labels, y, sample_weight)
+        ok = (pred.labels == y) & pred.fits
         w = np.ones(len(ok)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         return float(np.sum(w * ok) / np.sum(w))
 

@@ -53,7 +53,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.estimators import binary_only, check_X, encode_classes, fit_binary
+from compiler.estimators import binary_only, check_eval_set, check_split_classes, check_X, encode_classes, fit_binary
 from compiler.options import CASCADE_DEFAULTS
 from compiler.trees.cascade import ExitingEnsemble, balanced_weights
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves, ir_staged_scores, ir_tree_features
@@ -397,9 +397,11 @@ class CsccCascadeClassifier(ExitingEnsemble):
         d = X32.shape[1]
         if eval_set is not None:
             Xtr, ytr = X32, y_idx
-            Xva = check_X(self, eval_set[0], "classes_", dtype=np.float32)
-            yva = encode_classes(self, eval_set[1], "validation data")
+            Xva, yva = check_eval_set(eval_set)
+            Xva = check_X(self, Xva, "classes_", dtype=np.float32)
+            yva = encode_classes(self, yva, "validation data")
         else:
+            check_split_classes(y_idx, "eval_set=(X_val, y_val) avoids that split", float(self.validation_fraction))
             tr, va = train_test_split(np.arange(len(y_idx)), test_size=float(self.validation_fraction),
                                       random_state=self.random_state, stratify=y_idx)
             Xtr, ytr, Xva, yva = X32[tr], y_idx[tr], X32[va], y_idx[va]

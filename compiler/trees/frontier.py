@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.estimators import check_split_classes, encode_classes
+from compiler.estimators import check_eval_set, check_split_classes, encode_classes, seed_of
 from compiler.options import CASCADE_DEFAULTS, DEFAULT_GRID
 from compiler.trees.cascade import EarlyExitEnsemble
 from compiler.trees.cost_tree import as_float32_matrix
@@ -117,15 +117,18 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         X32, y = validate_data(self, X, y, dtype=np.float32, ensure_min_samples=2)
         check_classification_targets(y)
+        seed = seed_of(self.random_state)
         if eval_set is None:
             check_split_classes(y, "eval_set=(X_val, y_val) avoids that split (validation_fraction must be in "
-                                   "(0, 1) here: the candidates are judged on a validation part)")
+                                   "(0, 1) here: the candidates are judged on a validation part)",
+                                float(self.validation_fraction))
             tr, va = train_test_split(np.arange(len(y)), test_size=self.validation_fraction,
-                                      random_state=self.random_state, stratify=y)
+                                      random_state=seed, stratify=y)
             Xtr, ytr, Xva, yva = X32[tr], y[tr], X32[va], y[va]
         else:
-            Xva = as_float32_matrix(validate_data(self, eval_set[0], dtype=np.float32, reset=False))
-            Xtr, ytr, yva = X32, y, np.asarray(eval_set[1])
+            Xva, yva = check_eval_set(eval_set)
+            Xva = as_float32_matrix(validate_data(self, Xva, dtype=np.float32, reset=False))
+            Xtr, ytr, yva = X32, y, np.asarray(yva)
         self.classes_ = np.unique(ytr)
         if self.classes_.size < 2:
             raise ValueError("need at least two classes (1 class in the training rows)")
@@ -133,7 +136,6 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
         c = cost_vector(self.costs, self.n_features_in_)
         fc = self.costs
         charged = fc if isinstance(fc, FeatureCosts) and fc.has_groups else c  # groups: each charged once
-        seed = int(self.random_state)
         opts: dict[str, Any] = {"tree_cost": float(self.tree_eval_cost), "refine": int(self.refine),
                                 "class_trees": str(self.class_trees)}
         opts.update({k: v for k, v in (("trees", self.n_trees), ("depth", self.max_depth), ("step", self.step))

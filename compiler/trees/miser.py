@@ -38,7 +38,7 @@ from compiler.boosting.losses import sigmoid as _sigmoid
 from compiler.boosting.losses import softmax as _softmax
 from compiler.boosting.penalty import GroupedCosts
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.estimators import check_split_classes, encode_classes
+from compiler.estimators import check_eval_set, check_split_classes, encode_classes
 from compiler.options import LOSSES, MISER_DEFAULTS  # noqa: E402,F401 - one list of losses, one of defaults
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import (
@@ -201,14 +201,17 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
         y_idx = np.searchsorted(self.classes_, y)
         self.loss_ = resolve_loss(self.loss, self.classes_.size)
         w = _check_sample_weight(sample_weight, X32, dtype=np.float64)
+        if np.any(w < 0):
+            raise ValueError("sample_weight must be >= 0 (a negative weight is not a row's importance)")
         if eval_set is not None:
             Xtr, ytr, wtr = X32, y_idx, w
-            Xva = as_float32_matrix(validate_data(self, eval_set[0], dtype=np.float32, reset=False))
-            yva = encode_classes(self, eval_set[1], "validation data")
+            Xva, yva = check_eval_set(eval_set)
+            Xva = as_float32_matrix(validate_data(self, Xva, dtype=np.float32, reset=False))
+            yva = encode_classes(self, yva, "validation data")
         elif self.validation_fraction > 0:
             check_split_classes(y, "eval_set=(X_val, y_val) or validation_fraction=0 avoids that split "
                                    "(validation_fraction=0: no validation part, all n_trees trees are kept, "
-                                   "no early stopping)")
+                                   "no early stopping)", float(self.validation_fraction))
             idx = np.arange(len(y))
             tr, va = train_test_split(idx, test_size=self.validation_fraction, random_state=self.random_state,
                                       stratify=y_idx)
