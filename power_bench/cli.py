@@ -120,6 +120,7 @@ def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: boo
     got = 0
     code = 0
     probed = False
+    refused: dict[str, int] = {}  # the decoder's reasons for well-framed packets it did not read
     try:
         while (samples is None or got < samples) and (seconds is None or time.monotonic() - t0 < seconds):
             try:
@@ -129,6 +130,8 @@ def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: boo
                 click.echo(f"error: {exc}", err=True)
                 code = 1
             for s in batch:
+                if s.kind == "undecodable":
+                    refused[s.note] = refused.get(s.note, 0) + 1
                 if s.reading is None or (samples is not None and got >= samples):
                     continue
                 got += 1
@@ -144,6 +147,12 @@ def read_cmd(spec: str, samples: int | None, seconds: float | None, as_json: boo
         source.close()
     if not code and not probed and isinstance(source, SerialSource):  # stopped before PROBE_BYTES came in
         _fail_if_other_family(source)
+    if refused and not got:
+        note, n = max(refused.items(), key=lambda kv: kv[1])
+        others = sum(refused.values()) - n
+        click.echo(f"warning: no reading decoded; {n} well-framed packet{'s' if n > 1 else ''} refused ({note})"
+                   f"{f' and {others} for other reasons' if others else ''}: the meter is on a function or state "
+                   "power_bench does not read (set the dial to the current or voltage it measures)", err=True)
     stats = source.stats()
     if stats:
         click.echo("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stats.items()), err=True)
@@ -393,6 +402,11 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
         _fail(str(exc))
     if source.expected_unit == "A" and volts is None:
         _fail("--volts is required when the meter measures current (the supply voltage of the device)")
+    windows = rounds or (2 if compare else 1)
+    if settle_seconds >= max_seconds / windows:
+        _fail(f"--settle-seconds {settle_seconds:g} skips at least each load window's whole length (--max-seconds "
+              f"{max_seconds:g} over {windows} window{'s' if windows > 1 else ''} per model: "
+              f"{max_seconds / windows:g} s): no reading could count; lower --settle-seconds or raise --max-seconds")
     # everything the workload needs is checked before a single reading is taken: a model that does not fit
     # the data must not cost the user an idle phase, nor leave a run directory behind
     # (the default workload is pyruntime.workload on this interpreter: the same steps run here, in-process;

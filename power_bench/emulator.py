@@ -10,6 +10,8 @@ import tty
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pyruntime.numtext import parse_index
+
 from .meters import Meter
 from .reading import Quantity, parse_quantity
 
@@ -77,8 +79,14 @@ class CycleValues(ValueSource):
             if not line:
                 continue
             parts = [p.strip() for p in line.split(",")]
+            if len(parts) > 2:
+                raise ValueError(f"{path}:{lineno}: {line!r} has {len(parts)} fields; expected VALUE[,REPEAT]")
             try:
-                repeat = int(parts[1]) if len(parts) > 1 else 1
+                repeat = parse_index(parts[1]) if len(parts) > 1 else 1
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: REPEAT {parts[1]!r} is not a whole number (VALUE[,REPEAT], "
+                                 "e.g. 120mA,20)") from None
+            try:
                 items.append((parse_quantity(parts[0]), repeat))
             except ValueError as exc:
                 raise ValueError(f"{path}:{lineno}: {exc}") from exc

@@ -92,25 +92,31 @@ class PacketFramer:
         }
 
 
-def coverage(protocol: Protocol, raw: bytes) -> tuple[int, float]:
-    """(packets decoded, share of ``raw``'s bytes inside them) when ``raw`` is framed as ``protocol``."""
+def coverage(protocol: Protocol, raw: bytes, framed: bool = False) -> tuple[int, float]:
+    """(packets decoded, share of ``raw``'s bytes inside them) when ``raw`` is framed as ``protocol``; with
+    ``framed``, the packets its decoder refused count too (well-framed packets of a state it does not read)."""
     framer = PacketFramer(protocol)
     framer.feed(raw)
-    return framer.packets, framer.packets * protocol.packet_size / max(len(raw), 1)
+    packets = framer.packets + (framer.undecodable if framed else 0)
+    return packets, packets * protocol.packet_size / max(len(raw), 1)
 
 
 def decodes_as(raw: bytes, named: Protocol, candidates: Iterable[Protocol], min_packets: int = 3,
                share: float = 0.5) -> Protocol | None:
     """The protocol ``raw`` really is when it does not read as ``named``: ``None`` while ``named`` decodes at
     least ``share`` of the bytes; else the candidate decoding the largest share (at least ``share`` and
-    ``min_packets`` packets), if any. Tells a meter of another family from a line of noise."""
+    ``min_packets`` packets), if any. Tells a meter of another family from a line of noise. A candidate must
+    also decode more of the bytes than ``named`` frames: packets framed as ``named`` but refused by its decoder
+    (a dial position it does not read, e.g. temperature) are its own, though a shorter protocol may decode their
+    tails."""
     if coverage(named, raw)[1] >= share:
         return None
+    own = coverage(named, raw, framed=True)[1]
     best: tuple[float, Protocol] | None = None
     for proto in candidates:
         if proto.name == named.name:
             continue
         packets, covered = coverage(proto, raw)
-        if packets >= min_packets and covered >= share and (best is None or covered > best[0]):
+        if packets >= min_packets and covered >= share and covered > own and (best is None or covered > best[0]):
             best = (covered, proto)
     return best[1] if best else None

@@ -123,15 +123,23 @@ class Recorder(threading.Thread):
             self.join(timeout=5)
 
 
+# display modes whose shown (and sent) value is not the present one: a frozen display (HOLD), a running extreme
+# (MAX, MIN, the peak PMAX/PMIN), an offset against a stored reference (REL, sigrok's REF) or an average (AVG)
+NOT_PRESENT = ("HOLD", "MAX", "MIN", "PMAX", "PMIN", "REL", "REF", "AVG")
+
+
 def classify(reading: Reading, expected_unit: str) -> str:
     """'' when the reading can enter the energy figure, else the reason it cannot."""
     if reading.unit != expected_unit:
         return f"unit {reading.unit or '?'}"
+    if math.isnan(reading.value):
+        return "nan"
     if reading.overload:
         return "overload"
     if expected_unit == "A" and reading.ac and not reading.dc:
         return "AC"
-    return ""
+    mode = next((f for f in reading.flags if f in NOT_PRESENT), "")
+    return f"mode {mode}" if mode else ""
 
 
 def _wait(seconds: float, lost: threading.Event) -> None:
@@ -161,6 +169,14 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
                             "use a higher range; they are left out of the energy figure")
         elif why == "AC":
             warnings.append(f"{n} readings were AC: switch the meter to DC; "
+                            "they are left out of the energy figure")
+        elif why == "nan":
+            warnings.append(f"{n} readings were not a number (a blank or dashed display); "
+                            "they are left out of the energy figure")
+        elif why.startswith("mode"):
+            mode = why.split(" ", 1)[1]
+            warnings.append(f"{n} readings were taken with {mode} on: the meter shows a held, extreme, relative or "
+                            f"averaged value, not the present current; turn {mode} off (press its button again); "
                             "they are left out of the energy figure")
     pairs = zip(usable, usable[1:], strict=False)
     changes = [(t, a.range, b.range) for (_t0, a), (t, b) in pairs if a.range != b.range]
@@ -220,8 +236,8 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
                         "leads are reversed (swap them), so every energy has the wrong sign")
     if short:
         errors.append(f"too few samples for a meaningful figure ({', '.join(short)}; need "
-                      f"{settings.min_samples} each): run longer (--idle-seconds, --rounds, --max-seconds) "
-                      "or lower --min-samples")
+                      f"{settings.min_samples} each): run longer (--idle-seconds, --rounds, --max-seconds), "
+                      "lower --min-samples or skip less of each window (--settle-seconds)")
     if readings and not usable:
         errors.insert(0, "no usable readings: " + "; ".join(warnings[:1]))
     ratio = None

@@ -40,7 +40,10 @@ class PhaseStats:
         n = len(values)
         if n == 0:
             return cls(0, math.nan, math.nan)
-        mean = math.fsum(values) / n
+        # about the first value: a flat phase (a frozen meter, a load change under one count) has mean exactly its
+        # value and std 0, so two flat phases of one value differ by 0, not by fsum's last bit (1e-19 J "significant")
+        first = values[0]
+        mean = first + math.fsum(v - first for v in values) / n
         var = math.fsum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else math.nan
         return cls(n, mean, math.sqrt(var) if n > 1 else math.nan)
 

@@ -332,7 +332,11 @@ def test_emulate_refuses_values_and_profiles_it_cannot_send(tmp_path: Path) -> N
         assert_one_line_exit_2(res, needle)
     (tmp_path / "zero.txt").write_text("120mA,0\n")
     (tmp_path / "bin.txt").write_bytes(b"\xff\xfe120mA\n")
-    for name, needle in (("zero.txt", "REPEAT is 0"), ("bin.txt", "bin.txt: not UTF-8 text")):
+    (tmp_path / "word.txt").write_text("120mA,abc\n")  # was Python's "invalid literal for int() with base 10"
+    (tmp_path / "three.txt").write_text("120mA,2,5\n")  # the third field was dropped without a word
+    for name, needle in (("zero.txt", "REPEAT is 0"), ("bin.txt", "bin.txt: not UTF-8 text"),
+                         ("word.txt", "word.txt:1: REPEAT 'abc' is not a whole number"),
+                         ("three.txt", "three.txt:1: '120mA,2,5' has 3 fields; expected VALUE[,REPEAT]")):
         res = runner.invoke(power, ["emulate", "uni-t-ut61e", "--profile", str(tmp_path / name), "--count", "1"])
         assert_one_line_exit_2(res, needle)
     a, b = parse_quantity("1mA"), parse_quantity("2mA")
@@ -347,3 +351,15 @@ def test_dash_h_is_help_as_in_frugalml(args: list[str]) -> None:
     """`python -m power_bench -h` works as `frugalml power -h` does (round 64: "No such option '-h'")."""
     res = CliRunner().invoke(power, args)
     assert res.exit_code == 0 and res.output.startswith("Usage: ") and "--help" in res.output, res.output
+
+
+def test_settle_time_over_the_load_window_is_refused_before_measuring(work: Path) -> None:
+    """--settle-seconds 10 with --max-seconds 3 waited 19 s and ended "too few samples (idle 0, A 0)": every
+    load window is skipped whole (round 65's probe)."""
+    out = work / "settle" / "run"
+    res = invoke(work, "--volts", "5", "--settle-seconds", "10", "--max-seconds", "3", out=out)
+    assert_one_line_exit_2(res, "--settle-seconds 10 skips at least each load window's whole length",
+                           "(--max-seconds 3 over 1 window per model: 3 s)")
+    res = invoke(work, "--volts", "5", "--settle-seconds", "2", "--max-seconds", "3", "--rounds", "2", out=out)
+    assert_one_line_exit_2(res, "over 2 windows per model: 1.5 s")
+    assert not out.parent.exists()

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -235,3 +236,24 @@ def test_read_of_the_named_family_gives_no_hint() -> None:
         res = CliRunner().invoke(power, ["read", "--meter", f"uni-t-ut61e:{emu.path}", "--samples", "40"])
     assert res.exit_code == 0, res.output
     assert len(res.stdout.splitlines()) == 40 and "decode as" not in res.stderr
+
+
+def test_read_of_packets_the_named_decoder_refuses_says_so_not_another_family(tmp_path: Path) -> None:
+    """ES51922 packets of a dial position the decoder refuses (temperature): their tails decode as ut71x, and
+    `power read` advised --meter tenma-72-7730a (round 65's probe). They are the named meter's: a warning names
+    the decoder's reason; a stream of another family is still named (test above)."""
+    packet = b"0025004800:0\r\n"
+    raw = packet * 12
+    assert decodes_as(raw, find_meter("uni-t-ut61e").proto, PROTOCOLS.values()) is None
+    master, slave = os.openpty()
+    feeder = threading.Timer(0.3, os.write, (master, raw))  # after the reader opened (and flushed) the port
+    try:
+        feeder.start()
+        res = CliRunner().invoke(power, ["read", "--meter", f"uni-t-ut61e:{os.ttyname(slave)}", "--seconds", "1.5"])
+    finally:
+        feeder.join()
+        os.close(master)
+        os.close(slave)
+    assert res.exit_code == 0 and res.stdout == "", res.output
+    assert ("warning: no reading decoded; 12 well-framed packets refused (ES51922: temperature mode carries no "
+            "range exponent)") in res.stderr and "decode as" not in res.stderr

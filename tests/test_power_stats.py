@@ -101,3 +101,31 @@ def test_csv_log_is_flushed_per_line(tmp_path) -> None:
     log.write(Sample(101.0, 0.0, "dropped", b"\xff", None, "1 unreadable bytes skipped"), "A")
     assert (tmp_path / "s.csv").read_text().count("\n") == 3
     log.close()
+
+
+def test_flat_phases_of_one_value_give_zero_energy_not_rounding_noise() -> None:
+    """A frozen meter (or a load change under one count) reads the same value in both phases: fsum(values) / n
+    left a last-bit difference, 1.3e-19 J "significant" (round 65's probe); about the first value it is 0."""
+    idle, load = PhaseStats.of([0.12] * 30), PhaseStats.of([0.12] * 27)
+    assert (idle.mean, idle.std, load.mean, load.std) == (0.12, 0.0, 0.12, 0.0)
+    est = energy_per_prediction(load, idle, 5.0, 1.869, 1000)
+    assert est.joules_per_prediction == 0.0 and not est.significant
+    spread = PhaseStats.of([0.1, 0.3, 0.2, 0.4])
+    assert spread.mean == pytest.approx(0.25) and spread.std == pytest.approx(math.sqrt(5 / 3) / 10)
+
+
+@pytest.mark.parametrize("flag", ["HOLD", "MAX", "MIN", "PMAX", "PMIN", "REL", "REF", "AVG"])
+def test_held_extreme_relative_or_averaged_readings_are_left_out(flag: str) -> None:
+    """A display in HOLD, MAX/MIN, REL or AVG shows (and sends) something else than the present current: such
+    readings went into the energy figure without a word (round 65's probe)."""
+    from power_bench.measure import RunSettings, Segment, analyze, classify
+
+    plain = Reading(0.1, "A", dc=True)
+    held = Reading(0.1, "A", dc=True, flags=(flag, "BAT"))
+    assert classify(plain, "A") == "" and classify(held, "A") == f"mode {flag}"
+    assert classify(Reading(math.nan, "A", dc=True), "A") == "nan"
+    samples = [Sample(t * 0.1, 0.0, "packet", b"", held if t % 2 else plain) for t in range(80)]
+    out = analyze(samples, (0.0, 3.9), [Segment("A", "m", 4.0, 8.0, 1000, 4.0, True)],
+                  RunSettings(volts=5.0, min_samples=5, settle_seconds=0.0), "A")
+    told = [w for w in out["warnings"] if f"with {flag} on" in w]
+    assert len(told) == 1 and told[0].startswith("40 readings were taken") and f"turn {flag} off" in told[0]
