@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 import sys
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from pyruntime.data import Dataset, load_for_model
 from pyruntime.errors import FrugalmlError
 from pyruntime.evaluators import c_evaluator
 from pyruntime.jsontext import json_text
+from pyruntime.outfiles import write_file
 
 
 def fail(message: str) -> None:
@@ -279,12 +281,12 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
                            "(FM_ROWS), not the raw windows", err=True)
     if form == "code":
         text = render_code_header(model, num, name, X, target_name)
-        Path(output).write_text(text)
+        write_file(output, text)
         click.echo(f"wrote {output}: {model.kind}, {num} generated code, {text.count(chr(10))} lines, at least "
                    f"{flash:,} bytes of flash (its constants)", err=True)
         return
     text = render_header(model, num, name, X, target_name, windows)
-    Path(output).write_text(text)
+    write_file(output, text)
     used = f" ({100 * flash / budget:.1f}% of the {budget:,}-byte flash budget)" if budget else ""
     click.echo(f"wrote {output}: {model.kind}, {num} tables, {tables.table_bytes:,} table bytes, {flash:,} bytes "
                f"of flash{used}", err=True)
@@ -421,10 +423,11 @@ def predict(model_path: str, data: str, rows: int | None, output: str | None, nu
         q15_agreement(model, X, pred)
     lines = predict_lines(model.tables, pred, q15, ev.cost_unit, classes=model.classes)
     if output:
-        with open(output, "w", newline="") as fh:  # csv quotes a label holding a comma or a quote
-            out = csv.writer(fh, lineterminator="\n")
-            out.writerow(["label", "features_read", "cost"])
-            out.writerows(predict_fields(CostedView(), pred, q15, ev.cost_unit, classes=model.classes))
+        fh = io.StringIO()
+        out = csv.writer(fh, lineterminator="\n")  # csv quotes a label holding a comma or a quote
+        out.writerow(["label", "features_read", "cost"])
+        out.writerows(predict_fields(CostedView(), pred, q15, ev.cost_unit, classes=model.classes))
+        write_file(output, fh.getvalue())
         click.echo(f"wrote {len(lines)} predictions to {output}", err=True)
     else:
         click.echo("\n".join(lines))
@@ -512,8 +515,10 @@ def _short(value: Any) -> str:
 def _text_lines(key: str, value: Any, limit: int = 20) -> list[str]:
     """`inspect` text: one line per fact; a list of records one line each (at most limit)."""
     label = key.replace("_", " ")
-    if key == "classes" and any("," in c or '"' in c or c != c.strip() or not c for c in value):
-        value = [json.dumps(c, ensure_ascii=False) for c in value]  # quoted: a label "a,b" is one class, not two
+    if key == "classes" and any("," in c or '"' in c or c != c.strip() or not c or not c.isprintable() for c in value):
+        # quoted: a label "a,b" is one class, not two; an invisible character (a zero-width space) shown as \u200b
+        value = ["".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in json.dumps(c, ensure_ascii=False))
+                 for c in value]
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         lines = [f"{label:>22}: {_short(v)}" if i == 0 else f"{'':>22}  {_short(v)}"
                  for i, v in enumerate(value[:limit])]

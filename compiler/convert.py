@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from pyruntime import format as fmt
 from pyruntime.format import ModelFile
+from pyruntime.outfiles import write_file
 from pyruntime.result import Predictions
 
 
@@ -61,7 +62,7 @@ class Converted:
             text = render_code_header(self.model, numeric, name, embed, target)
         else:
             text = render_header(self.model, numeric, name, embed, target)
-        p.write_text(text)
+        write_file(p, text)
         return len(text.encode())
 
     def predict(self, X: Any, numeric: str = "float32") -> Predictions:

@@ -11,6 +11,8 @@ for any model kind::
     FM_N_CLASSES, FM_LABELS, FM_LABEL_TEXT(i)          the class label table (label text of a class index)
     FM_LABEL_TEXT_MAX                                 bytes of the longest label text with its NUL
     FM_N_ROWS, FM_ROWS            embedded test rows (with --embed)
+    (behind FM_NO_GENERIC_NAMES: one model's per program; a second header included after defining it keeps
+    its own NAME_* names, name_labels, name_rows and its struct or name_predict_vec)
     NAME_TABLE_BYTES              bytes of the const arrays
     NAME_CONST_BYTES              bytes of all const model data (arrays + structs) on the target: its flash
 
@@ -361,7 +363,7 @@ def header_tail(model: ModelFile, numeric: str, name: str, predict_vec: str, row
     FM_PREDICT_VEC(x, n, out) stands for; form: also define FM_MODEL_FORM; extra: lines after the generic
     names (the window pipeline's); after_rows: lines after the embedded rows (embedded windows)."""
     up = name.upper()
-    out = ["/* Generic names used by the firmware examples. */", f"#define FM_MODEL_KIND {up}_KIND",
+    out = [f"#define FM_MODEL_KIND {up}_KIND",
            f'#define FM_MODEL_NUMERIC "{numeric}"', *([f"#define FM_MODEL_FORM {up}_FORM"] if form else []),
            f"#define FM_N_FEATURES {up}_N_FEATURES", f"#define FM_PREDICT_VEC(x, n, out) {predict_vec}",
            *cost_macros(model, numeric), *label_macros(model, name), *extra]
@@ -371,7 +373,34 @@ def header_tail(model: ModelFile, numeric: str, name: str, predict_vec: str, row
                 f"static const float {name}_rows[{max(r.shape[0], 1)}][{int(model.tables.n_features)}] = {{"]
         out += ["    {" + ", ".join(c_float(v) for v in row) + "}," for row in r]
         out += ["};", f"#define FM_ROWS {name}_rows"]
-    return [*out, *after_rows, "", f"#endif /* {guard} */", ""]
+    named, generic = split_generic([*out, *after_rows])
+    return [*named, "", *generic_block(generic, up), "", f"#endif /* {guard} */", ""]
+
+
+def split_generic(lines: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the lines that name this model's own data, the generic ``#define FM_...`` lines with their continuation
+    lines): a macro is expanded where it is used, so the generic ones can move to one block."""
+    named: list[str] = []
+    generic: list[str] = []
+    into = named
+    for line in lines:
+        if into is named and line.startswith("#define FM_"):
+            into = generic
+        into.append(line)
+        if into is generic and not line.endswith("\\"):
+            into = named
+    return named, generic
+
+
+def generic_block(generic: Sequence[str], up: str) -> list[str]:
+    """The generic FM_* names behind FM_NO_GENERIC_NAMES: one model's per program. A second model's header
+    included without it stops at an #error saying what to do (it redefined FM_MODEL_KIND before)."""
+    said = (f"a second frugalml model header: #define FM_NO_GENERIC_NAMES before including it (the generic FM_* "
+            f"names are the first model's; use this one's {up}_* names)")
+    return ["/* Generic names used by the firmware examples: one model's per program. Define FM_NO_GENERIC_NAMES",
+            f" * before including a further model's header: its own {up}_* names, tables and functions stay. */",
+            "#ifndef FM_NO_GENERIC_NAMES", "#ifdef FM_MODEL_KIND", f'#error "{said}"', "#else", *generic, "#endif",
+            "#endif /* FM_NO_GENERIC_NAMES */"]
 
 
 def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.ndarray | None = None,

@@ -173,6 +173,9 @@ class OutputFile(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
+        if os.fsdecode(path) == "-":  # not standard output: a file named "-" appeared in the working folder
+            self.fail("'-' is not a file name here: name the file to write (/dev/stdout for standard output)", param,
+                      ctx)
         folder = Path(os.fsdecode(path)).parent
         if not folder.is_dir():
             self.fail(f"folder {str(folder)!r} does not exist", param, ctx)

@@ -45,6 +45,10 @@ class DataError(FrugalmlError, ValueError):
     """A data set or input vector that cannot be used (missing target, NaN, wrong length, ...)."""
 
 
+class OutputError(FrugalmlError, OSError):
+    """A file frugalml writes could not be written (a full disk, a read-only file): the message names it."""
+
+
 class RuntimeCError(FrugalmlError, RuntimeError):
     """The C runtime returned an error code."""
 

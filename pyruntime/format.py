@@ -44,6 +44,7 @@ import numpy as np
 
 from pyruntime.errors import ModelFormatError
 from pyruntime.fixedpoint import UINT32_MAX
+from pyruntime.outfiles import write_file
 
 MAGIC = b"FRUGALML"
 FORMAT_VERSION = 3
@@ -304,13 +305,8 @@ def _check_meta(meta: dict[str, Any], n_features: int, source: str) -> None:
 
 
 def save(model: ModelFile, path: str | Path) -> int:
-    """Write atomically (temp file, then rename); return the number of bytes."""
-    blob = dumps(model)
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_bytes(blob)
-    tmp.replace(p)
-    return len(blob)
+    """Write atomically (outfiles.write_file: temp file, then rename); return the number of bytes."""
+    return write_file(path, dumps(model))
 
 
 def _check_size(head: bytes, body_bytes: int, source: str) -> None:

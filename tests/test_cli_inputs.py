@@ -218,6 +218,50 @@ def test_output_in_a_missing_folder_is_refused_before_any_work(work: Path, tmp_p
         assert "training" not in err and not gone.exists()
 
 
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(work: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`export-c -o -` wrote a file named '-' in the working folder (round 65's probe)."""
+    monkeypatch.chdir(tmp_path)
+    for args in (("train", "nb-stop", work / "d.csv", "-o", "-"), ("export-c", work / "m.msgpack", "-o", "-"),
+                 ("predict", work / "m.msgpack", work / "d.csv", "-o", "-")):
+        code, out, err = run(*args)
+        one_line_error(code, out, err, "'-' is not a file name here", "/dev/stdout for standard output")
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_a_write_that_fails_names_the_file_and_spares_the_device(work: Path) -> None:
+    """-o /dev/full printed Python's "[Errno 28] No space left on device"; train renamed its temporary file over
+    the device node (as root: /dev/full became a regular file)."""
+    for args in (("export-c", work / "m.msgpack", "-o", "/dev/full"),
+                 ("predict", work / "m.msgpack", work / "d.csv", "-o", "/dev/full"),
+                 ("train", "nb-static", work / "d.csv", "-o", "/dev/full")):
+        code, out, err = run(*args)
+        assert code == 2 and err.strip().splitlines()[-1] == "error: cannot write /dev/full: No space left on device"
+    assert Path("/dev/full").is_char_device() and not Path("/dev/full.tmp").exists()
+
+
+def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyruntime.errors import OutputError  # noqa: PLC0415
+    from pyruntime.outfiles import write_file  # noqa: PLC0415
+
+    target = tmp_path / "model.h"
+    target.write_text("the previous header\n")
+    link = tmp_path / "link.h"
+    link.symlink_to(target)
+    assert write_file(link, "new\n") == 4 and link.is_symlink() and target.read_text() == "new\n"
+
+    def full(self: Path, data: bytes) -> int:
+        with self.open("wb") as fh:
+            fh.write(data[:2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(OutputError, match=f"cannot write {target}: No space left on device") as err:
+        write_file(target, "a longer new header\n")
+    assert err.value.errno == 28 and target.read_text() == "new\n" and sorted(tmp_path.iterdir()) == [link, target]
+
+
 @pytest.mark.parametrize("form", ["bom", "semicolon", "tab"])
 def test_spreadsheet_csv_exports_read_as_the_plain_file(work: Path, tmp_path: Path, form: str) -> None:
     """A spreadsheet's "CSV UTF-8" (byte order mark first) and ';' or tab separated exports give the same

@@ -179,7 +179,8 @@ def test_predict_refuses_to_write_over_its_data_through_a_hard_link(tmp_path: Pa
 
 
 @pytest.mark.parametrize("labels, shown", [(("a,b", "c"), '"a,b", "c"'), (('say "hi"', "y"), '"say \\"hi\\"", "y"'),
-                                           (("walk", "run"), "run, walk")])
+                                           (("walk", "run"), "run, walk"),
+                                           (("x\u200b", "x"), '"x", "x\\u200b"')])  # zero-width space (round 65)
 def test_inspect_quotes_class_texts_a_comma_would_split(tmp_path: Path, labels: tuple[str, str],
                                                          shown: str) -> None:
     """inspect's text line joins the classes with ", ": a label holding a comma, a quote or edge spaces would read
