@@ -28,8 +28,6 @@ def write_file(path: str | Path, data: bytes | str) -> int:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-    except OutputError:
-        raise
     except OSError as exc:
         err = OutputError(f"cannot write {path}: {exc.strerror or exc}")
         err.errno = exc.errno
