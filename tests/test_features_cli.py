@@ -84,6 +84,11 @@ def test_features_lists_the_default_plan_for_a_window_length() -> None:
     one_line_error(run("features", "--length", "100"), "--channels")
     code, _, err = run("features", "--channels", "2", "--length", str(cat.MAX_LEN + 1))
     assert code == 2 and "--length" in err
+    # round 65: --plan without --channels printed the catalog; a named set listed at a length it cannot run at
+    one_line_error(run("features", "--plan", "basic"), "--plan lists a plan: give --channels too")
+    one_line_error(run("features", "--channels", "2", "--plan", "basic", "--length", "3"),
+                   "--plan basic needs windows of 6 to 1024 samples, not 3")
+    assert run("features", "--channels", "2", "--plan", "basic", "--length", "6")[0] == 0
 
 
 def test_train_takes_windows_over_the_fft_bound_with_the_default_plan(tmp_path: Path) -> None:

@@ -113,11 +113,16 @@ def test_failed_program_is_named_by_its_own_last_line() -> None:
     (["--on", "host"], "--on needs --channels"),
     # the basic plan's lag-4 autocorrelation needs 6 samples (the default plan leaves it out below 6 since round 64)
     (["--on", "host", "--channels", "3", "--plan", "basic", "--lengths", "4"], "window lengths must be"),
-    (["--on", "host", "--channels", "3", "--lengths", "x"], "comma-separated integers"),
+    (["--on", "host", "--channels", "3", "--lengths", "x"], "comma-separated window lengths of at least 1 sample"),
     (["--on", "host", "--channels", "1", "--lengths", "32,64", "--at-length", "2000"], "add 2000 to --lengths"),
     (["--on", "host", "--channels", "1", "--lengths", "32,64", "--at-length", "10"], "counted, 32..64"),
     # the named set basic keeps the window's own spectrum: 1,024 samples at most (the default plan adapts)
-    (["--on", "host", "--channels", "1", "--plan", "basic", "--lengths", "2000"], "must be 6..1024 for this plan"),
+    (["--on", "host", "--channels", "1", "--plan", "basic", "--lengths", "2000"],
+     "must be 6..1024 for the plan these lengths give"),
+    # round 65: a traceback from the default plan of no features (0), and empty items taken
+    (["--on", "host", "--channels", "2", "--lengths", "0"], "comma-separated window lengths of at least 1 sample"),
+    (["--on", "host", "--channels", "2", "--lengths", "-5"], "comma-separated window lengths of at least 1 sample"),
+    (["--on", "host", "--channels", "2", "--lengths", "64,,"], "comma-separated window lengths of at least 1"),
     (["--on", "host", "--channels", "2", "--plan", "nosuchset"], "neither a named set"),
     ([], "give FEATURES_FILE"),
 ])

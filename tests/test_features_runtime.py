@@ -251,6 +251,9 @@ def test_status_codes(q: bool) -> None:
     assert lib.fm_feat_begin(ctx, xp, 3, lib.FM_FEAT_MAX_LEN + 1, scratch, 4096 * 8) == lib.FM_E_ARG
     assert cat.MAX_LEN == lib.FM_FEAT_MAX_LEN  # the host refuses the windows the device refuses
     assert lib.fm_feat_begin(ctx, ffi.NULL, 3, 4, scratch, size) == lib.FM_E_ARG
+    odd = ffi.cast("char *", scratch) + 4  # uint64_t words at an address of 4 mod 8
+    assert lib.fm_feat_begin(ctx, xp, 3, 4, odd, size) == lib.FM_E_ARG  # round 65: UB, not an error, before
+    assert lib.fm_feat_value(ctx, cbind.c_specs([cat.FeatureSpec(0, 0)]), ffi.new("float *")) == lib.FM_E_ARG
     assert lib.fm_feat_begin(ctx, xp, 3, 4, scratch, size) == lib.FM_OK
     spec = cbind.c_specs([cat.FeatureSpec(0, 0)])
     value = ffi.new("float *")

@@ -52,8 +52,10 @@ def features_command(channels: int | None, plan_spec: str, length: int | None, a
     take an optional __decimate_D (D = 2, 4, 8): the spectrum of the window's block means of D samples, which
     resolves the low frequencies as finely for about 1/D of the FFT's work. `train --features FILE` takes such
     names, one per line."""
-    if channels is None and length is not None:
-        click.echo("error: --length N lists a plan: give --channels too", err=True)
+    given = click.get_current_context().get_parameter_source("plan_spec") is not click.core.ParameterSource.DEFAULT
+    if channels is None and (length is not None or given):
+        click.echo(f"error: {'--length N' if length is not None else '--plan'} lists a plan: give --channels too",
+                   err=True)
         sys.exit(2)
     if channels is None:
         rows = catalog_rows()
@@ -72,6 +74,10 @@ def features_command(channels: int | None, plan_spec: str, length: int | None, a
         plan = resolve(plan_spec, channels, length, length)
     except DataError as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    if length is not None and not plan.min_len <= length <= plan.max_len:  # a named set or a file: it does not adapt
+        click.echo(f"error: --plan {plan_spec} needs windows of {plan.min_len} to {plan.max_len} samples, not "
+                   f"{length} (`train` refuses such data with it; the default plan adapts to the length)", err=True)
         sys.exit(2)
     if as_json:
         click.echo(json_text({"n_channels": plan.n_channels, "features": plan.names,

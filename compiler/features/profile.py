@@ -285,8 +285,9 @@ def profile(plan: FeaturePlan, target: str, lengths: list[int], numeric: str = "
         raise ProfileError(f"unknown target {target!r} (use {', '.join(TARGETS)})")
     lengths = sorted(set(lengths))
     if not lengths or lengths[0] < plan.min_len or lengths[-1] > plan.max_len:
-        raise ProfileError(f"window lengths must be {plan.min_len}..{plan.max_len} for this plan (its features need "
-                           f"at least {plan.min_len} samples; a spectrum has at most {cat.MAX_FFT} points), got "
+        raise ProfileError(f"window lengths must be {plan.min_len}..{plan.max_len} for the plan these lengths give "
+                           f"(its features need at least {plan.min_len} samples; a spectrum has at most {cat.MAX_FFT} "
+                           f"points; the default plan leaves out what the shortest length cannot afford), got "
                            f"{','.join(map(str, lengths))}")
     q15 = numeric == "q15"
     windows = [w for n in lengths for w in random_windows(plan.n_channels, n, n_windows, q15, seed)]

@@ -12,6 +12,7 @@ from compiler.features.profile import ProfileError, profile, write_costs
 from pyruntime.errors import DataError
 from pyruntime.features import catalog as cat
 from pyruntime.features.plan import resolve
+from pyruntime.numtext import parse_index
 
 
 def _fail(message: str) -> None:
@@ -24,9 +25,11 @@ def run_profile(target: str, channels: int | None, plan_spec: str, lengths: str,
     if channels is None:
         _fail("--on needs --channels N (the channels of the windows)")
     try:
-        sizes = [int(v) for v in lengths.split(",") if v.strip()]
+        sizes = [parse_index(v) for v in lengths.split(",")]
     except ValueError:
-        _fail(f"--lengths {lengths!r}: comma-separated integers")
+        sizes = []
+    if not sizes or min(sizes) < 1:  # an empty item ("64,,"), a word, 0 or a negative length
+        _fail(f"--lengths {lengths!r}: comma-separated window lengths of at least 1 sample (e.g. 64,256,1024)")
     if at_length is not None and sizes and not min(sizes) <= at_length <= max(sizes):
         _fail(f"--at-length {at_length}: costs are written at a counted length or between two (the fit "
               f"interpolates; it is not read beyond the lengths counted, {min(sizes)}..{max(sizes)}): add "

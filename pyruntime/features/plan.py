@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pyruntime.errors import DataError
-from pyruntime.features.catalog import E_CHANNEL, MAX_CHANNELS, FeatureSpec, group_name, parse_name
+from pyruntime.features.catalog import E_CHANNEL, MAX_CHANNELS, MAX_LEN, FeatureSpec, group_name, parse_name
 from pyruntime.textfiles import not_utf8
 
 NAMED_SETS = ("default", "basic")
@@ -33,12 +33,13 @@ class FeaturePlan:
 
     @property
     def min_len(self) -> int:
-        return max(f.min_len() for f in self.features)
+        """The shortest window every feature takes (1 for a plan of no features)."""
+        return max((f.min_len() for f in self.features), default=1)
 
     @property
     def max_len(self) -> int:
         """The longest window every feature takes (MAX_LEN, or less with a spectrum over MAX_FFT points)."""
-        return min(f.max_len() for f in self.features)
+        return min((f.max_len() for f in self.features), default=MAX_LEN)
 
     def groups(self) -> list[tuple[int, int]]:
         """Every group some feature uses, in first-use order."""

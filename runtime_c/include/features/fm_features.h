@@ -128,7 +128,8 @@ uint32_t fm_feat_groups(const fm_feat_spec *spec, fm_feat_group groups[FM_FEAT_M
 int fm_feat_check(const fm_feat_spec *spec, uint32_t n_channels);
 
 /* Starts a window: FM_E_ARG for NULL, len 0 or over FM_FEAT_MAX_LEN,
- * n_channels 0 or over FM_FEAT_MAX_CHANNELS, or a scratch smaller than
+ * n_channels 0 or over FM_FEAT_MAX_CHANNELS, a scratch not aligned for
+ * uint64_t, or a scratch smaller than
  * fm_feat_scratch_size (checked here, with the one layout of the scratch:
  * callers need not size it first). O(n_channels): clears the groups' done
  * marks. On failure the context is left unusable (its value calls return

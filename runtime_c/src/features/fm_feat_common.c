@@ -203,7 +203,8 @@ int fm_feat_start(fm_feat_ctx *ctx, const void *x, uint32_t n_channels, uint32_t
         return FM_E_ARG;
     }
     need = layout(n_channels, len, ctx->nffts, ctx->offsets); /* the one layout of this window */
-    if (x == NULL || scratch == NULL || need == 0u || scratch_size < need) {
+    /* the scratch holds uint64_t words: a misaligned buffer would be undefined behaviour, not a slow read */
+    if (x == NULL || scratch == NULL || need == 0u || scratch_size < need || ((uintptr_t)scratch & 7u) != 0u) {
         ctx->scratch = NULL; /* its value calls return FM_E_ARG */
         return FM_E_ARG;
     }
