@@ -176,7 +176,7 @@ def analyze(samples: Sequence[Sample], idle_window: tuple[float, float] | None, 
         elif why.startswith("mode"):
             mode = why.split(" ", 1)[1]
             warnings.append(f"{n} readings were taken with {mode} on: the meter shows a held, extreme, relative or "
-                            f"averaged value, not the present current; turn {mode} off (press its button again); "
+                            f"averaged value, not the present one; turn {mode} off (press its button again); "
                             "they are left out of the energy figure")
     pairs = zip(usable, usable[1:], strict=False)
     changes = [(t, a.range, b.range) for (_t0, a), (t, b) in pairs if a.range != b.range]
