@@ -402,11 +402,11 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
         _fail(str(exc))
     if source.expected_unit == "A" and volts is None:
         _fail("--volts is required when the meter measures current (the supply voltage of the device)")
-    windows = rounds or (2 if compare else 1)
-    if settle_seconds >= max_seconds / windows:
+    rounds = rounds or (2 if compare else 1)  # each model's load windows
+    if settle_seconds >= max_seconds / rounds:
         _fail(f"--settle-seconds {settle_seconds:g} skips at least each load window's whole length (--max-seconds "
-              f"{max_seconds:g} over {windows} window{'s' if windows > 1 else ''} per model: "
-              f"{max_seconds / windows:g} s): no reading could count; lower --settle-seconds or raise --max-seconds")
+              f"{max_seconds:g} over {rounds} window{'s' if rounds > 1 else ''} per model: "
+              f"{max_seconds / rounds:g} s): no reading could count; lower --settle-seconds or raise --max-seconds")
     # everything the workload needs is checked before a single reading is taken: a model that does not fit
     # the data must not cost the user an idle phase, nor leave a run directory behind
     # (the default workload is pyruntime.workload on this interpreter: the same steps run here, in-process;
@@ -429,7 +429,7 @@ def run_cmd(spec: str, volts: float | None, model: str, data: str, compare: str 
         _fail(str(exc))
     models = [("A", model)] + ([("B", compare)] if compare else [])
     settings = RunSettings(volts=volts, idle_seconds=idle_seconds, min_samples=min_samples,
-                           settle_seconds=settle_seconds, rounds=rounds or (2 if compare else 1),
+                           settle_seconds=settle_seconds, rounds=rounds,
                            max_load_seconds=max_seconds)
     progress = None if quiet else _Progress(listener)
     try:

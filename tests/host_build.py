@@ -25,13 +25,17 @@ def run_with_header(header_text: str, body: str, folder: Path) -> list[str]:
     (folder / "main.c").write_text('#include <stdio.h>\n#include "model.h"\n'
                                    "int main(void) {\n    uint32_t i;\n    fm_result r;\n    (void)i;\n    (void)r;\n"
                                    f"{body}    return 0;\n}}\n")
-    srcs = [str(p) for p in runtime_sources()]
-    incs = runtime_include_flags()
-    exe = folder / "main"
-    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", *incs, f"-I{folder}", str(folder / "main.c"), *srcs, "-o",
-                    str(exe)], check=True)
-    return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    compile_main(folder).check_returncode()
+    return subprocess.run([str(folder / "main")], check=True, capture_output=True, text=True).stdout.splitlines()
+
+
+def compile_main(folder: Path) -> subprocess.CompletedProcess[str]:
+    """folder/main.c (its headers in folder) with the runtime into folder/main: C99, -Werror, address and
+    undefined-behaviour sanitizers; the compiler's result (stderr captured) for the caller to check."""
+    return subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsanitize=address,undefined",
+                           "-fno-sanitize-recover=all", *runtime_include_flags(), f"-I{folder}", str(folder / "main.c"),
+                           *map(str, runtime_sources()), "-lm", "-o", str(folder / "main")], capture_output=True,
+                          text=True)
 
 
 def cffi_module(tmp: Path, name: str, cdefs: list[str], include: str, sources: list[Path], portable: bool = False,

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_work import run
-
-from pyruntime.build_cffi import runtime_include_flags, runtime_sources
+from host_build import compile_main
 
 MAIN = """#include <stdio.h>
 #include "alpha.h"
@@ -57,9 +56,7 @@ def headers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
 
 def build(folder: Path, define: str) -> subprocess.CompletedProcess[str]:
     (folder / "main.c").write_text(MAIN.format(define=define))
-    return subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *runtime_include_flags(),
-                           f"-I{folder}", str(folder / "main.c"), *map(str, runtime_sources()), "-lm", "-o",
-                           str(folder / "main")], capture_output=True, text=True)
+    return compile_main(folder)
 
 
 def test_a_second_header_after_the_define_keeps_its_own_names(headers: tuple[Path, list[str]]) -> None:
