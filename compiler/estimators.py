@@ -71,10 +71,17 @@ def check_eval_set(eval_set: Any) -> tuple[Any, Any]:
         what = f"{len(eval_set)} items" if isinstance(eval_set, (tuple, list)) else type(eval_set).__name__
         raise ValueError(f"eval_set must be a pair (X_val, y_val), got {what}")
     X_val, y_val = eval_set
-    rows, labels = len(X_val), len(y_val)
+    rows, labels = _rows(X_val), _rows(y_val)
     if rows != labels:
         raise ValueError(f"validation data: X_val has {rows} rows and y_val {labels} labels (one label per row)")
     return X_val, y_val
+
+
+def _rows(a: Any) -> int:
+    """Rows of an array-like: its first dimension where it has a shape (scipy's sparse matrices refuse len()),
+    else len()."""
+    shape = getattr(a, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) > 0 else len(a)
 
 
 def seed_of(random_state: Any) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 from sklearn.datasets import load_iris
 
 from compiler.cstc.train import CSTCClassifier
@@ -150,6 +151,19 @@ def test_eval_set_of_mismatched_rows_or_not_a_pair_is_named(name: str) -> None:
         make().fit(Xtr, ytr, eval_set=(Xva, yva[:20]))
     with pytest.raises(ValueError, match="eval_set must be a pair \\(X_val, y_val\\), got 3 items"):
         make().fit(Xtr, ytr, eval_set=(Xva, yva, None))
+
+
+@pytest.mark.parametrize("name", list(EVAL_SET_FITS))
+def test_sparse_validation_rows_get_the_estimators_dense_message(name: str) -> None:
+    """A sparse X_val was counted with len(), which scipy refuses ("sparse array length is ambiguous", a
+    TypeError out of fit): its rows are now counted from its shape, a mismatch is named as for dense rows, and
+    a matching sparse X_val meets the estimator's own check (these trainers take dense rows)."""
+    Xtr, ytr, Xva, yva = iris()
+    make = EVAL_SET_FITS[name]
+    with pytest.raises(ValueError, match=f"validation data: X_val has {len(yva)} rows and y_val 20 labels"):
+        make().fit(Xtr, ytr, eval_set=(sparse.csr_matrix(Xva), yva[:20]))
+    with pytest.raises(TypeError, match="dense data is required"):
+        make().fit(Xtr, ytr, eval_set=(sparse.csr_matrix(Xva), yva))
 
 
 @pytest.mark.parametrize("make", [nb, frontier], ids=["nb", "frontier"])

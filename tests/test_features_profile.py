@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from compiler.cli import cli
 from compiler.costs import load_costs
-from compiler.features.profile import START_GROUP, profile, write_costs
+from compiler.features.profile import START_GROUP, Profile, profile, write_costs
 from pyruntime.features import catalog as cat
 from pyruntime.features.plan import from_names
 from tests.firmware_tools import require_tools
@@ -130,3 +130,17 @@ def test_cli_errors(tmp_path: Path, args: list[str], message: str) -> None:
     out = tmp_path / "c.csv"
     r = CliRunner().invoke(cli, ["profile-costs", *args, "-o", str(out)])
     assert r.exit_code == 2 and message in r.output and not out.exists(), r.output
+
+
+def test_costs_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """write_costs builds the CSV before it writes (pyruntime.outfiles.write_file): a profile that cannot be
+    written (here one own-cost row short of the plan's features) leaves an existing costs file as it was."""
+    plan = from_names(["c0__mean", "c0__maximum"], 1, "test")
+    out = tmp_path / "c.csv"
+    write_costs(out, Profile(plan, [32], {}, [[10.0], [12.0]], "host", "float32", [22.0]), at_length=32)
+    before = out.read_text()
+    assert before.splitlines()[1:] == ["c0__mean,10,c0__pass", "c0__maximum,12,c0__pass"]
+    with pytest.raises(ValueError):
+        write_costs(out, Profile(plan, [32], {}, [[10.0]], "host", "float32", [10.0]), at_length=32)
+    assert out.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["c.csv"]

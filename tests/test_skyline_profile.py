@@ -16,6 +16,7 @@ from compiler.skyline.profile_costs import (
     profile_costs_command,
     write_costs_csv,
 )
+from pyruntime.errors import OutputError
 
 
 class FakeClock:
@@ -119,3 +120,18 @@ def test_command_writes_a_costs_file(tmp_path: Path) -> None:
     assert costs.coef.shape == (2, 3) and np.all(costs.coef >= 0)
     res = CliRunner().invoke(profile_costs_command, [str(src), "--sizes", "10,100", "-o", str(out)])
     assert res.exit_code == 2
+
+
+def test_costs_csv_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A costs CSV goes through pyruntime.outfiles.write_file: a write that fails part way (here a coefficient row
+    short of a name) leaves the previous file as it was, and an unwritable path is named in one OSError line."""
+    out = tmp_path / "costs.csv"
+    write_costs_csv(out, ["total"], np.array([[1.0, 2.0, 3.0]]))
+    before = out.read_bytes()
+    with pytest.raises(ValueError):
+        write_costs_csv(out, ["total", "first"], np.array([[4.0, 5.0, 6.0]]))
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["costs.csv"]
+    with pytest.raises(OutputError, match=r"cannot write .*costs\.csv/x\.csv"):
+        write_costs_csv(out / "x.csv", ["total"], np.array([[1.0, 2.0, 3.0]]))
+    assert out.read_bytes() == before

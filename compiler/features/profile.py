@@ -20,6 +20,7 @@ cost model's extraction of a prediction is then the window's start, each group o
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 import shutil
@@ -36,6 +37,7 @@ from pyruntime.build_cffi import runtime_include_flags, runtime_sources
 from pyruntime.features import catalog as cat
 from pyruntime.features.groups import scratch_bound
 from pyruntime.features.plan import FeaturePlan
+from pyruntime.outfiles import write_file
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "runtime_c"
@@ -337,13 +339,14 @@ def write_costs(path: Path, prof: Profile, at_length: int | None = None) -> None
             return [cost_text(v) for v in c]
         return [cost_text(c[0] + c[1] * at_length + c[2] * at_length * at_length)]
 
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["feature", "c0", "c1", "c2", "group"] if at_length is None else ["feature", "cost", "group"])
-        start = [START_GROUP] if prof.start else []
-        if prof.start:
-            w.writerow([START_GROUP, *fmt(coef(prof.start)), ""])
-        for g, counts in prof.groups.items():
-            w.writerow([cat.group_name(g), *fmt(coef(counts)), ""])
-        for f, counts in zip(prof.plan.features, prof.own, strict=True):
-            w.writerow([f.name, *fmt(coef(counts)), ";".join([*start, *(cat.group_name(g) for g in f.groups())])])
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(["feature", "c0", "c1", "c2", "group"] if at_length is None else ["feature", "cost", "group"])
+    start = [START_GROUP] if prof.start else []
+    if prof.start:
+        w.writerow([START_GROUP, *fmt(coef(prof.start)), ""])
+    for g, counts in prof.groups.items():
+        w.writerow([cat.group_name(g), *fmt(coef(counts)), ""])
+    for f, counts in zip(prof.plan.features, prof.own, strict=True):
+        w.writerow([f.name, *fmt(coef(counts)), ";".join([*start, *(cat.group_name(g) for g in f.groups())])])
+    write_file(path, fh.getvalue())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import io
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from scipy.optimize import nnls
 from compiler.costs import cost_text
 from compiler.options import OutputFile, refuse_overwriting_input
 from pyruntime.cli_errors import NumberRange, RequiredInUsage
+from pyruntime.outfiles import write_file
 
 UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 DEFAULT_SIZES = (100, 300, 1000, 3000, 10000)
@@ -133,11 +135,12 @@ def load_features(path: str | Path) -> tuple[dict[str, Callable[[Any], Any]], Ca
 
 def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) -> None:
     """Write ``feature,c0,c1,c2`` rows (12 significant digits: compiler.costs.cost_text)."""
-    with Path(path).open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["feature", "c0", "c1", "c2"])
-        for name, c in zip(names, np.asarray(coef, dtype=np.float64), strict=True):
-            w.writerow([name, *(cost_text(v) for v in c)])
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(["feature", "c0", "c1", "c2"])
+    for name, c in zip(names, np.asarray(coef, dtype=np.float64), strict=True):
+        w.writerow([name, *(cost_text(v) for v in c)])
+    write_file(path, fh.getvalue())
 
 
 @click.command("profile-costs", cls=RequiredInUsage)
