@@ -38,7 +38,7 @@ from compiler.options import OutputFile, numeric_option, refuse_overwriting_inpu
 from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
-from pyruntime.cli_errors import NumberRange
+from pyruntime.cli_errors import NumberRange, first_line
 from pyruntime.cli_errors import OneLineErrors as SharedOneLineErrors
 from pyruntime.costtext import CostedView, predict_fields, predict_lines
 from pyruntime.data import Dataset, load_for_model
@@ -51,11 +51,6 @@ from pyruntime.outfiles import write_file
 def fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
-
-
-def first_line(exc: BaseException) -> str:
-    """The first non-blank line of an error's message (a library's may start with a newline), else its type."""
-    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:

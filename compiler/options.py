@@ -173,7 +173,10 @@ class OutputFile(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        if os.fsdecode(path) == "-":  # not standard output: a file named "-" appeared in the working folder
+        text = os.fsdecode(path)
+        if not text or text.endswith(("/", os.sep)) or Path(text).name in ("", ".", ".."):
+            self.fail(f"{text!r} names a folder, not a file: name the file to write", param, ctx)
+        if text == "-":  # not standard output: a file named "-" appeared in the working folder
             self.fail("'-' is not a file name here: name the file to write (/dev/stdout for standard output)", param,
                       ctx)
         folder = Path(os.fsdecode(path)).parent

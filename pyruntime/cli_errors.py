@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from pyruntime.errors import FrugalmlError
+
 NBSP = "\u00a0"  # joins an option to its metavar while the usage line is wrapped (textwrap does not break it)
 
 
@@ -80,9 +82,17 @@ class OneLineErrors(click.Group):
         except click.exceptions.Abort:
             click.echo("aborted", err=True)
             sys.exit(1)
+        except FrugalmlError as exc:  # a command that did not catch its own (e.g. a file it cannot write)
+            click.echo(f"error: {first_line(exc)}", err=True)
+            sys.exit(2)
         except BrokenPipeError:
             quiet_broken_pipe()
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of an error's message (a library's may start with a newline), else its type."""
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 def quiet_broken_pipe() -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from compiler.cli import cli
 from compiler.costs import load_costs
 from compiler.skyline.profile_costs import (
     fit_polynomial,
@@ -135,3 +136,44 @@ def test_costs_csv_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match=r"cannot write .*costs\.csv/x\.csv"):
         write_costs_csv(out / "x.csv", ["total"], np.array([[1.0, 2.0, 3.0]]))
     assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    # round 66's probe: --repeats 0 and -1 timed one call; an option of the other mode was silently ignored
+    (["FEATS", "--sizes", "10", "--repeats", "0"], "0 is not in the range x>=1"),
+    (["FEATS", "--at-length", "10"], "--at-length applies with --on TARGET"),
+    (["FEATS", "--channels", "3"], "--channels applies with --on TARGET"),
+    (["--on", "host", "--channels", "3", "--sizes", "1,2,3"], "--sizes applies with FEATURES_FILE"),
+    (["--on", "host", "--channels", "3", "--unit", "ms"], "--unit applies with FEATURES_FILE"),
+    # a negative size was reported as too few distinct sizes
+    (["FEATS", "--sizes", "-5,10"], "sizes must be >= 0, got -5"),
+    # a feature function or make_item that raises: a traceback, exit 1
+    (["BAD", "--sizes", "10"], "feature 'bad' raised ZeroDivisionError: division by zero"),
+    (["BADITEM", "--sizes", "10"], "make_item(10) raised TypeError: no item"),
+])
+def test_command_errors_are_one_line_and_write_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+    files = {"FEATS": "def feature_total(item):\n    return sum(item)\n",
+             "BAD": "def feature_bad(item):\n    return 1 / 0\n",
+             "BADITEM": "def feature_total(item):\n    return sum(item)\n\n"
+                        "def make_item(n):\n    raise TypeError('no item')\n"}
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    args = [str(tmp_path / f"{a}.py") if a in files else a for a in args]
+    out = tmp_path / "costs.csv"
+    r = CliRunner().invoke(cli, ["profile-costs", *args, "-o", str(out)])
+    assert r.exit_code == 2 and message in r.output and not out.exists(), r.output
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", "names a folder, not a file"), ("new/", "names a folder, not a file"),
+    ("sub/", "is a directory"), (".", "is a directory")])
+def test_output_naming_a_folder_is_refused_before_the_work(tmp_path: Path, name: str, message: str) -> None:
+    """-o "" passed the folder check (Path("").parent is "."), profiled everything, then raised a traceback
+    (exit 0 in the FEATURES_FILE mode); a name ending in / likewise. Refused first, as export-c and train are."""
+    (tmp_path / "sub").mkdir()
+    src = tmp_path / "feats.py"
+    src.write_text("def feature_total(item):\n    return sum(item)\n")
+    r = CliRunner().invoke(cli, ["profile-costs", str(src), "--sizes", "10", "-o",
+                                 name if name in ("", ".") else f"{tmp_path}/{name}"])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["feats.py", "sub"] and not any((tmp_path / "sub").iterdir())

@@ -28,7 +28,8 @@ from scipy.optimize import nnls
 
 from compiler.costs import cost_text
 from compiler.options import OutputFile, refuse_overwriting_input
-from pyruntime.cli_errors import NumberRange, RequiredInUsage
+from pyruntime.cli_errors import NumberRange, RequiredInUsage, first_line
+from pyruntime.errors import OutputError
 from pyruntime.outfiles import write_file
 
 UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
@@ -70,13 +71,25 @@ def default_item(n: int) -> np.ndarray:
     return np.random.default_rng(0).random(int(n))
 
 
+def _call(func: Callable[[Any], Any], item: Any, what: str) -> Any:
+    """``func(item)``; an exception of the user's function becomes one ValueError line naming it."""
+    try:
+        return func(item)
+    except Exception as exc:  # noqa: BLE001 -- any error of the user's code, named
+        raise ValueError(f"{what} raised {type(exc).__name__}: {first_line(exc)}") from None
+
+
 def time_call(func: Callable[[Any], Any], item: Any, repeats: int, timer: Callable[[], float],
-              percentile: float = 100.0) -> float:
-    """The ``percentile``-th percentile (100: the slowest) of ``repeats`` timed calls, in the timer's unit."""
+              percentile: float = 100.0, name: str = "the feature") -> float:
+    """The ``percentile``-th percentile (100: the slowest) of ``repeats`` (>= 1) timed calls, in the timer's
+    unit. An exception of ``func`` is a ValueError naming the feature ``name``."""
     if not 0.0 <= float(percentile) <= 100.0:
         raise ValueError(f"percentile must be in [0, 100], got {percentile}")
+    if int(repeats) < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    _call(func, item, f"feature {name!r}")  # a failing feature is named before it is timed
     times = []
-    for _ in range(max(int(repeats), 1)):
+    for _ in range(int(repeats)):
         t0 = timer()
         func(item)
         times.append(timer() - t0)
@@ -95,17 +108,17 @@ def profile_costs(features: Mapping[str, Callable[[Any], Any]], sizes: Sequence[
     if not 0.0 <= float(percentile) <= 100.0:
         raise ValueError(f"percentile must be in [0, 100], got {percentile}")
     sz = np.asarray(sorted({int(s) for s in sizes}), dtype=np.float64)
+    if np.any(sz < 0):
+        raise ValueError(f"sizes must be >= 0, got {int(sz.min())}")
     if sz.size < 3 and sz.size != 1:
         raise ValueError("give at least 3 distinct sizes to fit c0 + c1*n + c2*n^2 (or 1 for a constant)")
-    if np.any(sz < 0):
-        raise ValueError("sizes must be >= 0")
     make = make_item or default_item
     names = list(features)
     times = np.zeros((len(names), sz.size))
     for k, n in enumerate(sz):
-        item = make(int(n))
+        item = _call(make, int(n), f"make_item({int(n)})")
         for i, name in enumerate(names):
-            times[i, k] = time_call(features[name], item, repeats, timer, percentile) * UNITS[unit]
+            times[i, k] = time_call(features[name], item, repeats, timer, percentile, name) * UNITS[unit]
     if sz.size == 1:
         coef = np.column_stack([times[:, 0], np.zeros(len(names)), np.zeros(len(names))])
     else:
@@ -143,11 +156,28 @@ def write_costs_csv(path: str | Path, names: Sequence[str], coef: np.ndarray) ->
     write_file(path, fh.getvalue())
 
 
+ON_ONLY = ("channels", "plan_spec", "lengths", "numeric", "n_windows", "at_length")  # --on TARGET's options
+FILE_ONLY = ("sizes", "repeats", "percentile", "unit")  # FEATURES_FILE's options
+
+
+def refuse_other_mode_options(on: bool) -> None:
+    """Exit 2 when an option of the other mode is given (it would be silently ignored): --at-length without --on,
+    --sizes with --on, ..."""
+    ctx = click.get_current_context()
+    given = [p for p in ctx.command.params if p.name in (FILE_ONLY if on else ON_ONLY)
+             and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+    if given:
+        opt = given[0].opts[-1] if given[0].opts[-1].startswith("--") else given[0].opts[0]
+        mode = "FEATURES_FILE (wall time of Python functions)" if on else "--on TARGET (the C feature library)"
+        raise click.UsageError(f"{opt} applies with {mode} only")
+
+
 @click.command("profile-costs", cls=RequiredInUsage)
 @click.argument("features_file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--sizes", default=",".join(map(str, DEFAULT_SIZES)), show_default=True,
               help="Item sizes to time, comma-separated.")
-@click.option("--repeats", default=5, show_default=True, help="Timed calls per feature and size.")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Timed calls per feature and size.")
 @click.option("--percentile", type=NumberRange(0, 100), default=100.0, show_default=True,
               help="Percentile of the repeated timings that is fitted (100: worst case, so budgets hold; 0: best).")
 @click.option("--unit", type=click.Choice(list(UNITS)), default="us", show_default=True, help="Cost unit.")
@@ -178,6 +208,7 @@ def profile_costs_command(features_file: str | None, sizes: str, repeats: int, p
     feature_NAME (and optionally make_item(n), an item of size n); each is timed on items of every --sizes size
     and its cost written in --unit (us, ms, ns or s of wall time)."""
     refuse_overwriting_input(output, plan_file=plan_spec, features_file=features_file)
+    refuse_other_mode_options(on_target is not None)
     if on_target is not None:
         if features_file is not None:
             raise click.UsageError("give FEATURES_FILE or --on TARGET, not both")
@@ -193,6 +224,9 @@ def profile_costs_command(features_file: str | None, sizes: str, repeats: int, p
         prof = profile_costs(feats, size_list, make, repeats, unit=unit, percentile=percentile)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    write_costs_csv(output, prof.names, prof.coef)
+    try:
+        write_costs_csv(output, prof.names, prof.coef)
+    except OutputError as exc:
+        raise click.UsageError(str(exc)) from None
     for name, c in zip(prof.names, prof.coef, strict=True):
         click.echo(f"{name}: {c[0]:.4g} + {c[1]:.4g}*n + {c[2]:.4g}*n^2 {unit}")

@@ -36,7 +36,8 @@ class _Window(GroupCache):
             lo = np.where(v < lo, v, lo)
             hi = np.where(v > hi, v, hi)
         bad = ~np.all(np.isfinite(xs), axis=1)
-        return {"sum": s, "sumsq": sq, "min": lo, "max": hi, "mean": s / F32(self.len), "bad": bad}
+        mean = np.where(lo == hi, lo, s / F32(self.len))  # a constant window's mean is its value (fm_feat_f32.c)
+        return {"sum": s, "sumsq": sq, "min": lo, "max": hi, "mean": mean, "bad": bad}
 
     def _centered(self, c: int) -> dict[str, np.ndarray]:
         xs, mean = self.x[:, c, :], self.group(cat.PASS, c)["mean"]

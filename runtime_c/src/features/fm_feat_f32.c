@@ -28,7 +28,9 @@ static int pass_f32(fm_feat_ctx *ctx, uint32_t c, uint32_t kind)
     ch->sumsq = sumsq;
     ch->min = lo;
     ch->max = hi;
-    ch->mean = sum / (float)ctx->len;
+    /* a constant window's mean is its value: sum / len can be an ulp off it, and the centred signal would be
+     * that ulp, not 0 (an autocorrelation of (n - lag) / n, a box's spectrum) */
+    ch->mean = lo == hi ? lo : sum / (float)ctx->len;
     return FM_OK;
 }
 
