@@ -202,13 +202,14 @@ def emulate_cmd(meter: str, values_text: str | None, profile: str | None, garbag
                 count: int | None, seed: int) -> None:
     """Emulate METER on a pseudo-terminal: print its path first, then stream the meter's real byte
     protocol, looping over the values, until stopped (Ctrl-C / SIGTERM) or --count packets."""
-    if values_text and profile:
+    if values_text is not None and profile:
         raise click.UsageError("give --values or --profile, not both")
     try:
         m = find_meter(meter)
-        values = CycleValues.from_file(profile) if profile else CycleValues.parse(values_text or "123.4mA")
+        text = "123.4mA" if values_text is None else values_text  # --values "": no values, not the default
+        values = CycleValues.from_file(profile) if profile else CycleValues.parse(text)
         for q in values.quantities():
-            check_showable(m, q, "--values" if values_text else str(profile))  # fail now, with the reason
+            check_showable(m, q, str(profile) if profile else "--values")  # fail now, with the reason
         emulator = Emulator(m, values, interval=interval, garbage=garbage, seed=seed, count=count)
     except (KeyError, ValueError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))

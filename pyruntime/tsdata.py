@@ -11,6 +11,7 @@ not declared, a value that is not a number.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,9 @@ def _header(path: Path, lines: list[str]) -> tuple[dict[str, object], int]:
         parts = line[1:].split(None, 1) or [""]  # a tab after the key separates as a space does; "@" alone: no key
         key, value = parts[0].lower(), (parts[1] if len(parts) > 1 else "")
         if key == "data":
+            if value.strip():
+                raise DataError(f"{path} line {i + 1}: text after @data ({value.strip()[:40]!r}): the cases start "
+                                "on the next line")
             return head, i + 1
         if key in ("timestamps", "missing", "univariate", "equallength"):
             head[key] = _flag(path, i + 1, key, value)
@@ -88,7 +92,9 @@ def read_ts(path: Path, labels_needed: bool = True) -> Windows:
     """The windows of a UEA/UCR .ts file. With ``labels_needed`` False (predict, --embed), a file with
     @classLabel false is read too: its lines hold the channels only, every label is ""."""
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()  # -sig: a byte-order mark is dropped
+        # -sig: a byte-order mark is dropped; lines end at \n, \r\n or \r only (str.splitlines also breaks at a
+        # form feed, \x1c-\x1e, \x85 or \u2028 inside a line: one case read as two, the later lines misnumbered)
+        lines = re.split(r"\r\n|\r|\n", path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise DataError(not_utf8(str(path), exc)) from None
     except OSError as exc:

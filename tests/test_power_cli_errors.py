@@ -278,6 +278,8 @@ def test_the_workload_reads_the_models_columns_as_predict_does(tmp_path: Path, m
     (["read", "emulated:tenma-72-7730a", "--seconds", "nan"], "Invalid value for '--seconds': 'nan' is not a finite"),
     (["emulate", "tenma-72-7730a", "--values", "1e400V", "--count", "2"],
      "'1e400V' is out of range (an overload is written OL, e.g. OLmA)"),
+    # round 66's probe: --values "" emulated the default 123.4mA without a word
+    (["emulate", "tenma-72-7730a", "--values", "", "--count", "2"], "no values to emulate"),
 ])
 def test_numbers_out_of_float_range(args: list[str], needle: str) -> None:
     """click's FloatRange lets NaN through (--volts nan measured "nan J" and said ok); 1e400 parsed to inf and

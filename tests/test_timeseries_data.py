@@ -125,6 +125,9 @@ MALFORMED = [
     ("@classLabel true a\n@data\n1,2,3,:a\n", r"not a number: an empty value \(a doubled or trailing comma\?\)"),
     ("@classLabel true a\n@data\n1,2x,3:a\n", "not a number: value '2x'"),
     ("@seriesLength \uff13\n@classLabel true a\n@data\n1,2,3:a\n", "@serieslength must be a positive integer"),
+    # round 66: a form feed inside a line split it in two (str.splitlines); text after @data was dropped
+    ("@classLabel true a\n@data\n1,2\f3:a\n", r"line 3: a value is not a number: value '2\\x0c3'"),
+    ("@classLabel true a\n@data junk\n1,2:a\n", r"line 2: text after @data \('junk'\)"),
 ]
 
 
