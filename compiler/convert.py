@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from pyruntime import format as fmt
+from pyruntime.data import label_text
 from pyruntime.format import ModelFile
 from pyruntime.outfiles import write_file
 from pyruntime.result import Predictions
@@ -82,7 +83,7 @@ def convert(est: Any, X_train: Any = None, feature_names: list[str] | None = Non
     names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
     if len(names) != d:
         raise ConvertError(f"{len(names)} feature names for a model of {d} features")
-    classes = [str(c) for c in est.classes_]
+    classes = [label_text(c) for c in est.classes_]  # 1.0 -> "1", as an NPZ of the same y reads
     meta = {"feature_names": names, "classes": classes, "labels": classes,
             "training": {"kind": kind, "converted_from": type(est).__name__}}
     return Converted(ModelFile(kind=kind, tables=tables, meta=meta))

@@ -19,6 +19,7 @@ from compiler.costs import FeatureCosts, load_costs
 from pyruntime.data import Dataset, Split, encode_labels, label_order, load_dataset, load_for_model
 from pyruntime.errors import DataError, FrugalmlError
 from pyruntime.format import ModelFile
+from pyruntime.numtext import is_number, parse_number
 from pyruntime.result import Predictions
 
 
@@ -93,6 +94,23 @@ def task_costs(task: Task, costs_path: str | None) -> FeatureCosts | None:
 
 # ------------------------------------------------------------ training ----
 # ---------------------------------------------------------- evaluation ----
+def same_numbers_as(y: np.ndarray, known: set[str]) -> np.ndarray:
+    """``y`` with each label the model does not know replaced by the one known label of the same number, when
+    there is exactly one: "1.0" in a CSV is the model's "1" (an NPZ of float labels, or a converted estimator),
+    and "1" a model's "1.0" (labels written 1.0 in a training CSV). Texts that are not numbers, or match no or
+    several known labels ("01" and "1"), are left for the caller's unseen-label check."""
+    numbers: dict[float, list[str]] = {}
+    for k in known:
+        if is_number(k):
+            numbers.setdefault(parse_number(k), []).append(k)
+    alias = {}
+    for v in set(y.tolist()) - known:
+        match = numbers.get(parse_number(v), []) if is_number(v) else []
+        if len(match) == 1:
+            alias[v] = match[0]
+    return np.array([alias.get(v, v) for v in y.tolist()], dtype=str) if alias else y
+
+
 def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.ndarray, str]:
     """Load DATA for a model: (data, class index of the rows, row indices, 'test' or 'all')."""
     meta = model.meta
@@ -104,8 +122,9 @@ def rows_for_eval(model: ModelFile, spec: str) -> tuple[Dataset, np.ndarray, np.
     positive = meta.get("positive")
     if data.X.shape[1] != int(model.tables.n_features):
         raise DataError(f"{spec} has {data.X.shape[1]} features, the model expects {model.tables.n_features}")
-    labels = set(data.y.tolist())
     known = set(meta.get("labels") or ([] if "rest" in classes else classes))
+    data.y = same_numbers_as(data.y, known)
+    labels = set(data.y.tolist())
     unseen = sorted(labels - known) if known else []
     if unseen:
         column = meta.get("target_column")

@@ -59,7 +59,13 @@ class Dataset:
         return int(self.X.shape[0])
 
 
-def _label_str(v: object) -> str:
+LIBSVM_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+
+
+def label_text(v: object) -> str:
+    """A label as the text a model file keeps: a whole float is written as an integer (1.0 -> "1", as a NumPy
+    array of float labels reads), bytes decoded, spaces at either end stripped. NPZ labels and
+    compiler.convert's classes both pass through it, so one y gives one label text on every path."""
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
     if isinstance(v, bytes):
@@ -75,7 +81,7 @@ def _labels(y: np.ndarray | list, source: str = "data") -> np.ndarray:
             missing = "None" if v is None else "NaN"
             raise DataError(f"{source} row {r + 1}: the label is missing ({missing}); every row needs a label (fill it "
                             "in or drop the row)")
-    out = np.array([_label_str(v) for v in y], dtype=object).astype(str)
+    out = np.array([label_text(v) for v in y], dtype=object).astype(str)
     first: dict[str, str] = {}
     for v, lab in zip(y, out.tolist(), strict=True):
         if isinstance(v, (str, bytes)):  # numbers print one way; texts may carry spaces
@@ -155,6 +161,12 @@ def _read_csv(path: Path, target: str | None, unlabelled: list[str] | None = Non
     if all(is_number(h) for h in header):
         raise DataError(f"{path}: the first line ({','.join(header[:4])}{',...' if len(header) > 4 else ''}) is data, "
                         "not a header: add a first line naming the columns (e.g. x0,x1,...,target)")
+    if "" in header:
+        c = header.index("")
+        what = ("the row numbers pandas' to_csv writes first unless index=False" if c == 0 and len(header) > 1
+                else "a trailing separator leaves one" if c == len(header) - 1 else "between named columns")
+        raise DataError(f"{path}: column {c + 1} of the header has no name ({what}): a column without a name "
+                        "would be read as a feature; name it, or drop it")
     twice = sorted({h for h in header if header.count(h) > 1})
     if twice:
         raise DataError(f"{path}: column {twice[0]!r} is named more than once in the header (columns are matched "
@@ -628,6 +640,7 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
     not to evaluate)."""
     names = meta.get("feature_names")
     ds = load_dataset(spec, meta.get("target_column"), meta.get("feature_plan"), unlabelled=names or [])
+    _widen_sparse(spec, ds, names)
     if ds.plan is None and names:
         have, want = set(ds.feature_names), set(names)
         lost = [n for n in names if n not in have] if len(ds.feature_names) < len(names) and have < want else []
@@ -644,6 +657,18 @@ def load_for_model(spec: str, meta: dict[str, Any]) -> Dataset:
         ds.X = ds.X[:, [ds.feature_names.index(n) for n in names]]
         ds.feature_names = list(names)
     return ds
+
+
+def _widen_sparse(spec: str, ds: Dataset, names: list[str] | None) -> None:
+    """A libsvm file lists non-zero entries only: its largest index can be below the model's feature count (test
+    rows that never reach the last features), and the features it does not reach are zeros. Pad its columns to a
+    model trained on libsvm columns (f1..fN) rather than refuse them as missing."""
+    if not (names and ds.names_made and Path(spec).suffix.lower() in LIBSVM_SUFFIXES):
+        return
+    width = ds.X.shape[1]
+    if width < len(names) and names == [f"f{j + 1}" for j in range(len(names))]:
+        ds.X = np.hstack([ds.X, np.zeros((ds.X.shape[0], len(names) - width))])
+        ds.feature_names = list(names)
 
 
 def load_dataset(spec: str, target: str | None = None, features: str | dict[str, Any] | None = None,
@@ -686,7 +711,7 @@ def _no_plan(ds: Dataset, features: str | dict[str, Any] | None) -> Dataset:
 def _load_table(path: Path, suffix: str, spec: str, target: str | None, unlabelled: list[str] | None) -> Dataset:
     if suffix == ".csv":
         return _read_csv(path, target, unlabelled)
-    if suffix in (".svm", ".libsvm", ".svmlight"):
+    if suffix in LIBSVM_SUFFIXES:
         return _read_libsvm(path)
     if suffix == ".arff":
         return _read_arff(path, target)
@@ -728,7 +753,7 @@ def encode_labels(y: np.ndarray, positive: str | None, column: str = "") -> tupl
     by its name, named when there are too many classes."""
     classes = label_order(y.tolist())
     if positive is not None:
-        positive = _label_str(positive)
+        positive = label_text(positive)
         if positive not in classes:
             raise DataError(f"--positive {positive!r} is not a label of the data (labels: {', '.join(classes[:10])})")
         neg = [c for c in classes if c != positive]
