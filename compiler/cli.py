@@ -183,7 +183,7 @@ cli.add_command(train_group(TRAIN_COMMON, _train, TRAIN_DESCRIPTION))
 # --------------------------------------------------------------- export-c ----
 FLASH_REMEDY = {
     "gated": "train adapt-* with --hpc-remote (f0 stays off the device and the gate answers DEFER) or with a "
-             "smaller f0 (fewer or shallower trees)",
+             "smaller f0 (fewer or shallower trees: --hpc rf:TREES:DEPTH, e.g. rf:30:8)",
 }
 FLASH_REMEDY_OTHER = "train a smaller model (fewer or shallower trees, fewer features or stop points)"
 

@@ -89,13 +89,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from compiler.boosting.booster import CLASS_TREES
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.gated.common import make_f0
+from compiler.gated.f0_spec import F0_KINDS, f0_spec
 from compiler.options import GATED_TREE_DEFAULTS
 from compiler.parallel import run_map
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
 from pyruntime.progress import track
 
-HPC_NAMES = ("rf", "gbrt", "svm-rbf")
 # The gate's full Newton steps fit the soft labels q, which the alternation drives to exactly 0 or 1 for many
 # rows: there the logistic hessian vanishes and a leaf's step -G/H grew without bound (wine, gamma 0.3, P 0.1: a
 # leaf of 10,865; digits, 100 trees, gamma 1, P 0.6: float32 overflow and "thresholds and values must be finite").
@@ -121,8 +121,9 @@ F1_L2 = GATED_TREE_DEFAULTS["l2"]
 def make_hpc(name: str, random_state: int | None = 0) -> BaseEstimator:
     """An unfitted high-accuracy model f0 by name: the same f0 as every gated trainer
     (compiler.gated.common.make_f0)."""
-    if name not in HPC_NAMES:
-        raise ValueError(f"hpc must be one of {HPC_NAMES} or a scikit-learn classifier, got {name!r}")
+    if f0_spec(name) is None:
+        raise ValueError(f"hpc must be one of {F0_KINDS} (rf and gbrt sized as NAME:TREES[:DEPTH]) or a "
+                         f"scikit-learn classifier, got {name!r}")
     return make_f0(name, random_state)
 
 

@@ -42,15 +42,9 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.gated.f0_spec import F0_KINDS, F0Error, f0_spec
 from compiler.parallel import run_map
 from compiler.standardize import Standardizer
-
-F0_KINDS = ("rf", "gbrt", "svm-rbf")
-
-
-class F0Error(ValueError):
-    """A high-cost model f0 that cannot be built or loaded."""
-
 
 # ----------------------------------------------------------------------------------------------
 # input validation
@@ -148,17 +142,21 @@ def prepare_gated(est: Any, X: Any, y: Any) -> GatedInputs:
 def make_f0(kind: Any = "rf", random_state: int | None = 0, n_estimators: int = 100) -> Any:
     """The high-accuracy model f0, trained for accuracy regardless of cost.
 
-    kind: "rf" (random forest), "gbrt" (gradient boosting), "svm-rbf" (standardised RBF SVM with
-    Platt probabilities), a path to a pickled scikit-learn estimator, or an estimator instance.
-    A pickled estimator may be fitted already (then it is used as is) or not (then it is fitted).
+    kind: "rf" (random forest: 100 trees of unbounded depth), "gbrt" (gradient boosting: 100 trees of
+    depth 3), either sized as NAME:TREES[:DEPTH] (f0_spec), "svm-rbf" (standardised RBF SVM with Platt
+    probabilities), a path to a pickled scikit-learn estimator, or an estimator instance. A pickled
+    estimator may be fitted already (then it is used as is) or not (then it is fitted).
     """
     if not isinstance(kind, (str, Path)):
         _check_estimator(kind, "hpc")
         return kind
-    if kind == "rf":
-        return RandomForestClassifier(n_estimators=n_estimators, random_state=random_state, n_jobs=1)
-    if kind == "gbrt":
-        return GradientBoostingClassifier(n_estimators=n_estimators, random_state=random_state)
+    spec = f0_spec(kind)
+    if spec is not None and spec[0] == "rf":
+        return RandomForestClassifier(n_estimators=spec[1] or n_estimators, max_depth=spec[2],
+                                      random_state=random_state, n_jobs=1)
+    if spec is not None and spec[0] == "gbrt":
+        return GradientBoostingClassifier(n_estimators=spec[1] or n_estimators, max_depth=spec[2] or 3,
+                                          random_state=random_state)
     if kind == "svm-rbf":
         # Platt probabilities from 5-fold sigmoid calibration of one SVC refitted on all rows: what
         # SVC(probability=True) did, whose parameter scikit-learn 1.9 deprecated (removed in 1.11)
@@ -166,7 +164,8 @@ def make_f0(kind: Any = "rf", random_state: int | None = 0, n_estimators: int = 
         return make_pipeline(StandardScaler(), CalibratedClassifierCV(svc, method="sigmoid", cv=5, ensemble=False))
     path = Path(kind)
     if not path.is_file():
-        raise F0Error(f"hpc must be one of {', '.join(F0_KINDS)} or a pickled estimator file; {str(kind)!r} "
+        raise F0Error(f"hpc must be one of {', '.join(F0_KINDS)} (rf and gbrt sized as NAME:TREES[:DEPTH]) or a "
+                      f"pickled estimator file; {str(kind)!r} "
                       "is neither (file not found)")
     try:
         with path.open("rb") as fh:
@@ -227,7 +226,7 @@ def fit_f0(kind: Any, X: np.ndarray, y01: np.ndarray, classes: np.ndarray, rando
     if classes.size > 2:
         return fit_f0_k(kind, X, y01, classes, random_state, oof_folds)
     est = make_f0(kind, random_state)
-    desc = kind if isinstance(kind, str) and kind in F0_KINDS else (
+    desc = kind if f0_spec(kind) is not None else (
         "pickle" if isinstance(kind, (str, Path)) else type(est).__name__)
     labels = classes[y01]
     n_features = X.shape[1]
@@ -265,7 +264,7 @@ def fit_f0_k(kind: Any, X: np.ndarray, yidx: np.ndarray, classes: np.ndarray, ra
              oof_folds: int = 3) -> PrefitF0:
     """fit_f0 for K > 2 classes (yidx: indices into classes): P_f0(true label), out-of-fold."""
     est = make_f0(kind, random_state)
-    desc = kind if isinstance(kind, str) and kind in F0_KINDS else (
+    desc = kind if f0_spec(kind) is not None else (
         "pickle" if isinstance(kind, (str, Path)) else type(est).__name__)
     labels = classes[yidx]
     if is_fitted(est):

@@ -32,6 +32,7 @@ import click
 import numpy as np
 
 from compiler.costs import FeatureCosts, cost_vector
+from compiler.gated.f0_spec import F0Error, f0_spec
 from compiler.gated.header import gated_c_tables
 from compiler.grid_refine import thirds_between
 from compiler.header import register_emitter
@@ -63,10 +64,22 @@ MARGIN_GAMMA_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 GATED_REFINE = 1  # --refine default: rounds of two gammas between the kept one and the next larger (docs/gated.md)
 DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
+def _check_hpc(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--hpc checked before any work: a malformed NAME:TREES[:DEPTH] is a usage error (a pickle path is checked
+    when it is loaded)."""
+    try:
+        f0_spec(value)
+    except F0Error as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    return value
+
+
 GATED_OPTIONS = [
-    click.Option(["--hpc"], default=None, metavar="rf|gbrt|svm-rbf|MODEL.pkl",
-                 help="High-cost model f0: random forest, gradient boosting, RBF-SVM or a pickled scikit-learn "
-                      "estimator [adapt-gbrt, adapt-lin, l1-gate; default rf]."),
+    click.Option(["--hpc"], default=None, metavar="rf|gbrt|svm-rbf|MODEL.pkl", callback=_check_hpc,
+                 help="High-cost model f0: random forest (100 trees, unbounded depth), gradient boosting (100 "
+                      "trees of depth 3), either sized as rf:TREES[:DEPTH] (e.g. rf:30:8, for a "
+                      "microcontroller's flash), RBF-SVM or a pickled scikit-learn estimator "
+                      "[adapt-gbrt, adapt-lin, l1-gate; default rf]."),
     click.Option(["--pfull"], type=NumberRange(0, 1), default=None,
                  help="Largest share of training inputs sent to f0 [adapt-gbrt, adapt-lin, l1-gate; default 0.3]."),
     click.Option(["--gamma"], type=NumberRange(min=0), default=None,
@@ -488,15 +501,6 @@ for _kind in TRAINERS:
 
 register_file_metrics("gated", gated_metrics)
 
-
-
-def __getattr__(name: str) -> Any:
-    """F0_KINDS lives with the trainers (scikit-learn): imported on first use."""
-    if name == "F0_KINDS":
-        from compiler.gated.common import F0_KINDS  # noqa: PLC0415
-
-        return F0_KINDS
-    raise AttributeError(name)
 
 
 __all__ = ["gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]
