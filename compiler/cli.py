@@ -26,7 +26,7 @@ from compiler.header import (
     VEC_MAX_FEATURES,
     VEC_MAX_OUTPUTS,
     c_tables,
-    const_bytes,
+    flash_bytes,
     numeric_for,
     parse_bytes,
     render_header,
@@ -241,7 +241,7 @@ def export_c(model_path: str, output: str, name: str, numeric: str | None, targe
         check_code_kind(model.kind)
     stop_numeric_note(model, num)
     tables = c_tables(model, num, name)
-    flash = const_bytes(tables, POINTER_BYTES.get(target_name or "host", 8))
+    flash = flash_bytes(model, tables, POINTER_BYTES.get(target_name or "host", 8))
     if budget is not None and flash > budget:
         where = f" of {target_name}" if flash_budget_text is None and target_name else ""
         remedy = FLASH_REMEDY.get(model.kind, FLASH_REMEDY_OTHER)

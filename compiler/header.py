@@ -14,10 +14,12 @@ for any model kind::
     (behind FM_NO_GENERIC_NAMES: one model's per program; a second header included after defining it keeps
     its own NAME_* names, name_labels, name_rows and its struct or name_predict_vec)
     NAME_TABLE_BYTES              bytes of the const arrays
-    NAME_CONST_BYTES              bytes of all const model data (arrays + structs) on the target: its flash
+    NAME_CONST_BYTES              bytes of all const model data (arrays + structs + the label table) on the
+                                  target: its flash
 
-Flash: ``const_bytes`` counts the const data a model puts in flash on a target (the arrays, each
-aligned to its element type, plus the model's structs laid out with the target's pointer size);
+Flash: ``flash_bytes`` counts the const data a model puts in flash on a target (``const_bytes``: the arrays,
+each aligned to its element type, plus the model's structs laid out with the target's pointer size; and
+``label_bytes``: the class label table, its pointers and texts);
 ``FLASH_BUDGETS`` is each target's default budget (``export-c --flash-budget``).
 
 Tables are checked before they are written (the same checks the runtime
@@ -163,6 +165,20 @@ def const_bytes(t: CTables, pointer_bytes: int) -> int:
         total += size * max(len(elems), 1) + (align - 4 if align > 4 else 0)
     size, align = struct_layout(t.struct_type, pointer_bytes)
     return total + size + (align - 4 if align > 4 else 0)
+
+
+def label_bytes(classes: Sequence[str], pointer_bytes: int) -> int:
+    """Flash of the class label table a header carries (label_macros), an upper bound: NAME_labels[K] (one
+    pointer a class) and each text with its NUL, the no-class text too (FM_LABEL_TEXT's), each rounded up to 4
+    bytes (a compiler may align a string literal's start)."""
+    texts = [*classes, no_label_text(list(classes))]
+    return len(classes) * pointer_bytes + sum((len(c.encode()) + 1 + 3) // 4 * 4 for c in texts)
+
+
+def flash_bytes(model: ModelFile, t: CTables, pointer_bytes: int) -> int:
+    """All const data a model's header puts in flash: its tables (const_bytes) and its label table (label_bytes):
+    NAME_CONST_BYTES, the figure export-c's --flash-budget is checked against."""
+    return const_bytes(t, pointer_bytes) + label_bytes(model.classes, pointer_bytes)
 
 
 def c_float(v: float) -> str:
@@ -409,7 +425,7 @@ def render_header(model: ModelFile, numeric: str, name: str = "model", rows: np.
     name = check_name(name)
     t = c_tables(model, numeric, name)
     ptr = POINTER_BYTES.get(target or "host", 8)
-    flash = const_bytes(t, ptr)
+    flash = flash_bytes(model, t, ptr)
     guard = f"FRUGALML_{name.upper()}_H"
     n_features = int(model.tables.n_features)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.cli import cli
-from compiler.header import FLASH_BUDGETS, POINTER_BYTES, c_tables, const_bytes, parse_bytes
+from compiler.header import FLASH_BUDGETS, POINTER_BYTES, c_tables, flash_bytes, parse_bytes
 from pyruntime import format as fmt
 from pyruntime.build_cffi import runtime_include_flags
 
@@ -59,31 +59,56 @@ def test_default_budgets() -> None:
     assert FLASH_BUDGETS["pi"] is None and FLASH_BUDGETS["host"] is None
 
 
+def linked_rodata(tmp_path: Path, model_path: Path, target: str, *args: str) -> tuple[int, int, str]:
+    """(.rodata bytes of an object that uses the model and its label texts, as firmware does; the header's
+    MODEL_CONST_BYTES; export-c's stderr), cross-compiled for the Cortex-M target."""
+    header = tmp_path / f"{model_path.stem}.h"
+    code, err = run("export-c", model_path, "-o", header, "--target", target, *args)
+    assert code == 0, err
+    reported = int(re.search(r"#define MODEL_CONST_BYTES (\d+)u", header.read_text()).group(1))  # type: ignore[union-attr]
+    src = tmp_path / f"{model_path.stem}.c"
+    src.write_text(f'#include "{header.name}"\nconst void *keep(void) {{ return &model; }}\n'
+                   "const char *label(int i) { return FM_LABEL_TEXT(i); }\n")
+    obj = tmp_path / f"{model_path.stem}.o"
+    subprocess.run(["arm-none-eabi-gcc", "-std=c99", f"-mcpu={target.removesuffix('f')}", "-mthumb", "-O2",
+                    *runtime_include_flags(), "-c", str(src), "-o", str(obj)], check=True)
+    sections = subprocess.run(["arm-none-eabi-size", "-A", str(obj)], capture_output=True, text=True,
+                              check=True).stdout
+    return sum(int(m.group(1)) for m in re.finditer(r"^\.rodata\S*\s+(\d+)", sections, re.M)), reported, err
+
+
 @pytest.mark.parametrize("target", ["cortex-m3", "cortex-m4f"])
 def test_reported_bytes_cover_the_object_file(tmp_path: Path, target: str) -> None:
     """The header's CONST_BYTES (the figure the budget is checked against) is at least the .rodata the cross
-    compiler emits for the model, and exact up to a double array's alignment slack."""
+    compiler emits for the model and its label table, and exact up to a double array's alignment slack and
+    the label texts' rounding to 4 bytes."""
     if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-size") is None:
         pytest.skip("missing arm-none-eabi-gcc/size (run `make toolchains`)")
     names = ["nb_stop", "miser", "cascade", "gated", "cstc"] + (["skyline"] if target == "cortex-m4f" else [])
     for name in names:
-        header = tmp_path / f"{name}.h"
-        code, err = run("export-c", FIXTURES / f"{name}.msgpack", "-o", header, "--target", target)
-        assert code == 0, err
-        reported = int(re.search(r"#define MODEL_CONST_BYTES (\d+)u", header.read_text()).group(1))  # type: ignore[union-attr]
+        model = fmt.load(FIXTURES / f"{name}.msgpack")
+        rodata, reported, err = linked_rodata(tmp_path, FIXTURES / f"{name}.msgpack", target)
         assert f"{reported:,} bytes of flash" in err
-        src = tmp_path / f"{name}.c"
-        src.write_text(f'#include "{header.name}"\nconst void *keep(void) {{ return &model; }}\n')
-        obj = tmp_path / f"{name}.o"
-        cpu = target.removesuffix("f")
-        subprocess.run(["arm-none-eabi-gcc", "-std=c99", f"-mcpu={cpu}", "-mthumb", "-O2",
-                        *runtime_include_flags(), "-c", str(src), "-o", str(obj)], check=True)
-        sections = subprocess.run(["arm-none-eabi-size", "-A", str(obj)], capture_output=True, text=True,
-                                  check=True).stdout
-        rodata = sum(int(m.group(1)) for m in re.finditer(r"^\.rodata\S*\s+(\d+)", sections, re.M))
-        slack = 4 * sum(a.ctype == "double" for a in c_tables(fmt.load(FIXTURES / f"{name}.msgpack"),
-                                                               "q15" if target == "cortex-m3" else "float32").arrays)
-        assert rodata <= reported <= rodata + slack + 4, (name, rodata, reported)
+        slack = 4 * sum(a.ctype == "double" for a in c_tables(model, "q15" if target == "cortex-m3" else
+                                                              "float32").arrays)
+        assert rodata <= reported <= rodata + slack + 4 + 3 * (len(model.classes) + 1), (name, rodata, reported)
+
+
+def test_long_label_texts_count_against_the_budget(tmp_path: Path) -> None:
+    """The label table was left out of CONST_BYTES and the budget (round 66's probe: 40 labels of 247 bytes,
+    reported 11,032 bytes of flash where the object's .rodata was 21,116, accepted under a 12K budget)."""
+    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-size") is None:
+        pytest.skip("missing arm-none-eabi-gcc/size (run `make toolchains`)")
+    rng = np.random.default_rng(0)
+    rows = [f"{rng.normal() + k:.4f},{rng.normal() - k:.4f},class{k:02d}{'x' * 240}" for k in range(40)
+            for _ in range(12)]
+    (tmp_path / "long.csv").write_text("f0,f1,label\n" + "\n".join(rows) + "\n")
+    model = tmp_path / "long.msgpack"
+    assert CliRunner().invoke(cli, ["train", "nb-static", str(tmp_path / "long.csv"), "-o", str(model)]).exit_code == 0
+    rodata, reported, _ = linked_rodata(tmp_path, model, "cortex-m4f")
+    assert 40 * 248 < rodata <= reported <= rodata + 4 + 3 * 41, (rodata, reported)
+    code, err = run("export-c", model, "-o", tmp_path / "x.h", "--target", "cortex-m4f", "--flash-budget", "12K")
+    assert code == 2 and f"needs {reported:,} bytes of flash" in err and not (tmp_path / "x.h").exists(), err
 
 
 @pytest.mark.parametrize("target", ["cortex-m3", "cortex-m4f"])
@@ -94,7 +119,8 @@ def test_over_the_target_budget_exits_2_and_writes_nothing(big_cstc: Path, tmp_p
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     numeric = "q15" if target == "cortex-m3" else "float32"
-    need = const_bytes(c_tables(fmt.load(big_cstc), numeric), POINTER_BYTES[target])
+    model = fmt.load(big_cstc)
+    need = flash_bytes(model, c_tables(model, numeric), POINTER_BYTES[target])
     assert need > 256 * 1024
     assert f"needs {need:,} bytes of flash" in lines[0] and f"262,144-byte budget of {target}" in lines[0]
     assert "--flash-budget" in lines[0] and "smaller model" in lines[0]
@@ -146,7 +172,7 @@ def test_code_form_reports_and_refuses_on_its_constants(tmp_path: Path) -> None:
     """--form code: the written line gives the tables' bytes as the code's lower bound, and a budget below them
     refuses the model saying so (nothing written)."""
     miser = FIXTURES / "miser.msgpack"
-    need = const_bytes(c_tables(fmt.load(miser), "q15"), POINTER_BYTES["cortex-m3"])
+    need = flash_bytes(fmt.load(miser), c_tables(fmt.load(miser), "q15"), POINTER_BYTES["cortex-m3"])
     out = tmp_path / "code.h"
     code, err = run("export-c", miser, "-o", out, "--target", "cortex-m3", "--form", "code")
     assert code == 0 and out.exists() and f"at least {need:,} bytes of flash" in err, err
