@@ -53,6 +53,9 @@ def open_spec(spec: str, emulate: str | None = None, seed: int = 0, garbage: flo
             profile, interval = PhaseProfile.parse(emulate or DEFAULT_EMULATION, seed=seed)
             for phase, level in profile.levels.items():  # now, not as a traceback in the emulator's thread
                 check_showable(meter, level, phase)
+                if level.unit != "A":  # a run measures current: a whole run of readings it would leave out
+                    raise ValueError(f"{phase}={level.scaled:g}{level.prefix}{level.unit} is in {level.unit}, and a "
+                                     "run measures current: give each phase a current (e.g. idle=100mA,A=150mA)")
         except ValueError as exc:
             raise ValueError(f"--emulate: {exc}") from None
         source = EmulatedSource(meter, profile, interval or 0.25, garbage=garbage, seed=seed)

@@ -208,6 +208,8 @@ def test_valid_run_with_the_real_workload_still_measures(work: Path, tmp_path: P
         (["--volts", "5", "--emulate", "idle=100mA,interval=0"], "interval=0: seconds between packets"),
         (["--volts", "5", "--emulate", "idle=100mA,interval=1e300"], "at most 3600"),
         (["--volts", "5", "--emulate", "idle=100mA,interval=abc"], "interval=abc: seconds between packets"),
+        # round 66's probe: a profile of volts measured the whole run and ended "no usable readings", exit 1
+        (["--volts", "5", "--emulate", "idle=5V,A=6V"], "idle=5V is in V, and a run measures current"),
         (["--volts", "5", "--idle-seconds", "1e300"], "--idle-seconds"),
         (["--volts", "5", "--settle-seconds", "1e300"], "--settle-seconds"),
         (["--volts", "-5"], "--volts"),
