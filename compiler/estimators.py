@@ -111,9 +111,12 @@ def check_split_classes(y: Any, avoid: str, fraction: float) -> None:
 
 
 def check_X(est: Any, X: Any, attribute: str, dtype: Any = np.float64) -> np.ndarray:
-    """X for predict: est fitted (attribute set), same number of features as in fit."""
+    """X for predict (or validation): est fitted (attribute set), same number of features as in fit, values
+    within float32's range as at fit (check_float32_range: the device reads float32)."""
     check_is_fitted(est, attribute)
-    return validate_data(est, X, dtype=dtype, reset=False)
+    X = validate_data(est, X, dtype=dtype, reset=False)
+    check_float32_range(X)
+    return X
 
 
 def binary_only(tags: Any) -> Any:

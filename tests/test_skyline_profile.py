@@ -71,6 +71,25 @@ def test_percentile_of_repeated_timings(percentile: float | None, factor: float)
         profile_costs(feats, sizes=[10], repeats=1, timer=clock, percentile=101)
 
 
+def test_each_feature_is_called_exactly_repeats_times_per_size() -> None:
+    """Every call is a timed one: a feature with side effects or a long run is not called once more untimed (until
+    round 67 a first untimed call named a failing feature before timing)."""
+    clock = FakeClock()
+    calls: list[int] = []
+    feats = {"a": lambda item: calls.append(len(item))}
+    profile_costs(feats, sizes=[10, 100, 1000], make_item=lambda n: range(n), repeats=4, timer=clock)
+    assert calls == [10] * 4 + [100] * 4 + [1000] * 4
+
+    def broken(item: range) -> None:
+        calls.append(-1)
+        raise KeyError("x")
+
+    calls.clear()
+    with pytest.raises(ValueError, match="feature 'b' raised KeyError"):
+        profile_costs({"b": broken}, sizes=[10], repeats=3, timer=clock)
+    assert calls == [-1]
+
+
 def test_fit_is_non_negative_and_least_squares() -> None:
     n = np.array([1.0, 2.0, 3.0, 4.0])
     # a decreasing trend cannot be a cost: the slope is clipped at 0 and the constant absorbs the mean

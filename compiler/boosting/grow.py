@@ -311,6 +311,8 @@ class _Grower:
     def _grow_depthwise(self) -> None:
         level = [0]
         for _ in range(self.params.max_depth):
+            if not level:  # nothing left to split: an unreachable depth limit costs nothing
+                break
             nxt: list[int] = []
             for idx in level:
                 node = self.nodes[idx]

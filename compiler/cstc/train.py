@@ -48,6 +48,7 @@ from compiler.costs import cost_vector
 from compiler.cstc import ridge
 from compiler.cstc.groups import GroupMap
 from compiler.estimators import binary_only, check_eval_set, check_X, encode_classes, fit_classes
+from compiler.params import check_number
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
 # what one start fits (fit keeps the best start's)
@@ -173,6 +174,8 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("max_iter must be >= 0 and inner_iter >= 1")
         if not (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1):
             raise ValueError("n_starts must be an integer >= 1")
+        for name in ("tol", "zero_tol", "internal_loss"):
+            check_number(name, getattr(self, name), low=0)
 
     def _fit_phi(self, X: np.ndarray, ys: np.ndarray, c: np.ndarray) -> None:
         """The map phi and the cost groups (group_cost_, group_ of every column)."""

@@ -92,6 +92,7 @@ from compiler.gated.common import make_f0
 from compiler.gated.f0_spec import F0_KINDS, f0_spec
 from compiler.options import GATED_TREE_DEFAULTS
 from compiler.parallel import run_map
+from compiler.params import check_number
 from compiler.trees.cost_tree import as_float32_matrix, ensemble_to_ir, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import Booster, encode_targets, make_booster, penalty_scale
 from pyruntime.progress import track
@@ -333,8 +334,10 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("n_trees, trees_per_step and max_depth must be >= 1")
         if not 0 < self.step <= 1:
             raise ValueError("step must be in (0, 1]")
-        if self.eta < 0:
-            raise ValueError("eta must be >= 0")
+        check_number("eta", self.eta, low=0)
+        check_number("xi", self.xi, low=0)
+        check_number("hpc_cv", self.hpc_cv, low=0, integer=True)
+        check_number("gate_step", self.gate_step, low=0, high=1, low_open=True, none_ok=True)
         if self.gate_rule not in ("sigmoid", "quantile"):
             raise ValueError("gate_rule must be 'sigmoid' (the paper's) or 'quantile'")
         if self.class_trees not in CLASS_TREES:
@@ -502,7 +505,7 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction ------------------------------------------------------
     def route(self, X: np.ndarray) -> np.ndarray:
         """True for the inputs the gate sends to the high-cost model f0."""
-        check_is_fitted(self, "gate_ir_")
+        X = self._input(X)
         if self.gate_ir_ is None:  # the margin gate: hard iff f1's top-2 margin is not above the threshold
             return ~(top2_margin(ir_staged_scores(self.f1_ir_, X)[0].astype(np.float32)) > self.margin_threshold_)
         return ir_staged_scores(self.gate_ir_, X)[0][:, 0] > self.gate_threshold_
@@ -546,13 +549,12 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         return proba
 
     def predict_f0(self, X: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "f0_")
-        return self.f0_.predict(as_float32_matrix(X))
+        return self.f0_.predict(self._input(X))
 
     def features_read(self, X: np.ndarray) -> np.ndarray:
         """Bool (n, d): features read per input: the tree gate's path, then f1's paths or all of f0's features;
         with the margin gate f1's paths on every input, and all of f0's features too on the inputs it sends there."""
-        X32 = as_float32_matrix(X)
+        X32 = self._input(X)
         hard = self.route(X32)
         read = np.zeros(X32.shape, dtype=bool)
         for r in ir_tree_features(self.gate_ir_, X32) if self.gate_ir_ is not None else ():

@@ -29,7 +29,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
+from compiler.estimators import check_float32_range
 from compiler.gated.common import SparseLinear, gated_costs, prepare_gated, q_step, sigmoid, softplus
+from compiler.params import check_number
 from compiler.standardize import Standardizer
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
@@ -147,7 +149,9 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
 
     def _check(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "gate_")
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        check_float32_range(X)  # as at fit: the device reads float32
+        return X
 
     @property
     def used_features_(self) -> np.ndarray:
@@ -315,8 +319,7 @@ class AdaptLinClassifier(GatedLinearBase):
             raise ValueError("n_iter and inner_iter must be >= 1")
         if int(self.split_features) < 0:
             raise ValueError(f"split_features must be >= 0, got {self.split_features}")
-        if not float(self.l2) >= 0.0:
-            raise ValueError(f"l2 must be >= 0, got {self.l2}")
+        check_number("l2", self.l2, low=0)
         if self.gate_rule not in ("sigmoid", "quantile"):
             raise ValueError(f"gate_rule must be 'sigmoid' (the paper's) or 'quantile', got {self.gate_rule!r}")
 

@@ -64,6 +64,7 @@ MARGIN_GAMMA_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 GATED_REFINE = 1  # --refine default: rounds of two gammas between the kept one and the next larger (docs/gated.md)
 DEFAULT_GAMMA = {"adapt-gbrt": 0.1, "adapt-lin": 0.01, "l1-gate": 0.01}
 
+
 def _check_hpc(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """--hpc checked before any work: a malformed NAME:TREES[:DEPTH] is a usage error (a pickle path is checked
     when it is loaded)."""
@@ -500,7 +501,6 @@ for _kind in TRAINERS:
 
 
 register_file_metrics("gated", gated_metrics)
-
 
 
 __all__ = ["gated_c_tables", "gated_metrics", "gated_tables", "train_gated"]

@@ -39,6 +39,8 @@ class Bins:
 
 def parse_bins(spec: str) -> tuple[str, int]:
     """'mean-std' or 'quantile:N' -> (method, N)."""
+    if not isinstance(spec, str):
+        raise ValueError(f"bins must be 'mean-std', 'quantile:N', 'auto' or None, got {spec!r}")
     if spec == "mean-std":
         return "mean-std", 4
     if spec.startswith("quantile:"):

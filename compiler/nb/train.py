@@ -39,6 +39,7 @@ from compiler.nb.pooled import pooled_folds
 from compiler.nb.stop_cost import DEFAULT_STOP_COST, default_stop_cost
 from compiler.options import CV_BELOW, auto_folds, stratified_folds
 from compiler.parallel import run_map
+from compiler.params import check_n_jobs, check_number
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
@@ -424,8 +425,9 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
         if self.stop_cost is not None and not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
             raise ValueError(f"stop_cost must be a finite number >= 0 or None, got {self.stop_cost}")
         check_numeric(self.numeric)
-        if self.alpha <= 0:
-            raise ValueError(f"alpha must be > 0, got {self.alpha}")
+        check_number("alpha", self.alpha, low=0, low_open=True)
+        check_number("validation_fraction", self.validation_fraction, low=0, high=1, high_open=True)
+        check_n_jobs(self.n_jobs)
         if self.tolerance is not None and not 0 <= self.tolerance <= 1:
             raise ValueError(f"tolerance must be in [0, 1], got {self.tolerance}")
         if self.folds is not None and (not isinstance(self.folds, (int, np.integer)) or self.folds < 1):

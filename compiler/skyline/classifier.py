@@ -27,8 +27,9 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
-from compiler.estimators import check_eval_set, encode_classes
+from compiler.estimators import check_eval_set, check_float32_range, check_split_classes, encode_classes
 from compiler.options import CV_FOLDS
+from compiler.params import check_n_jobs, check_number
 from compiler.skyline import SKYLINE_CV_BELOW
 from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
@@ -181,12 +182,9 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         threads, 4.1 s with one, the same model (docs/skyline.md)."""
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if not np.isfinite(self.epsilon) or self.epsilon < 0:
-            raise ValueError("epsilon must be a finite number >= 0")
-        if not np.isfinite(self.approx) or self.approx < 0:
-            raise ValueError("approx must be a finite number >= 0")
-        if self.max_sets is not None and int(self.max_sets) < 1:
-            raise ValueError("max_sets must be >= 1")
+        check_number("epsilon", self.epsilon, low=0)
+        check_number("approx", self.approx, low=0)
+        check_number("max_sets", self.max_sets, low=1, integer=True, none_ok=True)
         if self.patience is not None and (isinstance(self.patience, bool)
                                           or not isinstance(self.patience, (int, np.integer)) or self.patience < 1):
             raise ValueError(f"patience must be an integer >= 1 or None, got {self.patience!r}")
@@ -194,7 +192,12 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+        if eval_set is None:
+            check_number("validation_fraction", self.validation_fraction, low=0, high=1, low_open=True,
+                         high_open=True)
+        check_n_jobs(self.n_jobs)
         X, y = validate_data(self, X, y, ensure_min_samples=2)  # as fit_classes (X keeps its numeric dtype)
+        check_float32_range(X)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
@@ -206,13 +209,17 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         self.feature_coef_ = self._feature_coef(d)
         self.size_range_ = parse_sizes(self.sizes)
         if eval_set is None:
+            stratify = np.min(np.unique(y, return_counts=True)[1]) >= 2  # else a plain split (a class of one row)
+            if stratify:  # each part needs a row of every class: said here, not as train_test_split's test_size
+                check_split_classes(y, "eval_set=(X_val, y_val) avoids that split", float(self.validation_fraction))
             X_tr, X_va, y_tr, y_va = train_test_split(
                 X, y, test_size=self.validation_fraction, random_state=self.random_state,
-                stratify=y if np.min(np.unique(y, return_counts=True)[1]) >= 2 else None)
+                stratify=y if stratify else None)
         else:
             X_tr, y_tr = X, y
             X_va, y_va = check_eval_set(eval_set)
             X_va, y_va = check_X_y(validate_data(self, X_va, reset=False), y_va)
+            check_float32_range(X_va)
             encode_classes(self, y_va, "validation data")  # labels only checked: the base models take them as given
         base = make_base(self.base, self.random_state)
         self.cv_used_ = int(self.cv) if int(self.cv) >= 2 and len(y_va) < int(self.cv_below) else 0
@@ -288,6 +295,7 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         size (scalars or one per row)."""
         check_is_fitted(self, "index_")
         X = validate_data(self, X, reset=False)
+        check_float32_range(X)  # as at fit
         n = X.shape[0]
         b = np.broadcast_to(np.asarray(budget, np.float64), (n,))
         s = np.broadcast_to(np.asarray(size, np.float64), (n,))

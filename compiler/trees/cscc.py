@@ -55,6 +55,7 @@ from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import binary_only, check_eval_set, check_split_classes, check_X, encode_classes, fit_binary
 from compiler.options import CASCADE_DEFAULTS
+from compiler.params import check_number, check_numbers
 from compiler.trees.cascade import ExitingEnsemble, balanced_weights
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import make_booster, penalty_scale
@@ -360,6 +361,9 @@ class CsccCascadeClassifier(ExitingEnsemble):
     def _check_params(self) -> None:
         if int(self.n_stages) < 1 or int(self.n_trees) < 1 or int(self.max_depth) < 1:
             raise ValueError("n_stages, n_trees and max_depth must be >= 1")
+        if self.lam is None:
+            check_numbers("lam_grid", self.lam_grid)
+        check_numbers("pool_lambdas", self.pool_lambdas)
         lams = [self.lam] if self.lam is not None else list(self.lam_grid)
         if not lams or not all(float(v) >= 0 for v in lams) or not float(self.rho) >= 0:
             raise ValueError("lam (or every lam_grid value when lam is None) and rho must be >= 0")
@@ -369,8 +373,9 @@ class CsccCascadeClassifier(ExitingEnsemble):
             raise ValueError("class_weight must be None or 'balanced'")
         if int(self.n_rounds) < 0:
             raise ValueError("n_rounds must be >= 0")
-        if not float(self.tree_eval_cost) >= 0:
-            raise ValueError("tree_eval_cost must be >= 0")
+        for lam in self.pool_lambdas:
+            check_number("every pool_lambdas value", lam, low=0)
+        check_number("tree_eval_cost", self.tree_eval_cost, low=0)
         if not float(self.exit_sharpness) > 0:
             raise ValueError("exit_sharpness must be > 0")
         if self.exit_noise not in ("disagreements", "losses"):

@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import check_eval_set, check_split_classes, encode_classes, seed_of
 from compiler.options import CASCADE_DEFAULTS, DEFAULT_GRID
+from compiler.params import check_number, check_numbers
 from compiler.trees.cascade import EarlyExitEnsemble
 from compiler.trees.cost_tree import as_float32_matrix
 from compiler.trees.kind_cascade import (
@@ -103,12 +104,15 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"thresholds must be 'per-stage' or 'shared', got {self.thresholds!r}")
         if self.tree_order not in TREE_ORDERS:
             raise ValueError(f"tree_order must be one of {', '.join(TREE_ORDERS)}, got {self.tree_order!r}")
+        check_numbers("exit_every", self.exit_every)
+        check_numbers("lambdas", self.lambdas)
         if not self.exit_every or min(int(n) for n in self.exit_every) < 1:
             raise ValueError("exit_every must hold whole numbers of iterations >= 1")
         if not 0 <= self.tolerance < 1 or int(self.refine) < 0 or not 0 < self.validation_fraction < 1:
             raise ValueError("tolerance must be in [0, 1), refine >= 0, validation_fraction in (0, 1)")
         if self.tree_eval_cost < 0 or any(v < 0 for v in self.lambdas):
             raise ValueError("tree_eval_cost and the lambdas must be >= 0")
+        check_number("min_agreement", self.min_agreement, low=0, high=1, low_open=True, none_ok=True)
 
     def fit(self, X: np.ndarray, y: np.ndarray, eval_set: tuple[np.ndarray, np.ndarray] | None = None
             ) -> CascadeFrontierClassifier:

@@ -41,6 +41,7 @@ from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import check_eval_set, check_split_classes, encode_classes
 from compiler.options import LOSSES, MISER_DEFAULTS  # noqa: E402,F401 - one list of losses, one of defaults
 from compiler.parallel import run_map
+from compiler.params import check_number
 from compiler.trees.cost_tree import (
     as_float32_matrix,
     ensemble_to_ir,
@@ -68,11 +69,23 @@ def proba_of_scores(scores: np.ndarray, loss: str, threshold: float = 0.0) -> np
     if s.shape[1] == 1:
         z = s[:, 0] - float(np.float32(threshold))
         p1 = _sigmoid(z) if loss == "logistic" else np.clip((z + 1) / 2, 0, 1)
-        return np.column_stack([1 - p1, p1])
-    if loss == "multiclass-log":
-        return _softmax(s)
-    e = np.clip((s + 1) / 2, 0, None) + 1e-12
-    return e / e.sum(axis=1, keepdims=True)
+        proba = np.column_stack([1 - p1, p1])
+    elif loss == "multiclass-log":
+        proba = _softmax(s)
+    else:
+        e = np.clip((s + 1) / 2, 0, None) + 1e-12
+        proba = e / e.sum(axis=1, keepdims=True)
+    return _agreeing(proba, decide(np.asarray(scores), threshold))
+
+
+def _agreeing(proba: np.ndarray, decided: np.ndarray) -> np.ndarray:
+    """``proba`` whose first largest entry of each row is the ``decided`` class: scores that differ by less than
+    the probabilities can show (1e-17 apart: a sigmoid of 0.5, a softmax of equal thirds) would otherwise give
+    argmax(predict_proba) another class than predict; the decided class is raised by one ulp there."""
+    rows = np.flatnonzero(np.argmax(proba, axis=1) != decided)
+    if rows.size:
+        proba[rows, decided[rows]] = np.nextafter(proba[rows].max(axis=1), np.inf)
+    return proba
 
 
 def resolve_loss(loss: str, n_classes: int) -> str:
@@ -168,8 +181,9 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"loss must be one of {(*LOSSES, 'auto')}, got {self.loss!r}")
         if not self.lam >= 0:
             raise ValueError("lam must be >= 0")
-        if int(self.n_trees) < 1 or (self.max_depth is not None and int(self.max_depth) < 1):
-            raise ValueError("n_trees and max_depth must be >= 1")
+        check_number("n_trees", self.n_trees, low=1, integer=True)
+        check_number("max_depth", self.max_depth, low=1, integer=True, none_ok=True)
+        check_number("min_samples_leaf", self.min_samples_leaf, low=1, integer=True)
         if self.max_leaves is not None and int(self.max_leaves) < 2:
             raise ValueError("max_leaves must be >= 2")
         if self.n_iter_no_change is not None and int(self.n_iter_no_change) < 1:
@@ -178,8 +192,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("step must be in (0, 1]")
         if not 0 <= self.validation_fraction < 1:
             raise ValueError("validation_fraction must be in [0, 1)")
-        if self.tree_eval_cost < 0:
-            raise ValueError("tree_eval_cost must be >= 0")
+        check_number("tree_eval_cost", self.tree_eval_cost, low=0)
         check_charge(self.charge, self.class_trees)
         if int(self.first_iters) < 0 or (self.first_lam is not None and not self.first_lam >= 0):
             raise ValueError("first_iters must be >= 0 and first_lam >= 0 (or None)")
@@ -294,7 +307,7 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
 
     def features_read(self, X: np.ndarray) -> np.ndarray:
         """Bool (n, d): the distinct features each row reads (lazy evaluation)."""
-        check_is_fitted(self, "ir_")
+        X = self._input(X)
         per_tree = ir_tree_features(self.ir_, X)
         read = np.zeros((np.asarray(X).shape[0], self.n_features_in_), dtype=bool)
         for r in per_tree:
