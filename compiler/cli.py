@@ -329,6 +329,7 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     On the data set the model was trained on, reports on its held-out test
     part; on any other data, on every row.
     """
+    refuse_overwriting_input(plot, "--plot", model_file=model_path, data_file=data)
     model = fmt.load(model_path)
     load_file_kind(model.kind)  # its eval figures and budget index
     num = numeric_for(target_name, numeric)

@@ -123,7 +123,7 @@ def floats_text(values: tuple[float, ...]) -> str:
 GATED_TREE_DEFAULTS = {"trees": 50, "depth": 3, "step": 0.1, "l2": 1.0}  # adapt-gbrt's gate and f1 (l2: f1's only)
 _M, _C = MISER_DEFAULTS, CASCADE_DEFAULTS
 TREE_OPTIONS = [
-    click.Option(["--lambda"], type=NumberRange(min=0), default=None,
+    click.Option(["--lambda"], type=NumberRange(min=0, finite=True), default=None,
                  help=f"Feature-cost penalty lambda [miser: default {_M['lambda']:g}; cascade: CSCC's "
                       "accuracy/cost trade-off (given, it trains CSCC instead of the default frontier), default: the "
                       "cheapest on validation of 0.1, 1, 10; "
@@ -144,7 +144,7 @@ TREE_OPTIONS = [
                       "stage-wise regression; cascade: with --early-exit-every, or the exits judged by "
                       "cross-validation (a validation part under 200 rows), default logistic (two classes) or "
                       "multiclass-log; refused with the default frontier]."),
-    click.Option(["--tree-cost"], type=NumberRange(min=0), default=None,
+    click.Option(["--tree-cost"], type=NumberRange(min=0, finite=True), default=None,
                  help="Evaluation cost e per tree, added to the feature cost in the test-time cost "
                       f"[miser, cascade; default {_M['tree_cost']:g}]."),
 ]
@@ -190,14 +190,15 @@ class OutputFile(click.Path):
         return path
 
 
-def refuse_overwriting_input(output: str | None, **inputs: str | None) -> None:
-    """Exit 2 when the file to write is one of the inputs (e.g. `predict M D.csv -o D.csv`): the input would be
-    destroyed. ``inputs``: what each input is called in the message -> its path or data spec."""
+def refuse_overwriting_input(output: str | None, /, flag: str = "-o", **inputs: str | None) -> None:
+    """Exit 2 when the file to write (given by option ``flag``) is one of the inputs (e.g. `predict M D.csv -o
+    D.csv`, `eval M.png D --plot M.png`): the input would be destroyed. ``inputs``: what each input is called in
+    the message -> its path or data spec."""
     if output is None:
         return
     out = Path(output).resolve()
     for what, spec in inputs.items():
         if spec is not None and Path(spec).is_file() and (Path(spec).resolve() == out or (
                 out.is_file() and os.path.samefile(spec, out))):  # a hard link is the same file too
-            raise click.UsageError(f"-o {output} is the {what.replace('_', ' ')}: writing it would destroy the "
+            raise click.UsageError(f"{flag} {output} is the {what.replace('_', ' ')}: writing it would destroy the "
                                    "input; choose another output file")

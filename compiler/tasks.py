@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from compiler.costs import FeatureCosts, load_costs
-from pyruntime.data import Dataset, Split, encode_labels, label_order, load_dataset, load_for_model
+from pyruntime.data import (
+    NAMED_COLUMN_SUFFIXES,
+    Dataset,
+    Split,
+    encode_labels,
+    label_order,
+    load_dataset,
+    load_for_model,
+)
 from pyruntime.errors import DataError, FrugalmlError
 from pyruntime.format import ModelFile
 from pyruntime.numtext import is_number, parse_number
@@ -74,6 +83,9 @@ def label_list(labels: list[str], most: int = 6) -> str:
 def prepare(spec: str, positive: str | None = None, target: str | None = None, seed: int = 0,
             features: str | None = None) -> Task:
     """The task of DATA; raw windows become the columns of the --features plan (default: the default plan)."""
+    if target is not None and not (Path(spec).is_file() and Path(spec).suffix.lower() in NAMED_COLUMN_SUFFIXES):
+        raise DataError(f"--target-column {target!r} applies to data with named columns (a .csv or .arff file); "
+                        f"{spec} has its labels in place: leave the option out")
     data = load_dataset(spec, target, features)
     y, classes = encode_labels(data.y, positive, data.label_column)
     split = Split(seed=seed)

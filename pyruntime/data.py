@@ -682,6 +682,8 @@ def load_dataset(spec: str, target: str | None = None, features: str | dict[str,
         return _bundled_windows(spec, features)
     if not path.exists() and ":" in spec:
         return _no_plan(_bundled(spec), features)
+    if path.is_dir():
+        raise DataError(f"data path is a folder, not a file: {spec}")
     if not path.is_file():
         raise DataError(f"data file not found: {spec}")
     suffix = path.suffix.lower()
@@ -706,6 +708,9 @@ def _no_plan(ds: Dataset, features: str | dict[str, Any] | None) -> Dataset:
         raise DataError(f"--features applies to raw windows (.ts, NPZ with a 3-D X, uea:NAME); {ds.name} is a "
                         "feature table")
     return ds
+
+
+NAMED_COLUMN_SUFFIXES = (".csv", ".arff")  # the forms whose label column --target-column can name
 
 
 def _load_table(path: Path, suffix: str, spec: str, target: str | None, unlabelled: list[str] | None) -> Dataset:

@@ -64,14 +64,14 @@ CSTC_OPTIONS = [
                       + ",".join(f"{v:g}" for v in DEFAULT_GRID) + "]."),
     folds_option("lambda", "each fold's tree pruned on its held-out rows",
                  "the kept lambda is then refitted on both parts, unpruned", "cstc"),
-    click.Option(["--rho"], type=NumberRange(min=0), default=None,
+    click.Option(["--rho"], type=NumberRange(min=0, finite=True), default=None,
                  help=f"l1 weight of every node's classifier [cstc; default {DEFAULTS['rho']:g}]."),
     click.Option(["--max-iter"], type=click.IntRange(min=0), default=None,
                  help=f"Sweeps of block coordinate descent over the nodes [cstc; default {DEFAULTS['max_iter']}]."),
-    click.Option(["--internal-loss"], type=NumberRange(min=0), default=None,
+    click.Option(["--internal-loss"], type=NumberRange(min=0, finite=True), default=None,
                  help="Weight of the internal nodes' own loss (the paper: 1) "
                       f"[cstc; default {DEFAULTS['internal_loss']:g}]."),
-    click.Option(["--routing-scale"], type=NumberRange(min=0, min_open=True), default=None,
+    click.Option(["--routing-scale"], type=NumberRange(min=0, min_open=True, finite=True), default=None,
                  help="Slope of the soft-traversal sigmoids in training "
                       f"[cstc; default {DEFAULTS['routing_scale']:g}]."),
     click.Option(["--no-prune"], is_flag=True, default=False,

@@ -83,7 +83,7 @@ GATED_OPTIONS = [
                       "[adapt-gbrt, adapt-lin, l1-gate; default rf]."),
     click.Option(["--pfull"], type=NumberRange(0, 1), default=None,
                  help="Largest share of training inputs sent to f0 [adapt-gbrt, adapt-lin, l1-gate; default 0.3]."),
-    click.Option(["--gamma"], type=NumberRange(min=0), default=None,
+    click.Option(["--gamma"], type=NumberRange(min=0, finite=True), default=None,
                  help="Feature-cost penalty [adapt-gbrt: default 0.1; adapt-lin, l1-gate: default 0.01]."),
     click.Option(["--hpc-remote"], is_flag=True, default=False,
                  help="f0 runs off-device: the runtime answers DEFER (-1) for hard inputs "
@@ -129,8 +129,10 @@ def resolve_gate(kind: str, gate: str | None, n_classes: int) -> str:
         raise click.UsageError(f"--gate margin needs K > 2 classes (f1 of K class scores); two classes use the "
                                f"{GATES[kind][0]} gate")
     return gate
+
+
 L2_OPTION = click.Option(
-    ["--l2"], type=NumberRange(min=0), default=None,
+    ["--l2"], type=NumberRange(min=0, finite=True), default=None,
     help="L2 penalty on f1's leaf values, -G/(H + l2) as XGBoost's lambda: without it a leaf of a few or of "
          "confidently fitted rows takes a full Newton step and f1's margins (the K-class gate) stop ordering rows by "
          f"confidence [adapt-gbrt; default {GATED_TREE_DEFAULTS['l2']:g}; 0: the unregularised Newton step of rounds "

@@ -111,7 +111,7 @@ STOP_OPTIONS = [
                       "classes, 0.01 for K > 2; models whose cuts are learned out of fold (--folds; under 200 "
                       "validation rows by default) leave it "
                       "out]."),
-    click.Option(["--stop-cost"], type=NumberRange(min=0), default=None,
+    click.Option(["--stop-cost"], type=NumberRange(min=0, finite=True), default=None,
                  help="What one stop check costs, in feature reads: a stop point is kept only if the reads it "
                  "saves on validation outweigh the check every running row pays [nb-stop; default: measured per "
                  "numeric type: 1.5, and 6 for q15 tables of two classes; 0: off]."),

@@ -81,10 +81,10 @@ SKYLINE_OPTIONS = [
                  help="Feature-set search: polydom (exact, at most 24 features), greedy-acc or greedy-cost; auto: "
                       "picked by the problem's size within about a minute (one model is timed: exact polydom "
                       "when the lattice fits, else polydom capped, then greedy-acc) [skyline; default auto]."),
-    click.Option(["--epsilon"], type=NumberRange(min=0), default=None,
+    click.Option(["--epsilon"], type=NumberRange(min=0, finite=True), default=None,
                  help="PolyDom anti-monotonicity tolerance: exact search when more features can hurt accuracy "
                       "by up to this much (trains more sets) [skyline; default 0]."),
-    click.Option(["--approx"], type=NumberRange(min=0), default=None,
+    click.Option(["--approx"], type=NumberRange(min=0, finite=True), default=None,
                  help="PolyDom approximate mode: prune with a(F) >= a(H) - APPROX, losing at most APPROX of "
                       "validation accuracy against the exact skyline (trains fewer sets) [skyline; default 0]."),
     click.Option(["--max-sets"], type=click.IntRange(min=1), default=None,

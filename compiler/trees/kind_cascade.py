@@ -90,6 +90,7 @@ def train_cascade(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCost
         raise click.UsageError(f"--cheap-first adds candidates to the default frontier; {given} trains another "
                                "cascade: give one or the other")
     if every is None and not cscc_given:
+        refuse_exit_options(opts)  # before the small-set re-route below, which sets its own
         folds = 0 if "exit_folds" in opts else auto_folds(yva.size, np.concatenate([ytr, yva]), None)
         if not folds:
             return train_frontier(kind, task, opts, costs, tree_cost, record, class_trees)
@@ -303,6 +304,13 @@ def one_se(accuracy: float, n: int) -> float:
     return max(FRONTIER_TOLERANCE, float(np.sqrt(p * (1 - p) / n)))
 
 
+def refuse_exit_options(opts: dict[str, Any]) -> None:
+    """UsageError for an option of the exit-every cascade given to the default one (no --early-exit-every)."""
+    for bad in ("loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
+        if bad in opts:
+            raise click.UsageError(f"--{bad.replace('_', '-')} applies with --early-exit-every only")
+
+
 def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCosts | None, tree_cost: float,
                    record: dict[str, Any], class_trees: str = CASCADE_DEFAULTS["class_trees"]) -> ModelFile:
     """The default cascade (none of --early-exit-every, --lambda, --pool-lambdas, --stages, --rho):
@@ -319,9 +327,7 @@ def train_frontier(kind: str, task: Any, opts: dict[str, Any], costs: FeatureCos
     Records the candidates (``frontier``) and the choice (``frontier_choice``)."""
     from compiler.trees.frontier import CascadeFrontierClassifier  # noqa: PLC0415 - it imports this module
 
-    for bad in ("loss", "exit_folds", "exit_lambdas", "exit_every_grid", "exit_budget"):
-        if bad in opts:
-            raise click.UsageError(f"--{bad.replace('_', '-')} applies with --early-exit-every only")
+    refuse_exit_options(opts)
     Xtr, ytr, Xva, yva = split(task)
     est = CascadeFrontierClassifier(
         costs=costs, tree_eval_cost=tree_cost, n_trees=opts.get("trees"), max_depth=opts.get("depth"),

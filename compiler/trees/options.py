@@ -73,7 +73,7 @@ CASCADE_OPTIONS = [
                  help="CSCC: comma-separated Greedy Miser lambdas of the pre-trained trees it weighs (--trees trees "
                       f"each; 0 = the paper's plain stage-wise regression). {CSCC_GIVEN} "
                       f"[cascade; default {floats_text(_C['pool_lambdas'])}]."),
-    click.Option(["--rho"], type=NumberRange(min=0), default=None,
+    click.Option(["--rho"], type=NumberRange(min=0, finite=True), default=None,
                  help=f"CSCC: l1 regularisation of the stage weights. {CSCC_GIVEN} [cascade; default {_C['rho']:g}]."),
     click.Option(["--early-exit-every"], type=click.IntRange(min=1), default=None,
                  help="Baseline instead of CSCC: one miser ensemble with an exit test every N iterations, exits "
