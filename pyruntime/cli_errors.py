@@ -33,10 +33,10 @@ class NumberRange(click.FloatRange):
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
         rv = super().convert(value, param, ctx)
-        if self.finite and not math.isfinite(rv):
-            self.fail(f"{value!r} is not a finite number", param, ctx)  # NaN and infinities: one message
         if math.isnan(rv):
             self.fail(f"{value!r} is not a number", param, ctx)
+        if self.finite and not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
         return rv
 
 

@@ -277,7 +277,7 @@ def test_the_workload_reads_the_models_columns_as_predict_does(tmp_path: Path, m
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["read", "emulated:tenma-72-7730a", "--seconds", "nan"], "Invalid value for '--seconds': 'nan' is not a finite"),
+    (["read", "emulated:tenma-72-7730a", "--seconds", "nan"], "Invalid value for '--seconds': 'nan' is not a number"),
     (["emulate", "tenma-72-7730a", "--values", "1e400V", "--count", "2"],
      "'1e400V' is out of range (an overload is written OL, e.g. OLmA)"),
     # round 66's probe: --values "" emulated the default 123.4mA without a word
