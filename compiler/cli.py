@@ -36,6 +36,7 @@ from compiler.kinds import BUDGET_EVAL, BUDGET_FILE_KINDS, EXTRA_COMMANDS, FILE_
 from compiler.nb.stop_cost import export_note
 from compiler.options import OutputFile, numeric_option, refuse_overwriting_input, target_option
 from compiler.pipeline_header import PIPELINE_KINDS, has_pipeline
+from compiler.report_plot import plot_format
 from compiler.train_cli import train_group
 from pyruntime import format as fmt
 from pyruntime.cli_errors import NumberRange, first_line
@@ -112,9 +113,9 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
     if task.n_classes > 2 and not spec.multiclass:
         raise FrugalmlError(f"{kind} trains two classes only so far and the target has {task.n_classes}: pass "
                             "--positive LABEL for one-vs-rest")
-    measured: Path | None = None  # --costs measured: MODEL.costs.csv.tmp, renamed once the model is written
+    measured: Path | None = None  # --costs measured: a temporary file, renamed to MODEL.costs.csv with the model
     if costs_path == "measured":
-        from compiler.features.measured import measured_costs  # noqa: PLC0415 (QEMU/valgrind only when asked)
+        from compiler.features.measured import costs_path_for, measured_costs  # noqa: PLC0415 (QEMU/valgrind only when asked)
 
         measured = measured_costs(task.data, on_target, output)
         costs_path = str(measured)
@@ -130,7 +131,7 @@ def _train(ctx: click.Context, kind: str, data: str, output: str, positive: str 
         model = spec.train(kind, task, given, costs)
         size = fmt.save(model, output)
         if measured is not None:
-            final = measured.with_name(measured.name.removesuffix(".tmp"))
+            final = costs_path_for(output)
             measured.replace(final)
             measured = None
             click.echo(f"profiled the plan's features on {on_target}: wrote {final}", err=True)
@@ -320,7 +321,8 @@ def stop_numeric_note(model: fmt.ModelFile, num: str) -> None:
 @click.option("--size", type=NumberRange(min=0), default=None, help="Item size (models with a budget index).")
 @click.option("--budget-sweep", is_flag=True, help="Accuracy-vs-budget curve (models with a budget index).")
 @click.option("--plot", type=OutputFile(), default=None,
-              help="PNG of the confusion matrix (with --budget-sweep: of the accuracy-vs-budget curve).")
+              help="PNG of the confusion matrix (with --budget-sweep: of the accuracy-vs-budget curve); a .svg or "
+              ".pdf name writes that format.")
 @friendly
 def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, target_name: str | None,
              budget: float | None, size: float | None, budget_sweep: bool, plot: str | None) -> None:
@@ -330,6 +332,8 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
     part; on any other data, on every row.
     """
     refuse_overwriting_input(plot, "--plot", model_file=model_path, data_file=data)
+    if plot is not None and plot_format(plot) is None:
+        raise click.UsageError(f"--plot {plot}: name a .png (or .svg, .pdf) file; the format is the name's suffix")
     model = fmt.load(model_path)
     load_file_kind(model.kind)  # its eval figures and budget index
     num = numeric_for(target_name, numeric)
@@ -369,11 +373,15 @@ def eval_cmd(model_path: str, data: str, as_json: bool, numeric: str | None, tar
 def eval_text(report: dict[str, Any]) -> list[str]:
     """`eval` without --json: one line per figure; the per-class figures and the confusion matrix as tables."""
     lines = []
+    tables = {key: value for key, value in report.items()
+              if isinstance(value, list) and value and all(isinstance(v, dict) for v in value)}
     for key, value in report.items():
-        if key in ("per_class", "confusion"):
+        if key in ("per_class", "confusion") or key in tables:
             continue
         lines.append(f"{key:>18}: {value:.4f}" if isinstance(value, float)
                      else f"{key:>18}: {report_text.figure_text(value)}")
+    for key, records in tables.items():  # budget_sweep: a table, not a line of Python reprs
+        lines += ["", f"{key.replace('_', ' ')}:", *report_text.records_lines(records)]
     lines += ["", "per true class:", *report_text.per_class_lines(report["per_class"])]
     conf = report["confusion"]
     lines += ["", "confusion matrix (rows: true class, columns: predicted):",
@@ -557,24 +565,33 @@ def bench(model_paths: tuple[str, ...], data: str, numeric: str | None, target_n
     num = numeric_for(target_name, numeric)
     table = []
     said: set[str] = set()
+    parts: list[tuple[str, np.ndarray]] = []
     for path in model_paths:
         model = fmt.load(path)
-        ds, y, idx, _ = tasks.rows_for_eval(model, data)
+        ds, y, idx, part = tasks.rows_for_eval(model, data)
         if ds.note not in said:  # DATA is read once a model: each note once
             said.add(ds.note)
             say_note(ds)
+        parts.append((part, idx))
         ev = c_evaluator(model, num)
         pred = ev.predict(ds.X[idx])
         s = tasks.summarize(model, y[idx], pred)
         table.append((path, s["weighted_accuracy"], s["mean_features"], ev.ns_per_prediction(ds.X[idx])))
+    if any(p != parts[0][0] or not np.array_equal(i, parts[0][1]) for p, i in parts[1:]):
+        rows = ", ".join(f"{len(i)} ({p})" for p, i in parts)
+        click.echo(f"note: the models were not trained on the same split of {data}: each runs on its own rows (its "
+                   f"test part, or all rows when DATA is not its training set): {rows}; the columns compare "
+                   "different rows", err=True)
     base = table[0][3]
     names = [Path(path).name for path in model_paths]
     if len(set(names)) < len(names):  # the same file name in several folders: the paths as given tell them apart
         names = list(model_paths)
     if as_json:
         click.echo(json_text({"models": [{"model": name, "weighted_accuracy": acc, "mean_features": feats,
-                                           "ns_per_prediction": ns, "speedup": base / ns}
-                                          for name, (_, acc, feats, ns) in zip(names, table, strict=True)]}))
+                                           "ns_per_prediction": ns, "speedup": base / ns, "rows": len(idx),
+                                           "part": part}
+                                          for name, (_, acc, feats, ns), (part, idx)
+                                          in zip(names, table, parts, strict=True)]}))
         return
     click.echo(f"{'model':<30} {'w.acc':>7} {'features':>9} {'ns/pred':>9} {'speedup':>8}")
     for name, (_, acc, feats, ns) in zip(names, table, strict=True):

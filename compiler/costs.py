@@ -316,6 +316,10 @@ def _cost_values(p: Path, lineno: int, row: list[str]) -> list[float]:
     if any(v > MAX_COST for v in vals):
         raise CostsError(f"costs file {p} line {lineno}: costs must be at most {MAX_COST:g} (sums of larger ones "
                          "overflow the float32 tables)")
+    lost = [v for v in vals if v != 0 and np.float32(v) == 0]
+    if lost:  # every cost silently became 0 (round 68)
+        raise CostsError(f"costs file {p} line {lineno}: cost {lost[0]:g} rounds to 0 in float32, the tables' "
+                         f"precision: give 0 or at least {float(np.finfo(np.float32).smallest_subnormal):.2g}")
     return vals
 
 

@@ -9,6 +9,8 @@ import math
 from numbers import Integral, Real
 from typing import Any
 
+import numpy as np
+
 
 def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
     if high is None:
@@ -53,3 +55,20 @@ def check_n_jobs(value: Any) -> None:
     if value is None or (isinstance(value, Integral) and not isinstance(value, bool) and (value >= 1 or value == -1)):
         return
     raise ValueError(f"n_jobs must be None, a positive number of processes or -1 (one per core), got {value!r}")
+
+
+def check_flag(name: str, value: Any, *, none_ok: bool = False) -> None:
+    """ValueError naming ``name`` unless ``value`` is True or False (numpy's bool too), or None when ``none_ok``:
+    a flag given as 'no', 0.5 or NaN would otherwise be taken for its truth value without a word."""
+    if value is None and none_ok:
+        return
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be {'True, False or None' if none_ok else 'True or False'}, got {value!r}")
+
+
+def check_text(name: str, value: Any, *, none_ok: bool = False) -> None:
+    """ValueError naming ``name`` unless ``value`` is a string (or None when ``none_ok``)."""
+    if value is None and none_ok:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string{' or None' if none_ok else ''}, got {value!r}")

@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pyruntime.costtext import unused_text
+from pyruntime.outfiles import write_file
+
+PLOT_FORMATS = ("png", "svg", "pdf")  # what `--plot FILE` writes, by FILE's suffix
+
+
+def plot_format(path: str | Path) -> str | None:
+    """The image format a plot file's suffix names (png, svg or pdf); None for any other suffix or none, which
+    matplotlib would have replaced by a PNG written to FILE.png (round 68) or refused after the whole run."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return suffix if suffix in PLOT_FORMATS else None
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int) -> None:
+    """``fig`` into exactly ``path``, in the format its suffix names, through write_file (a temporary file renamed
+    over it: a failed write leaves the old file whole)."""
+    fmt = plot_format(path)
+    if fmt is None:
+        raise ValueError(f"{path}: a plot is written as {', '.join('.' + f for f in PLOT_FORMATS)}")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    write_file(path, buf.getvalue())
 
 
 def plot_confusion(confusion: dict[str, Any], path: str, title: str) -> str:
-    """Write the confusion matrix of an eval report (rows: true class, columns: predicted) as a PNG."""
+    """Write the confusion matrix of an eval report (rows: true class, columns: predicted) as a PNG (or the SVG
+    or PDF the path's suffix names)."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
@@ -41,7 +64,7 @@ def plot_confusion(confusion: dict[str, Any], path: str, title: str) -> str:
                     ax.text(j, i, str(v), ha="center", va="center", fontsize=7,
                             color="white" if v > peak / 2 else "black")
         fig.tight_layout()
-        fig.savefig(Path(path), dpi=100)
+        save_figure(fig, path, dpi=100)
     finally:
         plt.close(fig)
     return str(path)

@@ -81,9 +81,34 @@ def counts_text(counts: Sequence[Any]) -> str:
 
 
 def figure_text(value: Any) -> str:
-    """One figure of a report line: floats to 4 significant digits, long count lists by counts_text."""
+    """One figure of a report line: floats to 4 significant digits, long count lists by counts_text, None as
+    "none", a mapping as "key: value, ..." (a nested one in parentheses) rather than Python's repr (round 68:
+    `stop_histogram: {'6': 35}`, `budget: None`)."""
+    if value is None:
+        return "none"
     if isinstance(value, float):
         return f"{value:.4g}"
-    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return counts_text(value)
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        return ", ".join(f"{k}: " + (f"({figure_text(v)})" if isinstance(v, dict) else
+                                     index_list_text(v) if k == "features" else figure_text(v))
+                         for k, v in value.items())
     return str(value)
+
+
+def index_list_text(values: Sequence[Any], limit: int = 12) -> str:
+    """A list of feature indices (not counts: counts_text would fold it into a histogram), the first ``limit``."""
+    shown = ", ".join(str(v) for v in list(values)[:limit])
+    return f"[{shown}{f', ... ({len(values)} in all)' if len(values) > limit else ''}]"
+
+
+def records_lines(records: Sequence[dict[str, Any]]) -> list[str]:
+    """A list of records with the same keys (eval's budget_sweep) as a table: a header of the keys, a row each."""
+    keys = list(records[0])
+    cells = [[figure_text(r.get(k)) for k in keys] for r in records]
+    widths = [max(display_width(k), *(display_width(row[i]) for row in cells)) + 2 for i, k in enumerate(keys)]
+    return ["".join(rjust(k, w) for k, w in zip(keys, widths, strict=True))] + [
+        "".join(rjust(c, w) for c, w in zip(row, widths, strict=True)) for row in cells]

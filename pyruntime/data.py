@@ -287,6 +287,8 @@ def _read_libsvm(path: Path) -> Dataset:
                 raise DataError(f"{path} line {r}: bad entry {tok!r} (expected INDEX:VALUE)") from None
             if idx < 1:
                 raise DataError(f"{path} line {r}: feature index {idx} (libsvm indices start at 1)")
+            if idx - 1 in row:
+                raise DataError(f"{path} line {r}: feature index {idx} is given twice")
             row[idx - 1] = val
             width = max(width, idx)
         entries.append(row)
@@ -320,11 +322,16 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
                 body = line[len("@attribute"):].strip()
                 if body.startswith(("'", '"')):
                     q = body[0]
-                    end = body.index(q, 1)
+                    end = body.find(q, 1)
+                    if end < 0:
+                        raise DataError(f"{path} line {r}: the attribute name {body!r} has no closing {q}")
                     name, rest = body[1:end], body[end + 1:].strip()
-                else:
-                    name, _, rest = body.partition(" ")
+                else:  # the name ends at a space or a tab
+                    name, rest = (body.split(None, 1) + [""])[:2]
                     rest = rest.strip()
+                if not rest:
+                    raise DataError(f"{path} line {r}: attribute {name!r} has no type (numeric, real, integer or "
+                                    "a {value list})")
                 if rest.startswith("{"):
                     if not rest.endswith("}"):
                         raise DataError(f"{path} line {r}: the value list of attribute {name!r} has no closing '}}'")
@@ -354,7 +361,14 @@ def _read_arff(path: Path, target: str | None) -> Dataset:
     for r, row in enumerate(rows):
         if len(row) != len(names):
             raise DataError(f"{path}: data row {r + 1} has {len(row)} values, expected {len(names)}")
-        y.append(row[ti])
+        label = row[ti]
+        if label == "?":
+            raise DataError(f"{path}: data row {r + 1} has a missing class value ('?' in {names[ti]!r})")
+        if ti in nominal and label not in nominal[ti]:
+            listed = ", ".join(map(repr, nominal[ti][:10])) + (", ..." if len(nominal[ti]) > 10 else "")
+            raise DataError(f"{path}: data row {r + 1}: class {label!r} is not a value of {names[ti]!r} (its "
+                            f"@attribute lists {listed})")
+        y.append(label)
         for c, i in enumerate(feat):
             v = row[i]
             if v == "?":

@@ -239,6 +239,11 @@ def loads(blob: bytes, source: str = "model") -> ModelFile:
     n_classes = getattr(obj, "n_classes", None)
     if classes is not None and n_classes is not None and len(classes) != int(n_classes):
         raise ModelFormatError(f"{source}: {len(classes)} class labels for tables of {n_classes} classes")
+    if classes is not None:
+        seen: set[str] = set()
+        twice = next((c for c in map(str, classes) if c in seen or seen.add(c)), None)
+        if twice is not None:  # two class indices would print one label text (round 68: accepted)
+            raise ModelFormatError(f"{source}: class label {twice!r} is listed twice in meta 'classes'")
     return ModelFile(kind=kind, tables=obj, meta=meta, format_version=version, writer=writer)
 
 

@@ -3,8 +3,7 @@ never a valid setting, and it passes every ``value < 0`` comparison, so an unche
 inside with "cannot convert float NaN to integer"). The parameters are found through get_params (those whose
 default is a number or None), so a new one is covered the day it is added.
 
-The ones round 67's sweep found unnamed are strict xfails, listed in PENDING: the day a check lands its case passes,
-the strict xfail fails, and its entry must go (compiler.params.check_number is the check to use)."""
+Round 67's sweep found 25 unnamed (strict xfails then); round 68 put every one on compiler.params.check_number."""
 
 from __future__ import annotations
 
@@ -48,54 +47,60 @@ ESTIMATORS: dict[str, Any] = {
     "L1GateClassifier": L1GateClassifier(hpc=small_f0()),
 }
 BINARY_ONLY = {"CsccCascadeClassifier"}
+# None by default, and text is a valid setting
+TEXT_OR_FILE = frozenset({"scheduler", "bins", "likelihood", "costs", "sizes"})
 NOT_PARAMETERS = {"random_state"}  # NaN there is scikit-learn's check_random_state's to refuse
 
-# (estimator, parameter): what a NaN did in round 67 (the integer-valued ones: "cannot convert float NaN to integer")
-PENDING = {
-    ("NaiveBayesBudget", "scheduler"): "accepted (used only with n_jobs)",
-    ("SkylineClassifier", "refit"): "accepted (taken as truthy)",
-    ("GreedyMiserClassifier", "first_iters"): "int(nan)",
-    ("GreedyMiserClassifier", "max_leaves"): "int(nan)",
-    ("GreedyMiserClassifier", "n_iter_no_change"): "int(nan)",
-    ("CsccCascadeClassifier", "exit_min_validation"): "int(nan)",
-    ("CsccCascadeClassifier", "max_bins"): "int(nan)",
-    ("CsccCascadeClassifier", "max_depth"): "int(nan)",
-    ("CsccCascadeClassifier", "n_rounds"): "int(nan)",
-    ("CsccCascadeClassifier", "n_stages"): "int(nan)",
-    ("CsccCascadeClassifier", "n_trees"): "int(nan)",
-    ("CascadeFrontierClassifier", "max_depth"): "int(nan)",
-    ("CascadeFrontierClassifier", "n_trees"): "int(nan)",
-    ("CascadeFrontierClassifier", "refine"): "int(nan)",
-    ("CSTCClassifier", "inner_iter"): "int(nan)",
-    ("CSTCClassifier", "max_iter"): "int(nan)",
-    ("CSTCClassifier", "phi_depth"): "accepted (used only with phi='trees')",
-    ("CSTCClassifier", "phi_trees"): "accepted (used only with phi='trees')",
-    ("AdaptGbrtClassifier", "f1_cv"): "int(nan)",
-    ("AdaptGbrtClassifier", "max_depth"): "int(nan)",
-    ("AdaptGbrtClassifier", "n_trees"): "int(nan)",
-    ("AdaptGbrtClassifier", "trees_per_step"): "int(nan)",
-    ("AdaptLinClassifier", "inner_iter"): "int(nan)",
-    ("AdaptLinClassifier", "n_iter"): "int(nan)",
-    ("AdaptLinClassifier", "split_features"): "int(nan)",
-}
 
-
-def numeric_parameters() -> list[Any]:
+def numeric_parameters(but: frozenset[str] = frozenset()) -> list[Any]:
     cases = []
     for name, est in ESTIMATORS.items():
         for param, value in est.get_params(deep=False).items():
-            if param in NOT_PARAMETERS or isinstance(value, bool) or not (value is None or isinstance(value, Real)):
+            skipped = param in NOT_PARAMETERS | but or isinstance(value, bool)
+            if skipped or not (value is None or isinstance(value, Real)):
                 continue
-            why = PENDING.get((name, param))
-            marks = [pytest.mark.xfail(strict=True, reason=f"round 67: NaN {why}")] if why else []
-            cases.append(pytest.param(name, param, id=f"{name}.{param}", marks=marks))
+            cases.append(pytest.param(name, param, id=f"{name}.{param}"))
     return cases
 
 
-def test_every_pending_entry_is_a_parameter() -> None:
-    """A renamed or removed parameter leaves no stale PENDING entry behind."""
-    for name, param in PENDING:
-        assert param in ESTIMATORS[name].get_params(deep=False), (name, param)
+def flag_parameters() -> list[Any]:
+    return [pytest.param(name, param, id=f"{name}.{param}") for name, est in ESTIMATORS.items()
+            for param, value in est.get_params(deep=False).items() if isinstance(value, bool)]
+
+
+def fit_refuses(name: str, param: str, value: Any) -> str:
+    """The message of the ValueError fit raises with ``param`` set to ``value`` (which it must name)."""
+    X, y = load_iris(return_X_y=True)
+    if name in BINARY_ONLY:
+        X, y = X[y < 2], y[y < 2]
+    est = clone(ESTIMATORS[name]).set_params(**{param: value})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError) as err:
+            est.fit(X, y)
+    assert param in str(err.value), str(err.value)
+    return str(err.value)
+
+
+@pytest.mark.parametrize(("name", "param"), numeric_parameters(but=TEXT_OR_FILE))
+def test_text_in_a_number_is_refused_naming_the_parameter(name: str, param: str) -> None:
+    """A number given as text ("3", as read from a config file) is a ValueError naming the parameter, not a
+    bare TypeError from a comparison deep inside (round 68)."""
+    fit_refuses(name, param, "3")
+
+
+@pytest.mark.parametrize(("name", "param"), flag_parameters())
+@pytest.mark.parametrize("value", ["no", 0.5, float("nan")], ids=["text", "half", "nan"])
+def test_a_flag_takes_only_true_or_false(name: str, param: str, value: Any) -> None:
+    """Every boolean parameter refuses a value that is only truthy or falsy ('no' was taken as True), naming it
+    (round 68)."""
+    assert "True" in fit_refuses(name, param, value)
+
+
+def test_the_sweeps_cover_every_kind() -> None:
+    """Each estimator has numeric parameters in the sweep, and the flag sweep is not empty."""
+    assert {case.values[0] for case in numeric_parameters()} == set(ESTIMATORS)
+    assert len(flag_parameters()) >= 8
 
 
 @pytest.mark.parametrize(("name", "param"), numeric_parameters())

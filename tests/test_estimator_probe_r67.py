@@ -6,12 +6,13 @@ sets, wrong parameter types and values beyond float32 at predict are named."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
+from sklearn.datasets import load_iris, load_wine
 
 from compiler.cstc.train import CSTCClassifier
 from compiler.gated.adapt_gbrt import AdaptGbrtClassifier
@@ -161,3 +162,25 @@ def test_predict_refuses_values_beyond_float32_as_fit_does(make: Callable[[], An
     with pytest.raises(ValueError, match="beyond float32"):
         m.predict(row)
     assert m.predict(X[:2]).shape == (2,)
+
+
+@pytest.mark.parametrize(("budget", "size", "needle"), [
+    (None, 0.0, "budget must be a number or one number per row, got None"),
+    (np.ones(7), 0.0, "budget has 7 values for"),
+    (1.0, -1.0, "size must be a finite number >= 0"),
+    (1.0, np.ones((2, 2)), "size has 4 values for"),
+])
+def test_skyline_predict_budgeted_names_a_bad_budget_or_size(budget: object, size: object, needle: str) -> None:
+    """Round 68's probe: numpy's broadcast message, "budget must not be NaN" for None, and a negative size taken."""
+    X, y = load_wine(return_X_y=True)
+    m = SkylineClassifier(max_sets=4).fit(X, y)
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        m.predict_budgeted(X, budget, size)
+
+
+@pytest.mark.parametrize("seed", ["abc", [1, 2], -1])
+def test_cstc_random_state_is_named(seed: object) -> None:
+    """Round 68's probe: a bare TypeError from numpy's SeedSequence, or a list taken as a seed."""
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="random_state must be an integer >= 0 or None"):
+        CSTCClassifier(depth=2, max_iter=1, random_state=seed).fit(X, y)

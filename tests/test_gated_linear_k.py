@@ -159,5 +159,5 @@ def test_adapt_lin_refits_f1_behind_the_margin_gate() -> None:
     lin_shrunk = AdaptLinClassifier(hpc=hpc, gate="linear", refit_f1=False, **kw).fit(X, y)
     for a, c in zip(lin.f1_k_, lin_shrunk.f1_k_, strict=True):
         np.testing.assert_array_equal(a.weight, c.weight)
-    with pytest.raises(ValueError, match="refit_f1 must be None, True or False"):
+    with pytest.raises(ValueError, match="refit_f1 must be True, False or None"):
         AdaptLinClassifier(hpc=hpc, refit_f1="yes", **kw).fit(X, y)

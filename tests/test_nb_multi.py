@@ -125,6 +125,9 @@ def test_k_class_file_round_trip_and_bad_tables(digits: tuple) -> None:
     assert isinstance(back.tables, NBMultiModel) and back.tables.d.tobytes() == est.model_.d.tobytes()
     with pytest.raises(ModelFormatError, match="9 class labels for tables of 10 classes"):
         fmt.loads(fmt.dumps(fmt.ModelFile("nb-stop", est.model_, {"classes": [str(c) for c in range(9)]})))
+    twice = [str(c) for c in range(9)] + ["3"]  # round 68: accepted, two classes printing one label text
+    with pytest.raises(ModelFormatError, match="class label '3' is listed twice in meta 'classes'"):
+        fmt.loads(fmt.dumps(fmt.ModelFile("nb-stop", est.model_, {"classes": twice})))
     bad = est.model_.to_dict()
     bad["d"] = bad["d"][:, :9]
     with pytest.raises(ModelFormatError, match="d must have one column per class"):

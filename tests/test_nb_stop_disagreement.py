@@ -80,7 +80,7 @@ def test_k_classes_stop_within_one_percent_by_default() -> None:
 @pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, float("nan")])
 def test_a_bound_outside_zero_one_is_refused(bad: float) -> None:
     Xr, yr, Xv, yv = _digits()
-    with pytest.raises(ValueError, match=r"disagreement must be in \(0, 1\] or None, got "):
+    with pytest.raises(ValueError, match=r"disagreement must be a finite number in \(0, 1\] or None, got "):
         NaiveBayesBudget(disagreement=bad).fit(Xr, yr, eval_set=(Xv, yv))
 
 

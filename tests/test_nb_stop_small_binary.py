@@ -99,7 +99,7 @@ def test_folds_one_and_large_validation_parts_keep_the_validation_rows() -> None
 @pytest.mark.parametrize("folds", [0, -1, 2.5, "5"])
 def test_bad_folds_are_refused_at_fit(folds: object) -> None:
     Xr, yr, Xv, yv, _, _ = _cancer_split()
-    with pytest.raises(ValueError, match="folds must be a positive integer"):
+    with pytest.raises(ValueError, match=r"folds must be an integer >= 1 or None"):
         NaiveBayesBudget(folds=folds).fit(Xr, yr, eval_set=(Xv, yv))
 
 

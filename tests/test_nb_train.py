@@ -162,7 +162,7 @@ def test_estimator_api_and_validation_errors() -> None:
         NaiveBayesBudget().fit(Xn, y)
     with pytest.raises(ValueError, match="ordering"):
         NaiveBayesBudget(ordering="random").fit(X, y)
-    with pytest.raises(ValueError, match=r"tolerance must be in \[0, 1\], got 1.5"):
+    with pytest.raises(ValueError, match=r"tolerance must be a finite number in \[0, 1\] or None, got 1.5"):
         NaiveBayesBudget(tolerance=1.5).fit(X, y)
     with pytest.raises(ValueError, match="not fitted"):
         NaiveBayesBudget().predict(X)

@@ -48,7 +48,7 @@ from compiler.costs import cost_vector
 from compiler.cstc import ridge
 from compiler.cstc.groups import GroupMap
 from compiler.estimators import binary_only, check_eval_set, check_X, encode_classes, fit_classes
-from compiler.params import check_number
+from compiler.params import check_flag, check_number
 
 CLAMP_FLOOR = 1e-4  # Lemma 1's practical work-around: auxiliary variables are kept above this
 # what one start fits (fit keeps the best start's)
@@ -160,22 +160,22 @@ class CSTCClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ phi ----
     def _check_params(self, n_features: int) -> None:
-        if not (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= 10):
-            raise ValueError("depth must be an integer in 1..10")
+        check_number("depth", self.depth, low=1, high=10, integer=True)
         for name in ("lam", "rho", "tree_eval_cost"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v >= 0):
-                raise ValueError(f"{name} must be finite and >= 0")
-        if not (np.isfinite(self.routing_scale) and self.routing_scale > 0):
-            raise ValueError("routing_scale must be > 0")
+            check_number(name, getattr(self, name), low=0)
+        check_number("routing_scale", self.routing_scale, low=0, low_open=True)
         if self.phi not in ("raw", "trees"):
             raise ValueError("phi must be 'raw' or 'trees'")
-        if self.max_iter < 0 or self.inner_iter < 1:
-            raise ValueError("max_iter must be >= 0 and inner_iter >= 1")
-        if not (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1):
-            raise ValueError("n_starts must be an integer >= 1")
+        check_number("phi_trees", self.phi_trees, low=1, integer=True)
+        check_number("phi_depth", self.phi_depth, low=1, integer=True)
+        check_number("max_iter", self.max_iter, low=0, integer=True)
+        check_number("inner_iter", self.inner_iter, low=1, integer=True)
+        check_number("n_starts", self.n_starts, low=1, integer=True)
         for name in ("tol", "zero_tol", "internal_loss"):
             check_number(name, getattr(self, name), low=0)
+        check_flag("fine_tune", self.fine_tune)
+        check_flag("prune", self.prune)
+        check_number("random_state", self.random_state, low=0, integer=True, none_ok=True)  # numpy's seed range
 
     def _fit_phi(self, X: np.ndarray, ys: np.ndarray, c: np.ndarray) -> None:
         """The map phi and the cost groups (group_cost_, group_ of every column)."""

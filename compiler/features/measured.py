@@ -1,11 +1,13 @@
 """``train --costs measured --on TARGET``: profile the task's feature plan on TARGET (profile-costs' counters) at the
 lengths of its windows, write the costs CSV with groups next to the model (MODEL.costs.csv), and train with it.
-``measured_costs`` writes MODEL.costs.csv.tmp; ``train`` renames it when training succeeded and removes it when not,
-so a failed train leaves no costs file behind. Windows of unequal lengths: the costs at their median length
-(``typical_length``), one cost a feature as the trainers charge it."""
+``measured_costs`` writes a temporary file beside MODEL.costs.csv; ``train`` renames it when training succeeded and
+removes it when not, so a failed train leaves no costs file behind. Windows of unequal lengths: the costs at their
+median length (``typical_length``), one cost a feature as the trainers charge it."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import click
@@ -13,6 +15,7 @@ import numpy as np
 
 from compiler.features.profile import TARGETS, profile, write_costs
 from pyruntime.errors import DataError
+from pyruntime.outfiles import new_file_mode
 
 WINDOWS_PER_LENGTH = 2
 MAX_LENGTHS = 4
@@ -46,8 +49,13 @@ def measured_costs(data: object, target: str | None, output: str) -> Path:
     if len(lengths) > MAX_LENGTHS:  # unequal lengths: a few quantiles for the size fit
         lengths = sorted({int(v) for v in np.quantile(lengths, np.linspace(0, 1, MAX_LENGTHS)).round()})
     prof = profile(plan, target, lengths, "float32", WINDOWS_PER_LENGTH)
-    path = costs_path_for(output)
-    path = path.with_name(path.name + ".tmp")  # the caller renames it once the model is written
+    final = costs_path_for(output)
+    # a name of its own beside MODEL.costs.csv (not MODEL.costs.csv.tmp: a file of that name would be lost); the
+    # caller renames it to MODEL.costs.csv once the model is written
+    fd, name = tempfile.mkstemp(dir=final.resolve().parent, prefix=f".{final.name}.", suffix=".tmp")
+    os.close(fd)
+    path = Path(name)
+    path.chmod(new_file_mode())
     at = typical_length(all_lengths)
     if at is not None:
         click.echo(f"--costs measured: windows of {int(all_lengths.min())} to {int(all_lengths.max())} samples: the "

@@ -86,9 +86,10 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_te
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from compiler.boosting.binning import MAX_BINS_LIMIT
 from compiler.boosting.booster import CLASS_TREES
 from compiler.costs import FeatureCosts, cost_vector
-from compiler.gated.common import make_f0
+from compiler.gated.common import f0_reads, make_f0
 from compiler.gated.f0_spec import F0_KINDS, f0_spec
 from compiler.options import GATED_TREE_DEFAULTS
 from compiler.parallel import run_map
@@ -326,14 +327,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        if not 0.0 <= self.p_full <= 1.0:
-            raise ValueError("p_full must be in [0, 1]")
-        if not self.gamma >= 0:
-            raise ValueError("gamma must be >= 0")
-        if int(self.n_trees) < 1 or int(self.trees_per_step) < 1 or int(self.max_depth) < 1:
-            raise ValueError("n_trees, trees_per_step and max_depth must be >= 1")
-        if not 0 < self.step <= 1:
-            raise ValueError("step must be in (0, 1]")
+        check_number("p_full", self.p_full, low=0, high=1)
+        check_number("gamma", self.gamma, low=0)
+        check_number("n_trees", self.n_trees, low=1, integer=True)
+        check_number("trees_per_step", self.trees_per_step, low=1, integer=True)
+        check_number("max_depth", self.max_depth, low=1, integer=True)
+        check_number("max_bins", self.max_bins, low=2, high=MAX_BINS_LIMIT, integer=True)
+        check_number("step", self.step, low=0, high=1, low_open=True)
         check_number("eta", self.eta, low=0)
         check_number("xi", self.xi, low=0)
         check_number("hpc_cv", self.hpc_cv, low=0, integer=True)
@@ -344,10 +344,8 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"class_trees must be one of {CLASS_TREES}, got {self.class_trees!r}")
         if self.gate not in ("auto", "trees", "margin"):
             raise ValueError("gate must be 'auto', 'trees' (the paper's g) or 'margin' (f1's own top-2 margin)")
-        if not float(self.l2) >= 0:
-            raise ValueError("l2 must be >= 0")
-        if int(self.f1_cv) < 0:
-            raise ValueError("f1_cv must be >= 0 (0 or 1: f1's training loss, the paper's)")
+        check_number("l2", self.l2, low=0)
+        check_number("f1_cv", self.f1_cv, low=0, integer=True)
 
     def _gate_step(self) -> float:
         return float(self.step if self.gate_step is None else self.gate_step)
@@ -552,8 +550,9 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
         return self.f0_.predict(self._input(X))
 
     def features_read(self, X: np.ndarray) -> np.ndarray:
-        """Bool (n, d): features read per input: the tree gate's path, then f1's paths or all of f0's features;
-        with the margin gate f1's paths on every input, and all of f0's features too on the inputs it sends there."""
+        """Bool (n, d): features read per input, as the runtime reads them: the tree gate's path, then f1's paths
+        or f0's (a tree ensemble's paths; any other f0 all of its features); with the margin gate f1's paths on
+        every input, and f0's too on the inputs it sends there."""
         X32 = self._input(X)
         hard = self.route(X32)
         read = np.zeros(X32.shape, dtype=bool)
@@ -564,7 +563,9 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
             low |= r
         if self.gate_ir_ is None:  # f1 decides the route: its paths are read before f0's
             read |= low
-        read |= np.where(hard[:, None], self.f0_features_[None, :], low)
+        read[~hard] |= low[~hard]
+        # f0's rows: the features on their paths through f0, as the runtime reads them (round 68: all of f0's)
+        read[hard] |= f0_reads(self.f0_, X32[hard], self.f0_features_, self.costs_)
         return read
 
     def cost(self, X: np.ndarray) -> np.ndarray:
@@ -573,10 +574,13 @@ class AdaptGbrtClassifier(ClassifierMixin, BaseEstimator):
     def mean_cost(self, X: np.ndarray) -> float:
         return float(np.mean(self.cost(X)))
 
-    def hpc_cost(self) -> float:
-        """Cost of one prediction by f0 alone."""
+    def hpc_cost(self, X: np.ndarray | None = None) -> float:
+        """Cost of one prediction by f0 alone: without X every feature f0 uses (the paper's charge, an upper
+        bound); with X the mean over its rows of the features on their paths, as the runtime reads them."""
         check_is_fitted(self, "f0_")
-        return float(self.f0_features_ @ self.costs_)
+        if X is None:
+            return float(self.f0_features_ @ self.costs_)
+        return float(np.mean(f0_reads(self.f0_, self._input(X), self.f0_features_, self.costs_) @ self.costs_))
 
     def to_tree_ensemble(self) -> dict:
         """IR of the gated model: {"gate": IR or None, "f1": IR, "f0": IR or None, "f0_features": int32[...],

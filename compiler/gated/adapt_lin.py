@@ -30,8 +30,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
 from compiler.estimators import check_float32_range
-from compiler.gated.common import SparseLinear, gated_costs, prepare_gated, q_step, sigmoid, softplus
-from compiler.params import check_number
+from compiler.gated.common import SparseLinear, f0_reads, gated_costs, prepare_gated, q_step, sigmoid, softplus
+from compiler.params import check_flag, check_number
 from compiler.standardize import Standardizer
 
 CostsLike = FeatureCosts | Sequence[float] | np.ndarray | None
@@ -221,9 +221,18 @@ class GatedLinearBase(ClassifierMixin, BaseEstimator):
         return proba
 
     def sample_costs(self, X: Any) -> np.ndarray:
-        """Cost of the distinct features read for each row."""
+        """Cost of the distinct features read for each row, as the runtime reads them: the gate's and f1's
+        features, and on the rows sent to f0 also the features on their paths through f0 (a tree ensemble; any
+        other f0: every feature it uses)."""
         to_f0 = self.route(X)
-        return gated_costs(to_f0, self.used_features_, self.f0_.features, self.costs_)
+        out = gated_costs(np.zeros_like(to_f0), self.used_features_, self.f0_.features, self.costs_)
+        if np.any(to_f0):
+            Xa = self._check(X)
+            cheap = np.zeros(self.costs_.shape[0], dtype=bool)
+            cheap[np.asarray(self.used_features_, dtype=np.int64)] = True
+            read = f0_reads(self.f0_.estimator, Xa[to_f0], self.f0_.features, self.costs_) | cheap
+            out[to_f0] = read @ self.costs_
+        return out
 
     def mean_cost(self, X: Any) -> float:
         return float(self.sample_costs(X).mean())
@@ -309,16 +318,12 @@ class AdaptLinClassifier(GatedLinearBase):
         self.random_state = random_state
 
     def _validate_params(self) -> None:
-        if not 0.0 <= float(self.p_full) <= 1.0:
-            raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
-        if not float(self.gamma) >= 0.0:
-            raise ValueError(f"gamma must be >= 0, got {self.gamma}")
-        if self.refit_f1 not in (None, True, False):
-            raise ValueError(f"refit_f1 must be None, True or False, got {self.refit_f1!r}")
-        if int(self.n_iter) < 1 or int(self.inner_iter) < 1:
-            raise ValueError("n_iter and inner_iter must be >= 1")
-        if int(self.split_features) < 0:
-            raise ValueError(f"split_features must be >= 0, got {self.split_features}")
+        check_number("p_full", self.p_full, low=0, high=1)
+        check_number("gamma", self.gamma, low=0)
+        check_flag("refit_f1", self.refit_f1, none_ok=True)
+        check_number("n_iter", self.n_iter, low=1, integer=True)
+        check_number("inner_iter", self.inner_iter, low=1, integer=True)
+        check_number("split_features", self.split_features, low=0, integer=True)
         check_number("l2", self.l2, low=0)
         if self.gate_rule not in ("sigmoid", "quantile"):
             raise ValueError(f"gate_rule must be 'sigmoid' (the paper's) or 'quantile', got {self.gate_rule!r}")

@@ -401,6 +401,25 @@ def score_f32(X: np.ndarray, feature: np.ndarray, weight: np.ndarray, bias: np.f
 # gated-model costs
 
 
+def f0_reads(f0: Any, X: np.ndarray, features: np.ndarray, costs: np.ndarray) -> np.ndarray:
+    """Bool (n, d): the features f0 reads on each row of X as the runtime evaluates it. A tree ensemble (what
+    convert compiles to C, walked lazily) reads the features on each row's paths; any other f0 (remote, or a
+    black box) every feature it uses, ``features`` (indices or a bool mask). Until round 68 the estimators charged
+    every f0 row with all of f0's features, above what `frugalml eval` then measured on the same rows."""
+    from compiler.gated.adapt_gbrt import sklearn_to_tree_ensemble  # noqa: PLC0415 - adapt_gbrt imports this module
+    from compiler.trees.cost_tree import ir_tree_features  # noqa: PLC0415
+
+    X32 = np.asarray(X, dtype=np.float32)
+    read = np.zeros(X32.shape, dtype=bool)
+    ir = sklearn_to_tree_ensemble(f0, costs) if X32.shape[0] else None
+    if ir is None:
+        read[:, np.asarray(features)] = True
+        return read
+    for r in ir_tree_features(ir, X32):
+        read |= r
+    return read
+
+
 def gated_costs(route_f0: np.ndarray, cheap_features: np.ndarray, f0_features: np.ndarray,
                 costs: np.ndarray) -> np.ndarray:
     """Per-row cost of the distinct features read by a gated model.
@@ -500,7 +519,7 @@ def sweep(factory: Callable[[float, float, PrefitF0], Any], p_full_grid: Sequenc
     f0 = fit_f0(hpc, Xtr, ytr01, classes, random_state)
     c = cost_vector(costs, Xtr.shape[1])
     hpc_acc = float(np.mean(f0.estimator.predict(Xv) == yv))
-    hpc_cost = float(c[f0.features].sum())
+    hpc_cost = float(np.mean(f0_reads(f0.estimator, Xv, f0.features, c) @ c))  # as the runtime reads f0
     grid = [(float(p), float(g)) for p in p_full_grid for g in gamma_grid]
     points = run_map(_GridFit(factory, f0, Xtr, classes[ytr01], Xv, yv), grid, jobs, scheduler,
                      desc="ADAPT sweep")

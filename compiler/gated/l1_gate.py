@@ -22,6 +22,7 @@ from compiler.blas_threads import one_blas_thread
 from compiler.gated.adapt_lin import CostsLike, GatedLinearBase, fit_gate_f1, lipschitz_logistic
 from compiler.gated.common import SparseLinear, check_Xy, prepare_gated
 from compiler.gated.linear_k import gate_kind
+from compiler.params import check_number
 from compiler.standardize import Standardizer
 
 
@@ -118,12 +119,9 @@ class L1GateClassifier(GatedLinearBase):
 
     @one_blas_thread
     def fit(self, X: Any, y: Any) -> L1GateClassifier:
-        if not 0.0 <= float(self.p_full) <= 1.0:
-            raise ValueError(f"p_full must be in [0, 1], got {self.p_full}")
-        if not float(self.gamma) >= 0.0:
-            raise ValueError(f"gamma must be >= 0, got {self.gamma}")
-        if not float(self.C) > 0.0:
-            raise ValueError(f"C must be > 0, got {self.C}")
+        check_number("p_full", self.p_full, low=0, high=1)
+        check_number("gamma", self.gamma, low=0)
+        check_number("C", self.C, low=0, low_open=True)
         inputs = prepare_gated(self, X, y)
         Xa, y01, costs, std, Xs = inputs.X, inputs.y, inputs.costs, inputs.std, inputs.Xs
         self.gate_kind_ = gate_kind(self.gate, inputs.classes.size)

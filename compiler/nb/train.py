@@ -39,7 +39,7 @@ from compiler.nb.pooled import pooled_folds
 from compiler.nb.stop_cost import DEFAULT_STOP_COST, default_stop_cost
 from compiler.options import CV_BELOW, auto_folds, stratified_folds
 from compiler.parallel import run_map
-from compiler.params import check_n_jobs, check_number
+from compiler.params import check_flag, check_n_jobs, check_number, check_text
 from compiler.tasks import class_weights, weighted_accuracy
 from pyruntime.nb.model import NBModel
 from pyruntime.nb.multi import NBMultiModel
@@ -414,24 +414,20 @@ class NaiveBayesBudget(ClassifierMixin, BaseEstimator):
             parse_bins(self.bins)
         if self.likelihood is not None:
             check_likelihood(self.likelihood)
-        if self.budget is not None and (not isinstance(self.budget, (int, np.integer)) or self.budget < 1):
-            raise ValueError(f"budget must be a positive integer, got {self.budget!r}")
-        if not 0 <= self.support < 1:
-            raise ValueError(f"support must be in [0, 1), got {self.support}")
-        if not 0 <= self.performance < 1:
-            raise ValueError(f"performance must be in [0, 1), got {self.performance}")
-        if self.disagreement is not None and not 0 < self.disagreement <= 1:
-            raise ValueError(f"disagreement must be in (0, 1] or None, got {self.disagreement}")
-        if self.stop_cost is not None and not (np.isfinite(self.stop_cost) and self.stop_cost >= 0):
-            raise ValueError(f"stop_cost must be a finite number >= 0 or None, got {self.stop_cost}")
+        check_number("budget", self.budget, low=1, integer=True, none_ok=True)
+        check_number("support", self.support, low=0, high=1, high_open=True)
+        check_number("performance", self.performance, low=0, high=1, high_open=True)
+        check_number("disagreement", self.disagreement, low=0, high=1, low_open=True, none_ok=True)
+        check_number("stop_cost", self.stop_cost, low=0, none_ok=True)
         check_numeric(self.numeric)
         check_number("alpha", self.alpha, low=0, low_open=True)
         check_number("validation_fraction", self.validation_fraction, low=0, high=1, high_open=True)
         check_n_jobs(self.n_jobs)
-        if self.tolerance is not None and not 0 <= self.tolerance <= 1:
-            raise ValueError(f"tolerance must be in [0, 1], got {self.tolerance}")
-        if self.folds is not None and (not isinstance(self.folds, (int, np.integer)) or self.folds < 1):
-            raise ValueError(f"folds must be a positive integer (1: the validation part alone), got {self.folds!r}")
+        check_text("scheduler", self.scheduler, none_ok=True)
+        check_number("tolerance", self.tolerance, low=0, high=1, none_ok=True)
+        check_number("folds", self.folds, low=1, integer=True, none_ok=True)
+        check_flag("early_stopping", self.early_stopping)
+        check_flag("cost_aware", self.cost_aware)
 
     def fit(self, X: Any, y: Any, eval_set: tuple[Any, Any] | None = None) -> NaiveBayesBudget:
         """Fit on (X, y); eval_set=(X_val, y_val) picks the budget and stop points (default: a

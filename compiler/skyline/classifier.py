@@ -29,7 +29,7 @@ from compiler.blas_threads import one_blas_thread
 from compiler.costs import FeatureCosts
 from compiler.estimators import check_eval_set, check_float32_range, check_split_classes, encode_classes
 from compiler.options import CV_FOLDS
-from compiler.params import check_n_jobs, check_number
+from compiler.params import check_flag, check_n_jobs, check_number, check_text
 from compiler.skyline import SKYLINE_CV_BELOW
 from compiler.skyline.auto import auto_search
 from compiler.skyline.index import build_size_index, tie_keys
@@ -76,6 +76,20 @@ def make_base(spec: Any = None, random_state: int | None = 0) -> Any:
     if hasattr(spec, "fit") and hasattr(spec, "predict"):
         return clone(spec)
     raise ValueError(f"base model must be a name or an sklearn estimator, got {type(spec).__name__}")
+
+
+def per_row(name: str, value: Any, n: int) -> np.ndarray:
+    """``value`` (a number, or one per row) as float64 [n]; ValueError naming ``name`` for None, text or a count
+    of values other than 1 or n (numpy's broadcast message named neither)."""
+    try:
+        if value is None or isinstance(value, str):
+            raise TypeError
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or one number per row, got {value!r}") from None
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.size not in (1, n)):
+        raise ValueError(f"{name} has {arr.size} values for {n} rows: give one number or one per row")
+    return np.broadcast_to(arr.reshape(-1) if arr.ndim else arr, (n,))
 
 
 def parse_sizes(sizes: Any) -> tuple[float, float]:
@@ -185,13 +199,12 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         check_number("epsilon", self.epsilon, low=0)
         check_number("approx", self.approx, low=0)
         check_number("max_sets", self.max_sets, low=1, integer=True, none_ok=True)
-        if self.patience is not None and (isinstance(self.patience, bool)
-                                          or not isinstance(self.patience, (int, np.integer)) or self.patience < 1):
-            raise ValueError(f"patience must be an integer >= 1 or None, got {self.patience!r}")
-        for name in ("cv", "cv_below"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+        check_number("patience", self.patience, low=1, integer=True, none_ok=True)
+        check_number("cv", self.cv, low=0, integer=True)
+        check_number("cv_below", self.cv_below, low=0, integer=True)
+        check_flag("refit", self.refit, none_ok=True)
+        check_flag("allow_empty", self.allow_empty)
+        check_text("scheduler", self.scheduler, none_ok=True)
         if eval_set is None:
             check_number("validation_fraction", self.validation_fraction, low=0, high=1, low_open=True,
                          high_open=True)
@@ -297,8 +310,12 @@ class SkylineClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False)
         check_float32_range(X)  # as at fit
         n = X.shape[0]
-        b = np.broadcast_to(np.asarray(budget, np.float64), (n,))
-        s = np.broadcast_to(np.asarray(size, np.float64), (n,))
+        b = per_row("budget", budget, n)
+        s = per_row("size", size, n)
+        if np.any(np.isnan(b)):
+            raise ValueError("budget must be a number (inf: no limit), got NaN")
+        if not np.all(np.isfinite(s) & (s >= 0)):
+            raise ValueError("size must be a finite number >= 0 (the item size the costs are taken at)")
         model, cost = self.index_.lookup_many(b, s)
         labels = np.full(n, self.classes_[0], dtype=self.classes_.dtype)
         for k in np.unique(model):
@@ -407,5 +424,9 @@ def plot_curves(curves: dict[str, tuple[Any, Any]], path: str, title: str, xlabe
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from compiler.report_plot import save_figure  # noqa: PLC0415 - with matplotlib
+
+    try:
+        save_figure(fig, path, dpi=120)
+    finally:
+        plt.close(fig)

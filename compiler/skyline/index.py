@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +78,62 @@ def _next_crossing(d: np.ndarray, after: float) -> float:
     return min(later) if later else math.inf
 
 
+SETTLE_ULPS = 256  # how far a break may move to where its two skylines answer exactly (a rounded root is a few off)
+
+
+def answers_at(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, sky: list[int], x: float) -> bool:
+    """Whether the lookup over ``sky`` answers every budget at size x with the most accurate set that fits: the
+    list is sorted by the costs ``poly_cost`` computes at x, and each set of the true skyline there is matched by
+    one of ``sky`` that costs no more and is no less accurate."""
+    if not sky:
+        return len(skyline_at(coef, acc, tie, x)) == 0
+    cost = poly_cost(coef[sky], x)
+    if np.any(np.diff(cost) < 0):
+        return False
+    best = np.maximum.accumulate(acc[sky])
+    for k in skyline_at(coef, acc, tie, x):
+        at = int(np.searchsorted(cost, poly_cost(coef[k], x), side="right"))
+        if at == 0 or best[at - 1] < acc[k]:
+            return False
+    return True
+
+
+def settle_break(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, old: list[int], new: list[int], x: float,
+                 floor: float) -> float:
+    """The stored start of the range whose skyline is ``new`` (``old`` before it). A crossing is a rounded root, up
+    to tens of ulps off, and between it and the sizes where the costs ``poly_cost`` computes really reorder, the
+    lookup's binary search over the stored list stopped early on a less accurate set that fits (round 68's probe:
+    8 of 25,038 wine queries). Returns the double b within SETTLE_ULPS of x, above ``floor``, such that ``old``
+    answers every budget exactly at the sizes of the window below b and ``new`` at b and above; x when there is
+    none (or both already do around x)."""
+    below = math.nextafter(x, -math.inf)
+    if answers_at(coef, acc, tie, new, x) and (below <= floor or answers_at(coef, acc, tie, old, below)):
+        return x
+    sizes = [x]
+    lo = hi = x
+    for _ in range(SETTLE_ULPS):
+        lo, hi = math.nextafter(lo, -math.inf), math.nextafter(hi, math.inf)
+        sizes = ([lo] if lo > floor else []) + sizes + [hi]
+    ok_new = [answers_at(coef, acc, tie, new, s) for s in sizes]
+    ok_old = [answers_at(coef, acc, tie, old, s) for s in sizes]
+    for i in range(1, len(sizes)):
+        if all(ok_old[:i]) and all(ok_new[i:]):
+            return sizes[i]
+    return x
+
+
+def _resort_ties(order: list[int], val: np.ndarray, key: Any) -> list[int]:
+    """``order`` (sorted by ``val``) with each run of values equal up to 1e-9 relative re-sorted by ``key``."""
+    out: list[int] = []
+    run: list[int] = []
+    for k in order:
+        if run and abs(val[k] - val[run[-1]]) > 1e-9 * (1.0 + abs(val[run[-1]])):
+            out += sorted(run, key=key)
+            run = []
+        run.append(k)
+    return out + sorted(run, key=key)
+
+
 def build_size_index(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, lo: float, hi: float) -> SizeIndex:
     """Walk intersection points in [lo, hi] (hi may be inf) and store the skyline at each interesting one."""
     coef = np.asarray(coef, np.float64).reshape(-1, 3)
@@ -89,6 +146,10 @@ def build_size_index(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, lo: flo
     val = poly_cost(coef, lo)
     slope = coef[:, 1] + 2.0 * coef[:, 2] * lo
     order = list(np.lexsort((tie, -acc, coef[:, 2], slope, val)))
+    # costs equal at lo up to rounding (sums of per-feature decimals: 1.1 against 1.0999999999999999) are ties, ordered
+    # by slope as exact ties are: sorted by value alone, such a pair crossed a rounding-level distance after lo, a
+    # root _next_crossing drops as within its tolerance, and the order stayed wrong for the whole walk (round 68)
+    order = _resort_ties(order, val, lambda k: (slope[k], coef[k, 2], -acc[k], tie[k]))
     pos = np.empty(m, dtype=np.int64)
     pos[order] = np.arange(m)
 
@@ -171,7 +232,7 @@ def build_size_index(coef: np.ndarray, acc: np.ndarray, tie: np.ndarray, lo: flo
             if sky != out.skylines[-1]:
                 out.n_interesting += 1
                 if x > out.breaks[-1]:
-                    out.breaks.append(float(x))
+                    out.breaks.append(settle_break(coef, acc, tie, out.skylines[-1], sky, float(x), out.breaks[-1]))
                     out.skylines.append(sky)
                 else:
                     out.skylines[-1] = sky

@@ -17,6 +17,7 @@ import csv
 import importlib.util
 import io
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,7 +135,16 @@ def load_features(path: str | Path) -> tuple[dict[str, Callable[[Any], Any]], Ca
     if spec is None or spec.loader is None:
         raise ValueError(f"cannot load {p} as Python")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise ValueError(f"{p} line {exc.lineno}: SyntaxError: {exc.msg}") from None
+    except SystemExit as exc:  # sys.exit() in the file: a clear error, not the file's exit status
+        raise ValueError(f"{p}: the file called exit({exc.code!r}) while it was loaded") from None
+    except Exception as exc:  # noqa: BLE001 - any error of the user's file, named with its line
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == p.resolve()]
+        where = f" line {lines[-1]}" if lines else ""
+        raise ValueError(f"{p}{where}: loading it raised {type(exc).__name__}: {exc}") from None
     feats = getattr(module, "FEATURES", None)
     if feats is None:
         feats = {name[len("feature_"):]: getattr(module, name) for name in sorted(vars(module))

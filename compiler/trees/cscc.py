@@ -52,10 +52,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted
 
 from compiler.blas_threads import one_blas_thread
+from compiler.boosting.binning import MAX_BINS_LIMIT
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import binary_only, check_eval_set, check_split_classes, check_X, encode_classes, fit_binary
 from compiler.options import CASCADE_DEFAULTS
-from compiler.params import check_number, check_numbers
+from compiler.params import check_flag, check_number, check_numbers
 from compiler.trees.cascade import ExitingEnsemble, balanced_weights
 from compiler.trees.cost_tree import CostTree, ensemble_to_ir, ir_leaves, ir_staged_scores, ir_tree_features
 from compiler.trees.miser import make_booster, penalty_scale
@@ -359,37 +360,39 @@ class CsccCascadeClassifier(ExitingEnsemble):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        if int(self.n_stages) < 1 or int(self.n_trees) < 1 or int(self.max_depth) < 1:
-            raise ValueError("n_stages, n_trees and max_depth must be >= 1")
+        check_number("n_stages", self.n_stages, low=1, integer=True)
+        check_number("n_trees", self.n_trees, low=1, integer=True)
+        check_number("max_depth", self.max_depth, low=1, integer=True)
+        check_number("max_bins", self.max_bins, low=2, high=MAX_BINS_LIMIT, integer=True)
         if self.lam is None:
             check_numbers("lam_grid", self.lam_grid)
+            for lam in self.lam_grid:
+                check_number("every lam_grid value", lam, low=0)
+        else:
+            check_number("lam", self.lam, low=0)
         check_numbers("pool_lambdas", self.pool_lambdas)
-        lams = [self.lam] if self.lam is not None else list(self.lam_grid)
-        if not lams or not all(float(v) >= 0 for v in lams) or not float(self.rho) >= 0:
-            raise ValueError("lam (or every lam_grid value when lam is None) and rho must be >= 0")
-        if not 0 < float(self.step) <= 1:
-            raise ValueError("step must be in (0, 1]")
-        if self.class_weight not in (None, "balanced"):
-            raise ValueError("class_weight must be None or 'balanced'")
-        if int(self.n_rounds) < 0:
-            raise ValueError("n_rounds must be >= 0")
         for lam in self.pool_lambdas:
             check_number("every pool_lambdas value", lam, low=0)
+        check_number("rho", self.rho, low=0)
+        check_number("step", self.step, low=0, high=1, low_open=True)
+        if self.class_weight not in (None, "balanced"):
+            raise ValueError("class_weight must be None or 'balanced'")
+        check_number("n_rounds", self.n_rounds, low=0, integer=True)
         check_number("tree_eval_cost", self.tree_eval_cost, low=0)
-        if not float(self.exit_sharpness) > 0:
-            raise ValueError("exit_sharpness must be > 0")
+        check_number("exit_sharpness", self.exit_sharpness, low=0, low_open=True)
         if self.exit_noise not in ("disagreements", "losses"):
             raise ValueError("exit_noise must be 'disagreements' or 'losses'")
-        if not 0 < float(self.exit_backoff) <= 1:
-            raise ValueError("exit_backoff must be in (0, 1]")
+        check_number("exit_backoff", self.exit_backoff, low=0, high=1, low_open=True)
         if self.early_target not in ("labels", "last"):
             raise ValueError("early_target must be 'labels' or 'last'")
         if self.final_stage not in ("boosted", "learned"):
             raise ValueError("final_stage must be 'boosted' or 'learned'")
-        if not float(self.exit_tolerance) >= 0 or not float(self.exit_z) >= 0:
-            raise ValueError("exit_tolerance and exit_z must be >= 0")
-        if not 0 < float(self.validation_fraction) < 1:
-            raise ValueError("validation_fraction must be in (0, 1)")
+        check_number("exit_tolerance", self.exit_tolerance, low=0)
+        check_number("exit_z", self.exit_z, low=0)
+        check_number("exit_min_validation", self.exit_min_validation, low=0, integer=True)
+        check_number("validation_fraction", self.validation_fraction, low=0, high=1, low_open=True, high_open=True)
+        check_flag("calibrate_exits", self.calibrate_exits)
+        check_flag("exit_credit", self.exit_credit)
 
     def __sklearn_tags__(self) -> Any:
         return binary_only(super().__sklearn_tags__())

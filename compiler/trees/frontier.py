@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from compiler.costs import FeatureCosts, cost_vector
 from compiler.estimators import check_eval_set, check_split_classes, encode_classes, seed_of
 from compiler.options import CASCADE_DEFAULTS, DEFAULT_GRID
-from compiler.params import check_number, check_numbers
+from compiler.params import check_flag, check_number, check_numbers
 from compiler.trees.cascade import EarlyExitEnsemble
 from compiler.trees.cost_tree import as_float32_matrix
 from compiler.trees.kind_cascade import (
@@ -106,13 +106,20 @@ class CascadeFrontierClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"tree_order must be one of {', '.join(TREE_ORDERS)}, got {self.tree_order!r}")
         check_numbers("exit_every", self.exit_every)
         check_numbers("lambdas", self.lambdas)
-        if not self.exit_every or min(int(n) for n in self.exit_every) < 1:
-            raise ValueError("exit_every must hold whole numbers of iterations >= 1")
-        if not 0 <= self.tolerance < 1 or int(self.refine) < 0 or not 0 < self.validation_fraction < 1:
-            raise ValueError("tolerance must be in [0, 1), refine >= 0, validation_fraction in (0, 1)")
-        if self.tree_eval_cost < 0 or any(v < 0 for v in self.lambdas):
-            raise ValueError("tree_eval_cost and the lambdas must be >= 0")
+        for every in self.exit_every:
+            check_number("every exit_every value (iterations)", every, low=1, integer=True)
+        for lam in self.lambdas:
+            check_number("every lambdas value", lam, low=0)
+        check_number("n_trees", self.n_trees, low=1, integer=True, none_ok=True)
+        check_number("max_depth", self.max_depth, low=1, integer=True, none_ok=True)
+        check_number("step", self.step, low=0, high=1, low_open=True, none_ok=True)
+        check_number("tolerance", self.tolerance, low=0, high=1, high_open=True)
+        check_number("refine", self.refine, low=0, integer=True)
+        check_number("validation_fraction", self.validation_fraction, low=0, high=1, low_open=True, high_open=True)
+        check_number("tree_eval_cost", self.tree_eval_cost, low=0)
         check_number("min_agreement", self.min_agreement, low=0, high=1, low_open=True, none_ok=True)
+        check_flag("cheap_first", self.cheap_first)
+        check_flag("with_cscc", self.with_cscc)
 
     def fit(self, X: np.ndarray, y: np.ndarray, eval_set: tuple[np.ndarray, np.ndarray] | None = None
             ) -> CascadeFrontierClassifier:

@@ -32,6 +32,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from compiler.boosting.binning import MAX_BINS_LIMIT
 from compiler.boosting.booster import Booster, check_charge, make_booster, penalty_scale
 from compiler.boosting.losses import encode_targets, mean_loss, n_outputs_for
 from compiler.boosting.losses import sigmoid as _sigmoid
@@ -179,23 +180,23 @@ class GreedyMiserClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self) -> None:
         if self.loss not in (*LOSSES, "auto"):
             raise ValueError(f"loss must be one of {(*LOSSES, 'auto')}, got {self.loss!r}")
-        if not self.lam >= 0:
-            raise ValueError("lam must be >= 0")
+        check_number("lam", self.lam, low=0)
         check_number("n_trees", self.n_trees, low=1, integer=True)
         check_number("max_depth", self.max_depth, low=1, integer=True, none_ok=True)
         check_number("min_samples_leaf", self.min_samples_leaf, low=1, integer=True)
-        if self.max_leaves is not None and int(self.max_leaves) < 2:
-            raise ValueError("max_leaves must be >= 2")
-        if self.n_iter_no_change is not None and int(self.n_iter_no_change) < 1:
-            raise ValueError("n_iter_no_change must be >= 1 (or None: no early stopping)")
-        if not 0 < self.step <= 1:
-            raise ValueError("step must be in (0, 1]")
-        if not 0 <= self.validation_fraction < 1:
-            raise ValueError("validation_fraction must be in [0, 1)")
+        check_number("max_leaves", self.max_leaves, low=2, integer=True, none_ok=True)
+        check_number("n_iter_no_change", self.n_iter_no_change, low=1, integer=True, none_ok=True)
+        check_number("max_bins", self.max_bins, low=2, high=MAX_BINS_LIMIT, integer=True)
+        check_number("step", self.step, low=0, high=1, low_open=True)
+        check_number("validation_fraction", self.validation_fraction, low=0, high=1, high_open=True)
+        check_number("l2", self.l2, low=0)
+        check_number("min_child_weight", self.min_child_weight, low=0)
+        check_number("subsample", self.subsample, low=0, high=1, low_open=True)
+        check_number("colsample", self.colsample, low=0, high=1, low_open=True)
         check_number("tree_eval_cost", self.tree_eval_cost, low=0)
         check_charge(self.charge, self.class_trees)
-        if int(self.first_iters) < 0 or (self.first_lam is not None and not self.first_lam >= 0):
-            raise ValueError("first_iters must be >= 0 and first_lam >= 0 (or None)")
+        check_number("first_iters", self.first_iters, low=0, integer=True)
+        check_number("first_lam", self.first_lam, low=0, none_ok=True)
 
     def fit(
         self,

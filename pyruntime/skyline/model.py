@@ -30,7 +30,7 @@ import numpy as np
 from pyruntime.arrays import check_inputs, require, table_fields
 from pyruntime.cbind import CEvaluator, LazyReader, c_ptr, results_to_predictions, x_ptr
 from pyruntime.describe import feature_name, jsonable
-from pyruntime.errors import ModelFormatError, raise_for
+from pyruntime.errors import FM_E_BUDGET, ModelFormatError, raise_for
 from pyruntime.linear import LinearScorer, linear_struct, q15_input_scale
 from pyruntime.multilinear import MultiLinear
 from pyruntime.nb.model import NBModel
@@ -389,7 +389,8 @@ class CSkyModel(CEvaluator):
 
     def predict_lazy(self, read: Any, budget: float | None = None, size: float | None = None) -> Predictions:
         """One prediction whose features come from read(index), each at most once, only those of the
-        model the budget picks (cost = the double *spent)."""
+        model the budget picks (cost = the double *spent). Nothing fitting the budget is an answer, as in
+        predict: label -1, stage n_models, nothing read (round 68: it raised)."""
         lazy = LazyReader(self.ffi, read)
         memo = self.new_memo(self.n_features)
         out = self.ffi.new("fm_result[]", 1)
@@ -398,7 +399,8 @@ class CSkyModel(CEvaluator):
         s = self.model.default_size if size is None else float(size)
         rc = self._lazy(self.struct, lazy.reader, memo, b, s, out, spent)
         lazy.raise_for_read()
-        raise_for(rc, f"{self.what}, lazy prediction")
+        if rc != FM_E_BUDGET:  # nothing fits: an answer (label -1, stage n_models), as predict and predict_one give
+            raise_for(rc, f"{self.what}, lazy prediction")
         p = self._results(out, 1)
         p.cost = np.array([spent[0]])
         return p

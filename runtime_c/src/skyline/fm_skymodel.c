@@ -1,4 +1,8 @@
 #include <float.h>
+#include <math.h>
+
+/* FLT_MAX + 2^103 (half an ulp of FLT_MAX): the first double that rounds to inf in float32 (ties to even) */
+#define FM_F32_INF_FROM 3.4028235677973366e38
 
 #include "fm_skymodel.h"
 #include "fm_batch.h"

@@ -133,6 +133,19 @@ int S_FN(check)(const S_MODEL *m)
     return FM_OK;
 }
 
+/* The cost as float32, rounded as numpy rounds it: +-inf from FM_F32_INF_FROM on, where a plain cast is undefined
+ * (C99 6.3.1.5: a huge budget at a huge size, round 68's probe). */
+static float S_PRIV(cost_f32)(double cost)
+{
+    if (cost >= FM_F32_INF_FROM) {
+        return HUGE_VALF;
+    }
+    if (cost <= -FM_F32_INF_FROM) {
+        return -HUGE_VALF;
+    }
+    return (float)cost;
+}
+
 static void S_PRIV(nothing)(const S_MODEL *m, fm_result *out, double *spent)
 {
     out->label = FM_LABEL_DEFER;
@@ -183,7 +196,7 @@ int S_FN(predict)(const S_MODEL *m, const fm_reader *in, fm_memo *memo, double b
         return rc;
     }
     out->stage = k;
-    out->cost = (float)cost;
+    out->cost = S_PRIV(cost_f32)(cost);
     out->cost_q = 0u;
     if (spent != NULL) {
         *spent = cost;
