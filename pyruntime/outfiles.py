@@ -42,10 +42,10 @@ def write_file(path: str | Path, data: bytes | str) -> int:
         # a new name of its own (not OUTPUT.tmp: a file of that name, perhaps one of the command's inputs, was
         # overwritten and renamed away, round 68)
         fd, name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+        os.close(fd)
         tmp = Path(name)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
+            tmp.write_bytes(blob)
             tmp.chmod(_file_mode(real))
             tmp.replace(real)
         except BaseException:
