@@ -411,13 +411,33 @@ def f0_reads(f0: Any, X: np.ndarray, features: np.ndarray, costs: np.ndarray) ->
 
     X32 = np.asarray(X, dtype=np.float32)
     read = np.zeros(X32.shape, dtype=bool)
-    ir = sklearn_to_tree_ensemble(f0, costs) if X32.shape[0] else None
+    if not X32.shape[0]:
+        return read
+    if _forest_paths(f0, X32, read):
+        return read
+    ir = sklearn_to_tree_ensemble(f0, costs)
     if ir is None:
         read[:, np.asarray(features)] = True
         return read
     for r in ir_tree_features(ir, X32):
         read |= r
     return read
+
+
+def _forest_paths(f0: Any, X32: np.ndarray, read: np.ndarray) -> bool:
+    """Mark in ``read`` the split features on each row's paths through a fitted scikit-learn decision tree or
+    forest, from its own decision_path (one sparse pass in C: the IR walk of a K-class forest, K trees per forest
+    tree, took tens of seconds on a sweep's validation rows); False for any other estimator. The split decisions
+    are the C tables' (the converter keeps them on float32 inputs: tests/test_gated_cost_runtime.py)."""
+    trees = ([f0] if hasattr(f0, "tree_") else list(getattr(f0, "estimators_", [])))
+    if not hasattr(f0, "decision_path") or not trees or not all(hasattr(t, "tree_") for t in trees):
+        return False
+    paths = f0.decision_path(X32)
+    indicator = (paths[0] if isinstance(paths, tuple) else paths).tocoo()
+    feature = np.concatenate([t.tree_.feature for t in trees])
+    split = feature[indicator.col] >= 0  # leaves hold -2
+    read[indicator.row[split], feature[indicator.col[split]]] = True
+    return True
 
 
 def gated_costs(route_f0: np.ndarray, cheap_features: np.ndarray, f0_features: np.ndarray,
