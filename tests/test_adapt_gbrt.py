@@ -340,5 +340,5 @@ def test_l2_defaults_to_one_and_is_validated() -> None:
 
     assert AdaptGbrtClassifier().get_params()["l2"] == F1_L2 == 1.0
     X, y = load_breast_cancer(return_X_y=True)
-    with pytest.raises(ValueError, match="l2 must be >= 0"):
+    with pytest.raises(ValueError, match="l2 must be a finite number >= 0, got -1.0"):
         AdaptGbrtClassifier(l2=-1.0, n_trees=2).fit(X, y)
